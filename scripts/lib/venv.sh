@@ -1,0 +1,29 @@
+# Shared by scripts/run and scripts/test: create .venv with Python >= 3.11 and install
+# the project (editable) with the given extras. Re-installs only when pyproject.toml changed.
+VENV="${HEARTS_VENV:-.venv}"
+
+pick_python() {
+    for candidate in "${PYTHON:-}" python3.11 python3 python; do
+        [ -n "$candidate" ] || continue
+        if command -v "$candidate" >/dev/null 2>&1 &&
+            "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+            echo "$candidate"
+            return 0
+        fi
+    done
+    echo "error: Python 3.11 or newer is needed (set PYTHON=/path/to/python3.11)" >&2
+    return 1
+}
+
+ensure_venv() {
+    local extras="$1" stamp
+    if [ ! -x "$VENV/bin/python" ]; then
+        "$(pick_python)" -m venv "$VENV"
+    fi
+    stamp="$VENV/.installed-$extras"
+    if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+        "$VENV/bin/python" -m pip install --quiet --upgrade pip
+        "$VENV/bin/python" -m pip install --quiet -e ".[$extras]"
+        touch "$stamp"
+    fi
+}

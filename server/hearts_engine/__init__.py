@@ -1,0 +1,90 @@
+"""Hearts Arena rules engine: pure, dependency-free, deterministic.
+
+Start with :func:`preset` for a ruleset, :class:`Deal` for one deal and
+:class:`Match` for a whole match; :func:`seat_view` is what one seat may know,
+:func:`determinize` samples a full deal consistent with it, and
+:func:`verify_record` re-checks a stored match.
+
+>>> from hearts_engine import Match, MatchFormat, preset, parse_card
+>>> m = Match(preset("standard"), MatchFormat.fixed(4, duplicate=True), seed=42)
+>>> m.deal.phase.value, m.deal.pass_direction.value
+('passing', 'left')
+"""
+
+from .actions import Action, MoonAction, PassAction, PlayAction, parse_action
+from .cards import Card, Mask, card_name, card_symbol, cards_of, format_cards, mask_of, parse_card, parse_cards
+from .deal import Deal, Phase, Trick, deal_at_position
+from .errors import (
+    ActionError,
+    IllegalActionError,
+    InvalidActionError,
+    NotYourTurnError,
+    RecordError,
+    RulesetError,
+    WrongPhaseError,
+)
+from .match import FormatKind, Match, MatchFormat
+from .presets import PRESETS, preset
+from .record import MatchRecord, RecordedAction, record_of, replay, verify_record
+from .ruleset import (
+    FirstTrickFallback,
+    HartenjagenPhases,
+    HeartsBreak,
+    MoonOption,
+    MoonScoring,
+    PassDirection,
+    Ruleset,
+)
+from .scoring import DealResult, Outcome
+from .views import SeatView, determinize, sample_hands, seat_view
+
+__all__ = [
+    "Action",
+    "ActionError",
+    "Card",
+    "Deal",
+    "DealResult",
+    "FirstTrickFallback",
+    "FormatKind",
+    "HartenjagenPhases",
+    "HeartsBreak",
+    "IllegalActionError",
+    "InvalidActionError",
+    "Mask",
+    "Match",
+    "MatchFormat",
+    "MatchRecord",
+    "MoonAction",
+    "MoonOption",
+    "MoonScoring",
+    "NotYourTurnError",
+    "Outcome",
+    "PRESETS",
+    "PassAction",
+    "PassDirection",
+    "Phase",
+    "PlayAction",
+    "RecordError",
+    "RecordedAction",
+    "Ruleset",
+    "RulesetError",
+    "SeatView",
+    "Trick",
+    "WrongPhaseError",
+    "card_name",
+    "card_symbol",
+    "cards_of",
+    "deal_at_position",
+    "determinize",
+    "format_cards",
+    "mask_of",
+    "parse_action",
+    "parse_card",
+    "parse_cards",
+    "preset",
+    "record_of",
+    "replay",
+    "sample_hands",
+    "seat_view",
+    "verify_record",
+]

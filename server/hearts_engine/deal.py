@@ -1,0 +1,550 @@
+"""One deal: simultaneous passing, trick play, the moon choice, scoring.
+
+Two tiers, as in python-chess: checked entry points (:meth:`Deal.pass_cards`,
+:meth:`Deal.play`, :meth:`Deal.choose_moon`, :meth:`Deal.apply`) that raise typed
+:class:`~hearts_engine.errors.ActionError` subclasses for untrusted input, and
+unchecked ``push_*`` methods for search code that already knows a move is legal.
+
+>>> from hearts_engine.presets import preset
+>>> deal = Deal.shuffled(preset("standard"), seed=7, number=3)   # deal 3 holds
+>>> deal.phase, card_name(deal.legal_plays(deal.turn)[0])
+(<Phase.PLAYING: 'playing'>, '2C')
+>>> import random
+>>> score = deal.playout(random.Random(1))
+>>> sum(score) in (26, 78)    # 26 points, or a moon: 0 + 3 * 26
+True
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+from .actions import Action, MoonAction, PassAction, PlayAction
+from .cards import (
+    DECK_SIZE,
+    HEARTS,
+    QUEEN_OF_SPADES,
+    SUIT_MASKS,
+    SUIT_OF,
+    Card,
+    Mask,
+    card_name,
+    cards_of,
+    lowest,
+)
+from .errors import IllegalActionError, InvalidActionError, NotYourTurnError, WrongPhaseError
+from .ruleset import FirstTrickFallback, HeartsBreak, MoonOption, MoonScoring, PassDirection, Ruleset
+from .scoring import deal_score, moon_shooter
+from .shuffle import deal_hands
+
+HEARTS_MASK = SUIT_MASKS[HEARTS]
+QUEEN_BIT = 1 << QUEEN_OF_SPADES
+SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
+
+
+class Phase(enum.Enum):
+    PASSING = "passing"
+    PLAYING = "playing"
+    MOON_CHOICE = "moon_choice"
+    SCORED = "scored"
+
+
+class Trick(NamedTuple):
+    """A completed trick: who led, the cards in play order, who won it."""
+
+    leader: int
+    cards: tuple[Card, ...]
+    winner: int
+
+    def seat_of(self, index: int, players: int) -> int:
+        """The seat that played ``cards[index]``."""
+        return (self.leader + index) % players
+
+
+_new_trick = tuple.__new__  # builds a Trick without NamedTuple's Python-level __new__
+
+
+class Deal:
+    """The state of one deal. Seats are ``0 .. players - 1``, clockwise.
+
+    Public attributes are for reading; change the state only through the action
+    methods. :func:`hearts_engine.views.seat_view` is the gate for what a seat may see.
+    """
+
+    __slots__ = (
+        "rules",
+        "players",
+        "number",
+        "pass_direction",
+        "scoring_phase",
+        "dealt",
+        "hands",
+        "passed",
+        "phase",
+        "turn",
+        "trick",
+        "trick_leader",
+        "led_suit",
+        "trick_mask",
+        "tricks",
+        "taken",
+        "tricks_won",
+        "played",
+        "hearts_broken",
+        "broken_trick",
+        "shooter",
+        "moon_option",
+        "score",
+        "_pending_passes",
+        "_lead_restricted",
+        "_first_trick_restricted",
+        "_break_needs_discard",
+        "_breakers",
+        "_penalty",
+        "_legal",
+    )
+
+    def __init__(
+        self,
+        rules: Ruleset,
+        hands: Sequence[Mask],
+        pass_direction: PassDirection = PassDirection.HOLD,
+        number: int = 0,
+        scoring_phase: int = 1,
+    ) -> None:
+        """Set up a deal from explicit hands (tests, puzzles, replaying a position).
+
+        ``hands`` must partition the ruleset's deck into equal hands.
+        """
+        n = rules.players
+        if len(hands) != n:
+            raise InvalidActionError(f"expected {n} hands, got {len(hands)}")
+        union = 0
+        for h in hands:
+            if h & union or h.bit_count() != rules.hand_size:
+                raise InvalidActionError(f"hands must be disjoint and hold {rules.hand_size} cards each")
+            union |= h
+        if union != rules.deck:
+            raise InvalidActionError("hands must hold exactly the cards of the ruleset's deck")
+        self.rules = rules
+        self.players = n
+        self.number = number
+        self.pass_direction = pass_direction
+        self.scoring_phase = scoring_phase
+        self.dealt = tuple(hands)
+        self.hands = list(hands)
+        self.passed: list[Mask | None] = [None] * n
+        self.trick: list[Card] = []
+        self.trick_leader = -1
+        self.led_suit = -1
+        self.trick_mask = 0
+        self.tricks: list[Trick] = []
+        self.taken = [0] * n
+        self.tricks_won = [0] * n
+        self.played = 0
+        self.hearts_broken = False
+        self.broken_trick = -1  # index of the trick in which hearts were broken
+        self.shooter: int | None = None
+        self.moon_option: MoonOption | None = None
+        self.score: tuple[int, ...] | None = None
+        self._read_rules(rules)
+        if pass_direction is PassDirection.HOLD or rules.pass_count == 0:
+            self._pending_passes = 0
+            self._start_play()
+        else:
+            self.phase = Phase.PASSING
+            self.turn = -1
+            self._pending_passes = n
+
+    def _read_rules(self, rules: Ruleset) -> None:
+        """Copy the rule flags the hot path reads into slots (one attribute load each)."""
+        self._lead_restricted = rules.hearts_lead_restricted
+        self._first_trick_restricted = rules.first_trick_no_points
+        self._break_needs_discard = rules.hearts_break is HeartsBreak.DISCARD
+        self._breakers = HEARTS_MASK | (QUEEN_BIT if rules.queen_breaks_hearts else 0)
+        self._penalty = rules.penalty_mask
+        self._legal = -1  # cached legal_mask() of the seat to play; -1 = not computed
+
+    @classmethod
+    def shuffled(
+        cls,
+        rules: Ruleset,
+        seed: int,
+        number: int = 0,
+        shuffle: int | None = None,
+        rotation: int = 0,
+        pass_direction: PassDirection | None = None,
+        scoring_phase: int = 1,
+    ) -> Deal:
+        """Deal ``number`` of a match with ``seed``.
+
+        ``shuffle`` (default ``number``) picks the shuffle; ``rotation`` moves every
+        hand ``rotation`` seats clockwise (duplicate seating). The pass direction
+        defaults to the schedule entry for ``number``.
+        """
+        base = deal_hands(seed, number if shuffle is None else shuffle, rules.deck, rules.players)
+        n = rules.players
+        hands = [base[(s - rotation) % n] for s in range(n)]
+        direction = rules.pass_direction(number) if pass_direction is None else pass_direction
+        return cls(rules, hands, direction, number, scoring_phase)
+
+    # -- queries --------------------------------------------------------------
+
+    @property
+    def is_over(self) -> bool:
+        return self.phase is Phase.SCORED
+
+    @property
+    def first_trick(self) -> bool:
+        return not self.tricks
+
+    def to_act(self) -> tuple[int, ...]:
+        """The seats that may act now: every seat yet to pass, or the one seat to play or choose."""
+        if self.phase is Phase.PASSING:
+            return tuple(s for s, p in enumerate(self.passed) if p is None)
+        if self.phase is Phase.SCORED:
+            return ()
+        return (self.turn,)
+
+    def received_by(self, seat: int) -> Mask | None:
+        """Cards ``seat`` received in the pass, once every seat has passed."""
+        if self.phase is Phase.PASSING or self.pass_direction is PassDirection.HOLD:
+            return None
+        giver = (seat - self.pass_direction.offset(self.players)) % self.players
+        return self.passed[giver]
+
+    def legal_mask(self) -> Mask:
+        """Legal cards for the seat to play (fast path; only meaningful while PLAYING).
+
+        Each rule flag is read exactly once, in this cascade of early returns.
+        """
+        hand = self.hands[self.turn]
+        if self.trick:
+            follow = hand & SUIT_MASKS[self.led_suit]
+            if follow:
+                return follow
+            if self._first_trick_restricted and not self.tricks:
+                safe = hand & ~self._penalty
+                if safe:
+                    return safe
+                if self.rules.first_trick_fallback is FirstTrickFallback.QUEEN_LAST and hand != QUEEN_BIT:
+                    return hand & ~QUEEN_BIT
+            return hand
+        if not self.tricks:
+            return 1 << self.rules.first_lead
+        if self._lead_restricted and not self.hearts_broken:
+            others = hand & ~HEARTS_MASK
+            if others and not (others == QUEEN_BIT and self.rules.lead_heart_instead_of_queen):
+                return others
+        return hand
+
+    def legal_plays(self, seat: int) -> tuple[Card, ...]:
+        """Cards ``seat`` may play now, ascending; empty when it is not that seat's turn."""
+        if self.phase is not Phase.PLAYING or seat != self.turn:
+            return ()
+        legal = self._legal
+        if legal < 0:
+            legal = self._legal = self.legal_mask()
+        return cards_of(legal)
+
+    def passable(self, seat: int) -> tuple[Card, ...]:
+        """Cards ``seat`` may pass now (its dealt hand), empty if it may not pass."""
+        if self.phase is not Phase.PASSING or self.passed[seat] is not None:
+            return ()
+        return cards_of(self.hands[seat])
+
+    # -- checked entry points ---------------------------------------------------
+
+    def apply(self, seat: int, action: Action) -> None:
+        """Apply any action for ``seat``, checked."""
+        if isinstance(action, PlayAction):
+            self.play(seat, action.card)
+        elif isinstance(action, PassAction):
+            self.pass_cards(seat, action.cards)
+        elif isinstance(action, MoonAction):
+            self.choose_moon(seat, action.option)
+        else:
+            raise InvalidActionError(f"not an action: {action!r}")
+
+    def pass_cards(self, seat: int, cards: Iterable[Card]) -> None:
+        """Choose the cards ``seat`` passes; they move once every seat has chosen."""
+        self._check_seat(seat)
+        if self.phase is not Phase.PASSING:
+            raise WrongPhaseError(f"cannot pass cards now: the deal is {self.phase.value}")
+        if self.passed[seat] is not None:
+            raise NotYourTurnError(f"seat {seat} has already passed this deal")
+        chosen = _check_cards(cards)
+        k = self.rules.pass_count
+        if len(chosen) != k:
+            raise InvalidActionError(f"pass exactly {k} cards, got {len(chosen)}")
+        mask = 0
+        for c in chosen:
+            if mask >> c & 1:
+                raise InvalidActionError(f"{card_name(c)} is listed twice")
+            mask |= 1 << c
+        missing = mask & ~self.hands[seat]
+        if missing:
+            raise IllegalActionError(f"{card_name(lowest(missing))} is not in your hand")
+        self.push_pass(seat, mask)
+
+    def play(self, seat: int, card: Card) -> None:
+        """Play ``card`` for ``seat``, checked."""
+        if type(seat) is not int or not 0 <= seat < self.players:
+            self._check_seat(seat)
+        if self.phase is not Phase.PLAYING:
+            raise WrongPhaseError(f"cannot play a card now: the deal is {self.phase.value}")
+        if type(card) is not int or not 0 <= card < DECK_SIZE:
+            _check_cards((card,))
+        if seat != self.turn:
+            raise NotYourTurnError(f"it is seat {self.turn}'s turn to play, not seat {seat}'s")
+        bit = 1 << card
+        legal = self._legal
+        if legal < 0:
+            legal = self._legal = self.legal_mask()
+        if not bit & legal:
+            if not bit & self.hands[seat]:
+                raise IllegalActionError(f"{card_name(card)} is not in your hand")
+            raise IllegalActionError(self._why_illegal(card))
+        self.push_play(card)
+
+    def choose_moon(self, seat: int, option: MoonOption) -> None:
+        """The shooter's choice of moon scoring (``classic``)."""
+        self._check_seat(seat)
+        if self.phase is not Phase.MOON_CHOICE:
+            raise WrongPhaseError(f"there is no moon choice to make: the deal is {self.phase.value}")
+        if seat != self.turn:
+            raise NotYourTurnError(f"only the shooter, seat {self.turn}, chooses the moon scoring")
+        if not isinstance(option, MoonOption):
+            raise InvalidActionError(f"not a moon option: {option!r}")
+        self.push_moon(option)
+
+    def _check_seat(self, seat: int) -> None:
+        if type(seat) is not int or not 0 <= seat < self.players:
+            raise InvalidActionError(f"seat must be between 0 and {self.players - 1}, got {seat!r}")
+
+    def _why_illegal(self, c: Card) -> str:
+        hand = self.hands[self.turn]
+        if self.trick and hand & SUIT_MASKS[self.led_suit]:
+            return f"you must follow {SUIT_NAMES[self.led_suit]}"
+        if self.trick:
+            return f"{card_name(c)} may not be played on the first trick"
+        if not self.tricks:
+            return f"the first lead must be {card_name(self.rules.first_lead)}"
+        if hand & ~HEARTS_MASK == QUEEN_BIT:
+            return "with only hearts and the queen of spades, lead the queen of spades"
+        return "hearts are not broken yet"
+
+    # -- unchecked fast path ----------------------------------------------------
+
+    def push_pass(self, seat: int, mask: Mask) -> None:
+        """Record ``seat``'s pass without checks; exchange once all have passed."""
+        self.passed[seat] = mask
+        self._pending_passes -= 1
+        if self._pending_passes == 0:
+            n = self.players
+            offset = self.pass_direction.offset(n)
+            hands = self.hands
+            passed = self.passed
+            for s in range(n):
+                hands[s] &= ~passed[s]  # type: ignore[operator]
+            for s in range(n):
+                hands[(s + offset) % n] |= passed[s]  # type: ignore[operator]
+            self._start_play()
+
+    def push_play(self, card: Card) -> None:
+        """Play ``card`` for the seat to act, without checks."""
+        seat = self.turn
+        bit = 1 << card
+        self._legal = -1
+        self.hands[seat] ^= bit
+        self.played |= bit
+        trick = self.trick
+        if trick:
+            if bit & self._breakers and not self.hearts_broken:
+                if not self._break_needs_discard or card == QUEEN_OF_SPADES or SUIT_OF[card] != self.led_suit:
+                    self._break_hearts()
+        else:
+            self.trick_leader = seat
+            self.led_suit = SUIT_OF[card]
+            if bit & self._breakers and not self.hearts_broken:
+                if not self._break_needs_discard or card == QUEEN_OF_SPADES:
+                    self._break_hearts()
+        trick.append(card)
+        trick_mask = self.trick_mask | bit
+        n = self.players
+        if len(trick) < n:
+            self.trick_mask = trick_mask
+            self.turn = (seat + 1) % n
+            return
+        leader = self.trick_leader
+        winner = (leader + trick.index((trick_mask & SUIT_MASKS[self.led_suit]).bit_length() - 1)) % n
+        self.taken[winner] |= trick_mask
+        self.tricks_won[winner] += 1
+        tricks = self.tricks
+        tricks.append(_new_trick(Trick, (leader, tuple(trick), winner)))
+        self.trick = []
+        self.trick_mask = 0
+        self.turn = winner
+        if len(tricks) == self.rules.hand_size:
+            self._finish_play()
+
+    def _break_hearts(self) -> None:
+        self.hearts_broken = True
+        self.broken_trick = len(self.tricks)
+
+    def push_moon(self, option: MoonOption) -> None:
+        """Apply the shooter's moon choice without checks."""
+        self.moon_option = option
+        self._score()
+
+    def _start_play(self) -> None:
+        self.phase = Phase.PLAYING
+        first = self.rules.first_lead
+        self.turn = next(s for s, h in enumerate(self.hands) if h >> first & 1)
+
+    def _finish_play(self) -> None:
+        self.shooter = moon_shooter(self.rules, self.taken)
+        if self.shooter is not None and self.scoring_phase == 1:
+            if self.rules.moon is MoonScoring.SHOOTER_CHOICE:
+                self.phase = Phase.MOON_CHOICE
+                self.turn = self.shooter
+                return
+            self.moon_option = MoonOption.ADD_TO_OTHERS
+        self._score()
+
+    def _score(self) -> None:
+        self.score = deal_score(
+            self.rules, self.taken, self.tricks_won, self.shooter, self.moon_option, self.scoring_phase
+        )
+        self.phase = Phase.SCORED
+        self.turn = -1
+
+    # -- simulation ---------------------------------------------------------------
+
+    def copy(self) -> Deal:
+        """An independent copy (for search)."""
+        other = Deal.__new__(Deal)
+        for name in Deal.__slots__:
+            setattr(other, name, getattr(self, name))
+        other.hands = list(self.hands)
+        other.passed = list(self.passed)
+        other.trick = list(self.trick)
+        other.tricks = list(self.tricks)
+        other.taken = list(self.taken)
+        other.tricks_won = list(self.tricks_won)
+        return other
+
+    def playout(
+        self,
+        rng: random.Random,
+        moon_option: MoonOption = MoonOption.ADD_TO_OTHERS,
+    ) -> tuple[int, ...]:
+        """Play random legal actions to the end of this deal, in place; return the score.
+
+        Copy first (:meth:`copy`) to keep the position. Passing seats pass random cards;
+        a moon choice takes ``moon_option``.
+        """
+        if self.phase is Phase.PASSING:
+            k = self.rules.pass_count
+            for s in self.to_act():
+                self.push_pass(s, _mask(rng.sample(cards_of(self.hands[s]), k)))
+        choice = rng.choice
+        while self.phase is Phase.PLAYING:
+            self.push_play(choice(cards_of(self.legal_mask())))
+        if self.phase is Phase.MOON_CHOICE:
+            self.push_moon(moon_option)
+        assert self.score is not None
+        return self.score
+
+
+def _mask(cards: Iterable[Card]) -> Mask:
+    m = 0
+    for c in cards:
+        m |= 1 << c
+    return m
+
+
+def _check_cards(cards: Iterable[Card]) -> list[Card]:
+    try:
+        items = list(cards)
+    except TypeError:
+        raise InvalidActionError(f"expected a list of cards, got {cards!r}") from None
+    for c in items:
+        if type(c) is not int or not 0 <= c < DECK_SIZE:
+            raise InvalidActionError(f"not a card: {c!r} (cards are integers 0..51)")
+    return items
+
+
+def deal_at_position(
+    rules: Ruleset,
+    hands: Sequence[Mask],
+    tricks: Sequence[Trick],
+    trick: Sequence[Card],
+    trick_leader: int,
+    broken_trick: int,
+    number: int = 0,
+    pass_direction: PassDirection = PassDirection.HOLD,
+    scoring_phase: int = 1,
+) -> Deal:
+    """A deal in the play phase at a given position: current hands plus public history.
+
+    This is how a Monte Carlo bot turns a sampled set of hands into a state to
+    play out. ``dealt`` and ``passed`` are unknown here and left as the current hands.
+    """
+    n = rules.players
+    played = 0
+    for t in tricks:
+        for c in t.cards:
+            played |= 1 << c
+    for c in trick:
+        played |= 1 << c
+    union = played
+    for h in hands:
+        if h & union:
+            raise InvalidActionError("hands overlap each other or the cards already played")
+        union |= h
+    if union != rules.deck:
+        raise InvalidActionError("hands plus played cards must be exactly the ruleset's deck")
+    deal = Deal.__new__(Deal)
+    deal.rules = rules
+    deal.players = n
+    deal.number = number
+    deal.pass_direction = pass_direction
+    deal.scoring_phase = scoring_phase
+    deal.dealt = tuple(hands)
+    deal.hands = list(hands)
+    deal.passed = [None] * n
+    deal._pending_passes = 0
+    deal.tricks = list(tricks)
+    deal.trick = list(trick)
+    deal.trick_leader = trick_leader if trick else -1
+    deal.led_suit = SUIT_OF[trick[0]] if trick else -1
+    deal.trick_mask = 0
+    for c in trick:
+        deal.trick_mask |= 1 << c
+    deal.taken = [0] * n
+    deal.tricks_won = [0] * n
+    for t in tricks:
+        deal.tricks_won[t.winner] += 1
+        for c in t.cards:
+            deal.taken[t.winner] |= 1 << c
+    deal.played = played
+    deal.hearts_broken = broken_trick >= 0
+    deal.broken_trick = broken_trick
+    deal.shooter = None
+    deal.moon_option = None
+    deal.score = None
+    deal._read_rules(rules)
+    deal.phase = Phase.PLAYING
+    if trick:
+        deal.turn = (trick_leader + len(trick)) % n
+    elif tricks:
+        deal.turn = tricks[-1].winner
+    else:
+        deal.turn = next(s for s, h in enumerate(hands) if h >> rules.first_lead & 1)
+    if len(tricks) == rules.hand_size:
+        deal._finish_play()
+    return deal
