@@ -34,6 +34,7 @@ from .cards import (
     card_name,
     cards_of,
     lowest,
+    suit_cards,
 )
 from .errors import IllegalActionError, InvalidActionError, NotYourTurnError, WrongPhaseError
 from .ruleset import FirstTrickFallback, HeartsBreak, MoonOption, MoonScoring, PassDirection, Ruleset
@@ -64,6 +65,7 @@ class Trick(NamedTuple):
         return (self.leader + index) % players
 
 
+_BIT = tuple(1 << c for c in range(DECK_SIZE))
 _new_trick = tuple.__new__  # builds a Trick without NamedTuple's Python-level __new__
 
 
@@ -105,7 +107,10 @@ class Deal:
         "_breakers",
         "_penalty",
         "_legal",
+        "_legal_cards",
+        "is_over",
     )
+    _legal_cards: tuple[Card, ...]
 
     def __init__(
         self,
@@ -124,11 +129,22 @@ class Deal:
             raise InvalidActionError(f"expected {n} hands, got {len(hands)}")
         union = 0
         for h in hands:
-            if h & union or h.bit_count() != rules.hand_size:
+            if type(h) is not int or h & union or h.bit_count() != rules.hand_size:
                 raise InvalidActionError(f"hands must be disjoint and hold {rules.hand_size} cards each")
             union |= h
         if union != rules.deck:
             raise InvalidActionError("hands must hold exactly the cards of the ruleset's deck")
+        self._setup(rules, hands, pass_direction, number, scoring_phase)
+
+    def _setup(
+        self,
+        rules: Ruleset,
+        hands: Sequence[Mask],
+        pass_direction: PassDirection,
+        number: int,
+        scoring_phase: int,
+    ) -> None:
+        n = rules.players
         self.rules = rules
         self.players = n
         self.number = number
@@ -150,6 +166,7 @@ class Deal:
         self.shooter: int | None = None
         self.moon_option: MoonOption | None = None
         self.score: tuple[int, ...] | None = None
+        self.is_over = False  # True once the deal is scored
         self._read_rules(rules)
         if pass_direction is PassDirection.HOLD or rules.pass_count == 0:
             self._pending_passes = 0
@@ -157,6 +174,8 @@ class Deal:
         else:
             self.phase = Phase.PASSING
             self.turn = -1
+            self._legal = 0
+            self._legal_cards = ()
             self._pending_passes = n
 
     def _read_rules(self, rules: Ruleset) -> None:
@@ -166,7 +185,10 @@ class Deal:
         self._break_needs_discard = rules.hearts_break is HeartsBreak.DISCARD
         self._breakers = HEARTS_MASK | (QUEEN_BIT if rules.queen_breaks_hearts else 0)
         self._penalty = rules.penalty_mask
-        self._legal = -1  # cached legal_mask() of the seat to play; -1 = not computed
+        # legal_mask() of the seat to play, cached: -1 = not computed yet (while PLAYING),
+        # 0 in every other phase, so the fast path of play() refuses every card there.
+        self._legal = -1
+        self._legal_cards = ()
 
     @classmethod
     def shuffled(
@@ -185,17 +207,16 @@ class Deal:
         hand ``rotation`` seats clockwise (duplicate seating). The pass direction
         defaults to the schedule entry for ``number``.
         """
-        base = deal_hands(seed, number if shuffle is None else shuffle, rules.deck, rules.players)
-        n = rules.players
-        hands = [base[(s - rotation) % n] for s in range(n)]
+        hands = deal_hands(seed, number if shuffle is None else shuffle, rules.deck, rules.players)
+        if rotation:
+            n = rules.players
+            hands = [hands[(s - rotation) % n] for s in range(n)]
         direction = rules.pass_direction(number) if pass_direction is None else pass_direction
-        return cls(rules, hands, direction, number, scoring_phase)
+        deal = cls.__new__(cls)  # the shuffle partitions the deck by construction: skip the check
+        deal._setup(rules, hands, direction, number, scoring_phase)
+        return deal
 
     # -- queries --------------------------------------------------------------
-
-    @property
-    def is_over(self) -> bool:
-        return self.phase is Phase.SCORED
 
     @property
     def first_trick(self) -> bool:
@@ -243,12 +264,19 @@ class Deal:
 
     def legal_plays(self, seat: int) -> tuple[Card, ...]:
         """Cards ``seat`` may play now, ascending; empty when it is not that seat's turn."""
-        if self.phase is not Phase.PLAYING or seat != self.turn:
+        if seat != self.turn:
             return ()
-        legal = self._legal
-        if legal < 0:
-            legal = self._legal = self.legal_mask()
-        return cards_of(legal)
+        if self._legal < 0:
+            self._cache_legal()
+        return self._legal_cards
+
+    def _cache_legal(self) -> None:
+        legal = self._legal = self.legal_mask()
+        led = self.led_suit if self.trick else -1
+        if led >= 0 and legal & SUIT_MASKS[led] == legal:
+            self._legal_cards = suit_cards(legal, led)  # following suit: one table lookup
+        else:
+            self._legal_cards = cards_of(legal)
 
     def passable(self, seat: int) -> tuple[Card, ...]:
         """Cards ``seat`` may pass now (its dealt hand), empty if it may not pass."""
@@ -280,35 +308,43 @@ class Deal:
         k = self.rules.pass_count
         if len(chosen) != k:
             raise InvalidActionError(f"pass exactly {k} cards, got {len(chosen)}")
-        mask = 0
-        for c in chosen:
-            if mask >> c & 1:
-                raise InvalidActionError(f"{card_name(c)} is listed twice")
-            mask |= 1 << c
+        mask = sum(map(_BIT.__getitem__, chosen))
+        if mask.bit_count() != k:
+            raise InvalidActionError("a card is listed twice")
         missing = mask & ~self.hands[seat]
         if missing:
             raise IllegalActionError(f"{card_name(lowest(missing))} is not in your hand")
         self.push_pass(seat, mask)
 
     def play(self, seat: int, card: Card) -> None:
-        """Play ``card`` for ``seat``, checked."""
-        if type(seat) is not int or not 0 <= seat < self.players:
-            self._check_seat(seat)
+        """Play ``card`` for ``seat``, checked.
+
+        The accepted path is one compound test; any refusal is explained by
+        :meth:`_refuse_play`, which works out the precise error.
+        """
+        if self._legal < 0:
+            self._cache_legal()
+        if (
+            type(card) is int
+            and type(seat) is int
+            and seat == self.turn
+            and 0 <= card < DECK_SIZE
+            and self._legal >> card & 1
+        ):
+            self.push_play(card)
+        else:
+            self._refuse_play(seat, card)
+
+    def _refuse_play(self, seat: int, card: Card) -> None:
+        self._check_seat(seat)
         if self.phase is not Phase.PLAYING:
             raise WrongPhaseError(f"cannot play a card now: the deal is {self.phase.value}")
-        if type(card) is not int or not 0 <= card < DECK_SIZE:
-            _check_cards((card,))
+        _check_cards((card,))
         if seat != self.turn:
             raise NotYourTurnError(f"it is seat {self.turn}'s turn to play, not seat {seat}'s")
-        bit = 1 << card
-        legal = self._legal
-        if legal < 0:
-            legal = self._legal = self.legal_mask()
-        if not bit & legal:
-            if not bit & self.hands[seat]:
-                raise IllegalActionError(f"{card_name(card)} is not in your hand")
-            raise IllegalActionError(self._why_illegal(card))
-        self.push_play(card)
+        if not self.hands[seat] >> card & 1:
+            raise IllegalActionError(f"{card_name(card)} is not in your hand")
+        raise IllegalActionError(self._why_illegal(card))
 
     def choose_moon(self, seat: int, option: MoonOption) -> None:
         """The shooter's choice of moon scoring (``classic``)."""
@@ -360,7 +396,6 @@ class Deal:
         bit = 1 << card
         self._legal = -1
         self.hands[seat] ^= bit
-        self.played |= bit
         trick = self.trick
         if trick:
             if bit & self._breakers and not self.hearts_broken:
@@ -382,6 +417,7 @@ class Deal:
         leader = self.trick_leader
         winner = (leader + trick.index((trick_mask & SUIT_MASKS[self.led_suit]).bit_length() - 1)) % n
         self.taken[winner] |= trick_mask
+        self.played |= trick_mask
         self.tricks_won[winner] += 1
         tricks = self.tricks
         tricks.append(_new_trick(Trick, (leader, tuple(trick), winner)))
@@ -402,10 +438,13 @@ class Deal:
 
     def _start_play(self) -> None:
         self.phase = Phase.PLAYING
+        self._legal = -1
         first = self.rules.first_lead
         self.turn = next(s for s, h in enumerate(self.hands) if h >> first & 1)
 
     def _finish_play(self) -> None:
+        self._legal = 0
+        self._legal_cards = ()
         self.shooter = moon_shooter(self.rules, self.taken)
         if self.shooter is not None and self.scoring_phase == 1:
             if self.rules.moon is MoonScoring.SHOOTER_CHOICE:
@@ -420,6 +459,7 @@ class Deal:
             self.rules, self.taken, self.tricks_won, self.shooter, self.moon_option, self.scoring_phase
         )
         self.phase = Phase.SCORED
+        self.is_over = True
         self.turn = -1
 
     # -- simulation ---------------------------------------------------------------
@@ -472,9 +512,9 @@ def _check_cards(cards: Iterable[Card]) -> list[Card]:
         items = list(cards)
     except TypeError:
         raise InvalidActionError(f"expected a list of cards, got {cards!r}") from None
-    for c in items:
-        if type(c) is not int or not 0 <= c < DECK_SIZE:
-            raise InvalidActionError(f"not a card: {c!r} (cards are integers 0..51)")
+    if not all(type(c) is int and 0 <= c < DECK_SIZE for c in items):
+        bad = next(c for c in items if type(c) is not int or not 0 <= c < DECK_SIZE)
+        raise InvalidActionError(f"not a card: {bad!r} (cards are integers 0..51)")
     return items
 
 
@@ -531,12 +571,13 @@ def deal_at_position(
         deal.tricks_won[t.winner] += 1
         for c in t.cards:
             deal.taken[t.winner] |= 1 << c
-    deal.played = played
+    deal.played = played & ~deal.trick_mask
     deal.hearts_broken = broken_trick >= 0
     deal.broken_trick = broken_trick
     deal.shooter = None
     deal.moon_option = None
     deal.score = None
+    deal.is_over = False
     deal._read_rules(rules)
     deal.phase = Phase.PLAYING
     if trick:

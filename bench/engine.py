@@ -1,0 +1,137 @@
+"""Engine speed: random full deals per second, ours against OpenSpiel's C++ hearts.
+
+Both loops do the same work: deal (our shuffle / OpenSpiel's 52 chance actions),
+pass three cards left from every seat, then play 13 tricks, every action picked with
+``random.choice`` from the legal set returned by the public API (ours goes through
+the *checked* entry points). Rounds alternate between the two so machine noise hits
+both alike; the rate reported is the median round.
+
+Also measured: fast playouts (``Deal.copy().playout``) from the first lead, and Monte
+Carlo samples (``determinize`` a seat's view mid-deal, then play out).
+
+    python bench/engine.py            # table
+    python bench/engine.py --json     # ... plus one JSON object on the last line
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+
+from hearts_engine import Deal, PassDirection, Phase, determinize, preset, seat_view  # noqa: E402
+
+RULES = preset("standard")
+
+
+def ours_loop(count: int, rng: random.Random, start: int) -> None:
+    choice, sample = rng.choice, rng.sample
+    for i in range(start, start + count):
+        deal = Deal.shuffled(RULES, 12345, i, pass_direction=PassDirection.LEFT)
+        for seat in range(4):
+            deal.pass_cards(seat, sample(deal.passable(seat), 3))
+        while not deal.is_over:
+            seat = deal.turn
+            deal.play(seat, choice(deal.legal_plays(seat)))
+
+
+def openspiel_loop_factory() -> Callable[[int, random.Random, int], None] | None:
+    try:
+        import pyspiel
+    except ImportError:
+        return None
+    game = pyspiel.load_game("hearts(qs_breaks_hearts=false)")
+
+    def loop(count: int, rng: random.Random, start: int) -> None:
+        choice = rng.choice
+        for _ in range(count):
+            state = game.new_initial_state()
+            state.apply_action(1)  # pass left
+            while not state.is_terminal():
+                state.apply_action(choice(state.legal_actions()))
+
+    return loop
+
+
+def playout_loop(count: int, rng: random.Random, start: int) -> None:
+    base = Deal.shuffled(RULES, 999, 3)  # a hold deal: play starts at once
+    for _ in range(count):
+        base.copy().playout(rng)
+
+
+def mc_sample_loop(count: int, rng: random.Random, start: int) -> None:
+    deal = Deal.shuffled(RULES, 777, 3)
+    for _ in range(17):  # four tricks and a card in
+        deal.push_play(rng.choice(deal.legal_plays(deal.turn)))
+    view = seat_view(deal, deal.turn)
+    for _ in range(count):
+        determinize(view, rng).playout(rng)
+
+
+def rate(loop: Callable[[int, random.Random, int], None], seconds: float, rng: random.Random) -> float:
+    """Deals per second over about ``seconds``, calibrated with a short first batch."""
+    batch, done, spent = 50, 0, 0.0
+    while spent < seconds:
+        start = time.perf_counter()
+        loop(batch, rng, done)
+        spent += time.perf_counter() - start
+        done += batch
+        batch = max(50, int(done / spent * 0.25))
+    return done / spent
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print a JSON object on the last line")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seconds", type=float, default=1.0, help="per round and loop")
+    args = parser.parse_args()
+    rng = random.Random(1)
+    theirs_loop = openspiel_loop_factory()
+    ours, theirs = [], []
+    for _ in range(args.rounds):
+        ours.append(rate(ours_loop, args.seconds, rng))
+        if theirs_loop:
+            theirs.append(rate(theirs_loop, args.seconds, rng))
+    playouts = rate(playout_loop, args.seconds, rng)
+    samples = rate(mc_sample_loop, args.seconds, rng)
+    ours_rate = statistics.median(ours)
+    theirs_rate = statistics.median(theirs) if theirs else None
+    ratio = ours_rate / theirs_rate if theirs_rate else None
+    rows = [
+        ("ours: public checked API, random full deals/s", f"{ours_rate:,.0f}"),
+        ("OpenSpiel hearts via pyspiel, random full deals/s", f"{theirs_rate:,.0f}" if theirs_rate else "n/a"),
+        ("ratio ours / OpenSpiel", f"{ratio:.2f}" if ratio else "n/a (pip install open_spiel)"),
+        ("fast playouts from the first lead /s", f"{playouts:,.0f}"),
+        ("Monte Carlo samples (determinize + playout) /s", f"{samples:,.0f}"),
+    ]
+    width = max(len(r[0]) for r in rows)
+    print(f"engine benchmark: {args.rounds} alternating rounds of {args.seconds:g} s, median round")
+    for label, value in rows:
+        print(f"  {label:<{width}}  {value:>10}")
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "ours_deals_per_s": round(ours_rate, 1),
+                    "openspiel_deals_per_s": round(theirs_rate, 1) if theirs_rate else None,
+                    "ratio": round(ratio, 3) if ratio else None,
+                    "playouts_per_s": round(playouts, 1),
+                    "mc_samples_per_s": round(samples, 1),
+                    "rounds_ours": [round(x) for x in ours],
+                    "rounds_openspiel": [round(x) for x in theirs],
+                }
+            )
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
