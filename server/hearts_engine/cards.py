@@ -53,14 +53,14 @@ _SUIT_TABLE_SIZE = 1 << RANKS_PER_SUIT
 # For every suit and every 13-bit pattern, the tuple of card ids it stands for.
 # Turning a mask into a list of cards is then four lookups, not a bit loop:
 # this is what keeps legal-move generation cheap for Monte Carlo playouts.
-_CARDS_BY_SUIT_PATTERN: tuple[tuple[tuple[Card, ...], ...], ...] = tuple(
+CARDS_BY_SUIT_PATTERN: tuple[tuple[tuple[Card, ...], ...], ...] = tuple(
     tuple(
         tuple(13 * s + r for r in range(RANKS_PER_SUIT) if pattern >> r & 1)
         for pattern in range(_SUIT_TABLE_SIZE)
     )
     for s in SUITS
 )
-_T0, _T1, _T2, _T3 = _CARDS_BY_SUIT_PATTERN
+_T0, _T1, _T2, _T3 = CARDS_BY_SUIT_PATTERN
 _LOW13 = _SUIT_TABLE_SIZE - 1
 
 
@@ -76,7 +76,7 @@ def cards_of(mask: Mask) -> tuple[Card, ...]:
 
 def suit_cards(mask: Mask, suit: int) -> tuple[Card, ...]:
     """The cards of ``mask`` in one suit, ascending."""
-    return _CARDS_BY_SUIT_PATTERN[suit][mask >> (13 * suit) & _LOW13]
+    return CARDS_BY_SUIT_PATTERN[suit][mask >> (13 * suit) & _LOW13]
 
 
 def mask_of(cards: Iterable[Card]) -> Mask:

@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 from .actions import Action, MoonAction, PassAction, PlayAction
 from .cards import (
+    CARDS_BY_SUIT_PATTERN,
     DECK_SIZE,
     HEARTS,
     QUEEN_OF_SPADES,
@@ -34,7 +35,7 @@ from .cards import (
     card_name,
     cards_of,
     lowest,
-    suit_cards,
+
 )
 from .errors import IllegalActionError, InvalidActionError, NotYourTurnError, WrongPhaseError
 from .ruleset import FirstTrickFallback, HeartsBreak, MoonOption, MoonScoring, PassDirection, Ruleset
@@ -66,6 +67,7 @@ class Trick(NamedTuple):
 
 
 _BIT = tuple(1 << c for c in range(DECK_SIZE))
+_SUIT_SHIFT = (0, 13, 26, 39)
 _new_trick = tuple.__new__  # builds a Trick without NamedTuple's Python-level __new__
 
 
@@ -93,7 +95,6 @@ class Deal:
         "trick_mask",
         "tricks",
         "taken",
-        "tricks_won",
         "played",
         "hearts_broken",
         "broken_trick",
@@ -159,7 +160,6 @@ class Deal:
         self.trick_mask = 0
         self.tricks: list[Trick] = []
         self.taken = [0] * n
-        self.tricks_won = [0] * n
         self.played = 0
         self.hearts_broken = False
         self.broken_trick = -1  # index of the trick in which hearts were broken
@@ -222,6 +222,14 @@ class Deal:
     def first_trick(self) -> bool:
         return not self.tricks
 
+    @property
+    def tricks_won(self) -> list[int]:
+        """How many tricks each seat has won so far."""
+        won = [0] * self.players
+        for t in self.tricks:
+            won[t.winner] += 1
+        return won
+
     def to_act(self) -> tuple[int, ...]:
         """The seats that may act now: every seat yet to pass, or the one seat to play or choose."""
         if self.phase is Phase.PASSING:
@@ -238,45 +246,49 @@ class Deal:
         return self.passed[giver]
 
     def legal_mask(self) -> Mask:
-        """Legal cards for the seat to play (fast path; only meaningful while PLAYING).
+        """Legal cards for the seat to play, as a mask (only meaningful while PLAYING)."""
+        if self._legal < 0:
+            self._cache_legal()
+        return self._legal
+
+    def legal_plays(self, seat: int) -> tuple[Card, ...]:
+        """Cards ``seat`` may play now, ascending; empty when it is not that seat's turn."""
+        if seat == self.turn:
+            if self._legal < 0:
+                self._cache_legal()
+            return self._legal_cards
+        return ()
+
+    def _cache_legal(self) -> None:
+        """Work out the legal cards of the seat to play, as a mask and as a tuple.
 
         Each rule flag is read exactly once, in this cascade of early returns.
         """
         hand = self.hands[self.turn]
         if self.trick:
-            follow = hand & SUIT_MASKS[self.led_suit]
+            led = self.led_suit
+            follow = hand & SUIT_MASKS[led]
             if follow:
-                return follow
+                self._legal = follow
+                self._legal_cards = CARDS_BY_SUIT_PATTERN[led][follow >> _SUIT_SHIFT[led]]
+                return
+            legal = hand
             if self._first_trick_restricted and not self.tricks:
                 safe = hand & ~self._penalty
                 if safe:
-                    return safe
-                if self.rules.first_trick_fallback is FirstTrickFallback.QUEEN_LAST and hand != QUEEN_BIT:
-                    return hand & ~QUEEN_BIT
-            return hand
-        if not self.tricks:
-            return 1 << self.rules.first_lead
-        if self._lead_restricted and not self.hearts_broken:
-            others = hand & ~HEARTS_MASK
-            if others and not (others == QUEEN_BIT and self.rules.lead_heart_instead_of_queen):
-                return others
-        return hand
-
-    def legal_plays(self, seat: int) -> tuple[Card, ...]:
-        """Cards ``seat`` may play now, ascending; empty when it is not that seat's turn."""
-        if seat != self.turn:
-            return ()
-        if self._legal < 0:
-            self._cache_legal()
-        return self._legal_cards
-
-    def _cache_legal(self) -> None:
-        legal = self._legal = self.legal_mask()
-        led = self.led_suit if self.trick else -1
-        if led >= 0 and legal & SUIT_MASKS[led] == legal:
-            self._legal_cards = suit_cards(legal, led)  # following suit: one table lookup
+                    legal = safe
+                elif self.rules.first_trick_fallback is FirstTrickFallback.QUEEN_LAST and hand != QUEEN_BIT:
+                    legal = hand & ~QUEEN_BIT
+        elif not self.tricks:
+            legal = 1 << self.rules.first_lead
         else:
-            self._legal_cards = cards_of(legal)
+            legal = hand
+            if self._lead_restricted and not self.hearts_broken:
+                others = hand & ~HEARTS_MASK
+                if others and not (others == QUEEN_BIT and self.rules.lead_heart_instead_of_queen):
+                    legal = others
+        self._legal = legal
+        self._legal_cards = cards_of(legal)
 
     def passable(self, seat: int) -> tuple[Card, ...]:
         """Cards ``seat`` may pass now (its dealt hand), empty if it may not pass."""
@@ -298,7 +310,27 @@ class Deal:
             raise InvalidActionError(f"not an action: {action!r}")
 
     def pass_cards(self, seat: int, cards: Iterable[Card]) -> None:
-        """Choose the cards ``seat`` passes; they move once every seat has chosen."""
+        """Choose the cards ``seat`` passes; they move once every seat has chosen.
+
+        As in :meth:`play`, the accepted path is one compound test and
+        :meth:`_refuse_pass` explains any refusal.
+        """
+        try:
+            items = list(cards)
+        except TypeError:
+            raise InvalidActionError(f"expected a list of cards, got {cards!r}") from None
+        if self.phase is Phase.PASSING and type(seat) is int and 0 <= seat < self.players:
+            try:
+                if len(items) == self.rules.pass_count and min(items) >= 0 and bool not in map(type, items):
+                    mask = sum(map(_BIT.__getitem__, items))
+                    if mask.bit_count() == len(items) and not mask & ~self.hands[seat] and self.passed[seat] is None:
+                        self.push_pass(seat, mask)
+                        return
+            except (TypeError, IndexError, ValueError):
+                pass
+        self._refuse_pass(seat, items)
+
+    def _refuse_pass(self, seat: int, cards: list[Card]) -> None:
         self._check_seat(seat)
         if self.phase is not Phase.PASSING:
             raise WrongPhaseError(f"cannot pass cards now: the deal is {self.phase.value}")
@@ -311,10 +343,7 @@ class Deal:
         mask = sum(map(_BIT.__getitem__, chosen))
         if mask.bit_count() != k:
             raise InvalidActionError("a card is listed twice")
-        missing = mask & ~self.hands[seat]
-        if missing:
-            raise IllegalActionError(f"{card_name(lowest(missing))} is not in your hand")
-        self.push_pass(seat, mask)
+        raise IllegalActionError(f"{card_name(lowest(mask & ~self.hands[seat]))} is not in your hand")
 
     def play(self, seat: int, card: Card) -> None:
         """Play ``card`` for ``seat``, checked.
@@ -324,13 +353,7 @@ class Deal:
         """
         if self._legal < 0:
             self._cache_legal()
-        if (
-            type(card) is int
-            and type(seat) is int
-            and seat == self.turn
-            and 0 <= card < DECK_SIZE
-            and self._legal >> card & 1
-        ):
+        if seat == self.turn and type(card) is int and card >= 0 and self._legal >> card & 1 and type(seat) is int:
             self.push_play(card)
         else:
             self._refuse_play(seat, card)
@@ -394,8 +417,8 @@ class Deal:
         """Play ``card`` for the seat to act, without checks."""
         seat = self.turn
         bit = 1 << card
-        self._legal = -1
-        self.hands[seat] ^= bit
+        hands = self.hands
+        hands[seat] ^= bit
         trick = self.trick
         if trick:
             if bit & self._breakers and not self.hearts_broken:
@@ -412,13 +435,22 @@ class Deal:
         n = self.players
         if len(trick) < n:
             self.trick_mask = trick_mask
-            self.turn = (seat + 1) % n
+            seat = self.turn = (seat + 1) % n
+            # The common case, inlined: the next seat can follow suit. Otherwise the
+            # legal set is worked out on demand by _cache_legal().
+            led = self.led_suit
+            follow = hands[seat] & SUIT_MASKS[led]
+            if follow:
+                self._legal = follow
+                self._legal_cards = CARDS_BY_SUIT_PATTERN[led][follow >> _SUIT_SHIFT[led]]
+            else:
+                self._legal = -1
             return
+        self._legal = -1
         leader = self.trick_leader
         winner = (leader + trick.index((trick_mask & SUIT_MASKS[self.led_suit]).bit_length() - 1)) % n
         self.taken[winner] |= trick_mask
         self.played |= trick_mask
-        self.tricks_won[winner] += 1
         tricks = self.tricks
         tricks.append(_new_trick(Trick, (leader, tuple(trick), winner)))
         self.trick = []
@@ -474,7 +506,6 @@ class Deal:
         other.trick = list(self.trick)
         other.tricks = list(self.tricks)
         other.taken = list(self.taken)
-        other.tricks_won = list(self.tricks_won)
         return other
 
     def playout(
@@ -493,7 +524,8 @@ class Deal:
                 self.push_pass(s, _mask(rng.sample(cards_of(self.hands[s]), k)))
         choice = rng.choice
         while self.phase is Phase.PLAYING:
-            self.push_play(choice(cards_of(self.legal_mask())))
+            self._cache_legal()
+            self.push_play(choice(self._legal_cards))
         if self.phase is Phase.MOON_CHOICE:
             self.push_moon(moon_option)
         assert self.score is not None
@@ -566,9 +598,7 @@ def deal_at_position(
     for c in trick:
         deal.trick_mask |= 1 << c
     deal.taken = [0] * n
-    deal.tricks_won = [0] * n
     for t in tricks:
-        deal.tricks_won[t.winner] += 1
         for c in t.cards:
             deal.taken[t.winner] |= 1 << c
     deal.played = played & ~deal.trick_mask
