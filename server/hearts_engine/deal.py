@@ -446,9 +446,13 @@ class Deal:
             else:
                 self._legal = -1
             return
-        self._legal = -1
+        self._close_trick(trick, trick_mask)
+
+    def _close_trick(self, trick: list[Card], trick_mask: Mask) -> None:
+        n = self.players
+        led = self.led_suit
         leader = self.trick_leader
-        winner = (leader + trick.index((trick_mask & SUIT_MASKS[self.led_suit]).bit_length() - 1)) % n
+        winner = (leader + trick.index((trick_mask & SUIT_MASKS[led]).bit_length() - 1)) % n
         self.taken[winner] |= trick_mask
         self.played |= trick_mask
         tricks = self.tricks
@@ -458,6 +462,13 @@ class Deal:
         self.turn = winner
         if len(tricks) == self.rules.hand_size:
             self._finish_play()
+        elif self.hearts_broken or not self._lead_restricted:
+            # The winner leads with no restriction: every card of its hand (inlined).
+            hand = self.hands[winner]
+            self._legal = hand
+            self._legal_cards = cards_of(hand)
+        else:
+            self._legal = -1
 
     def _break_hearts(self) -> None:
         self.hearts_broken = True
@@ -487,9 +498,7 @@ class Deal:
         self._score()
 
     def _score(self) -> None:
-        self.score = deal_score(
-            self.rules, self.taken, self.tricks_won, self.shooter, self.moon_option, self.scoring_phase
-        )
+        self.score = deal_score(self.rules, self.taken, self.shooter, self.moon_option, self.scoring_phase)
         self.phase = Phase.SCORED
         self.is_over = True
         self.turn = -1

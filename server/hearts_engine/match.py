@@ -164,7 +164,7 @@ class Match:
         deal = self.deal
         assert deal.shooter is not None
         provisional = DealResult(
-            deal_score(self.rules, deal.taken, deal.tricks_won, deal.shooter, MoonOption.ADD_TO_OTHERS),
+            deal_score(self.rules, deal.taken, deal.shooter, MoonOption.ADD_TO_OTHERS),
             deal.scoring_phase,
             deal.shooter,
             MoonOption.ADD_TO_OTHERS,

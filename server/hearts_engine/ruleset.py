@@ -50,7 +50,12 @@ class PassDirection(enum.Enum):
 
     def offset(self, players: int) -> int:
         """Seat offset of the receiver: ``(seat + offset) % players``."""
-        return {"left": 1, "right": players - 1, "across": 2, "hold": 0}[self.value]
+        if self is PassDirection.RIGHT:
+            return players - 1
+        return _FIXED_OFFSETS[self.value]
+
+
+_FIXED_OFFSETS = {"left": 1, "across": 2, "hold": 0}
 
 
 class HeartsBreak(enum.Enum):
@@ -139,6 +144,9 @@ class Ruleset:
     penalty_mask: Mask = field(init=False, repr=False, compare=False)
     bonus_mask: Mask = field(init=False, repr=False, compare=False)
     deal_total: int = field(init=False, repr=False, compare=False)
+    _hearts_in_play: Mask = field(init=False, repr=False, compare=False)
+    _special_penalties: tuple[tuple[Mask, int], ...] = field(init=False, repr=False, compare=False)
+    _bonuses: tuple[tuple[Mask, int], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._validate()
@@ -161,6 +169,9 @@ class Ruleset:
         put(self, "penalty_mask", penalty)
         put(self, "bonus_mask", bonus)
         put(self, "deal_total", sum(v for v in values if v > 0))
+        put(self, "_hearts_in_play", deck & SUIT_MASKS[HEARTS])
+        put(self, "_special_penalties", tuple((1 << c, v) for c, v in self.card_points if v > 0))
+        put(self, "_bonuses", tuple((1 << c, v) for c, v in self.card_points if v < 0))
         if self.deal_total <= 0:
             raise RulesetError("the deck in use holds no penalty card, so no deal can score")
 
@@ -225,16 +236,21 @@ class Ruleset:
         """Points for taking card ``c`` (negative for a bonus card)."""
         return self.points_by_card[c]
 
+    def penalty_of(self, taken: Mask) -> int:
+        """Penalty points (positive values) of the cards in ``taken``."""
+        points = (taken & self._hearts_in_play).bit_count() * self.heart_points
+        for bit, value in self._special_penalties:
+            if taken & bit:
+                points += value
+        return points
+
+    def bonus_of(self, taken: Mask) -> int:
+        """Bonus points (negative values) of the cards in ``taken``."""
+        return sum(value for bit, value in self._bonuses if taken & bit)
+
     def points_of(self, taken: Mask) -> int:
         """Sum of the values of the cards in ``taken``."""
-        values = self.points_by_card
-        total = 0
-        m = taken & (self.penalty_mask | self.bonus_mask)
-        while m:
-            low = m & -m
-            total += values[low.bit_length() - 1]
-            m ^= low
-        return total
+        return self.penalty_of(taken) + self.bonus_of(taken)
 
     def with_options(self, **changes: Any) -> Ruleset:
         """A copy with some parameters changed; validated like any ruleset."""

@@ -56,7 +56,6 @@ def moon_shooter(rules: Ruleset, taken: Sequence[Mask]) -> int | None:
 def deal_score(
     rules: Ruleset,
     taken: Sequence[Mask],
-    tricks_won: Sequence[int],
     shooter: int | None,
     option: MoonOption | None,
     phase: int = 1,
@@ -65,30 +64,21 @@ def deal_score(
 
     Moon scoring replaces only the shooter's *penalty* points; bonus cards stay
     with whoever took them. In Hartenjagen phase 2 every seat subtracts the
-    penalty points it took, which for a shooter is the deal total.
+    penalty points it took, which for a shooter is the deal total. A seat took no
+    trick exactly when it took no card.
     """
-    values = rules.points_by_card
-    penalty = [_sum_values(values, m & rules.penalty_mask) for m in taken]
-    bonus = [_sum_values(values, m & rules.bonus_mask) for m in taken]
+    penalty = [rules.penalty_of(m) for m in taken]
+    bonus = [rules.bonus_of(m) for m in taken]
     seats = range(len(taken))
     if phase == 2:
         return tuple(-penalty[s] + bonus[s] for s in seats)
     if shooter is None:
         extra = rules.no_trick_bonus
-        return tuple(penalty[s] + bonus[s] + (extra if extra and not tricks_won[s] else 0) for s in seats)
+        return tuple(penalty[s] + bonus[s] + (extra if not taken[s] else 0) for s in seats)
     total = rules.deal_total
     if option is MoonOption.SUBTRACT_FROM_SELF:
         return tuple((-total if s == shooter else 0) + bonus[s] for s in seats)
     return tuple((0 if s == shooter else total) + bonus[s] for s in seats)
-
-
-def _sum_values(values: Sequence[int], mask: Mask) -> int:
-    total = 0
-    while mask:
-        low = mask & -mask
-        total += values[low.bit_length() - 1]
-        mask ^= low
-    return total
 
 
 def rank_seats(totals: Sequence[int], last_deal: Sequence[int] | None) -> tuple[int, ...]:
