@@ -27,3 +27,16 @@ ensure_venv() {
         touch "$stamp"
     fi
 }
+
+ensure_node_tools() {
+    # Node packages the tests use (buf), pinned by tools/buf/package-lock.json.
+    local stamp=tools/buf/node_modules/.installed
+    if ! command -v npm >/dev/null 2>&1; then
+        echo "warning: npm not found; the proto lint test will fail (install Node.js 20)" >&2
+        return 0
+    fi
+    if [ ! -f "$stamp" ] || [ tools/buf/package-lock.json -nt "$stamp" ]; then
+        npm ci --prefix tools/buf --silent --no-audit --no-fund
+        touch "$stamp"
+    fi
+}

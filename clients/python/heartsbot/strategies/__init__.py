@@ -1,0 +1,33 @@
+"""House strategies: a strategy turns a seat's view into a decision.
+
+The server runs them in-process as house bots; the client library runs them for
+bot authors. Both hand them a :class:`hearts_engine.SeatView`, so a strategy never
+sees more than its seat may know.
+
+>>> sorted(STRATEGIES)
+['heuristic', 'random']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .base import Strategy
+from .heuristic import HeuristicStrategy
+from .random_strategy import RandomStrategy
+
+STRATEGIES: dict[str, Callable[[int], Strategy]] = {
+    "random": RandomStrategy,
+    "heuristic": HeuristicStrategy,
+}
+
+
+def make_strategy(name: str, seed: int = 0) -> Strategy:
+    """A fresh strategy by name; ``ValueError`` naming the known ones otherwise."""
+    try:
+        return STRATEGIES[name](seed)
+    except KeyError:
+        raise ValueError(f"unknown strategy {name!r}; known: {', '.join(sorted(STRATEGIES))}") from None
+
+
+__all__ = ["STRATEGIES", "HeuristicStrategy", "RandomStrategy", "Strategy", "make_strategy"]

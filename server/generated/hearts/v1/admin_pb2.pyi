@@ -1,0 +1,94 @@
+from hearts.v1 import game_pb2 as _game_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class RulesetOptions(_message.Message):
+    __slots__ = ("target", "hartenjagen_passing", "moon_requires_bonus")
+    TARGET_FIELD_NUMBER: _ClassVar[int]
+    HARTENJAGEN_PASSING_FIELD_NUMBER: _ClassVar[int]
+    MOON_REQUIRES_BONUS_FIELD_NUMBER: _ClassVar[int]
+    target: int
+    hartenjagen_passing: bool
+    moon_requires_bonus: bool
+    def __init__(self, target: _Optional[int] = ..., hartenjagen_passing: _Optional[bool] = ..., moon_requires_bonus: _Optional[bool] = ...) -> None: ...
+
+class SeatSpec(_message.Message):
+    __slots__ = ("bot", "house")
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    HOUSE_FIELD_NUMBER: _ClassVar[int]
+    bot: str
+    house: str
+    def __init__(self, bot: _Optional[str] = ..., house: _Optional[str] = ...) -> None: ...
+
+class CreateMatchRequest(_message.Message):
+    __slots__ = ("ruleset", "players", "options", "format", "seed", "seats", "clock")
+    RULESET_FIELD_NUMBER: _ClassVar[int]
+    PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    FORMAT_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    SEATS_FIELD_NUMBER: _ClassVar[int]
+    CLOCK_FIELD_NUMBER: _ClassVar[int]
+    ruleset: str
+    players: int
+    options: RulesetOptions
+    format: _game_pb2.MatchFormat
+    seed: int
+    seats: _containers.RepeatedCompositeFieldContainer[SeatSpec]
+    clock: _game_pb2.ClockSettings
+    def __init__(self, ruleset: _Optional[str] = ..., players: _Optional[int] = ..., options: _Optional[_Union[RulesetOptions, _Mapping]] = ..., format: _Optional[_Union[_game_pb2.MatchFormat, _Mapping]] = ..., seed: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[SeatSpec, _Mapping]]] = ..., clock: _Optional[_Union[_game_pb2.ClockSettings, _Mapping]] = ...) -> None: ...
+
+class CreateMatchResponse(_message.Message):
+    __slots__ = ("match_id", "seed", "ruleset", "clock")
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    RULESET_FIELD_NUMBER: _ClassVar[int]
+    CLOCK_FIELD_NUMBER: _ClassVar[int]
+    match_id: str
+    seed: int
+    ruleset: _game_pb2.Ruleset
+    clock: _game_pb2.ClockSettings
+    def __init__(self, match_id: _Optional[str] = ..., seed: _Optional[int] = ..., ruleset: _Optional[_Union[_game_pb2.Ruleset, _Mapping]] = ..., clock: _Optional[_Union[_game_pb2.ClockSettings, _Mapping]] = ...) -> None: ...
+
+class CancelMatchRequest(_message.Message):
+    __slots__ = ("match_id", "reason")
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    match_id: str
+    reason: str
+    def __init__(self, match_id: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class CancelMatchResponse(_message.Message):
+    __slots__ = ("result",)
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    result: _game_pb2.MatchResult
+    def __init__(self, result: _Optional[_Union[_game_pb2.MatchResult, _Mapping]] = ...) -> None: ...
+
+class ListBotsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ConnectedBot(_message.Message):
+    __slots__ = ("name", "version", "rulesets", "max_concurrent_matches", "active_matches")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    RULESETS_FIELD_NUMBER: _ClassVar[int]
+    MAX_CONCURRENT_MATCHES_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_MATCHES_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    version: str
+    rulesets: _containers.RepeatedScalarFieldContainer[str]
+    max_concurrent_matches: int
+    active_matches: int
+    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., rulesets: _Optional[_Iterable[str]] = ..., max_concurrent_matches: _Optional[int] = ..., active_matches: _Optional[int] = ...) -> None: ...
+
+class ListBotsResponse(_message.Message):
+    __slots__ = ("bots",)
+    BOTS_FIELD_NUMBER: _ClassVar[int]
+    bots: _containers.RepeatedCompositeFieldContainer[ConnectedBot]
+    def __init__(self, bots: _Optional[_Iterable[_Union[ConnectedBot, _Mapping]]] = ...) -> None: ...

@@ -1,0 +1,268 @@
+"""The arena: connected bots, running matches, and the operations on them.
+
+Servicers call into this object; it owns the session registry, the match runners
+and the store, and it is where match creation is validated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from dataclasses import dataclass
+
+import structlog
+from hearts.v1 import admin_pb2, bot_pb2, game_pb2, spectator_pb2
+
+from hearts_engine import RulesetError, preset
+from hearts_engine.presets import PRESETS
+from heartsbot.strategies import STRATEGIES, make_strategy
+
+from . import convert
+from .clock import SeatClock
+from .config import Settings
+from .runner import ClockPolicy, MatchRunner, SeatSlot
+from .sessions import BotSession, SessionRegistry
+from .store import Store
+
+P = game_pb2
+log = structlog.get_logger("heartsd.arena")
+
+
+class ArenaError(Exception):
+    """A refused operation; ``kind`` picks the gRPC status in one place (services.py)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+def invalid(message: str) -> ArenaError:
+    return ArenaError("invalid", message)
+
+
+def precondition(message: str) -> ArenaError:
+    return ArenaError("precondition", message)
+
+
+def not_found(message: str) -> ArenaError:
+    return ArenaError("not_found", message)
+
+
+@dataclass(frozen=True)
+class SeatRequest:
+    bot: str | None = None
+    house: str | None = None
+
+
+class Arena:
+    def __init__(self, settings: Settings, store: Store) -> None:
+        self.settings = settings
+        self.store = store
+        self.sessions = SessionRegistry()
+        self.runners: dict[str, MatchRunner] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._house_task: asyncio.Task[None] | None = None
+        self.accepting = True
+
+    # -- bots -------------------------------------------------------------------------
+
+    def bot_for_token(self, token: str) -> str | None:
+        for name, known in self.settings.bot_tokens.items():
+            if secrets.compare_digest(known.encode(), token.encode()):
+                return name
+        return None
+
+    def connect(self, session: BotSession) -> list[bot_pb2.ActiveMatch]:
+        """Register a session (replacing an older one) and resume its matches."""
+        self.sessions.open(session)
+        active = []
+        for runner in self.runners.values():
+            for slot in runner.seats_of(session.bot):
+                active.append(bot_pb2.ActiveMatch(
+                    match_id=runner.id, seat=slot.seat, last_sequence=runner.log_events.last_sequence,
+                    request_pending=slot.pending is not None))
+        return active
+
+    def resume_all(self, session: BotSession) -> None:
+        """After the welcome: send every active match's missed events and pending request."""
+        for runner in list(self.runners.values()):
+            for slot in runner.seats_of(session.bot):
+                runner.resume(slot, slot.delivered)
+
+    def disconnect(self, session: BotSession) -> None:
+        if not self.sessions.close(session):
+            return  # replaced by a newer session: nothing is away
+        for runner in self.runners.values():
+            for slot in runner.seats_of(session.bot):
+                runner.disconnected(slot)
+
+    def send_to_bot(self, bot: str, message: bot_pb2.PlayResponse) -> None:
+        session = self.sessions.get(bot)
+        if session is not None:
+            session.send(message)
+
+    def answer(self, session: BotSession, answer: bot_pb2.Answer) -> bot_pb2.AnswerRejected | None:
+        runner = self.runners.get(answer.match_id)
+        slots = runner.seats_of(session.bot) if runner else []
+        if runner is None or not slots:
+            return bot_pb2.AnswerRejected(
+                match_id=answer.match_id, request_id=answer.request_id,
+                code=bot_pb2.REJECTION_CODE_UNKNOWN_MATCH, reason="you are not seated in that match")
+        for slot in slots:
+            if slot.pending is not None and slot.pending.request_id == answer.request_id:
+                return runner.on_answer(slot, answer)
+        for slot in slots:
+            slot.auto = False  # an answer, even a stale one, shows the bot is listening
+        return bot_pb2.AnswerRejected(
+            match_id=answer.match_id, request_id=answer.request_id,
+            code=bot_pb2.REJECTION_CODE_UNKNOWN_REQUEST if not answer.request_id.startswith("r-")
+            else bot_pb2.REJECTION_CODE_STALE_REQUEST,
+            reason="no open request with that id for you in this match")
+
+    def resume(self, session: BotSession, request: bot_pb2.Resume) -> bot_pb2.AnswerRejected | None:
+        runner = self.runners.get(request.match_id)
+        slot = next((s for s in runner.seats_of(session.bot) if s.seat == request.seat), None) if runner else None
+        if runner is None or slot is None:
+            return bot_pb2.AnswerRejected(
+                match_id=request.match_id, code=bot_pb2.REJECTION_CODE_UNKNOWN_MATCH,
+                reason="you are not seated in that match at that seat (it may have ended)")
+        runner.resume(slot, int(request.last_sequence))
+        return None
+
+    def active_matches(self, bot: str) -> int:
+        return sum(1 for r in self.runners.values() if r.seats_of(bot))
+
+    # -- matches ------------------------------------------------------------------------
+
+    def create_match(
+        self,
+        ruleset: str,
+        players: int,
+        options: admin_pb2.RulesetOptions,
+        fmt: game_pb2.MatchFormat,
+        seed: int | None,
+        seats: list[SeatRequest],
+        clock: game_pb2.ClockSettings,
+    ) -> MatchRunner:
+        if not self.accepting:
+            raise ArenaError("unavailable", "the server is shutting down")
+        if ruleset not in PRESETS:
+            raise invalid(f"unknown ruleset {ruleset!r}; known: {', '.join(sorted(PRESETS))}")
+        extra: dict[str, object] = {}
+        if options.target:
+            extra["target"] = options.target
+        if options.hartenjagen_passing:
+            extra["passing"] = True
+        if options.moon_requires_bonus:
+            extra["moon_requires_bonus"] = True
+        try:
+            rules = preset(ruleset, players=players or len(seats) or None, **extra)
+            match_format = convert.format_from_wire(fmt)
+            match_format.check(rules)
+        except (RulesetError, TypeError, ValueError) as exc:
+            raise invalid(str(exc)) from None
+        if len(seats) != rules.players:
+            raise invalid(f"{ruleset} with {rules.players} players needs {rules.players} seats, got {len(seats)}")
+        policy = self._policy(clock)
+        if seed is None:
+            seed = secrets.randbits(63)
+        elif not 0 <= seed < 2**64:
+            raise invalid("seed must be below 2**64")
+        wanted: dict[str, int] = {}
+        for spec in seats:
+            if spec.bot:
+                wanted[spec.bot] = wanted.get(spec.bot, 0) + 1
+            elif spec.house not in STRATEGIES:
+                raise invalid(f"unknown house strategy {spec.house!r}; known: {', '.join(sorted(STRATEGIES))}")
+        for bot in wanted:
+            session = self.sessions.get(bot)
+            if session is None:
+                raise precondition(f"bot {bot!r} is not connected")
+            if not session.plays(ruleset):
+                raise precondition(f"bot {bot!r} does not play {ruleset}")
+            if self.active_matches(bot) >= session.max_matches:
+                raise precondition(f"bot {bot!r} is already playing {session.max_matches} match(es), its limit")
+        match_id = "m-" + secrets.token_hex(8)
+        slots = []
+        for seat, spec in enumerate(seats):
+            clock_state = SeatClock(policy.decision_ms, policy.bank_ms)
+            if spec.bot:
+                slots.append(SeatSlot(seat, spec.bot, clock_state))
+            else:
+                house = make_strategy(spec.house or "", seed=seed + seat)
+                slots.append(SeatSlot(seat, f"house:{spec.house}", clock_state, house=house))
+        self.store.insert_running(match_id, rules.name, rules.players, [s.label for s in slots], seed)
+        runner = MatchRunner(self, match_id, rules, match_format, seed, slots, policy,
+                             house_delay_s=self.settings.house_delay_ms / 1000)
+        self.runners[match_id] = runner
+        task = asyncio.get_running_loop().create_task(self._run(runner))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return runner
+
+    def _policy(self, clock: game_pb2.ClockSettings) -> ClockPolicy:
+        d = self.settings.clock
+        values = {
+            "decision_ms": clock.decision_ms or d.decision_ms,
+            "bank_ms": clock.bank_ms or d.bank_ms,
+            "max_illegal": clock.max_illegal or d.max_illegal,
+            "auto_after": clock.auto_after or d.auto_after,
+            "grace_ms": clock.grace_ms or d.grace_ms,
+        }
+        for name, value in values.items():
+            if value < 0 or (name in ("decision_ms", "auto_after") and value < 1):
+                raise invalid(f"clock.{name} out of range: {value}")
+        return ClockPolicy(**values)
+
+    async def _run(self, runner: MatchRunner) -> None:
+        try:
+            await runner.run()
+        finally:
+            self.runners.pop(runner.id, None)
+
+    async def store_result(self, match_id: str, status: str, reason: str, record: spectator_pb2.MatchRecord,
+                           deals: int, totals: list[int]) -> None:
+        await asyncio.to_thread(self.store.finish, match_id, status, reason, record, deals, totals)
+
+    def cancel(self, match_id: str, reason: str) -> MatchRunner:
+        runner = self.runners.get(match_id)
+        if runner is None:
+            if self.store.get(match_id) is not None:
+                raise precondition(f"match {match_id} is already over")
+            raise not_found(f"no match {match_id}")
+        runner.stop(P.MATCH_STATUS_CANCELLED, reason or "cancelled by an admin")
+        return runner
+
+    # -- house matches (the demo / warm-up load) -------------------------------------------
+
+    def start_house_matches(self) -> None:
+        if self.settings.house_matches > 0:
+            self._house_task = asyncio.get_running_loop().create_task(self._house_loop())
+
+    async def _house_loop(self) -> None:
+        s = self.settings
+        while self.accepting:
+            while sum(1 for r in self.runners.values() if r.house_only) < s.house_matches and self.accepting:
+                rules = preset(s.house_ruleset)
+                seats = [SeatRequest(house=s.house_strategies[i % len(s.house_strategies)]) for i in range(rules.players)]
+                self.create_match(s.house_ruleset, rules.players, admin_pb2.RulesetOptions(), game_pb2.MatchFormat(),
+                                  None, seats, game_pb2.ClockSettings())
+            await asyncio.sleep(0.5)
+
+    # -- shutdown ---------------------------------------------------------------------------
+
+    async def shutdown(self, grace_s: float) -> None:
+        """Stop accepting matches, let running ones finish for ``grace_s``, abort the rest."""
+        self.accepting = False
+        if self._house_task is not None:
+            self._house_task.cancel()
+        tasks = list(self._tasks)
+        if tasks:
+            done, _ = await asyncio.wait(tasks, timeout=grace_s)
+            for runner in list(self.runners.values()):
+                runner.stop(P.MATCH_STATUS_ABORTED, "server shutdown")
+            if len(done) < len(tasks):
+                await asyncio.wait(tasks, timeout=30)
+        for session in self.sessions.all():
+            session.close("server shutdown")

@@ -1,0 +1,144 @@
+"""``heartsd``: the daemon and its tools.
+
+    heartsd serve [--config FILE] [--port 0] [--bot NAME:TOKEN ...] [--house-matches 2]
+    heartsd replay verify [MATCH_ID ...] [--db PATH]
+    heartsd replay show MATCH_ID [--db PATH]
+
+Every serve option can also come from a TOML file (--config) or an environment
+variable HEARTSD_<OPTION> (e.g. HEARTSD_DECISION_MS=500); flags win.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Sequence
+
+from .config import ConfigError, Settings
+from .logs import configure
+
+
+def _serve(args: argparse.Namespace) -> int:
+    flags = {
+        "host": args.host,
+        "port": args.port,
+        "db_path": args.db,
+        "admin_token": args.admin_token,
+        "bot_tokens": ",".join(args.bot) if args.bot else None,
+        "decision_ms": args.decision_ms,
+        "bank_ms": args.bank_ms,
+        "max_illegal": args.max_illegal,
+        "auto_after": args.auto_after,
+        "grace_ms": args.grace_ms,
+        "house_matches": args.house_matches,
+        "house_ruleset": args.house_ruleset,
+        "house_delay_ms": args.house_delay_ms,
+        "spectator_delay_s": args.spectator_delay_s,
+        "shutdown_grace_s": args.shutdown_grace_s,
+        "log_format": args.log_format,
+        "log_level": args.log_level,
+    }
+    try:
+        settings = Settings.load(file=args.config, flags=flags)
+    except ConfigError as exc:
+        print(f"heartsd: configuration error: {exc}", file=sys.stderr)
+        return 2
+    configure(settings.log_format, settings.log_level)
+    if not args.admin_token and not os.environ.get("HEARTSD_ADMIN_TOKEN"):
+        print(f"admin token (generated for this run): {settings.admin_token}", flush=True)
+    from .server import serve
+
+    try:
+        asyncio.run(serve(settings))
+    except OSError as exc:
+        print(f"heartsd: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _open_store(path: str):  # type: ignore[no-untyped-def]
+    from .store import Store
+
+    if not os.path.exists(path):
+        print(f"heartsd: no database at {path}", file=sys.stderr)
+        raise SystemExit(1)
+    return Store(path)
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from .records import verify
+
+    store = _open_store(args.db)
+    ids = args.match_ids or store.ids()
+    failures = 0
+    for match_id in ids:
+        stored = store.get(match_id)
+        if stored is None:
+            print(f"{match_id}: not found")
+            failures += 1
+            continue
+        if stored.status == "running":
+            print(f"{match_id}: running, not verified")
+            continue
+        problem = verify(stored)
+        if problem:
+            failures += 1
+        print(f"{match_id}: {'FAILED: ' + problem if problem else 'OK'} ({stored.status})")
+    print(f"{len(ids) - failures} verified, {failures} failed")
+    return 1 if failures else 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from .records import show
+
+    store = _open_store(args.db)
+    stored = store.get(args.match_id)
+    if stored is None:
+        print(f"heartsd: no match {args.match_id}", file=sys.stderr)
+        return 1
+    for line in show(stored):
+        print(line)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="heartsd", description="The Hearts Arena daemon.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="run the daemon")
+    serve.add_argument("--config", help="TOML settings file")
+    serve.add_argument("--host")
+    serve.add_argument("--port", type=int, help="0 picks a free port (printed at start)")
+    serve.add_argument("--db", help="SQLite database path (default heartsd.db)")
+    serve.add_argument("--admin-token")
+    serve.add_argument("--bot", action="append", metavar="NAME:TOKEN", help="a bot and its token (repeatable)")
+    serve.add_argument("--decision-ms", type=int)
+    serve.add_argument("--bank-ms", type=int)
+    serve.add_argument("--max-illegal", type=int)
+    serve.add_argument("--auto-after", type=int)
+    serve.add_argument("--grace-ms", type=int)
+    serve.add_argument("--house-matches", type=int, help="keep this many house-bot matches running")
+    serve.add_argument("--house-ruleset")
+    serve.add_argument("--house-delay-ms", type=int, help="pause between house moves (watchable demos)")
+    serve.add_argument("--spectator-delay-s", type=float, help="show spectators all hands, this much later")
+    serve.add_argument("--shutdown-grace-s", type=float)
+    serve.add_argument("--log-format", choices=["json", "console"])
+    serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
+    serve.set_defaults(run=_serve)
+    replay = sub.add_parser("replay", help="check or print stored matches")
+    replay_sub = replay.add_subparsers(dest="replay_command", required=True)
+    verify = replay_sub.add_parser("verify", help="re-verify stored records with the rules engine")
+    verify.add_argument("match_ids", nargs="*", metavar="MATCH_ID")
+    verify.add_argument("--db", default=os.environ.get("HEARTSD_DB_PATH", "heartsd.db"))
+    verify.set_defaults(run=_verify)
+    show = replay_sub.add_parser("show", help="print a match trick by trick with its score sheet")
+    show.add_argument("match_id")
+    show.add_argument("--db", default=os.environ.get("HEARTSD_DB_PATH", "heartsd.db"))
+    show.set_defaults(run=_show)
+    args = parser.parse_args(argv)
+    return int(args.run(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

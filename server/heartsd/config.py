@@ -1,0 +1,207 @@
+"""Daemon settings: defaults < config file (TOML) < environment (HEARTSD_*) < flags.
+
+Every value is validated at start, so a typo stops the daemon with a message that
+names the setting instead of surfacing in the middle of a match.
+
+>>> s = Settings.load(env={"HEARTSD_DECISION_MS": "250"}, flags={"port": 0})
+>>> s.port, s.clock.decision_ms, s.clock.bank_ms
+(0, 250, 10000)
+>>> Settings.load(env={"HEARTSD_PORT": "http"})
+Traceback (most recent call last):
+...
+heartsd.config.ConfigError: port: expected an integer, got 'http'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import secrets
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class ConfigError(ValueError):
+    """A setting is missing, malformed or out of range."""
+
+
+@dataclass(frozen=True)
+class ClockDefaults:
+    """Per-match enforcement defaults (a match may override each)."""
+
+    decision_ms: int = 1000
+    bank_ms: int = 10_000
+    max_illegal: int = 3
+    auto_after: int = 3
+    grace_ms: int = 15_000
+
+
+@dataclass(frozen=True)
+class Settings:
+    host: str = "127.0.0.1"
+    port: int = 50051
+    db_path: str = "heartsd.db"
+    admin_token: str = ""
+    bot_tokens: Mapping[str, str] = field(default_factory=dict)
+    clock: ClockDefaults = field(default_factory=ClockDefaults)
+    max_message_bytes: int = 64 * 1024
+    spectator_delay_s: float = 0.0
+    shutdown_grace_s: float = 10.0
+    house_matches: int = 0
+    house_ruleset: str = "standard"
+    house_strategies: tuple[str, ...] = ("heuristic", "heuristic", "random", "random")
+    house_delay_ms: int = 0
+    log_format: str = "json"
+    log_level: str = "info"
+    keepalive_s: float = 20.0
+    keepalive_timeout_s: float = 10.0
+    max_concurrent_rpcs: int = 4096
+
+    @classmethod
+    def load(
+        cls,
+        file: str | None = None,
+        env: Mapping[str, str] | None = None,
+        flags: Mapping[str, Any] | None = None,
+    ) -> Settings:
+        """Merge the sources and validate; raise :class:`ConfigError` naming the bad setting."""
+        raw: dict[str, Any] = {}
+        if file:
+            try:
+                raw.update(_flatten(tomllib.loads(Path(file).read_text(encoding="utf-8"))))
+            except OSError as exc:
+                raise ConfigError(f"config file {file}: {exc.strerror}") from None
+            except tomllib.TOMLDecodeError as exc:
+                raise ConfigError(f"config file {file}: {exc}") from None
+        env = os.environ if env is None else env
+        for key in _FIELDS:
+            value = env.get("HEARTSD_" + key.upper())
+            if value is not None:
+                raw[key] = value
+        for key, value in (flags or {}).items():
+            if value is not None:
+                raw[key] = value
+        unknown = set(raw) - set(_FIELDS)
+        if unknown:
+            raise ConfigError(f"unknown settings: {', '.join(sorted(unknown))}")
+        values = {key: _FIELDS[key](key, value) for key, value in raw.items()}
+        clock_keys = {f.name for f in dataclasses.fields(ClockDefaults)}
+        clock = ClockDefaults(**{k: values.pop(k) for k in list(values) if k in clock_keys})
+        settings = cls(clock=clock, **values)
+        settings._check()
+        if not settings.admin_token:
+            settings = dataclasses.replace(settings, admin_token=secrets.token_urlsafe(24))
+        return settings
+
+    def _check(self) -> None:
+        if not 0 <= self.port <= 65535:
+            raise ConfigError(f"port: must be 0-65535, got {self.port}")
+        c = self.clock
+        if c.decision_ms < 1:
+            raise ConfigError(f"decision_ms: must be at least 1, got {c.decision_ms}")
+        for name in ("bank_ms", "grace_ms"):
+            if getattr(c, name) < 0:
+                raise ConfigError(f"{name}: must not be negative")
+        if c.max_illegal < 0 or c.auto_after < 1:
+            raise ConfigError("max_illegal must be >= 0 and auto_after >= 1")
+        if self.max_message_bytes < 1024:
+            raise ConfigError("max_message_bytes: at least 1024")
+        if self.log_format not in ("json", "console"):
+            raise ConfigError(f"log_format: json or console, got {self.log_format!r}")
+        if self.log_level not in ("debug", "info", "warning", "error"):
+            raise ConfigError(f"log_level: debug, info, warning or error, got {self.log_level!r}")
+        if self.house_matches < 0:
+            raise ConfigError("house_matches: must not be negative")
+        for name, token in self.bot_tokens.items():
+            if not name or len(token) < 8:
+                raise ConfigError(f"bot_tokens: bot {name!r} needs a token of at least 8 characters")
+        if len(set(self.bot_tokens.values())) != len(self.bot_tokens):
+            raise ConfigError("bot_tokens: two bots share a token")
+        if self.admin_token and self.admin_token in self.bot_tokens.values():
+            raise ConfigError("admin_token: must differ from every bot token")
+
+
+def _flatten(data: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key == "clock" and isinstance(value, Mapping):
+            out.update(value)
+        else:
+            out[key] = value
+    return out
+
+
+def _int(key: str, value: Any) -> int:
+    if isinstance(value, bool):
+        raise ConfigError(f"{key}: expected an integer, got {value!r}")
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{key}: expected an integer, got {value!r}") from None
+
+
+def _float(key: str, value: Any) -> float:
+    try:
+        result = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{key}: expected a number, got {value!r}") from None
+    if result < 0:
+        raise ConfigError(f"{key}: must not be negative, got {value!r}")
+    return result
+
+
+def _str(key: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(f"{key}: expected text, got {value!r}")
+    return value
+
+
+def _tokens(key: str, value: Any) -> dict[str, str]:
+    """``{"name": "token"}`` from a file, or ``"name:token,name:token"`` from env/flags."""
+    if isinstance(value, Mapping):
+        return {str(k): str(v) for k, v in value.items()}
+    items = value.split(",") if isinstance(value, str) else list(value)
+    result: dict[str, str] = {}
+    for item in items:
+        item = item.strip()
+        if not item:
+            continue
+        name, sep, token = item.partition(":")
+        if not sep:
+            raise ConfigError(f"{key}: expected NAME:TOKEN, got {item!r}")
+        result[name.strip()] = token.strip()
+    return result
+
+
+def _strategies(key: str, value: Any) -> tuple[str, ...]:
+    items = value.split(",") if isinstance(value, str) else list(value)
+    return tuple(str(i).strip() for i in items if str(i).strip())
+
+
+_FIELDS = {
+    "host": _str,
+    "port": _int,
+    "db_path": _str,
+    "admin_token": _str,
+    "bot_tokens": _tokens,
+    "decision_ms": _int,
+    "bank_ms": _int,
+    "max_illegal": _int,
+    "auto_after": _int,
+    "grace_ms": _int,
+    "max_message_bytes": _int,
+    "spectator_delay_s": _float,
+    "shutdown_grace_s": _float,
+    "house_matches": _int,
+    "house_ruleset": _str,
+    "house_strategies": _strategies,
+    "house_delay_ms": _int,
+    "log_format": _str,
+    "log_level": _str,
+    "keepalive_s": _float,
+    "keepalive_timeout_s": _float,
+    "max_concurrent_rpcs": _int,
+}

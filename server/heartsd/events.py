@@ -1,0 +1,70 @@
+"""The event log of one match: every event once, with per-seat private variants.
+
+All audiences share one sequence: event ``k`` is the same public fact for every
+seat and spectator, except at *private* slots (a deal's own hand, one's own pass),
+where each seat gets its own variant and spectators a redacted one. Keeping one
+list instead of one per seat keeps a live match small in memory.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from hearts.v1 import game_pb2
+
+SPECTATOR = -1
+
+
+@dataclass(slots=True)
+class PrivateSlot:
+    """One event with a variant per seat, a redacted one and a revealed one for spectators."""
+
+    per_seat: list[game_pb2.Event]
+    spectator: game_pb2.Event
+    revealed: game_pb2.Event
+
+
+class EventLog:
+    def __init__(self) -> None:
+        self._slots: list[game_pb2.Event | PrivateSlot] = []
+        self._times: list[float] = []
+
+    def __len__(self) -> int:
+        return len(self._slots)
+
+    @property
+    def last_sequence(self) -> int:
+        return len(self._slots)
+
+    def add(self, event: game_pb2.Event) -> None:
+        """Append a public event (its ``sequence`` is set here)."""
+        event.sequence = len(self._slots) + 1
+        self._slots.append(event)
+        self._times.append(time.monotonic())
+
+    def add_private(
+        self, per_seat: list[game_pb2.Event], spectator: game_pb2.Event, revealed: game_pb2.Event
+    ) -> None:
+        sequence = len(self._slots) + 1
+        for e in (*per_seat, spectator, revealed):
+            e.sequence = sequence
+        self._slots.append(PrivateSlot(per_seat, spectator, revealed))
+        self._times.append(time.monotonic())
+
+    def for_seat(self, seat: int, after: int) -> list[game_pb2.Event]:
+        """The events ``seat`` gets after sequence ``after`` (``SPECTATOR`` for spectators)."""
+        out = []
+        for slot in self._slots[after:]:
+            if isinstance(slot, PrivateSlot):
+                out.append(slot.spectator if seat == SPECTATOR else slot.per_seat[seat])
+            else:
+                out.append(slot)
+        return out
+
+    def revealed_after(self, after: int) -> list[tuple[float, game_pb2.Event]]:
+        """Events with every hand shown, and when each happened (for delayed spectators)."""
+        out = []
+        for slot, at in zip(self._slots[after:], self._times[after:]):
+            out.append((at, slot.revealed if isinstance(slot, PrivateSlot) else slot))
+        return out

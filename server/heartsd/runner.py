@@ -1,0 +1,540 @@
+"""Drives one match: asks each seat in turn, enforces the clock and the rules,
+publishes events, stores the record before announcing the result.
+
+Every state change happens on the event loop without awaiting in between, so an
+answer is validated and applied (or rejected) in one step; the match task only
+waits for futures that answers, timers and disconnects resolve.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import structlog
+from hearts.v1 import bot_pb2, game_pb2, spectator_pb2
+
+from hearts_engine import (
+    Action,
+    ActionError,
+    Deal,
+    Match,
+    MatchFormat,
+    MoonAction,
+    PassAction,
+    Phase,
+    PlayAction,
+    Ruleset,
+    record_of,
+)
+from hearts_engine.cards import cards_of
+from hearts_engine.errors import InvalidActionError
+from heartsbot.strategies import Strategy
+
+from . import convert
+from .clock import SeatClock
+from .events import EventLog
+
+if TYPE_CHECKING:
+    from .arena import Arena
+
+P = game_pb2
+KIND = {Phase.PASSING: P.DECISION_KIND_PASS, Phase.PLAYING: P.DECISION_KIND_PLAY, Phase.MOON_CHOICE: P.DECISION_KIND_MOON}
+PROVENANCE_NAMES = {v: k for k, v in P.Provenance.items()}
+
+
+@dataclass(frozen=True)
+class ClockPolicy:
+    decision_ms: int
+    bank_ms: int
+    max_illegal: int
+    auto_after: int
+    grace_ms: int
+
+    def to_wire(self) -> game_pb2.ClockSettings:
+        return game_pb2.ClockSettings(
+            decision_ms=self.decision_ms,
+            bank_ms=self.bank_ms,
+            max_illegal=self.max_illegal,
+            auto_after=self.auto_after,
+            grace_ms=self.grace_ms,
+        )
+
+
+@dataclass(eq=False)
+class Pending:
+    """An open request to a remote seat."""
+
+    request_id: str
+    kind: int
+    default: Action
+    sent_at: float
+    done: asyncio.Future[None]
+    request: bot_pb2.DecisionRequest | None = None
+    timer: asyncio.TimerHandle | None = None
+    grace_timer: asyncio.TimerHandle | None = None
+    rejected: int = 0
+
+
+@dataclass(eq=False)
+class SeatSlot:
+    seat: int
+    name: str
+    clock: SeatClock
+    house: Strategy | None = None
+    delivered: int = 0
+    pending: Pending | None = None
+    consecutive_defaults: int = 0
+    auto: bool = False
+    away_since: float | None = None
+    stats: dict[str, int] = field(default_factory=lambda: {"timeouts": 0, "illegal": 0, "defaults": 0})
+
+    @property
+    def label(self) -> str:
+        return f"house:{self.house.name}" if self.house else self.name
+
+
+class MatchStopped(Exception):
+    pass
+
+
+class MatchRunner:
+    def __init__(
+        self,
+        arena: Arena,
+        match_id: str,
+        rules: Ruleset,
+        fmt: MatchFormat,
+        seed: int,
+        seats: list[SeatSlot],
+        policy: ClockPolicy,
+        house_delay_s: float = 0.0,
+    ) -> None:
+        self.arena = arena
+        self.id = match_id
+        self.match = Match(rules, fmt, seed)
+        self.rules = rules
+        self.seats = seats
+        self.policy = policy
+        self.house_delay_s = house_delay_s
+        self.log_events = EventLog()
+        self.decisions: list[spectator_pb2.RecordedDecision] = []
+        self.dealt: list[spectator_pb2.DealtHands] = []
+        self.status = P.MATCH_STATUS_RUNNING
+        self.result: game_pb2.MatchResult | None = None
+        self.created = time.time()
+        self.watchers: set[asyncio.Queue[None]] = set()
+        self.finished = asyncio.Event()
+        self._stopping: tuple[int, str] | None = None
+        self._trick_pbs: list[game_pb2.Trick] = []
+        self._ruleset_pb = convert.ruleset_to_wire(rules)
+        self._loop = asyncio.get_running_loop()
+        self.log = structlog.get_logger("heartsd.match").bind(match_id=match_id, ruleset=rules.name)
+
+    # -- public surface -------------------------------------------------------------
+
+    @property
+    def seat_infos(self) -> list[game_pb2.SeatInfo]:
+        return [game_pb2.SeatInfo(seat=s.seat, name=s.label, house=s.house is not None) for s in self.seats]
+
+    @property
+    def house_only(self) -> bool:
+        return all(s.house is not None for s in self.seats)
+
+    def seats_of(self, bot: str) -> list[SeatSlot]:
+        return [s for s in self.seats if s.house is None and s.name == bot]
+
+    def stop(self, status: int, reason: str) -> None:
+        """End the match early (cancel, shutdown); it is recorded with ``status``."""
+        if self._stopping is None and self.result is None:
+            self._stopping = (status, reason)
+            for slot in self.seats:
+                self._close_pending(slot)
+
+    async def run(self) -> None:
+        self.log.info("match started", seats=[s.label for s in self.seats], seed=self.match.seed)
+        try:
+            self._start_events()
+            while not self.match.is_over and self._stopping is None:
+                to_act = self.match.to_act()
+                waits = [self._ask(seat) for seat in to_act]
+                pending = [w for w in waits if w is not None]
+                if pending:
+                    await asyncio.gather(*pending)
+                elif self.house_delay_s:
+                    await asyncio.sleep(self.house_delay_s)
+                else:
+                    await asyncio.sleep(0)  # let other matches run between house moves
+        except Exception:
+            self.log.exception("match failed")
+            self._stopping = self._stopping or (P.MATCH_STATUS_ABORTED, "server error")
+        await self._finish()
+
+    # -- asking seats ---------------------------------------------------------------
+
+    def _ask(self, seat: int) -> asyncio.Future[None] | None:
+        """Start the decision of ``seat``; return a future if it must be waited for."""
+        slot = self.seats[seat]
+        if slot.house is not None:
+            start = time.perf_counter()
+            view = self.match.view(seat)
+            phase = self.match.deal.phase
+            if phase is Phase.PASSING:
+                action: Action = PassAction(tuple(slot.house.choose_pass(view)))
+            elif phase is Phase.MOON_CHOICE:
+                action = MoonAction(slot.house.choose_moon(view))
+            else:
+                action = PlayAction(slot.house.choose_play(view))
+            self._apply(seat, action, P.PROVENANCE_HOUSE, time.perf_counter() - start, 0)
+            return None
+        default = self.match.default_action(seat)
+        now = time.monotonic()
+        pending = Pending("r-" + secrets.token_hex(6), KIND[self.match.deal.phase], default, now, self._loop.create_future())
+        slot.pending = pending
+        pending.request = self._request(slot, pending)
+        self._send(slot, pending.request)
+        if slot.auto:
+            self._default(slot, P.PROVENANCE_AUTO)
+            return None
+        grace_s = self.policy.grace_ms / 1000
+        if slot.away_since is not None and now - slot.away_since >= grace_s:
+            self._default(slot, P.PROVENANCE_DISCONNECT)
+            return None
+        pending.timer = self._loop.call_later(slot.clock.budget_s(), self._expire, slot, pending)
+        if slot.away_since is not None:
+            self._arm_grace(slot, grace_s - (now - slot.away_since))
+        return pending.done
+
+    def _expire(self, slot: SeatSlot, pending: Pending) -> None:
+        if slot.pending is pending:
+            slot.clock.exhaust()
+            slot.stats["timeouts"] += 1
+            self._default(slot, P.PROVENANCE_TIMEOUT)
+
+    def _arm_grace(self, slot: SeatSlot, delay_s: float) -> None:
+        pending = slot.pending
+        if pending is None or pending.grace_timer is not None:
+            return
+
+        def expire() -> None:
+            if slot.pending is pending and slot.away_since is not None:
+                self._default(slot, P.PROVENANCE_DISCONNECT)
+
+        pending.grace_timer = self._loop.call_later(max(0.0, delay_s), expire)
+
+    def _default(self, slot: SeatSlot, provenance: int) -> None:
+        pending = slot.pending
+        assert pending is not None
+        elapsed = time.monotonic() - pending.sent_at
+        slot.stats["defaults"] += 1
+        self._resolve(slot, pending, pending.default, provenance, elapsed)
+        self._notice(slot.seat, provenance)
+
+    def _resolve(self, slot: SeatSlot, pending: Pending, action: Action, provenance: int, elapsed: float) -> None:
+        """Apply ``action`` (already known legal) for a pending request and wake the match."""
+        self._close_pending(slot)
+        self._apply(slot.seat, action, provenance, elapsed, pending.rejected)
+
+    def _close_pending(self, slot: SeatSlot) -> None:
+        pending = slot.pending
+        if pending is None:
+            return
+        slot.pending = None
+        for timer in (pending.timer, pending.grace_timer):
+            if timer is not None:
+                timer.cancel()
+        if not pending.done.done():
+            pending.done.set_result(None)
+
+    # -- answers from bots ------------------------------------------------------------
+
+    def on_answer(self, slot: SeatSlot, answer: bot_pb2.Answer) -> bot_pb2.AnswerRejected | None:
+        """Handle a bot's answer for ``slot``; return a rejection to send, or None."""
+        pending = slot.pending
+        slot.auto = False  # any answer shows the bot is back
+        if pending is None or pending.request_id != answer.request_id:
+            return self._rejection(answer, bot_pb2.REJECTION_CODE_STALE_REQUEST, "that request is no longer open", False, slot)
+        elapsed = time.monotonic() - pending.sent_at
+        try:
+            action = self._action_of(pending.kind, answer)
+            self.match.apply(slot.seat, action)
+        except ActionError as exc:
+            pending.rejected += 1
+            slot.stats["illegal"] += 1
+            malformed = isinstance(exc, InvalidActionError)
+            code = bot_pb2.REJECTION_CODE_MALFORMED if malformed else bot_pb2.REJECTION_CODE_ILLEGAL
+            retry = pending.rejected < self.policy.max_illegal
+            rejection = self._rejection(answer, code, exc.reason, retry, slot)
+            if not retry:
+                self.arena.send_to_bot(slot.name, bot_pb2.PlayResponse(rejected=rejection))
+                self._default(slot, P.PROVENANCE_ILLEGAL)
+                return None
+            return rejection
+        slot.clock.charge(elapsed)
+        slot.consecutive_defaults = 0
+        self._close_pending(slot)
+        self._after_apply(slot.seat, action, P.PROVENANCE_BOT, elapsed, pending.rejected)
+        return None
+
+    @staticmethod
+    def _action_of(kind: int, answer: bot_pb2.Answer) -> Action:
+        which = answer.WhichOneof("action")
+        expected = {P.DECISION_KIND_PASS: "pass_cards", P.DECISION_KIND_PLAY: "play", P.DECISION_KIND_MOON: "moon"}[kind]
+        if which != expected:
+            raise InvalidActionError(f"this request needs a '{expected}' answer, got {which or 'none'}")
+        if which == "play":
+            return PlayAction(convert.card_from_wire(answer.play))
+        if which == "pass_cards":
+            return PassAction(tuple(convert.cards_from_wire(answer.pass_cards.cards)))
+        return MoonAction(convert.moon_option_from_wire(answer.moon))
+
+    def _rejection(
+        self, answer: bot_pb2.Answer, code: int, reason: str, retry: bool, slot: SeatSlot
+    ) -> bot_pb2.AnswerRejected:
+        remaining = 0
+        if slot.pending is not None:
+            spent = time.monotonic() - slot.pending.sent_at
+            remaining = max(0, int((slot.clock.budget_s() - spent) * 1000))
+        return bot_pb2.AnswerRejected(
+            match_id=self.id, request_id=answer.request_id, code=code, reason=reason, retry=retry, remaining_ms=remaining
+        )
+
+    # -- applying and publishing --------------------------------------------------------
+
+    def _apply(self, seat: int, action: Action, provenance: int, elapsed: float, rejected: int) -> None:
+        self.match.apply(seat, action)
+        self._after_apply(seat, action, provenance, elapsed, rejected)
+
+    def _after_apply(self, seat: int, action: Action, provenance: int, elapsed: float, rejected: int) -> None:
+        slot = self.seats[seat]
+        if provenance not in (P.PROVENANCE_BOT, P.PROVENANCE_HOUSE):
+            slot.consecutive_defaults += 1
+            if slot.consecutive_defaults >= self.policy.auto_after:
+                slot.auto = True
+        history = self.match.history
+        deal_number, _, _ = history[-1]
+        decision = spectator_pb2.RecordedDecision(
+            deal_number=deal_number,
+            seat=seat,
+            provenance=provenance,
+            think_ms=int(elapsed * 1000),
+            rejected_answers=rejected,
+        )
+        if isinstance(action, PlayAction):
+            decision.kind = P.DECISION_KIND_PLAY
+            decision.cards.append(convert.CARD_MESSAGES[action.card])
+        elif isinstance(action, PassAction):
+            decision.kind = P.DECISION_KIND_PASS
+            decision.cards.extend(convert.cards_to_wire(action.cards))
+        else:
+            decision.kind = P.DECISION_KIND_MOON
+            decision.moon = convert.MOON_OPTIONS[action.option]
+        self.decisions.append(decision)
+        self._publish(deal_number, seat, action, provenance)
+
+    def _publish(self, deal_number: int, seat: int, action: Action, provenance: int) -> None:
+        deal = self._current_deal  # the deal the action belonged to
+        log = self.log_events
+        n = self.rules.players
+        if isinstance(action, PlayAction):
+            trick_no = len(deal.tricks) - (0 if deal.trick else 1)
+            log.add(P.Event(card_played=P.CardPlayed(
+                deal_number=deal_number, trick_number=trick_no, seat=seat,
+                card=convert.CARD_MESSAGES[action.card], provenance=provenance)))
+            if deal.hearts_broken and not self._broken:
+                self._broken = True
+                log.add(P.Event(hearts_broken=P.HeartsBroken(deal_number=deal_number, trick_number=deal.broken_trick)))
+            if not deal.trick:
+                trick = deal.tricks[-1]
+                pb = convert.trick_to_wire(trick_no, trick, n)
+                self._trick_pbs.append(pb)
+                log.add(P.Event(trick_won=P.TrickWon(
+                    deal_number=deal_number, trick=pb, points=self.rules.points_of(convert_mask(trick.cards)))))
+        elif isinstance(action, PassAction) and deal.phase is not Phase.PASSING:
+            self._publish_passes(deal)
+        if deal.is_over:
+            number = len(self.match.results) - 1
+            log.add(P.Event(deal_scored=P.DealScored(
+                score=convert.deal_score_to_wire(number, self.match.results[-1]), totals=self.match.totals)))
+            for slot in self.seats:
+                if slot.house is None:
+                    self._send(slot, None)
+            if not self.match.is_over:
+                self._start_deal()
+        for queue in self.watchers:
+            queue.put_nowait(None)
+
+    def _publish_passes(self, deal: Deal) -> None:
+        n = self.rules.players
+        offset = deal.pass_direction.offset(n)
+        per_seat = []
+        for s in range(n):
+            giver = (s - offset) % n
+            per_seat.append(P.Event(cards_passed=P.CardsPassed(
+                deal_number=deal.number,
+                passed=convert.cards_to_wire(cards_of(deal.passed[s] or 0)),
+                received=convert.cards_to_wire(cards_of(deal.passed[giver] or 0)),
+                received_from=giver)))
+        public = P.Event(cards_passed=P.CardsPassed(deal_number=deal.number, received_from=-1))
+        self.log_events.add_private(per_seat, public, P.Event(cards_passed=P.CardsPassed(deal_number=deal.number, received_from=-1)))
+
+    def _start_events(self) -> None:
+        n = self.rules.players
+        started = []
+        for s in range(n):
+            started.append(P.Event(match_started=self._match_started(s)))
+        self.log_events.add_private(started, P.Event(match_started=self._match_started(-1)), P.Event(match_started=self._match_started(-1)))
+        self._start_deal()
+
+    def _match_started(self, seat: int) -> game_pb2.MatchStarted:
+        return P.MatchStarted(
+            match_id=self.id, ruleset=self._ruleset_pb, format=convert.format_to_wire(self.match.format),
+            seats=self.seat_infos, your_seat=seat, clock=self.policy.to_wire())
+
+    def _start_deal(self) -> None:
+        deal = self.match.deal
+        self._current_deal = deal
+        self._broken = False
+        self._trick_pbs = []
+        hands = [convert.cards_to_wire(cards_of(h)) for h in deal.dealt]
+        direction = convert.PASS_DIRECTIONS[deal.pass_direction]
+        self.dealt.append(spectator_pb2.DealtHands(deal_number=deal.number, hands=[P.Hand(cards=h) for h in hands]))
+        per_seat = [P.Event(deal_started=P.DealStarted(deal_number=deal.number, pass_direction=direction, hand=h)) for h in hands]
+        public = P.Event(deal_started=P.DealStarted(deal_number=deal.number, pass_direction=direction))
+        revealed = P.Event(deal_started=P.DealStarted(
+            deal_number=deal.number, pass_direction=direction, hands=[P.Hand(cards=h) for h in hands]))
+        self.log_events.add_private(per_seat, public, revealed)
+
+    def _notice(self, seat: int, provenance: int) -> None:
+        why = {
+            P.PROVENANCE_TIMEOUT: "ran out of time",
+            P.PROVENANCE_ILLEGAL: "gave too many rejected answers",
+            P.PROVENANCE_DISCONNECT: "is disconnected",
+            P.PROVENANCE_AUTO: "is being auto-played after repeated defaults",
+        }.get(provenance, "")
+        if why:
+            self.log.info("default played", seat=seat, why=PROVENANCE_NAMES[provenance])
+            self.log_events.add(P.Event(notice=P.Notice(
+                text=f"seat {seat} {why}; the server played its default", seat=seat, provenance=provenance)))
+
+    # -- messages to bots -----------------------------------------------------------------
+
+    def _request(self, slot: SeatSlot, pending: Pending) -> bot_pb2.DecisionRequest:
+        view = self.match.view(slot.seat)
+        deal = self.match.deal
+        n = self.rules.players
+        request = bot_pb2.DecisionRequest(
+            request_id=pending.request_id,
+            kind=pending.kind,
+            deal_number=deal.number,
+            your_seat=slot.seat,
+            ruleset=self._ruleset_pb,
+            hand=convert.cards_to_wire(view.hand),
+            legal_cards=convert.cards_to_wire(view.legal),
+            pass_count=self.rules.pass_count,
+            pass_direction=convert.PASS_DIRECTIONS[deal.pass_direction],
+            pass_to=(slot.seat + deal.pass_direction.offset(n)) % n if deal.pass_direction.value != "hold" else -1,
+            passed=convert.cards_to_wire(view.passed or ()),
+            received=convert.cards_to_wire(view.received or ()),
+            current_trick=convert.open_trick_to_wire(len(deal.tricks), deal.trick_leader if deal.trick else (deal.turn if deal.phase is Phase.PLAYING else -1), deal.trick, n),
+            tricks=self._trick_pbs,
+            hearts_broken=deal.hearts_broken,
+            points_taken=view.points_taken,
+            hand_sizes=view.hand_sizes,
+            totals=view.totals,
+            deal_scores=[convert.deal_score_to_wire(i, r) for i, r in enumerate(self.match.results)],
+            clock=bot_pb2.Clock(decision_ms=slot.clock.decision_ms, bank_ms=slot.clock.bank_ms),
+            last_sequence=self.log_events.last_sequence,
+        )
+        if pending.kind == P.DECISION_KIND_MOON:
+            request.moon_options.extend(convert.MOON_OPTIONS.values())
+            request.default_moon_option = convert.MOON_OPTIONS[pending.default.option]  # type: ignore[union-attr]
+        return request
+
+    def _send(self, slot: SeatSlot, request: bot_pb2.DecisionRequest | None) -> None:
+        """Flush the seat's undelivered events, with ``request`` if given."""
+        session = self.arena.sessions.get(slot.name)
+        if session is None or not session.connected:
+            return
+        events = self.log_events.for_seat(slot.seat, slot.delivered)
+        if not events and request is None:
+            return
+        slot.delivered = self.log_events.last_sequence
+        update = bot_pb2.MatchUpdate(match_id=self.id, seat=slot.seat, events=events)
+        if request is not None:
+            update.request.CopyFrom(request)
+        session.send(bot_pb2.PlayResponse(update=update))
+
+    def resume(self, slot: SeatSlot, after: int) -> None:
+        """Re-send everything after ``after`` and the pending request (reconnect, resume)."""
+        slot.away_since = None
+        slot.delivered = max(0, min(after, self.log_events.last_sequence))
+        pending = slot.pending
+        if pending is not None and pending.grace_timer is not None:
+            pending.grace_timer.cancel()
+            pending.grace_timer = None
+        if pending is not None and pending.request is not None:
+            pending.request.clock.bank_ms = slot.clock.bank_ms
+            self._send(slot, pending.request)
+        else:
+            self._send(slot, None)
+
+    def disconnected(self, slot: SeatSlot) -> None:
+        slot.away_since = time.monotonic()
+        if slot.pending is not None:
+            self._arm_grace(slot, self.policy.grace_ms / 1000)
+
+    # -- the end ----------------------------------------------------------------------------
+
+    async def _finish(self) -> None:
+        match = self.match
+        if self._stopping is not None:
+            status, reason = self._stopping
+        else:
+            status, reason = P.MATCH_STATUS_FINISHED, "completed"
+        for slot in self.seats:
+            self._close_pending(slot)
+        totals = list(match.totals)
+        outcome = match.outcome if status == P.MATCH_STATUS_FINISHED else None
+        result = convert.result_to_wire(outcome, status, reason, totals, len(match.results))
+        record = spectator_pb2.MatchRecord(
+            match_id=self.id,
+            ruleset=self._ruleset_pb,
+            format=convert.format_to_wire(match.format),
+            seed=match.seed,
+            seats=self.seat_infos,
+            clock=self.policy.to_wire(),
+            decisions=self.decisions,
+            deal_scores=[convert.deal_score_to_wire(i, r) for i, r in enumerate(match.results)],
+            deals=self.dealt,
+            result=result,
+            engine_record_json=record_of(match).to_json(),
+        )
+        status_name = {P.MATCH_STATUS_FINISHED: "finished", P.MATCH_STATUS_ABORTED: "aborted", P.MATCH_STATUS_CANCELLED: "cancelled"}[status]
+        try:
+            await self.arena.store_result(self.id, status_name, reason, record, len(match.results), totals)
+        except Exception:
+            self.log.exception("could not store the match; it is not announced")
+            raise
+        finally:
+            self.status = status
+        self.result = result
+        self.log_events.add(P.Event(match_ended=P.MatchEnded(result=result)))
+        for slot in self.seats:
+            if slot.house is None:
+                self._send(slot, None)
+        for queue in self.watchers:
+            queue.put_nowait(None)
+        self.finished.set()
+        self.log.info("match ended", status=status_name, reason=reason, totals=totals, deals=len(match.results))
+
+
+def convert_mask(cards: tuple[int, ...]) -> int:
+    mask = 0
+    for c in cards:
+        mask |= 1 << c
+    return mask
+

@@ -1,0 +1,100 @@
+"""Building and running the daemon: one grpc.aio server with every service.
+
+``build_server(settings, arena)`` binds (port 0 picks a free one) and returns the
+server, its port and the health servicer; :func:`serve` adds signal handling and
+the graceful shutdown order: NOT_SERVING, stop taking matches, finish or abort and
+record running ones, then stop the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+
+import grpc
+import structlog
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+from hearts.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, bot_pb2_grpc, spectator_pb2, spectator_pb2_grpc
+
+from .arena import Arena
+from .config import Settings
+from .services import AdminService, BotService, SpectatorService
+from .store import Store
+
+log = structlog.get_logger("heartsd")
+
+SERVICE_NAMES = (
+    bot_pb2.DESCRIPTOR.services_by_name["BotService"].full_name,
+    spectator_pb2.DESCRIPTOR.services_by_name["SpectatorService"].full_name,
+    admin_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name,
+)
+
+
+def server_options(settings: Settings) -> list[tuple[str, int]]:
+    return [
+        ("grpc.so_reuseport", 0),  # a second daemon must not silently share the port
+        ("grpc.max_receive_message_length", settings.max_message_bytes),
+        ("grpc.max_send_message_length", 16 * 1024 * 1024),
+        ("grpc.keepalive_time_ms", int(settings.keepalive_s * 1000)),
+        ("grpc.keepalive_timeout_ms", int(settings.keepalive_timeout_s * 1000)),
+        ("grpc.http2.ping_timeout_ms", int(settings.keepalive_timeout_s * 1000)),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.min_ping_interval_without_data_ms", 5000),
+        ("grpc.http2.max_pings_without_data", 0),
+    ]
+
+
+async def build_server(settings: Settings, arena: Arena) -> tuple[grpc.aio.Server, int, health.aio.HealthServicer]:
+    server = grpc.aio.server(options=server_options(settings), maximum_concurrent_rpcs=settings.max_concurrent_rpcs)
+    bot_pb2_grpc.add_BotServiceServicer_to_server(BotService(arena), server)
+    spectator_pb2_grpc.add_SpectatorServiceServicer_to_server(SpectatorService(arena), server)
+    admin_pb2_grpc.add_AdminServiceServicer_to_server(AdminService(arena), server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (*SERVICE_NAMES, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME), server
+    )
+    port = server.add_insecure_port(f"{settings.host}:{settings.port}")
+    if port == 0:
+        raise OSError(f"cannot bind {settings.host}:{settings.port}")
+    return server, port, health_servicer
+
+
+async def set_serving(health_servicer: health.aio.HealthServicer, serving: bool) -> None:
+    status = health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
+    for name in ("", *SERVICE_NAMES):
+        await health_servicer.set(name, status)
+
+
+async def serve(
+    settings: Settings, on_ready: asyncio.Future[int] | None = None, stop: asyncio.Event | None = None
+) -> None:
+    """Run until SIGTERM/SIGINT (or until ``stop`` is set), then shut down gracefully."""
+    store = Store(settings.db_path)
+    aborted = store.abort_interrupted()
+    if aborted:
+        log.warning("matches interrupted by the last stop are marked aborted", matches=aborted)
+    arena = Arena(settings, store)
+    server, port, health_servicer = await build_server(settings, arena)
+    await server.start()
+    await set_serving(health_servicer, True)
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(sig, stop.set)
+        except (NotImplementedError, RuntimeError):
+            pass
+    log.info("heartsd serving", host=settings.host, port=port, db=settings.db_path)
+    print(f"heartsd listening on {settings.host}:{port}", flush=True)
+    if on_ready is not None:
+        on_ready.set_result(port)
+    arena.start_house_matches()
+    await stop.wait()
+    log.info("shutting down", running_matches=len(arena.runners))
+    await set_serving(health_servicer, False)
+    await arena.shutdown(settings.shutdown_grace_s)
+    await server.stop(2)
+    store.close()
+    log.info("stopped")

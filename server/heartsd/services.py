@@ -1,0 +1,262 @@
+"""The gRPC servicers: convert, delegate to the arena, convert back.
+
+Errors are mapped to status codes in one place, :func:`grpc_errors`; untrusted
+input never crashes a handler or affects another match.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import itertools
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+import grpc
+import structlog
+from hearts.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, bot_pb2_grpc, game_pb2, spectator_pb2, spectator_pb2_grpc
+
+from hearts_engine.presets import PRESETS
+
+from . import __version__
+from .arena import Arena, ArenaError, SeatRequest
+from .events import SPECTATOR
+from .sessions import BotSession
+
+log = structlog.get_logger("heartsd.api")
+T = TypeVar("T")
+P = game_pb2
+
+STATUS = {
+    "invalid": grpc.StatusCode.INVALID_ARGUMENT,
+    "precondition": grpc.StatusCode.FAILED_PRECONDITION,
+    "not_found": grpc.StatusCode.NOT_FOUND,
+    "unauthenticated": grpc.StatusCode.UNAUTHENTICATED,
+    "denied": grpc.StatusCode.PERMISSION_DENIED,
+    "unavailable": grpc.StatusCode.UNAVAILABLE,
+}
+STATUS_NAMES = {
+    P.MATCH_STATUS_RUNNING: "running",
+    P.MATCH_STATUS_FINISHED: "finished",
+    P.MATCH_STATUS_ABORTED: "aborted",
+    P.MATCH_STATUS_CANCELLED: "cancelled",
+}
+STATUS_VALUES = {v: k for k, v in STATUS_NAMES.items()}
+
+
+def grpc_errors(handler: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
+    """Map :class:`ArenaError` to its status code; anything else is INTERNAL, logged."""
+
+    @functools.wraps(handler)
+    async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> T:
+        try:
+            return await handler(self, request, context)
+        except ArenaError as exc:
+            await context.abort(STATUS[exc.kind], exc.message)
+        except (asyncio.CancelledError, grpc.aio.AbortError):
+            raise
+        except Exception:
+            log.exception("handler failed", method=handler.__name__)
+            await context.abort(grpc.StatusCode.INTERNAL, "internal error")
+        raise AssertionError("unreachable")
+
+    return wrapper
+
+
+def bearer_token(context: grpc.aio.ServicerContext) -> str:
+    for key, value in context.invocation_metadata() or ():
+        if key == "authorization":
+            scheme, _, token = str(value).partition(" ")
+            if scheme.lower() == "bearer" and token:
+                return token.strip()
+    raise ArenaError("unauthenticated", "missing 'authorization: Bearer <token>' metadata")
+
+
+class BotService(bot_pb2_grpc.BotServiceServicer):
+    def __init__(self, arena: Arena) -> None:
+        self.arena = arena
+
+    async def Play(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> None:  # noqa: N802
+        try:
+            bot = self.arena.bot_for_token(bearer_token(context))
+        except ArenaError as exc:
+            await context.abort(STATUS[exc.kind], exc.message)
+        if bot is None:
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown bot token")
+        first = await context.read()
+        if first is grpc.aio.EOF:
+            return
+        if first.WhichOneof("kind") != "hello":
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message must be 'hello'")
+        hello = first.hello
+        if hello.name and hello.name != bot:
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, f"this token belongs to bot {bot!r}, not {hello.name!r}")
+        unknown = sorted(set(hello.rulesets) - set(PRESETS))
+        if unknown:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"unknown rulesets: {', '.join(unknown)}")
+        if hello.max_concurrent_matches < 0:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "max_concurrent_matches must not be negative")
+        session = BotSession(bot, hello.version, frozenset(hello.rulesets), hello.max_concurrent_matches or 1)
+        bound = log.bind(bot=bot, session=session.id)
+        active = self.arena.connect(session)
+        bound.info("bot connected", version=hello.version, rulesets=list(hello.rulesets), active=len(active))
+        await context.write(bot_pb2.PlayResponse(welcome=bot_pb2.Welcome(
+            session_id=session.id, bot_name=bot, server_version=__version__, active_matches=active)))
+        self.arena.resume_all(session)
+        reader = asyncio.get_running_loop().create_task(self._read(session, context))
+        try:
+            while True:
+                message = await session.outbox.get()
+                if message is None:
+                    break
+                await context.write(message)
+        finally:
+            reader.cancel()
+            self.arena.disconnect(session)
+            bound.info("bot disconnected", reason=session.close_reason)
+        if session.close_reason.startswith("protocol:"):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, session.close_reason.removeprefix("protocol: "))
+
+    async def _read(self, session: BotSession, context: grpc.aio.ServicerContext) -> None:
+        try:
+            while True:
+                message = await context.read()
+                if message is grpc.aio.EOF:
+                    break
+                kind = message.WhichOneof("kind")
+                if kind == "answer":
+                    rejection = self.arena.answer(session, message.answer)
+                elif kind == "resume":
+                    rejection = self.arena.resume(session, message.resume)
+                elif kind == "hello":
+                    session.close("protocol: 'hello' may only be sent once per stream")
+                    return
+                else:
+                    session.close("protocol: empty message")
+                    return
+                if rejection is not None:
+                    session.send(bot_pb2.PlayResponse(rejected=rejection))
+        except (asyncio.CancelledError, grpc.aio.AioRpcError):
+            pass
+        except Exception:
+            log.exception("bot stream failed", bot=session.bot)
+        session.close(session.close_reason or "stream ended")
+
+
+class AdminService(admin_pb2_grpc.AdminServiceServicer):
+    def __init__(self, arena: Arena) -> None:
+        self.arena = arena
+
+    def _authorize(self, context: grpc.aio.ServicerContext) -> None:
+        token = bearer_token(context)
+        if token == self.arena.settings.admin_token:
+            return
+        if self.arena.bot_for_token(token) is not None:
+            raise ArenaError("denied", "a bot token cannot call admin methods")
+        raise ArenaError("unauthenticated", "unknown admin token")
+
+    @grpc_errors
+    async def CreateMatch(self, request: admin_pb2.CreateMatchRequest, context: grpc.aio.ServicerContext) -> admin_pb2.CreateMatchResponse:  # noqa: N802
+        self._authorize(context)
+        seats = []
+        for spec in request.seats:
+            which = spec.WhichOneof("occupant")
+            if which is None:
+                raise ArenaError("invalid", "every seat needs a bot or a house strategy")
+            seats.append(SeatRequest(bot=spec.bot) if which == "bot" else SeatRequest(house=spec.house))
+        runner = self.arena.create_match(
+            request.ruleset, request.players, request.options, request.format,
+            request.seed if request.HasField("seed") else None, seats, request.clock)
+        return admin_pb2.CreateMatchResponse(
+            match_id=runner.id, seed=runner.match.seed, ruleset=runner._ruleset_pb, clock=runner.policy.to_wire())
+
+    @grpc_errors
+    async def CancelMatch(self, request: admin_pb2.CancelMatchRequest, context: grpc.aio.ServicerContext) -> admin_pb2.CancelMatchResponse:  # noqa: N802
+        self._authorize(context)
+        runner = self.arena.cancel(request.match_id, request.reason)
+        await runner.finished.wait()
+        assert runner.result is not None
+        return admin_pb2.CancelMatchResponse(result=runner.result)
+
+    @grpc_errors
+    async def ListBots(self, request: admin_pb2.ListBotsRequest, context: grpc.aio.ServicerContext) -> admin_pb2.ListBotsResponse:  # noqa: N802
+        self._authorize(context)
+        return admin_pb2.ListBotsResponse(bots=[
+            admin_pb2.ConnectedBot(name=s.bot, version=s.version, rulesets=sorted(s.rulesets),
+                                   max_concurrent_matches=s.max_matches, active_matches=self.arena.active_matches(s.bot))
+            for s in self.arena.sessions.all()])
+
+
+class SpectatorService(spectator_pb2_grpc.SpectatorServiceServicer):
+    def __init__(self, arena: Arena) -> None:
+        self.arena = arena
+
+    @grpc_errors
+    async def ListMatches(self, request: spectator_pb2.ListMatchesRequest, context: grpc.aio.ServicerContext) -> spectator_pb2.ListMatchesResponse:  # noqa: N802
+        limit = request.limit or 100
+        if limit < 0 or limit > 1000:
+            raise ArenaError("invalid", "limit must be between 0 and 1000")
+        wanted = STATUS_NAMES.get(request.status) if request.status else None
+        out = []
+        if wanted in (None, "running"):
+            for runner in sorted(self.arena.runners.values(), key=lambda r: -r.created):
+                out.append(spectator_pb2.MatchSummary(
+                    match_id=runner.id, ruleset=runner.rules.name, seats=runner.seat_infos,
+                    status=P.MATCH_STATUS_RUNNING, created_unix_ms=int(runner.created * 1000),
+                    deals_played=len(runner.match.results), totals=runner.match.totals))
+        if wanted != "running":
+            stored = await asyncio.to_thread(self.arena.store.list, wanted, limit)
+            for m in stored:
+                if m.status == "running":
+                    continue
+                out.append(spectator_pb2.MatchSummary(
+                    match_id=m.id, ruleset=m.ruleset,
+                    seats=[P.SeatInfo(seat=i, name=n, house=n.startswith("house:")) for i, n in enumerate(m.seats)],
+                    status=STATUS_VALUES[m.status], created_unix_ms=m.created_ms, deals_played=m.deals_played,
+                    totals=m.totals, result=m.record.result if m.record else None))
+        return spectator_pb2.ListMatchesResponse(matches=out[:limit])
+
+    async def WatchMatch(self, request: spectator_pb2.WatchMatchRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[spectator_pb2.WatchMatchResponse]:  # noqa: N802
+        runner = self.arena.runners.get(request.match_id)
+        if runner is None:
+            stored = await asyncio.to_thread(self.arena.store.get, request.match_id)
+            if stored is None:
+                await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id}")
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                                "the match is over: fetch it with GetMatchRecord")
+        delay = self.arena.settings.spectator_delay_s
+        cursor = int(request.from_sequence)
+        wake: asyncio.Queue[None] = asyncio.Queue()
+        runner.watchers.add(wake)
+        try:
+            while True:
+                if delay > 0:  # hands revealed, every event held back by the delay
+                    now = time.monotonic()
+                    due = runner.log_events.revealed_after(cursor)
+                    batch = [e for at, e in itertools.takewhile(lambda x: x[0] + delay <= now, due)]
+                    if not batch and due:
+                        await asyncio.sleep(due[0][0] + delay - now)
+                        continue
+                else:
+                    batch = runner.log_events.for_seat(SPECTATOR, cursor)
+                if batch:
+                    cursor += len(batch)
+                    yield spectator_pb2.WatchMatchResponse(events=batch)
+                    if batch[-1].HasField("match_ended"):
+                        return
+                    continue
+                await wake.get()
+        finally:
+            runner.watchers.discard(wake)
+
+    @grpc_errors
+    async def GetMatchRecord(self, request: spectator_pb2.GetMatchRecordRequest, context: grpc.aio.ServicerContext) -> spectator_pb2.GetMatchRecordResponse:  # noqa: N802
+        if request.match_id in self.arena.runners:
+            raise ArenaError("precondition", "the match is still running; its record is available when it is over")
+        stored = await asyncio.to_thread(self.arena.store.get, request.match_id)
+        if stored is None:
+            raise ArenaError("not_found", f"no match {request.match_id}")
+        if stored.record is None:
+            raise ArenaError("precondition", f"match {request.match_id} has no record ({stored.status}: {stored.reason})")
+        return spectator_pb2.GetMatchRecordResponse(record=stored.record)

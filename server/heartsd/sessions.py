@@ -1,0 +1,66 @@
+"""Bot sessions: one per connected bot stream, and the registry that finds them by name."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from hearts.v1 import bot_pb2
+
+
+@dataclass(eq=False)
+class BotSession:
+    """A connected bot. Messages to it go through ``outbox``; ``None`` ends the stream."""
+
+    bot: str
+    version: str
+    rulesets: frozenset[str]  # empty: every ruleset
+    max_matches: int
+    id: str = field(default_factory=lambda: "s-" + secrets.token_hex(6))
+    outbox: asyncio.Queue[bot_pb2.PlayResponse | None] = field(default_factory=asyncio.Queue)
+    connected: bool = True
+    close_reason: str = ""
+
+    def send(self, message: bot_pb2.PlayResponse) -> None:
+        if self.connected:
+            self.outbox.put_nowait(message)
+
+    def close(self, reason: str) -> None:
+        if self.connected:
+            self.connected = False
+            self.close_reason = reason
+            self.outbox.put_nowait(None)
+
+    def plays(self, ruleset: str) -> bool:
+        return not self.rulesets or ruleset in self.rulesets
+
+
+class SessionRegistry:
+    """The live session of each bot. A new session of the same bot replaces the old one."""
+
+    def __init__(self) -> None:
+        self._by_bot: dict[str, BotSession] = {}
+
+    def open(self, session: BotSession) -> BotSession | None:
+        """Register ``session``; return the session it replaced, if any (already closed)."""
+        previous = self._by_bot.get(session.bot)
+        self._by_bot[session.bot] = session
+        if previous is not None:
+            previous.close("replaced by a new session of the same bot")
+        return previous
+
+    def close(self, session: BotSession) -> bool:
+        """Forget ``session`` if it is still the bot's current one; True if it was."""
+        session.close(session.close_reason or "stream ended")
+        if self._by_bot.get(session.bot) is session:
+            del self._by_bot[session.bot]
+            return True
+        return False
+
+    def get(self, bot: str) -> BotSession | None:
+        return self._by_bot.get(bot)
+
+    def all(self) -> Iterable[BotSession]:
+        return list(self._by_bot.values())

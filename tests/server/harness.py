@@ -1,0 +1,240 @@
+"""A real daemon on a loopback port and small protocol-level bots for tests.
+
+The bots speak only the wire protocol (hearts.v1), so these tests exercise what a
+client written from proto/ alone would see.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import random
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+from hearts.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, bot_pb2_grpc, game_pb2, spectator_pb2_grpc
+
+from heartsd.arena import Arena
+from heartsd.config import Settings
+from heartsd.server import build_server, set_serving
+from heartsd.store import Store
+
+ADMIN = "admin-token-for-tests"
+BOTS = {name: f"token-{name}-0123456789" for name in ("alice", "bob", "carol", "dave", "erin", "frank", "gina")}
+
+
+@dataclass
+class Daemon:
+    arena: Arena
+    port: int
+    server: grpc.aio.Server
+    settings: Settings
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def channel(self) -> grpc.aio.Channel:
+        return grpc.aio.insecure_channel(self.target)
+
+    async def create_match(self, seats: list[str], ruleset: str = "standard", deals: int = 1, **kw: Any) -> str:
+        """Seats: bot names, or "house:<strategy>"."""
+        request = admin_pb2.CreateMatchRequest(ruleset=ruleset, players=kw.pop("players", len(seats)))
+        for s in seats:
+            if s.startswith("house:"):
+                request.seats.add(house=s.removeprefix("house:"))
+            else:
+                request.seats.add(bot=s)
+        request.format.fixed_deals = deals
+        request.format.duplicate = kw.pop("duplicate", False)
+        if "seed" in kw:
+            request.seed = kw.pop("seed")
+        for key, value in kw.pop("clock", {}).items():
+            setattr(request.clock, key, value)
+        for key, value in kw.pop("options", {}).items():
+            setattr(request.options, key, value)
+        assert not kw, kw
+        async with self.channel() as channel:
+            stub = admin_pb2_grpc.AdminServiceStub(channel)
+            response = await stub.CreateMatch(request, metadata=auth(ADMIN))
+        return response.match_id
+
+    async def wait_finished(self, match_id: str, timeout: float = 60) -> None:
+        runner = self.arena.runners.get(match_id)
+        if runner is not None:
+            await asyncio.wait_for(runner.finished.wait(), timeout)
+
+    def stored(self, match_id: str):  # type: ignore[no-untyped-def]
+        return self.arena.store.get(match_id)
+
+
+def auth(token: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {token}"),)
+
+
+@contextlib.asynccontextmanager
+async def running_daemon(tmp_path: Any, **overrides: Any) -> AsyncIterator[Daemon]:
+    clock = dict(decision_ms=2000, bank_ms=5000, max_illegal=3, auto_after=3, grace_ms=3000)
+    clock.update({k: overrides.pop(k) for k in list(overrides) if k in clock})
+    settings = Settings.load(
+        env={},
+        flags=dict(port=0, db_path=str(tmp_path / "heartsd.db"), admin_token=ADMIN, bot_tokens=BOTS,
+                   log_level="warning", **clock, **overrides),
+    )
+    store = Store(settings.db_path)
+    arena = Arena(settings, store)
+    server, port, health = await build_server(settings, arena)
+    await server.start()
+    await set_serving(health, True)
+    try:
+        yield Daemon(arena, port, server, settings)
+    finally:
+        await arena.shutdown(1)
+        await server.stop(0.5)
+        store.close()
+
+
+Policy = Callable[[bot_pb2.DecisionRequest, "Bot"], Any]
+
+
+def first_legal(request: bot_pb2.DecisionRequest, bot: "Bot") -> bot_pb2.Answer:
+    answer = bot_pb2.Answer(request_id=request.request_id)
+    if request.kind == game_pb2.DECISION_KIND_PASS:
+        answer.pass_cards.cards.extend(request.legal_cards[: request.pass_count])
+    elif request.kind == game_pb2.DECISION_KIND_PLAY:
+        answer.play.CopyFrom(request.legal_cards[0])
+    else:
+        answer.moon = request.default_moon_option
+    return answer
+
+
+def random_legal(seed: int) -> Policy:
+    rng = random.Random(seed)
+
+    def policy(request: bot_pb2.DecisionRequest, bot: "Bot") -> bot_pb2.Answer:
+        answer = bot_pb2.Answer(request_id=request.request_id)
+        if request.kind == game_pb2.DECISION_KIND_PASS:
+            answer.pass_cards.cards.extend(rng.sample(list(request.legal_cards), request.pass_count))
+        elif request.kind == game_pb2.DECISION_KIND_PLAY:
+            answer.play.CopyFrom(rng.choice(list(request.legal_cards)))
+        else:
+            answer.moon = rng.choice(list(request.moon_options))
+        return answer
+
+    return policy
+
+
+@dataclass
+class Bot:
+    """A protocol-level bot: hello, then answer every request with ``policy``.
+
+    ``policy`` returns an Answer, a list of Answers (sent in order), ``None`` (no
+    answer), or a coroutine producing one of those. Everything received is kept.
+    """
+
+    daemon: Daemon
+    name: str
+    policy: Policy = first_legal
+    rulesets: tuple[str, ...] = ()
+    max_matches: int = 8
+    token: str | None = None
+    received: list[bot_pb2.PlayResponse] = field(default_factory=list)
+    rejections: list[bot_pb2.AnswerRejected] = field(default_factory=list)
+    events: dict[tuple[str, int], list[game_pb2.Event]] = field(default_factory=dict)
+    welcome: bot_pb2.Welcome | None = None
+    ended: dict[str, game_pb2.MatchResult] = field(default_factory=dict)
+    _queue: asyncio.Queue[bot_pb2.PlayRequest | None] = field(default_factory=asyncio.Queue)
+    _task: asyncio.Task[None] | None = None
+    _call: Any = None
+    _channel: Any = None
+    connected: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def start(self) -> "Bot":
+        self._queue = asyncio.Queue()
+        self.connected = asyncio.Event()
+        self._task = asyncio.get_running_loop().create_task(self._run())
+        await asyncio.wait_for(self.connected.wait(), 10)
+        return self
+
+    def send(self, message: bot_pb2.PlayRequest) -> None:
+        self._queue.put_nowait(message)
+
+    async def _outgoing(self) -> AsyncIterator[bot_pb2.PlayRequest]:
+        yield bot_pb2.PlayRequest(hello=bot_pb2.Hello(
+            name=self.name, version="test", rulesets=list(self.rulesets), max_concurrent_matches=self.max_matches))
+        while True:
+            message = await self._queue.get()
+            if message is None:
+                return
+            yield message
+
+    async def _run(self) -> None:
+        self._channel = self.daemon.channel()
+        stub = bot_pb2_grpc.BotServiceStub(self._channel)
+        self._call = stub.Play(self._outgoing(), metadata=auth(self.token or BOTS[self.name]))
+        try:
+            async for message in self._call:
+                self.received.append(message)
+                kind = message.WhichOneof("kind")
+                if kind == "welcome":
+                    self.welcome = message.welcome
+                    self.connected.set()
+                elif kind == "rejected":
+                    self.rejections.append(message.rejected)
+                elif kind == "update":
+                    await self._on_update(message.update)
+        except (grpc.aio.AioRpcError, asyncio.CancelledError):
+            pass
+        finally:
+            self.connected.set()
+
+    async def _on_update(self, update: bot_pb2.MatchUpdate) -> None:
+        key = (update.match_id, update.seat)
+        self.events.setdefault(key, []).extend(update.events)
+        for e in update.events:
+            if e.HasField("match_ended"):
+                self.ended[update.match_id] = e.match_ended.result
+        if update.HasField("request"):
+            result = self.policy(update.request, self)
+            if asyncio.iscoroutine(result):
+                result = await result
+            answers = result if isinstance(result, list) else [result] if result is not None else []
+            for answer in answers:
+                answer.match_id = answer.match_id or update.match_id
+                self.send(bot_pb2.PlayRequest(answer=answer))
+
+    async def drop(self) -> None:
+        """Cut the connection abruptly (like a crash)."""
+        if self._call is not None:
+            self._call.cancel()
+        if self._task is not None:
+            await asyncio.gather(self._task, return_exceptions=True)
+        if self._channel is not None:
+            await self._channel.close()
+
+    async def close(self) -> None:
+        self._queue.put_nowait(None)
+        await self.drop()
+
+    @property
+    def status(self) -> grpc.StatusCode | None:
+        return self._call.code() if self._call is not None and self._call.done() else None  # type: ignore[no-any-return]
+
+    async def wait_ended(self, match_id: str, timeout: float = 60) -> game_pb2.MatchResult:
+        async def wait() -> game_pb2.MatchResult:
+            while match_id not in self.ended:
+                await asyncio.sleep(0.01)
+            return self.ended[match_id]
+
+        return await asyncio.wait_for(wait(), timeout)
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+__all__ = ["ADMIN", "BOTS", "Bot", "Daemon", "auth", "first_legal", "random_legal", "run", "running_daemon",
+           "spectator_pb2_grpc", "dataclasses"]
