@@ -112,13 +112,17 @@ class Arena:
         for slot in slots:
             if slot.pending is not None and slot.pending.request_id == answer.request_id:
                 return runner.on_answer(slot, answer)
+        stale = False
         for slot in slots:
             slot.auto = False  # an answer, even a stale one, shows the bot is listening
+            stale = stale or answer.request_id in slot.issued
+        if stale:
+            return bot_pb2.AnswerRejected(
+                match_id=answer.match_id, request_id=answer.request_id, code=bot_pb2.REJECTION_CODE_STALE_REQUEST,
+                reason="that request is already resolved (answered, or defaulted when its time ran out)")
         return bot_pb2.AnswerRejected(
-            match_id=answer.match_id, request_id=answer.request_id,
-            code=bot_pb2.REJECTION_CODE_UNKNOWN_REQUEST if not answer.request_id.startswith("r-")
-            else bot_pb2.REJECTION_CODE_STALE_REQUEST,
-            reason="no open request with that id for you in this match")
+            match_id=answer.match_id, request_id=answer.request_id, code=bot_pb2.REJECTION_CODE_UNKNOWN_REQUEST,
+            reason="no request with that id was sent to you in this match")
 
     def resume(self, session: BotSession, request: bot_pb2.Resume) -> bot_pb2.AnswerRejected | None:
         runner = self.runners.get(request.match_id)

@@ -91,6 +91,7 @@ class SeatSlot:
     auto: bool = False
     away_since: float | None = None
     stats: dict[str, int] = field(default_factory=lambda: {"timeouts": 0, "illegal": 0, "defaults": 0})
+    issued: set[str] = field(default_factory=set)  # every request id sent to this seat
 
     @property
     def label(self) -> str:
@@ -194,6 +195,7 @@ class MatchRunner:
         now = time.monotonic()
         pending = Pending("r-" + secrets.token_hex(6), KIND[self.match.deal.phase], default, now, self._loop.create_future())
         slot.pending = pending
+        slot.issued.add(pending.request_id)
         pending.request = self._request(slot, pending)
         self._send(slot, pending.request)
         if slot.auto:

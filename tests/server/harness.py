@@ -19,6 +19,7 @@ from hearts.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, bot_pb2_grpc, game_pb2
 
 from heartsd.arena import Arena
 from heartsd.config import Settings
+from heartsd.logs import configure
 from heartsd.server import build_server, set_serving
 from heartsd.store import Store
 
@@ -77,6 +78,7 @@ def auth(token: str) -> tuple[tuple[str, str], ...]:
 
 @contextlib.asynccontextmanager
 async def running_daemon(tmp_path: Any, **overrides: Any) -> AsyncIterator[Daemon]:
+    configure("console", "warning")
     clock = dict(decision_ms=2000, bank_ms=5000, max_illegal=3, auto_after=3, grace_ms=3000)
     clock.update({k: overrides.pop(k) for k in list(overrides) if k in clock})
     settings = Settings.load(

@@ -1,0 +1,206 @@
+"""The server is the only authority: clock, illegal answers, defaults, auto-play, disconnects."""
+
+from __future__ import annotations
+
+import asyncio
+
+from hearts.v1 import bot_pb2, game_pb2
+
+from .harness import Bot, first_legal, run, running_daemon
+
+P = game_pb2
+HOUSE3 = ["house:random", "house:random", "house:random"]
+
+
+def decisions_of(stored, seat):
+    return [d for d in stored.record.decisions if d.seat == seat]
+
+
+def silent(request, bot):
+    return None
+
+
+def test_timeouts_use_the_bank_then_default_and_auto_play_takes_over(tmp_path):
+    async def scenario():
+        async with running_daemon(tmp_path, decision_ms=100, bank_ms=300, auto_after=2) as daemon:
+            bot = await Bot(daemon, "alice", silent).start()
+            match_id = await daemon.create_match(["alice", *HOUSE3], seed=3)
+            await bot.wait_ended(match_id, timeout=30)
+            await bot.close()
+            return daemon.stored(match_id), bot
+
+    stored, bot = run(scenario())
+    mine = decisions_of(stored, 0)
+    assert [d.provenance for d in mine[:2]] == [P.PROVENANCE_TIMEOUT, P.PROVENANCE_TIMEOUT]
+    assert mine[0].think_ms >= 390  # decision time plus the whole bank
+    assert 90 <= mine[1].think_ms < 390  # the bank is gone: only the decision time
+    assert all(d.provenance == P.PROVENANCE_AUTO for d in mine[2:])
+    assert stored.status == "finished"
+    notices = [e.notice for events in bot.events.values() for e in events if e.HasField("notice")]
+    assert notices and notices[0].provenance == P.PROVENANCE_TIMEOUT
+
+
+def test_an_illegal_answer_is_rejected_in_band_and_the_bot_may_retry(tmp_path):
+    def policy(request, bot):
+        good = first_legal(request, bot)
+        if request.kind != P.DECISION_KIND_PLAY or bot.rejections:
+            return good
+        bad = bot_pb2.Answer(request_id=request.request_id)
+        illegal = next(c for c in request.hand if c not in request.legal_cards) if len(request.legal_cards) < len(request.hand) else None
+        if illegal is None:
+            return good
+        bad.play.CopyFrom(illegal)
+        return [bad, good]
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            bot = await Bot(daemon, "alice", policy).start()
+            match_id = await daemon.create_match(["alice", *HOUSE3], seed=11)
+            await bot.wait_ended(match_id)
+            await bot.close()
+            return daemon.stored(match_id), bot
+
+    stored, bot = run(scenario())
+    rejection = bot.rejections[0]
+    assert rejection.code == bot_pb2.REJECTION_CODE_ILLEGAL and rejection.retry
+    assert rejection.reason and rejection.remaining_ms > 0
+    retried = [d for d in decisions_of(stored, 0) if d.rejected_answers]
+    assert len(retried) == 1 and retried[0].provenance == P.PROVENANCE_BOT
+
+
+def test_repeated_illegal_answers_get_the_default(tmp_path):
+    def policy(request, bot):
+        if request.kind != P.DECISION_KIND_PASS:
+            return first_legal(request, bot)
+        bad = bot_pb2.Answer(request_id=request.request_id)
+        bad.pass_cards.cards.extend(request.hand[:2])  # two cards instead of three
+        return [bad, bad]
+
+    async def scenario():
+        async with running_daemon(tmp_path, max_illegal=2) as daemon:
+            bot = await Bot(daemon, "alice", policy).start()
+            match_id = await daemon.create_match(["alice", *HOUSE3], seed=4)
+            await bot.wait_ended(match_id)
+            await bot.close()
+            return daemon.stored(match_id), bot
+
+    stored, bot = run(scenario())
+    first = decisions_of(stored, 0)[0]
+    assert first.kind == P.DECISION_KIND_PASS and first.provenance == P.PROVENANCE_ILLEGAL
+    assert first.rejected_answers == 2
+    assert [r.code for r in bot.rejections[:2]] == [bot_pb2.REJECTION_CODE_MALFORMED] * 2
+    assert [r.retry for r in bot.rejections[:2]] == [True, False]
+    assert "exactly 3" in bot.rejections[0].reason
+
+
+def test_auto_play_ends_when_the_bot_answers_again(tmp_path):
+    def policy(request, bot):
+        bot.count = getattr(bot, "count", 0) + 1
+        return None if bot.count <= 3 else first_legal(request, bot)
+
+    async def scenario():
+        async with running_daemon(tmp_path, decision_ms=50, bank_ms=0, auto_after=2, house_delay_ms=20) as daemon:
+            bot = await Bot(daemon, "alice", policy).start()
+            match_id = await daemon.create_match(["alice", *HOUSE3], seed=5)
+            await bot.wait_ended(match_id)
+            await bot.close()
+            return daemon.stored(match_id)
+
+    stored = run(scenario())
+    kinds = [d.provenance for d in decisions_of(stored, 0)]
+    assert kinds[:3] == [P.PROVENANCE_TIMEOUT, P.PROVENANCE_TIMEOUT, P.PROVENANCE_AUTO]
+    assert P.PROVENANCE_BOT in kinds[3:] and kinds[-1] == P.PROVENANCE_BOT
+
+
+def test_a_bot_that_leaves_is_defaulted_after_the_grace_period(tmp_path):
+    def policy(request, bot):
+        if request.kind == P.DECISION_KIND_PLAY and len(request.tricks) == 2:
+            asyncio.get_running_loop().create_task(bot.drop())
+            return None
+        return first_legal(request, bot)
+
+    async def scenario():
+        async with running_daemon(tmp_path, decision_ms=5000, bank_ms=0, grace_ms=200) as daemon:
+            bot = await Bot(daemon, "alice", policy).start()
+            match_id = await daemon.create_match(["alice", *HOUSE3], seed=6)
+            await asyncio.wait_for(daemon.wait_finished(match_id), 30)
+            return daemon.stored(match_id)
+
+    stored = run(scenario())
+    kinds = [d.provenance for d in decisions_of(stored, 0)]
+    assert P.PROVENANCE_DISCONNECT in kinds and stored.status == "finished"
+    first_away = kinds.index(P.PROVENANCE_DISCONNECT)
+    assert decisions_of(stored, 0)[first_away].think_ms < 2000  # not the full decision time
+    assert all(k in (P.PROVENANCE_DISCONNECT, P.PROVENANCE_AUTO) for k in kinds[first_away:])
+
+
+def test_resume_after_a_drop_in_the_middle_of_a_trick(tmp_path):
+    def dropper(request, bot):
+        if request.kind == P.DECISION_KIND_PLAY and len(request.current_trick.cards) >= 1 and len(request.tricks) >= 3:
+            bot.dropped_request = request
+            asyncio.get_running_loop().create_task(bot.drop())
+            return None
+        return first_legal(request, bot)
+
+    async def scenario():
+        async with running_daemon(tmp_path, decision_ms=5000, bank_ms=5000, grace_ms=5000) as daemon:
+            first = await Bot(daemon, "alice", dropper).start()
+            match_id = await daemon.create_match(["alice", *HOUSE3], seed=8)
+            while not hasattr(first, "dropped_request"):
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.2)
+            second = await Bot(daemon, "alice", first_legal).start()
+            await second.wait_ended(match_id)
+            # An explicit resume from 0 replays the whole match.
+            third_events = list(second.events[(match_id, 0)])
+            await second.close()
+            return daemon.stored(match_id), first, second, third_events
+
+    stored, first, second, events = run(scenario())
+    assert [(m.match_id, m.seat, m.request_pending) for m in second.welcome.active_matches] == [
+        (stored.id, 0, True)
+    ]
+    resumed = next(r for r in second.received if r.WhichOneof("kind") == "update")
+    assert resumed.update.request.request_id == first.dropped_request.request_id
+    assert len(resumed.update.request.current_trick.cards) >= 1
+    seen_before = [e.sequence for events in first.events.values() for e in events]
+    seen_after = [e.sequence for e in events]
+    assert seen_after[0] == max(seen_before) + 1 or seen_after[0] <= max(seen_before) + 1
+    assert sorted(set(seen_before) | set(seen_after)) == list(range(1, max(seen_after) + 1))
+    mine = decisions_of(stored, 0)
+    assert all(d.provenance == P.PROVENANCE_BOT for d in mine), "the resumed bot answered in time"
+    assert stored.status == "finished"
+
+
+def test_explicit_resume_replays_from_a_sequence_number(tmp_path):
+    def hold_first(request, bot):
+        if not hasattr(bot, "held"):
+            bot.held = request
+        if request.request_id == bot.held.request_id:
+            return None  # answered by hand below
+        return first_legal(request, bot)
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            bot = await Bot(daemon, "alice", hold_first).start()
+            match_id = await daemon.create_match(["alice", *HOUSE3], seed=9)
+            while not hasattr(bot, "held"):
+                await asyncio.sleep(0.01)
+            before = list(bot.events[(match_id, 0)])
+            bot.send(bot_pb2.PlayRequest(resume=bot_pb2.Resume(match_id=match_id, seat=0, last_sequence=0)))
+            while len(bot.events[(match_id, 0)]) < 2 * len(before):
+                await asyncio.sleep(0.01)
+            after = list(bot.events[(match_id, 0)])
+            resent = [r.update.request.request_id for r in bot.received if r.HasField("update") and r.update.HasField("request")]
+            bot.send(bot_pb2.PlayRequest(answer=first_legal(bot.held, bot)))
+            bot.messages_before_answer = resent
+            await bot.wait_ended(match_id)
+            bot.send(bot_pb2.PlayRequest(resume=bot_pb2.Resume(match_id="m-nope", seat=0)))
+            await asyncio.sleep(0.2)
+            await bot.close()
+            return before, after, bot
+
+    before, after, bot = run(scenario())
+    assert [e.sequence for e in after[len(before):]] == [e.sequence for e in before]
+    assert bot.messages_before_answer[:2] == [bot.held.request_id] * 2  # the pending request comes again
+    assert bot.rejections[-1].code == bot_pb2.REJECTION_CODE_UNKNOWN_MATCH
