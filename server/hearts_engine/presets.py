@@ -52,7 +52,8 @@ _HARTENJAGEN_POINTS = ((JACK_OF_CLUBS, 2), (QUEEN_OF_SPADES, 5))
 def _players(name: str, players: int | None, allowed: range, default: int = 4) -> int:
     n = default if players is None else players
     if n not in allowed:
-        raise RulesetError(f"{name} is played by {allowed.start} to {allowed.stop - 1} players, got {n}")
+        counts = f"{allowed.start}" if len(allowed) == 1 else f"{allowed.start} to {allowed.stop - 1}"
+        raise RulesetError(f"{name} is played by {counts} players, got {n}")
     return n
 
 

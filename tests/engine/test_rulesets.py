@@ -54,7 +54,7 @@ def test_hartenjagen_three_players_removes_two_to_five_of_every_suit():
         (lambda: Ruleset(players=8), "between 3 and 7, got 8"),
         (lambda: preset("classic", players=8), "3 to 7 players, got 8"),
         (lambda: preset("hartenjagen", players=5), "3 to 4 players, got 5"),
-        (lambda: preset("standard", players=3), "4 to 4 players, got 3"),
+        (lambda: preset("standard", players=3), "played by 4 players, got 3"),
         (lambda: preset("classic", players=3).with_options(pass_schedule=(PassDirection.ACROSS,)), "across"),
         (lambda: Ruleset(players=3), "cannot be dealt evenly"),
         (lambda: preset("classic", target=40), "at least 50"),

@@ -1,0 +1,247 @@
+"""Untrusted input gets a clear status or an in-band rejection; the server keeps going."""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+import pytest
+from hearts.v1 import (
+    admin_pb2,
+    admin_pb2_grpc,
+    bot_pb2,
+    bot_pb2_grpc,
+    cards_pb2,
+    game_pb2,
+    spectator_pb2,
+    spectator_pb2_grpc,
+)
+
+from .harness import ADMIN, BOTS, Bot, auth, first_legal, run, running_daemon
+
+P = game_pb2
+HOUSE3 = ["house:random", "house:random", "house:random"]
+
+
+async def stream_status(daemon, messages, metadata):
+    """Open a bot stream, send ``messages``, return the final status code and details."""
+    async with daemon.channel() as channel:
+        call = bot_pb2_grpc.BotServiceStub(channel).Play(iter(messages), metadata=metadata)
+        try:
+            async for _ in call:
+                pass
+        except grpc.aio.AioRpcError as exc:
+            return exc.code(), exc.details()
+        return call.code() if False else grpc.StatusCode.OK, ""
+
+
+def hello(name="alice", **kw):
+    return bot_pb2.PlayRequest(hello=bot_pb2.Hello(name=name, **kw))
+
+
+@pytest.mark.parametrize(
+    ("messages", "metadata", "code", "text"),
+    [
+        ([hello()], (), grpc.StatusCode.UNAUTHENTICATED, "authorization"),
+        ([hello()], auth("not-a-token"), grpc.StatusCode.UNAUTHENTICATED, "unknown bot token"),
+        ([hello()], (("authorization", "Basic abc"),), grpc.StatusCode.UNAUTHENTICATED, "Bearer"),
+        ([hello("bob")], auth(BOTS["alice"]), grpc.StatusCode.PERMISSION_DENIED, "belongs to bot 'alice'"),
+        ([bot_pb2.PlayRequest(answer=bot_pb2.Answer())], auth(BOTS["alice"]), grpc.StatusCode.INVALID_ARGUMENT, "first message"),
+        ([hello(rulesets=["poker"])], auth(BOTS["alice"]), grpc.StatusCode.INVALID_ARGUMENT, "unknown rulesets: poker"),
+        ([hello(), hello()], auth(BOTS["alice"]), grpc.StatusCode.INVALID_ARGUMENT, "only be sent once"),
+        ([hello(), bot_pb2.PlayRequest()], auth(BOTS["alice"]), grpc.StatusCode.INVALID_ARGUMENT, "empty message"),
+        (
+            [hello(version="x" * 100_000)],
+            auth(BOTS["alice"]),
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            "",
+        ),
+    ],
+)
+def test_bot_stream_errors_get_the_right_status(tmp_path, messages, metadata, code, text):
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            result = await stream_status(daemon, messages, metadata)
+            # The server keeps going: a normal match still completes.
+            bot = await Bot(daemon, "carol").start()
+            match_id = await daemon.create_match(["carol", *HOUSE3])
+            await bot.wait_ended(match_id)
+            await bot.close()
+            return result
+
+    got, details = run(scenario())
+    assert got == code
+    assert text in details
+
+
+def test_malformed_bytes_end_only_that_stream(tmp_path):
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            async with daemon.channel() as channel:
+                raw = channel.stream_stream("/hearts.v1.BotService/Play", request_serializer=None, response_deserializer=None)
+                call = raw(iter([b"\xff\xff\xff\xff not protobuf"]), metadata=auth(BOTS["alice"]))
+                with pytest.raises(grpc.aio.AioRpcError) as err:
+                    async for _ in call:
+                        pass
+            bot = await Bot(daemon, "carol").start()
+            match_id = await daemon.create_match(["carol", *HOUSE3])
+            await bot.wait_ended(match_id)
+            await bot.close()
+            return err.value.code()
+
+    code = run(scenario())
+    assert code in (grpc.StatusCode.INTERNAL, grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.UNKNOWN)
+
+
+def test_in_band_rejections_for_wrong_ids_twice_other_matches_and_malformed_cards(tmp_path):
+    def policy(request, bot):
+        if request.kind != P.DECISION_KIND_PLAY or hasattr(bot, "done"):
+            return first_legal(request, bot)
+        bot.done = True
+        good = first_legal(request, bot)
+        wrong_id = bot_pb2.Answer(request_id="r-000000000000", play=good.play)
+        no_card = bot_pb2.Answer(request_id=request.request_id, play=cards_pb2.Card(suit=9, rank=2))
+        wrong_kind = bot_pb2.Answer(request_id=request.request_id, moon=P.MOON_OPTION_ADD_TO_OTHERS)
+        empty = bot_pb2.Answer(request_id=request.request_id)
+        other_match = bot_pb2.Answer(match_id="m-elsewhere", request_id=request.request_id, play=good.play)
+        twice = bot_pb2.Answer(request_id=request.request_id, play=good.play)
+        return [wrong_id, no_card, wrong_kind, other_match, good, twice, empty]
+
+    async def scenario():
+        async with running_daemon(tmp_path, max_illegal=5) as daemon:
+            bot = await Bot(daemon, "alice", policy).start()
+            match_id = await daemon.create_match(["alice", *HOUSE3], seed=2)
+            await bot.wait_ended(match_id)
+            await bot.close()
+            return bot, daemon.stored(match_id)
+
+    bot, stored = run(scenario())
+    codes = [r.code for r in bot.rejections]
+    assert codes == [
+        bot_pb2.REJECTION_CODE_UNKNOWN_REQUEST,
+        bot_pb2.REJECTION_CODE_MALFORMED,
+        bot_pb2.REJECTION_CODE_MALFORMED,
+        bot_pb2.REJECTION_CODE_UNKNOWN_MATCH,
+        bot_pb2.REJECTION_CODE_STALE_REQUEST,
+        bot_pb2.REJECTION_CODE_STALE_REQUEST,
+    ]
+    assert "not a card" in bot.rejections[1].reason
+    assert "'play' answer" in bot.rejections[2].reason
+    assert stored.status == "finished"
+    assert all(d.provenance == P.PROVENANCE_BOT for d in stored.record.decisions if d.seat == 0)
+
+
+def test_a_bot_cannot_answer_for_another_seat(tmp_path):
+    """Bob learns nothing of alice's request ids; a guessed id is unknown to him."""
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            stolen = []
+
+            def alice_policy(request, bot):
+                stolen.append(request.request_id)
+                return first_legal(request, bot)
+
+            alice = await Bot(daemon, "alice", alice_policy).start()
+            bob = await Bot(daemon, "bob").start()
+            match_id = await daemon.create_match(["alice", "bob", "house:random", "house:random"], seed=1)
+            while not stolen:
+                await asyncio.sleep(0.01)
+            bob.send(bot_pb2.PlayRequest(answer=bot_pb2.Answer(match_id=match_id, request_id=stolen[0])))
+            await alice.wait_ended(match_id)
+            await asyncio.sleep(0.1)
+            await alice.close()
+            await bob.close()
+            return bob
+
+    bob = run(scenario())
+    assert bob.rejections and bob.rejections[0].code == bot_pb2.REJECTION_CODE_UNKNOWN_REQUEST
+
+
+@pytest.mark.parametrize(
+    ("change", "code", "text"),
+    [
+        (dict(ruleset="poker"), grpc.StatusCode.INVALID_ARGUMENT, "unknown ruleset 'poker'"),
+        (dict(players=5), grpc.StatusCode.INVALID_ARGUMENT, "standard is played by 4 players, got 5"),
+        (dict(seats=["alice", "house:random"], players=4), grpc.StatusCode.INVALID_ARGUMENT, "needs 4 seats"),
+        (dict(seats=["zed", *HOUSE3]), grpc.StatusCode.FAILED_PRECONDITION, "'zed' is not connected"),
+        (dict(seats=["house:genius", *HOUSE3]), grpc.StatusCode.INVALID_ARGUMENT, "unknown house strategy"),
+        (dict(duplicate=True, deals=3), grpc.StatusCode.INVALID_ARGUMENT, "multiple of 4"),
+        (dict(clock=dict(decision_ms=-5)), grpc.StatusCode.INVALID_ARGUMENT, "decision_ms"),
+        (dict(ruleset="classic", options=dict(target=10)), grpc.StatusCode.INVALID_ARGUMENT, "at least 50"),
+    ],
+)
+def test_create_match_validation(tmp_path, change, code, text):
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            kw = dict(seats=list(HOUSE3) + ["house:random"], ruleset="standard", deals=1)
+            kw.update(change)
+            seats = kw.pop("seats")
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await daemon.create_match(seats, **kw)
+            return err.value
+
+    err = run(scenario())
+    assert err.code() == code and text in err.details()
+
+
+def test_admin_and_spectator_errors(tmp_path):
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            out = {}
+            async with daemon.channel() as channel:
+                admin = admin_pb2_grpc.AdminServiceStub(channel)
+                spectator = spectator_pb2_grpc.SpectatorServiceStub(channel)
+                calls = {
+                    "no token": admin.ListBots(admin_pb2.ListBotsRequest()),
+                    "bot token": admin.ListBots(admin_pb2.ListBotsRequest(), metadata=auth(BOTS["alice"])),
+                    "cancel unknown": admin.CancelMatch(admin_pb2.CancelMatchRequest(match_id="m-x"), metadata=auth(ADMIN)),
+                    "record unknown": spectator.GetMatchRecord(spectator_pb2.GetMatchRecordRequest(match_id="m-x")),
+                    "list bad limit": spectator.ListMatches(spectator_pb2.ListMatchesRequest(limit=5000)),
+                }
+                for name, call in calls.items():
+                    try:
+                        await call
+                        out[name] = grpc.StatusCode.OK
+                    except grpc.aio.AioRpcError as exc:
+                        out[name] = exc.code()
+                watch = spectator.WatchMatch(spectator_pb2.WatchMatchRequest(match_id="m-x"))
+                try:
+                    async for _ in watch:
+                        pass
+                except grpc.aio.AioRpcError as exc:
+                    out["watch unknown"] = exc.code()
+                # A running match's record is not available yet (it would show hands).
+                gate = asyncio.Event()
+
+                async def hold(request, bot):
+                    await gate.wait()
+
+                bot = await Bot(daemon, "alice", hold).start()
+                match_id = await daemon.create_match(["alice", *HOUSE3])
+                try:
+                    await spectator.GetMatchRecord(spectator_pb2.GetMatchRecordRequest(match_id=match_id))
+                except grpc.aio.AioRpcError as exc:
+                    out["record running"] = exc.code()
+                cancelled = await admin.CancelMatch(
+                    admin_pb2.CancelMatchRequest(match_id=match_id, reason="test"), metadata=auth(ADMIN))
+                out["cancelled"] = cancelled.result
+                try:
+                    await admin.CancelMatch(admin_pb2.CancelMatchRequest(match_id=match_id), metadata=auth(ADMIN))
+                except grpc.aio.AioRpcError as exc:
+                    out["cancel twice"] = exc.code()
+                gate.set()
+                await bot.close()
+            return out, daemon.stored(match_id)
+
+    out, stored = run(scenario())
+    assert out["no token"] == grpc.StatusCode.UNAUTHENTICATED
+    assert out["bot token"] == grpc.StatusCode.PERMISSION_DENIED
+    assert out["cancel unknown"] == grpc.StatusCode.NOT_FOUND
+    assert out["record unknown"] == grpc.StatusCode.NOT_FOUND
+    assert out["list bad limit"] == grpc.StatusCode.INVALID_ARGUMENT
+    assert out["watch unknown"] == grpc.StatusCode.NOT_FOUND
+    assert out["record running"] == grpc.StatusCode.FAILED_PRECONDITION
+    assert out["cancel twice"] == grpc.StatusCode.FAILED_PRECONDITION
+    assert out["cancelled"].status == P.MATCH_STATUS_CANCELLED and out["cancelled"].reason == "test"
+    assert stored.status == "cancelled" and stored.record is not None
