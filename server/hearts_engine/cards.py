@@ -62,16 +62,14 @@ CARDS_BY_SUIT_PATTERN: tuple[tuple[tuple[Card, ...], ...], ...] = tuple(
 )
 _T0, _T1, _T2, _T3 = CARDS_BY_SUIT_PATTERN
 _LOW13 = _SUIT_TABLE_SIZE - 1
+_LOW26 = (1 << 26) - 1
 
 
 def cards_of(mask: Mask) -> tuple[Card, ...]:
     """The cards of ``mask`` in ascending id order (clubs first, low to high)."""
-    return (
-        _T0[mask & _LOW13]
-        + _T1[mask >> 13 & _LOW13]
-        + _T2[mask >> 26 & _LOW13]
-        + _T3[mask >> 39 & _LOW13]
-    )
+    low = mask & _LOW26  # split once, so that the shifts below act on small ints
+    high = mask >> 26
+    return _T0[low & _LOW13] + _T1[low >> 13] + _T2[high & _LOW13] + _T3[high >> 13 & _LOW13]
 
 
 def suit_cards(mask: Mask, suit: int) -> tuple[Card, ...]:

@@ -54,6 +54,13 @@ class Phase(enum.Enum):
     SCORED = "scored"
 
 
+# The phases as module constants: the hot paths compare against these (a global load,
+# where ``Phase.PASSING`` is a slower class-attribute lookup through the enum metaclass).
+_PASSING, _PLAYING, _MOON_CHOICE, _SCORED = Phase.PASSING, Phase.PLAYING, Phase.MOON_CHOICE, Phase.SCORED
+_HOLD = PassDirection.HOLD
+_DISCARD = HeartsBreak.DISCARD
+
+
 class Trick(NamedTuple):
     """A completed trick: who led, the cards in play order, who won it."""
 
@@ -168,26 +175,26 @@ class Deal:
         self.score: tuple[int, ...] | None = None
         self.is_over = False  # True once the deal is scored
         self._read_rules(rules)
-        if pass_direction is PassDirection.HOLD or rules.pass_count == 0:
+        if pass_direction is _HOLD or rules.pass_count == 0:
             self._pending_passes = 0
             self._start_play()
         else:
-            self.phase = Phase.PASSING
+            self.phase = _PASSING
             self.turn = -1
-            self._legal = 0
-            self._legal_cards = ()
             self._pending_passes = n
 
     def _read_rules(self, rules: Ruleset) -> None:
         """Copy the rule flags the hot path reads into slots (one attribute load each)."""
         self._lead_restricted = rules.hearts_lead_restricted
         self._first_trick_restricted = rules.first_trick_no_points
-        self._break_needs_discard = rules.hearts_break is HeartsBreak.DISCARD
+        self._break_needs_discard = rules.hearts_break is _DISCARD
+        # The cards that may break hearts, until they are broken; then 0 (_break_hearts).
         self._breakers = HEARTS_MASK | (QUEEN_BIT if rules.queen_breaks_hearts else 0)
         self._penalty = rules.penalty_mask
-        # legal_mask() of the seat to play, cached: -1 = not computed yet (while PLAYING),
-        # 0 in every other phase, so the fast path of play() refuses every card there.
-        self._legal = -1
+        # The legal cards of the seat to play, as a mask and as a tuple, kept up to date
+        # by every action while PLAYING; 0 and () in every other phase, so the fast path
+        # of play() refuses every card there.
+        self._legal = 0
         self._legal_cards = ()
 
     @classmethod
@@ -247,22 +254,18 @@ class Deal:
 
     def legal_mask(self) -> Mask:
         """Legal cards for the seat to play, as a mask (only meaningful while PLAYING)."""
-        if self._legal < 0:
-            self._cache_legal()
         return self._legal
 
     def legal_plays(self, seat: int) -> tuple[Card, ...]:
         """Cards ``seat`` may play now, ascending; empty when it is not that seat's turn."""
-        if seat == self.turn:
-            if self._legal < 0:
-                self._cache_legal()
-            return self._legal_cards
-        return ()
+        return self._legal_cards if seat == self.turn else ()
 
     def _cache_legal(self) -> None:
         """Work out the legal cards of the seat to play, as a mask and as a tuple.
 
-        Each rule flag is read exactly once, in this cascade of early returns.
+        The play path fills in the common cases itself (following suit, an unrestricted
+        lead) and calls this for the rest. Each rule flag is read exactly once, in this
+        cascade of early returns.
         """
         hand = self.hands[self.turn]
         if self.trick:
@@ -280,7 +283,10 @@ class Deal:
                 elif self.rules.first_trick_fallback is FirstTrickFallback.QUEEN_LAST and hand != QUEEN_BIT:
                     legal = hand & ~QUEEN_BIT
         elif not self.tricks:
-            legal = 1 << self.rules.first_lead
+            first = self.rules.first_lead
+            self._legal = 1 << first
+            self._legal_cards = (first,)
+            return
         else:
             legal = hand
             if self._lead_restricted and not self.hearts_broken:
@@ -292,7 +298,7 @@ class Deal:
 
     def passable(self, seat: int) -> tuple[Card, ...]:
         """Cards ``seat`` may pass now (its dealt hand), empty if it may not pass."""
-        if self.phase is not Phase.PASSING or self.passed[seat] is not None:
+        if self.phase is not _PASSING or self.passed[seat] is not None:
             return ()
         return cards_of(self.hands[seat])
 
@@ -312,22 +318,30 @@ class Deal:
     def pass_cards(self, seat: int, cards: Iterable[Card]) -> None:
         """Choose the cards ``seat`` passes; they move once every seat has chosen.
 
-        As in :meth:`play`, the accepted path is one compound test and
-        :meth:`_refuse_pass` explains any refusal.
+        As in :meth:`play`, the accepted path is as short as possible (one compound
+        test, one pass over the cards, one test of the mask) and :meth:`_refuse_pass`
+        explains any refusal.
         """
         try:
             items = list(cards)
         except TypeError:
             raise InvalidActionError(f"expected a list of cards, got {cards!r}") from None
-        if self.phase is Phase.PASSING and type(seat) is int and 0 <= seat < self.players:
-            try:
-                if len(items) == self.rules.pass_count and min(items) >= 0 and bool not in map(type, items):
-                    mask = sum(map(_BIT.__getitem__, items))
-                    if mask.bit_count() == len(items) and not mask & ~self.hands[seat] and self.passed[seat] is None:
-                        self.push_pass(seat, mask)
-                        return
-            except (TypeError, IndexError, ValueError):
-                pass
+        if (
+            self.phase is _PASSING
+            and type(seat) is int
+            and 0 <= seat < self.players
+            and self.passed[seat] is None
+            and len(items) == self.rules.pass_count
+        ):
+            mask = 0
+            for c in items:
+                if type(c) is not int or not 0 <= c < DECK_SIZE:
+                    break
+                mask |= _BIT[c]
+            else:
+                if mask.bit_count() == len(items) and not mask & ~self.hands[seat]:
+                    self.push_pass(seat, mask)
+                    return
         self._refuse_pass(seat, items)
 
     def _refuse_pass(self, seat: int, cards: list[Card]) -> None:
@@ -351,8 +365,6 @@ class Deal:
         The accepted path is one compound test; any refusal is explained by
         :meth:`_refuse_play`, which works out the precise error.
         """
-        if self._legal < 0:
-            self._cache_legal()
         if seat == self.turn and type(card) is int and card >= 0 and self._legal >> card & 1 and type(seat) is int:
             self.push_play(card)
         else:
@@ -400,17 +412,17 @@ class Deal:
 
     def push_pass(self, seat: int, mask: Mask) -> None:
         """Record ``seat``'s pass without checks; exchange once all have passed."""
-        self.passed[seat] = mask
+        passed = self.passed
+        passed[seat] = mask
         self._pending_passes -= 1
         if self._pending_passes == 0:
             n = self.players
             offset = self.pass_direction.offset(n)
-            hands = self.hands
-            passed = self.passed
-            for s in range(n):
-                hands[s] &= ~passed[s]  # type: ignore[operator]
-            for s in range(n):
-                hands[(s + offset) % n] |= passed[s]  # type: ignore[operator]
+            # Seat r keeps what it did not pass and receives what seat r - offset passed.
+            self.hands[:] = [
+                hand & ~passed[r] | passed[(r - offset) % n]  # type: ignore[operator]
+                for r, hand in enumerate(self.hands)
+            ]
             self._start_play()
 
     def push_play(self, card: Card) -> None:
@@ -420,16 +432,14 @@ class Deal:
         hands = self.hands
         hands[seat] ^= bit
         trick = self.trick
-        if trick:
-            if bit & self._breakers and not self.hearts_broken:
-                if not self._break_needs_discard or card == QUEEN_OF_SPADES or SUIT_OF[card] != self.led_suit:
-                    self._break_hearts()
-        else:
+        if not trick:
             self.trick_leader = seat
             self.led_suit = SUIT_OF[card]
-            if bit & self._breakers and not self.hearts_broken:
-                if not self._break_needs_discard or card == QUEEN_OF_SPADES:
-                    self._break_hearts()
+        # _breakers is 0 once hearts are broken. A lead is never a discard (its suit is
+        # the led suit), so under the discard rule only the queen can break on a lead.
+        if bit & self._breakers:
+            if not self._break_needs_discard or card == QUEEN_OF_SPADES or SUIT_OF[card] != self.led_suit:
+                self._break_hearts()
         trick.append(card)
         trick_mask = self.trick_mask | bit
         n = self.players
@@ -437,14 +447,14 @@ class Deal:
             self.trick_mask = trick_mask
             seat = self.turn = (seat + 1) % n
             # The common case, inlined: the next seat can follow suit. Otherwise the
-            # legal set is worked out on demand by _cache_legal().
+            # legal set is worked out by _cache_legal().
             led = self.led_suit
             follow = hands[seat] & SUIT_MASKS[led]
             if follow:
                 self._legal = follow
                 self._legal_cards = CARDS_BY_SUIT_PATTERN[led][follow >> _SUIT_SHIFT[led]]
             else:
-                self._legal = -1
+                self._cache_legal()
             return
         self._close_trick(trick, trick_mask)
 
@@ -468,11 +478,12 @@ class Deal:
             self._legal = hand
             self._legal_cards = cards_of(hand)
         else:
-            self._legal = -1
+            self._cache_legal()
 
     def _break_hearts(self) -> None:
         self.hearts_broken = True
         self.broken_trick = len(self.tricks)
+        self._breakers = 0  # nothing breaks hearts twice: push_play's test fails at once
 
     def push_moon(self, option: MoonOption) -> None:
         """Apply the shooter's moon choice without checks."""
@@ -480,10 +491,13 @@ class Deal:
         self._score()
 
     def _start_play(self) -> None:
-        self.phase = Phase.PLAYING
-        self._legal = -1
+        self.phase = _PLAYING
         first = self.rules.first_lead
-        self.turn = next(s for s, h in enumerate(self.hands) if h >> first & 1)
+        for seat, hand in enumerate(self.hands):
+            if hand >> first & 1:
+                self.turn = seat
+                break
+        self._cache_legal()
 
     def _finish_play(self) -> None:
         self._legal = 0
@@ -491,7 +505,7 @@ class Deal:
         self.shooter = moon_shooter(self.rules, self.taken)
         if self.shooter is not None and self.scoring_phase == 1:
             if self.rules.moon is MoonScoring.SHOOTER_CHOICE:
-                self.phase = Phase.MOON_CHOICE
+                self.phase = _MOON_CHOICE
                 self.turn = self.shooter
                 return
             self.moon_option = MoonOption.ADD_TO_OTHERS
@@ -499,7 +513,7 @@ class Deal:
 
     def _score(self) -> None:
         self.score = deal_score(self.rules, self.taken, self.shooter, self.moon_option, self.scoring_phase)
-        self.phase = Phase.SCORED
+        self.phase = _SCORED
         self.is_over = True
         self.turn = -1
 
@@ -533,7 +547,6 @@ class Deal:
                 self.push_pass(s, _mask(rng.sample(cards_of(self.hands[s]), k)))
         choice = rng.choice
         while self.phase is Phase.PLAYING:
-            self._cache_legal()
             self.push_play(choice(self._legal_cards))
         if self.phase is Phase.MOON_CHOICE:
             self.push_moon(moon_option)
@@ -618,6 +631,8 @@ def deal_at_position(
     deal.score = None
     deal.is_over = False
     deal._read_rules(rules)
+    if deal.hearts_broken:
+        deal._breakers = 0
     deal.phase = Phase.PLAYING
     if trick:
         deal.turn = (trick_leader + len(trick)) % n
@@ -627,4 +642,6 @@ def deal_at_position(
         deal.turn = next(s for s, h in enumerate(hands) if h >> rules.first_lead & 1)
     if len(tricks) == rules.hand_size:
         deal._finish_play()
+    else:
+        deal._cache_legal()
     return deal

@@ -27,10 +27,12 @@ import hashlib
 import struct
 from collections.abc import Sequence
 
-from .cards import DECK_SIZE, Card, Mask, cards_of
+from .cards import DECK_SIZE, FULL_DECK, Card, Mask, cards_of
 
 MAX_SEED = (1 << 64) - 1
 _BIT = tuple(1 << c for c in range(DECK_SIZE))
+_FULL_DECK_CARDS = range(DECK_SIZE)
+_unpack_full_deck = struct.Struct(f">{DECK_SIZE}Q").unpack  # the common case, compiled once
 
 
 def check_seed(seed: int) -> int:
@@ -43,7 +45,8 @@ def check_seed(seed: int) -> int:
 def shuffle_keys(seed: int, shuffle: int, count: int) -> tuple[int, ...]:
     """The first ``count`` 64-bit words of the stream for (seed, shuffle)."""
     key = b"hearts-arena/v1/deal/%d/%d" % (seed, shuffle)
-    return struct.unpack(f">{count}Q", hashlib.shake_256(key).digest(8 * count))
+    stream = hashlib.shake_256(key).digest(8 * count)
+    return _unpack_full_deck(stream) if count == DECK_SIZE else struct.unpack(f">{count}Q", stream)
 
 
 def _shuffled(seed: int, shuffle: int, deck: Sequence[Card]) -> list[Card]:
@@ -61,6 +64,6 @@ def shuffled_deck(seed: int, shuffle: int, deck: Sequence[Card]) -> list[Card]:
 
 def deal_hands(seed: int, shuffle: int, deck: Mask, players: int) -> list[Mask]:
     """The hands (one mask per seat) of shuffle number ``shuffle`` of ``seed``."""
-    order = _shuffled(seed, shuffle, cards_of(deck))
-    bit = _BIT.__getitem__
-    return [sum(map(bit, order[seat::players])) for seat in range(players)]
+    order = _shuffled(seed, shuffle, _FULL_DECK_CARDS if deck == FULL_DECK else cards_of(deck))
+    bits = [_BIT[card] for card in order]
+    return [sum(bits[seat::players]) for seat in range(players)]
