@@ -229,6 +229,12 @@ class Arena:
                            deals: int, totals: list[int]) -> None:
         await asyncio.to_thread(self.store.finish, match_id, status, reason, record, deals, totals)
 
+    async def checkpoint(self, match_id: str, record: spectator_pb2.MatchRecord, deals: int, totals: list[int]) -> None:
+        try:
+            await asyncio.to_thread(self.store.checkpoint, match_id, record, deals, totals)
+        except Exception:
+            log.exception("checkpoint failed", match_id=match_id)
+
     def cancel(self, match_id: str, reason: str) -> MatchRunner:
         runner = self.runners.get(match_id)
         if runner is None:

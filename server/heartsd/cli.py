@@ -72,21 +72,22 @@ def _verify(args: argparse.Namespace) -> int:
 
     store = _open_store(args.db)
     ids = args.match_ids or store.ids()
-    failures = 0
+    verified = failures = skipped = 0
     for match_id in ids:
         stored = store.get(match_id)
         if stored is None:
             print(f"{match_id}: not found")
             failures += 1
-            continue
-        if stored.status == "running":
-            print(f"{match_id}: running, not verified")
-            continue
-        problem = verify(stored)
-        if problem:
+        elif stored.status == "running" or stored.record is None:
+            print(f"{match_id}: skipped ({stored.status}, no record to verify: {stored.reason or 'in progress'})")
+            skipped += 1
+        elif problem := verify(stored):
+            print(f"{match_id}: FAILED: {problem} ({stored.status})")
             failures += 1
-        print(f"{match_id}: {'FAILED: ' + problem if problem else 'OK'} ({stored.status})")
-    print(f"{len(ids) - failures} verified, {failures} failed")
+        else:
+            print(f"{match_id}: OK ({stored.status}, {stored.deals_played} deals)")
+            verified += 1
+    print(f"{verified} verified, {failures} failed, {skipped} skipped")
     return 1 if failures else 0
 
 

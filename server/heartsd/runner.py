@@ -131,6 +131,7 @@ class MatchRunner:
         self.finished = asyncio.Event()
         self._stopping: tuple[int, str] | None = None
         self._trick_pbs: list[game_pb2.Trick] = []
+        self._checkpoint: asyncio.Task[None] | None = None
         self._ruleset_pb = convert.ruleset_to_wire(rules)
         self._loop = asyncio.get_running_loop()
         self.log = structlog.get_logger("heartsd.match").bind(match_id=match_id, ruleset=rules.name)
@@ -365,6 +366,7 @@ class MatchRunner:
                 if slot.house is None:
                     self._send(slot, None)
             if not self.match.is_over:
+                self._save_checkpoint()
                 self._start_deal()
         for queue in self.watchers:
             queue.put_nowait(None)
@@ -491,18 +493,9 @@ class MatchRunner:
 
     # -- the end ----------------------------------------------------------------------------
 
-    async def _finish(self) -> None:
+    def _record(self, result: game_pb2.MatchResult) -> spectator_pb2.MatchRecord:
         match = self.match
-        if self._stopping is not None:
-            status, reason = self._stopping
-        else:
-            status, reason = P.MATCH_STATUS_FINISHED, "completed"
-        for slot in self.seats:
-            self._close_pending(slot)
-        totals = list(match.totals)
-        outcome = match.outcome if status == P.MATCH_STATUS_FINISHED else None
-        result = convert.result_to_wire(outcome, status, reason, totals, len(match.results))
-        record = spectator_pb2.MatchRecord(
+        return spectator_pb2.MatchRecord(
             match_id=self.id,
             ruleset=self._ruleset_pb,
             format=convert.format_to_wire(match.format),
@@ -515,6 +508,36 @@ class MatchRunner:
             result=result,
             engine_record_json=record_of(match).to_json(),
         )
+
+    def _save_checkpoint(self) -> None:
+        """After each deal: store the record so far, so a crash keeps it (one write per deal)."""
+        totals = list(self.match.totals)
+        deals = len(self.match.results)
+        running = convert.result_to_wire(None, P.MATCH_STATUS_RUNNING, "running", totals, deals)
+        record = self._record(running)
+        previous = self._checkpoint
+
+        async def write() -> None:
+            if previous is not None:
+                await asyncio.gather(previous, return_exceptions=True)
+            await self.arena.checkpoint(self.id, record, deals, totals)
+
+        self._checkpoint = self._loop.create_task(write())
+
+    async def _finish(self) -> None:
+        match = self.match
+        if self._stopping is not None:
+            status, reason = self._stopping
+        else:
+            status, reason = P.MATCH_STATUS_FINISHED, "completed"
+        for slot in self.seats:
+            self._close_pending(slot)
+        totals = list(match.totals)
+        outcome = match.outcome if status == P.MATCH_STATUS_FINISHED else None
+        result = convert.result_to_wire(outcome, status, reason, totals, len(match.results))
+        record = self._record(result)
+        if self._checkpoint is not None:
+            await asyncio.gather(self._checkpoint, return_exceptions=True)
         status_name = {P.MATCH_STATUS_FINISHED: "finished", P.MATCH_STATUS_ABORTED: "aborted", P.MATCH_STATUS_CANCELLED: "cancelled"}[status]
         try:
             await self.arena.store_result(self.id, status_name, reason, record, len(match.results), totals)

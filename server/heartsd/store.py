@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from hearts.v1 import spectator_pb2
+from hearts.v1 import game_pb2, spectator_pb2
 
 SCHEMA_VERSION = 1
 _SCHEMA = """
@@ -90,14 +90,29 @@ class Store:
             self._db.close()
 
     def abort_interrupted(self, reason: str = "server stopped while the match was running") -> list[str]:
-        """Mark every ``running`` match ``aborted``; return their ids."""
+        """Mark every ``running`` match ``aborted`` (keeping its last checkpoint); return their ids."""
         with self._tx():
-            ids = [r[0] for r in self._db.execute("SELECT id FROM matches WHERE status = 'running'")]
+            rows = self._db.execute("SELECT id, record FROM matches WHERE status = 'running'").fetchall()
+            for match_id, blob in rows:
+                record = None
+                if blob is not None:
+                    parsed = spectator_pb2.MatchRecord.FromString(blob)
+                    parsed.result.status = game_pb2.MATCH_STATUS_ABORTED
+                    parsed.result.reason = reason
+                    record = parsed.SerializeToString()
+                self._db.execute(
+                    "UPDATE matches SET status = 'aborted', reason = ?, finished_ms = ?, record = ? WHERE id = ?",
+                    (reason, _now_ms(), record, match_id),
+                )
+        return [r[0] for r in rows]
+
+    def checkpoint(self, match_id: str, record: spectator_pb2.MatchRecord, deals_played: int, totals: list[int]) -> None:
+        """Save a running match's record so far (after each deal), so a crash keeps it."""
+        with self._tx():
             self._db.execute(
-                "UPDATE matches SET status = 'aborted', reason = ?, finished_ms = ? WHERE status = 'running'",
-                (reason, _now_ms()),
+                "UPDATE matches SET record = ?, deals_played = ?, totals = ? WHERE id = ? AND status = 'running'",
+                (record.SerializeToString(), deals_played, json.dumps(totals), match_id),
             )
-        return ids
 
     def insert_running(self, match_id: str, ruleset: str, players: int, seats: list[str], seed: int) -> None:
         with self._tx():

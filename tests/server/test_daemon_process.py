@@ -1,0 +1,131 @@
+"""heartsd as users run it: a real process, its flags, SIGTERM, and the replay tools."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from hearts.v1 import admin_pb2, admin_pb2_grpc, game_pb2
+
+from heartsd.store import Store
+
+from .harness import ADMIN, BOTS, Bot, Daemon, auth, first_legal
+
+HEARTSD = [sys.executable, "-m", "heartsd.cli"]
+
+
+def start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], int]:
+    args = [*HEARTSD, "serve", "--port", "0", "--db", str(tmp_path / "d.db"), "--admin-token", ADMIN,
+            "--log-level", "warning", *[a for n, t in BOTS.items() for a in ("--bot", f"{n}:{t}")], *extra]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert "listening on" in line, line + (proc.stderr.read() if proc.poll() is not None else "")
+    return proc, int(line.rsplit(":", 1)[1])
+
+
+class Remote(Daemon):
+    """The harness' view of a daemon in another process (no arena access)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+
+
+def test_port_zero_prints_the_bound_port_and_health_answers(tmp_path):
+    proc, port = start(tmp_path)
+    try:
+        async def check():
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                return await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
+
+        assert asyncio.run(check()).status == health_pb2.HealthCheckResponse.SERVING
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(20) == 0
+
+
+def test_bad_configuration_stops_the_daemon_with_a_clear_message(tmp_path):
+    bad = subprocess.run([*HEARTSD, "serve", "--port", "0", "--decision-ms", "0"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "decision_ms: must be at least 1" in bad.stderr
+    config = tmp_path / "h.toml"
+    config.write_text('port = "eighty"\n')
+    bad = subprocess.run([*HEARTSD, "serve", "--config", str(config)], capture_output=True, text=True)
+    assert bad.returncode == 2 and "port: expected an integer" in bad.stderr
+    env = {**os.environ, "HEARTSD_LOG_FORMAT": "xml"}
+    bad = subprocess.run([*HEARTSD, "serve", "--port", "0"], capture_output=True, text=True, env=env)
+    assert bad.returncode == 2 and "log_format" in bad.stderr
+
+
+def test_sigterm_during_matches_loses_nothing(tmp_path):
+    proc, port = start(tmp_path, "--shutdown-grace-s", "0.5")
+    daemon = Remote(port)
+
+    async def slow(request, bot):
+        await asyncio.sleep(0.02)
+        return first_legal(request, bot)
+
+    async def scenario():
+        bots = [await Bot(daemon, n, slow, max_matches=4).start() for n in ("alice", "bob", "carol", "dave")]
+        ids = []
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = admin_pb2_grpc.AdminServiceStub(channel)
+            for i in range(4):
+                request = admin_pb2.CreateMatchRequest(ruleset="standard", seed=i)
+                for n in ("alice", "bob", "carol", "dave"):
+                    request.seats.add(bot=n)
+                ids.append((await stub.CreateMatch(request, metadata=auth(ADMIN))).match_id)
+            request = admin_pb2.CreateMatchRequest(ruleset="standard", format=game_pb2.MatchFormat(fixed_deals=1))
+            for _ in range(4):
+                request.seats.add(house="random")
+            ids.append((await stub.CreateMatch(request, metadata=auth(ADMIN))).match_id)
+        await asyncio.sleep(1.0)
+        proc.send_signal(signal.SIGTERM)
+        for bot in bots:
+            await asyncio.wait_for(bot._task, 20)
+        return ids, bots
+
+    ids, bots = asyncio.run(scenario())
+    assert proc.wait(30) == 0
+    store = Store(str(tmp_path / "d.db"))
+    stored = [store.get(i) for i in ids]
+    assert all(s is not None and s.status in ("finished", "aborted") for s in stored)
+    assert sum(s.status == "aborted" for s in stored) >= 1
+    for s in stored:
+        assert s.record is not None and s.record.result.status in (
+            game_pb2.MATCH_STATUS_FINISHED, game_pb2.MATCH_STATUS_ABORTED)
+    ended = {m for bot in bots for m in bot.ended}
+    assert set(ids[:4]) <= ended  # every bot was told how its matches ended
+    verify = subprocess.run([*HEARTSD, "replay", "verify", "--db", str(tmp_path / "d.db")], capture_output=True, text=True)
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    assert f"{len(ids)} verified, 0 failed" in verify.stdout
+    show = subprocess.run([*HEARTSD, "replay", "show", ids[-1], "--db", str(tmp_path / "d.db")], capture_output=True, text=True)
+    assert show.returncode == 0 and "trick:" in show.stdout and "points:" in show.stdout
+    store.close()
+
+
+def test_a_crash_leaves_running_matches_visibly_aborted(tmp_path):
+    proc, port = start(tmp_path, "--house-matches", "2", "--house-delay-ms", "20")
+    time.sleep(1.0)
+    proc.kill()
+    proc.wait(10)
+    store = Store(str(tmp_path / "d.db"))
+    running = [m for m in store.list() if m.status == "running"]
+    store.close()
+    assert running, "a match was running when the daemon died"
+    proc, port = start(tmp_path)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(20) == 0
+    store = Store(str(tmp_path / "d.db"))
+    after = {m.id: m for m in store.list()}
+    store.close()
+    for m in running:
+        assert after[m.id].status == "aborted" and "stopped" in after[m.id].reason
+    verify = subprocess.run([*HEARTSD, "replay", "verify", "--db", str(tmp_path / "d.db")], capture_output=True, text=True)
+    assert "0 failed" in verify.stdout  # aborted-without-record rows are reported, not verified
