@@ -3,6 +3,7 @@
     heartsd serve [--config FILE] [--port 0] [--bot NAME:TOKEN ...] [--house-matches 2]
     heartsd replay verify [MATCH_ID ...] [--db PATH]
     heartsd replay show MATCH_ID [--db PATH]
+    heartsd health [--target HOST:PORT]
 
 Every serve option can also come from a TOML file (--config) or an environment
 variable HEARTSD_<OPTION> (e.g. HEARTSD_DECISION_MS=500); flags win.
@@ -104,6 +105,22 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _health(args: argparse.Namespace) -> int:
+    """Exit 0 when the daemon at ``--target`` answers SERVING (for container health checks)."""
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    with grpc.insecure_channel(args.target) as channel:
+        try:
+            response = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=args.timeout)
+        except grpc.RpcError as exc:
+            print(f"{args.target}: {exc.code().name}", file=sys.stderr)
+            return 1
+    name = health_pb2.HealthCheckResponse.ServingStatus.Name(response.status)
+    print(f"{args.target}: {name}")
+    return 0 if response.status == health_pb2.HealthCheckResponse.SERVING else 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="heartsd", description="The Hearts Arena daemon.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -137,6 +154,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     show.add_argument("match_id")
     show.add_argument("--db", default=os.environ.get("HEARTSD_DB_PATH", "heartsd.db"))
     show.set_defaults(run=_show)
+    health = sub.add_parser("health", help="check that a daemon answers SERVING")
+    health.add_argument("--target", default="127.0.0.1:50051")
+    health.add_argument("--timeout", type=float, default=3.0)
+    health.set_defaults(run=_health)
     args = parser.parse_args(argv)
     return int(args.run(args))
 
