@@ -25,6 +25,7 @@ from hearts_engine import (
     MatchFormat,
     MoonAction,
     PassAction,
+    PassDirection,
     Phase,
     PlayAction,
     Ruleset,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from .arena import Arena
 
 P = game_pb2
+MOVES_PER_TURN = 32  # moves in a row (house, defaults) before yielding to the event loop
 KIND = {Phase.PASSING: P.DECISION_KIND_PASS, Phase.PLAYING: P.DECISION_KIND_PLAY, Phase.MOON_CHOICE: P.DECISION_KIND_MOON}
 PROVENANCE_NAMES = {v: k for k, v in P.Provenance.items()}
 
@@ -72,7 +74,6 @@ class Pending:
     kind: int
     default: Action
     sent_at: float
-    done: asyncio.Future[None]
     request: bot_pb2.DecisionRequest | None = None
     timer: asyncio.TimerHandle | None = None
     grace_timer: asyncio.TimerHandle | None = None
@@ -131,7 +132,17 @@ class MatchRunner:
         self.finished = asyncio.Event()
         self._stopping: tuple[int, str] | None = None
         self._trick_pbs: list[game_pb2.Trick] = []
+        self._deal_score_pbs: list[game_pb2.DealScore] = []
+        self._totals = [0] * rules.players
         self._checkpoint: asyncio.Task[None] | None = None
+        self._done = asyncio.Event()
+        self._advancing = False
+        self._house_ready = False
+        self._house_timer: asyncio.TimerHandle | None = None
+        self._requests_sent = 0
+        # Request ids need not be secret (an answer is only matched against the
+        # sender's own seats), only unique: a random prefix per match plus a counter.
+        self._id_prefix = f"r-{secrets.token_hex(4)}-"
         self._ruleset_pb = convert.ruleset_to_wire(rules)
         self._loop = asyncio.get_running_loop()
         self.log = structlog.get_logger("heartsd.match").bind(match_id=match_id, ruleset=rules.name)
@@ -155,61 +166,104 @@ class MatchRunner:
             self._stopping = (status, reason)
             for slot in self.seats:
                 self._close_pending(slot)
+            self._done.set()
 
     async def run(self) -> None:
         self.log.info("match started", seats=[s.label for s in self.seats], seed=self.match.seed)
         try:
             self._start_events()
-            while not self.match.is_over and self._stopping is None:
-                to_act = self.match.to_act()
-                waits = [self._ask(seat) for seat in to_act]
-                pending = [w for w in waits if w is not None]
-                if pending:
-                    await asyncio.gather(*pending)
-                elif self.house_delay_s:
-                    await asyncio.sleep(self.house_delay_s)
-                else:
-                    await asyncio.sleep(0)  # let other matches run between house moves
+            self._advance()
+            await self._done.wait()
         except Exception:
             self.log.exception("match failed")
             self._stopping = self._stopping or (P.MATCH_STATUS_ABORTED, "server error")
         await self._finish()
 
-    # -- asking seats ---------------------------------------------------------------
+    # -- moving the match on ------------------------------------------------------------
 
-    def _ask(self, seat: int) -> asyncio.Future[None] | None:
-        """Start the decision of ``seat``; return a future if it must be waited for."""
-        slot = self.seats[seat]
-        if slot.house is not None:
-            start = time.perf_counter()
-            view = self.match.view(seat)
-            phase = self.match.deal.phase
-            if phase is Phase.PASSING:
-                action: Action = PassAction(tuple(slot.house.choose_pass(view)))
-            elif phase is Phase.MOON_CHOICE:
-                action = MoonAction(slot.house.choose_moon(view))
-            else:
-                action = PlayAction(slot.house.choose_play(view))
-            self._apply(seat, action, P.PROVENANCE_HOUSE, time.perf_counter() - start, 0)
-            return None
-        default = self.match.default_action(seat)
+    def _advance(self) -> None:
+        """Move the match as far as it goes without waiting: house seats play, remote
+        seats get their requests. Called after every applied action, so an answer
+        leads to the next request without a task switch."""
+        if self._advancing:
+            return  # the running call loops and sees the new state
+        self._advancing = True
+        try:
+            moves = 0
+            while True:
+                if self.match.is_over or self._stopping is not None:
+                    self._done.set()
+                    return
+                if moves >= MOVES_PER_TURN:
+                    self._loop.call_soon(self._advance)  # let other matches and streams run
+                    return
+                moved = False
+                for seat in self.match.to_act():
+                    slot = self.seats[seat]
+                    if slot.pending is not None:
+                        continue
+                    if slot.house is not None:
+                        if self.house_delay_s > 0 and not self._house_ready:
+                            self._schedule_house()
+                            continue
+                        self._house_ready = False
+                        self._house_move(slot)
+                    else:
+                        self._request_decision(slot)
+                    moved = True
+                    moves += 1
+                    break  # the state changed: look again
+                if not moved:
+                    return
+        except Exception:
+            self.log.exception("match failed")
+            self._stopping = self._stopping or (P.MATCH_STATUS_ABORTED, "server error")
+            self._done.set()
+        finally:
+            self._advancing = False
+
+    def _schedule_house(self) -> None:
+        if self._house_timer is None:
+            self._house_timer = self._loop.call_later(self.house_delay_s, self._house_tick)
+
+    def _house_tick(self) -> None:
+        self._house_timer = None
+        self._house_ready = True
+        self._advance()
+
+    def _house_move(self, slot: SeatSlot) -> None:
+        assert slot.house is not None
+        start = time.perf_counter()
+        view = self.match.view(slot.seat)
+        phase = self.match.deal.phase
+        if phase is Phase.PASSING:
+            action: Action = PassAction(tuple(slot.house.choose_pass(view)))
+        elif phase is Phase.MOON_CHOICE:
+            action = MoonAction(slot.house.choose_moon(view))
+        else:
+            action = PlayAction(slot.house.choose_play(view))
+        self._apply(slot.seat, action, P.PROVENANCE_HOUSE, time.perf_counter() - start, 0)
+
+    def _request_decision(self, slot: SeatSlot) -> None:
+        """Send ``slot`` its request, or play the default at once (auto-play, long gone)."""
+        default = self.match.default_action(slot.seat)
         now = time.monotonic()
-        pending = Pending("r-" + secrets.token_hex(6), KIND[self.match.deal.phase], default, now, self._loop.create_future())
+        self._requests_sent += 1
+        pending = Pending(f"{self._id_prefix}{self._requests_sent}", KIND[self.match.deal.phase], default, now)
         slot.pending = pending
         slot.issued.add(pending.request_id)
         pending.request = self._request(slot, pending)
         self._send(slot, pending.request)
         if slot.auto:
             self._default(slot, P.PROVENANCE_AUTO)
-            return None
+            return
         grace_s = self.policy.grace_ms / 1000
         if slot.away_since is not None and now - slot.away_since >= grace_s:
             self._default(slot, P.PROVENANCE_DISCONNECT)
-            return None
+            return
         pending.timer = self._loop.call_later(slot.clock.budget_s(), self._expire, slot, pending)
         if slot.away_since is not None:
             self._arm_grace(slot, grace_s - (now - slot.away_since))
-        return pending.done
 
     def _expire(self, slot: SeatSlot, pending: Pending) -> None:
         if slot.pending is pending:
@@ -235,6 +289,7 @@ class MatchRunner:
         slot.stats["defaults"] += 1
         self._resolve(slot, pending, pending.default, provenance, elapsed)
         self._notice(slot.seat, provenance)
+        self._advance()
 
     def _resolve(self, slot: SeatSlot, pending: Pending, action: Action, provenance: int, elapsed: float) -> None:
         """Apply ``action`` (already known legal) for a pending request and wake the match."""
@@ -249,8 +304,6 @@ class MatchRunner:
         for timer in (pending.timer, pending.grace_timer):
             if timer is not None:
                 timer.cancel()
-        if not pending.done.done():
-            pending.done.set_result(None)
 
     # -- answers from bots ------------------------------------------------------------
 
@@ -280,6 +333,7 @@ class MatchRunner:
         slot.consecutive_defaults = 0
         self._close_pending(slot)
         self._after_apply(slot.seat, action, P.PROVENANCE_BOT, elapsed, pending.rejected)
+        self._advance()
         return None
 
     @staticmethod
@@ -360,8 +414,10 @@ class MatchRunner:
             self._publish_passes(deal)
         if deal.is_over:
             number = len(self.match.results) - 1
-            log.add(P.Event(deal_scored=P.DealScored(
-                score=convert.deal_score_to_wire(number, self.match.results[-1]), totals=self.match.totals)))
+            score = convert.deal_score_to_wire(number, self.match.results[-1])
+            self._deal_score_pbs.append(score)
+            self._totals = list(self.match.totals)
+            log.add(P.Event(deal_scored=P.DealScored(score=score, totals=self._totals)))
             for slot in self.seats:
                 if slot.house is None:
                     self._send(slot, None)
@@ -427,29 +483,40 @@ class MatchRunner:
     # -- messages to bots -----------------------------------------------------------------
 
     def _request(self, slot: SeatSlot, pending: Pending) -> bot_pb2.DecisionRequest:
-        view = self.match.view(slot.seat)
+        """Everything the seat needs to decide, built from its own and public state only."""
         deal = self.match.deal
+        seat = slot.seat
         n = self.rules.players
+        cards = convert.CARD_MESSAGES
+        passing = deal.phase is Phase.PASSING
+        legal = deal.passable(seat) if passing else deal.legal_plays(seat)
+        own_pass = deal.passed[seat]
+        received = deal.received_by(seat)
+        hold = deal.pass_direction is PassDirection.HOLD
+        if deal.trick:
+            leader = deal.trick_leader
+        else:
+            leader = deal.turn if deal.phase is Phase.PLAYING else -1
         request = bot_pb2.DecisionRequest(
             request_id=pending.request_id,
             kind=pending.kind,
             deal_number=deal.number,
-            your_seat=slot.seat,
+            your_seat=seat,
             ruleset=self._ruleset_pb,
-            hand=convert.cards_to_wire(view.hand),
-            legal_cards=convert.cards_to_wire(view.legal),
+            hand=[cards[c] for c in cards_of(deal.hands[seat])],
+            legal_cards=[cards[c] for c in legal],
             pass_count=self.rules.pass_count,
             pass_direction=convert.PASS_DIRECTIONS[deal.pass_direction],
-            pass_to=(slot.seat + deal.pass_direction.offset(n)) % n if deal.pass_direction.value != "hold" else -1,
-            passed=convert.cards_to_wire(view.passed or ()),
-            received=convert.cards_to_wire(view.received or ()),
-            current_trick=convert.open_trick_to_wire(len(deal.tricks), deal.trick_leader if deal.trick else (deal.turn if deal.phase is Phase.PLAYING else -1), deal.trick, n),
+            pass_to=-1 if hold else (seat + deal.pass_direction.offset(n)) % n,
+            passed=[cards[c] for c in cards_of(own_pass or 0)],
+            received=[cards[c] for c in cards_of(received or 0)],
+            current_trick=convert.open_trick_to_wire(len(deal.tricks), leader, deal.trick, n),
             tricks=self._trick_pbs,
             hearts_broken=deal.hearts_broken,
-            points_taken=view.points_taken,
-            hand_sizes=view.hand_sizes,
-            totals=view.totals,
-            deal_scores=[convert.deal_score_to_wire(i, r) for i, r in enumerate(self.match.results)],
+            points_taken=[self.rules.points_of(t) for t in deal.taken],
+            hand_sizes=[h.bit_count() for h in deal.hands],
+            totals=self._totals,
+            deal_scores=self._deal_score_pbs,
             clock=bot_pb2.Clock(decision_ms=slot.clock.decision_ms, bank_ms=slot.clock.bank_ms),
             last_sequence=self.log_events.last_sequence,
         )
@@ -532,6 +599,8 @@ class MatchRunner:
             status, reason = P.MATCH_STATUS_FINISHED, "completed"
         for slot in self.seats:
             self._close_pending(slot)
+        if self._house_timer is not None:
+            self._house_timer.cancel()
         totals = list(match.totals)
         outcome = match.outcome if status == P.MATCH_STATUS_FINISHED else None
         result = convert.result_to_wire(outcome, status, reason, totals, len(match.results))

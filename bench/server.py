@@ -1,0 +1,328 @@
+"""Server benchmark: added latency per decision, throughput, memory per bot and match.
+
+Every number is measured against a reference taken in the same run on the same
+machine, because absolute times here are noisy:
+
+(a) latency: an instant bot plays all four seats of a match, so every answer is
+    followed by the next request; the round trip (request received -> answer sent
+    -> next request received) is timed at the bot. Reference: a bare grpc.aio
+    bidirectional ping-pong with messages of the same size, also in two processes.
+(b) throughput: 64 concurrent matches of instant bots (64 bot streams, each bot in
+    four matches) in this process against heartsd in another; reference: the
+    ping-pong server with 64 streams.
+(c) memory: heartsd's resident memory growth per connected idle bot (1,000 streams,
+    no match) and per live match (64 matches waiting on their bots).
+
+    python bench/server.py            # table
+    python bench/server.py --json     # ... plus one JSON object on the last line
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import grpc
+
+ROOT = Path(__file__).resolve().parents[1]
+for sub in ("server", "server/generated", "clients/python"):
+    sys.path.insert(0, str(ROOT / sub))
+
+from hearts.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, bot_pb2_grpc, game_pb2  # noqa: E402
+
+ADMIN = "bench-admin-token"
+PING_METHOD = "/bench.Ping/PingPong"
+
+
+# -- the reference: a bare grpc.aio ping-pong server ---------------------------------------
+
+async def floor_server() -> None:
+    async def ping_pong(request_iterator, context):  # type: ignore[no-untyped-def]
+        async for message in request_iterator:
+            yield message
+
+    handler = grpc.method_handlers_generic_handler(
+        "bench.Ping", {"PingPong": grpc.stream_stream_rpc_method_handler(ping_pong)}
+    )
+    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    print(f"listening on 127.0.0.1:{port}", flush=True)
+    await server.wait_for_termination()
+
+
+def spawn(args: list[str]) -> tuple[subprocess.Popen[str], int]:
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
+    assert proc.stdout is not None
+    while True:
+        line = proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"{args[:3]} did not start")
+        if "listening on" in line:
+            return proc, int(line.rsplit(":", 1)[1])
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError("no VmRSS")
+
+
+async def floor_latency(port: int, size: int, count: int) -> list[float]:
+    payload = b"x" * size
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        call = channel.stream_stream(PING_METHOD)()
+        samples = []
+        for _ in range(count):
+            start = time.perf_counter()
+            await call.write(payload)
+            await call.read()
+            samples.append(time.perf_counter() - start)
+        await call.done_writing()
+        call.cancel()
+    return samples[count // 10:]
+
+
+async def floor_throughput(port: int, size: int, streams: int, seconds: float) -> float:
+    payload = b"x" * size
+    done = 0
+    stop = time.perf_counter() + seconds
+
+    async def one(channel: grpc.aio.Channel) -> None:
+        nonlocal done
+        call = channel.stream_stream(PING_METHOD)()
+        while time.perf_counter() < stop:
+            await call.write(payload)
+            await call.read()
+            done += 1
+        call.cancel()
+
+    channels = [grpc.aio.insecure_channel(f"127.0.0.1:{port}") for _ in range(4)]
+    start = time.perf_counter()
+    await asyncio.gather(*(one(channels[i % 4]) for i in range(streams)))
+    elapsed = time.perf_counter() - start
+    for c in channels:
+        await c.close()
+    return done / elapsed
+
+
+# -- heartsd side ---------------------------------------------------------------------------
+
+def answer_for(request: bot_pb2.DecisionRequest) -> bot_pb2.Answer:
+    answer = bot_pb2.Answer(request_id=request.request_id)
+    if request.kind == game_pb2.DECISION_KIND_PASS:
+        answer.pass_cards.cards.extend(request.legal_cards[: request.pass_count])
+    elif request.kind == game_pb2.DECISION_KIND_PLAY:
+        answer.play.CopyFrom(request.legal_cards[0])
+    else:
+        answer.moon = request.default_moon_option
+    return answer
+
+
+class InstantBot:
+    """Answers every request at once; records request-to-request round trips."""
+
+    def __init__(self, channel: grpc.aio.Channel, name: str, matches: int, answer: bool = True) -> None:
+        self.queue: asyncio.Queue[bot_pb2.PlayRequest | None] = asyncio.Queue()
+        self.name = name
+        self.answer = answer
+        self.decisions = 0
+        self.ended = 0
+        self.round_trips: list[float] = []
+        self.sizes: list[int] = []
+        self.welcomed = asyncio.Event()
+        self._last_answer: float | None = None
+        self._sent_at: float | None = None
+        stub = bot_pb2_grpc.BotServiceStub(channel)
+        self.call = stub.Play(self._requests(matches), metadata=(("authorization", f"Bearer tok-{name}-bench"),))
+        self.task = asyncio.get_running_loop().create_task(self._run())
+
+    async def _requests(self, matches: int):  # type: ignore[no-untyped-def]
+        yield bot_pb2.PlayRequest(hello=bot_pb2.Hello(name=self.name, max_concurrent_matches=matches))
+        while (message := await self.queue.get()) is not None:
+            yield message
+
+    async def _run(self) -> None:
+        try:
+            async for message in self.call:
+                now = time.perf_counter()
+                if message.HasField("welcome"):
+                    self.welcomed.set()
+                    continue
+                update = message.update
+                if any(e.HasField("match_ended") for e in update.events):
+                    self.ended += 1
+                if not update.HasField("request"):
+                    continue
+                if self._sent_at is not None and update.request.kind == game_pb2.DECISION_KIND_PLAY:
+                    self.round_trips.append(now - self._sent_at)
+                    self.sizes.append(message.ByteSize())
+                self._sent_at = None
+                if self.answer:
+                    answer = answer_for(update.request)
+                    answer.match_id = update.match_id
+                    self.queue.put_nowait(bot_pb2.PlayRequest(answer=answer))
+                    self.decisions += 1
+                    self._sent_at = time.perf_counter()
+        except (grpc.aio.AioRpcError, asyncio.CancelledError):
+            pass
+
+    async def close(self) -> None:
+        self.queue.put_nowait(None)
+        self.call.cancel()
+        await asyncio.gather(self.task, return_exceptions=True)
+
+
+async def create_match(channel: grpc.aio.Channel, seats: list[str], deals: int = 0, decision_ms: int = 0) -> str:
+    request = admin_pb2.CreateMatchRequest(ruleset="standard", format=game_pb2.MatchFormat(fixed_deals=deals))
+    request.clock.decision_ms = decision_ms
+    for s in seats:
+        request.seats.add(bot=s)
+    stub = admin_pb2_grpc.AdminServiceStub(channel)
+    response = await stub.CreateMatch(request, metadata=(("authorization", f"Bearer {ADMIN}"),))
+    return response.match_id
+
+
+def start_heartsd(tmp: Path, bots: int) -> tuple[subprocess.Popen[str], int]:
+    config = tmp / "bench.toml"
+    lines = [f'admin_token = "{ADMIN}"', f'db_path = "{tmp / "bench.db"}"', 'log_level = "error"', "[bot_tokens]"]
+    lines += [f'b{i} = "tok-b{i}-bench"' for i in range(bots)]
+    config.write_text("\n".join(lines) + "\n")
+    return spawn([sys.executable, "-m", "heartsd.cli", "serve", "--config", str(config), "--port", "0"])
+
+
+async def heartsd_latency(port: int, deals: int) -> tuple[list[float], float]:
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        bot = InstantBot(channel, "b999", 1)
+        await bot.welcomed.wait()
+        await create_match(channel, ["b999"] * 4, deals=deals)
+        while bot.ended < 4:  # one match_ended per seat
+            await asyncio.sleep(0.1)
+        await bot.close()
+        return bot.round_trips[len(bot.round_trips) // 10:], statistics.mean(bot.sizes)
+
+
+async def heartsd_throughput(port: int, seconds: float) -> float:
+    channels = [grpc.aio.insecure_channel(f"127.0.0.1:{port}") for _ in range(4)]
+    bots = [InstantBot(channels[i % 4], f"b{i}", 4) for i in range(64)]
+    for b in bots:
+        await b.welcomed.wait()
+    for m in range(64):
+        await create_match(channels[0], [f"b{(m + k * 16) % 64}" for k in range(4)], deals=1000)
+    await asyncio.sleep(1.0)  # warm up
+    start_count = sum(b.decisions for b in bots)
+    start = time.perf_counter()
+    await asyncio.sleep(seconds)
+    rate = (sum(b.decisions for b in bots) - start_count) / (time.perf_counter() - start)
+    for b in bots:
+        await b.close()
+    for c in channels:
+        await c.close()
+    return rate
+
+
+async def heartsd_memory(port: int, pid: int, idle: int) -> tuple[float, float]:
+    channels = [grpc.aio.insecure_channel(f"127.0.0.1:{port}") for _ in range(10)]
+    for c in channels:
+        await c.channel_ready()
+    await asyncio.sleep(0.5)
+    base = rss_kib(pid)
+    bots = [InstantBot(channels[i % 10], f"b{i}", 1, answer=False) for i in range(idle)]
+    for b in bots:
+        await b.welcomed.wait()
+    await asyncio.sleep(1.0)
+    with_bots = rss_kib(pid)
+    for m in range(64):
+        await create_match(channels[0], [f"b{m * 4 + k}" for k in range(4)], deals=1000, decision_ms=600_000)
+    await asyncio.sleep(1.5)
+    with_matches = rss_kib(pid)
+    for b in bots:
+        await b.close()
+    for c in channels:
+        await c.close()
+    return (with_bots - base) / idle, (with_matches - with_bots) / 64
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def main_async(args: argparse.Namespace) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        heartsd, port = start_heartsd(Path(tmp), 1000)
+        floor_proc, floor_port = spawn([sys.executable, __file__, "--floor-server"])
+        try:
+            ours, size = await heartsd_latency(port, args.deals)
+            floor = await floor_latency(floor_port, int(size), len(ours) + len(ours) // 9)
+            ours_rate = await heartsd_throughput(port, args.seconds)
+            floor_rate = await floor_throughput(floor_port, int(size), 64, args.seconds)
+        finally:
+            floor_proc.terminate()
+            heartsd.terminate()
+            heartsd.wait(30)
+        heartsd, port = start_heartsd(Path(tmp), 1000)
+        try:
+            per_bot, per_match = await heartsd_memory(port, heartsd.pid, 1000)
+        finally:
+            heartsd.terminate()
+            heartsd.wait(30)
+    return {
+        "decision_p50_us": statistics.median(ours) * 1e6,
+        "decision_p99_us": percentile(ours, 0.99) * 1e6,
+        "floor_p50_us": statistics.median(floor) * 1e6,
+        "floor_p99_us": percentile(floor, 0.99) * 1e6,
+        "latency_ratio": statistics.median(ours) / statistics.median(floor),
+        "message_bytes": size,
+        "decisions_per_s": ours_rate,
+        "floor_per_s": floor_rate,
+        "throughput_ratio": ours_rate / floor_rate,
+        "rss_per_idle_bot_kib": per_bot,
+        "rss_per_match_kib": per_match,
+        "samples": len(ours),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--deals", type=int, default=40, help="deals in the latency match")
+    parser.add_argument("--seconds", type=float, default=5.0, help="per throughput measurement")
+    parser.add_argument("--floor-server", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.floor_server:
+        asyncio.run(floor_server())
+        return 0
+    r = asyncio.run(main_async(args))
+    rows = [
+        ("decision round trip p50 / p99 (us)", f"{r['decision_p50_us']:,.0f} / {r['decision_p99_us']:,.0f}"),
+        ("bare grpc.aio ping-pong p50 / p99 (us)", f"{r['floor_p50_us']:,.0f} / {r['floor_p99_us']:,.0f}"),
+        ("latency ratio (p50)", f"{r['latency_ratio']:.2f}"),
+        ("mean request message (bytes)", f"{r['message_bytes']:.0f}"),
+        ("decisions/s, 64 matches, 64 bot streams", f"{r['decisions_per_s']:,.0f}"),
+        ("ping-pong round trips/s, 64 streams", f"{r['floor_per_s']:,.0f}"),
+        ("throughput ratio", f"{r['throughput_ratio']:.2f}"),
+        ("RSS per idle bot stream (KiB)", f"{r['rss_per_idle_bot_kib']:.1f}"),
+        ("RSS per live match (KiB)", f"{r['rss_per_match_kib']:.1f}"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    print(f"server benchmark ({r['samples']} latency samples)")
+    for label, value in rows:
+        print(f"  {label:<{width}}  {value:>16}")
+    if args.json:
+        print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
