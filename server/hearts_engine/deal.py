@@ -446,20 +446,21 @@ class Deal:
         if len(trick) < n:
             self.trick_mask = trick_mask
             seat = self.turn = (seat + 1) % n
-            # The common case, inlined: the next seat can follow suit. Otherwise the
-            # legal set is worked out by _cache_legal().
+            # The common cases, inlined: the next seat can follow suit, or it cannot and
+            # the first trick is over, so any card goes. Otherwise see _cache_legal().
             led = self.led_suit
-            follow = hands[seat] & SUIT_MASKS[led]
+            hand = hands[seat]
+            follow = hand & SUIT_MASKS[led]
             if follow:
                 self._legal = follow
                 self._legal_cards = CARDS_BY_SUIT_PATTERN[led][follow >> _SUIT_SHIFT[led]]
+            elif self.tricks:
+                self._legal = hand
+                self._legal_cards = cards_of(hand)
             else:
                 self._cache_legal()
             return
-        self._close_trick(trick, trick_mask)
-
-    def _close_trick(self, trick: list[Card], trick_mask: Mask) -> None:
-        n = self.players
+        # The trick is complete.
         led = self.led_suit
         leader = self.trick_leader
         winner = (leader + trick.index((trick_mask & SUIT_MASKS[led]).bit_length() - 1)) % n
@@ -474,7 +475,7 @@ class Deal:
             self._finish_play()
         elif self.hearts_broken or not self._lead_restricted:
             # The winner leads with no restriction: every card of its hand (inlined).
-            hand = self.hands[winner]
+            hand = hands[winner]
             self._legal = hand
             self._legal_cards = cards_of(hand)
         else:
