@@ -39,6 +39,7 @@ for sub in ("server", "server/generated", "clients/python"):
 from hearts.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, bot_pb2_grpc, game_pb2  # noqa: E402
 
 ADMIN = "bench-admin-token"
+MATCH_DEALS = 12  # about the length of a game to 100
 PING_METHOD = "/bench.Ping/PingPong"
 
 
@@ -69,6 +70,16 @@ def spawn(args: list[str]) -> tuple[subprocess.Popen[str], int]:
             raise RuntimeError(f"{args[:3]} did not start")
         if "listening on" in line:
             return proc, int(line.rsplit(":", 1)[1])
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    """SIGTERM, then SIGKILL if it lingers: a benchmark must never leave a server behind."""
+    proc.terminate()
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)
 
 
 def rss_kib(pid: int) -> int:
@@ -130,55 +141,62 @@ def answer_for(request: bot_pb2.DecisionRequest) -> bot_pb2.Answer:
 
 
 class InstantBot:
-    """Answers every request at once; records request-to-request round trips."""
+    """Answers every request at once (one read/write loop, no queue); records
+    request-to-request round trips."""
 
     def __init__(self, channel: grpc.aio.Channel, name: str, matches: int, answer: bool = True) -> None:
-        self.queue: asyncio.Queue[bot_pb2.PlayRequest | None] = asyncio.Queue()
         self.name = name
+        self.matches = matches
         self.answer = answer
         self.decisions = 0
         self.ended = 0
+        self.waiters: dict[str, asyncio.Event] = {}
         self.round_trips: list[float] = []
         self.sizes: list[int] = []
         self.welcomed = asyncio.Event()
-        self._last_answer: float | None = None
-        self._sent_at: float | None = None
         stub = bot_pb2_grpc.BotServiceStub(channel)
-        self.call = stub.Play(self._requests(matches), metadata=(("authorization", f"Bearer tok-{name}-bench"),))
+        self.call = stub.Play(metadata=(("authorization", f"Bearer tok-{name}-bench"),))
         self.task = asyncio.get_running_loop().create_task(self._run())
 
-    async def _requests(self, matches: int):  # type: ignore[no-untyped-def]
-        yield bot_pb2.PlayRequest(hello=bot_pb2.Hello(name=self.name, max_concurrent_matches=matches))
-        while (message := await self.queue.get()) is not None:
-            yield message
-
     async def _run(self) -> None:
+        call = self.call
         try:
-            async for message in self.call:
+            await call.write(bot_pb2.PlayRequest(hello=bot_pb2.Hello(name=self.name, max_concurrent_matches=self.matches)))
+            sent_at: float | None = None
+            while True:
+                message = await call.read()
+                if message is grpc.aio.EOF:
+                    return
                 now = time.perf_counter()
-                if message.HasField("welcome"):
+                kind = message.WhichOneof("kind")
+                if kind == "welcome":
                     self.welcomed.set()
                     continue
+                if kind != "update":
+                    continue
                 update = message.update
-                if any(e.HasField("match_ended") for e in update.events):
+                if update.events and update.events[-1].HasField("match_ended"):
                     self.ended += 1
+                    waiter = self.waiters.pop(update.match_id, None)
+                    if waiter is not None:
+                        waiter.set()
                 if not update.HasField("request"):
                     continue
-                if self._sent_at is not None and update.request.kind == game_pb2.DECISION_KIND_PLAY:
-                    self.round_trips.append(now - self._sent_at)
+                request = update.request
+                if sent_at is not None and request.kind == game_pb2.DECISION_KIND_PLAY:
+                    self.round_trips.append(now - sent_at)
                     self.sizes.append(message.ByteSize())
-                self._sent_at = None
+                sent_at = None
                 if self.answer:
-                    answer = answer_for(update.request)
+                    answer = answer_for(request)
                     answer.match_id = update.match_id
-                    self.queue.put_nowait(bot_pb2.PlayRequest(answer=answer))
+                    sent_at = time.perf_counter()  # like the ping-pong: timed from before the write
+                    await call.write(bot_pb2.PlayRequest(answer=answer))
                     self.decisions += 1
-                    self._sent_at = time.perf_counter()
         except (grpc.aio.AioRpcError, asyncio.CancelledError):
             pass
 
     async def close(self) -> None:
-        self.queue.put_nowait(None)
         self.call.cancel()
         await asyncio.gather(self.task, return_exceptions=True)
 
@@ -205,25 +223,42 @@ async def heartsd_latency(port: int, deals: int) -> tuple[list[float], float]:
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         bot = InstantBot(channel, "b999", 1)
         await bot.welcomed.wait()
-        await create_match(channel, ["b999"] * 4, deals=deals)
-        while bot.ended < 4:  # one match_ended per seat
-            await asyncio.sleep(0.1)
+        for _ in range(max(1, deals // MATCH_DEALS)):
+            ended = bot.ended
+            await create_match(channel, ["b999"] * 4, deals=MATCH_DEALS)
+            while bot.ended < ended + 4:  # one match_ended per seat
+                await asyncio.sleep(0.05)
         await bot.close()
         return bot.round_trips[len(bot.round_trips) // 10:], statistics.mean(bot.sizes)
 
 
 async def heartsd_throughput(port: int, seconds: float) -> float:
+    """64 live matches at all times: 12-deal matches (a typical game's length), each
+    replaced by a new one as it ends."""
     channels = [grpc.aio.insecure_channel(f"127.0.0.1:{port}") for _ in range(4)]
     bots = [InstantBot(channels[i % 4], f"b{i}", 4) for i in range(64)]
     for b in bots:
         await b.welcomed.wait()
-    for m in range(64):
-        await create_match(channels[0], [f"b{(m + k * 16) % 64}" for k in range(4)], deals=1000)
+    running = True
+
+    async def keep_one(m: int) -> None:
+        seats = [f"b{(m + k * 16) % 64}" for k in range(4)]
+        watcher = bots[(m + 0 * 16) % 64]
+        while running:
+            match_id = await create_match(channels[0], seats, deals=MATCH_DEALS)
+            done = watcher.waiters.setdefault(match_id, asyncio.Event())
+            await done.wait()
+
+    keepers = [asyncio.get_running_loop().create_task(keep_one(m)) for m in range(64)]
     await asyncio.sleep(1.0)  # warm up
     start_count = sum(b.decisions for b in bots)
     start = time.perf_counter()
     await asyncio.sleep(seconds)
     rate = (sum(b.decisions for b in bots) - start_count) / (time.perf_counter() - start)
+    running = False
+    for k in keepers:
+        k.cancel()
+    await asyncio.gather(*keepers, return_exceptions=True)
     for b in bots:
         await b.close()
     for c in channels:
@@ -243,7 +278,7 @@ async def heartsd_memory(port: int, pid: int, idle: int) -> tuple[float, float]:
     await asyncio.sleep(1.0)
     with_bots = rss_kib(pid)
     for m in range(64):
-        await create_match(channels[0], [f"b{m * 4 + k}" for k in range(4)], deals=1000, decision_ms=600_000)
+        await create_match(channels[0], [f"b{m * 4 + k}" for k in range(4)], deals=MATCH_DEALS, decision_ms=600_000)
     await asyncio.sleep(1.5)
     with_matches = rss_kib(pid)
     for b in bots:
@@ -268,15 +303,13 @@ async def main_async(args: argparse.Namespace) -> dict[str, float]:
             ours_rate = await heartsd_throughput(port, args.seconds)
             floor_rate = await floor_throughput(floor_port, int(size), 64, args.seconds)
         finally:
-            floor_proc.terminate()
-            heartsd.terminate()
-            heartsd.wait(30)
+            stop(floor_proc)
+            stop(heartsd)
         heartsd, port = start_heartsd(Path(tmp), 1000)
         try:
             per_bot, per_match = await heartsd_memory(port, heartsd.pid, 1000)
         finally:
-            heartsd.terminate()
-            heartsd.wait(30)
+            stop(heartsd)
     return {
         "decision_p50_us": statistics.median(ours) * 1e6,
         "decision_p99_us": percentile(ours, 0.99) * 1e6,
@@ -296,7 +329,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--deals", type=int, default=40, help="deals in the latency match")
+    parser.add_argument("--deals", type=int, default=48, help="deals in the latency run (in 12-deal matches)")
     parser.add_argument("--seconds", type=float, default=5.0, help="per throughput measurement")
     parser.add_argument("--floor-server", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -224,7 +224,11 @@ class Arena:
         try:
             await runner.run()
         finally:
-            self.runners.pop(runner.id, None)
+            self.forget(runner)
+
+    def forget(self, runner: MatchRunner) -> None:
+        """The match is over and stored: it no longer counts against its bots' limits."""
+        self.runners.pop(runner.id, None)
 
     async def store_result(self, match_id: str, status: str, reason: str, record: spectator_pb2.MatchRecord,
                            deals: int, totals: list[int]) -> None:

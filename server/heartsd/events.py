@@ -11,9 +11,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from hearts.v1 import game_pb2
+from hearts.v1 import bot_pb2, game_pb2
+
+from .wire import length_delimited
 
 SPECTATOR = -1
+UPDATE_EVENTS_FIELD = bot_pb2.MatchUpdate.DESCRIPTOR.fields_by_name["events"].number
 
 
 @dataclass(slots=True)
@@ -29,6 +32,8 @@ class EventLog:
     def __init__(self) -> None:
         self._slots: list[game_pb2.Event | PrivateSlot] = []
         self._times: list[float] = []
+        # Each slot serialized once as a MatchUpdate.events entry: bytes, or one per seat.
+        self._wire: list[bytes | list[bytes]] = []
 
     def __len__(self) -> int:
         return len(self._slots)
@@ -42,6 +47,7 @@ class EventLog:
         event.sequence = len(self._slots) + 1
         self._slots.append(event)
         self._times.append(time.monotonic())
+        self._wire.append(length_delimited(UPDATE_EVENTS_FIELD, event.SerializeToString()))
 
     def add_private(
         self, per_seat: list[game_pb2.Event], spectator: game_pb2.Event, revealed: game_pb2.Event
@@ -51,6 +57,7 @@ class EventLog:
             e.sequence = sequence
         self._slots.append(PrivateSlot(per_seat, spectator, revealed))
         self._times.append(time.monotonic())
+        self._wire.append([length_delimited(UPDATE_EVENTS_FIELD, e.SerializeToString()) for e in per_seat])
 
     def for_seat(self, seat: int, after: int) -> list[game_pb2.Event]:
         """The events ``seat`` gets after sequence ``after`` (``SPECTATOR`` for spectators)."""
@@ -61,6 +68,10 @@ class EventLog:
             else:
                 out.append(slot)
         return out
+
+    def wire_for_seat(self, seat: int, after: int) -> bytes:
+        """The ``events`` entries of a MatchUpdate for ``seat`` after ``after``, encoded."""
+        return b"".join([w if isinstance(w, bytes) else w[seat] for w in self._wire[after:]])
 
     def revealed_after(self, after: int) -> list[tuple[float, game_pb2.Event]]:
         """Events with every hand shown, and when each happened (for delayed spectators)."""

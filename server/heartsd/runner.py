@@ -35,7 +35,7 @@ from hearts_engine.cards import cards_of
 from hearts_engine.errors import InvalidActionError
 from heartsbot.strategies import Strategy
 
-from . import convert
+from . import convert, wire
 from .clock import SeatClock
 from .events import EventLog
 
@@ -43,6 +43,21 @@ if TYPE_CHECKING:
     from .arena import Arena
 
 P = game_pb2
+CHECKPOINT_EVERY_S = 5.0
+# Field numbers used when assembling messages from bytes (see wire.py); a test checks
+# them against the generated descriptors.
+RESPONSE_UPDATE = bot_pb2.PlayResponse.DESCRIPTOR.fields_by_name["update"].number
+UPDATE_MATCH_ID = bot_pb2.MatchUpdate.DESCRIPTOR.fields_by_name["match_id"].number
+UPDATE_SEAT = bot_pb2.MatchUpdate.DESCRIPTOR.fields_by_name["seat"].number
+UPDATE_REQUEST = bot_pb2.MatchUpdate.DESCRIPTOR.fields_by_name["request"].number
+_REQUEST_FIELDS = bot_pb2.DecisionRequest.DESCRIPTOR.fields_by_name
+REQUEST_RULESET = _REQUEST_FIELDS["ruleset"].number
+REQUEST_HAND = _REQUEST_FIELDS["hand"].number
+REQUEST_LEGAL = _REQUEST_FIELDS["legal_cards"].number
+REQUEST_PASSED = _REQUEST_FIELDS["passed"].number
+REQUEST_RECEIVED = _REQUEST_FIELDS["received"].number
+REQUEST_TRICKS = _REQUEST_FIELDS["tricks"].number
+REQUEST_DEAL_SCORES = _REQUEST_FIELDS["deal_scores"].number
 MOVES_PER_TURN = 32  # moves in a row (house, defaults) before yielding to the event loop
 KIND = {Phase.PASSING: P.DECISION_KIND_PASS, Phase.PLAYING: P.DECISION_KIND_PLAY, Phase.MOON_CHOICE: P.DECISION_KIND_MOON}
 PROVENANCE_NAMES = {v: k for k, v in P.Provenance.items()}
@@ -74,7 +89,6 @@ class Pending:
     kind: int
     default: Action
     sent_at: float
-    request: bot_pb2.DecisionRequest | None = None
     timer: asyncio.TimerHandle | None = None
     grace_timer: asyncio.TimerHandle | None = None
     rejected: int = 0
@@ -131,10 +145,13 @@ class MatchRunner:
         self.watchers: set[asyncio.Queue[None]] = set()
         self.finished = asyncio.Event()
         self._stopping: tuple[int, str] | None = None
-        self._trick_pbs: list[game_pb2.Trick] = []
-        self._deal_score_pbs: list[game_pb2.DealScore] = []
+        self._trick_fields: list[bytes] = []  # DecisionRequest.tricks entries, encoded
+        self._deal_score_fields: list[bytes] = []  # DecisionRequest.deal_scores entries, encoded
+        self._open_trick_pb: game_pb2.Trick | None = None
+        self._points_taken = [0] * rules.players
         self._totals = [0] * rules.players
         self._checkpoint: asyncio.Task[None] | None = None
+        self._last_checkpoint = time.monotonic()
         self._done = asyncio.Event()
         self._advancing = False
         self._house_ready = False
@@ -144,6 +161,8 @@ class MatchRunner:
         # sender's own seats), only unique: a random prefix per match plus a counter.
         self._id_prefix = f"r-{secrets.token_hex(4)}-"
         self._ruleset_pb = convert.ruleset_to_wire(rules)
+        self._ruleset_field = wire.length_delimited(REQUEST_RULESET, self._ruleset_pb.SerializeToString())
+        self._match_id_field = wire.length_delimited(UPDATE_MATCH_ID, match_id.encode())
         self._loop = asyncio.get_running_loop()
         self.log = structlog.get_logger("heartsd.match").bind(match_id=match_id, ruleset=rules.name)
 
@@ -252,8 +271,7 @@ class MatchRunner:
         pending = Pending(f"{self._id_prefix}{self._requests_sent}", KIND[self.match.deal.phase], default, now)
         slot.pending = pending
         slot.issued.add(pending.request_id)
-        pending.request = self._request(slot, pending)
-        self._send(slot, pending.request)
+        self._send(slot, self._request(slot, pending))
         if slot.auto:
             self._default(slot, P.PROVENANCE_AUTO)
             return
@@ -407,7 +425,8 @@ class MatchRunner:
             if not deal.trick:
                 trick = deal.tricks[-1]
                 pb = convert.trick_to_wire(trick_no, trick, n)
-                self._trick_pbs.append(pb)
+                self._trick_fields.append(wire.length_delimited(REQUEST_TRICKS, pb.SerializeToString()))
+                self._points_taken = [self.rules.points_of(t) for t in deal.taken]
                 log.add(P.Event(trick_won=P.TrickWon(
                     deal_number=deal_number, trick=pb, points=self.rules.points_of(convert_mask(trick.cards)))))
         elif isinstance(action, PassAction) and deal.phase is not Phase.PASSING:
@@ -415,14 +434,15 @@ class MatchRunner:
         if deal.is_over:
             number = len(self.match.results) - 1
             score = convert.deal_score_to_wire(number, self.match.results[-1])
-            self._deal_score_pbs.append(score)
+            self._deal_score_fields.append(wire.length_delimited(REQUEST_DEAL_SCORES, score.SerializeToString()))
             self._totals = list(self.match.totals)
             log.add(P.Event(deal_scored=P.DealScored(score=score, totals=self._totals)))
             for slot in self.seats:
                 if slot.house is None:
                     self._send(slot, None)
             if not self.match.is_over:
-                self._save_checkpoint()
+                if time.monotonic() - self._last_checkpoint >= CHECKPOINT_EVERY_S:
+                    self._save_checkpoint()
                 self._start_deal()
         for queue in self.watchers:
             queue.put_nowait(None)
@@ -458,7 +478,9 @@ class MatchRunner:
         deal = self.match.deal
         self._current_deal = deal
         self._broken = False
-        self._trick_pbs = []
+        self._trick_fields = []
+        self._open_trick_pb = None
+        self._points_taken = [0] * self.rules.players
         hands = [convert.cards_to_wire(cards_of(h)) for h in deal.dealt]
         direction = convert.PASS_DIRECTIONS[deal.pass_direction]
         self.dealt.append(spectator_pb2.DealtHands(deal_number=deal.number, hands=[P.Hand(cards=h) for h in hands]))
@@ -482,62 +504,76 @@ class MatchRunner:
 
     # -- messages to bots -----------------------------------------------------------------
 
-    def _request(self, slot: SeatSlot, pending: Pending) -> bot_pb2.DecisionRequest:
-        """Everything the seat needs to decide, built from its own and public state only."""
+    def _request(self, slot: SeatSlot, pending: Pending) -> bytes:
+        """The serialized DecisionRequest: everything the seat needs, from its own and public
+        state only. Small fields go through a message; the parts that repeat from request to
+        request (ruleset, completed tricks, deal scores, cards) are pre-encoded (wire.py)."""
         deal = self.match.deal
         seat = slot.seat
         n = self.rules.players
-        cards = convert.CARD_MESSAGES
         passing = deal.phase is Phase.PASSING
         legal = deal.passable(seat) if passing else deal.legal_plays(seat)
-        own_pass = deal.passed[seat]
-        received = deal.received_by(seat)
         hold = deal.pass_direction is PassDirection.HOLD
         if deal.trick:
             leader = deal.trick_leader
         else:
             leader = deal.turn if deal.phase is Phase.PLAYING else -1
-        request = bot_pb2.DecisionRequest(
+        small = bot_pb2.DecisionRequest(
             request_id=pending.request_id,
             kind=pending.kind,
             deal_number=deal.number,
             your_seat=seat,
-            ruleset=self._ruleset_pb,
-            hand=[cards[c] for c in cards_of(deal.hands[seat])],
-            legal_cards=[cards[c] for c in legal],
             pass_count=self.rules.pass_count,
             pass_direction=convert.PASS_DIRECTIONS[deal.pass_direction],
             pass_to=-1 if hold else (seat + deal.pass_direction.offset(n)) % n,
-            passed=[cards[c] for c in cards_of(own_pass or 0)],
-            received=[cards[c] for c in cards_of(received or 0)],
-            current_trick=convert.open_trick_to_wire(len(deal.tricks), leader, deal.trick, n),
-            tricks=self._trick_pbs,
+            current_trick=self._open_trick(deal, leader),
             hearts_broken=deal.hearts_broken,
-            points_taken=[self.rules.points_of(t) for t in deal.taken],
+            points_taken=self._points_taken,
             hand_sizes=[h.bit_count() for h in deal.hands],
             totals=self._totals,
-            deal_scores=self._deal_score_pbs,
             clock=bot_pb2.Clock(decision_ms=slot.clock.decision_ms, bank_ms=slot.clock.bank_ms),
             last_sequence=self.log_events.last_sequence,
         )
         if pending.kind == P.DECISION_KIND_MOON:
-            request.moon_options.extend(convert.MOON_OPTIONS.values())
-            request.default_moon_option = convert.MOON_OPTIONS[pending.default.option]  # type: ignore[union-attr]
-        return request
+            small.moon_options.extend(convert.MOON_OPTIONS.values())
+            small.default_moon_option = convert.MOON_OPTIONS[pending.default.option]  # type: ignore[union-attr]
+        return b"".join((
+            small.SerializeToString(),
+            self._ruleset_field,
+            wire.card_fields(REQUEST_HAND, cards_of(deal.hands[seat])),
+            wire.card_fields(REQUEST_LEGAL, legal),
+            wire.card_fields(REQUEST_PASSED, cards_of(deal.passed[seat] or 0)),
+            wire.card_fields(REQUEST_RECEIVED, cards_of(deal.received_by(seat) or 0)),
+            *self._trick_fields,
+            *self._deal_score_fields,
+        ))
 
-    def _send(self, slot: SeatSlot, request: bot_pb2.DecisionRequest | None) -> None:
-        """Flush the seat's undelivered events, with ``request`` if given."""
+    def _open_trick(self, deal: Deal, leader: int) -> game_pb2.Trick:
+        """The trick in progress as a message, extended card by card rather than rebuilt."""
+        pb = self._open_trick_pb
+        if pb is None or pb.number != len(deal.tricks) or pb.leader != leader or len(pb.cards) > len(deal.trick):
+            pb = self._open_trick_pb = game_pb2.Trick(number=len(deal.tricks), leader=leader, winner=-1)
+        n = self.rules.players
+        for i in range(len(pb.cards), len(deal.trick)):
+            pb.cards.add(seat=(leader + i) % n, card=convert.CARD_MESSAGES[deal.trick[i]])
+        return pb
+
+    def _send(self, slot: SeatSlot, request: bytes | None) -> None:
+        """Flush the seat's undelivered events, with ``request`` if given, as one message."""
         session = self.arena.sessions.get(slot.name)
         if session is None or not session.connected:
             return
-        events = self.log_events.for_seat(slot.seat, slot.delivered)
+        events = self.log_events.wire_for_seat(slot.seat, slot.delivered)
         if not events and request is None:
             return
         slot.delivered = self.log_events.last_sequence
-        update = bot_pb2.MatchUpdate(match_id=self.id, seat=slot.seat, events=events)
-        if request is not None:
-            update.request.CopyFrom(request)
-        session.send(bot_pb2.PlayResponse(update=update))
+        update = b"".join((
+            self._match_id_field,
+            wire.varint(UPDATE_SEAT << 3) + wire.varint(slot.seat),
+            events,
+            wire.length_delimited(UPDATE_REQUEST, request) if request is not None else b"",
+        ))
+        session.send(wire.length_delimited(RESPONSE_UPDATE, update))
 
     def resume(self, slot: SeatSlot, after: int) -> None:
         """Re-send everything after ``after`` and the pending request (reconnect, resume)."""
@@ -547,9 +583,8 @@ class MatchRunner:
         if pending is not None and pending.grace_timer is not None:
             pending.grace_timer.cancel()
             pending.grace_timer = None
-        if pending is not None and pending.request is not None:
-            pending.request.clock.bank_ms = slot.clock.bank_ms
-            self._send(slot, pending.request)
+        if pending is not None:
+            self._send(slot, self._request(slot, pending))  # rebuilt: the bank may have changed
         else:
             self._send(slot, None)
 
@@ -577,7 +612,9 @@ class MatchRunner:
         )
 
     def _save_checkpoint(self) -> None:
-        """After each deal: store the record so far, so a crash keeps it (one write per deal)."""
+        """At a deal's end, at most every CHECKPOINT_EVERY_S: store the record so far, so a
+        crash keeps it. (The record grows with the match, so every deal would cost O(n^2).)"""
+        self._last_checkpoint = time.monotonic()
         totals = list(self.match.totals)
         deals = len(self.match.results)
         running = convert.result_to_wire(None, P.MATCH_STATUS_RUNNING, "running", totals, deals)
@@ -616,6 +653,7 @@ class MatchRunner:
         finally:
             self.status = status
         self.result = result
+        self.arena.forget(self)  # its bots are free for new matches before they hear it ended
         self.log_events.add(P.Event(match_ended=P.MatchEnded(result=result)))
         for slot in self.seats:
             if slot.house is None:

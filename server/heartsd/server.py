@@ -15,7 +15,7 @@ import grpc
 import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-from hearts.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, bot_pb2_grpc, spectator_pb2, spectator_pb2_grpc
+from hearts.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, spectator_pb2, spectator_pb2_grpc
 
 from .arena import Arena
 from .config import Settings
@@ -29,6 +29,23 @@ SERVICE_NAMES = (
     spectator_pb2.DESCRIPTOR.services_by_name["SpectatorService"].full_name,
     admin_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name,
 )
+
+
+def _response_bytes(message: bot_pb2.PlayResponse | bytes) -> bytes:
+    return message if isinstance(message, bytes) else message.SerializeToString()
+
+
+def add_bot_service(servicer: BotService, server: grpc.aio.Server) -> None:
+    """Like the generated ``add_BotServiceServicer_to_server``, except that responses may
+    also be pre-serialized ``PlayResponse`` bytes (see wire.py)."""
+    method = bot_pb2.DESCRIPTOR.services_by_name["BotService"].methods_by_name["Play"]
+    handler = grpc.stream_stream_rpc_method_handler(
+        servicer.Play,
+        request_deserializer=bot_pb2.PlayRequest.FromString,
+        response_serializer=_response_bytes,
+    )
+    generic = grpc.method_handlers_generic_handler(method.containing_service.full_name, {method.name: handler})
+    server.add_generic_rpc_handlers((generic,))
 
 
 def server_options(settings: Settings) -> list[tuple[str, int]]:
@@ -47,7 +64,7 @@ def server_options(settings: Settings) -> list[tuple[str, int]]:
 
 async def build_server(settings: Settings, arena: Arena) -> tuple[grpc.aio.Server, int, health.aio.HealthServicer]:
     server = grpc.aio.server(options=server_options(settings), maximum_concurrent_rpcs=settings.max_concurrent_rpcs)
-    bot_pb2_grpc.add_BotServiceServicer_to_server(BotService(arena), server)
+    add_bot_service(BotService(arena), server)
     spectator_pb2_grpc.add_SpectatorServiceServicer_to_server(SpectatorService(arena), server)
     admin_pb2_grpc.add_AdminServiceServicer_to_server(AdminService(arena), server)
     health_servicer = health.aio.HealthServicer()

@@ -19,11 +19,12 @@ class BotSession:
     rulesets: frozenset[str]  # empty: every ruleset
     max_matches: int
     id: str = field(default_factory=lambda: "s-" + secrets.token_hex(6))
-    outbox: asyncio.Queue[bot_pb2.PlayResponse | None] = field(default_factory=asyncio.Queue)
+    # PlayResponse messages, or the same already serialized (bytes) from the hot path.
+    outbox: asyncio.Queue[bot_pb2.PlayResponse | bytes | None] = field(default_factory=asyncio.Queue)
     connected: bool = True
     close_reason: str = ""
 
-    def send(self, message: bot_pb2.PlayResponse) -> None:
+    def send(self, message: bot_pb2.PlayResponse | bytes) -> None:
         if self.connected:
             self.outbox.put_nowait(message)
 

@@ -1,0 +1,54 @@
+"""Protobuf wire-format assembly for the hot path: messages from pre-serialized parts.
+
+A decision request repeats a lot that does not change between requests (the ruleset,
+the completed tricks, earlier deal scores, each card). Serializing those once and
+concatenating bytes is several times cheaper than building and copying nested
+message objects, and the result is an ordinary ``PlayResponse`` on the wire: the
+protobuf encoding of a message is the concatenation of its fields, in any order.
+
+>>> from hearts.v1 import cards_pb2
+>>> cards_pb2.Card.FromString(CARD_BYTES[49]) == cards_pb2.Card(suit=4, rank=12)
+True
+>>> length_delimited(3, b"abc")
+b'\\x1a\\x03abc'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from hearts.v1 import cards_pb2
+
+
+def varint(value: int) -> bytes:
+    """Base-128 varint; negative numbers as 64-bit two's complement (how int32 is sent)."""
+    if value < 0:
+        value += 1 << 64
+    out = bytearray()
+    while True:
+        low = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(low | 0x80)
+        else:
+            out.append(low)
+            return bytes(out)
+
+
+def length_delimited(field: int, payload: bytes) -> bytes:
+    """A bytes, string or sub-message field."""
+    return varint(field << 3 | 2) + varint(len(payload)) + payload
+
+
+CARD_BYTES: tuple[bytes, ...] = tuple(
+    cards_pb2.Card(suit=c // 13 + 1, rank=c % 13 + 2).SerializeToString() for c in range(52)
+)
+_CARD_FIELDS: dict[int, tuple[bytes, ...]] = {}
+
+
+def card_fields(field: int, cards: Iterable[int]) -> bytes:
+    """A repeated ``Card`` field holding ``cards`` (engine ids)."""
+    table = _CARD_FIELDS.get(field)
+    if table is None:
+        table = _CARD_FIELDS[field] = tuple(length_delimited(field, b) for b in CARD_BYTES)
+    return b"".join([table[c] for c in cards])
