@@ -23,7 +23,7 @@ ensure_venv() {
     stamp="$VENV/.installed-$extras"
     if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
         "$VENV/bin/python" -m pip install --quiet --upgrade pip
-        "$VENV/bin/python" -m pip install --quiet -e ".[$extras]"
+        "$VENV/bin/python" -m pip install --quiet -e ".${extras:+[$extras]}"
         touch "$stamp"
     fi
 }
