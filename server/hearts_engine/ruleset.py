@@ -246,7 +246,11 @@ class Ruleset:
 
     def bonus_of(self, taken: Mask) -> int:
         """Bonus points (negative values) of the cards in ``taken``."""
-        return sum(value for bit, value in self._bonuses if taken & bit)
+        points = 0
+        for bit, value in self._bonuses:
+            if taken & bit:
+                points += value
+        return points
 
     def points_of(self, taken: Mask) -> int:
         """Sum of the values of the cards in ``taken``."""

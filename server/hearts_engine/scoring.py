@@ -67,18 +67,16 @@ def deal_score(
     penalty points it took, which for a shooter is the deal total. A seat took no
     trick exactly when it took no card.
     """
-    penalty = [rules.penalty_of(m) for m in taken]
-    bonus = [rules.bonus_of(m) for m in taken]
-    seats = range(len(taken))
+    bonus = [rules.bonus_of(m) for m in taken] if rules.bonus_mask else [0] * len(taken)
     if phase == 2:
-        return tuple(-penalty[s] + bonus[s] for s in seats)
+        return tuple([b - rules.penalty_of(m) for m, b in zip(taken, bonus)])
     if shooter is None:
         extra = rules.no_trick_bonus
-        return tuple(penalty[s] + bonus[s] + (extra if not taken[s] else 0) for s in seats)
+        return tuple([rules.penalty_of(m) + b + (0 if m else extra) for m, b in zip(taken, bonus)])
     total = rules.deal_total
     if option is MoonOption.SUBTRACT_FROM_SELF:
-        return tuple((-total if s == shooter else 0) + bonus[s] for s in seats)
-    return tuple((0 if s == shooter else total) + bonus[s] for s in seats)
+        return tuple([(-total if s == shooter else 0) + b for s, b in enumerate(bonus)])
+    return tuple([(0 if s == shooter else total) + b for s, b in enumerate(bonus)])
 
 
 def rank_seats(totals: Sequence[int], last_deal: Sequence[int] | None) -> tuple[int, ...]:
