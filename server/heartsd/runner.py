@@ -12,7 +12,7 @@ import asyncio
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import structlog
 from hearts.v1 import bot_pb2, game_pb2, spectator_pb2
@@ -81,6 +81,33 @@ class ClockPolicy:
         )
 
 
+class Decision(NamedTuple):
+    """One applied action with its provenance and the measured think time."""
+
+    deal_number: int
+    seat: int
+    action: Action
+    provenance: int
+    think_ms: int
+    rejected: int
+
+    def to_wire(self) -> spectator_pb2.RecordedDecision:
+        action = self.action
+        decision = spectator_pb2.RecordedDecision(
+            deal_number=self.deal_number, seat=self.seat, provenance=self.provenance,
+            think_ms=self.think_ms, rejected_answers=self.rejected)
+        if isinstance(action, PlayAction):
+            decision.kind = P.DECISION_KIND_PLAY
+            decision.cards.append(convert.CARD_MESSAGES[action.card])
+        elif isinstance(action, PassAction):
+            decision.kind = P.DECISION_KIND_PASS
+            decision.cards.extend(convert.cards_to_wire(action.cards))
+        else:
+            decision.kind = P.DECISION_KIND_MOON
+            decision.moon = convert.MOON_OPTIONS[action.option]
+        return decision
+
+
 @dataclass(eq=False)
 class Pending:
     """An open request to a remote seat."""
@@ -137,7 +164,7 @@ class MatchRunner:
         self.policy = policy
         self.house_delay_s = house_delay_s
         self.log_events = EventLog()
-        self.decisions: list[spectator_pb2.RecordedDecision] = []
+        self.decisions: list[Decision] = []
         self.dealt: list[spectator_pb2.DealtHands] = []
         self.status = P.MATCH_STATUS_RUNNING
         self.result: game_pb2.MatchResult | None = None
@@ -389,25 +416,9 @@ class MatchRunner:
             slot.consecutive_defaults += 1
             if slot.consecutive_defaults >= self.policy.auto_after:
                 slot.auto = True
-        history = self.match.history
-        deal_number, _, _ = history[-1]
-        decision = spectator_pb2.RecordedDecision(
-            deal_number=deal_number,
-            seat=seat,
-            provenance=provenance,
-            think_ms=int(elapsed * 1000),
-            rejected_answers=rejected,
-        )
-        if isinstance(action, PlayAction):
-            decision.kind = P.DECISION_KIND_PLAY
-            decision.cards.append(convert.CARD_MESSAGES[action.card])
-        elif isinstance(action, PassAction):
-            decision.kind = P.DECISION_KIND_PASS
-            decision.cards.extend(convert.cards_to_wire(action.cards))
-        else:
-            decision.kind = P.DECISION_KIND_MOON
-            decision.moon = convert.MOON_OPTIONS[action.option]
-        self.decisions.append(decision)
+        deal_number = self.match.history[-1][0]
+        # Kept as a plain tuple; the record's messages are built once, at the end.
+        self.decisions.append(Decision(deal_number, seat, action, provenance, int(elapsed * 1000), rejected))
         self._publish(deal_number, seat, action, provenance)
 
     def _publish(self, deal_number: int, seat: int, action: Action, provenance: int) -> None:
@@ -604,7 +615,7 @@ class MatchRunner:
             seed=match.seed,
             seats=self.seat_infos,
             clock=self.policy.to_wire(),
-            decisions=self.decisions,
+            decisions=[d.to_wire() for d in self.decisions],
             deal_scores=[convert.deal_score_to_wire(i, r) for i, r in enumerate(match.results)],
             deals=self.dealt,
             result=result,

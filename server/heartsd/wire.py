@@ -20,8 +20,7 @@ from collections.abc import Iterable
 from hearts.v1 import cards_pb2
 
 
-def varint(value: int) -> bytes:
-    """Base-128 varint; negative numbers as 64-bit two's complement (how int32 is sent)."""
+def _encode_varint(value: int) -> bytes:
     if value < 0:
         value += 1 << 64
     out = bytearray()
@@ -35,10 +34,20 @@ def varint(value: int) -> bytes:
             return bytes(out)
 
 
+_SMALL = tuple(_encode_varint(v) for v in range(1 << 14))  # every one- and two-byte varint
+
+
+def varint(value: int) -> bytes:
+    """Base-128 varint; negative numbers as 64-bit two's complement (how int32 is sent)."""
+    return _SMALL[value] if 0 <= value < 16384 else _encode_varint(value)
+
+
 def length_delimited(field: int, payload: bytes) -> bytes:
     """A bytes, string or sub-message field."""
-    return varint(field << 3 | 2) + varint(len(payload)) + payload
+    return _TAGS[field] + varint(len(payload)) + payload if field < 32 else varint(field << 3 | 2) + varint(len(payload)) + payload
 
+
+_TAGS = tuple(_encode_varint(f << 3 | 2) for f in range(32))
 
 CARD_BYTES: tuple[bytes, ...] = tuple(
     cards_pb2.Card(suit=c // 13 + 1, rank=c % 13 + 2).SerializeToString() for c in range(52)
