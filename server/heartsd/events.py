@@ -13,10 +13,11 @@ from dataclasses import dataclass
 
 from hearts.v1 import bot_pb2, game_pb2
 
-from .wire import length_delimited
+from .wire import length_delimited, varint
 
 SPECTATOR = -1
 UPDATE_EVENTS_FIELD = bot_pb2.MatchUpdate.DESCRIPTOR.fields_by_name["events"].number
+_SEQUENCE_TAG = varint(game_pb2.Event.DESCRIPTOR.fields_by_name["sequence"].number << 3)
 
 
 @dataclass(slots=True)
@@ -30,7 +31,7 @@ class PrivateSlot:
 
 class EventLog:
     def __init__(self) -> None:
-        self._slots: list[game_pb2.Event | PrivateSlot] = []
+        self._slots: list[game_pb2.Event | PrivateSlot | bytes] = []  # bytes: parsed on demand
         self._times: list[float] = []
         # Each slot serialized once as a MatchUpdate.events entry: bytes, or one per seat.
         self._wire: list[bytes | list[bytes]] = []
@@ -49,6 +50,22 @@ class EventLog:
         self._times.append(time.monotonic())
         self._wire.append(length_delimited(UPDATE_EVENTS_FIELD, event.SerializeToString()))
 
+    def add_encoded(self, kind_field: int, body: bytes) -> None:
+        """Append a public event given as its oneof field number and encoded body: the
+        hot path (a card played) skips building the message; it is parsed only if a
+        spectator asks."""
+        sequence = len(self._slots) + 1
+        encoded = _SEQUENCE_TAG + varint(sequence) + length_delimited(kind_field, body)
+        self._slots.append(encoded)
+        self._times.append(time.monotonic())
+        self._wire.append(length_delimited(UPDATE_EVENTS_FIELD, encoded))
+
+    def _message(self, index: int) -> game_pb2.Event | PrivateSlot:
+        slot = self._slots[index]
+        if isinstance(slot, bytes):
+            slot = self._slots[index] = game_pb2.Event.FromString(slot)
+        return slot
+
     def add_private(
         self, per_seat: list[game_pb2.Event], spectator: game_pb2.Event, revealed: game_pb2.Event
     ) -> None:
@@ -62,7 +79,8 @@ class EventLog:
     def for_seat(self, seat: int, after: int) -> list[game_pb2.Event]:
         """The events ``seat`` gets after sequence ``after`` (``SPECTATOR`` for spectators)."""
         out = []
-        for slot in self._slots[after:]:
+        for index in range(after, len(self._slots)):
+            slot = self._message(index)
             if isinstance(slot, PrivateSlot):
                 out.append(slot.spectator if seat == SPECTATOR else slot.per_seat[seat])
             else:
@@ -76,6 +94,7 @@ class EventLog:
     def revealed_after(self, after: int) -> list[tuple[float, game_pb2.Event]]:
         """Events with every hand shown, and when each happened (for delayed spectators)."""
         out = []
-        for slot, at in zip(self._slots[after:], self._times[after:]):
-            out.append((at, slot.revealed if isinstance(slot, PrivateSlot) else slot))
+        for index in range(after, len(self._slots)):
+            slot = self._message(index)
+            out.append((self._times[index], slot.revealed if isinstance(slot, PrivateSlot) else slot))
         return out

@@ -58,6 +58,19 @@ REQUEST_PASSED = _REQUEST_FIELDS["passed"].number
 REQUEST_RECEIVED = _REQUEST_FIELDS["received"].number
 REQUEST_TRICKS = _REQUEST_FIELDS["tricks"].number
 REQUEST_DEAL_SCORES = _REQUEST_FIELDS["deal_scores"].number
+REQUEST_CURRENT_TRICK = _REQUEST_FIELDS["current_trick"].number
+_TRICK_FIELDS = game_pb2.Trick.DESCRIPTOR.fields_by_name
+TRICK_NUMBER = _TRICK_FIELDS["number"].number
+TRICK_LEADER = _TRICK_FIELDS["leader"].number
+TRICK_CARDS = _TRICK_FIELDS["cards"].number
+TRICK_OPEN_WINNER = game_pb2.Trick(winner=-1).SerializeToString()  # winner -1: in progress
+EVENT_CARD_PLAYED = game_pb2.Event.DESCRIPTOR.fields_by_name["card_played"].number
+_PLAYED_FIELDS = game_pb2.CardPlayed.DESCRIPTOR.fields_by_name
+_PLAYED_DEAL_TAG = wire.varint(_PLAYED_FIELDS["deal_number"].number << 3)
+_PLAYED_TRICK_TAG = wire.varint(_PLAYED_FIELDS["trick_number"].number << 3)
+_PLAYED_SEAT_TAG = wire.varint(_PLAYED_FIELDS["seat"].number << 3)
+_PLAYED_CARD = _PLAYED_FIELDS["card"].number
+_PLAYED_PROVENANCE_TAG = wire.varint(_PLAYED_FIELDS["provenance"].number << 3)
 MOVES_PER_TURN = 32  # moves in a row (house, defaults) before yielding to the event loop
 KIND = {Phase.PASSING: P.DECISION_KIND_PASS, Phase.PLAYING: P.DECISION_KIND_PLAY, Phase.MOON_CHOICE: P.DECISION_KIND_MOON}
 PROVENANCE_NAMES = {v: k for k, v in P.Provenance.items()}
@@ -174,7 +187,7 @@ class MatchRunner:
         self._stopping: tuple[int, str] | None = None
         self._trick_fields: list[bytes] = []  # DecisionRequest.tricks entries, encoded
         self._deal_score_fields: list[bytes] = []  # DecisionRequest.deal_scores entries, encoded
-        self._open_trick_pb: game_pb2.Trick | None = None
+        self._pass_fields: list[bytes] = []
         self._points_taken = [0] * rules.players
         self._totals = [0] * rules.players
         self._checkpoint: asyncio.Task[None] | None = None
@@ -427,9 +440,13 @@ class MatchRunner:
         n = self.rules.players
         if isinstance(action, PlayAction):
             trick_no = len(deal.tricks) - (0 if deal.trick else 1)
-            log.add(P.Event(card_played=P.CardPlayed(
-                deal_number=deal_number, trick_number=trick_no, seat=seat,
-                card=convert.CARD_MESSAGES[action.card], provenance=provenance)))
+            log.add_encoded(EVENT_CARD_PLAYED, b"".join((
+                _PLAYED_DEAL_TAG, wire.varint(deal_number),
+                _PLAYED_TRICK_TAG, wire.varint(trick_no),
+                _PLAYED_SEAT_TAG, wire.varint(seat),
+                wire.card_fields(_PLAYED_CARD, (action.card,)),
+                _PLAYED_PROVENANCE_TAG, wire.varint(provenance),
+            )))
             if deal.hearts_broken and not self._broken:
                 self._broken = True
                 log.add(P.Event(hearts_broken=P.HeartsBroken(deal_number=deal_number, trick_number=deal.broken_trick)))
@@ -469,6 +486,11 @@ class MatchRunner:
                 passed=convert.cards_to_wire(cards_of(deal.passed[s] or 0)),
                 received=convert.cards_to_wire(cards_of(deal.passed[giver] or 0)),
                 received_from=giver)))
+        self._pass_fields = [
+            wire.card_fields(REQUEST_PASSED, cards_of(deal.passed[s] or 0))
+            + wire.card_fields(REQUEST_RECEIVED, cards_of(deal.passed[(s - offset) % n] or 0))
+            for s in range(n)
+        ]
         public = P.Event(cards_passed=P.CardsPassed(deal_number=deal.number, received_from=-1))
         self.log_events.add_private(per_seat, public, P.Event(cards_passed=P.CardsPassed(deal_number=deal.number, received_from=-1)))
 
@@ -490,7 +512,7 @@ class MatchRunner:
         self._current_deal = deal
         self._broken = False
         self._trick_fields = []
-        self._open_trick_pb = None
+        self._pass_fields: list[bytes] = []  # DecisionRequest.passed + received per seat, once passed
         self._points_taken = [0] * self.rules.players
         hands = [convert.cards_to_wire(cards_of(h)) for h in deal.dealt]
         direction = convert.PASS_DIRECTIONS[deal.pass_direction]
@@ -537,7 +559,6 @@ class MatchRunner:
             pass_count=self.rules.pass_count,
             pass_direction=convert.PASS_DIRECTIONS[deal.pass_direction],
             pass_to=-1 if hold else (seat + deal.pass_direction.offset(n)) % n,
-            current_trick=self._open_trick(deal, leader),
             hearts_broken=deal.hearts_broken,
             points_taken=self._points_taken,
             hand_sizes=[h.bit_count() for h in deal.hands],
@@ -553,21 +574,22 @@ class MatchRunner:
             self._ruleset_field,
             wire.card_fields(REQUEST_HAND, cards_of(deal.hands[seat])),
             wire.card_fields(REQUEST_LEGAL, legal),
-            wire.card_fields(REQUEST_PASSED, cards_of(deal.passed[seat] or 0)),
-            wire.card_fields(REQUEST_RECEIVED, cards_of(deal.received_by(seat) or 0)),
+            self._open_trick_field(deal, leader),
+            self._pass_fields[seat] if self._pass_fields else b"",
             *self._trick_fields,
             *self._deal_score_fields,
         ))
 
-    def _open_trick(self, deal: Deal, leader: int) -> game_pb2.Trick:
-        """The trick in progress as a message, extended card by card rather than rebuilt."""
-        pb = self._open_trick_pb
-        if pb is None or pb.number != len(deal.tricks) or pb.leader != leader or len(pb.cards) > len(deal.trick):
-            pb = self._open_trick_pb = game_pb2.Trick(number=len(deal.tricks), leader=leader, winner=-1)
+    def _open_trick_field(self, deal: Deal, leader: int) -> bytes:
+        """DecisionRequest.current_trick, encoded: the trick in progress (no cards when leading)."""
         n = self.rules.players
-        for i in range(len(pb.cards), len(deal.trick)):
-            pb.cards.add(seat=(leader + i) % n, card=convert.CARD_MESSAGES[deal.trick[i]])
-        return pb
+        body = b"".join((
+            wire.varint(TRICK_NUMBER << 3) + wire.varint(len(deal.tricks)),
+            wire.varint(TRICK_LEADER << 3) + wire.varint(leader),
+            *[wire.played_card_field(TRICK_CARDS, (leader + i) % n, c) for i, c in enumerate(deal.trick)],
+            TRICK_OPEN_WINNER,
+        ))
+        return wire.length_delimited(REQUEST_CURRENT_TRICK, body)
 
     def _send(self, slot: SeatSlot, request: bytes | None) -> None:
         """Flush the seat's undelivered events, with ``request`` if given, as one message."""

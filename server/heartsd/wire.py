@@ -6,7 +6,7 @@ concatenating bytes is several times cheaper than building and copying nested
 message objects, and the result is an ordinary ``PlayResponse`` on the wire: the
 protobuf encoding of a message is the concatenation of its fields, in any order.
 
->>> from hearts.v1 import cards_pb2
+>>> from hearts.v1 import cards_pb2, game_pb2
 >>> cards_pb2.Card.FromString(CARD_BYTES[49]) == cards_pb2.Card(suit=4, rank=12)
 True
 >>> length_delimited(3, b"abc")
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from hearts.v1 import cards_pb2
+from hearts.v1 import cards_pb2, game_pb2
 
 
 def _encode_varint(value: int) -> bytes:
@@ -61,3 +61,20 @@ def card_fields(field: int, cards: Iterable[int]) -> bytes:
     if table is None:
         table = _CARD_FIELDS[field] = tuple(length_delimited(field, b) for b in CARD_BYTES)
     return b"".join([table[c] for c in cards])
+
+
+_PLAYED: dict[int, tuple[bytes, ...]] = {}
+_PLAYED_SEAT = game_pb2.PlayedCard.DESCRIPTOR.fields_by_name["seat"].number
+_PLAYED_CARD = game_pb2.PlayedCard.DESCRIPTOR.fields_by_name["card"].number
+
+
+def played_card_field(field: int, seat: int, card: int) -> bytes:
+    """A ``PlayedCard{seat, card}`` field (seat 0..7)."""
+    table = _PLAYED.get(field)
+    if table is None:
+        table = _PLAYED[field] = tuple(
+            length_delimited(field, varint(_PLAYED_SEAT << 3) + varint(s) + length_delimited(_PLAYED_CARD, CARD_BYTES[c]))
+            for s in range(8)
+            for c in range(52)
+        )
+    return table[seat * 52 + card]

@@ -1,0 +1,107 @@
+"""The hot path assembles PlayResponse bytes from pre-encoded parts (heartsd.wire).
+Every request of whole matches must parse to exactly what building it field by field
+from the engine's state gives."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from hearts.v1 import admin_pb2, bot_pb2, game_pb2
+
+from hearts_engine import Phase, seat_view
+from heartsd import convert, wire
+from heartsd.arena import Arena, SeatRequest
+from heartsd.config import Settings
+from heartsd.sessions import BotSession
+from heartsd.store import Store
+
+P = game_pb2
+
+
+def expected_request(runner, seat: int, parsed: bot_pb2.DecisionRequest) -> bot_pb2.DecisionRequest:
+    match = runner.match
+    deal = match.deal
+    view = seat_view(deal, seat, match.totals, [r.score for r in match.results])
+    n = runner.rules.players
+    leader = deal.trick_leader if deal.trick else (deal.turn if deal.phase is Phase.PLAYING else -1)
+    request = bot_pb2.DecisionRequest(
+        request_id=parsed.request_id,
+        kind=parsed.kind,
+        deal_number=deal.number,
+        your_seat=seat,
+        ruleset=convert.ruleset_to_wire(runner.rules),
+        hand=convert.cards_to_wire(view.hand),
+        legal_cards=convert.cards_to_wire(view.legal),
+        pass_count=runner.rules.pass_count,
+        pass_direction=convert.PASS_DIRECTIONS[deal.pass_direction],
+        pass_to=-1 if deal.pass_direction.value == "hold" else (seat + deal.pass_direction.offset(n)) % n,
+        passed=convert.cards_to_wire(view.passed or ()),
+        received=convert.cards_to_wire(view.received or ()),
+        current_trick=convert.open_trick_to_wire(len(deal.tricks), leader, deal.trick, n),
+        tricks=[convert.trick_to_wire(i, t, n) for i, t in enumerate(deal.tricks)],
+        hearts_broken=deal.hearts_broken,
+        points_taken=view.points_taken,
+        hand_sizes=view.hand_sizes,
+        totals=view.totals,
+        deal_scores=[convert.deal_score_to_wire(i, r) for i, r in enumerate(match.results)],
+        clock=parsed.clock,
+        last_sequence=runner.log_events.last_sequence,
+    )
+    if parsed.kind == P.DECISION_KIND_MOON:
+        request.moon_options.extend(convert.MOON_OPTIONS.values())
+        request.default_moon_option = parsed.default_moon_option
+    return request
+
+
+@pytest.mark.parametrize(("ruleset", "players"), [("standard", 4), ("classic", 5), ("hartenjagen", 3)])
+def test_assembled_requests_equal_requests_built_field_by_field(tmp_path, ruleset, players):
+    async def scenario() -> int:
+        names = [f"b{i}" for i in range(players)]
+        settings = Settings.load(env={}, flags=dict(
+            port=0, db_path=str(tmp_path / "w.db"), admin_token="admin-token-wire",
+            bot_tokens={n: f"token-{n}-wire-test" for n in names}, log_level="error"))
+        arena = Arena(settings, Store(settings.db_path))
+        sessions = [BotSession(n, "t", frozenset(), 4) for n in names]
+        for s in sessions:
+            arena.connect(s)
+        runner = arena.create_match(ruleset, players, admin_pb2.RulesetOptions(), P.MatchFormat(fixed_deals=3), 5,
+                                    [SeatRequest(bot=n) for n in names], P.ClockSettings())
+        checked = 0
+        while not runner.finished.is_set():
+            progressed = False
+            for session in sessions:
+                while not session.outbox.empty():
+                    raw = session.outbox.get_nowait()
+                    if raw is None:
+                        continue
+                    message = bot_pb2.PlayResponse.FromString(raw) if isinstance(raw, bytes) else raw
+                    if not message.HasField("update") or not message.update.HasField("request"):
+                        continue
+                    request = message.update.request
+                    seat = message.update.seat
+                    assert request == expected_request(runner, seat, request)
+                    assert [e.sequence for e in message.update.events] == sorted(e.sequence for e in message.update.events)
+                    checked += 1
+                    answer = bot_pb2.Answer(match_id=runner.id, request_id=request.request_id)
+                    if request.kind == P.DECISION_KIND_PASS:
+                        answer.pass_cards.cards.extend(request.legal_cards[: request.pass_count])
+                    elif request.kind == P.DECISION_KIND_PLAY:
+                        answer.play.CopyFrom(request.legal_cards[-1])
+                    else:
+                        answer.moon = request.default_moon_option
+                    assert arena.answer(session, answer) is None
+                    progressed = True
+            if not progressed:
+                await asyncio.sleep(0)
+        await arena.shutdown(1)
+        return checked
+
+    assert asyncio.run(scenario()) > 100
+
+
+def test_varints_and_fields():
+    assert wire.varint(0) == b"\x00" and wire.varint(300) == b"\xac\x02"
+    assert wire.varint(-1) == b"\xff" * 9 + b"\x01"
+    assert wire.varint(1 << 20) == bytes([0x80, 0x80, 0x40])
+    assert P.Trick.FromString(wire.played_card_field(3, 6, 0)).cards[0] == P.PlayedCard(seat=6, card={"suit": 1, "rank": 2})
