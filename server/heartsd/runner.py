@@ -12,6 +12,7 @@ import asyncio
 import secrets
 import time
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
 import structlog
@@ -72,6 +73,11 @@ _PLAYED_SEAT_TAG = wire.varint(_PLAYED_FIELDS["seat"].number << 3)
 _PLAYED_CARD = _PLAYED_FIELDS["card"].number
 _PLAYED_PROVENANCE_TAG = wire.varint(_PLAYED_FIELDS["provenance"].number << 3)
 MOVES_PER_TURN = 32  # moves in a row (house, defaults) before yielding to the event loop
+STATUS_NAMES = {
+    P.MATCH_STATUS_FINISHED: "finished",
+    P.MATCH_STATUS_ABORTED: "aborted",
+    P.MATCH_STATUS_CANCELLED: "cancelled",
+}
 KIND = {Phase.PASSING: P.DECISION_KIND_PASS, Phase.PLAYING: P.DECISION_KIND_PLAY, Phase.MOON_CHOICE: P.DECISION_KIND_MOON}
 PROVENANCE_NAMES = {v: k for k, v in P.Provenance.items()}
 
@@ -182,7 +188,7 @@ class MatchRunner:
         self.status = P.MATCH_STATUS_RUNNING
         self.result: game_pb2.MatchResult | None = None
         self.created = time.time()
-        self.watchers: set[asyncio.Queue[None]] = set()
+        self.watchers: set[asyncio.Event] = set()
         self.finished = asyncio.Event()
         self._stopping: tuple[int, str] | None = None
         self._trick_fields: list[bytes] = []  # DecisionRequest.tricks entries, encoded
@@ -221,14 +227,14 @@ class MatchRunner:
 
     def stop(self, status: int, reason: str) -> None:
         """End the match early (cancel, shutdown); it is recorded with ``status``."""
-        if self._stopping is None and self.result is None:
+        if self._stopping is None and self.result is None and not self.match.is_over:
             self._stopping = (status, reason)
             for slot in self.seats:
                 self._close_pending(slot)
             self._done.set()
 
     async def run(self) -> None:
-        self.log.info("match started", seats=[s.label for s in self.seats], seed=self.match.seed)
+        self.log.info("match started", seats=[s.label for s in self.seats])  # the seed would reveal the hands
         try:
             self._start_events()
             self._advance()
@@ -288,7 +294,7 @@ class MatchRunner:
     def _house_tick(self) -> None:
         self._house_timer = None
         self._house_ready = True
-        self._advance()
+        self._guarded(self._advance)
 
     def _house_move(self, slot: SeatSlot) -> None:
         assert slot.house is not None
@@ -323,11 +329,27 @@ class MatchRunner:
         if slot.away_since is not None:
             self._arm_grace(slot, grace_s - (now - slot.away_since))
 
+    def _guarded(self, step: Callable[[], None]) -> None:
+        """Run a step that starts outside the match task (a timer, an answer). An
+        unexpected error aborts this match, recorded, instead of leaving it hanging."""
+        try:
+            step()
+        except Exception:
+            self.log.exception("match step failed")
+            if self._stopping is None:
+                self._stopping = (P.MATCH_STATUS_ABORTED, "server error")
+            for slot in self.seats:
+                self._close_pending(slot)
+            self._done.set()
+
     def _expire(self, slot: SeatSlot, pending: Pending) -> None:
         if slot.pending is pending:
-            slot.clock.exhaust()
-            slot.stats["timeouts"] += 1
-            self._default(slot, P.PROVENANCE_TIMEOUT)
+            self._guarded(lambda: self._time_out(slot))
+
+    def _time_out(self, slot: SeatSlot) -> None:
+        slot.clock.exhaust()
+        slot.stats["timeouts"] += 1
+        self._default(slot, P.PROVENANCE_TIMEOUT)
 
     def _arm_grace(self, slot: SeatSlot, delay_s: float) -> None:
         pending = slot.pending
@@ -336,7 +358,7 @@ class MatchRunner:
 
         def expire() -> None:
             if slot.pending is pending and slot.away_since is not None:
-                self._default(slot, P.PROVENANCE_DISCONNECT)
+                self._guarded(lambda: self._default(slot, P.PROVENANCE_DISCONNECT))
 
         pending.grace_timer = self._loop.call_later(max(0.0, delay_s), expire)
 
@@ -345,6 +367,7 @@ class MatchRunner:
         assert pending is not None
         elapsed = time.monotonic() - pending.sent_at
         slot.stats["defaults"] += 1
+        slot.clock.charge(elapsed)  # the time a defaulted decision took still counts
         self._resolve(slot, pending, pending.default, provenance, elapsed)
         self._notice(slot.seat, provenance)
         self._advance()
@@ -372,6 +395,9 @@ class MatchRunner:
         if pending is None or pending.request_id != answer.request_id:
             return self._rejection(answer, bot_pb2.REJECTION_CODE_STALE_REQUEST, "that request is no longer open", False, slot)
         elapsed = time.monotonic() - pending.sent_at
+        if elapsed > slot.clock.budget_s():  # late, though its timer has not run yet
+            self._guarded(lambda: self._time_out(slot))
+            return self._rejection(answer, bot_pb2.REJECTION_CODE_STALE_REQUEST, "too late: the default was played", False, slot)
         try:
             action = self._action_of(pending.kind, answer)
             self.match.apply(slot.seat, action)
@@ -384,15 +410,18 @@ class MatchRunner:
             rejection = self._rejection(answer, code, exc.reason, retry, slot)
             if not retry:
                 self.arena.send_to_bot(slot.name, bot_pb2.PlayResponse(rejected=rejection))
-                self._default(slot, P.PROVENANCE_ILLEGAL)
+                self._guarded(lambda: self._default(slot, P.PROVENANCE_ILLEGAL))
                 return None
             return rejection
         slot.clock.charge(elapsed)
         slot.consecutive_defaults = 0
         self._close_pending(slot)
-        self._after_apply(slot.seat, action, P.PROVENANCE_BOT, elapsed, pending.rejected)
-        self._advance()
+        self._guarded(lambda: self._accepted(slot, action, elapsed, pending.rejected))
         return None
+
+    def _accepted(self, slot: SeatSlot, action: Action, elapsed: float, rejected: int) -> None:
+        self._after_apply(slot.seat, action, P.PROVENANCE_BOT, elapsed, rejected)
+        self._advance()
 
     @staticmethod
     def _action_of(kind: int, answer: bot_pb2.Answer) -> Action:
@@ -472,8 +501,7 @@ class MatchRunner:
                 if time.monotonic() - self._last_checkpoint >= CHECKPOINT_EVERY_S:
                     self._save_checkpoint()
                 self._start_deal()
-        for queue in self.watchers:
-            queue.put_nowait(None)
+        self._wake_watchers()
 
     def _publish_passes(self, deal: Deal) -> None:
         n = self.rules.players
@@ -563,7 +591,7 @@ class MatchRunner:
             points_taken=self._points_taken,
             hand_sizes=[h.bit_count() for h in deal.hands],
             totals=self._totals,
-            clock=bot_pb2.Clock(decision_ms=slot.clock.decision_ms, bank_ms=slot.clock.bank_ms),
+            clock=self._clock_left(slot, pending),
             last_sequence=self.log_events.last_sequence,
         )
         if pending.kind == P.DECISION_KIND_MOON:
@@ -579,6 +607,13 @@ class MatchRunner:
             *self._trick_fields,
             *self._deal_score_fields,
         ))
+
+    @staticmethod
+    def _clock_left(slot: SeatSlot, pending: Pending) -> bot_pb2.Clock:
+        """The time left for this request: all of it when new, less when re-sent on resume."""
+        spent = int((time.monotonic() - pending.sent_at) * 1000)
+        decision, bank = slot.clock.decision_ms, slot.clock.bank_ms
+        return bot_pb2.Clock(decision_ms=max(0, decision - spent), bank_ms=max(0, bank - max(0, spent - decision)))
 
     def _open_trick_field(self, deal: Deal, leader: int) -> bytes:
         """DecisionRequest.current_trick, encoded: the trick in progress (no cards when leading)."""
@@ -617,7 +652,7 @@ class MatchRunner:
             pending.grace_timer.cancel()
             pending.grace_timer = None
         if pending is not None:
-            self._send(slot, self._request(slot, pending))  # rebuilt: the bank may have changed
+            self._send(slot, self._request(slot, pending))  # rebuilt: the clock shows what is left
         else:
             self._send(slot, None)
 
@@ -662,8 +697,10 @@ class MatchRunner:
         self._checkpoint = self._loop.create_task(write())
 
     async def _finish(self) -> None:
+        """Store the record, then announce the end. Whatever fails, the match ends: if
+        the result cannot be stored it is announced as aborted, never as a result."""
         match = self.match
-        if self._stopping is not None:
+        if self._stopping is not None and not match.is_over:
             status, reason = self._stopping
         else:
             status, reason = P.MATCH_STATUS_FINISHED, "completed"
@@ -672,29 +709,33 @@ class MatchRunner:
         if self._house_timer is not None:
             self._house_timer.cancel()
         totals = list(match.totals)
-        outcome = match.outcome if status == P.MATCH_STATUS_FINISHED else None
-        result = convert.result_to_wire(outcome, status, reason, totals, len(match.results))
-        record = self._record(result)
-        if self._checkpoint is not None:
-            await asyncio.gather(self._checkpoint, return_exceptions=True)
-        status_name = {P.MATCH_STATUS_FINISHED: "finished", P.MATCH_STATUS_ABORTED: "aborted", P.MATCH_STATUS_CANCELLED: "cancelled"}[status]
+        status_name = STATUS_NAMES[status]
         try:
+            outcome = match.outcome if status == P.MATCH_STATUS_FINISHED else None
+            result = convert.result_to_wire(outcome, status, reason, totals, len(match.results))
+            record = self._record(result)
+            if self._checkpoint is not None:
+                await asyncio.gather(self._checkpoint, return_exceptions=True)
             await self.arena.store_result(self.id, status_name, reason, record, len(match.results), totals)
         except Exception:
-            self.log.exception("could not store the match; it is not announced")
-            raise
-        finally:
-            self.status = status
+            self.log.exception("could not store the match; announcing it as aborted")
+            status, status_name, reason = P.MATCH_STATUS_ABORTED, "aborted", "server error: the result could not be stored"
+            result = convert.result_to_wire(None, status, reason, totals, len(match.results))
+        self.status = status
         self.result = result
         self.arena.forget(self)  # its bots are free for new matches before they hear it ended
         self.log_events.add(P.Event(match_ended=P.MatchEnded(result=result)))
         for slot in self.seats:
             if slot.house is None:
                 self._send(slot, None)
-        for queue in self.watchers:
-            queue.put_nowait(None)
+        self._wake_watchers()
         self.finished.set()
-        self.log.info("match ended", status=status_name, reason=reason, totals=totals, deals=len(match.results))
+        self.log.info("match ended", status=status_name, reason=reason, totals=totals, deals=len(match.results),
+                      seed=match.seed)
+
+    def _wake_watchers(self) -> None:
+        for wake in self.watchers:
+            wake.set()
 
 
 def convert_mask(cards: tuple[int, ...]) -> int:

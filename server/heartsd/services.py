@@ -90,7 +90,9 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
         if first.WhichOneof("kind") != "hello":
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message must be 'hello'")
         hello = first.hello
-        if hello.name and hello.name != bot:
+        if not hello.name:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "hello.name is required")
+        if hello.name != bot:
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, f"this token belongs to bot {bot!r}, not {hello.name!r}")
         unknown = sorted(set(hello.rulesets) - set(PRESETS))
         if unknown:
@@ -98,21 +100,24 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
         if hello.max_concurrent_matches < 0:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "max_concurrent_matches must not be negative")
         session = BotSession(bot, hello.version, frozenset(hello.rulesets), hello.max_concurrent_matches or 1)
+        session.on_overflow = lambda: self.arena.disconnect(session)
         bound = log.bind(bot=bot, session=session.id)
-        active = self.arena.connect(session)
-        bound.info("bot connected", version=hello.version, rulesets=list(hello.rulesets), active=len(active))
-        await context.write(bot_pb2.PlayResponse(welcome=bot_pb2.Welcome(
-            session_id=session.id, bot_name=bot, server_version=__version__, active_matches=active)))
-        self.arena.resume_all(session)
-        reader = asyncio.get_running_loop().create_task(self._read(session, context))
+        reader: asyncio.Task[None] | None = None
         try:
+            active = self.arena.connect(session)
+            bound.info("bot connected", version=hello.version, rulesets=list(hello.rulesets), active=len(active))
+            await context.write(bot_pb2.PlayResponse(welcome=bot_pb2.Welcome(
+                session_id=session.id, bot_name=bot, server_version=__version__, active_matches=active)))
+            self.arena.resume_all(session)
+            reader = asyncio.get_running_loop().create_task(self._read(session, context))
             while True:
                 message = await session.outbox.get()
                 if message is None:
                     break
                 await context.write(message)
         finally:
-            reader.cancel()
+            if reader is not None:
+                reader.cancel()
             self.arena.disconnect(session)
             bound.info("bot disconnected", reason=session.close_reason)
         if session.close_reason.startswith("protocol:"):
@@ -177,6 +182,8 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
         runner = self.arena.cancel(request.match_id, request.reason)
         await runner.finished.wait()
         assert runner.result is not None
+        if runner.result.status != P.MATCH_STATUS_CANCELLED:
+            raise ArenaError("precondition", f"the match ended before it could be cancelled ({runner.result.reason})")
         return admin_pb2.CancelMatchResponse(result=runner.result)
 
     @grpc_errors
@@ -227,10 +234,14 @@ class SpectatorService(spectator_pb2_grpc.SpectatorServiceServicer):
                                 "the match is over: fetch it with GetMatchRecord")
         delay = self.arena.settings.spectator_delay_s
         cursor = int(request.from_sequence)
-        wake: asyncio.Queue[None] = asyncio.Queue()
+        if cursor > runner.log_events.last_sequence:
+            await context.abort(grpc.StatusCode.OUT_OF_RANGE,
+                                f"from_sequence {cursor} is beyond the last event ({runner.log_events.last_sequence})")
+        wake = asyncio.Event()
         runner.watchers.add(wake)
         try:
             while True:
+                wake.clear()
                 if delay > 0:  # hands revealed, every event held back by the delay
                     now = time.monotonic()
                     due = runner.log_events.revealed_after(cursor)
@@ -246,7 +257,9 @@ class SpectatorService(spectator_pb2_grpc.SpectatorServiceServicer):
                     if batch[-1].HasField("match_ended"):
                         return
                     continue
-                await wake.get()
+                if runner.finished.is_set():
+                    return
+                await wake.wait()
         finally:
             runner.watchers.discard(wake)
 

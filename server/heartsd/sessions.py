@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from hearts.v1 import bot_pb2
+
+
+MAX_OUTBOX = 10_000
 
 
 @dataclass(eq=False)
@@ -23,10 +26,21 @@ class BotSession:
     outbox: asyncio.Queue[bot_pb2.PlayResponse | bytes | None] = field(default_factory=asyncio.Queue)
     connected: bool = True
     close_reason: str = ""
+    on_overflow: Callable[[], None] | None = None
 
     def send(self, message: bot_pb2.PlayResponse | bytes) -> None:
-        if self.connected:
-            self.outbox.put_nowait(message)
+        if not self.connected:
+            return
+        if self.outbox.qsize() >= MAX_OUTBOX:
+            # A bot that stopped reading: drop what waits and the session; its seats go
+            # the disconnect way even if the stream itself stays stuck.
+            while not self.outbox.empty():
+                self.outbox.get_nowait()
+            self.close(f"not reading: more than {MAX_OUTBOX} messages waiting")
+            if self.on_overflow is not None:
+                self.on_overflow()
+            return
+        self.outbox.put_nowait(message)
 
     def close(self, reason: str) -> None:
         if self.connected:

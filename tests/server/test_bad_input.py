@@ -245,3 +245,46 @@ def test_admin_and_spectator_errors(tmp_path):
     assert out["cancel twice"] == grpc.StatusCode.FAILED_PRECONDITION
     assert out["cancelled"].status == P.MATCH_STATUS_CANCELLED and out["cancelled"].reason == "test"
     assert stored.status == "cancelled" and stored.record is not None
+
+
+def test_hello_needs_a_name_and_watch_rejects_a_sequence_beyond_the_log(tmp_path):
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            nameless = await stream_status(daemon, [hello(name="")], auth(BOTS["alice"]))
+            match_id = await daemon.create_match(["house:random"] * 4, deals=1)
+            runner = daemon.arena.runners.get(match_id)
+            async with daemon.channel() as channel:
+                stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+                watch = stub.WatchMatch(spectator_pb2.WatchMatchRequest(match_id=match_id, from_sequence=10**6))
+                try:
+                    async for _ in watch:
+                        pass
+                    code = grpc.StatusCode.OK
+                except grpc.aio.AioRpcError as exc:
+                    code = exc.code()
+            await daemon.wait_finished(match_id)
+            return nameless, code, runner
+
+    nameless, code, runner = run(scenario())
+    assert nameless[0] == grpc.StatusCode.INVALID_ARGUMENT and "name is required" in nameless[1]
+    assert code in (grpc.StatusCode.OUT_OF_RANGE, grpc.StatusCode.FAILED_PRECONDITION)
+    assert not runner.watchers  # no watcher left behind
+
+
+def test_a_result_that_cannot_be_stored_is_announced_as_aborted(tmp_path):
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            def broken(*args, **kwargs):
+                raise OSError("disk full")
+
+            daemon.arena.store.finish = broken
+            bot = await Bot(daemon, "alice").start()
+            match_id = await daemon.create_match(["alice", *HOUSE3], deals=1)
+            result = await bot.wait_ended(match_id, timeout=30)
+            runner_gone = match_id not in daemon.arena.runners
+            await bot.close()
+            return result, runner_gone
+
+    result, runner_gone = run(scenario())
+    assert result.status == P.MATCH_STATUS_ABORTED and "could not be stored" in result.reason
+    assert runner_gone

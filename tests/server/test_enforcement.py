@@ -162,6 +162,7 @@ def test_resume_after_a_drop_in_the_middle_of_a_trick(tmp_path):
     ]
     resumed = next(r for r in second.received if r.WhichOneof("kind") == "update")
     assert resumed.update.request.request_id == first.dropped_request.request_id
+    assert resumed.update.request.clock.decision_ms < first.dropped_request.clock.decision_ms  # time kept running
     assert len(resumed.update.request.current_trick.cards) >= 1
     seen_before = [e.sequence for events in first.events.values() for e in events]
     seen_after = [e.sequence for e in events]

@@ -38,7 +38,6 @@ class Provenance(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     PROVENANCE_DISCONNECT: _ClassVar[Provenance]
     PROVENANCE_AUTO: _ClassVar[Provenance]
     PROVENANCE_HOUSE: _ClassVar[Provenance]
-    PROVENANCE_ABORT: _ClassVar[Provenance]
 
 class MatchStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -66,7 +65,6 @@ PROVENANCE_ILLEGAL: Provenance
 PROVENANCE_DISCONNECT: Provenance
 PROVENANCE_AUTO: Provenance
 PROVENANCE_HOUSE: Provenance
-PROVENANCE_ABORT: Provenance
 MATCH_STATUS_UNSPECIFIED: MatchStatus
 MATCH_STATUS_RUNNING: MatchStatus
 MATCH_STATUS_FINISHED: MatchStatus
