@@ -76,6 +76,7 @@ def play_checked(rules, seed: int, choices: random.Random, deals: int) -> Match:
             if deal.trick and hand & SUIT_MASKS[deal.led_suit]:
                 assert all(SUIT_OF[c] == deal.led_suit for c in legal), "suit must be followed"
             assert legal and mask_of(legal) & ~hand == 0
+            assert list(legal) == sorted(legal), "legal plays are documented as ascending"
             match.play(seat, choices.choice(legal))
         if deal.is_over:
             played = [c for t in deal.tricks for c in t.cards]
