@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from hearts.v1 import cards_pb2, game_pb2
+from hearts.v1 import bot_pb2, cards_pb2, game_pb2
 
 from hearts_engine import (
     DealResult,
+    Phase,
+    SeatView,
+    card_name,
     MatchFormat,
     MoonOption,
     Outcome,
@@ -91,6 +94,83 @@ def ruleset_to_wire(rules: Ruleset) -> game_pb2.Ruleset:
         last_deal_tie_break=rules.last_deal_tie_break,
         deal_total=rules.deal_total,
         first_lead=CARD_MESSAGES[rules.first_lead],
+        first_trick_fallback=rules.first_trick_fallback.value,
+    )
+
+
+PASS_FROM_WIRE = {v: k for k, v in PASS_DIRECTIONS.items()}
+
+
+def ruleset_from_wire(pb: game_pb2.Ruleset) -> Ruleset:
+    """The engine ruleset a request describes (``RulesetError`` if it is inconsistent)."""
+    return Ruleset.from_dict({
+        "name": pb.name,
+        "players": pb.players,
+        "removed_cards": [card_name(c) for c in cards_from_wire(pb.removed_cards)],
+        "pass_count": pb.pass_count,
+        "pass_schedule": [PASS_FROM_WIRE[d].value for d in pb.pass_schedule],
+        "first_trick_no_points": pb.first_trick_no_points,
+        "first_trick_fallback": pb.first_trick_fallback or "any_card",
+        "hearts_lead_restricted": pb.hearts_lead_restricted,
+        "hearts_break": pb.hearts_break,
+        "queen_breaks_hearts": pb.queen_breaks_hearts,
+        "lead_heart_instead_of_queen": pb.lead_heart_instead_of_queen,
+        "heart_points": pb.heart_points,
+        "card_points": {card_name(card_from_wire(v.card)): v.points for v in pb.card_values},
+        "moon": pb.moon,
+        "moon_requires_bonus": pb.moon_requires_bonus,
+        "no_trick_bonus": pb.no_trick_bonus,
+        "target": pb.target,
+        "phases": {"phase1_target": pb.phase1_target, "phase2_cap": pb.phase2_cap} if pb.phase1_target else None,
+        "last_deal_tie_break": pb.last_deal_tie_break,
+    })
+
+
+_PHASE_OF_KIND = {
+    game_pb2.DECISION_KIND_PASS: Phase.PASSING,
+    game_pb2.DECISION_KIND_PLAY: Phase.PLAYING,
+    game_pb2.DECISION_KIND_MOON: Phase.MOON_CHOICE,
+}
+
+
+def view_from_request(request: bot_pb2.DecisionRequest, rules: Ruleset | None = None) -> SeatView:
+    """The engine's :class:`SeatView` of a decision request, so one strategy runs the same
+    in the server (house bots) and in a client. Pass ``rules`` to skip re-parsing them."""
+    rules = rules or ruleset_from_wire(request.ruleset)
+    seat = request.your_seat
+    tricks = tuple(
+        Trick(t.leader, tuple(card_from_wire(p.card) for p in t.cards), t.winner) for t in request.tricks
+    )
+    current = request.current_trick
+    phase = _PHASE_OF_KIND[request.kind]
+    won = [0] * rules.players
+    for t in tricks:
+        won[t.winner] += 1
+    return SeatView(
+        seat=seat,
+        rules=rules,
+        deal_number=request.deal_number,
+        pass_direction=PASS_FROM_WIRE[request.pass_direction],
+        phase=phase,
+        hand=tuple(sorted(cards_from_wire(request.hand))),
+        passed=tuple(sorted(cards_from_wire(request.passed))) or None,
+        received=tuple(sorted(cards_from_wire(request.received))) or None,
+        tricks=tricks,
+        trick=tuple(card_from_wire(p.card) for p in current.cards),
+        trick_leader=current.leader if current.cards else -1,
+        to_act=(seat,),
+        legal=tuple(sorted(cards_from_wire(request.legal_cards))),
+        hand_sizes=tuple(request.hand_sizes),
+        points_taken=tuple(request.points_taken),
+        tricks_won=tuple(won),
+        hearts_broken=request.hearts_broken,
+        broken_trick=request.hearts_broken_trick if request.hearts_broken else -1,
+        scoring_phase=request.scoring_phase or 1,
+        shooter=seat if phase is Phase.MOON_CHOICE else None,
+        moon_option=None,
+        deal_score=None,
+        totals=tuple(request.totals),
+        deal_scores=tuple(tuple(d.points) for d in request.deal_scores),
     )
 
 

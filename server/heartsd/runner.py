@@ -593,6 +593,8 @@ class MatchRunner:
             totals=self._totals,
             clock=self._clock_left(slot, pending),
             last_sequence=self.log_events.last_sequence,
+            hearts_broken_trick=deal.broken_trick,
+            scoring_phase=deal.scoring_phase,
         )
         if pending.kind == P.DECISION_KIND_MOON:
             small.moon_options.extend(convert.MOON_OPTIONS.values())

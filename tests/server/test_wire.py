@@ -47,11 +47,23 @@ def expected_request(runner, seat: int, parsed: bot_pb2.DecisionRequest) -> bot_
         deal_scores=[convert.deal_score_to_wire(i, r) for i, r in enumerate(match.results)],
         clock=parsed.clock,
         last_sequence=runner.log_events.last_sequence,
+        hearts_broken_trick=deal.broken_trick,
+        scoring_phase=deal.scoring_phase,
     )
     if parsed.kind == P.DECISION_KIND_MOON:
         request.moon_options.extend(convert.MOON_OPTIONS.values())
         request.default_moon_option = parsed.default_moon_option
     return request
+
+
+def assert_same_view(client_view, runner, seat: int) -> None:
+    """What a client rebuilds from the request is what the server's engine would show."""
+    match = runner.match
+    server_view = seat_view(match.deal, seat, match.totals, [r.score for r in match.results])
+    for name in ("seat", "rules", "deal_number", "pass_direction", "phase", "hand", "passed", "received", "tricks",
+                 "trick", "trick_leader", "legal", "hand_sizes", "points_taken", "tricks_won", "hearts_broken",
+                 "broken_trick", "scoring_phase", "totals", "deal_scores"):
+        assert getattr(client_view, name) == getattr(server_view, name), name
 
 
 @pytest.mark.parametrize(("ruleset", "players"), [("standard", 4), ("classic", 5), ("hartenjagen", 3)])
@@ -81,6 +93,7 @@ def test_assembled_requests_equal_requests_built_field_by_field(tmp_path, rulese
                     request = message.update.request
                     seat = message.update.seat
                     assert request == expected_request(runner, seat, request)
+                    assert_same_view(convert.view_from_request(request), runner, seat)
                     assert [e.sequence for e in message.update.events] == sorted(e.sequence for e in message.update.events)
                     checked += 1
                     answer = bot_pb2.Answer(match_id=runner.id, request_id=request.request_id)

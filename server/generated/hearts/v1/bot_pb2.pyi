@@ -131,7 +131,7 @@ class Clock(_message.Message):
     def __init__(self, decision_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ...) -> None: ...
 
 class DecisionRequest(_message.Message):
-    __slots__ = ("request_id", "kind", "deal_number", "your_seat", "ruleset", "hand", "legal_cards", "pass_count", "pass_direction", "pass_to", "passed", "received", "current_trick", "tricks", "hearts_broken", "points_taken", "hand_sizes", "totals", "deal_scores", "clock", "moon_options", "default_moon_option", "last_sequence")
+    __slots__ = ("request_id", "kind", "deal_number", "your_seat", "ruleset", "hand", "legal_cards", "pass_count", "pass_direction", "pass_to", "passed", "received", "current_trick", "tricks", "hearts_broken", "points_taken", "hand_sizes", "totals", "deal_scores", "clock", "moon_options", "default_moon_option", "last_sequence", "hearts_broken_trick", "scoring_phase")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     DEAL_NUMBER_FIELD_NUMBER: _ClassVar[int]
@@ -155,6 +155,8 @@ class DecisionRequest(_message.Message):
     MOON_OPTIONS_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_MOON_OPTION_FIELD_NUMBER: _ClassVar[int]
     LAST_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    HEARTS_BROKEN_TRICK_FIELD_NUMBER: _ClassVar[int]
+    SCORING_PHASE_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     kind: _game_pb2.DecisionKind
     deal_number: int
@@ -178,7 +180,9 @@ class DecisionRequest(_message.Message):
     moon_options: _containers.RepeatedScalarFieldContainer[_game_pb2.MoonOption]
     default_moon_option: _game_pb2.MoonOption
     last_sequence: int
-    def __init__(self, request_id: _Optional[str] = ..., kind: _Optional[_Union[_game_pb2.DecisionKind, str]] = ..., deal_number: _Optional[int] = ..., your_seat: _Optional[int] = ..., ruleset: _Optional[_Union[_game_pb2.Ruleset, _Mapping]] = ..., hand: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., legal_cards: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., pass_count: _Optional[int] = ..., pass_direction: _Optional[_Union[_game_pb2.PassDirection, str]] = ..., pass_to: _Optional[int] = ..., passed: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., received: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., current_trick: _Optional[_Union[_game_pb2.Trick, _Mapping]] = ..., tricks: _Optional[_Iterable[_Union[_game_pb2.Trick, _Mapping]]] = ..., hearts_broken: _Optional[bool] = ..., points_taken: _Optional[_Iterable[int]] = ..., hand_sizes: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ..., deal_scores: _Optional[_Iterable[_Union[_game_pb2.DealScore, _Mapping]]] = ..., clock: _Optional[_Union[Clock, _Mapping]] = ..., moon_options: _Optional[_Iterable[_Union[_game_pb2.MoonOption, str]]] = ..., default_moon_option: _Optional[_Union[_game_pb2.MoonOption, str]] = ..., last_sequence: _Optional[int] = ...) -> None: ...
+    hearts_broken_trick: int
+    scoring_phase: int
+    def __init__(self, request_id: _Optional[str] = ..., kind: _Optional[_Union[_game_pb2.DecisionKind, str]] = ..., deal_number: _Optional[int] = ..., your_seat: _Optional[int] = ..., ruleset: _Optional[_Union[_game_pb2.Ruleset, _Mapping]] = ..., hand: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., legal_cards: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., pass_count: _Optional[int] = ..., pass_direction: _Optional[_Union[_game_pb2.PassDirection, str]] = ..., pass_to: _Optional[int] = ..., passed: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., received: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., current_trick: _Optional[_Union[_game_pb2.Trick, _Mapping]] = ..., tricks: _Optional[_Iterable[_Union[_game_pb2.Trick, _Mapping]]] = ..., hearts_broken: _Optional[bool] = ..., points_taken: _Optional[_Iterable[int]] = ..., hand_sizes: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ..., deal_scores: _Optional[_Iterable[_Union[_game_pb2.DealScore, _Mapping]]] = ..., clock: _Optional[_Union[Clock, _Mapping]] = ..., moon_options: _Optional[_Iterable[_Union[_game_pb2.MoonOption, str]]] = ..., default_moon_option: _Optional[_Union[_game_pb2.MoonOption, str]] = ..., last_sequence: _Optional[int] = ..., hearts_broken_trick: _Optional[int] = ..., scoring_phase: _Optional[int] = ...) -> None: ...
 
 class AnswerRejected(_message.Message):
     __slots__ = ("match_id", "request_id", "code", "reason", "retry", "remaining_ms")

@@ -80,7 +80,7 @@ class CardValue(_message.Message):
     def __init__(self, card: _Optional[_Union[_cards_pb2.Card, _Mapping]] = ..., points: _Optional[int] = ...) -> None: ...
 
 class Ruleset(_message.Message):
-    __slots__ = ("name", "players", "removed_cards", "hand_size", "pass_count", "pass_schedule", "first_trick_no_points", "hearts_lead_restricted", "hearts_break", "queen_breaks_hearts", "lead_heart_instead_of_queen", "heart_points", "card_values", "moon", "moon_requires_bonus", "no_trick_bonus", "target", "phase1_target", "phase2_cap", "last_deal_tie_break", "deal_total", "first_lead")
+    __slots__ = ("name", "players", "removed_cards", "hand_size", "pass_count", "pass_schedule", "first_trick_no_points", "hearts_lead_restricted", "hearts_break", "queen_breaks_hearts", "lead_heart_instead_of_queen", "heart_points", "card_values", "moon", "moon_requires_bonus", "no_trick_bonus", "target", "phase1_target", "phase2_cap", "last_deal_tie_break", "deal_total", "first_lead", "first_trick_fallback")
     NAME_FIELD_NUMBER: _ClassVar[int]
     PLAYERS_FIELD_NUMBER: _ClassVar[int]
     REMOVED_CARDS_FIELD_NUMBER: _ClassVar[int]
@@ -103,6 +103,7 @@ class Ruleset(_message.Message):
     LAST_DEAL_TIE_BREAK_FIELD_NUMBER: _ClassVar[int]
     DEAL_TOTAL_FIELD_NUMBER: _ClassVar[int]
     FIRST_LEAD_FIELD_NUMBER: _ClassVar[int]
+    FIRST_TRICK_FALLBACK_FIELD_NUMBER: _ClassVar[int]
     name: str
     players: int
     removed_cards: _containers.RepeatedCompositeFieldContainer[_cards_pb2.Card]
@@ -125,7 +126,8 @@ class Ruleset(_message.Message):
     last_deal_tie_break: bool
     deal_total: int
     first_lead: _cards_pb2.Card
-    def __init__(self, name: _Optional[str] = ..., players: _Optional[int] = ..., removed_cards: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., hand_size: _Optional[int] = ..., pass_count: _Optional[int] = ..., pass_schedule: _Optional[_Iterable[_Union[PassDirection, str]]] = ..., first_trick_no_points: _Optional[bool] = ..., hearts_lead_restricted: _Optional[bool] = ..., hearts_break: _Optional[str] = ..., queen_breaks_hearts: _Optional[bool] = ..., lead_heart_instead_of_queen: _Optional[bool] = ..., heart_points: _Optional[int] = ..., card_values: _Optional[_Iterable[_Union[CardValue, _Mapping]]] = ..., moon: _Optional[str] = ..., moon_requires_bonus: _Optional[bool] = ..., no_trick_bonus: _Optional[int] = ..., target: _Optional[int] = ..., phase1_target: _Optional[int] = ..., phase2_cap: _Optional[int] = ..., last_deal_tie_break: _Optional[bool] = ..., deal_total: _Optional[int] = ..., first_lead: _Optional[_Union[_cards_pb2.Card, _Mapping]] = ...) -> None: ...
+    first_trick_fallback: str
+    def __init__(self, name: _Optional[str] = ..., players: _Optional[int] = ..., removed_cards: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., hand_size: _Optional[int] = ..., pass_count: _Optional[int] = ..., pass_schedule: _Optional[_Iterable[_Union[PassDirection, str]]] = ..., first_trick_no_points: _Optional[bool] = ..., hearts_lead_restricted: _Optional[bool] = ..., hearts_break: _Optional[str] = ..., queen_breaks_hearts: _Optional[bool] = ..., lead_heart_instead_of_queen: _Optional[bool] = ..., heart_points: _Optional[int] = ..., card_values: _Optional[_Iterable[_Union[CardValue, _Mapping]]] = ..., moon: _Optional[str] = ..., moon_requires_bonus: _Optional[bool] = ..., no_trick_bonus: _Optional[int] = ..., target: _Optional[int] = ..., phase1_target: _Optional[int] = ..., phase2_cap: _Optional[int] = ..., last_deal_tie_break: _Optional[bool] = ..., deal_total: _Optional[int] = ..., first_lead: _Optional[_Union[_cards_pb2.Card, _Mapping]] = ..., first_trick_fallback: _Optional[str] = ...) -> None: ...
 
 class MatchFormat(_message.Message):
     __slots__ = ("fixed_deals", "duplicate")
