@@ -5,7 +5,7 @@ bot authors. Both hand them a :class:`hearts_engine.SeatView`, so a strategy nev
 sees more than its seat may know.
 
 >>> sorted(STRATEGIES)
-['heuristic', 'random']
+['heuristic', 'mc', 'random']
 """
 
 from __future__ import annotations
@@ -14,11 +14,13 @@ from collections.abc import Callable
 
 from .base import Strategy
 from .heuristic import HeuristicStrategy
+from .monte_carlo import MonteCarloStrategy
 from .random_strategy import RandomStrategy
 
 STRATEGIES: dict[str, Callable[[int], Strategy]] = {
     "random": RandomStrategy,
     "heuristic": HeuristicStrategy,
+    "mc": MonteCarloStrategy,
 }
 
 
@@ -30,4 +32,4 @@ def make_strategy(name: str, seed: int = 0) -> Strategy:
         raise ValueError(f"unknown strategy {name!r}; known: {', '.join(sorted(STRATEGIES))}") from None
 
 
-__all__ = ["STRATEGIES", "HeuristicStrategy", "RandomStrategy", "Strategy", "make_strategy"]
+__all__ = ["STRATEGIES", "HeuristicStrategy", "MonteCarloStrategy", "RandomStrategy", "Strategy", "make_strategy"]

@@ -17,6 +17,8 @@ class Strategy:
     """
 
     name = "strategy"
+    time_limit_s = 1.0
+    """How long the next decision may take; the client sets it from the server's clock."""
 
     def __init__(self, seed: int = 0) -> None:
         self.rng = random.Random(seed)

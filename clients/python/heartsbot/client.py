@@ -1,0 +1,211 @@
+"""The bot client: connection, token, concurrent matches, reconnect and resume, the clock.
+
+A bot author writes a :class:`~heartsbot.strategies.Strategy` (``choose_pass`` and
+``choose_play`` on a :class:`hearts_engine.SeatView`); :class:`BotClient` does the rest:
+
+* one stream with the token in the metadata, ``hello``, every match on it at once;
+* each request becomes a view; the strategy runs in a worker thread and is told its
+  time (``strategy.time_limit_s``); if it overruns or raises, the client answers a safe
+  legal default itself before the server's deadline and logs why;
+* a dropped connection is re-opened with exponential backoff; the server re-sends
+  what was missed and the pending request;
+* ``stop()`` (or Ctrl-C in the CLI) ends the stream cleanly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import grpc
+import structlog
+from hearts.v1 import bot_pb2, bot_pb2_grpc, game_pb2
+
+from hearts_engine import MoonOption, Ruleset
+from heartsd import convert
+
+from .strategies import Strategy
+
+log = structlog.get_logger("heartsbot")
+P = game_pb2
+FATAL = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.INVALID_ARGUMENT)
+
+
+class FatalError(Exception):
+    """The server refused the bot for good (bad token, wrong name, bad hello)."""
+
+
+@dataclass
+class ClientStats:
+    decisions: int = 0
+    fallbacks: int = 0  # defaults the client answered itself (overrun or exception)
+    rejections: int = 0
+    reconnects: int = 0
+    matches_ended: int = 0
+    results: dict[str, game_pb2.MatchResult] = field(default_factory=dict)
+
+
+class BotClient:
+    """Plays ``strategy`` on ``target`` as bot ``name`` until :meth:`stop`."""
+
+    def __init__(
+        self,
+        target: str,
+        token: str,
+        strategy: Strategy,
+        name: str,
+        version: str = "heartsbot",
+        rulesets: Sequence[str] = (),
+        max_matches: int = 1,
+        safety_ms: int = 60,
+        backoff_s: tuple[float, float] = (0.2, 10.0),
+    ) -> None:
+        self.target = target
+        self.token = token
+        self.strategy = strategy
+        self.name = name
+        self.version = version
+        self.rulesets = list(rulesets)
+        self.max_matches = max_matches
+        self.safety_s = safety_ms / 1000
+        self.backoff_s = backoff_s
+        self.stats = ClientStats()
+        self.connected = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._call: grpc.aio.StreamStreamCall | None = None
+        self._rules: dict[str, Ruleset] = {}
+        self._ended: dict[str, asyncio.Event] = {}
+
+    async def run(self) -> None:
+        """Connect, play, and reconnect after drops until :meth:`stop`; FatalError if refused."""
+        delay = self.backoff_s[0]
+        while not self._stop.is_set():
+            try:
+                await self._session()
+                delay = self.backoff_s[0]
+            except grpc.aio.AioRpcError as exc:
+                if exc.code() in FATAL:
+                    raise FatalError(f"{exc.code().name}: {exc.details()}") from None
+                log.warning("connection lost", bot=self.name, code=exc.code().name, retry_in=round(delay, 2))
+            self.connected.clear()
+            if self._stop.is_set():
+                break
+            self.stats.reconnects += 1
+            try:
+                await asyncio.wait_for(self._stop.wait(), delay * (0.5 + random.random()))
+            except asyncio.TimeoutError:
+                pass
+            delay = min(self.backoff_s[1], delay * 2)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._call is not None:
+            self._call.cancel()
+
+    async def wait_match(self, match_id: str, timeout: float | None = None) -> game_pb2.MatchResult:
+        """Until ``match_id`` ends for this bot; its result."""
+        if match_id not in self.stats.results:
+            await asyncio.wait_for(self._ended.setdefault(match_id, asyncio.Event()).wait(), timeout)
+        return self.stats.results[match_id]
+
+    async def _session(self) -> None:
+        async with grpc.aio.insecure_channel(self.target, options=[("grpc.keepalive_time_ms", 20_000)]) as channel:
+            call = bot_pb2_grpc.BotServiceStub(channel).Play(metadata=(("authorization", f"Bearer {self.token}"),))
+            self._call = call
+            lock = asyncio.Lock()
+            tasks: set[asyncio.Task[None]] = set()
+            try:
+                await call.write(bot_pb2.PlayRequest(hello=bot_pb2.Hello(
+                    name=self.name, version=self.version, rulesets=self.rulesets,
+                    max_concurrent_matches=self.max_matches)))
+                while True:
+                    message = await call.read()
+                    if message is grpc.aio.EOF:
+                        status = await call.code()
+                        if status in FATAL:
+                            raise FatalError(f"{status.name}: {await call.details()}")
+                        return
+                    kind = message.WhichOneof("kind")
+                    if kind == "welcome":
+                        self.connected.set()
+                        log.info("connected", bot=self.name, session=message.welcome.session_id,
+                                 resuming=len(message.welcome.active_matches))
+                    elif kind == "rejected":
+                        self.stats.rejections += 1
+                        r = message.rejected
+                        log.warning("answer rejected", bot=self.name, match_id=r.match_id, reason=r.reason,
+                                    code=bot_pb2.RejectionCode.Name(r.code))
+                    elif kind == "update":
+                        self._on_update(message.update, call, lock, tasks)
+            finally:
+                for task in tasks:
+                    task.cancel()
+                self._call = None
+
+    def _on_update(self, update: bot_pb2.MatchUpdate, call: grpc.aio.StreamStreamCall, lock: asyncio.Lock,
+                   tasks: set[asyncio.Task[None]]) -> None:
+        for event in update.events:
+            which = event.WhichOneof("kind")
+            if which == "match_started":
+                self._rules[update.match_id] = convert.ruleset_from_wire(event.match_started.ruleset)
+            elif which == "match_ended":
+                self.stats.matches_ended += 1
+                self.stats.results[update.match_id] = event.match_ended.result
+                self._rules.pop(update.match_id, None)
+                waiter = self._ended.pop(update.match_id, None)
+                if waiter is not None:
+                    waiter.set()
+        if update.HasField("request"):
+            task = asyncio.get_running_loop().create_task(self._decide(update.match_id, update.request, call, lock))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+
+    async def _decide(self, match_id: str, request: bot_pb2.DecisionRequest, call: grpc.aio.StreamStreamCall,
+                      lock: asyncio.Lock) -> None:
+        received = time.monotonic()
+        clock = request.clock
+        think_s = max(0.005, clock.decision_ms / 1000 - self.safety_s)
+        hard_s = max(0.005, (clock.decision_ms + clock.bank_ms) / 1000 - self.safety_s)
+        answer = bot_pb2.Answer(match_id=match_id, request_id=request.request_id)
+        try:
+            view = convert.view_from_request(request, self._rules.get(match_id))
+            self.strategy.time_limit_s = think_s
+            decided = await asyncio.wait_for(asyncio.to_thread(self._choose, view, request.kind), hard_s)
+            _fill(answer, request.kind, decided)
+        except Exception as exc:  # includes the timeout: answer a safe default in time
+            self.stats.fallbacks += 1
+            why = "ran out of time" if isinstance(exc, asyncio.TimeoutError) else f"raised {exc!r}"
+            log.warning("strategy failed; answering a safe default", bot=self.name, match_id=match_id, why=why)
+            _fill(answer, request.kind, _safe_default(request))
+        async with lock:
+            await call.write(bot_pb2.PlayRequest(answer=answer))
+        self.stats.decisions += 1
+        log.debug("answered", bot=self.name, match_id=match_id, ms=round((time.monotonic() - received) * 1000, 1))
+
+    def _choose(self, view, kind: int):  # type: ignore[no-untyped-def]
+        if kind == P.DECISION_KIND_PASS:
+            return list(self.strategy.choose_pass(view))
+        if kind == P.DECISION_KIND_MOON:
+            return self.strategy.choose_moon(view)
+        return self.strategy.choose_play(view)
+
+
+def _safe_default(request: bot_pb2.DecisionRequest) -> object:
+    if request.kind == P.DECISION_KIND_PASS:
+        return convert.cards_from_wire(request.legal_cards)[-request.pass_count:]
+    if request.kind == P.DECISION_KIND_MOON:
+        return convert.MOON_FROM_WIRE[request.default_moon_option]
+    return convert.card_from_wire(request.legal_cards[0])
+
+
+def _fill(answer: bot_pb2.Answer, kind: int, decided: object) -> None:
+    if kind == P.DECISION_KIND_PASS:
+        answer.pass_cards.cards.extend(convert.cards_to_wire(decided))  # type: ignore[arg-type]
+    elif kind == P.DECISION_KIND_MOON:
+        assert isinstance(decided, MoonOption)
+        answer.moon = convert.MOON_OPTIONS[decided]
+    else:
+        answer.play.CopyFrom(convert.card_to_wire(decided))  # type: ignore[arg-type]
