@@ -86,6 +86,13 @@ class BotClient:
             try:
                 await self._session()
                 delay = self.backoff_s[0]
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    raise
+                if self._stop.is_set():
+                    break
+                log.warning("connection cancelled", bot=self.name, retry_in=round(delay, 2))  # the call, not us
             except grpc.aio.AioRpcError as exc:
                 if exc.code() in FATAL:
                     raise FatalError(f"{exc.code().name}: {exc.details()}") from None
@@ -104,6 +111,8 @@ class BotClient:
         self._stop.set()
         if self._call is not None:
             self._call.cancel()
+
+
 
     async def wait_match(self, match_id: str, timeout: float | None = None) -> game_pb2.MatchResult:
         """Until ``match_id`` ends for this bot; its result."""

@@ -1,0 +1,82 @@
+"""``heartsbot``: play on a server, or run local matches against house strategies.
+
+    heartsbot play --server HOST:PORT --token TOKEN --name NAME --strategy heuristic
+    heartsbot local --ruleset standard --seed 42 --strategies mc heuristic random random
+    heartsbot local --matches 20 --strategies mybot.py heuristic heuristic heuristic
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+
+from .loading import load_strategy
+
+
+def _play(args: argparse.Namespace) -> int:
+    from .client import BotClient, FatalError
+
+    strategy = load_strategy(args.strategy, args.seed)
+    client = BotClient(args.server, args.token, strategy, args.name, rulesets=args.rulesets or (),
+                       max_matches=args.max_matches)
+
+    async def main() -> None:
+        task = asyncio.get_running_loop().create_task(client.run())
+        try:
+            await task
+        finally:
+            client.stop()
+
+    try:
+        asyncio.run(main())
+    except FatalError as exc:
+        print(f"heartsbot: the server refused the bot: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"\nstopped after {client.stats.decisions} decisions, {client.stats.matches_ended} matches", file=sys.stderr)
+    return 0
+
+
+def _local(args: argparse.Namespace) -> int:
+    from .local import run_local
+
+    try:
+        return asyncio.run(run_local(args))
+    except ValueError as exc:
+        print(f"heartsbot: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="heartsbot", description="The Hearts Arena bot client.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    play = sub.add_parser("play", help="connect a bot to a server and play until Ctrl-C")
+    play.add_argument("--server", required=True, metavar="HOST:PORT")
+    play.add_argument("--token", required=True)
+    play.add_argument("--name", required=True, help="the bot name the token was issued for")
+    play.add_argument("--strategy", default="heuristic", help="random, heuristic, mc, module:Class or file.py[:Class]")
+    play.add_argument("--rulesets", nargs="*", help="rulesets the bot plays (default: all)")
+    play.add_argument("--max-matches", type=int, default=4)
+    play.add_argument("--seed", type=int, default=0)
+    play.set_defaults(run=_play)
+    local = sub.add_parser("local", help="run matches on an embedded server over real gRPC")
+    local.add_argument("--ruleset", default="standard")
+    local.add_argument("--players", type=int, default=None)
+    local.add_argument("--seed", type=int, default=42)
+    local.add_argument("--strategies", nargs="+", default=["heuristic", "heuristic", "random", "random"])
+    local.add_argument("--matches", type=int, default=1)
+    local.add_argument("--deals", type=int, default=0, help="fixed deals per match (default: a game to the end)")
+    local.add_argument("--decision-ms", type=int, default=200, help="time per decision (mc thinks most of it)")
+    local.add_argument("--db", help="keep the matches in this SQLite file (default: a temporary one)")
+    local.set_defaults(run=_local)
+    args = parser.parse_args(argv)
+    return int(args.run(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+

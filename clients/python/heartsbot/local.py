@@ -1,0 +1,117 @@
+"""``heartsbot local``: an embedded heartsd on a loopback port, one BotClient per seat."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import secrets
+import sys
+import tempfile
+from pathlib import Path
+
+import grpc
+from hearts.v1 import admin_pb2, admin_pb2_grpc, game_pb2, spectator_pb2, spectator_pb2_grpc
+
+from hearts_engine import MatchRecord, preset, replay
+from heartsd.arena import Arena
+from heartsd.config import Settings
+from heartsd.logs import configure
+from heartsd.server import build_server, set_serving
+from heartsd.store import Store
+
+from .client import BotClient
+from .loading import load_strategy
+
+
+async def run_local(args: argparse.Namespace) -> int:
+    rules = preset(args.ruleset, players=args.players or len(args.strategies))
+    if len(args.strategies) != rules.players:
+        raise ValueError(f"{args.ruleset} with {rules.players} players needs {rules.players} strategies")
+    if args.matches < 1:
+        raise ValueError("--matches must be at least 1")
+    strategies = [load_strategy(spec, args.seed + seat) for seat, spec in enumerate(args.strategies)]
+    names = [f"{seat}-{s.name}" for seat, s in enumerate(strategies)]
+    tokens = {name: secrets.token_urlsafe(16) for name in names}
+    admin = secrets.token_urlsafe(16)
+    configure("console", "error")
+    with tempfile.TemporaryDirectory() as tmp:
+        db = args.db or str(Path(tmp) / "local.db")
+        settings = Settings.load(env={}, flags=dict(
+            port=0, db_path=db, admin_token=admin, bot_tokens=tokens, log_level="error",
+            decision_ms=args.decision_ms, bank_ms=max(2000, args.decision_ms * 10)))
+        store = Store(settings.db_path)
+        arena = Arena(settings, store)
+        server, port, health = await build_server(settings, arena)
+        await server.start()
+        await set_serving(health, True)
+        target = f"127.0.0.1:{port}"
+        clients = [BotClient(target, tokens[n], s, n, max_matches=1) for n, s in zip(names, strategies)]
+        tasks = [asyncio.get_running_loop().create_task(c.run()) for c in clients]
+        try:
+            await asyncio.gather(*(asyncio.wait_for(c.connected.wait(), 10) for c in clients))
+            async with grpc.aio.insecure_channel(target) as channel:
+                records = []
+                for i in range(args.matches):
+                    record = await _one_match(channel, admin, args, names, args.seed + i, clients)
+                    records.append(record)
+                    if args.matches > 1:
+                        _progress(i + 1, args.matches)
+            if args.matches == 1:
+                _print_sheet(records[0], names)
+            else:
+                _print_summary(records, names)
+        finally:
+            for c in clients:
+                c.stop()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await arena.shutdown(1)
+            await server.stop(0.5)
+            store.close()
+    return 0
+
+
+async def _one_match(channel: grpc.aio.Channel, admin: str, args: argparse.Namespace, names: list[str], seed: int,
+                     clients: list[BotClient]) -> game_pb2.MatchResult:
+    request = admin_pb2.CreateMatchRequest(ruleset=args.ruleset, players=len(names), seed=seed)
+    request.format.fixed_deals = args.deals
+    for name in names:
+        request.seats.add(bot=name)
+    stub = admin_pb2_grpc.AdminServiceStub(channel)
+    match_id = (await stub.CreateMatch(request, metadata=(("authorization", f"Bearer {admin}"),))).match_id
+    await clients[0].wait_match(match_id)
+    spectator = spectator_pb2_grpc.SpectatorServiceStub(channel)
+    response = await spectator.GetMatchRecord(spectator_pb2.GetMatchRecordRequest(match_id=match_id))
+    return response.record
+
+
+def _progress(done: int, total: int) -> None:
+    width = 30
+    filled = width * done // total
+    end = "\n" if done == total else ""
+    print(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} matches", end=end, file=sys.stderr, flush=True)
+
+
+def _print_sheet(record, names: list[str]) -> None:  # type: ignore[no-untyped-def]
+    match = replay(MatchRecord.from_json(record.engine_record_json))
+    print(f"{match.rules.name}, {match.rules.players} players, seed {record.seed}")
+    print(match.score_sheet(names))
+    defaults = [d for d in record.decisions if d.provenance not in (game_pb2.PROVENANCE_BOT, game_pb2.PROVENANCE_HOUSE)]
+    if defaults:
+        print(f"({len(defaults)} decisions were played by the server's default)")
+
+
+def _print_summary(records, names: list[str]) -> None:  # type: ignore[no-untyped-def]
+    n = len(names)
+    wins = [0.0] * n
+    totals = [0] * n
+    deals = 0
+    for record in records:
+        result = record.result
+        for w in result.winners:
+            wins[w] += 1 / len(result.winners)
+        totals = [a + b for a, b in zip(totals, result.totals)]
+        deals += result.deals
+    print(f"{len(records)} matches, {deals} deals")
+    print(f"{'seat':<18}{'wins':>8}{'mean total':>12}{'points/deal':>13}")
+    for seat, name in enumerate(names):
+        print(f"{name:<18}{wins[seat]:>8.1f}{totals[seat] / len(records):>12.1f}{totals[seat] / max(1, deals):>13.2f}")

@@ -1,0 +1,163 @@
+"""The reference client against a real server: full matches, drop and resume, several
+matches on one stream, a strategy that raises, a strategy that overruns its time."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+
+from hearts.v1 import game_pb2
+
+from hearts_engine import MatchRecord, verify_record
+from heartsbot.client import BotClient
+from heartsbot.strategies import HeuristicStrategy, RandomStrategy, Strategy
+
+from ..server.harness import BOTS, run, running_daemon
+
+P = game_pb2
+HOUSE3 = ["house:random", "house:random", "house:random"]
+
+
+def client_for(daemon, name, strategy, **kw):
+    return BotClient(daemon.target, BOTS[name], strategy, name, **kw)
+
+
+async def start(client):
+    task = asyncio.get_running_loop().create_task(client.run())
+    await asyncio.wait_for(client.connected.wait(), 10)
+    return task
+
+
+async def finish(client, task):
+    client.stop()
+    await asyncio.gather(task, return_exceptions=True)
+
+
+def test_full_matches_with_the_client_library(tmp_path):
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            clients = [client_for(daemon, n, HeuristicStrategy(i)) for i, n in enumerate(["alice", "bob", "carol", "dave"])]
+            tasks = [await start(c) for c in clients]
+            match_id = await daemon.create_match(["alice", "bob", "carol", "dave"], ruleset="classic", deals=3, seed=1)
+            result = await clients[0].wait_match(match_id, timeout=60)
+            for c, t in zip(clients, tasks):
+                await finish(c, t)
+            return result, daemon.stored(match_id), clients
+
+    result, stored, clients = run(scenario())
+    assert result.status == P.MATCH_STATUS_FINISHED
+    assert all(d.provenance == P.PROVENANCE_BOT for d in stored.record.decisions)
+    assert verify_record(MatchRecord.from_json(stored.record.engine_record_json)) is not None
+    assert all(c.stats.fallbacks == 0 and c.stats.rejections == 0 for c in clients)
+
+
+def test_a_dropped_connection_reconnects_and_resumes(tmp_path):
+    async def scenario():
+        async with running_daemon(tmp_path, grace_ms=10_000, decision_ms=5000) as daemon:
+            client = client_for(daemon, "alice", HeuristicStrategy(1), backoff_s=(0.05, 0.2))
+            task = await start(client)
+            match_id = await daemon.create_match(["alice", *HOUSE3], deals=2, seed=3)
+            while client.stats.decisions < 8:
+                await asyncio.sleep(0.01)
+            client._call.cancel()  # the network drops mid-match
+            result = await client.wait_match(match_id, timeout=60)
+            await finish(client, task)
+            return result, client, daemon.stored(match_id)
+
+    result, client, stored = run(scenario())
+    assert client.stats.reconnects >= 1
+    assert result.status == P.MATCH_STATUS_FINISHED
+    mine = [d for d in stored.record.decisions if d.seat == 0]
+    assert all(d.provenance == P.PROVENANCE_BOT for d in mine), [d.provenance for d in mine]
+
+
+def test_several_matches_on_one_stream(tmp_path):
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            client = client_for(daemon, "alice", RandomStrategy(2), max_matches=3)
+            task = await start(client)
+            ids = [await daemon.create_match(["alice", *HOUSE3], deals=2, seed=i) for i in range(3)]
+            results = [await client.wait_match(m, timeout=60) for m in ids]
+            await finish(client, task)
+            return results
+
+    results = run(scenario())
+    assert [r.status for r in results] == [P.MATCH_STATUS_FINISHED] * 3
+
+
+class Crashing(HeuristicStrategy):
+    def choose_play(self, view):
+        if len(view.tricks) == 3:
+            raise RuntimeError("bug in the bot")
+        return super().choose_play(view)
+
+
+class Sleepy(HeuristicStrategy):
+    def choose_play(self, view):
+        if len(view.tricks) == 2:
+            time.sleep(self.time_limit_s + 1.0)  # far past its time
+        return super().choose_play(view)
+
+
+def test_a_strategy_that_raises_gets_a_safe_default_and_the_match_completes(tmp_path):
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            client = client_for(daemon, "alice", Crashing(0))
+            task = await start(client)
+            match_id = await daemon.create_match(["alice", *HOUSE3], deals=1, seed=4)
+            result = await client.wait_match(match_id, timeout=60)
+            await finish(client, task)
+            return result, client, daemon.stored(match_id)
+
+    result, client, stored = run(scenario())
+    assert result.status == P.MATCH_STATUS_FINISHED and client.stats.fallbacks >= 1
+    assert all(d.provenance == P.PROVENANCE_BOT for d in stored.record.decisions if d.seat == 0)
+
+
+def test_a_strategy_that_overruns_is_answered_for_before_the_deadline(tmp_path):
+    async def scenario():
+        async with running_daemon(tmp_path, decision_ms=300, bank_ms=200) as daemon:
+            client = client_for(daemon, "alice", Sleepy(0))
+            task = await start(client)
+            match_id = await daemon.create_match(["alice", *HOUSE3], deals=1, seed=5)
+            result = await client.wait_match(match_id, timeout=60)
+            await finish(client, task)
+            return result, client, daemon.stored(match_id)
+
+    result, client, stored = run(scenario())
+    mine = [d for d in stored.record.decisions if d.seat == 0]
+    assert result.status == P.MATCH_STATUS_FINISHED and client.stats.fallbacks >= 1
+    assert all(d.provenance == P.PROVENANCE_BOT for d in mine), "the library answered in time"
+    assert max(d.think_ms for d in mine) < 500
+
+
+def test_heartsbot_local_prints_the_score_sheet_and_a_summary(tmp_path):
+    one = subprocess.run([sys.executable, "-m", "heartsbot.cli", "local", "--seed", "3", "--deals", "2",
+                          "--strategies", "heuristic", "random", "random", "random"], capture_output=True, text=True)
+    assert one.returncode == 0, one.stderr
+    assert "0-heuristic" in one.stdout and "total" in one.stdout and "winner" in one.stdout
+    many = subprocess.run([sys.executable, "-m", "heartsbot.cli", "local", "--matches", "3", "--deals", "1",
+                           "--ruleset", "classic", "--players", "3", "--strategies", "heuristic", "random", "random"],
+                          capture_output=True, text=True)
+    assert many.returncode == 0, many.stderr
+    assert "3 matches" in many.stdout and "points/deal" in many.stdout
+    bad = subprocess.run([sys.executable, "-m", "heartsbot.cli", "local", "--strategies", "genius", "random", "random",
+                          "random"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "unknown strategy 'genius'" in bad.stderr
+
+
+def test_load_a_strategy_from_a_file(tmp_path):
+    from heartsbot.loading import load_strategy
+
+    path = tmp_path / "mybot.py"
+    path.write_text(
+        "from heartsbot.strategies import Strategy\n"
+        "class MyBot(Strategy):\n"
+        "    def choose_pass(self, view):\n        return view.legal[:3]\n"
+        "    def choose_play(self, view):\n        return view.legal[0]\n"
+    )
+    assert type(load_strategy(str(path))).__name__ == "MyBot"
+    assert type(load_strategy(f"{path}:MyBot")).__name__ == "MyBot"
+    assert isinstance(load_strategy("heartsbot.strategies:RandomStrategy"), Strategy)
