@@ -21,6 +21,7 @@ from heartsd.store import Store
 
 from .client import BotClient
 from .loading import load_strategy
+from .strategies import Strategy
 
 
 async def run_local(args: argparse.Namespace) -> int:
@@ -30,7 +31,7 @@ async def run_local(args: argparse.Namespace) -> int:
     if args.matches < 1:
         raise ValueError("--matches must be at least 1")
     strategies = [load_strategy(spec, args.seed + seat) for seat, spec in enumerate(args.strategies)]
-    names = [f"{seat}-{s.name}" for seat, s in enumerate(strategies)]
+    names = [f"{seat}-{s.name if s.name != Strategy.name else type(s).__name__}" for seat, s in enumerate(strategies)]
     tokens = {name: secrets.token_urlsafe(16) for name in names}
     admin = secrets.token_urlsafe(16)
     configure("console", "error")
