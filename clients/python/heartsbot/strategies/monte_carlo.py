@@ -49,7 +49,10 @@ class MonteCarloStrategy(Strategy):
         sums = [0.0] * len(legal)
         samples = 0
         while True:
-            world = determinize(view, rng)
+            try:
+                world = determinize(view, rng)
+            except ValueError:  # a view no deal fits (cannot happen in real play): play safe
+                return self.heuristic.choose_play(view)
             for i, card in enumerate(legal):
                 deal = world.copy()
                 deal.push_play(card)
