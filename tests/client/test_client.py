@@ -161,3 +161,33 @@ def test_load_a_strategy_from_a_file(tmp_path):
     assert type(load_strategy(str(path))).__name__ == "MyBot"
     assert type(load_strategy(f"{path}:MyBot")).__name__ == "MyBot"
     assert isinstance(load_strategy("heartsbot.strategies:RandomStrategy"), Strategy)
+
+
+def test_heartsbot_play_command_plays_and_stops_cleanly_on_ctrl_c(tmp_path):
+    import signal
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "heartsbot.cli", "play", "--server", daemon.target, "--token", BOTS["alice"],
+                "--name", "alice", "--strategy", "heuristic",
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            for _ in range(200):
+                if daemon.arena.sessions.get("alice") is not None:
+                    break
+                await asyncio.sleep(0.05)
+            match_id = await daemon.create_match(["alice", *HOUSE3], deals=1, seed=9)
+            await daemon.wait_finished(match_id)
+            proc.send_signal(signal.SIGINT)
+            _, err = await asyncio.wait_for(proc.communicate(), 20)
+            wrong = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "heartsbot.cli", "play", "--server", daemon.target, "--token", "nope-nope-nope",
+                "--name", "alice", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            _, wrong_err = await asyncio.wait_for(wrong.communicate(), 20)
+            return proc.returncode, err.decode(), daemon.stored(match_id), wrong.returncode, wrong_err.decode()
+
+    code, err, stored, wrong_code, wrong_err = run(scenario())
+    assert code == 0 and "stopped after" in err
+    assert stored.status == "finished"
+    assert all(d.provenance == P.PROVENANCE_BOT for d in stored.record.decisions if d.seat == 0)
+    assert wrong_code == 2 and "UNAUTHENTICATED" in wrong_err
