@@ -40,3 +40,18 @@ ensure_node_tools() {
         touch "$stamp"
     fi
 }
+
+ensure_postgres() {
+    # The store and ladder tests run against a real PostgreSQL server (tests/postgres.py
+    # starts a throwaway cluster). Debian's package provides initdb and pg_ctl.
+    if command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+        return 0
+    fi
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "installing PostgreSQL (Debian's postgresql package) for the tests..." >&2
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >/dev/null ||
+            { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >/dev/null; }
+    else
+        echo "warning: PostgreSQL is not installed; the PostgreSQL tests will fail (apt-get install postgresql)" >&2
+    fi
+}

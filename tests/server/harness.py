@@ -81,10 +81,10 @@ async def running_daemon(tmp_path: Any, **overrides: Any) -> AsyncIterator[Daemo
     configure("console", "warning")
     clock = dict(decision_ms=2000, bank_ms=5000, max_illegal=3, auto_after=3, grace_ms=3000)
     clock.update({k: overrides.pop(k) for k in list(overrides) if k in clock})
+    db = overrides.pop("db", None) or str(tmp_path / "heartsd.db")
     settings = Settings.load(
         env={},
-        flags=dict(port=0, db_path=str(tmp_path / "heartsd.db"), admin_token=ADMIN, bot_tokens=BOTS,
-                   log_level="warning", **clock, **overrides),
+        flags=dict(port=0, db_path=db, admin_token=ADMIN, bot_tokens=BOTS, log_level="warning", **clock, **overrides),
     )
     store = Store(settings.db_path)
     arena = Arena(settings, store)

