@@ -70,9 +70,10 @@ class Arena:
     # -- bots -------------------------------------------------------------------------
 
     def bot_for_token(self, token: str) -> str | None:
-        """The bot a token belongs to. Tokens are looked up by their SHA-256, so no
-        comparison runs over the secret itself and a thousand bots cost one lookup."""
-        return self._tokens.get(hashlib.sha256(token.encode()).digest())
+        """The bot a token belongs to: configured bots, then the ladder's registered ones.
+        Tokens are looked up by their SHA-256, so no comparison runs over the secret."""
+        configured = self._tokens.get(hashlib.sha256(token.encode()).digest())
+        return configured if configured is not None else self.store.ladder.bot_for_token(token)
 
     def connect(self, session: BotSession) -> list[bot_pb2.ActiveMatch]:
         """Register a session (replacing an older one) and resume its matches."""
@@ -149,6 +150,7 @@ class Arena:
         seed: int | None,
         seats: list[SeatRequest],
         clock: game_pb2.ClockSettings,
+        rated: bool = False,
     ) -> MatchRunner:
         if not self.accepting:
             raise ArenaError("unavailable", "the server is shutting down")
@@ -169,6 +171,13 @@ class Arena:
             raise invalid(str(exc)) from None
         if len(seats) != rules.players:
             raise invalid(f"{ruleset} with {rules.players} players needs {rules.players} seats, got {len(seats)}")
+        if rated:
+            if not match_format.duplicate:
+                raise invalid("a rated match needs duplicate fixed deals (format.fixed_deals and format.duplicate)")
+            registered = self.store.ladder.owners()
+            strangers = [s.bot or f"house:{s.house}" for s in seats if not s.bot or s.bot not in registered]
+            if strangers:
+                raise invalid(f"a rated match seats only registered ladder bots, not {', '.join(strangers)}")
         policy = self._policy(clock)
         if seed is None:
             seed = secrets.randbits(63)
@@ -199,7 +208,7 @@ class Arena:
                 slots.append(SeatSlot(seat, f"house:{spec.house}", clock_state, house=house))
         self.store.insert_running(match_id, rules.name, rules.players, [s.label for s in slots], seed)
         runner = MatchRunner(self, match_id, rules, match_format, seed, slots, policy,
-                             house_delay_s=self.settings.house_delay_ms / 1000)
+                             house_delay_s=self.settings.house_delay_ms / 1000, rated=rated)
         self.runners[match_id] = runner
         task = asyncio.get_running_loop().create_task(self._run(runner))
         self._tasks.add(task)
@@ -231,8 +240,8 @@ class Arena:
         self.runners.pop(runner.id, None)
 
     async def store_result(self, match_id: str, status: str, reason: str, record: spectator_pb2.MatchRecord,
-                           deals: int, totals: list[int]) -> None:
-        await asyncio.to_thread(self.store.finish, match_id, status, reason, record, deals, totals)
+                           deals: int, totals: list[int], rated: bool = False) -> None:
+        await asyncio.to_thread(self.store.finish, match_id, status, reason, record, deals, totals, rated)
 
     async def checkpoint(self, match_id: str, record: spectator_pb2.MatchRecord, deals: int, totals: list[int]) -> None:
         try:

@@ -105,6 +105,42 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ladder(args: argparse.Namespace) -> int:
+    from .ladder import LadderError
+    from .store import Store
+
+    store = Store(args.db)
+    ladder = store.ladder
+    try:
+        if args.ladder_command == "add-bot":
+            token = ladder.add_bot(args.name, args.owner)
+            print(f"bot {args.name} (owner {args.owner}) registered. Its token, shown only this once:")
+            print(token)
+        elif args.ladder_command == "rotate":
+            print(f"new token for {args.name} (the old one no longer works), shown only this once:")
+            print(ladder.rotate(args.name))
+        elif args.ladder_command == "revoke":
+            ladder.revoke(args.name)
+            print(f"bot {args.name}: token revoked")
+        elif args.ladder_command == "leaderboard":
+            standings = ladder.standings(args.ruleset)
+            if not standings:
+                print(f"no rated {args.ruleset} matches yet")
+            else:
+                print(f"{'#':>3}  {'bot':<20}{'owner':<14}{'rating':>8}{'sigma':>7}{'conservative':>14}{'matches':>9}"
+                      f"{'points/deal':>18}")
+                for i, s in enumerate(standings, 1):
+                    ci = "±inf" if s.ppd_ci == float("inf") else f"±{s.ppd_ci:.2f}"
+                    print(f"{i:>3}  {s.bot:<20}{s.owner:<14}{s.mu:>8.2f}{s.sigma:>7.2f}{s.conservative:>14.2f}"
+                          f"{s.matches:>9}{s.points_per_deal:>11.2f} {ci:>6}")
+    except LadderError as exc:
+        print(f"heartsd ladder: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        store.close()
+    return 0
+
+
 def _health(args: argparse.Namespace) -> int:
     """Exit 0 when the daemon at ``--target`` answers SERVING (for container health checks)."""
     import grpc
@@ -154,6 +190,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     show.add_argument("match_id")
     show.add_argument("--db", default=os.environ.get("HEARTSD_DB_PATH", "heartsd.db"))
     show.set_defaults(run=_show)
+    ladder = sub.add_parser("ladder", help="ladder bots, tokens and the leaderboard")
+    ladder_sub = ladder.add_subparsers(dest="ladder_command", required=True)
+    default_db = os.environ.get("HEARTSD_DB_PATH", "heartsd.db")
+    add = ladder_sub.add_parser("add-bot", help="register a bot and print its token once")
+    add.add_argument("name")
+    add.add_argument("--owner", required=True)
+    for name, text in (("rotate", "issue a new token (printed once), retiring the old one"),
+                       ("revoke", "refuse the bot's token from now on")):
+        p = ladder_sub.add_parser(name, help=text)
+        p.add_argument("name")
+    board = ladder_sub.add_parser("leaderboard", help="print the ratings of a ruleset")
+    board.add_argument("--ruleset", default="standard")
+    for p in ladder_sub.choices.values():
+        p.add_argument("--db", default=default_db, help="SQLite path or postgresql:// URL")
+    ladder.set_defaults(run=_ladder)
     health = sub.add_parser("health", help="check that a daemon answers SERVING")
     health.add_argument("--target", default="127.0.0.1:50051")
     health.add_argument("--timeout", type=float, default=3.0)

@@ -174,6 +174,7 @@ class MatchRunner:
         seats: list[SeatSlot],
         policy: ClockPolicy,
         house_delay_s: float = 0.0,
+        rated: bool = False,
     ) -> None:
         self.arena = arena
         self.id = match_id
@@ -182,6 +183,7 @@ class MatchRunner:
         self.seats = seats
         self.policy = policy
         self.house_delay_s = house_delay_s
+        self.rated = rated
         self.log_events = EventLog()
         self.decisions: list[Decision] = []
         self.dealt: list[spectator_pb2.DealtHands] = []
@@ -718,7 +720,7 @@ class MatchRunner:
             record = self._record(result)
             if self._checkpoint is not None:
                 await asyncio.gather(self._checkpoint, return_exceptions=True)
-            await self.arena.store_result(self.id, status_name, reason, record, len(match.results), totals)
+            await self.arena.store_result(self.id, status_name, reason, record, len(match.results), totals, self.rated)
         except Exception:
             self.log.exception("could not store the match; announcing it as aborted")
             status, status_name, reason = P.MATCH_STATUS_ABORTED, "aborted", "server error: the result could not be stored"

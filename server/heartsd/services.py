@@ -79,7 +79,7 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
 
     async def Play(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> None:  # noqa: N802
         try:
-            bot = self.arena.bot_for_token(bearer_token(context))
+            bot = await asyncio.to_thread(self.arena.bot_for_token, bearer_token(context))
         except ArenaError as exc:
             await context.abort(STATUS[exc.kind], exc.message)
         if bot is None:
@@ -172,7 +172,7 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
             seats.append(SeatRequest(bot=spec.bot) if which == "bot" else SeatRequest(house=spec.house))
         runner = self.arena.create_match(
             request.ruleset, request.players, request.options, request.format,
-            request.seed if request.HasField("seed") else None, seats, request.clock)
+            request.seed if request.HasField("seed") else None, seats, request.clock, rated=request.rated)
         return admin_pb2.CreateMatchResponse(
             match_id=runner.id, seed=runner.match.seed, ruleset=runner._ruleset_pb, clock=runner.policy.to_wire())
 

@@ -16,28 +16,9 @@ from dataclasses import dataclass
 
 from hearts.v1 import game_pb2, spectator_pb2
 
-from .db import Database, Migration
-
-MIGRATIONS: list[Migration] = [
-    (1, [
-        """CREATE TABLE IF NOT EXISTS matches (
-            id {text} PRIMARY KEY,
-            created_ms {bigint} NOT NULL,
-            finished_ms {bigint},
-            status {text} NOT NULL CHECK (status IN ('running', 'finished', 'aborted', 'cancelled')),
-            reason {text} NOT NULL DEFAULT '',
-            ruleset {text} NOT NULL,
-            players {bigint} NOT NULL,
-            seats {text} NOT NULL,
-            seed {text} NOT NULL,
-            deals_played {bigint} NOT NULL DEFAULT 0,
-            totals {text} NOT NULL DEFAULT '[]',
-            record {blob}
-        )""",
-        "CREATE INDEX IF NOT EXISTS matches_by_time ON matches (created_ms DESC)",
-    ]),
-]
-
+from .db import Database
+from .ladder import Ladder
+from .schema import MIGRATIONS
 
 @dataclass(frozen=True)
 class StoredMatch:
@@ -62,6 +43,7 @@ class Store:
         self.db = Database.open(url)
         self.path = url
         self.db.migrate(MIGRATIONS)
+        self.ladder = Ladder(self.db)
 
     def close(self) -> None:
         self.db.close()
@@ -107,9 +89,14 @@ class Store:
         record: spectator_pb2.MatchRecord,
         deals_played: int,
         totals: list[int],
+        rated: bool = False,
     ) -> None:
-        """Store the final record and status in one transaction."""
+        """Store the final record and status in one transaction; for a finished rated match
+        its result goes into the ladder's results in the same transaction."""
         with self.db.transaction() as tx:
+            if rated and status == "finished":
+                Ladder.record_result(tx, match_id, record.ruleset.name, [s.name for s in record.seats],
+                                     list(record.result.ranks), totals, deals_played)
             changed = tx.execute(
                 "UPDATE matches SET status = ?, reason = ?, finished_ms = ?, deals_played = ?, totals = ?, record = ? "
                 "WHERE id = ? AND status = 'running'",

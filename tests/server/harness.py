@@ -51,6 +51,7 @@ class Daemon:
                 request.seats.add(bot=s)
         request.format.fixed_deals = deals
         request.format.duplicate = kw.pop("duplicate", False)
+        request.rated = kw.pop("rated", False)
         if "seed" in kw:
             request.seed = kw.pop("seed")
         for key, value in kw.pop("clock", {}).items():
@@ -221,9 +222,11 @@ class Bot:
         self._queue.put_nowait(None)
         await self.drop()
 
-    @property
-    def status(self) -> grpc.StatusCode | None:
-        return self._call.code() if self._call is not None and self._call.done() else None  # type: ignore[no-any-return]
+    async def status(self) -> grpc.StatusCode | None:
+        """The stream's final status, once it has ended."""
+        if self._call is None or not self._call.done():
+            return None
+        return await self._call.code()  # type: ignore[no-any-return]
 
     async def wait_ended(self, match_id: str, timeout: float = 60) -> game_pb2.MatchResult:
         async def wait() -> game_pb2.MatchResult:

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from hearts.v1 import game_pb2 as hearts_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15hearts/v1/admin.proto\x12\thearts.v1\x1a\x14hearts/v1/game.proto\"Z\n\x0eRulesetOptions\x12\x0e\n\x06target\x18\x01 \x01(\x05\x12\x1b\n\x13hartenjagen_passing\x18\x02 \x01(\x08\x12\x1b\n\x13moon_requires_bonus\x18\x03 \x01(\x08\"6\n\x08SeatSpec\x12\r\n\x03\x62ot\x18\x01 \x01(\tH\x00\x12\x0f\n\x05house\x18\x02 \x01(\tH\x00\x42\n\n\x08occupant\"\xf3\x01\n\x12\x43reateMatchRequest\x12\x0f\n\x07ruleset\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x01(\x05\x12*\n\x07options\x18\x03 \x01(\x0b\x32\x19.hearts.v1.RulesetOptions\x12&\n\x06\x66ormat\x18\x04 \x01(\x0b\x32\x16.hearts.v1.MatchFormat\x12\x11\n\x04seed\x18\x05 \x01(\x04H\x00\x88\x01\x01\x12\"\n\x05seats\x18\x06 \x03(\x0b\x32\x13.hearts.v1.SeatSpec\x12\'\n\x05\x63lock\x18\x07 \x01(\x0b\x32\x18.hearts.v1.ClockSettingsB\x07\n\x05_seed\"\x83\x01\n\x13\x43reateMatchResponse\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seed\x18\x02 \x01(\x04\x12#\n\x07ruleset\x18\x03 \x01(\x0b\x32\x12.hearts.v1.Ruleset\x12\'\n\x05\x63lock\x18\x04 \x01(\x0b\x32\x18.hearts.v1.ClockSettings\"6\n\x12\x43\x61ncelMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"=\n\x13\x43\x61ncelMatchResponse\x12&\n\x06result\x18\x01 \x01(\x0b\x32\x16.hearts.v1.MatchResult\"\x11\n\x0fListBotsRequest\"w\n\x0c\x43onnectedBot\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x10\n\x08rulesets\x18\x03 \x03(\t\x12\x1e\n\x16max_concurrent_matches\x18\x04 \x01(\x05\x12\x16\n\x0e\x61\x63tive_matches\x18\x05 \x01(\x05\"9\n\x10ListBotsResponse\x12%\n\x04\x62ots\x18\x01 \x03(\x0b\x32\x17.hearts.v1.ConnectedBot2\xef\x01\n\x0c\x41\x64minService\x12L\n\x0b\x43reateMatch\x12\x1d.hearts.v1.CreateMatchRequest\x1a\x1e.hearts.v1.CreateMatchResponse\x12L\n\x0b\x43\x61ncelMatch\x12\x1d.hearts.v1.CancelMatchRequest\x1a\x1e.hearts.v1.CancelMatchResponse\x12\x43\n\x08ListBots\x12\x1a.hearts.v1.ListBotsRequest\x1a\x1b.hearts.v1.ListBotsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15hearts/v1/admin.proto\x12\thearts.v1\x1a\x14hearts/v1/game.proto\"Z\n\x0eRulesetOptions\x12\x0e\n\x06target\x18\x01 \x01(\x05\x12\x1b\n\x13hartenjagen_passing\x18\x02 \x01(\x08\x12\x1b\n\x13moon_requires_bonus\x18\x03 \x01(\x08\"6\n\x08SeatSpec\x12\r\n\x03\x62ot\x18\x01 \x01(\tH\x00\x12\x0f\n\x05house\x18\x02 \x01(\tH\x00\x42\n\n\x08occupant\"\x82\x02\n\x12\x43reateMatchRequest\x12\x0f\n\x07ruleset\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x01(\x05\x12*\n\x07options\x18\x03 \x01(\x0b\x32\x19.hearts.v1.RulesetOptions\x12&\n\x06\x66ormat\x18\x04 \x01(\x0b\x32\x16.hearts.v1.MatchFormat\x12\x11\n\x04seed\x18\x05 \x01(\x04H\x00\x88\x01\x01\x12\"\n\x05seats\x18\x06 \x03(\x0b\x32\x13.hearts.v1.SeatSpec\x12\'\n\x05\x63lock\x18\x07 \x01(\x0b\x32\x18.hearts.v1.ClockSettings\x12\r\n\x05rated\x18\x08 \x01(\x08\x42\x07\n\x05_seed\"\x83\x01\n\x13\x43reateMatchResponse\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seed\x18\x02 \x01(\x04\x12#\n\x07ruleset\x18\x03 \x01(\x0b\x32\x12.hearts.v1.Ruleset\x12\'\n\x05\x63lock\x18\x04 \x01(\x0b\x32\x18.hearts.v1.ClockSettings\"6\n\x12\x43\x61ncelMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"=\n\x13\x43\x61ncelMatchResponse\x12&\n\x06result\x18\x01 \x01(\x0b\x32\x16.hearts.v1.MatchResult\"\x11\n\x0fListBotsRequest\"w\n\x0c\x43onnectedBot\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x10\n\x08rulesets\x18\x03 \x03(\t\x12\x1e\n\x16max_concurrent_matches\x18\x04 \x01(\x05\x12\x16\n\x0e\x61\x63tive_matches\x18\x05 \x01(\x05\"9\n\x10ListBotsResponse\x12%\n\x04\x62ots\x18\x01 \x03(\x0b\x32\x17.hearts.v1.ConnectedBot2\xef\x01\n\x0c\x41\x64minService\x12L\n\x0b\x43reateMatch\x12\x1d.hearts.v1.CreateMatchRequest\x1a\x1e.hearts.v1.CreateMatchResponse\x12L\n\x0b\x43\x61ncelMatch\x12\x1d.hearts.v1.CancelMatchRequest\x1a\x1e.hearts.v1.CancelMatchResponse\x12\x43\n\x08ListBots\x12\x1a.hearts.v1.ListBotsRequest\x1a\x1b.hearts.v1.ListBotsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,19 +37,19 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SEATSPEC']._serialized_start=150
   _globals['_SEATSPEC']._serialized_end=204
   _globals['_CREATEMATCHREQUEST']._serialized_start=207
-  _globals['_CREATEMATCHREQUEST']._serialized_end=450
-  _globals['_CREATEMATCHRESPONSE']._serialized_start=453
-  _globals['_CREATEMATCHRESPONSE']._serialized_end=584
-  _globals['_CANCELMATCHREQUEST']._serialized_start=586
-  _globals['_CANCELMATCHREQUEST']._serialized_end=640
-  _globals['_CANCELMATCHRESPONSE']._serialized_start=642
-  _globals['_CANCELMATCHRESPONSE']._serialized_end=703
-  _globals['_LISTBOTSREQUEST']._serialized_start=705
-  _globals['_LISTBOTSREQUEST']._serialized_end=722
-  _globals['_CONNECTEDBOT']._serialized_start=724
-  _globals['_CONNECTEDBOT']._serialized_end=843
-  _globals['_LISTBOTSRESPONSE']._serialized_start=845
-  _globals['_LISTBOTSRESPONSE']._serialized_end=902
-  _globals['_ADMINSERVICE']._serialized_start=905
-  _globals['_ADMINSERVICE']._serialized_end=1144
+  _globals['_CREATEMATCHREQUEST']._serialized_end=465
+  _globals['_CREATEMATCHRESPONSE']._serialized_start=468
+  _globals['_CREATEMATCHRESPONSE']._serialized_end=599
+  _globals['_CANCELMATCHREQUEST']._serialized_start=601
+  _globals['_CANCELMATCHREQUEST']._serialized_end=655
+  _globals['_CANCELMATCHRESPONSE']._serialized_start=657
+  _globals['_CANCELMATCHRESPONSE']._serialized_end=718
+  _globals['_LISTBOTSREQUEST']._serialized_start=720
+  _globals['_LISTBOTSREQUEST']._serialized_end=737
+  _globals['_CONNECTEDBOT']._serialized_start=739
+  _globals['_CONNECTEDBOT']._serialized_end=858
+  _globals['_LISTBOTSRESPONSE']._serialized_start=860
+  _globals['_LISTBOTSRESPONSE']._serialized_end=917
+  _globals['_ADMINSERVICE']._serialized_start=920
+  _globals['_ADMINSERVICE']._serialized_end=1159
 # @@protoc_insertion_point(module_scope)

@@ -26,7 +26,7 @@ class SeatSpec(_message.Message):
     def __init__(self, bot: _Optional[str] = ..., house: _Optional[str] = ...) -> None: ...
 
 class CreateMatchRequest(_message.Message):
-    __slots__ = ("ruleset", "players", "options", "format", "seed", "seats", "clock")
+    __slots__ = ("ruleset", "players", "options", "format", "seed", "seats", "clock", "rated")
     RULESET_FIELD_NUMBER: _ClassVar[int]
     PLAYERS_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
@@ -34,6 +34,7 @@ class CreateMatchRequest(_message.Message):
     SEED_FIELD_NUMBER: _ClassVar[int]
     SEATS_FIELD_NUMBER: _ClassVar[int]
     CLOCK_FIELD_NUMBER: _ClassVar[int]
+    RATED_FIELD_NUMBER: _ClassVar[int]
     ruleset: str
     players: int
     options: RulesetOptions
@@ -41,7 +42,8 @@ class CreateMatchRequest(_message.Message):
     seed: int
     seats: _containers.RepeatedCompositeFieldContainer[SeatSpec]
     clock: _game_pb2.ClockSettings
-    def __init__(self, ruleset: _Optional[str] = ..., players: _Optional[int] = ..., options: _Optional[_Union[RulesetOptions, _Mapping]] = ..., format: _Optional[_Union[_game_pb2.MatchFormat, _Mapping]] = ..., seed: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[SeatSpec, _Mapping]]] = ..., clock: _Optional[_Union[_game_pb2.ClockSettings, _Mapping]] = ...) -> None: ...
+    rated: bool
+    def __init__(self, ruleset: _Optional[str] = ..., players: _Optional[int] = ..., options: _Optional[_Union[RulesetOptions, _Mapping]] = ..., format: _Optional[_Union[_game_pb2.MatchFormat, _Mapping]] = ..., seed: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[SeatSpec, _Mapping]]] = ..., clock: _Optional[_Union[_game_pb2.ClockSettings, _Mapping]] = ..., rated: _Optional[bool] = ...) -> None: ...
 
 class CreateMatchResponse(_message.Message):
     __slots__ = ("match_id", "seed", "ruleset", "clock")

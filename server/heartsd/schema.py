@@ -1,0 +1,46 @@
+"""Every schema change of the daemon's database, numbered, in one list (see db.py)."""
+
+from __future__ import annotations
+
+from .db import Migration
+
+MIGRATIONS: list[Migration] = [
+    (1, [
+        """CREATE TABLE IF NOT EXISTS matches (
+            id {text} PRIMARY KEY,
+            created_ms {bigint} NOT NULL,
+            finished_ms {bigint},
+            status {text} NOT NULL CHECK (status IN ('running', 'finished', 'aborted', 'cancelled')),
+            reason {text} NOT NULL DEFAULT '',
+            ruleset {text} NOT NULL,
+            players {bigint} NOT NULL,
+            seats {text} NOT NULL,
+            seed {text} NOT NULL,
+            deals_played {bigint} NOT NULL DEFAULT 0,
+            totals {text} NOT NULL DEFAULT '[]',
+            record {blob}
+        )""",
+        "CREATE INDEX IF NOT EXISTS matches_by_time ON matches (created_ms DESC)",
+    ]),
+    (2, [
+        """CREATE TABLE IF NOT EXISTS bots (
+            name {text} PRIMARY KEY,
+            owner {text} NOT NULL,
+            token_hash {text} NOT NULL UNIQUE,
+            created_ms {bigint} NOT NULL,
+            revoked_ms {bigint}
+        )""",
+        """CREATE TABLE IF NOT EXISTS results (
+            match_id {text} NOT NULL,
+            ruleset {text} NOT NULL,
+            bot {text} NOT NULL,
+            seat {bigint} NOT NULL,
+            rank {bigint} NOT NULL,
+            points {bigint} NOT NULL,
+            deals {bigint} NOT NULL,
+            finished_ms {bigint} NOT NULL,
+            PRIMARY KEY (match_id, seat)
+        )""",
+        "CREATE INDEX IF NOT EXISTS results_in_order ON results (ruleset, finished_ms, match_id)",
+    ]),
+]

@@ -1,0 +1,139 @@
+"""Ladder bots and tokens, rated results, and ratings that agree on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import grpc
+import pytest
+from hearts.v1 import game_pb2
+
+from heartsd.ladder import LadderError
+from heartsd.store import Store
+
+from .harness import Bot, random_legal, run, running_daemon
+
+P = game_pb2
+HEARTSD = [sys.executable, "-m", "heartsd.cli"]
+
+
+def test_add_bot_prints_a_token_once_and_stores_only_its_hash(tmp_path):
+    db = str(tmp_path / "l.db")
+    out = subprocess.run([*HEARTSD, "ladder", "add-bot", "alpha", "--owner", "ann", "--db", db],
+                         capture_output=True, text=True)
+    assert out.returncode == 0
+    token = out.stdout.strip().splitlines()[-1]
+    assert token.startswith("hb_") and len(token) > 30
+    again = subprocess.run([*HEARTSD, "ladder", "add-bot", "alpha", "--owner", "bob", "--db", db],
+                           capture_output=True, text=True)
+    assert again.returncode == 1 and "exists already" in again.stderr
+    raw = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("l.db"))
+    assert token.encode() not in raw, "the token itself must never be stored"
+    store = Store(db)
+    assert store.ladder.bot_for_token(token) == "alpha"
+    store.close()
+
+
+def test_connect_revoke_and_rotate(tmp_path):
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            ladder = daemon.arena.store.ladder
+            token = ladder.add_bot("zed", "ann")
+            ok = await Bot(daemon, "zed", token=token).start()
+            connected = ok.welcome is not None
+            await ok.close()
+            ladder.revoke("zed")
+            refused = await Bot(daemon, "zed", token=token).start()
+            await asyncio_sleep()
+            revoked_status = await refused.status()
+            new = ladder.rotate("zed")
+            old_again = await Bot(daemon, "zed", token=token).start()
+            await asyncio_sleep()
+            fresh = await Bot(daemon, "zed", token=new).start()
+            result = (connected, revoked_status, await old_again.status(), fresh.welcome is not None)
+            await fresh.close()
+            with pytest.raises(LadderError):
+                ladder.revoke("nobody")
+            return result
+
+    connected, revoked_status, old_status, fresh_ok = run(scenario())
+    assert connected and fresh_ok
+    assert revoked_status == grpc.StatusCode.UNAUTHENTICATED
+    assert old_status == grpc.StatusCode.UNAUTHENTICATED
+
+
+async def asyncio_sleep() -> None:
+    import asyncio
+
+    await asyncio.sleep(0.2)
+
+
+def test_rated_matches_record_results_with_the_match_and_need_duplicate_ladder_bots(tmp_path):
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            ladder = daemon.arena.store.ladder
+            names = ["r1", "r2", "r3", "r4"]
+            tokens = {n: ladder.add_bot(n, f"owner-{n}") for n in names}
+            bots = [await Bot(daemon, n, random_legal(i), token=tokens[n]).start() for i, n in enumerate(names)]
+            errors = []
+            for kw in (dict(deals=4), dict(deals=4, duplicate=True, seats=["r1", "r2", "r3", "house:random"])):
+                seats = kw.pop("seats", names)
+                try:
+                    await daemon.create_match(seats, rated=True, **kw)
+                except grpc.aio.AioRpcError as exc:
+                    errors.append(exc.details())
+            rated = await daemon.create_match(names, deals=4, duplicate=True, rated=True, seed=3)
+            unrated = await daemon.create_match(names, deals=4, duplicate=True, seed=4)
+            for match_id in (rated, unrated):
+                await bots[0].wait_ended(match_id)
+            for b in bots:
+                await b.close()
+            return errors, ladder.standings("standard"), daemon.stored(rated)
+
+    errors, standings, stored = run(scenario())
+    assert "duplicate" in errors[0] and "registered ladder bots" in errors[1]
+    assert sorted(s.bot for s in standings) == ["r1", "r2", "r3", "r4"]
+    assert all(s.matches == 1 for s in standings)  # the unrated match did not count
+    assert {s.bot: round(s.points_per_deal * 4) for s in standings} == dict(zip(["r1", "r2", "r3", "r4"], stored.totals))
+
+
+def test_ratings_are_identical_on_sqlite_and_postgresql(tmp_path, postgres_server):
+    from tests.postgres import fresh_database
+
+    def results(store):
+        with store.db.transaction() as tx:
+            for m in range(30):
+                bots = [f"b{(m + k) % 6}" for k in range(4)]
+                ranks = [1 + ((m * 7 + k * 3) % 4) for k in range(4)]
+                store.ladder.record_result(tx, f"m{m:03d}", "standard", bots, ranks, [r * 5 for r in ranks], 4)
+        return store.ladder.standings("standard")
+
+    lite = Store(str(tmp_path / "a.db"))
+    with fresh_database(postgres_server) as url:
+        pg = Store(url)
+        a, b = results(lite), results(pg)
+        pg.close()
+    lite.close()
+    assert [(s.bot, s.mu, s.sigma, s.matches, s.points_per_deal) for s in a] == [
+        (s.bot, s.mu, s.sigma, s.matches, s.points_per_deal) for s in b
+    ]
+    assert len(a) == 6 and a[0].conservative >= a[-1].conservative
+
+
+def test_tokens_never_appear_in_logs(tmp_path):
+    import structlog
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            token = daemon.arena.store.ladder.add_bot("quiet", "ann")
+            with structlog.testing.capture_logs() as logs:
+                bot = await Bot(daemon, "quiet", token=token).start()
+                await bot.close()
+                wrong = await Bot(daemon, "quiet", token=token + "x").start()
+                await wrong.close()
+            return token, logs
+
+    token, logs = run(scenario())
+    assert logs, "the connection was logged"
+    assert token not in repr(logs) and token[:12] not in repr(logs)
