@@ -12,7 +12,8 @@ import sys
 import structlog
 
 
-def configure(log_format: str = "json", level: str = "info") -> None:
+def configure(log_format: str = "json", level: str = "info", cache: bool = True) -> None:
+    """``cache=False`` lets tests swap processors later (structlog.testing.capture_logs)."""
     renderer: structlog.types.Processor
     if log_format == "console":
         renderer = structlog.dev.ConsoleRenderer()
@@ -28,5 +29,5 @@ def configure(log_format: str = "json", level: str = "info") -> None:
         ],
         wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper())),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-        cache_logger_on_first_use=True,
+        cache_logger_on_first_use=cache,
     )

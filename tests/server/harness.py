@@ -79,13 +79,14 @@ def auth(token: str) -> tuple[tuple[str, str], ...]:
 
 @contextlib.asynccontextmanager
 async def running_daemon(tmp_path: Any, **overrides: Any) -> AsyncIterator[Daemon]:
-    configure("console", "warning")
+    log_level = overrides.pop("log_level", "warning")
+    configure("console", log_level, cache=False)
     clock = dict(decision_ms=2000, bank_ms=5000, max_illegal=3, auto_after=3, grace_ms=3000)
     clock.update({k: overrides.pop(k) for k in list(overrides) if k in clock})
     db = overrides.pop("db", None) or str(tmp_path / "heartsd.db")
     settings = Settings.load(
         env={},
-        flags=dict(port=0, db_path=db, admin_token=ADMIN, bot_tokens=BOTS, log_level="warning", **clock, **overrides),
+        flags=dict(port=0, db_path=db, admin_token=ADMIN, bot_tokens=BOTS, log_level=log_level, **clock, **overrides),
     )
     store = Store(settings.db_path)
     arena = Arena(settings, store)

@@ -125,7 +125,7 @@ def test_tokens_never_appear_in_logs(tmp_path):
     import structlog
 
     async def scenario():
-        async with running_daemon(tmp_path) as daemon:
+        async with running_daemon(tmp_path, log_level="info") as daemon:
             token = daemon.arena.store.ladder.add_bot("quiet", "ann")
             with structlog.testing.capture_logs() as logs:
                 bot = await Bot(daemon, "quiet", token=token).start()
