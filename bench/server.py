@@ -37,6 +37,7 @@ for sub in ("server", "server/generated", "clients/python"):
     sys.path.insert(0, str(ROOT / sub))
 
 from hearts.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, bot_pb2_grpc, game_pb2  # noqa: E402
+from heartsbot.client import first_legal_answer  # noqa: E402
 
 ADMIN = "bench-admin-token"
 MATCH_DEALS = 12  # about the length of a game to 100
@@ -129,17 +130,6 @@ async def floor_throughput(port: int, size: int, streams: int, seconds: float) -
 
 # -- heartsd side ---------------------------------------------------------------------------
 
-def answer_for(request: bot_pb2.DecisionRequest) -> bot_pb2.Answer:
-    answer = bot_pb2.Answer(request_id=request.request_id)
-    if request.kind == game_pb2.DECISION_KIND_PASS:
-        answer.pass_cards.cards.extend(request.legal_cards[: request.pass_count])
-    elif request.kind == game_pb2.DECISION_KIND_PLAY:
-        answer.play.CopyFrom(request.legal_cards[0])
-    else:
-        answer.moon = request.default_moon_option
-    return answer
-
-
 class InstantBot:
     """Answers every request at once (one read/write loop, no queue); records
     request-to-request round trips."""
@@ -188,7 +178,7 @@ class InstantBot:
                     self.sizes.append(message.ByteSize())
                 sent_at = None
                 if self.answer:
-                    answer = answer_for(request)
+                    answer = first_legal_answer(request)
                     answer.match_id = update.match_id
                     sent_at = time.perf_counter()  # like the ping-pong: timed from before the write
                     await call.write(bot_pb2.PlayRequest(answer=answer))

@@ -17,6 +17,7 @@ from typing import Any
 import grpc
 from hearts.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, bot_pb2_grpc, game_pb2, spectator_pb2_grpc
 
+from heartsbot.client import first_legal_answer
 from heartsd.arena import Arena
 from heartsd.config import Settings
 from heartsd.logs import configure
@@ -105,14 +106,7 @@ Policy = Callable[[bot_pb2.DecisionRequest, "Bot"], Any]
 
 
 def first_legal(request: bot_pb2.DecisionRequest, bot: "Bot") -> bot_pb2.Answer:
-    answer = bot_pb2.Answer(request_id=request.request_id)
-    if request.kind == game_pb2.DECISION_KIND_PASS:
-        answer.pass_cards.cards.extend(request.legal_cards[: request.pass_count])
-    elif request.kind == game_pb2.DECISION_KIND_PLAY:
-        answer.play.CopyFrom(request.legal_cards[0])
-    else:
-        answer.moon = request.default_moon_option
-    return answer
+    return first_legal_answer(request)
 
 
 def random_legal(seed: int) -> Policy:

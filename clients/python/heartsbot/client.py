@@ -202,6 +202,19 @@ class BotClient:
         return self.strategy.choose_play(view)
 
 
+def first_legal_answer(request: bot_pb2.DecisionRequest) -> bot_pb2.Answer:
+    """The simplest valid answer to any request (first legal card, first cards passed,
+    the default moon option): what an instant bot in a test or benchmark sends."""
+    answer = bot_pb2.Answer(request_id=request.request_id)
+    if request.kind == P.DECISION_KIND_PASS:
+        answer.pass_cards.cards.extend(request.legal_cards[: request.pass_count])
+    elif request.kind == P.DECISION_KIND_PLAY:
+        answer.play.CopyFrom(request.legal_cards[0])
+    else:
+        answer.moon = request.default_moon_option
+    return answer
+
+
 def _safe_default(request: bot_pb2.DecisionRequest) -> object:
     if request.kind == P.DECISION_KIND_PASS:
         return convert.cards_from_wire(request.legal_cards)[-request.pass_count:]
