@@ -36,6 +36,9 @@ def _serve(args: argparse.Namespace) -> int:
         "house_matches": args.house_matches,
         "house_ruleset": args.house_ruleset,
         "house_delay_ms": args.house_delay_ms,
+        "ladder": True if args.ladder else None,
+        "ladder_ruleset": args.ladder_ruleset,
+        "ladder_house": ",".join(args.ladder_house) if args.ladder_house else None,
         "spectator_delay_s": args.spectator_delay_s,
         "shutdown_grace_s": args.shutdown_grace_s,
         "log_format": args.log_format,
@@ -175,6 +178,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument("--house-matches", type=int, help="keep this many house-bot matches running")
     serve.add_argument("--house-ruleset")
     serve.add_argument("--house-delay-ms", type=int, help="pause between house moves (watchable demos)")
+    serve.add_argument("--ladder", action="store_true", help="run continuous rated matchmaking")
+    serve.add_argument("--ladder-ruleset")
+    serve.add_argument("--ladder-house", nargs="*", metavar="STRATEGY",
+                       help="house strategies to play on the ladder as registered bots (e.g. random heuristic mc)")
     serve.add_argument("--spectator-delay-s", type=float, help="show spectators all hands, this much later")
     serve.add_argument("--shutdown-grace-s", type=float)
     serve.add_argument("--log-format", choices=["json", "console"])

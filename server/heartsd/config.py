@@ -54,6 +54,12 @@ class Settings:
     house_ruleset: str = "standard"
     house_strategies: tuple[str, ...] = ("heuristic", "heuristic", "random", "random")
     house_delay_ms: int = 0
+    ladder: bool = False
+    ladder_ruleset: str = "standard"
+    ladder_blocks: int = 2
+    ladder_interval_s: float = 1.0
+    ladder_same_owner: bool = False
+    ladder_house: tuple[str, ...] = ()
     log_format: str = "json"
     log_level: str = "info"
     keepalive_s: float = 20.0
@@ -115,6 +121,17 @@ class Settings:
             raise ConfigError(f"log_level: debug, info, warning or error, got {self.log_level!r}")
         if self.house_matches < 0:
             raise ConfigError("house_matches: must not be negative")
+        if self.ladder_blocks < 1:
+            raise ConfigError("ladder_blocks: at least 1")
+        from hearts_engine.presets import PRESETS
+        from heartsbot.strategies import STRATEGIES
+
+        for key in ("house_ruleset", "ladder_ruleset"):
+            if getattr(self, key) not in PRESETS:
+                raise ConfigError(f"{key}: unknown ruleset {getattr(self, key)!r}; known: {', '.join(sorted(PRESETS))}")
+        for name in (*self.ladder_house, *self.house_strategies):
+            if name not in STRATEGIES:
+                raise ConfigError(f"unknown house strategy {name!r}; known: {', '.join(sorted(STRATEGIES))}")
         for name, token in self.bot_tokens.items():
             if not name or len(token) < 8:
                 raise ConfigError(f"bot_tokens: bot {name!r} needs a token of at least 8 characters")
@@ -151,6 +168,17 @@ def _float(key: str, value: Any) -> float:
     if result < 0:
         raise ConfigError(f"{key}: must not be negative, got {value!r}")
     return result
+
+
+def _bool(key: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off", ""):
+        return False
+    raise ConfigError(f"{key}: expected true or false, got {value!r}")
 
 
 def _str(key: str, value: Any) -> str:
@@ -199,6 +227,12 @@ _FIELDS = {
     "house_ruleset": _str,
     "house_strategies": _strategies,
     "house_delay_ms": _int,
+    "ladder": lambda k, v: _bool(k, v),
+    "ladder_ruleset": _str,
+    "ladder_blocks": _int,
+    "ladder_interval_s": _float,
+    "ladder_same_owner": lambda k, v: _bool(k, v),
+    "ladder_house": _strategies,
     "log_format": _str,
     "log_level": _str,
     "keepalive_s": _float,

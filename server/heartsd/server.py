@@ -79,6 +79,38 @@ async def build_server(settings: Settings, arena: Arena) -> tuple[grpc.aio.Serve
     return server, port, health_servicer
 
 
+async def start_ladder(settings: Settings, arena: Arena, port: int) -> list[asyncio.Task[None]]:
+    """The matchmaker, and the house strategies playing as registered ladder bots over
+    loopback gRPC like any other bot (each start issues them fresh tokens)."""
+    if not settings.ladder:
+        return []
+    from heartsbot.client import BotClient
+    from heartsbot.strategies import make_strategy
+
+    from .ladder import LadderError
+    from .matchmaker import LadderSettings, Matchmaker
+
+    loop = asyncio.get_running_loop()
+    tasks = []
+    ladder = arena.store.ladder
+    seen: dict[str, int] = {}
+    for i, name in enumerate(settings.ladder_house):
+        seen[name] = seen.get(name, 0) + 1
+        bot = f"house-{name}" if seen[name] == 1 else f"house-{name}-{seen[name]}"
+        try:
+            token = ladder.add_bot(bot, owner=bot)
+        except LadderError:
+            token = ladder.rotate(bot)
+        client = BotClient(f"127.0.0.1:{port}", token, make_strategy(name, seed=i), bot,
+                           rulesets=[settings.ladder_ruleset], max_matches=2)
+        tasks.append(loop.create_task(client.run()))
+    matchmaker = Matchmaker(arena, LadderSettings(settings.ladder_ruleset, settings.ladder_blocks,
+                                                  settings.ladder_interval_s, settings.ladder_same_owner))
+    tasks.append(loop.create_task(matchmaker.run()))
+    log.info("ladder on", ruleset=settings.ladder_ruleset, house_bots=list(settings.ladder_house))
+    return tasks
+
+
 async def set_serving(health_servicer: health.aio.HealthServicer, serving: bool) -> None:
     status = health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
     for name in ("", *SERVICE_NAMES):
@@ -109,6 +141,7 @@ async def serve(
     if on_ready is not None:
         on_ready.set_result(port)
     arena.start_house_matches()
+    ladder_tasks = await start_ladder(settings, arena, port)
     # Objects made at start-up live forever: keep them out of every collection, and
     # collect less often (a decision allocates many short-lived objects, no cycles).
     gc.freeze()
@@ -116,6 +149,8 @@ async def serve(
     await stop.wait()
     log.info("shutting down", running_matches=len(arena.runners))
     await set_serving(health_servicer, False)
+    for task in ladder_tasks:
+        task.cancel()
     await arena.shutdown(settings.shutdown_grace_s)
     await server.stop(2)
     store.close()

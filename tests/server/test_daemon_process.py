@@ -129,3 +129,23 @@ def test_a_crash_leaves_running_matches_visibly_aborted(tmp_path):
         assert after[m.id].status == "aborted" and "stopped" in after[m.id].reason
     verify = subprocess.run([*HEARTSD, "replay", "verify", "--db", str(tmp_path / "d.db")], capture_output=True, text=True)
     assert "0 failed" in verify.stdout  # aborted-without-record rows are reported, not verified
+
+
+def test_ladder_mode_plays_rated_matches_with_house_bots_and_shows_a_leaderboard(tmp_path):
+    proc, port = start(tmp_path, "--ladder", "--ladder-house", "random", "heuristic", "random", "heuristic",
+                       "--decision-ms", "200")
+    try:
+        deadline = time.time() + 60
+        standings = []
+        while time.time() < deadline and len(standings) < 4:
+            time.sleep(0.5)
+            store = Store(str(tmp_path / "d.db"))
+            standings = store.ladder.standings("standard")
+            store.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+    assert {s.bot for s in standings} == {"house-random", "house-heuristic", "house-random-2", "house-heuristic-2"}
+    board = subprocess.run([*HEARTSD, "ladder", "leaderboard", "--db", str(tmp_path / "d.db")],
+                           capture_output=True, text=True)
+    assert board.returncode == 0 and "house-" in board.stdout and "conservative" in board.stdout

@@ -1,0 +1,113 @@
+"""Continuous matchmaking for the ladder: rated duplicate matches among connected bots.
+
+Every tick, for the ladder's ruleset: the connected, registered bots with a free match
+slot are candidates; the one with the fewest rated matches anchors a table, and the
+others closest to it in rating fill it, never two bots of one owner at a table (unless
+allowed). Matches are duplicate fixed deals, so the luck of the deal cancels out.
+Only finished matches are rated; an aborted one simply leaves its bots free for the
+next tick, which reschedules them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import structlog
+from hearts.v1 import admin_pb2, game_pb2
+
+from hearts_engine import preset
+
+from .arena import ArenaError, SeatRequest
+
+if TYPE_CHECKING:
+    from .arena import Arena
+
+log = structlog.get_logger("heartsd.ladder")
+
+
+@dataclass(frozen=True)
+class LadderSettings:
+    ruleset: str = "standard"
+    blocks: int = 2  # duplicate blocks per match: deals = blocks x players
+    interval_s: float = 1.0
+    same_owner: bool = False
+
+
+class Matchmaker:
+    def __init__(self, arena: Arena, settings: LadderSettings, seed: int | None = None) -> None:
+        self.arena = arena
+        self.settings = settings
+        self.rules = preset(settings.ruleset)
+        self.rng = random.Random(seed)
+        self.created = 0
+
+    async def run(self) -> None:
+        while self.arena.accepting:
+            try:
+                await asyncio.to_thread(self._refresh)
+                self.tick()
+            except Exception:
+                log.exception("matchmaking tick failed")
+            await asyncio.sleep(self.settings.interval_s)
+
+    def _refresh(self) -> None:
+        ladder = self.arena.store.ladder
+        self._owners = ladder.owners()
+        self._standings = {s.bot: s for s in ladder.standings(self.settings.ruleset)}
+
+    def candidates(self) -> list[str]:
+        out = []
+        for session in self.arena.sessions.all():
+            bot = session.bot
+            if (bot in self._owners and session.plays(self.settings.ruleset)
+                    and self.arena.active_matches(bot) < session.max_matches):
+                out.append(bot)
+        return out
+
+    def tick(self) -> list[str]:
+        """Create every table that can be filled now; return the new match ids."""
+        n = self.rules.players
+        free = self.candidates()
+        self.rng.shuffle(free)
+
+        def played(bot: str) -> int:
+            s = self._standings.get(bot)
+            return s.matches if s else 0
+
+        def mu(bot: str) -> float:
+            s = self._standings.get(bot)
+            return s.mu if s else 25.0
+
+        free.sort(key=played)
+        created = []
+        while len(free) >= n:
+            anchor = free.pop(0)
+            table = [anchor]
+            owners = {self._owners[anchor]}
+            for bot in sorted(free, key=lambda b: abs(mu(b) - mu(anchor))):
+                if len(table) == n:
+                    break
+                if not self.settings.same_owner and self._owners[bot] in owners:
+                    continue
+                table.append(bot)
+                owners.add(self._owners[bot])
+            if len(table) < n:
+                continue  # the anchor waits for more owners to connect
+            for bot in table[1:]:
+                free.remove(bot)
+            self.rng.shuffle(table)
+            try:
+                runner = self.arena.create_match(
+                    self.settings.ruleset, n, admin_pb2.RulesetOptions(),
+                    game_pb2.MatchFormat(fixed_deals=self.settings.blocks * n, duplicate=True),
+                    None, [SeatRequest(bot=b) for b in table], game_pb2.ClockSettings(), rated=True)
+            except ArenaError as exc:
+                log.warning("could not start a ladder match", seats=table, why=exc.message)
+                continue
+            self.created += 1
+            created.append(runner.id)
+            log.info("ladder match", match_id=runner.id, seats=table)
+        return created

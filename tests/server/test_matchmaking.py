@@ -1,0 +1,47 @@
+"""Continuous matchmaking: rated duplicate matches among connected ladder bots."""
+
+from __future__ import annotations
+
+import asyncio
+
+from heartsd.matchmaker import LadderSettings, Matchmaker
+
+from .harness import Bot, random_legal, run, running_daemon
+
+
+def test_matchmaking_seats_connected_bots_never_two_of_one_owner_and_respects_limits(tmp_path):
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            ladder = daemon.arena.store.ladder
+            owners = {"m1": "ann", "m2": "ann", "m3": "bob", "m4": "cy", "m5": "dee", "m6": "eve"}
+            tokens = {b: ladder.add_bot(b, o) for b, o in owners.items()}
+            bots = [await Bot(daemon, b, random_legal(i), token=tokens[b], max_matches=1).start()
+                    for i, b in enumerate(owners)]
+            maker = Matchmaker(daemon.arena, LadderSettings(blocks=1, interval_s=0.05), seed=1)
+            task = asyncio.get_running_loop().create_task(maker.run())
+            seen_tables = []
+            for _ in range(200):
+                for runner in list(daemon.arena.runners.values()):
+                    table = tuple(s.name for s in runner.seats)
+                    if table not in seen_tables:
+                        seen_tables.append(table)
+                        per_bot = [sum(1 for r in daemon.arena.runners.values() if b in [s.name for s in r.seats])
+                                   for b in table]
+                        assert max(per_bot) <= 1, "a bot declared one match at a time"
+                if maker.created >= 4 and not daemon.arena.runners:
+                    break
+                await asyncio.sleep(0.05)
+            task.cancel()
+            for runner in list(daemon.arena.runners.values()):
+                await daemon.wait_finished(runner.id)
+            standings = ladder.standings("standard")
+            for b in bots:
+                await b.close()
+            return seen_tables, owners, standings
+
+    tables, owners, standings = run(scenario())
+    assert len(tables) >= 4
+    for table in tables:
+        assert len({owners[b] for b in table}) == 4, f"two bots of one owner at {table}"
+    assert sum(s.matches for s in standings) >= 4 * 4
+    assert {s.bot for s in standings} <= set(owners)
