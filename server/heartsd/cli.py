@@ -130,12 +130,13 @@ def _ladder(args: argparse.Namespace) -> int:
             if not standings:
                 print(f"no rated {args.ruleset} matches yet")
             else:
-                print(f"{'#':>3}  {'bot':<20}{'owner':<14}{'rating':>8}{'sigma':>7}{'conservative':>14}{'matches':>9}"
-                      f"{'points/deal':>18}")
+                print(f"{'#':>3}  {'bot':<20}{'owner':<20}{'rating':>8}{'sigma':>7}{'conservative':>14}{'matches':>9}"
+                      f"{'points/deal':>18}  {'timeouts':>8} {'left':>5}")
                 for i, s in enumerate(standings, 1):
                     ci = "±inf" if s.ppd_ci == float("inf") else f"±{s.ppd_ci:.2f}"
-                    print(f"{i:>3}  {s.bot:<20}{s.owner:<14}{s.mu:>8.2f}{s.sigma:>7.2f}{s.conservative:>14.2f}"
-                          f"{s.matches:>9}{s.points_per_deal:>11.2f} {ci:>6}")
+                    flag = "  UNRELIABLE" if s.unreliable else ""
+                    print(f"{i:>3}  {s.bot:<20}{s.owner:<20}{s.mu:>8.2f}{s.sigma:>7.2f}{s.conservative:>14.2f}"
+                          f"{s.matches:>9}{s.points_per_deal:>11.2f} {ci:>6}  {s.timeouts:>8} {s.disconnects:>5}{flag}")
     except LadderError as exc:
         print(f"heartsd ladder: {exc}", file=sys.stderr)
         return 1

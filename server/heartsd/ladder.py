@@ -41,6 +41,9 @@ def new_token() -> str:
     return "hb_" + secrets.token_urlsafe(24)
 
 
+FLAG_RATE = 0.05  # timeouts + disconnect defaults above this share of decisions flag a bot
+
+
 @dataclass(frozen=True)
 class Standing:
     bot: str
@@ -50,10 +53,18 @@ class Standing:
     matches: int
     points_per_deal: float
     ppd_ci: float  # half-width of the 95% confidence interval
+    decisions: int = 0
+    timeouts: int = 0
+    illegal: int = 0
+    disconnects: int = 0
 
     @property
     def conservative(self) -> float:
         return self.mu - 3 * self.sigma
+
+    @property
+    def unreliable(self) -> bool:
+        return self.decisions > 0 and (self.timeouts + self.disconnects) / self.decisions > FLAG_RATE
 
 
 class Ladder:
@@ -102,15 +113,31 @@ class Ladder:
 
     @staticmethod
     def record_result(tx: Transaction, match_id: str, ruleset: str, bots: Sequence[str], ranks: Sequence[int],
-                      points: Sequence[int], deals: int) -> None:
-        """Insert a rated match's result, inside the transaction that stores its record."""
+                      points: Sequence[int], deals: int,
+                      provenance: Sequence[tuple[int, int, int, int]] | None = None) -> None:
+        """Insert a rated match's result, inside the transaction that stores its record.
+        ``provenance`` per seat: (decisions, timeouts, illegal defaults, disconnect defaults)."""
         now = _now_ms()
+        counts = provenance or [(0, 0, 0, 0)] * len(bots)
         for seat, (bot, rank, pts) in enumerate(zip(bots, ranks, points)):
             tx.execute(
-                "INSERT INTO results (match_id, ruleset, bot, seat, rank, points, deals, finished_ms) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (match_id, ruleset, bot, seat, rank, pts, deals, now),
+                "INSERT INTO results (match_id, ruleset, bot, seat, rank, points, deals, finished_ms, "
+                "decisions, timeouts, illegal, disconnects) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (match_id, ruleset, bot, seat, rank, pts, deals, now, *counts[seat]),
             )
+
+    def reliability(self, ruleset: str) -> dict[str, tuple[int, int, int, int]]:
+        """Per bot: decisions, timeouts, illegal-answer defaults, disconnect defaults."""
+        rows = self.db.query(
+            "SELECT bot, SUM(decisions), SUM(timeouts), SUM(illegal), SUM(disconnects) FROM results "
+            "WHERE ruleset = ? GROUP BY bot", (ruleset,))
+        return {r[0]: (int(r[1]), int(r[2]), int(r[3]), int(r[4])) for r in rows}
+
+    def history(self, bot: str, limit: int = 20) -> list[tuple[str, str, int, int, int, int]]:
+        """The bot's latest rated matches: (match id, ruleset, seat, rank, points, deals)."""
+        return [tuple(r) for r in self.db.query(  # type: ignore[misc]
+            "SELECT match_id, ruleset, seat, rank, points, deals FROM results WHERE bot = ? "
+            "ORDER BY finished_ms DESC, match_id DESC LIMIT ?", (bot, limit))]
 
     def standings(self, ruleset: str) -> list[Standing]:
         """Ratings recomputed from every stored result of ``ruleset``, best first."""
@@ -141,12 +168,14 @@ class Ladder:
             per_deal.setdefault(bot, []).append(points / max(1, deals))
         rate()
         owners = self.owners()
+        counts = self.reliability(ruleset)
         out = []
         for bot, rating in ratings.items():
             values = per_deal[bot]
             mean = sum(values) / len(values)
             ci = 1.96 * _stdev(values) / math.sqrt(len(values)) if len(values) > 1 else float("inf")
-            out.append(Standing(bot, owners.get(bot, ""), rating.mu, rating.sigma, matches[bot], mean, ci))  # type: ignore[attr-defined]
+            out.append(Standing(bot, owners.get(bot, ""), rating.mu, rating.sigma, matches[bot], mean, ci,  # type: ignore[attr-defined]
+                                *counts.get(bot, (0, 0, 0, 0))))
         return sorted(out, key=lambda s: (-s.conservative, s.bot))
 
 

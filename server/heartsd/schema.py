@@ -43,4 +43,11 @@ MIGRATIONS: list[Migration] = [
         )""",
         "CREATE INDEX IF NOT EXISTS results_in_order ON results (ruleset, finished_ms, match_id)",
     ]),
+    (3, [
+        # Provenance counts per bot and match, so the leaderboard can flag unreliable bots.
+        "ALTER TABLE results ADD COLUMN decisions {bigint} NOT NULL DEFAULT 0",
+        "ALTER TABLE results ADD COLUMN timeouts {bigint} NOT NULL DEFAULT 0",
+        "ALTER TABLE results ADD COLUMN illegal {bigint} NOT NULL DEFAULT 0",
+        "ALTER TABLE results ADD COLUMN disconnects {bigint} NOT NULL DEFAULT 0",
+    ]),
 ]

@@ -16,11 +16,11 @@ import grpc
 import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-from hearts.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, spectator_pb2, spectator_pb2_grpc
+from hearts.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, ladder_pb2, ladder_pb2_grpc, spectator_pb2, spectator_pb2_grpc
 
 from .arena import Arena
 from .config import Settings
-from .services import AdminService, BotService, SpectatorService
+from .services import AdminService, BotService, LadderService, SpectatorService
 from .store import Store
 
 log = structlog.get_logger("heartsd")
@@ -29,6 +29,7 @@ SERVICE_NAMES = (
     bot_pb2.DESCRIPTOR.services_by_name["BotService"].full_name,
     spectator_pb2.DESCRIPTOR.services_by_name["SpectatorService"].full_name,
     admin_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name,
+    ladder_pb2.DESCRIPTOR.services_by_name["LadderService"].full_name,
 )
 
 
@@ -68,6 +69,7 @@ async def build_server(settings: Settings, arena: Arena) -> tuple[grpc.aio.Serve
     add_bot_service(BotService(arena), server)
     spectator_pb2_grpc.add_SpectatorServiceServicer_to_server(SpectatorService(arena), server)
     admin_pb2_grpc.add_AdminServiceServicer_to_server(AdminService(arena), server)
+    ladder_pb2_grpc.add_LadderServiceServicer_to_server(LadderService(arena), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(

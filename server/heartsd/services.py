@@ -15,7 +15,17 @@ from typing import Any, TypeVar
 
 import grpc
 import structlog
-from hearts.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, bot_pb2_grpc, game_pb2, spectator_pb2, spectator_pb2_grpc
+from hearts.v1 import (
+    admin_pb2,
+    admin_pb2_grpc,
+    bot_pb2,
+    bot_pb2_grpc,
+    game_pb2,
+    ladder_pb2,
+    ladder_pb2_grpc,
+    spectator_pb2,
+    spectator_pb2_grpc,
+)
 
 from hearts_engine.presets import PRESETS
 
@@ -273,3 +283,50 @@ class SpectatorService(spectator_pb2_grpc.SpectatorServiceServicer):
         if stored.record is None:
             raise ArenaError("precondition", f"match {request.match_id} has no record ({stored.status}: {stored.reason})")
         return spectator_pb2.GetMatchRecordResponse(record=stored.record)
+
+
+class LadderService(ladder_pb2_grpc.LadderServiceServicer):
+    def __init__(self, arena: Arena) -> None:
+        self.arena = arena
+
+    @staticmethod
+    def _ruleset(name: str) -> str:
+        name = name or "standard"
+        if name not in PRESETS:
+            raise ArenaError("invalid", f"unknown ruleset {name!r}; known: {', '.join(sorted(PRESETS))}")
+        return name
+
+    @grpc_errors
+    async def GetLeaderboard(self, request: ladder_pb2.GetLeaderboardRequest, context: grpc.aio.ServicerContext) -> ladder_pb2.GetLeaderboardResponse:  # noqa: N802
+        ruleset = self._ruleset(request.ruleset)
+        standings = await asyncio.to_thread(self.arena.store.ladder.standings, ruleset)
+        return ladder_pb2.GetLeaderboardResponse(
+            ruleset=ruleset, entries=[_entry(i, s) for i, s in enumerate(standings, 1)])
+
+    @grpc_errors
+    async def GetBotProfile(self, request: ladder_pb2.GetBotProfileRequest, context: grpc.aio.ServicerContext) -> ladder_pb2.GetBotProfileResponse:  # noqa: N802
+        ruleset = self._ruleset(request.ruleset)
+        limit = request.limit or 20
+        if not 0 < limit <= 200:
+            raise ArenaError("invalid", "limit must be between 1 and 200")
+        ladder = self.arena.store.ladder
+        owners = await asyncio.to_thread(ladder.owners)
+        if request.bot not in owners:
+            raise ArenaError("not_found", f"no ladder bot {request.bot!r}")
+        standings = await asyncio.to_thread(ladder.standings, ruleset)
+        response = ladder_pb2.GetBotProfileResponse(bot=request.bot, owner=owners[request.bot])
+        for i, s in enumerate(standings, 1):
+            if s.bot == request.bot:
+                response.standing.CopyFrom(_entry(i, s))
+        for match_id, rules, seat, rank, points, deals in await asyncio.to_thread(ladder.history, request.bot, limit):
+            response.matches.add(match_id=match_id, ruleset=rules, seat=seat, rank=rank, points=points, deals=deals)
+        return response
+
+
+def _entry(rank: int, s: Any) -> ladder_pb2.LeaderboardEntry:
+    return ladder_pb2.LeaderboardEntry(
+        rank=rank, bot=s.bot, owner=s.owner, rating=s.mu, uncertainty=s.sigma, conservative=s.conservative,
+        matches=s.matches, points_per_deal=s.points_per_deal,
+        points_per_deal_ci=0.0 if s.ppd_ci == float("inf") else s.ppd_ci,
+        decisions=s.decisions, timeouts=s.timeouts, illegal_defaults=s.illegal, disconnect_defaults=s.disconnects,
+        unreliable=s.unreliable)

@@ -96,7 +96,7 @@ class Store:
         with self.db.transaction() as tx:
             if rated and status == "finished":
                 Ladder.record_result(tx, match_id, record.ruleset.name, [s.name for s in record.seats],
-                                     list(record.result.ranks), totals, deals_played)
+                                     list(record.result.ranks), totals, deals_played, _provenance(record))
             changed = tx.execute(
                 "UPDATE matches SET status = ?, reason = ?, finished_ms = ?, deals_played = ?, totals = ?, record = ? "
                 "WHERE id = ? AND status = 'running'",
@@ -143,6 +143,17 @@ def _stored(row: tuple) -> StoredMatch:  # type: ignore[type-arg]
         totals=json.loads(row[10]),
         record=record,
     )
+
+
+def _provenance(record: spectator_pb2.MatchRecord) -> list[tuple[int, int, int, int]]:
+    """Per seat: decisions, timeouts, illegal-answer defaults, disconnect defaults."""
+    counts = [[0, 0, 0, 0] for _ in record.seats]
+    column = {game_pb2.PROVENANCE_TIMEOUT: 1, game_pb2.PROVENANCE_ILLEGAL: 2, game_pb2.PROVENANCE_DISCONNECT: 3}
+    for d in record.decisions:
+        counts[d.seat][0] += 1
+        if d.provenance in column:
+            counts[d.seat][column[d.provenance]] += 1
+    return [tuple(c) for c in counts]  # type: ignore[misc]
 
 
 def _now_ms() -> int:

@@ -137,3 +137,39 @@ def test_tokens_never_appear_in_logs(tmp_path):
     token, logs = run(scenario())
     assert logs, "the connection was logged"
     assert token not in repr(logs) and token[:12] not in repr(logs)
+
+
+def test_ladder_service_serves_the_leaderboard_and_bot_profiles(tmp_path):
+    from hearts.v1 import ladder_pb2, ladder_pb2_grpc
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            ladder = daemon.arena.store.ladder
+            names = ["p1", "p2", "p3", "p4"]
+            tokens = {n: ladder.add_bot(n, f"o-{n}") for n in names}
+            bots = [await Bot(daemon, n, random_legal(i), token=tokens[n]).start() for i, n in enumerate(names)]
+            match_id = await daemon.create_match(names, deals=4, duplicate=True, rated=True, seed=11)
+            await bots[0].wait_ended(match_id)
+            out = {}
+            async with daemon.channel() as channel:
+                stub = ladder_pb2_grpc.LadderServiceStub(channel)
+                out["board"] = await stub.GetLeaderboard(ladder_pb2.GetLeaderboardRequest())
+                out["profile"] = await stub.GetBotProfile(ladder_pb2.GetBotProfileRequest(bot="p2"))
+                for key, call in (("unknown bot", stub.GetBotProfile(ladder_pb2.GetBotProfileRequest(bot="zz"))),
+                                  ("bad ruleset", stub.GetLeaderboard(ladder_pb2.GetLeaderboardRequest(ruleset="go")))):
+                    try:
+                        await call
+                    except grpc.aio.AioRpcError as exc:
+                        out[key] = exc.code()
+            for b in bots:
+                await b.close()
+            return out, match_id
+
+    out, match_id = run(scenario())
+    board = out["board"]
+    assert board.ruleset == "standard" and [e.rank for e in board.entries] == [1, 2, 3, 4]
+    assert all(e.matches == 1 and e.decisions > 0 and not e.unreliable for e in board.entries)
+    assert board.entries[0].conservative >= board.entries[-1].conservative
+    profile = out["profile"]
+    assert profile.owner == "o-p2" and profile.standing.bot == "p2" and profile.matches[0].match_id == match_id
+    assert out["unknown bot"] == grpc.StatusCode.NOT_FOUND and out["bad ruleset"] == grpc.StatusCode.INVALID_ARGUMENT
