@@ -125,6 +125,12 @@ def _ladder(args: argparse.Namespace) -> int:
         elif args.ladder_command == "revoke":
             ladder.revoke(args.name)
             print(f"bot {args.name}: token revoked")
+        elif args.ladder_command == "recompute":
+            bots, change = ladder.recompute(args.ruleset)
+            verdict = "identical" if change == 0.0 else f"DIFFERENT (largest change {change:.6g})"
+            print(f"{args.ruleset}: {bots} ratings rebuilt from the stored results; {verdict} to the stored ones")
+            if change:
+                return 1
         elif args.ladder_command == "leaderboard":
             standings = ladder.standings(args.ruleset)
             if not standings:
@@ -210,6 +216,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.add_argument("name")
     board = ladder_sub.add_parser("leaderboard", help="print the ratings of a ruleset")
     board.add_argument("--ruleset", default="standard")
+    rebuild = ladder_sub.add_parser("recompute", help="rebuild every rating from the stored results and compare")
+    rebuild.add_argument("--ruleset", default="standard")
     for p in ladder_sub.choices.values():
         p.add_argument("--db", default=default_db, help="SQLite path or postgresql:// URL")
     ladder.set_defaults(run=_ladder)

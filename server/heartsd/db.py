@@ -23,8 +23,8 @@ from contextlib import contextmanager
 from typing import Any
 
 TYPES = {
-    "sqlite": {"blob": "BLOB", "bigint": "INTEGER", "text": "TEXT"},
-    "postgresql": {"blob": "BYTEA", "bigint": "BIGINT", "text": "TEXT"},
+    "sqlite": {"blob": "BLOB", "bigint": "INTEGER", "text": "TEXT", "real": "REAL"},
+    "postgresql": {"blob": "BYTEA", "bigint": "BIGINT", "text": "TEXT", "real": "DOUBLE PRECISION"},
 }
 
 Migration = tuple[int, Sequence[str]]

@@ -6,8 +6,9 @@ accuracy against a best possible 0.746 at ~67 µs per update, fifteen times fast
 than TrueSkill. A bot's conservative rating is mu - 3 sigma; since openskill's sigma
 shrinks slowly, the leaderboard also shows points per deal with a confidence interval.
 
-Ratings are a pure function of the stored results in order, so ``recompute`` rebuilds
-them exactly (same values on SQLite and PostgreSQL).
+Ratings move in the transaction that stores a rated result, and are a pure function
+of the results in the order they were rated (``seq``), so ``recompute`` rebuilds them
+exactly (and the values are the same on SQLite and PostgreSQL).
 
 Tokens are shown once and only their SHA-256 is stored: they are 192-bit random
 strings, so a fast hash is enough to make a leaked database useless for logging in.
@@ -119,12 +120,24 @@ class Ladder:
         ``provenance`` per seat: (decisions, timeouts, illegal defaults, disconnect defaults)."""
         now = _now_ms()
         counts = provenance or [(0, 0, 0, 0)] * len(bots)
+        seq = tx.query("SELECT COALESCE(MAX(seq), 0) + 1 FROM results")[0][0]
         for seat, (bot, rank, pts) in enumerate(zip(bots, ranks, points)):
             tx.execute(
                 "INSERT INTO results (match_id, ruleset, bot, seat, rank, points, deals, finished_ms, "
-                "decisions, timeouts, illegal, disconnects) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (match_id, ruleset, bot, seat, rank, pts, deals, now, *counts[seat]),
+                "decisions, timeouts, illegal, disconnects, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (match_id, ruleset, bot, seat, rank, pts, deals, now, *counts[seat], seq),
             )
+        # The ratings move in the same transaction: a result is never stored unrated.
+        current = {}
+        for bot in bots:
+            row = tx.query("SELECT mu, sigma, matches FROM ratings WHERE ruleset = ? AND bot = ?", (ruleset, bot))
+            current[bot] = (MODEL.rating(name=bot, mu=row[0][0], sigma=row[0][1]), row[0][2]) if row else (
+                MODEL.rating(name=bot), 0)
+        updated = _rate([current[b][0] for b in bots], ranks)
+        for bot, rating in zip(bots, updated):
+            tx.execute("DELETE FROM ratings WHERE ruleset = ? AND bot = ?", (ruleset, bot))
+            tx.execute("INSERT INTO ratings (ruleset, bot, mu, sigma, matches) VALUES (?, ?, ?, ?, ?)",
+                       (ruleset, bot, rating.mu, rating.sigma, current[bot][1] + 1))
 
     def reliability(self, ruleset: str) -> dict[str, tuple[int, int, int, int]]:
         """Per bot: decisions, timeouts, illegal-answer defaults, disconnect defaults."""
@@ -139,44 +152,67 @@ class Ladder:
             "SELECT match_id, ruleset, seat, rank, points, deals FROM results WHERE bot = ? "
             "ORDER BY finished_ms DESC, match_id DESC LIMIT ?", (bot, limit))]
 
-    def standings(self, ruleset: str) -> list[Standing]:
-        """Ratings recomputed from every stored result of ``ruleset``, best first."""
+    def replay_ratings(self, ruleset: str) -> dict[str, tuple[float, float, int]]:
+        """Every rating rebuilt from the stored results, in the order they were rated."""
         rows = self.db.query(
-            "SELECT match_id, bot, rank, points, deals FROM results WHERE ruleset = ? "
-            "ORDER BY finished_ms, match_id, seat", (ruleset,))
-        ratings: dict[str, object] = {}
-        matches: dict[str, int] = {}
+            "SELECT match_id, bot, rank FROM results WHERE ruleset = ? ORDER BY seq, match_id, seat", (ruleset,))
+        ratings: dict[str, tuple[object, int]] = {}
+        by_match: dict[str, list[tuple[str, int]]] = {}
+        order: list[str] = []
+        for match_id, bot, rank in rows:
+            if match_id not in by_match:
+                by_match[match_id] = []
+                order.append(match_id)
+            by_match[match_id].append((bot, rank))
+        for match_id in order:
+            table = by_match[match_id]
+            before = [ratings.get(b, (MODEL.rating(name=b), 0)) for b, _ in table]
+            updated = _rate([r for r, _ in before], [rank for _, rank in table])
+            for (bot, _), rating, (_, played) in zip(table, updated, before):
+                ratings[bot] = (rating, played + 1)
+        return {b: (r.mu, r.sigma, n) for b, (r, n) in ratings.items()}  # type: ignore[attr-defined]
+
+    def stored_ratings(self, ruleset: str) -> dict[str, tuple[float, float, int]]:
+        rows = self.db.query("SELECT bot, mu, sigma, matches FROM ratings WHERE ruleset = ?", (ruleset,))
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    def recompute(self, ruleset: str) -> tuple[int, float]:
+        """Rebuild the stored ratings from the results; return (bots, largest change).
+        The change is 0.0 unless the stored ratings had been tampered with or lost."""
+        fresh = self.replay_ratings(ruleset)
+        stored = self.stored_ratings(ruleset)
+        change = 0.0
+        for bot in set(fresh) | set(stored):
+            a, b = fresh.get(bot, (0.0, 0.0, 0)), stored.get(bot, (0.0, 0.0, 0))
+            change = max(change, abs(a[0] - b[0]), abs(a[1] - b[1]), float(abs(a[2] - b[2])))
+        with self.db.transaction() as tx:
+            tx.execute("DELETE FROM ratings WHERE ruleset = ?", (ruleset,))
+            for bot, (mu, sigma, matches) in fresh.items():
+                tx.execute("INSERT INTO ratings (ruleset, bot, mu, sigma, matches) VALUES (?, ?, ?, ?, ?)",
+                           (ruleset, bot, mu, sigma, matches))
+        return len(fresh), change
+
+    def standings(self, ruleset: str) -> list[Standing]:
+        """The leaderboard of ``ruleset``, best conservative rating first."""
+        ratings = self.stored_ratings(ruleset)
         per_deal: dict[str, list[float]] = {}
-        current: str | None = None
-        table: list[tuple[str, int]] = []
-
-        def rate() -> None:
-            if len(table) < 2:
-                return
-            teams = [[ratings.setdefault(bot, MODEL.rating(name=bot))] for bot, _ in table]
-            updated = MODEL.rate(teams, ranks=[rank for _, rank in table])  # type: ignore[arg-type]
-            for (bot, _), team in zip(table, updated):
-                ratings[bot] = team[0]
-
-        for match_id, bot, rank, points, deals in rows:
-            if match_id != current:
-                rate()
-                table = []
-                current = match_id
-            table.append((bot, rank))
-            matches[bot] = matches.get(bot, 0) + 1
+        for bot, points, deals in self.db.query("SELECT bot, points, deals FROM results WHERE ruleset = ?", (ruleset,)):
             per_deal.setdefault(bot, []).append(points / max(1, deals))
-        rate()
         owners = self.owners()
         counts = self.reliability(ruleset)
         out = []
-        for bot, rating in ratings.items():
-            values = per_deal[bot]
+        for bot, (mu, sigma, matches) in ratings.items():
+            values = per_deal.get(bot, [0.0])
             mean = sum(values) / len(values)
             ci = 1.96 * _stdev(values) / math.sqrt(len(values)) if len(values) > 1 else float("inf")
-            out.append(Standing(bot, owners.get(bot, ""), rating.mu, rating.sigma, matches[bot], mean, ci,  # type: ignore[attr-defined]
-                                *counts.get(bot, (0, 0, 0, 0))))
+            out.append(Standing(bot, owners.get(bot, ""), mu, sigma, matches, mean, ci, *counts.get(bot, (0, 0, 0, 0))))
         return sorted(out, key=lambda s: (-s.conservative, s.bot))
+
+
+def _rate(ratings: Sequence[object], ranks: Sequence[int]) -> list[object]:
+    """One Plackett-Luce update of a table (each bot a team of one; equal ranks tie)."""
+    teams = MODEL.rate([[r] for r in ratings], ranks=list(ranks))  # type: ignore[list-item]
+    return [team[0] for team in teams]
 
 
 def _stdev(values: Sequence[float]) -> float:

@@ -50,4 +50,17 @@ MIGRATIONS: list[Migration] = [
         "ALTER TABLE results ADD COLUMN illegal {bigint} NOT NULL DEFAULT 0",
         "ALTER TABLE results ADD COLUMN disconnects {bigint} NOT NULL DEFAULT 0",
     ]),
+    (4, [
+        # Ratings kept up to date with each rated result (same transaction); `seq` orders
+        # results exactly as they were rated, so a recompute replays them identically.
+        "ALTER TABLE results ADD COLUMN seq {bigint} NOT NULL DEFAULT 0",
+        """CREATE TABLE IF NOT EXISTS ratings (
+            ruleset {text} NOT NULL,
+            bot {text} NOT NULL,
+            mu {real} NOT NULL,
+            sigma {real} NOT NULL,
+            matches {bigint} NOT NULL,
+            PRIMARY KEY (ruleset, bot)
+        )""",
+    ]),
 ]

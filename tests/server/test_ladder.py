@@ -173,3 +173,21 @@ def test_ladder_service_serves_the_leaderboard_and_bot_profiles(tmp_path):
     profile = out["profile"]
     assert profile.owner == "o-p2" and profile.standing.bot == "p2" and profile.matches[0].match_id == match_id
     assert out["unknown bot"] == grpc.StatusCode.NOT_FOUND and out["bad ruleset"] == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_recompute_rebuilds_identical_ratings_and_repairs_tampering(tmp_path, store_url):
+    store = Store(store_url)
+    with store.db.transaction() as tx:
+        for m in range(25):
+            bots = [f"c{(m + k) % 5}" for k in range(4)]
+            ranks = [1 + ((m * 5 + k * 3) % 4) for k in range(4)]
+            store.ladder.record_result(tx, f"n{m:03d}", "standard", bots, ranks, [r * 3 for r in ranks], 4)
+    before = store.ladder.stored_ratings("standard")
+    assert store.ladder.replay_ratings("standard") == before
+    assert store.ladder.recompute("standard") == (5, 0.0)
+    with store.db.transaction() as tx:
+        tx.execute("UPDATE ratings SET mu = mu + 1 WHERE bot = 'c0'")
+    bots, change = store.ladder.recompute("standard")
+    assert bots == 5 and abs(change - 1.0) < 1e-9
+    assert store.ladder.stored_ratings("standard") == before
+    store.close()
