@@ -149,3 +149,46 @@ def test_ladder_mode_plays_rated_matches_with_house_bots_and_shows_a_leaderboard
     board = subprocess.run([*HEARTSD, "ladder", "leaderboard", "--db", str(tmp_path / "d.db")],
                            capture_output=True, text=True)
     assert board.returncode == 0 and "house-" in board.stdout and "conservative" in board.stdout
+
+
+def test_sigkill_during_a_ladder_run_loses_no_result_and_counts_none_twice(tmp_path):
+    db = str(tmp_path / "d.db")
+
+    def consistent() -> tuple[int, int]:
+        store = Store(db)
+        rated = {r[0] for r in store.db.query("SELECT DISTINCT match_id FROM results")}
+        rows = store.db.query("SELECT match_id, COUNT(*) FROM results GROUP BY match_id")
+        statuses = {m.id: m.status for m in store.list(limit=1000)}
+        ratings = store.ladder.stored_ratings("standard")
+        replay = store.ladder.replay_ratings("standard")
+        store.close()
+        assert all(count == 4 for _, count in rows), "every rated match has exactly one result per seat"
+        assert all(statuses[m] == "finished" for m in rated), "only finished matches are rated"
+        assert ratings == replay, "stored ratings equal a replay of the results"
+        return len(rated), sum(1 for s in statuses.values() if s == "aborted")
+
+    args = ("--ladder", "--ladder-house", "random", "heuristic", "random", "heuristic", "--decision-ms", "200")
+    proc, _ = start(tmp_path, *args, "--house-delay-ms", "5")
+    deadline = time.time() + 60
+    rated = 0
+    while time.time() < deadline and rated < 2:
+        time.sleep(0.3)
+        rated, _ = consistent()
+    proc.kill()  # SIGKILL: no chance to clean up
+    proc.wait(10)
+    rated_before, _ = consistent()
+    assert rated_before >= 2
+    proc, _ = start(tmp_path, *args)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        time.sleep(0.3)
+        rated_after, aborted = consistent()
+        if rated_after > rated_before:
+            break
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(30) == 0
+    rated_after, aborted = consistent()
+    assert rated_after > rated_before, "the ladder went on after the restart"
+    store = Store(db)
+    assert not [m for m in store.list(limit=1000) if m.status == "running"]
+    store.close()
