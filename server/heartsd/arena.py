@@ -151,6 +151,7 @@ class Arena:
         seats: list[SeatRequest],
         clock: game_pb2.ClockSettings,
         rated: bool = False,
+        plain_ok: bool = False,
     ) -> MatchRunner:
         if not self.accepting:
             raise ArenaError("unavailable", "the server is shutting down")
@@ -172,7 +173,7 @@ class Arena:
         if len(seats) != rules.players:
             raise invalid(f"{ruleset} with {rules.players} players needs {rules.players} seats, got {len(seats)}")
         if rated:
-            if not match_format.duplicate:
+            if not match_format.duplicate and not plain_ok:
                 raise invalid("a rated match needs duplicate fixed deals (format.fixed_deals and format.duplicate)")
             registered = self.store.ladder.owners()
             strangers = [s.bot or f"house:{s.house}" for s in seats if not s.bot or s.bot not in registered]

@@ -34,6 +34,7 @@ class LadderSettings:
     blocks: int = 2  # duplicate blocks per match: deals = blocks x players
     interval_s: float = 1.0
     same_owner: bool = False
+    duplicate: bool = True  # False only to measure what duplicate deals buy (bench/ladder.py)
 
 
 class Matchmaker:
@@ -102,8 +103,9 @@ class Matchmaker:
             try:
                 runner = self.arena.create_match(
                     self.settings.ruleset, n, admin_pb2.RulesetOptions(),
-                    game_pb2.MatchFormat(fixed_deals=self.settings.blocks * n, duplicate=True),
-                    None, [SeatRequest(bot=b) for b in table], game_pb2.ClockSettings(), rated=True)
+                    game_pb2.MatchFormat(fixed_deals=self.settings.blocks * n, duplicate=self.settings.duplicate),
+                    None, [SeatRequest(bot=b) for b in table], game_pb2.ClockSettings(), rated=True,
+                    plain_ok=not self.settings.duplicate)
             except ArenaError as exc:
                 log.warning("could not start a ladder match", seats=table, why=exc.message)
                 continue
