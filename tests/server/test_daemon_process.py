@@ -151,8 +151,8 @@ def test_ladder_mode_plays_rated_matches_with_house_bots_and_shows_a_leaderboard
     assert board.returncode == 0 and "house-" in board.stdout and "conservative" in board.stdout
 
 
-def test_sigkill_during_a_ladder_run_loses_no_result_and_counts_none_twice(tmp_path):
-    db = str(tmp_path / "d.db")
+def test_sigkill_during_a_ladder_run_loses_no_result_and_counts_none_twice(tmp_path, store_url):
+    db = store_url  # on SQLite and on PostgreSQL
 
     def consistent() -> tuple[int, int]:
         store = Store(db)
@@ -167,7 +167,8 @@ def test_sigkill_during_a_ladder_run_loses_no_result_and_counts_none_twice(tmp_p
         assert ratings == replay, "stored ratings equal a replay of the results"
         return len(rated), sum(1 for s in statuses.values() if s == "aborted")
 
-    args = ("--ladder", "--ladder-house", "random", "heuristic", "random", "heuristic", "--decision-ms", "200")
+    args = ("--ladder", "--ladder-house", "random", "heuristic", "random", "heuristic", "--decision-ms", "200",
+            "--db", db)
     proc, _ = start(tmp_path, *args, "--house-delay-ms", "5")
     deadline = time.time() + 60
     rated = 0
