@@ -75,6 +75,9 @@ class Arena:
         configured = self._tokens.get(hashlib.sha256(token.encode()).digest())
         return configured if configured is not None else self.store.ladder.bot_for_token(token)
 
+    def is_ladder_token(self, token: str) -> bool:
+        return hashlib.sha256(token.encode()).digest() not in self._tokens
+
     def connect(self, session: BotSession) -> list[bot_pb2.ActiveMatch]:
         """Register a session (replacing an older one) and resume its matches."""
         self.sessions.open(session)
@@ -179,6 +182,12 @@ class Arena:
             strangers = [s.bot or f"house:{s.house}" for s in seats if not s.bot or s.bot not in registered]
             if strangers:
                 raise invalid(f"a rated match seats only registered ladder bots, not {', '.join(strangers)}")
+            names = [s.bot for s in seats]
+            if len(set(names)) != len(names):
+                raise invalid("a rated match seats each bot once")
+            owners = [registered[n] for n in names if n]
+            if not self.settings.ladder_same_owner and len(set(owners)) != len(owners):
+                raise invalid("a rated match never seats two bots of one owner (see ladder_same_owner)")
         policy = self._policy(clock)
         if seed is None:
             seed = secrets.randbits(63)

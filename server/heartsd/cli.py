@@ -112,6 +112,10 @@ def _ladder(args: argparse.Namespace) -> int:
     from .ladder import LadderError
     from .store import Store
 
+    is_url = args.db.startswith(("postgresql://", "postgres://"))
+    if args.ladder_command != "add-bot" and not is_url and not os.path.exists(args.db):
+        print(f"heartsd ladder: no database at {args.db}", file=sys.stderr)
+        return 1
     store = Store(args.db)
     ladder = store.ladder
     try:

@@ -44,6 +44,12 @@ class Transaction:
         self._cursor.execute(self._db.sql(sql), tuple(args))
         return [_plain(row) for row in self._cursor.fetchall()]
 
+    def lock(self) -> None:
+        """Serialize this transaction with every other one that locks (PostgreSQL: an
+        advisory lock until commit; SQLite's BEGIN IMMEDIATE already serializes writers)."""
+        if self._db.dialect == "postgresql":
+            self._cursor.execute("SELECT pg_advisory_xact_lock(7426327)")
+
 
 class Database:
     """A single connection shared under a lock (the daemon calls it from worker threads)."""
@@ -70,8 +76,12 @@ class Database:
         return cls("sqlite", connection, path)
 
     def sql(self, statement: str) -> str:
+        """Fill the type words; on PostgreSQL turn ``?`` into ``%s`` (escaping literal ``%``).
+        Our statements never hold a literal ``?`` or brace: values always go in as parameters."""
         statement = statement.format(**TYPES[self.dialect])
-        return statement.replace("?", "%s") if self.dialect == "postgresql" else statement
+        if self.dialect == "postgresql":
+            return statement.replace("%", "%%").replace("?", "%s")
+        return statement
 
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:
@@ -103,6 +113,7 @@ class Database:
     def migrate(self, migrations: Sequence[Migration]) -> int:
         """Apply every migration newer than the database; return the schema version."""
         with self.transaction() as tx:
+            tx.lock()  # several daemons starting at once on one PostgreSQL database
             tx.execute("CREATE TABLE IF NOT EXISTS schema_version (version {bigint} NOT NULL)")
             rows = tx.query("SELECT version FROM schema_version")
             current = rows[0][0] if rows else 0

@@ -21,6 +21,7 @@ import math
 import secrets
 import time
 from collections.abc import Sequence
+from typing import Any
 from dataclasses import dataclass
 
 from openskill.models import PlackettLuce
@@ -107,8 +108,26 @@ class Ladder:
         rows = self.db.query("SELECT name FROM bots WHERE token_hash = ? AND revoked_ms IS NULL", (token_hash(token),))
         return rows[0][0] if rows else None
 
-    def owners(self) -> dict[str, str]:
-        return dict(self.db.query("SELECT name, owner FROM bots"))
+    def owners(self, include_revoked: bool = False) -> dict[str, str]:
+        """Bot -> owner, for active bots (revoked ones too if asked)."""
+        where = "" if include_revoked else " WHERE revoked_ms IS NULL"
+        return dict(self.db.query("SELECT name, owner FROM bots" + where))
+
+    def active_token_hashes(self) -> set[str]:
+        return {r[0] for r in self.db.query("SELECT token_hash FROM bots WHERE revoked_ms IS NULL")}
+
+    def ensure_ratings(self) -> None:
+        """Upgrade path: results stored before ratings were kept get their rated order
+        (by finish time, then match id) and ratings, once."""
+        if self.db.query("SELECT 1 FROM ratings LIMIT 1") or not self.db.query("SELECT 1 FROM results LIMIT 1"):
+            return
+        with self.db.transaction() as tx:
+            tx.lock()
+            order = tx.query("SELECT match_id, MIN(finished_ms) FROM results GROUP BY match_id ORDER BY 2, 1")
+            for seq, (match_id, _) in enumerate(order, 1):
+                tx.execute("UPDATE results SET seq = ? WHERE match_id = ?", (seq, match_id))
+        for (ruleset,) in self.db.query("SELECT DISTINCT ruleset FROM results"):
+            self.recompute(ruleset)
 
     # -- results and ratings --------------------------------------------------------
 
@@ -120,6 +139,7 @@ class Ladder:
         ``provenance`` per seat: (decisions, timeouts, illegal defaults, disconnect defaults)."""
         now = _now_ms()
         counts = provenance or [(0, 0, 0, 0)] * len(bots)
+        tx.lock()  # two matches finishing at once take their seq and ratings one after the other
         seq = tx.query("SELECT COALESCE(MAX(seq), 0) + 1 FROM results")[0][0]
         for seat, (bot, rank, pts) in enumerate(zip(bots, ranks, points)):
             tx.execute(
@@ -146,46 +166,33 @@ class Ladder:
             "WHERE ruleset = ? GROUP BY bot", (ruleset,))
         return {r[0]: (int(r[1]), int(r[2]), int(r[3]), int(r[4])) for r in rows}
 
-    def history(self, bot: str, limit: int = 20) -> list[tuple[str, str, int, int, int, int]]:
+    def history(self, bot: str, limit: int = 20, ruleset: str | None = None) -> list[tuple[str, str, int, int, int, int]]:
         """The bot's latest rated matches: (match id, ruleset, seat, rank, points, deals)."""
+        where, args = ("bot = ? AND ruleset = ?", (bot, ruleset)) if ruleset else ("bot = ?", (bot,))
         return [tuple(r) for r in self.db.query(  # type: ignore[misc]
-            "SELECT match_id, ruleset, seat, rank, points, deals FROM results WHERE bot = ? "
-            "ORDER BY finished_ms DESC, match_id DESC LIMIT ?", (bot, limit))]
+            f"SELECT match_id, ruleset, seat, rank, points, deals FROM results WHERE {where} "
+            "ORDER BY seq DESC, match_id DESC LIMIT ?", (*args, limit))]
 
     def replay_ratings(self, ruleset: str) -> dict[str, tuple[float, float, int]]:
         """Every rating rebuilt from the stored results, in the order they were rated."""
-        rows = self.db.query(
-            "SELECT match_id, bot, rank FROM results WHERE ruleset = ? ORDER BY seq, match_id, seat", (ruleset,))
-        ratings: dict[str, tuple[object, int]] = {}
-        by_match: dict[str, list[tuple[str, int]]] = {}
-        order: list[str] = []
-        for match_id, bot, rank in rows:
-            if match_id not in by_match:
-                by_match[match_id] = []
-                order.append(match_id)
-            by_match[match_id].append((bot, rank))
-        for match_id in order:
-            table = by_match[match_id]
-            before = [ratings.get(b, (MODEL.rating(name=b), 0)) for b, _ in table]
-            updated = _rate([r for r, _ in before], [rank for _, rank in table])
-            for (bot, _), rating, (_, played) in zip(table, updated, before):
-                ratings[bot] = (rating, played + 1)
-        return {b: (r.mu, r.sigma, n) for b, (r, n) in ratings.items()}  # type: ignore[attr-defined]
+        return _replay(self.db.query(_REPLAY, (ruleset,)))
 
     def stored_ratings(self, ruleset: str) -> dict[str, tuple[float, float, int]]:
-        rows = self.db.query("SELECT bot, mu, sigma, matches FROM ratings WHERE ruleset = ?", (ruleset,))
-        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+        return _ratings(self.db.query(_STORED, (ruleset,)))
 
     def recompute(self, ruleset: str) -> tuple[int, float]:
         """Rebuild the stored ratings from the results; return (bots, largest change).
-        The change is 0.0 unless the stored ratings had been tampered with or lost."""
-        fresh = self.replay_ratings(ruleset)
-        stored = self.stored_ratings(ruleset)
-        change = 0.0
-        for bot in set(fresh) | set(stored):
-            a, b = fresh.get(bot, (0.0, 0.0, 0)), stored.get(bot, (0.0, 0.0, 0))
-            change = max(change, abs(a[0] - b[0]), abs(a[1] - b[1]), float(abs(a[2] - b[2])))
+        Replay, comparison and rewrite happen in one locked transaction, so a result rated
+        meanwhile cannot slip between them. The change is 0.0 unless the stored ratings
+        had been tampered with or lost."""
         with self.db.transaction() as tx:
+            tx.lock()
+            fresh = _replay(tx.query(_REPLAY, (ruleset,)))
+            stored = _ratings(tx.query(_STORED, (ruleset,)))
+            change = 0.0
+            for bot in set(fresh) | set(stored):
+                a, b = fresh.get(bot, (0.0, 0.0, 0)), stored.get(bot, (0.0, 0.0, 0))
+                change = max(change, abs(a[0] - b[0]), abs(a[1] - b[1]), float(abs(a[2] - b[2])))
             tx.execute("DELETE FROM ratings WHERE ruleset = ?", (ruleset,))
             for bot, (mu, sigma, matches) in fresh.items():
                 tx.execute("INSERT INTO ratings (ruleset, bot, mu, sigma, matches) VALUES (?, ?, ?, ?, ?)",
@@ -196,9 +203,10 @@ class Ladder:
         """The leaderboard of ``ruleset``, best conservative rating first."""
         ratings = self.stored_ratings(ruleset)
         per_deal: dict[str, list[float]] = {}
-        for bot, points, deals in self.db.query("SELECT bot, points, deals FROM results WHERE ruleset = ?", (ruleset,)):
+        for bot, points, deals in self.db.query(
+                "SELECT bot, points, deals FROM results WHERE ruleset = ? ORDER BY seq, seat", (ruleset,)):
             per_deal.setdefault(bot, []).append(points / max(1, deals))
-        owners = self.owners()
+        owners = self.owners(include_revoked=True)
         counts = self.reliability(ruleset)
         out = []
         for bot, (mu, sigma, matches) in ratings.items():
@@ -207,6 +215,27 @@ class Ladder:
             ci = 1.96 * _stdev(values) / math.sqrt(len(values)) if len(values) > 1 else float("inf")
             out.append(Standing(bot, owners.get(bot, ""), mu, sigma, matches, mean, ci, *counts.get(bot, (0, 0, 0, 0))))
         return sorted(out, key=lambda s: (-s.conservative, s.bot))
+
+
+_REPLAY = "SELECT match_id, bot, rank FROM results WHERE ruleset = ? ORDER BY seq, match_id, seat"
+_STORED = "SELECT bot, mu, sigma, matches FROM ratings WHERE ruleset = ?"
+
+
+def _ratings(rows: Sequence[tuple[Any, ...]]) -> dict[str, tuple[float, float, int]]:
+    return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+
+def _replay(rows: Sequence[tuple[Any, ...]]) -> dict[str, tuple[float, float, int]]:
+    ratings: dict[str, tuple[object, int]] = {}
+    by_match: dict[str, list[tuple[str, int]]] = {}
+    for match_id, bot, rank in rows:
+        by_match.setdefault(match_id, []).append((bot, rank))  # dicts keep the rated order
+    for table in by_match.values():
+        before = [ratings.get(b, (MODEL.rating(name=b), 0)) for b, _ in table]
+        updated = _rate([r for r, _ in before], [rank for _, rank in table])
+        for (bot, _), rating, (_, played) in zip(table, updated, before):
+            ratings[bot] = (rating, played + 1)
+    return {b: (r.mu, r.sigma, n) for b, (r, n) in ratings.items()}  # type: ignore[attr-defined]
 
 
 def _rate(ratings: Sequence[object], ranks: Sequence[int]) -> list[object]:

@@ -56,8 +56,18 @@ class Matchmaker:
 
     def _refresh(self) -> None:
         ladder = self.arena.store.ladder
-        self._owners = ladder.owners()
-        self._standings = {s.bot: s for s in ladder.standings(self.settings.ruleset)}
+        self._owners = ladder.owners()  # active bots only
+        self._active_hashes = ladder.active_token_hashes()
+        self._ratings = ladder.stored_ratings(self.settings.ruleset)  # one small table, not every result
+
+    def _drop_revoked(self) -> None:
+        """Sessions whose ladder token was revoked or rotated (by the CLI, in another
+        process) are closed; their seats go the disconnect way."""
+        for session in self.arena.sessions.all():
+            if session.token_hash and session.token_hash not in self._active_hashes:
+                log.info("closing a session whose token was revoked", bot=session.bot)
+                session.close("token revoked")
+                self.arena.disconnect(session)
 
     def candidates(self) -> list[str]:
         out = []
@@ -71,16 +81,15 @@ class Matchmaker:
     def tick(self) -> list[str]:
         """Create every table that can be filled now; return the new match ids."""
         n = self.rules.players
+        self._drop_revoked()
         free = self.candidates()
         self.rng.shuffle(free)
 
         def played(bot: str) -> int:
-            s = self._standings.get(bot)
-            return s.matches if s else 0
+            return self._ratings[bot][2] if bot in self._ratings else 0
 
         def mu(bot: str) -> float:
-            s = self._standings.get(bot)
-            return s.mu if s else 25.0
+            return self._ratings[bot][0] if bot in self._ratings else 25.0
 
         free.sort(key=played)
         created = []

@@ -63,4 +63,8 @@ MIGRATIONS: list[Migration] = [
             PRIMARY KEY (ruleset, bot)
         )""",
     ]),
+    (5, [
+        "CREATE INDEX IF NOT EXISTS results_by_seq ON results (seq)",
+        "CREATE INDEX IF NOT EXISTS results_by_bot ON results (bot, finished_ms)",
+    ]),
 ]

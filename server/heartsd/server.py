@@ -102,6 +102,12 @@ async def start_ladder(settings: Settings, arena: Arena, port: int) -> list[asyn
         try:
             token = ladder.add_bot(bot, owner=bot)
         except LadderError:
+            if ladder.owners(include_revoked=True).get(bot) != bot:
+                log.warning("not taking over a registered bot for a house strategy", bot=bot)
+                continue
+            if bot not in ladder.owners():
+                log.info("house bot revoked by an organiser: not playing it", bot=bot)
+                continue
             token = ladder.rotate(bot)
         client = BotClient(f"127.0.0.1:{port}", token, make_strategy(name, seed=i), bot,
                            rulesets=[settings.ladder_ruleset], max_matches=2)

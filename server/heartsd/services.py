@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 import itertools
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -111,6 +112,9 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "max_concurrent_matches must not be negative")
         session = BotSession(bot, hello.version, frozenset(hello.rulesets), hello.max_concurrent_matches or 1)
         session.on_overflow = lambda: self.arena.disconnect(session)
+        token = bearer_token(context)
+        if self.arena.is_ladder_token(token):
+            session.token_hash = hashlib.sha256(token.encode()).hexdigest()
         bound = log.bind(bot=bot, session=session.id)
         reader: asyncio.Task[None] | None = None
         try:
@@ -310,7 +314,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         if not 0 < limit <= 200:
             raise ArenaError("invalid", "limit must be between 1 and 200")
         ladder = self.arena.store.ladder
-        owners = await asyncio.to_thread(ladder.owners)
+        owners = await asyncio.to_thread(ladder.owners, True)
         if request.bot not in owners:
             raise ArenaError("not_found", f"no ladder bot {request.bot!r}")
         standings = await asyncio.to_thread(ladder.standings, ruleset)
@@ -318,7 +322,8 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         for i, s in enumerate(standings, 1):
             if s.bot == request.bot:
                 response.standing.CopyFrom(_entry(i, s))
-        for match_id, rules, seat, rank, points, deals in await asyncio.to_thread(ladder.history, request.bot, limit):
+        history = await asyncio.to_thread(ladder.history, request.bot, limit, ruleset)
+        for match_id, rules, seat, rank, points, deals in history:
             response.matches.add(match_id=match_id, ruleset=rules, seat=seat, rank=rank, points=points, deals=deals)
         return response
 

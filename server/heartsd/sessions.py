@@ -27,6 +27,7 @@ class BotSession:
     connected: bool = True
     close_reason: str = ""
     on_overflow: Callable[[], None] | None = None
+    token_hash: str = ""  # set for ladder-registered bots, so a revoked token can be noticed
 
     def send(self, message: bot_pb2.PlayResponse | bytes) -> None:
         if not self.connected:

@@ -44,6 +44,7 @@ class Store:
         self.path = url
         self.db.migrate(MIGRATIONS)
         self.ladder = Ladder(self.db)
+        self.ladder.ensure_ratings()
 
     def close(self) -> None:
         self.db.close()

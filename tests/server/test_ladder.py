@@ -191,3 +191,38 @@ def test_recompute_rebuilds_identical_ratings_and_repairs_tampering(tmp_path, st
     assert bots == 5 and abs(change - 1.0) < 1e-9
     assert store.ladder.stored_ratings("standard") == before
     store.close()
+
+
+def test_a_revoked_bot_still_connected_is_dropped_and_never_rated_again(tmp_path):
+    import asyncio
+
+    from heartsd.matchmaker import LadderSettings, Matchmaker
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            ladder = daemon.arena.store.ladder
+            names = ["v1", "v2", "v3", "v4", "v5"]
+            tokens = {n: ladder.add_bot(n, f"o-{n}") for n in names}
+            bots = [await Bot(daemon, n, random_legal(i), token=tokens[n], max_matches=1).start()
+                    for i, n in enumerate(names)]
+            ladder.revoke("v1")  # as the CLI would, from another process
+            maker = Matchmaker(daemon.arena, LadderSettings(blocks=1, interval_s=0.05), seed=2)
+            await asyncio.to_thread(maker._refresh)
+            created = maker.tick()
+            tables = [[s.name for s in daemon.arena.runners[m].seats] for m in created]
+            dropped = daemon.arena.sessions.get("v1") is None
+            for m in created:
+                await daemon.wait_finished(m)
+            for b in bots:
+                await b.close()
+            errors = []
+            for seats in (["v2", "v2", "v3", "v4"],):
+                try:
+                    await daemon.create_match(seats, deals=4, duplicate=True, rated=True)
+                except grpc.aio.AioRpcError as exc:
+                    errors.append(exc.details())
+            return tables, dropped, errors
+
+    tables, dropped, errors = run(scenario())
+    assert dropped and tables and all("v1" not in t for t in tables)
+    assert errors and ("each bot once" in errors[0] or "not connected" in errors[0])
