@@ -97,7 +97,12 @@ class Matchmaker:
             anchor = free.pop(0)
             table = [anchor]
             owners = {self._owners[anchor]}
-            for bot in sorted(free, key=lambda b: abs(mu(b) - mu(anchor))):
+            eligible = [b for b in sorted(free, key=lambda b: abs(mu(b) - mu(anchor)))]
+            # The closest 2(n-1) in rating, sampled: close games, yet tables keep mixing,
+            # so the ladder never splits into strata whose ratings cannot be compared.
+            window = eligible[: 2 * (n - 1)]
+            self.rng.shuffle(window)
+            for bot in window + eligible[2 * (n - 1):]:
                 if len(table) == n:
                     break
                 if not self.settings.same_owner and self._owners[bot] in owners:
