@@ -189,8 +189,11 @@ class BotClient:
             why = "ran out of time" if isinstance(exc, asyncio.TimeoutError) else f"raised {exc!r}"
             log.warning("strategy failed; answering a safe default", bot=self.name, match_id=match_id, why=why)
             _fill(answer, request.kind, _safe_default(request))
-        async with lock:
-            await call.write(bot_pb2.PlayRequest(answer=answer))
+        try:
+            async with lock:
+                await call.write(bot_pb2.PlayRequest(answer=answer))
+        except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
+            return  # the stream ended meanwhile; after a reconnect the server asks again
         self.stats.decisions += 1
         log.debug("answered", bot=self.name, match_id=match_id, ms=round((time.monotonic() - received) * 1000, 1))
 
