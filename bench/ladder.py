@@ -1,8 +1,9 @@
 """How fast the ladder finds the true order, with duplicate deals and without.
 
 Eight bots of known strength play on the ladder over real gRPC (an embedded heartsd,
-one heartsbot client per bot, the matchmaker): the heuristic strategy playing a random
-legal card with probability 0, 0.15, ..., 1.0, so the true order is known. After each
+one heartsbot client per bot, the matchmaker): the heuristic strategy playing a
+"random" legal card in a share 0, 0.15, ..., 1.0 of positions (a fixed function of the
+position, so each bot is deterministic and its strength known). After each
 rated match the leaderboard (by conservative rating) is compared with the true order;
 the result is the number of matches after which it equals the true order and stays so
 until the end of the run. Both runs use 4-deal matches (one duplicate block).
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import random
 import sys
 import tempfile
 import time
@@ -37,13 +39,17 @@ NOISE = (0.0, 0.15, 0.3, 0.45, 0.6, 0.75, 0.9, 1.0)
 
 
 class Noisy(HeuristicStrategy):
-    """The heuristic, except that with probability ``noise`` it plays a random legal card."""
+    """The heuristic, except that in a share ``noise`` of positions it plays a random legal
+    card. The "random" choice is a fixed function of the position (hand, trick, tricks so
+    far), so the bot plays a replayed hand the same way: its strength is known, and
+    duplicate deals can cancel the luck of the deal completely."""
 
     noise = 0.0
 
     def choose_play(self, view):  # type: ignore[no-untyped-def]
-        if self.rng.random() < self.noise:
-            return self.rng.choice(view.legal)
+        position = random.Random(hash((view.hand, view.trick, len(view.tricks), self.noise)))
+        if position.random() < self.noise:
+            return position.choice(view.legal)
         return super().choose_play(view)
 
 
