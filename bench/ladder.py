@@ -2,7 +2,7 @@
 
 Eight bots of known strength play on the ladder over real gRPC (an embedded heartsd,
 one heartsbot client per bot, the matchmaker): the heuristic strategy playing a
-"random" legal card in a share 0, 0.15, ..., 1.0 of positions (a fixed function of the
+"random" legal card in a share 0, 0.1, ..., 0.7 of positions (a fixed function of the
 position, so each bot is deterministic and its strength known). After each
 rated match the leaderboard (by conservative rating) is compared with the true order;
 the result is the number of matches after which it equals the true order and stays so
@@ -35,7 +35,7 @@ from heartsd.matchmaker import LadderSettings, Matchmaker  # noqa: E402
 from heartsd.server import build_server  # noqa: E402
 from heartsd.store import Store  # noqa: E402
 
-NOISE = (0.0, 0.15, 0.3, 0.45, 0.6, 0.75, 0.9, 1.0)
+NOISE = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
 
 
 class Noisy(HeuristicStrategy):
