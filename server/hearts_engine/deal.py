@@ -35,6 +35,7 @@ from .cards import (
     card_name,
     cards_of,
     lowest,
+    mask_of,
 
 )
 from .errors import IllegalActionError, InvalidActionError, NotYourTurnError, WrongPhaseError
@@ -545,7 +546,7 @@ class Deal:
         if self.phase is Phase.PASSING:
             k = self.rules.pass_count
             for s in self.to_act():
-                self.push_pass(s, _mask(rng.sample(cards_of(self.hands[s]), k)))
+                self.push_pass(s, mask_of(rng.sample(cards_of(self.hands[s]), k)))
         choice = rng.choice
         while self.phase is Phase.PLAYING:
             self.push_play(choice(self._legal_cards))
@@ -553,13 +554,6 @@ class Deal:
             self.push_moon(moon_option)
         assert self.score is not None
         return self.score
-
-
-def _mask(cards: Iterable[Card]) -> Mask:
-    m = 0
-    for c in cards:
-        m |= 1 << c
-    return m
 
 
 def _check_cards(cards: Iterable[Card]) -> list[Card]:

@@ -32,7 +32,7 @@ from hearts_engine import (
     Ruleset,
     record_of,
 )
-from hearts_engine.cards import cards_of
+from hearts_engine.cards import cards_of, mask_of
 from hearts_engine.errors import InvalidActionError
 from heartsbot.strategies import Strategy
 
@@ -151,7 +151,6 @@ class SeatSlot:
     consecutive_defaults: int = 0
     auto: bool = False
     away_since: float | None = None
-    stats: dict[str, int] = field(default_factory=lambda: {"timeouts": 0, "illegal": 0, "defaults": 0})
     issued: set[str] = field(default_factory=set)  # every request id sent to this seat
 
     @property
@@ -350,7 +349,6 @@ class MatchRunner:
 
     def _time_out(self, slot: SeatSlot) -> None:
         slot.clock.exhaust()
-        slot.stats["timeouts"] += 1
         self._default(slot, P.PROVENANCE_TIMEOUT)
 
     def _arm_grace(self, slot: SeatSlot, delay_s: float) -> None:
@@ -368,7 +366,6 @@ class MatchRunner:
         pending = slot.pending
         assert pending is not None
         elapsed = time.monotonic() - pending.sent_at
-        slot.stats["defaults"] += 1
         slot.clock.charge(elapsed)  # the time a defaulted decision took still counts
         self._resolve(slot, pending, pending.default, provenance, elapsed)
         self._notice(slot.seat, provenance)
@@ -405,7 +402,6 @@ class MatchRunner:
             self.match.apply(slot.seat, action)
         except ActionError as exc:
             pending.rejected += 1
-            slot.stats["illegal"] += 1
             malformed = isinstance(exc, InvalidActionError)
             code = bot_pb2.REJECTION_CODE_MALFORMED if malformed else bot_pb2.REJECTION_CODE_ILLEGAL
             retry = pending.rejected < self.policy.max_illegal
@@ -487,7 +483,7 @@ class MatchRunner:
                 self._trick_fields.append(wire.length_delimited(REQUEST_TRICKS, pb.SerializeToString()))
                 self._points_taken = [self.rules.points_of(t) for t in deal.taken]
                 log.add(P.Event(trick_won=P.TrickWon(
-                    deal_number=deal_number, trick=pb, points=self.rules.points_of(convert_mask(trick.cards)))))
+                    deal_number=deal_number, trick=pb, points=self.rules.points_of(mask_of(trick.cards)))))
         elif isinstance(action, PassAction) and deal.phase is not Phase.PASSING:
             self._publish_passes(deal)
         if deal.is_over:
@@ -740,11 +736,3 @@ class MatchRunner:
     def _wake_watchers(self) -> None:
         for wake in self.watchers:
             wake.set()
-
-
-def convert_mask(cards: tuple[int, ...]) -> int:
-    mask = 0
-    for c in cards:
-        mask |= 1 << c
-    return mask
-
