@@ -94,6 +94,17 @@ class Crashing(HeuristicStrategy):
         return super().choose_play(view)
 
 
+class IllegalFirst(HeuristicStrategy):
+    """Plays a card that breaks the rules on the third trick (a strategy bug)."""
+
+    def choose_play(self, view):
+        if len(view.tricks) == 2:
+            illegal = [c for c in view.hand if c not in view.legal]
+            if illegal:
+                return illegal[0]
+        return super().choose_play(view)
+
+
 class Sleepy(HeuristicStrategy):
     def choose_play(self, view):
         if len(view.tricks) == 2:
@@ -114,6 +125,25 @@ def test_a_strategy_that_raises_gets_a_safe_default_and_the_match_completes(tmp_
     result, client, stored = run(scenario())
     assert result.status == P.MATCH_STATUS_FINISHED and client.stats.fallbacks >= 1
     assert all(d.provenance == P.PROVENANCE_BOT for d in stored.record.decisions if d.seat == 0)
+
+
+def test_a_rejected_answer_is_answered_again_with_a_legal_card(tmp_path):
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            client = client_for(daemon, "alice", IllegalFirst(0))
+            task = await start(client)
+            ids = []
+            for seed in range(4):
+                ids.append(await daemon.create_match(["alice", *HOUSE3], deals=1, seed=seed))
+                await client.wait_match(ids[-1], timeout=60)
+            await finish(client, task)
+            return client, [daemon.stored(m) for m in ids]
+
+    client, stored = run(scenario())
+    mine = [d for s in stored for d in s.record.decisions if d.seat == 0]
+    assert client.stats.rejections >= 1
+    assert sum(d.rejected_answers for d in mine) == client.stats.rejections
+    assert all(d.provenance == P.PROVENANCE_BOT for d in mine), "a rejection must not turn into a default"
 
 
 def test_a_strategy_that_overruns_is_answered_for_before_the_deadline(tmp_path):

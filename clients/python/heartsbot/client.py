@@ -7,6 +7,9 @@ A bot author writes a :class:`~heartsbot.strategies.Strategy` (``choose_pass`` a
 * each request becomes a view; the strategy runs in a worker thread and is told its
   time (``strategy.time_limit_s``); if it overruns or raises, the client answers a safe
   legal default itself before the server's deadline and logs why;
+* a rejected answer that may be retried (the server and the strategy disagree about
+  the rules, or a strategy bug) is answered again at once with a legal choice not yet
+  tried, so one bad answer never turns into a timeout;
 * a dropped connection is re-opened with exponential backoff; the server re-sends
   what was missed and the pending request;
 * ``stop()`` (or Ctrl-C in the CLI) ends the stream cleanly.
@@ -78,6 +81,8 @@ class BotClient:
         self._call: grpc.aio.StreamStreamCall | None = None
         self._rules: dict[str, Ruleset] = {}
         self._ended: dict[str, asyncio.Event] = {}
+        # The open request of each seat (match id, seat) and the answers already sent to it.
+        self._open: dict[tuple[str, int], tuple[bot_pb2.DecisionRequest, list[bot_pb2.Answer]]] = {}
 
     async def run(self) -> None:
         """Connect, play, and reconnect after drops until :meth:`stop`; FatalError if refused."""
@@ -146,7 +151,8 @@ class BotClient:
                         self.stats.rejections += 1
                         r = message.rejected
                         log.warning("answer rejected", bot=self.name, match_id=r.match_id, reason=r.reason,
-                                    code=bot_pb2.RejectionCode.Name(r.code))
+                                    code=bot_pb2.RejectionCode.Name(r.code), retry=r.retry)
+                        self._retry(r, call, lock, tasks)
                     elif kind == "update":
                         self._on_update(message.update, call, lock, tasks)
             finally:
@@ -164,10 +170,13 @@ class BotClient:
                 self.stats.matches_ended += 1
                 self.stats.results[update.match_id] = event.match_ended.result
                 self._rules.pop(update.match_id, None)
+                for key in [k for k in self._open if k[0] == update.match_id]:
+                    del self._open[key]
                 waiter = self._ended.pop(update.match_id, None)
                 if waiter is not None:
                     waiter.set()
         if update.HasField("request"):
+            self._open[(update.match_id, update.seat)] = (update.request, [])
             task = asyncio.get_running_loop().create_task(self._decide(update.match_id, update.request, call, lock))
             tasks.add(task)
             task.add_done_callback(tasks.discard)
@@ -189,13 +198,38 @@ class BotClient:
             why = "ran out of time" if isinstance(exc, asyncio.TimeoutError) else f"raised {exc!r}"
             log.warning("strategy failed; answering a safe default", bot=self.name, match_id=match_id, why=why)
             _fill(answer, request.kind, _safe_default(request))
+        if await self._send(answer, call, lock):
+            self.stats.decisions += 1
+            log.debug("answered", bot=self.name, match_id=match_id, ms=round((time.monotonic() - received) * 1000, 1))
+
+    async def _send(self, answer: bot_pb2.Answer, call: grpc.aio.StreamStreamCall, lock: asyncio.Lock) -> bool:
+        open_request = self._find_open(answer.match_id, answer.request_id)
+        if open_request is not None:
+            open_request[1].append(answer)
         try:
             async with lock:
                 await call.write(bot_pb2.PlayRequest(answer=answer))
         except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
-            return  # the stream ended meanwhile; after a reconnect the server asks again
-        self.stats.decisions += 1
-        log.debug("answered", bot=self.name, match_id=match_id, ms=round((time.monotonic() - received) * 1000, 1))
+            return False  # the stream ended meanwhile; after a reconnect the server asks again
+        return True
+
+    def _find_open(self, match_id: str, request_id: str) -> tuple[bot_pb2.DecisionRequest, list[bot_pb2.Answer]] | None:
+        return next((o for (m, _), o in self._open.items() if m == match_id and o[0].request_id == request_id), None)
+
+    def _retry(self, rejected: bot_pb2.AnswerRejected, call: grpc.aio.StreamStreamCall, lock: asyncio.Lock,
+               tasks: set[asyncio.Task[None]]) -> None:
+        """Answer a retryable rejection again with a legal choice not sent before."""
+        open_request = self._find_open(rejected.match_id, rejected.request_id)
+        if not rejected.retry or open_request is None:
+            return
+        request, tried = open_request
+        answer = untried_answer(request, tried)
+        if answer is None:
+            return  # every choice was refused: the server will play its default
+        answer.match_id = rejected.match_id
+        task = asyncio.get_running_loop().create_task(self._send(answer, call, lock))
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
 
     def _choose(self, view, kind: int):  # type: ignore[no-untyped-def]
         if kind == P.DECISION_KIND_PASS:
@@ -215,6 +249,35 @@ def first_legal_answer(request: bot_pb2.DecisionRequest) -> bot_pb2.Answer:
         answer.play.CopyFrom(request.legal_cards[0])
     else:
         answer.moon = request.default_moon_option
+    return answer
+
+
+def untried_answer(request: bot_pb2.DecisionRequest, tried: Sequence[bot_pb2.Answer]) -> bot_pb2.Answer | None:
+    """A valid answer to ``request`` that differs from every answer in ``tried``, or None.
+
+    Plays go through ``legal_cards`` in order; passes slide a window of ``pass_count``
+    cards along them; the moon choice takes the option not yet sent."""
+    answer = bot_pb2.Answer(request_id=request.request_id)
+    if request.kind == P.DECISION_KIND_PLAY:
+        used = {(a.play.suit, a.play.rank) for a in tried}
+        card = next((c for c in request.legal_cards if (c.suit, c.rank) not in used), None)
+        if card is None:
+            return None
+        answer.play.CopyFrom(card)
+    elif request.kind == P.DECISION_KIND_PASS:
+        used_sets = {frozenset((c.suit, c.rank) for c in a.pass_cards.cards) for a in tried}
+        legal, k = list(request.legal_cards), request.pass_count
+        window = next((legal[i:i + k] for i in range(len(legal) - k + 1)
+                       if frozenset((c.suit, c.rank) for c in legal[i:i + k]) not in used_sets), None)
+        if window is None:
+            return None
+        answer.pass_cards.cards.extend(window)
+    else:
+        options = [request.default_moon_option, *request.moon_options]
+        option = next((o for o in options if o not in {a.moon for a in tried}), None)
+        if option is None:
+            return None
+        answer.moon = option
     return answer
 
 
