@@ -29,16 +29,20 @@ ensure_venv() {
 }
 
 ensure_node_tools() {
-    # Node packages the tests use (buf), pinned by tools/buf/package-lock.json.
-    local stamp=tools/buf/node_modules/.installed
+    # Node packages the tests use, each pinned by its package-lock.json: buf (proto lint)
+    # in tools/buf, and the Node bot's gRPC libraries in clients/node.
+    local dir stamp
     if ! command -v npm >/dev/null 2>&1; then
-        echo "warning: npm not found; the proto lint test will fail (install Node.js 20)" >&2
+        echo "warning: npm not found; the proto lint and Node bot tests will fail (install Node.js 20)" >&2
         return 0
     fi
-    if [ ! -f "$stamp" ] || [ tools/buf/package-lock.json -nt "$stamp" ]; then
-        npm ci --prefix tools/buf --silent --no-audit --no-fund
-        touch "$stamp"
-    fi
+    for dir in tools/buf clients/node; do
+        stamp="$dir/node_modules/.installed"
+        if [ ! -f "$stamp" ] || [ "$dir/package-lock.json" -nt "$stamp" ]; then
+            npm ci --prefix "$dir" --silent --no-audit --no-fund
+            touch "$stamp"
+        fi
+    done
 }
 
 ensure_postgres() {

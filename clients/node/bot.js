@@ -1,0 +1,240 @@
+#!/usr/bin/env node
+// A Hearts Arena bot in JavaScript: the protocol session (this file) and a simple legal
+// strategy (strategy.js). It loads the contract from proto/ at run time, so it needs
+// nothing generated.
+//
+//   npm ci --prefix clients/node            # once (bash scripts/test does it too)
+//   node clients/node/bot.js --server 127.0.0.1:50051 --token TOKEN --name NAME \
+//       [--max-matches N] [--matches-to-play N] [--proto-dir DIR]
+//
+// Flags may come from the environment instead: HEARTS_SERVER, HEARTS_TOKEN, HEARTS_NAME,
+// HEARTS_PROTO_DIR (default: the repository's proto/, found relative to this file).
+// --matches-to-play N exits 0 once N matches have ended (0, the default: play until
+// Ctrl-C). Exit 1 when the server refuses the bot (bad token, wrong name), 2 on a usage
+// or setup error. A dropped stream is re-opened with exponential backoff and every
+// match is resumed from the last event seen (see docs/protocol.md, "Resume").
+'use strict';
+
+const path = require('node:path');
+const fs = require('node:fs');
+const { parseArgs } = require('node:util');
+const grpc = require('@grpc/grpc-js');
+const protoLoader = require('@grpc/proto-loader');
+const strategy = require('./strategy');
+
+const VERSION = `node-bot/${require('./package.json').version}`;
+const FATAL = new Set([grpc.status.UNAUTHENTICATED, grpc.status.PERMISSION_DENIED, grpc.status.INVALID_ARGUMENT]);
+const BACKOFF_MS = [200, 10_000];
+const USAGE = `usage: node bot.js --server HOST:PORT --token TOKEN --name NAME
+                   [--max-matches N] [--matches-to-play N] [--proto-dir DIR]
+(or HEARTS_SERVER, HEARTS_TOKEN, HEARTS_NAME, HEARTS_PROTO_DIR in the environment)`;
+
+const log = (...parts) => console.error('[node-bot]', ...parts);
+
+class UsageError extends Error {}
+
+function parseOptions(argv, env) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      server: { type: 'string', default: env.HEARTS_SERVER || '127.0.0.1:50051' },
+      token: { type: 'string', default: env.HEARTS_TOKEN || '' },
+      name: { type: 'string', default: env.HEARTS_NAME || '' },
+      'max-matches': { type: 'string', default: '1' },
+      'matches-to-play': { type: 'string', default: '0' },
+      'proto-dir': { type: 'string', default: env.HEARTS_PROTO_DIR || path.resolve(__dirname, '..', '..', 'proto') },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) return null;
+  if (!values.token) throw new UsageError('--token (or HEARTS_TOKEN) is required');
+  if (!values.name) throw new UsageError('--name (or HEARTS_NAME) is required');
+  const count = (flag) => {
+    const n = Number(values[flag]);
+    if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${flag} must be a whole number, got ${values[flag]}`);
+    return n;
+  };
+  return {
+    server: values.server, token: values.token, name: values.name, protoDir: values['proto-dir'],
+    maxMatches: count('max-matches'), matchesToPlay: count('matches-to-play'),
+  };
+}
+
+function loadBotService(protoDir) {
+  const file = path.join(protoDir, 'hearts', 'v1', 'bot.proto');
+  if (!fs.existsSync(file)) throw new UsageError(`no ${file}: point --proto-dir (HEARTS_PROTO_DIR) at the repository's proto/`);
+  // Field names as in the .proto, enums as names, uint64 as numbers, unset fields filled
+  // in, and `kind` naming which field of a oneof is set.
+  const definition = protoLoader.loadSync('hearts/v1/bot.proto', {
+    includeDirs: [protoDir], keepCase: true, enums: String, longs: Number, defaults: true, oneofs: true,
+  });
+  return grpc.loadPackageDefinition(definition).hearts.v1.BotService;
+}
+
+class Bot {
+  constructor(options, BotService) {
+    this.options = options;
+    this.client = new BotService(options.server, grpc.credentials.createInsecure(), {
+      'grpc.keepalive_time_ms': 20_000,
+    });
+    this.lastSequence = new Map(); // match_id -> newest event sequence seen
+    this.pending = new Map(); // match_id -> { request, avoid, call, sent }: the latest request
+    this.ended = new Set();
+    this.done = false;
+    this.welcomed = false;
+    this.call = null;
+    this.wake = null;
+  }
+
+  // Play until enough matches have ended (0) or the server refuses us (1).
+  async run() {
+    let delay = BACKOFF_MS[0];
+    for (;;) {
+      this.welcomed = false;
+      const status = await this.session();
+      if (this.done) return 0;
+      if (FATAL.has(status.code)) {
+        console.error(`error: the server refused bot ${this.options.name}: ${statusName(status.code)}: ${status.details}`);
+        return 1;
+      }
+      if (this.welcomed) delay = BACKOFF_MS[0];
+      const wait = Math.round(delay * (0.5 + Math.random()));
+      log(`stream ended (${statusName(status.code)}: ${status.details || 'no details'}); reconnecting in ${wait} ms`);
+      await new Promise((resolve) => {
+        const timer = setTimeout(resolve, wait);
+        this.wake = () => { clearTimeout(timer); resolve(); };
+      });
+      if (this.done) return 0;
+      delay = Math.min(BACKOFF_MS[1], delay * 2);
+    }
+  }
+
+  stop() {
+    this.done = true;
+    if (this.call) this.call.end();
+    else if (this.wake) this.wake(); // between connections: stop waiting
+  }
+
+  // One stream: hello, then messages until the stream ends; resolves with its status.
+  session() {
+    return new Promise((resolve) => {
+      const metadata = new grpc.Metadata();
+      metadata.set('authorization', `Bearer ${this.options.token}`);
+      const call = this.client.Play(metadata);
+      this.call = call;
+      call.on('data', (message) => this.onMessage(call, message));
+      call.on('error', () => {}); // reported through 'status'
+      call.on('status', (status) => {
+        this.call = null;
+        resolve(status);
+      });
+      call.write({
+        hello: { name: this.options.name, version: VERSION, rulesets: [], max_concurrent_matches: this.options.maxMatches },
+      });
+    });
+  }
+
+  onMessage(call, message) {
+    switch (message.kind) {
+      case 'welcome': return this.onWelcome(call, message.welcome);
+      case 'update': return this.onUpdate(call, message.update);
+      case 'rejected': return this.onRejected(call, message.rejected);
+      default: return log(`ignoring an unknown message (${message.kind})`);
+    }
+  }
+
+  onWelcome(call, welcome) {
+    this.welcomed = true;
+    log(`connected as ${welcome.bot_name} (session ${welcome.session_id}, server ${welcome.server_version})`);
+    // The server re-sends what it had not delivered by itself; asking from the last event
+    // we saw also covers anything lost in flight. Duplicates are dropped by sequence.
+    for (const active of welcome.active_matches) {
+      const last = this.lastSequence.get(active.match_id) ?? 0;
+      log(`resuming ${active.match_id} (seat ${active.seat}) after event ${last}`);
+      call.write({ resume: { match_id: active.match_id, seat: active.seat, last_sequence: last } });
+    }
+  }
+
+  onUpdate(call, update) {
+    const matchId = update.match_id;
+    if (this.ended.has(matchId)) return;
+    for (const event of update.events) {
+      if (event.sequence <= (this.lastSequence.get(matchId) ?? 0)) continue;
+      this.lastSequence.set(matchId, event.sequence);
+      this.onEvent(matchId, update.seat, event);
+    }
+    const request = update.request;
+    if (!request || this.ended.has(matchId)) return; // it may end within this update
+    const previous = this.pending.get(matchId);
+    if (previous && previous.request.request_id === request.request_id && previous.call === call) return; // sent twice
+    this.pending.set(matchId, { request, avoid: new Set(), call });
+    this.answer(call, matchId);
+  }
+
+  onEvent(matchId, seat, event) {
+    if (event.kind === 'match_started') {
+      const seats = event.match_started.seats.map((s) => s.name).join(', ');
+      log(`match ${matchId} started: ${event.match_started.ruleset.name}, seat ${seat} of [${seats}]`);
+    } else if (event.kind === 'notice') {
+      log(`match ${matchId}: ${event.notice.text}`);
+    } else if (event.kind === 'match_ended') {
+      const result = event.match_ended.result;
+      this.ended.add(matchId);
+      this.pending.delete(matchId);
+      this.lastSequence.delete(matchId);
+      console.log(`match ${matchId} ended (${result.reason}): seat ${seat}, totals ${result.totals.join(' ')}, `
+        + `rank ${result.ranks[seat]}`);
+      const target = this.options.matchesToPlay;
+      if (target > 0 && this.ended.size >= target) {
+        log(`${this.ended.size} match(es) played; leaving`);
+        this.stop();
+      }
+    }
+  }
+
+  answer(call, matchId) {
+    const pending = this.pending.get(matchId);
+    const { request, avoid } = pending;
+    const action = strategy.decide(request, avoid);
+    if (!action) return log(`match ${matchId}: no legal action left to try for ${request.request_id}`);
+    pending.sent = action;
+    call.write({ answer: { match_id: matchId, request_id: request.request_id, ...action } });
+  }
+
+  onRejected(call, rejected) {
+    const { match_id: matchId, request_id: requestId } = rejected;
+    log(`answer rejected in ${matchId} (${rejected.code}): ${rejected.reason}`);
+    const pending = this.pending.get(matchId);
+    if (!rejected.retry || !pending || pending.request.request_id !== requestId) return;
+    // Never offer the rejected cards again: retry with the next choice.
+    const { play, pass_cards: pass } = pending.sent ?? {};
+    for (const card of play ? [play] : pass ? pass.cards : []) pending.avoid.add(strategy.key(card));
+    this.answer(call, matchId);
+  }
+}
+
+function statusName(code) {
+  return Object.keys(grpc.status).find((k) => grpc.status[k] === code) ?? String(code);
+}
+
+async function main() {
+  let options;
+  let BotService;
+  try {
+    options = parseOptions(process.argv.slice(2), process.env);
+    if (options === null) return console.log(USAGE);
+    BotService = loadBotService(options.protoDir);
+  } catch (error) {
+    const usage = error instanceof UsageError || String(error.code).startsWith('ERR_PARSE_ARGS');
+    console.error(`error: ${error.message}${usage ? `\n${USAGE}` : ''}`);
+    process.exitCode = 2;
+    return;
+  }
+  const bot = new Bot(options, BotService);
+  process.on('SIGINT', () => bot.stop());
+  process.on('SIGTERM', () => bot.stop());
+  process.exitCode = await bot.run();
+  bot.client.close();
+}
+
+main();

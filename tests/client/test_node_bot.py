@@ -1,0 +1,139 @@
+"""The Node.js bot (clients/node) plays a real daemon knowing only the .proto files.
+
+It runs as a subprocess (`node clients/node/bot.js`) against a daemon on a loopback
+port: a whole game against house bots, a dropped stream it must resume, and the
+refusals it must report. Node.js 20 is required (CI has it): without it these tests
+fail rather than skip, so a missing toolchain is never mistaken for a pass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+
+import pytest
+from hearts.v1 import game_pb2
+
+from hearts_engine import MatchRecord, verify_record
+
+from ..server.harness import BOTS, run, running_daemon
+
+P = game_pb2
+ROOT = Path(__file__).resolve().parents[2]
+BOT_JS = ROOT / "clients" / "node" / "bot.js"
+INSTALLED = ROOT / "clients" / "node" / "node_modules" / "@grpc" / "grpc-js"
+HOUSE3 = ["house:heuristic", "house:random", "house:heuristic"]
+
+
+def node() -> str:
+    path = shutil.which("node")
+    assert path, "node is not on PATH: the Node bot test needs Node.js 20 (install it; CI has it)"
+    assert INSTALLED.exists(), "clients/node is not installed: scripts/test runs `npm ci --prefix clients/node`"
+    return path
+
+
+async def start_bot(daemon, *args: str, name: str = "alice", token: str | None = None) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        node(), str(BOT_JS), "--server", daemon.target, "--token", token or BOTS[name], "--name", name, *args,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+
+
+async def connected(daemon, proc: asyncio.subprocess.Process, name: str = "alice") -> None:
+    for _ in range(1000):
+        if daemon.arena.sessions.get(name) is not None:
+            return
+        if proc.returncode is not None:
+            _, err = await proc.communicate()
+            raise AssertionError(f"the Node bot exited with {proc.returncode}: {err.decode()}")
+        await asyncio.sleep(0.01)
+    proc.kill()
+    raise AssertionError("the Node bot did not connect within 10 s")
+
+
+async def finished(proc: asyncio.subprocess.Process, timeout: float = 60) -> tuple[int, str, str]:
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), timeout)
+    except asyncio.TimeoutError:
+        proc.kill()
+        out, err = await proc.communicate()
+        raise AssertionError(f"the Node bot did not exit in {timeout} s: {err.decode()}") from None
+    return proc.returncode, out.decode(), err.decode()
+
+
+def assert_played_itself(record, seat: int) -> None:
+    mine = [d for d in record.decisions if d.seat == seat]
+    assert mine and {d.kind for d in mine} >= {P.DECISION_KIND_PASS, P.DECISION_KIND_PLAY}
+    assert [P.Provenance.Name(d.provenance) for d in mine if d.provenance != P.PROVENANCE_BOT] == []
+    assert sum(d.rejected_answers for d in mine) == 0
+    plays = [d for d in mine if d.kind == P.DECISION_KIND_PLAY]
+    assert len(plays) == record.ruleset.hand_size * len(record.deal_scores)
+
+
+def assert_consistent_scores(record) -> None:
+    result, rules = record.result, record.ruleset
+    n = rules.players
+    totals = [0] * n
+    for deal in record.deal_scores:
+        assert max(totals) < rules.target, "the game went on after reaching the target"
+        assert sum(deal.points) in (rules.deal_total, (n - 1) * rules.deal_total)  # 26, or a moon
+        totals = [t + p for t, p in zip(totals, deal.points)]
+    assert list(result.totals) == totals and max(totals) >= rules.target
+    assert result.deals == len(record.deal_scores)
+    for i in range(n):
+        for j in range(n):
+            if totals[i] < totals[j]:
+                assert result.ranks[i] < result.ranks[j], (totals, list(result.ranks))
+    assert sorted(result.winners) == [s for s in range(n) if result.ranks[s] == 1]
+    assert verify_record(MatchRecord.from_json(record.engine_record_json)) is not None
+
+
+def test_the_node_bot_plays_a_whole_game_by_itself(tmp_path):
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            proc = await start_bot(daemon, "--matches-to-play", "1")
+            await connected(daemon, proc)
+            match_id = await daemon.create_match(["alice", *HOUSE3], deals=0, seed=7)  # 0: to the target
+            return match_id, await finished(proc), daemon.stored(match_id)
+
+    match_id, (code, out, err), stored = run(scenario())
+    assert code == 0, err
+    assert f"match {match_id} ended (completed)" in out
+    assert stored.status == "finished" and stored.record.result.status == P.MATCH_STATUS_FINISHED
+    assert stored.record.format.fixed_deals == 0 and len(stored.record.deal_scores) >= 2
+    assert_played_itself(stored.record, 0)
+    assert_consistent_scores(stored.record)
+
+
+def test_the_node_bot_reconnects_and_resumes_after_the_stream_drops(tmp_path):
+    async def scenario():
+        async with running_daemon(tmp_path, decision_ms=3000, grace_ms=5000) as daemon:
+            proc = await start_bot(daemon, "--matches-to-play", "1")
+            await connected(daemon, proc)
+            match_id = await daemon.create_match(["alice", *HOUSE3], deals=1, seed=3)
+            runner = daemon.arena.runners[match_id]
+            while sum(d.seat == 0 for d in runner.decisions) < 5:
+                await asyncio.sleep(0.005)
+            daemon.arena.sessions.get("alice").close("dropped by the test")  # the stream ends mid-deal
+            return await finished(proc), daemon.stored(match_id)
+
+    (code, out, err), stored = run(scenario())
+    assert code == 0, err
+    assert "reconnecting in" in err and "resuming" in err, err
+    assert stored.status == "finished"
+    assert_played_itself(stored.record, 0)
+
+
+@pytest.mark.parametrize("token, name, status", [
+    ("not-a-token", "alice", "UNAUTHENTICATED"),
+    (BOTS["alice"], "bob", "PERMISSION_DENIED"),
+])
+def test_the_node_bot_exits_with_a_clear_message_when_refused(tmp_path, token, name, status):
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            return await finished(await start_bot(daemon, name=name, token=token), timeout=20)
+
+    code, _, err = run(scenario())
+    assert code == 1, err
+    assert f"error: the server refused bot {name}: {status}" in err, err
