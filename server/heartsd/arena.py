@@ -57,6 +57,8 @@ class SeatRequest:
 
 
 class Arena:
+    runner_class: type[MatchRunner] = MatchRunner  # the conformance kit runs arranged matches
+
     def __init__(self, settings: Settings, store: Store) -> None:
         self.settings = settings
         self.store = store
@@ -217,7 +219,7 @@ class Arena:
                 house = make_strategy(spec.house or "", seed=seed + seat)
                 slots.append(SeatSlot(seat, f"house:{spec.house}", clock_state, house=house))
         self.store.insert_running(match_id, rules.name, rules.players, [s.label for s in slots], seed)
-        runner = MatchRunner(self, match_id, rules, match_format, seed, slots, policy,
+        runner = self.runner_class(self, match_id, rules, match_format, seed, slots, policy,
                              house_delay_s=self.settings.house_delay_ms / 1000, rated=rated)
         self.runners[match_id] = runner
         task = asyncio.get_running_loop().create_task(self._run(runner))

@@ -4,6 +4,7 @@
     heartsd replay verify [MATCH_ID ...] [--db PATH]
     heartsd replay show MATCH_ID [--db PATH]
     heartsd health [--target HOST:PORT]
+    heartsd conformance [--port 0] [--name NAME] [--token TOKEN] [-- CLIENT COMMAND ...]
 
 Every serve option can also come from a TOML file (--config) or an environment
 variable HEARTSD_<OPTION> (e.g. HEARTSD_DECISION_MS=500); flags win.
@@ -171,6 +172,29 @@ def _health(args: argparse.Namespace) -> int:
     return 0 if response.status == health_pb2.HealthCheckResponse.SERVING else 1
 
 
+def _conformance(args: argparse.Namespace) -> int:
+    """Put one client through every protocol behaviour; exit 0 when all pass."""
+    import secrets
+
+    from .conformance import run_kit
+
+    command = list(args.client_command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    token = args.token or secrets.token_urlsafe(24)
+    configure("console", "error")
+    try:
+        return asyncio.run(run_kit(args.host, args.port, args.name, token, args.timeout, command, args.json))
+    except ConfigError as exc:
+        print(f"heartsd conformance: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"heartsd conformance: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="heartsd", description="The Hearts Arena daemon.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -229,6 +253,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     health.add_argument("--target", default="127.0.0.1:50051")
     health.add_argument("--timeout", type=float, default=3.0)
     health.set_defaults(run=_health)
+    kit = sub.add_parser(
+        "conformance", help="check a bot client against every protocol behaviour",
+        description="Start a test server, wait for one bot to connect (or start it: the command after --, "
+                    "with {target} {token} {name} replaced and HEARTS_SERVER/HEARTS_TOKEN/HEARTS_NAME set), "
+                    "put it through hello, pass, play, moon, rejection, late and resume, and print which "
+                    "behaviours passed. Exit 0 when all did. See docs/protocol.md.")
+    kit.add_argument("--host", default="127.0.0.1")
+    kit.add_argument("--port", type=int, default=50052, help="0 picks a free port (printed at start)")
+    kit.add_argument("--name", default="conformance-bot", help="the bot name the client must say hello with")
+    kit.add_argument("--token", help="the token the client must present (default: generated, printed)")
+    kit.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the bot and for each match")
+    kit.add_argument("--json", action="store_true", help="also print the results as one JSON line at the end")
+    kit.add_argument("client_command", nargs=argparse.REMAINDER, metavar="-- COMMAND",
+                     help="the client to start, e.g. -- node bot.js --server {target} --token {token} --name {name}")
+    kit.set_defaults(run=_conformance)
     args = parser.parse_args(argv)
     return int(args.run(args))
 

@@ -134,8 +134,8 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                 reader.cancel()
             self.arena.disconnect(session)
             bound.info("bot disconnected", reason=session.close_reason)
-        if session.close_reason.startswith("protocol:"):
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, session.close_reason.removeprefix("protocol: "))
+        if session.close_status:
+            await context.abort(STATUS[session.close_status], session.close_reason)
 
     async def _read(self, session: BotSession, context: grpc.aio.ServicerContext) -> None:
         try:
@@ -149,10 +149,10 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                 elif kind == "resume":
                     rejection = self.arena.resume(session, message.resume)
                 elif kind == "hello":
-                    session.close("protocol: 'hello' may only be sent once per stream")
+                    session.close("'hello' may only be sent once per stream", "invalid")
                     return
                 else:
-                    session.close("protocol: empty message")
+                    session.close("empty message", "invalid")
                     return
                 if rejection is not None:
                     session.send(bot_pb2.PlayResponse(rejected=rejection))

@@ -26,6 +26,7 @@ class BotSession:
     outbox: asyncio.Queue[bot_pb2.PlayResponse | bytes | None] = field(default_factory=asyncio.Queue)
     connected: bool = True
     close_reason: str = ""
+    close_status: str = ""  # an ArenaError kind ("invalid", "unavailable"): end the stream with that status
     on_overflow: Callable[[], None] | None = None
     token_hash: str = ""  # set for ladder-registered bots, so a revoked token can be noticed
 
@@ -43,10 +44,12 @@ class BotSession:
             return
         self.outbox.put_nowait(message)
 
-    def close(self, reason: str) -> None:
+    def close(self, reason: str, status: str = "") -> None:
+        """End the stream: with OK, or with ``status`` and ``reason`` as its details."""
         if self.connected:
             self.connected = False
             self.close_reason = reason
+            self.close_status = status
             self.outbox.put_nowait(None)
 
     def plays(self, ruleset: str) -> bool:

@@ -1,0 +1,461 @@
+"""The conformance kit: put one connected bot through every behaviour of the protocol.
+
+``heartsd conformance`` starts a real daemon (an embedded, throwaway store) with one
+bot account, waits for a client to connect with that account, and plays short
+matches against house bots, each arranged so that one behaviour must happen:
+
+========== ================================================================================
+hello      the client authenticates, says ``hello`` with the account's name, is welcomed
+pass       it answers a PASS request with legal cards
+play       it answers every PLAY request of a deal with a legal card
+moon       it answers a MOON request (classic rules; the kit plays the seat to a shot moon,
+           provenance AUTO, and only asks the choice)
+rejection  one answer is rejected on purpose (``retry: true``, code ILLEGAL): it answers the
+           same request again, with a different choice, in time
+late       one answer is treated as arriving after its deadline: the default is played
+           (TIMEOUT), the answer is rejected as stale, and it goes on answering correctly
+resume     the kit cuts the stream (UNAVAILABLE) when a request is due: it reconnects within
+           the grace period, gets the pending request again and finishes the match
+========== ================================================================================
+
+The matches are real: the same runner, clock and rules as a production daemon; the
+only differences are the three arranged events above, made by :class:`ConformanceRunner`.
+A behaviour fails with the reason (which decision, which provenance, what was missing).
+
+    heartsd conformance --port 0 -- node clients/node/bot.js --server {target} --token {token} --name {name}
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import json
+import os
+import secrets
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from hearts.v1 import admin_pb2, bot_pb2, game_pb2
+
+from hearts_engine import Match, MatchFormat, MoonAction, PassAction, Phase, PlayAction, preset
+from hearts_engine.cards import HEARTS, QUEEN_OF_SPADES, RANK_OF, SUIT_OF, Card, format_cards
+from heartsbot.strategies import Strategy
+
+from .arena import Arena, SeatRequest
+from .config import Settings
+from .runner import P, Decision, MatchRunner, SeatSlot
+from .store import Store
+
+BEHAVIOURS = ("hello", "pass", "play", "moon", "rejection", "late", "resume")
+DEFAULT_NAME = "conformance-bot"
+HOUSE = "random"
+# Every check's clock: a second a decision and a short bank, so a missed answer costs
+# seconds, not the production default's eleven.
+CLOCK = game_pb2.ClockSettings(decision_ms=1000, bank_ms=2000)
+CUT_AT_REQUEST = 6  # the resume check cuts the stream instead of sending this request
+REJECT_REASON = "conformance check: this answer is rejected on purpose; answer the same request again with another card"
+LATE_REASON = "too late: the default was played"
+CUT_REASON = "conformance check: the stream is cut on purpose; reconnect and resume"
+
+
+@dataclass
+class Result:
+    behaviour: str
+    passed: bool
+    detail: str
+
+
+# -- the scripted seats of the moon check ------------------------------------------------
+
+
+def _by_rank(card: Card) -> tuple[int, int]:
+    return RANK_OF[card], SUIT_OF[card]
+
+
+class Shooter(Strategy):
+    """Keeps its high cards and always plays its highest legal card."""
+
+    name = "conformance-shooter"
+
+    def choose_pass(self, view):  # type: ignore[no-untyped-def]
+        return sorted(view.legal, key=_by_rank)[: view.rules.pass_count]
+
+    def choose_play(self, view):  # type: ignore[no-untyped-def]
+        return max(view.legal, key=_by_rank)
+
+
+class Feeder(Strategy):
+    """Ducks whenever it can and throws its penalty cards when it cannot follow."""
+
+    name = "conformance-feeder"
+
+    def choose_pass(self, view):  # type: ignore[no-untyped-def]
+        return sorted(view.legal, key=_by_rank)[-view.rules.pass_count:]
+
+    def choose_play(self, view):  # type: ignore[no-untyped-def]
+        legal = view.legal
+        if view.trick and all(SUIT_OF[c] != SUIT_OF[view.trick[0]] for c in legal):  # void: feed
+            if QUEEN_OF_SPADES in legal:
+                return QUEEN_OF_SPADES
+            hearts = [c for c in legal if SUIT_OF[c] == HEARTS]
+            return max(hearts or legal, key=_by_rank)
+        return min(legal, key=_by_rank)
+
+
+@functools.cache
+def moon_seed(ruleset: str = "classic", seat: int = 0, first: int = 1) -> int:
+    """The first seed from ``first`` whose one-deal match, played by a Shooter at ``seat``
+    and Feeders elsewhere, ends with ``seat`` choosing how to score a shot moon."""
+    rules = preset(ruleset)
+    for seed in range(first, first + 20_000):
+        match = Match(rules, MatchFormat.fixed(1), seed)
+        players = [Shooter() if s == seat else Feeder() for s in range(rules.players)]
+        while match.deal.phase is not Phase.MOON_CHOICE and not match.is_over:
+            actor = match.to_act()[0]
+            view = match.view(actor)
+            if match.deal.phase is Phase.PASSING:
+                match.apply(actor, PassAction(tuple(players[actor].choose_pass(view))))
+            else:
+                match.apply(actor, PlayAction(players[actor].choose_play(view)))
+        if match.deal.phase is Phase.MOON_CHOICE and match.to_act() == (seat,):
+            return seed
+    raise RuntimeError("no seed found for the moon check")
+
+
+# -- the runner with the arranged events -------------------------------------------------
+
+
+@dataclass
+class Arrangement:
+    """What one conformance match arranges, and what it observed."""
+
+    kind: str = ""  # "", "moon", "rejection", "late", "resume"
+    target: str | None = None  # the request id the arranged event happened to
+    target_index: int | None = None  # its decision's index in the match's decisions
+    rejected_answer: bot_pb2.Answer | None = None
+    second_answer_same: bool = False
+    requests: int = 0
+    cut_at: float | None = None
+    reconnected_after_s: float | None = None
+    resumed_from: list[int] = field(default_factory=list)
+    rejections: list[str] = field(default_factory=list)  # the reasons of every rejection sent
+
+
+class ConformanceRunner(MatchRunner):
+    """A match runner that arranges one event for the bot's seat (see the module doc)."""
+
+    arrangement = Arrangement()
+    shooter = Shooter()
+
+    def _request_decision(self, slot: SeatSlot) -> None:
+        a = self.arrangement
+        if a.kind == "moon" and self.match.deal.phase is not Phase.MOON_CHOICE:
+            # The kit plays this seat to a shot moon; the bot is only asked the choice.
+            view = self.match.view(slot.seat)
+            if self.match.deal.phase is Phase.PASSING:
+                action: PassAction | PlayAction = PassAction(tuple(self.shooter.choose_pass(view)))
+            else:
+                action = PlayAction(self.shooter.choose_play(view))
+            self._apply(slot.seat, action, P.PROVENANCE_AUTO, 0.0, 0)
+            slot.consecutive_defaults, slot.auto = 0, False
+            return
+        super()._request_decision(slot)
+
+    def _send(self, slot: SeatSlot, request: bytes | None) -> None:
+        a = self.arrangement
+        if request is not None and slot.house is None:
+            a.requests += 1
+            if a.kind == "resume" and a.requests == CUT_AT_REQUEST and a.cut_at is None:
+                session = self.arena.sessions.get(slot.name)
+                if session is not None:
+                    a.cut_at = time.monotonic()
+                    a.target = slot.pending.request_id if slot.pending else None
+                    session.close(CUT_REASON, "unavailable")
+                    return  # not delivered: the reconnect must bring it
+        super()._send(slot, request)
+
+    def resume(self, slot: SeatSlot, after: int) -> None:
+        a = self.arrangement
+        if a.cut_at is not None and a.reconnected_after_s is None:
+            a.reconnected_after_s = time.monotonic() - a.cut_at
+        super().resume(slot, after)
+
+    def _rejection(self, answer: bot_pb2.Answer, code: int, reason: str, retry: bool,
+                   slot: SeatSlot) -> bot_pb2.AnswerRejected:
+        if reason not in (REJECT_REASON, LATE_REASON):  # the arranged ones
+            self.arrangement.rejections.append(reason)
+        return super()._rejection(answer, code, reason, retry, slot)
+
+    def on_answer(self, slot: SeatSlot, answer: bot_pb2.Answer) -> bot_pb2.AnswerRejected | None:
+        a = self.arrangement
+        pending = slot.pending
+        # While a card is being played only one seat acts, so the next decision recorded
+        # is the one to this request: its index is known now.
+        if pending is not None and a.kind == "rejection":
+            if a.target is None and pending.kind == P.DECISION_KIND_PLAY and len(
+                    self.match.deal.legal_plays(slot.seat)) >= 2:
+                a.target, a.target_index, a.rejected_answer = pending.request_id, len(self.decisions), answer
+                pending.rejected += 1
+                return self._rejection(answer, bot_pb2.REJECTION_CODE_ILLEGAL, REJECT_REASON, True, slot)
+            if pending.request_id == a.target and a.rejected_answer is not None:
+                a.second_answer_same = a.second_answer_same or answer.play == a.rejected_answer.play
+        if pending is not None and a.kind == "late" and a.target is None and pending.kind == P.DECISION_KIND_PLAY:
+            # As if the answer had arrived just after the deadline: the timer fires first.
+            a.target, a.target_index = pending.request_id, len(self.decisions)
+            self._guarded(lambda: self._time_out(slot))
+            return self._rejection(answer, bot_pb2.REJECTION_CODE_STALE_REQUEST, LATE_REASON, False, slot)
+        return super().on_answer(slot, answer)
+
+
+class ConformanceArena(Arena):
+    """An arena whose matches are :class:`ConformanceRunner` and which notes ``resume`` messages."""
+
+    runner_class = ConformanceRunner
+
+    def resume(self, session, request):  # type: ignore[no-untyped-def]
+        runner = self.runners.get(request.match_id)
+        if isinstance(runner, ConformanceRunner):
+            runner.arrangement.resumed_from.append(int(request.last_sequence))
+        return super().resume(session, request)
+
+
+# -- the checks ----------------------------------------------------------------------------
+
+
+class Kit:
+    """Runs the checks against the bot ``name`` connected to ``arena``."""
+
+    def __init__(self, arena: Arena, name: str, timeout_s: float = 60.0, progress: bool = False,
+                 grace_ms: int = 10_000) -> None:
+        self.arena = arena
+        self.name = name
+        self.timeout_s = timeout_s
+        self.progress = progress
+        self.grace_ms = grace_ms
+
+    async def run(self) -> list[Result]:
+        results = [await self._hello()]
+        if not results[0].passed:
+            return results + [Result(b, False, "not run: the bot never connected") for b in BEHAVIOURS[1:]]
+        results += await self._pass_and_play()
+        results.append(await self._moon())
+        results.append(await self._rejection())
+        results.append(await self._late())
+        results.append(await self._resume())
+        return results
+
+    def _say(self, text: str) -> None:
+        if self.progress:
+            print(f"  ... {text}", file=sys.stderr, flush=True)
+
+    async def _connected(self) -> bool:
+        deadline = time.monotonic() + self.timeout_s
+        while time.monotonic() < deadline:
+            session = self.arena.sessions.get(self.name)
+            if session is not None and session.connected:
+                return True
+            await asyncio.sleep(0.02)
+        return False
+
+    async def _hello(self) -> Result:
+        self._say(f"waiting up to {self.timeout_s:.0f} s for the bot {self.name!r} to connect")
+        if not await self._connected():
+            return Result("hello", False, f"no bot connected as {self.name!r} within {self.timeout_s:.0f} s")
+        session = self.arena.sessions.get(self.name)
+        assert session is not None
+        return Result("hello", True, f"said hello as {self.name!r} (version {session.version!r}) and was welcomed")
+
+    async def _play(self, arrangement: Arrangement, ruleset: str = "standard", seed: int = 1,
+                    clock: game_pb2.ClockSettings | None = None,
+                    house: Sequence[Strategy] = ()) -> tuple[ConformanceRunner | None, str]:
+        """One one-deal match, the bot at seat 0; the runner, or None and why."""
+        if not await self._connected():
+            return None, f"the bot was not connected (waited {self.timeout_s:.0f} s)"
+        rules = preset(ruleset)
+        seats = [SeatRequest(bot=self.name)] + [SeatRequest(house=HOUSE)] * (rules.players - 1)
+        runner = self.arena.create_match(ruleset, rules.players, admin_pb2.RulesetOptions(),
+                                         game_pb2.MatchFormat(fixed_deals=1), seed, seats,
+                                         clock or CLOCK)
+        assert isinstance(runner, ConformanceRunner)
+        runner.arrangement = arrangement  # before its task first runs: nothing was sent yet
+        for slot, strategy in zip(runner.seats[1:], house):
+            slot.house = strategy
+        try:
+            await asyncio.wait_for(runner.finished.wait(), self.timeout_s)
+        except asyncio.TimeoutError:
+            runner.stop(P.MATCH_STATUS_ABORTED, "conformance check timed out")
+            await runner.finished.wait()
+            return None, f"the match did not finish within {self.timeout_s:.0f} s"
+        if runner.status != P.MATCH_STATUS_FINISHED:
+            return None, f"the match ended {runner.result.reason if runner.result else 'without a result'}"
+        return runner, ""
+
+    @staticmethod
+    def _mine(runner: MatchRunner, kinds: tuple[type, ...] = (PassAction, PlayAction, MoonAction)) -> list[Decision]:
+        return [d for d in runner.decisions if d.seat == 0 and isinstance(d.action, kinds)]
+
+    @staticmethod
+    def _flaws(decisions: Sequence[Decision], runner: ConformanceRunner | None = None) -> str:
+        bad = [d for d in decisions if d.provenance != P.PROVENANCE_BOT or d.rejected]
+        if not bad:
+            return ""
+        d = bad[0]
+        what = P.Provenance.Name(d.provenance).removeprefix("PROVENANCE_")
+        said = runner.arrangement.rejections if runner is not None else []
+        return (f"{len(bad)} of {len(decisions)} decisions were not clean answers; the first was {what}"
+                f" after {d.rejected} rejected answer(s)" + (f"; the server said: {said[0]}" if said else ""))
+
+    async def _pass_and_play(self) -> list[Result]:
+        self._say("pass and play: one standard deal")
+        runner, why = await self._play(Arrangement())
+        if runner is None:
+            return [Result("pass", False, why), Result("play", False, why)]
+        passes, plays = self._mine(runner, (PassAction,)), self._mine(runner, (PlayAction,))
+        results = []
+        flaw = self._flaws(passes, runner)
+        if not passes:
+            results.append(Result("pass", False, "the deal had no pass from the bot"))
+        else:
+            passed = passes[0].action
+            assert isinstance(passed, PassAction)
+            results.append(Result("pass", not flaw, flaw or f"passed {format_cards(passed.cards)}"))
+        flaw = self._flaws(plays, runner)
+        results.append(Result("play", not flaw and len(plays) == 13,
+                              flaw or f"played {len(plays)} legal cards, every one its own answer"))
+        return results
+
+    async def _moon(self) -> Result:
+        self._say("moon: a classic deal the kit plays to a shot moon for the bot")
+        seed = await asyncio.to_thread(moon_seed)
+        runner, why = await self._play(Arrangement(kind="moon"), ruleset="classic", seed=seed,
+                                       house=[Feeder(), Feeder(), Feeder()])
+        if runner is None:
+            return Result("moon", False, why)
+        moons = self._mine(runner, (MoonAction,))
+        if not moons:
+            return Result("moon", False, "the deal ended without a moon choice (the kit's arrangement failed)")
+        flaw = self._flaws(moons, runner)
+        option = moons[0].action
+        assert isinstance(option, MoonAction)
+        return Result("moon", not flaw, flaw or f"chose {option.option.name.lower()} when asked")
+
+    async def _rejection(self) -> Result:
+        self._say("rejection: one answer is rejected on purpose")
+        a = Arrangement(kind="rejection")
+        runner, why = await self._play(a, seed=2)
+        if runner is None:
+            return Result("rejection", False, why)
+        if a.target_index is None or a.target_index >= len(runner.decisions):
+            return Result("rejection", False, "the bot never answered a play with two legal cards to reject")
+        target = runner.decisions[a.target_index]
+        if target.provenance != P.PROVENANCE_BOT:
+            what = P.Provenance.Name(target.provenance).removeprefix("PROVENANCE_")
+            return Result("rejection", False, f"it did not answer again after a rejection with retry=true; "
+                          f"the server played its default ({what})")
+        if a.second_answer_same:
+            return Result("rejection", False, "it answered again with the card that was just rejected")
+        flaw = self._flaws([d for d in self._mine(runner) if d is not target], runner)
+        return Result("rejection", not flaw, flaw or "answered the rejected request again with another legal card")
+
+    async def _late(self) -> Result:
+        self._say("late: one answer counts as arriving after its deadline")
+        a = Arrangement(kind="late")
+        runner, why = await self._play(a, seed=3)
+        if runner is None:
+            return Result("late", False, why)
+        if a.target_index is None or a.target_index >= len(runner.decisions):
+            return Result("late", False, "the bot never answered a play request")
+        target = runner.decisions[a.target_index]
+        assert target.seat == 0 and target.provenance == P.PROVENANCE_TIMEOUT, target
+        before = [d for d in runner.decisions[:a.target_index] if d.seat == 0]
+        after = [d for d in runner.decisions[a.target_index + 1:] if d.seat == 0]
+        flaw = self._flaws(before + after, runner)
+        if flaw:
+            return Result("late", False, f"around its late answer: {flaw}")
+        return Result("late", True, f"its late answer was refused as stale; it answered the next {len(after)} "
+                      "requests itself")
+
+    async def _resume(self) -> Result:
+        self._say("resume: the stream is cut when a request is due")
+        a = Arrangement(kind="resume")
+        clock = game_pb2.ClockSettings(decision_ms=CLOCK.decision_ms, bank_ms=CLOCK.bank_ms, grace_ms=self.grace_ms)
+        runner, why = await self._play(a, seed=4, clock=clock)
+        if runner is None:
+            return Result("resume", False, why)
+        if a.cut_at is None:
+            return Result("resume", False, "the kit could not cut the stream (too few requests)")
+        if a.reconnected_after_s is None:
+            return Result("resume", False, "it never reconnected after the stream was cut")
+        flaw = self._flaws(self._mine(runner), runner)
+        how = (f"sent resume from sequence {a.resumed_from[0]}" if a.resumed_from
+               else "took the server's automatic re-send")
+        return Result("resume", not flaw, flaw or (
+            f"reconnected {a.reconnected_after_s:.2f} s after the cut, {how}, and finished the match"))
+
+
+# -- running it: an embedded daemon, an optional client command, the report ------------------
+
+
+def report(results: Sequence[Result]) -> list[str]:
+    width = max(len(r.behaviour) for r in results)
+    lines = [f"  {'PASS' if r.passed else 'FAIL'}  {r.behaviour:<{width}}  {r.detail}" for r in results]
+    failed = [r.behaviour for r in results if not r.passed]
+    lines.append(f"all {len(results)} behaviours passed" if not failed
+                 else f"{len(failed)} of {len(results)} behaviours failed: {', '.join(failed)}")
+    return lines
+
+
+@contextlib.asynccontextmanager
+async def kit_server(host: str, port: int, name: str, token: str) -> AsyncIterator[tuple[ConformanceArena, str]]:
+    """A daemon with one bot account ``name``/``token`` and a throwaway store; (arena, target)."""
+    from .server import build_server  # the gRPC layer only when actually serving
+
+    with tempfile.TemporaryDirectory(prefix="heartsd-conformance-") as tmp:
+        settings = Settings.load(env={}, flags=dict(
+            host=host, port=port, db_path=str(Path(tmp) / "conformance.db"), admin_token=secrets.token_urlsafe(16),
+            bot_tokens=f"{name}:{token}", log_level="error", shutdown_grace_s=1))
+        store = Store(settings.db_path)
+        arena = ConformanceArena(settings, store)
+        server, bound, _ = await build_server(settings, arena)
+        await server.start()
+        try:
+            yield arena, f"{host}:{bound}"
+        finally:
+            await arena.shutdown(1)
+            await server.stop(0.5)
+            store.close()
+
+
+async def run_kit(host: str, port: int, name: str, token: str, timeout_s: float, command: Sequence[str],
+                  as_json: bool) -> int:
+    """The ``heartsd conformance`` command: serve, optionally start the client, check, report."""
+    async with kit_server(host, port, name, token) as (arena, target):
+        print(f"conformance server on {target}: connect your bot as {name!r} with token {token}", flush=True)
+        child = None
+        if command:
+            values = {"target": target, "token": token, "name": name}
+            argv = [part.format(**values) for part in command]
+            env = dict(os.environ, HEARTS_SERVER=target, HEARTS_TOKEN=token, HEARTS_NAME=name)
+            child = await asyncio.create_subprocess_exec(*argv, env=env, start_new_session=True)
+        try:
+            results = await Kit(arena, name, timeout_s, progress=not as_json).run()
+        finally:
+            if child is not None and child.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(child.pid, signal.SIGTERM)
+                try:
+                    await asyncio.wait_for(child.wait(), 5)
+                except asyncio.TimeoutError:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(child.pid, signal.SIGKILL)
+    for line in report(results):
+        print(line)
+    if as_json:
+        print(json.dumps({"passed": all(r.passed for r in results), "behaviours": [asdict(r) for r in results]}))
+    return 0 if all(r.passed for r in results) else 1

@@ -1,0 +1,140 @@
+"""The conformance kit: the reference client passes every behaviour; broken clients fail
+exactly the behaviours they break, by name, with a reason."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+import grpc
+from hearts.v1 import bot_pb2, cards_pb2, game_pb2
+
+from heartsd.conformance import BEHAVIOURS, Feeder, Kit, Shooter, kit_server, moon_seed, report
+
+from .harness import Bot, first_legal, run
+
+P = game_pb2
+ROOT = Path(__file__).resolve().parents[2]
+NAME, TOKEN = "kit-bot", "kit-token-0123456789abcdef"
+
+
+def results_with(policy, **kit_options):
+    """Run the kit against a protocol-level bot (no retry, no reconnect) using ``policy``."""
+
+    async def scenario():
+        async with kit_server("127.0.0.1", 0, NAME, TOKEN) as (arena, target):
+            daemon = types.SimpleNamespace(channel=lambda: grpc.aio.insecure_channel(target))
+            bot = await Bot(daemon, NAME, policy, token=TOKEN).start()  # type: ignore[arg-type]
+            try:
+                return await Kit(arena, NAME, **kit_options).run()
+            finally:
+                await bot.close()
+
+    return {r.behaviour: r for r in run(scenario())}
+
+
+CLIENTS = {
+    "python": [sys.executable, "-m", "heartsbot.cli", "play", "--strategy", "heuristic"],
+    "node": ["node", str(ROOT / "clients" / "node" / "bot.js")],
+}
+
+
+@pytest.mark.parametrize("client", sorted(CLIENTS))
+def test_the_reference_clients_pass_every_behaviour_from_the_command_line(client):
+    if client == "node":
+        assert shutil.which("node"), "Node.js 20 is needed for the Node bot (scripts/test installs its packages)"
+        assert (ROOT / "clients/node/node_modules").is_dir(), "run `npm ci --prefix clients/node` (scripts/test does)"
+    kit = subprocess.run(
+        [sys.executable, "-m", "heartsd.cli", "conformance", "--port", "0", "--timeout", "30", "--json", "--",
+         *CLIENTS[client], "--server", "{target}", "--token", "{token}", "--name", "{name}"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert kit.returncode == 0, kit.stdout + kit.stderr
+    summary = json.loads(kit.stdout.strip().splitlines()[-1])
+    assert summary["passed"] and [b["behaviour"] for b in summary["behaviours"]] == list(BEHAVIOURS)
+    assert f"all {len(BEHAVIOURS)} behaviours passed" in kit.stdout
+
+
+def test_a_broken_client_fails_exactly_the_behaviours_it_breaks():
+    def moon_as_a_play(request, bot):
+        answer = first_legal(request, bot)
+        if request.kind == P.DECISION_KIND_MOON:
+            return bot_pb2.Answer(request_id=request.request_id, play=cards_pb2.Card(suit=cards_pb2.SUIT_CLUBS, rank=cards_pb2.RANK_TWO))  # wrong kind
+        return answer
+
+    # The protocol-level test bot ignores rejections and does not reconnect.
+    results = results_with(moon_as_a_play, timeout_s=30, grace_ms=1500)
+    failed = {name for name, r in results.items() if not r.passed}
+    assert failed == {"moon", "rejection", "resume"}, report(results.values())
+    assert "needs a 'moon' answer, got play" in results["moon"].detail
+    assert "did not answer again after a rejection" in results["rejection"].detail
+    assert "never reconnected" in results["resume"].detail
+    assert "refused as stale" in results["late"].detail
+
+
+class ResendOnRejection(list):
+    """A bot's rejection list that makes it resend the very answer that was rejected."""
+
+    def __init__(self, bot):
+        super().__init__()
+        self.bot = bot
+
+    def append(self, rejected):
+        super().append(rejected)
+        for message in reversed(self.bot.received):
+            if message.HasField("update") and message.update.request.request_id == rejected.request_id:
+                answer = first_legal(message.update.request, self.bot)
+                answer.match_id = rejected.match_id
+                self.bot.send(bot_pb2.PlayRequest(answer=answer))
+                return
+
+
+def test_a_client_that_repeats_the_rejected_card_fails_the_rejection_check():
+    async def scenario():
+        async with kit_server("127.0.0.1", 0, NAME, TOKEN) as (arena, target):
+            daemon = types.SimpleNamespace(channel=lambda: grpc.aio.insecure_channel(target))
+            bot = Bot(daemon, NAME, first_legal, token=TOKEN)  # type: ignore[arg-type]
+            bot.rejections = ResendOnRejection(bot)
+            await bot.start()
+            try:
+                kit = Kit(arena, NAME, timeout_s=30)
+                await kit._hello()
+                return await kit._rejection()
+            finally:
+                await bot.close()
+
+    result = run(scenario())
+    assert not result.passed and "the card that was just rejected" in result.detail, result
+
+
+def test_no_client_fails_hello_and_runs_nothing_else():
+    async def scenario():
+        async with kit_server("127.0.0.1", 0, NAME, TOKEN) as (arena, _):
+            return await Kit(arena, NAME, timeout_s=0.3).run()
+
+    results = run(scenario())
+    assert [r.behaviour for r in results] == list(BEHAVIOURS)
+    assert not any(r.passed for r in results)
+    assert "no bot connected" in results[0].detail and all("not run" in r.detail for r in results[1:])
+
+
+def test_the_moon_arrangement_ends_in_a_moon_choice_for_seat_0():
+    from hearts_engine import Match, MatchFormat, PassAction, Phase, PlayAction, preset
+
+    seed = moon_seed()
+    match = Match(preset("classic"), MatchFormat.fixed(1), seed)
+    players = [Shooter(), Feeder(), Feeder(), Feeder()]
+    while match.deal.phase is not Phase.MOON_CHOICE:
+        seat = match.to_act()[0]
+        view = match.view(seat)
+        if match.deal.phase is Phase.PASSING:
+            match.apply(seat, PassAction(tuple(players[seat].choose_pass(view))))
+        else:
+            match.apply(seat, PlayAction(players[seat].choose_play(view)))
+    assert match.to_act() == (0,) and match.deal.shooter == 0
