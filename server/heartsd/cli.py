@@ -27,6 +27,7 @@ def _serve(args: argparse.Namespace) -> int:
         "host": args.host,
         "port": args.port,
         "db_path": args.db,
+        "instance": args.instance,
         "admin_token": args.admin_token,
         "bot_tokens": ",".join(args.bot) if args.bot else None,
         "decision_ms": args.decision_ms,
@@ -202,7 +203,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument("--config", help="TOML settings file")
     serve.add_argument("--host")
     serve.add_argument("--port", type=int, help="0 picks a free port (printed at start)")
-    serve.add_argument("--db", help="SQLite database path (default heartsd.db)")
+    serve.add_argument("--db", help="SQLite path or postgresql:// URL (default heartsd.db)")
+    serve.add_argument("--instance", help="this daemon's name in a store shared by several (default heartsd)")
     serve.add_argument("--admin-token")
     serve.add_argument("--bot", action="append", metavar="NAME:TOKEN", help="a bot and its token (repeatable)")
     serve.add_argument("--decision-ms", type=int)

@@ -44,6 +44,10 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 50051
     db_path: str = "heartsd.db"
+    # Which daemon owns a running match in a shared store: at start a daemon marks only
+    # its own interrupted matches aborted. Give each replica sharing one PostgreSQL a
+    # stable name of its own (e.g. the StatefulSet pod name).
+    instance: str = "heartsd"
     admin_token: str = ""
     bot_tokens: Mapping[str, str] = field(default_factory=dict)
     clock: ClockDefaults = field(default_factory=ClockDefaults)
@@ -113,6 +117,8 @@ class Settings:
                 raise ConfigError(f"{name}: must not be negative")
         if c.max_illegal < 0 or c.auto_after < 1:
             raise ConfigError("max_illegal must be >= 0 and auto_after >= 1")
+        if not self.instance or len(self.instance) > 200:
+            raise ConfigError("instance: a name of 1 to 200 characters")
         if self.max_message_bytes < 1024:
             raise ConfigError("max_message_bytes: at least 1024")
         if self.log_format not in ("json", "console"):
@@ -213,6 +219,7 @@ _FIELDS = {
     "host": _str,
     "port": _int,
     "db_path": _str,
+    "instance": _str,
     "admin_token": _str,
     "bot_tokens": _tokens,
     "decision_ms": _int,

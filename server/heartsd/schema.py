@@ -67,4 +67,10 @@ MIGRATIONS: list[Migration] = [
         "CREATE INDEX IF NOT EXISTS results_by_seq ON results (seq)",
         "CREATE INDEX IF NOT EXISTS results_by_bot ON results (bot, finished_ms)",
     ]),
+    (6, [
+        # The daemon that runs the match: a restart aborts only its own interrupted
+        # matches, not those of another daemon sharing the store.
+        "ALTER TABLE matches ADD COLUMN instance {text} NOT NULL DEFAULT 'heartsd'",
+        "CREATE INDEX IF NOT EXISTS matches_running ON matches (status, instance)",
+    ]),
 ]

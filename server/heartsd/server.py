@@ -129,7 +129,7 @@ async def serve(
     settings: Settings, on_ready: asyncio.Future[int] | None = None, stop: asyncio.Event | None = None
 ) -> None:
     """Run until SIGTERM/SIGINT (or until ``stop`` is set), then shut down gracefully."""
-    store = Store(settings.db_path)
+    store = Store(settings.db_path, settings.instance)
     aborted = store.abort_interrupted()
     if aborted:
         log.warning("matches interrupted by the last stop are marked aborted", matches=aborted)

@@ -39,9 +39,10 @@ class StoredMatch:
 class Store:
     """Thread-safe; call from ``asyncio.to_thread`` in the daemon."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, instance: str = "heartsd") -> None:
         self.db = Database.open(url)
         self.path = url
+        self.instance = instance  # the daemon whose running matches these are (Settings.instance)
         self.db.migrate(MIGRATIONS)
         self.ladder = Ladder(self.db)
         self.ladder.ensure_ratings()
@@ -50,9 +51,11 @@ class Store:
         self.db.close()
 
     def abort_interrupted(self, reason: str = "server stopped while the match was running") -> list[str]:
-        """Mark every ``running`` match ``aborted`` (keeping its last checkpoint); return their ids."""
+        """Mark this instance's ``running`` matches ``aborted`` (keeping their last checkpoint);
+        return their ids. Matches other daemons run in a shared store are left alone."""
         with self.db.transaction() as tx:
-            rows = tx.query("SELECT id, record FROM matches WHERE status = 'running'")
+            rows = tx.query("SELECT id, record FROM matches WHERE status = 'running' AND instance = ?",
+                            (self.instance,))
             for match_id, blob in rows:
                 record = None
                 if blob is not None:
@@ -69,9 +72,9 @@ class Store:
     def insert_running(self, match_id: str, ruleset: str, players: int, seats: list[str], seed: int) -> None:
         with self.db.transaction() as tx:
             tx.execute(
-                "INSERT INTO matches (id, created_ms, status, ruleset, players, seats, seed) "
-                "VALUES (?, ?, 'running', ?, ?, ?, ?)",
-                (match_id, _now_ms(), ruleset, players, json.dumps(seats), str(seed)),
+                "INSERT INTO matches (id, created_ms, status, ruleset, players, seats, seed, instance) "
+                "VALUES (?, ?, 'running', ?, ?, ?, ?, ?)",
+                (match_id, _now_ms(), ruleset, players, json.dumps(seats), str(seed), self.instance),
             )
 
     def checkpoint(self, match_id: str, record: spectator_pb2.MatchRecord, deals_played: int, totals: list[int]) -> None:

@@ -46,6 +46,21 @@ def test_interrupted_matches_become_aborted_keeping_their_checkpoint(store_url):
     store.close()
 
 
+def test_a_restart_aborts_only_its_own_instances_matches(store_url):
+    """Two daemons share one store: when one restarts, the other's live match stays running."""
+    one, two = Store(store_url, instance="pod-0"), Store(store_url, instance="pod-1")
+    one.insert_running("m-one", "standard", 4, ["a"] * 4, 1)
+    two.insert_running("m-two", "standard", 4, ["b"] * 4, 2)
+    one.close()
+    one = Store(store_url, instance="pod-0")  # pod-0 restarts
+    assert one.abort_interrupted() == ["m-one"]
+    assert one.get("m-two").status == "running"
+    two.finish("m-two", "finished", "completed", record("m-two"), 4, [1, 2, 3, 4])
+    assert one.get("m-two").status == "finished"
+    one.close()
+    two.close()
+
+
 def test_migrations_are_versioned_and_refuse_a_newer_schema(store_url):
     store = Store(store_url)
     store.close()
