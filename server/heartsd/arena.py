@@ -27,6 +27,7 @@ from .store import Store
 
 P = game_pb2
 log = structlog.get_logger("heartsd.arena")
+STORE_RETRY_DELAYS_S = (0.2, 1.0, 3.0)  # then the last attempt's error aborts the match
 
 
 class ArenaError(Exception):
@@ -253,6 +254,21 @@ class Arena:
 
     async def store_result(self, match_id: str, status: str, reason: str, record: spectator_pb2.MatchRecord,
                            deals: int, totals: list[int], rated: bool = False) -> None:
+        """Store the finished match; retried after a failure (e.g. a database reconnect),
+        unless the failed attempt did commit (then the row is no longer running)."""
+        for delay in STORE_RETRY_DELAYS_S:
+            try:
+                await asyncio.to_thread(self.store.finish, match_id, status, reason, record, deals, totals, rated)
+                return
+            except Exception:
+                log.warning("storing a result failed; retrying", match_id=match_id, retry_in=delay, exc_info=True)
+            await asyncio.sleep(delay)
+            try:
+                stored = await asyncio.to_thread(self.store.get, match_id)
+            except Exception:
+                continue
+            if stored is not None and stored.status != "running":
+                return
         await asyncio.to_thread(self.store.finish, match_id, status, reason, record, deals, totals, rated)
 
     async def checkpoint(self, match_id: str, record: spectator_pb2.MatchRecord, deals: int, totals: list[int]) -> None:

@@ -16,11 +16,16 @@ transaction, and recorded in ``schema_version``.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
+
+import structlog
+
+log = structlog.get_logger("heartsd.db")
 
 TYPES = {
     "sqlite": {"blob": "BLOB", "bigint": "INTEGER", "text": "TEXT", "real": "REAL"},
@@ -83,10 +88,23 @@ class Database:
             return statement.replace("%", "%%").replace("?", "%s")
         return statement
 
+    def _connected(self) -> Any:
+        """The connection, re-opened first if PostgreSQL dropped it (a server restart, a
+        failover, an idle timeout): the operation that met the drop fails, the next works."""
+        if self.dialect == "postgresql" and (self._connection.closed or self._connection.broken):
+            import psycopg
+
+            log.warning("database connection lost; reconnecting")
+            with contextlib.suppress(Exception):
+                self._connection.close()
+            self._connection = psycopg.connect(self.url, autocommit=True)
+        return self._connection
+
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:
         """A write transaction (``BEGIN IMMEDIATE`` on SQLite, so writers queue up front)."""
         with self._lock:
+            self._connected()
             if self.dialect == "sqlite":
                 cursor = self._connection.cursor()
                 cursor.execute("BEGIN IMMEDIATE")
@@ -101,14 +119,21 @@ class Database:
                     yield Transaction(self, cursor)
 
     def query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        """A read outside any transaction."""
+        """A read outside any transaction; retried once on a fresh connection if the
+        connection turns out to be dropped (a read is safe to repeat)."""
         with self._lock:
-            cursor = self._connection.cursor()
-            try:
-                cursor.execute(self.sql(sql), tuple(args))
-                return [_plain(row) for row in cursor.fetchall()]
-            finally:
-                cursor.close()
+            for attempt in (1, 2):
+                cursor = self._connected().cursor()
+                try:
+                    cursor.execute(self.sql(sql), tuple(args))
+                    return [_plain(row) for row in cursor.fetchall()]
+                except Exception:
+                    if attempt == 2 or self.dialect != "postgresql" or not self._connection.broken:
+                        raise
+                finally:
+                    with contextlib.suppress(Exception):
+                        cursor.close()
+            raise AssertionError("unreachable")
 
     def migrate(self, migrations: Sequence[Migration]) -> int:
         """Apply every migration newer than the database; return the schema version."""

@@ -89,3 +89,45 @@ def test_a_whole_match_through_the_daemon_on_either_store(tmp_path, store_url):
     stored = run(scenario())
     assert stored.status == "finished"
     assert verify_record(MatchRecord.from_json(stored.record.engine_record_json)) is not None
+
+
+def _drop_connections(url: str) -> None:
+    """What a PostgreSQL restart or failover does to the daemon's connection."""
+    import psycopg
+
+    name = url.rsplit("/", 1)[1]
+    with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,))
+
+
+def test_a_dropped_postgresql_connection_is_reopened(postgres_server):
+    from tests.postgres import fresh_database
+
+    with fresh_database(postgres_server) as url:
+        store = Store(url)
+        store.insert_running("m-1", "standard", 4, ["a"] * 4, 1)
+        _drop_connections(url)
+        assert store.get("m-1").status == "running"  # a read is retried on a new connection
+        _drop_connections(url)
+        with pytest.raises(Exception):
+            store.insert_running("m-2", "standard", 4, ["a"] * 4, 2)  # the write that meets the drop fails...
+        store.insert_running("m-2", "standard", 4, ["a"] * 4, 2)  # ...the next one reconnects
+        assert store.ids() == ["m-1", "m-2"]
+        store.close()
+
+
+def test_a_result_is_stored_even_if_the_connection_drops_as_the_match_ends(postgres_server):
+    import asyncio
+
+    from heartsd.arena import Arena
+    from heartsd.config import Settings
+    from tests.postgres import fresh_database
+
+    with fresh_database(postgres_server) as url:
+        store = Store(url)
+        arena = Arena(Settings.load(env={}, flags=dict(db_path=url, admin_token="admin-token-123")), store)
+        store.insert_running("m-1", "standard", 4, ["a"] * 4, 1)
+        _drop_connections(url)
+        asyncio.run(arena.store_result("m-1", "finished", "completed", record("m-1"), 4, [1, 2, 3, 4]))
+        assert store.get("m-1").status == "finished"
+        store.close()
