@@ -7,6 +7,7 @@ input never crashes a handler or affects another match.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import hashlib
 import itertools
@@ -36,6 +37,7 @@ from .events import SPECTATOR
 from .sessions import BotSession
 
 log = structlog.get_logger("heartsd.api")
+REFUSE_READ_S = 0.5
 T = TypeVar("T")
 P = game_pb2
 
@@ -92,9 +94,9 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
         try:
             bot = await asyncio.to_thread(self.arena.bot_for_token, bearer_token(context))
         except ArenaError as exc:
-            await context.abort(STATUS[exc.kind], exc.message)
+            await self._refuse(context, STATUS[exc.kind], exc.message)
         if bot is None:
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown bot token")
+            await self._refuse(context, grpc.StatusCode.UNAUTHENTICATED, "unknown bot token")
         first = await context.read()
         if first is grpc.aio.EOF:
             return
@@ -136,6 +138,15 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
             bound.info("bot disconnected", reason=session.close_reason)
         if session.close_status:
             await context.abort(STATUS[session.close_status], session.close_reason)
+
+    @staticmethod
+    async def _refuse(context: grpc.aio.ServicerContext, code: grpc.StatusCode, message: str) -> None:
+        """End an unauthenticated stream with ``code``. The client's ``hello`` is usually in
+        flight; ending the stream before it arrives makes some clients' gRPC stacks report
+        INTERNAL instead of our status, so it is read (and ignored) first, briefly."""
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(context.read(), REFUSE_READ_S)
+        await context.abort(code, message)
 
     async def _read(self, session: BotSession, context: grpc.aio.ServicerContext) -> None:
         try:
