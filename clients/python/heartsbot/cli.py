@@ -3,6 +3,7 @@
     heartsbot play --server HOST:PORT --token TOKEN --name NAME --strategy heuristic
     heartsbot local --ruleset standard --seed 42 --strategies mc heuristic random random
     heartsbot local --matches 20 --strategies mybot.py heuristic heuristic heuristic
+    heartsbot stdio --server HOST:PORT --token TOKEN --name NAME -- ./mybot ARGS
 """
 
 from __future__ import annotations
@@ -51,6 +52,23 @@ def _local(args: argparse.Namespace) -> int:
         return 130
 
 
+def _stdio(args: argparse.Namespace) -> int:
+    from heartsd.logs import configure
+
+    from .stdio import run_bridge
+
+    configure("console", "warning")  # the client's own warnings (connection lost ...) on stderr
+    command = args.bot[1:] if args.bot[:1] == ["--"] else args.bot
+    if not command:
+        print("heartsbot stdio: name the bot to run after --, e.g. -- ./mybot ARGS", file=sys.stderr)
+        return 2
+    try:
+        return asyncio.run(run_bridge(command, args.server, args.token, args.name, rulesets=args.rulesets or (),
+                                      max_matches=args.max_matches, matches=args.matches, trace=args.trace))
+    except KeyboardInterrupt:
+        return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="heartsbot", description="The Hearts Arena bot client.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -73,6 +91,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     local.add_argument("--decision-ms", type=int, default=200, help="time per decision (mc thinks most of it)")
     local.add_argument("--db", help="keep the matches in this SQLite file (default: a temporary one)")
     local.set_defaults(run=_local)
+    stdio = sub.add_parser("stdio", help="play a bot in any language through lines on its stdin/stdout (docs/stdio.md)")
+    stdio.add_argument("--server", required=True, metavar="HOST:PORT")
+    stdio.add_argument("--token", required=True)
+    stdio.add_argument("--name", required=True, help="the bot name the token was issued for")
+    stdio.add_argument("--rulesets", nargs="*", help="rulesets the bot plays (default: all)")
+    stdio.add_argument("--max-matches", type=int, default=1,
+                       help="matches at once (default 1; the bot still gets one request at a time)")
+    stdio.add_argument("--matches", type=int, default=0, help="exit after this many matches (default: until Ctrl-C)")
+    stdio.add_argument("--trace", action="store_true", help="copy every line to and from the bot to stderr")
+    stdio.add_argument("bot", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS]", help="the bot to run")
+    stdio.set_defaults(run=_stdio)
     args = parser.parse_args(argv)
     return int(args.run(args))
 

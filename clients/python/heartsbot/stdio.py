@@ -1,0 +1,469 @@
+"""``heartsbot stdio``: a bot in any language plays through lines on its stdin and stdout.
+
+    heartsbot stdio --server HOST:PORT --token TOKEN --name NAME -- ./mybot ARGS
+
+The bridge runs the executable, writes ``hearts 1`` to its stdin and waits for ``ok``,
+connects, then writes one request line per decision and reads one answer line per
+request from its stdout; the bot's stderr is ours. docs/stdio.md is the protocol for
+bot authors. Everything else
+(the stream, reconnect and resume, the clock) is :class:`BotClient`'s: the bridge is
+a :class:`Strategy` whose choices are the child's answers.
+
+A missing, unparseable, illegal or late answer never reaches the server: the bridge
+logs the reason to stderr and answers the default itself (the server's own default:
+the first legal card, the last ``count`` cards of ``legal=``, the ``default=`` moon
+option). Answers are matched to requests by counting (one line per request, in order),
+so a late line is dropped when it arrives and an extra line is reported and dropped.
+
+>>> parse_answer("play qs", "play", legal=[parse_card("QS")])
+49
+>>> parse_answer("play 9Z", "play", legal=[parse_card("QS")])
+Traceback (most recent call last):
+...
+heartsbot.stdio.AnswerError: not a card: '9Z'
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import TypeAlias
+
+from hearts.v1 import bot_pb2, game_pb2
+
+from hearts_engine import MoonOption, Phase, SeatView
+from hearts_engine.cards import Card, card_name, parse_card
+from heartsd import convert
+
+from . import __version__
+from .client import BotClient
+from .strategies import Strategy
+from .strategies.base import best_moon_option
+
+PROTOCOL_VERSION = 1
+GREETING = f"hearts {PROTOCOL_VERSION}"
+READY = "ok"
+READY_TIMEOUT_S = 30.0
+KINDS = {Phase.PASSING: "pass", Phase.PLAYING: "play", Phase.MOON_CHOICE: "moon"}
+MOON_WORDS = {o.value: o for o in MoonOption} | {"add": MoonOption.ADD_TO_OTHERS,
+                                                  "subtract": MoonOption.SUBTRACT_FROM_SELF}
+MOON_CHOICES = tuple(MoonOption)
+
+Decision: TypeAlias = "list[Card] | Card | MoonOption"
+
+# The match and request the current worker thread decides for (asyncio.to_thread copies it).
+# (With several matches at once, the strategy's shared ``time_limit_s`` may be another request's.)
+_current: contextvars.ContextVar[tuple[str, bot_pb2.DecisionRequest | None, float | None]] = contextvars.ContextVar(
+    "stdio_request", default=("-", None, None))
+
+
+class AnswerError(ValueError):
+    """The child's answer cannot be played; ``str()`` is the reason shown to its author."""
+
+
+class ChildGone(RuntimeError):
+    """The child exited or closed its stdout."""
+
+
+# --- the line format -------------------------------------------------------------------
+
+def _cards(cards: Sequence[Card]) -> str:
+    return ",".join(card_name(c) for c in cards)
+
+
+def _ints(values: Sequence[int]) -> str:
+    return ",".join(str(v) for v in values)
+
+
+def format_request(match_id: str, view: SeatView, ms: int, default_moon: MoonOption | None = None) -> str:
+    """The request line for ``view``'s decision (pass, play or moon); see docs/stdio.md."""
+    kind = KINDS[view.phase]
+    rules = view.rules
+    words = [kind, match_id, f"seat={view.seat}", f"players={rules.players}", f"ruleset={rules.name}",
+             f"deal={view.deal_number}", f"ms={ms}", f"hand={_cards(view.hand)}", f"legal={_cards(view.legal)}",
+             f"points={_ints(view.points_taken)}", f"totals={_ints(view.totals)}"]
+    if kind == "pass":
+        to = (view.seat + view.pass_direction.offset(rules.players)) % rules.players
+        words += [f"count={rules.pass_count}", f"dir={view.pass_direction.value}", f"to={to}"]
+    elif kind == "play":
+        played = [c for t in view.tricks for c in t.cards]
+        words += [f"trick={_cards(view.trick)}", f"lead={view.trick_leader if view.trick else -1}",
+                  f"broken={int(view.hearts_broken)}", f"played={_cards(played)}",
+                  f"passed={_cards(view.passed or ())}", f"received={_cards(view.received or ())}"]
+    else:
+        default = default_moon or best_moon_option(view)
+        words += [f"options={','.join(o.value for o in MOON_CHOICES)}", f"default={default.value}"]
+    return " ".join(words)
+
+
+def format_end(match_id: str, seat: int, result: game_pb2.MatchResult) -> str:
+    """The information line sent when a match ends (the bot must not answer it)."""
+    status = game_pb2.MatchStatus.Name(result.status).removeprefix("MATCH_STATUS_").lower()
+    return (f"end {match_id} seat={seat} status={status} deals={result.deals} totals={_ints(result.totals)} "
+            f"ranks={_ints(result.ranks)} winners={_ints(result.winners)}")
+
+
+def parse_answer(line: str, kind: str, legal: Sequence[Card], count: int = 1,
+                 options: Sequence[MoonOption] = MOON_CHOICES) -> Decision:
+    """The decision in an answer line, checked against the request; :class:`AnswerError` says why not.
+
+    ``pass C1 C2 C3`` (commas also separate), ``play C`` or ``moon add_to_others`` /
+    ``moon subtract_from_self`` (``add`` / ``subtract`` for short); cards as in
+    :func:`hearts_engine.cards.parse_card` (``QS``, ``TD``, ``10d``).
+    """
+    words = line.replace(",", " ").split()
+    if not words:
+        raise AnswerError(f"an empty line; expected a {kind} answer")
+    verb, rest = words[0].lower(), words[1:]
+    if verb != kind:
+        raise AnswerError(f"expected a {kind} answer, got {words[0]!r}")
+    if kind == "moon":
+        if len(rest) != 1 or rest[0].lower() not in MOON_WORDS:
+            raise AnswerError(f"moon takes one of {', '.join(o.value for o in options)}")
+        option = MOON_WORDS[rest[0].lower()]
+        if option not in options:
+            raise AnswerError(f"{option.value} is not an option now")
+        return option
+    want = count if kind == "pass" else 1
+    if len(rest) != want:
+        raise AnswerError(f"{kind} takes {want} card{'s' if want > 1 else ''}, got {len(rest)}")
+    cards = []
+    for word in rest:
+        try:
+            cards.append(parse_card(word))
+        except ValueError:
+            raise AnswerError(f"not a card: {word!r}") from None
+    if len(set(cards)) != len(cards):
+        raise AnswerError("the same card twice")
+    for c in cards:
+        if c not in legal:
+            raise AnswerError(f"{card_name(c)} is not in your hand" if kind == "pass"
+                              else f"{card_name(c)} is not legal now (legal: {_cards(legal)})")
+    return cards if kind == "pass" else cards[0]
+
+
+def default_decision(kind: str, legal: Sequence[Card], count: int, default_moon: MoonOption) -> Decision:
+    """What the bridge answers for a bad or missing answer: the server's own default."""
+    if kind == "pass":
+        return sorted(legal)[-count:]
+    if kind == "play":
+        return min(legal)
+    return default_moon
+
+
+def describe(decision: Decision) -> str:
+    """The answer line of a decision: ``pass 2C 3C 4C``, ``play QS``, ``moon add_to_others``."""
+    if isinstance(decision, list):
+        return "pass " + " ".join(card_name(c) for c in decision)
+    if isinstance(decision, MoonOption):
+        return "moon " + decision.value
+    return "play " + card_name(decision)
+
+
+# --- the child process -----------------------------------------------------------------
+
+class Child:
+    """The bot's process: one request line out, one answer line back, never two at once."""
+
+    def __init__(self, command: Sequence[str], on_gone: Callable[[], object] = lambda: None,
+                 trace: Callable[[str], None] | None = None,
+                 report: Callable[[str], None] = lambda text: None) -> None:
+        self.command = list(command)
+        self.trace = trace
+        self.report = report
+        self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                     bufsize=1, encoding="utf-8", errors="replace",
+                                     process_group=0)  # Ctrl-C stops the bridge, which then closes stdin
+        self.gone = False
+        self._on_gone = on_gone
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._state = threading.Lock()  # guards _waiting and _owed between askers and the reader
+        self._waiting = False  # a request is out and its answer not yet read
+        self._greeting = False  # waiting for "ok": every line is read
+        self._owed = 0  # answers to requests that timed out: dropped when they arrive
+        self._ask = threading.Lock()  # one request at a time
+        self._write_lock = threading.Lock()
+        self._reader = threading.Thread(target=self._read, name="stdio-reader", daemon=True)
+        self._reader.start()
+
+    def handshake(self, deadline: float) -> bool:
+        """Send ``hearts 1`` and wait for ``ok``; lines before it are reported and dropped.
+
+        False if it does not come in time; :class:`ChildGone` if the bot exits first."""
+        with self._ask:
+            self._greeting = True
+            try:
+                line = self._exchange(GREETING, deadline)
+                while line is not None and line != READY:
+                    self.report(f"the bot wrote a line before {READY!r} (dropped): {line[:200]!r}")
+                    line = self._exchange(None, deadline)
+            finally:
+                with self._state:
+                    self._greeting = False
+                    while not self._lines.empty():  # written right after "ok": answers nothing
+                        extra = self._lines.get_nowait()
+                        if extra is None:
+                            self._lines.put(None)
+                            break
+                        self.report(f"the bot wrote a line that answers no request (dropped): {extra[:200]!r}")
+            return line is not None
+
+    def ask(self, line: str, deadline: float) -> str | None:
+        """Send a request and read its answer until ``deadline`` (monotonic); None if late."""
+        if not self._ask.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            return None  # another match's request held the child until our time ran out
+        try:
+            return self._exchange(line, deadline)
+        finally:
+            self._ask.release()
+
+    def send(self, line: str) -> None:
+        """Write one line; :class:`ChildGone` if the child no longer reads."""
+        assert self.proc.stdin is not None
+        with self._write_lock:
+            if self.gone:
+                raise ChildGone("the bot has exited")
+            if self.trace:
+                self.trace("> " + line)
+            try:
+                self.proc.stdin.write(line + "\n")
+                self.proc.stdin.flush()
+            except (OSError, ValueError):
+                raise ChildGone("the bot closed its stdin") from None
+
+    def _exchange(self, line: str | None, deadline: float) -> str | None:
+        with self._state:
+            self._waiting = True
+        if line is not None:
+            self.send(line)
+        try:
+            got = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            with self._state:
+                try:
+                    got = self._lines.get_nowait()  # it arrived just now
+                except queue.Empty:
+                    self._waiting = False
+                    self._owed += 1
+                    return None
+        if got is None:
+            self._lines.put(None)  # stays visible to every later ask
+            raise ChildGone("the bot has exited")
+        return got
+
+    def _read(self) -> None:
+        stdout = self.proc.stdout
+        assert stdout is not None
+        for raw in stdout:
+            line = raw.strip()
+            with self._state:
+                if self._owed:
+                    self._owed -= 1
+                    note = "late, dropped"
+                elif self._waiting or self._greeting:
+                    self._waiting = False
+                    self._lines.put(line)
+                    note = ""
+                else:
+                    note = "answers no request, dropped"
+            if self.trace:
+                self.trace("< " + line + (f"   ({note})" if note else ""))
+            elif note.startswith("answers"):
+                self.report(f"the bot wrote a line that answers no request (dropped): {line[:200]!r}")
+        self.gone = True
+        self._lines.put(None)
+        self._on_gone()
+
+    def status(self, timeout: float = 1.0) -> str:
+        """How the child ended, in words (waits up to ``timeout`` for it to exit)."""
+        try:
+            code = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return "closed its stdout"
+        return f"exited with status {code}" if code >= 0 else f"was killed by signal {-code}"
+
+    def close(self, timeout: float = 3.0) -> int:
+        """Close its stdin (end of the session), wait for it, kill it if it lingers."""
+        with self._write_lock:
+            self.gone = True
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.close()
+            except OSError:
+                pass
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)  # its own group: the bot and anything it started
+            except ProcessLookupError:
+                pass
+            return self.proc.wait()
+
+
+# --- the strategy and the client ---------------------------------------------------------
+
+class StdioStrategy(Strategy):
+    """Asks the child for every decision; a bad or missing answer becomes the default."""
+
+    name = "stdio"
+
+    def __init__(self, child: Child, report: Callable[[str], None]) -> None:
+        super().__init__()
+        self.child = child
+        self.report = report
+        self.defaults = 0  # decisions the bridge answered for the bot
+
+    def choose_pass(self, view: SeatView) -> Sequence[Card]:
+        return self._decide(view)  # type: ignore[return-value]
+
+    def choose_play(self, view: SeatView) -> Card:
+        return self._decide(view)  # type: ignore[return-value]
+
+    def choose_moon(self, view: SeatView) -> MoonOption:
+        return self._decide(view)  # type: ignore[return-value]
+
+    def _decide(self, view: SeatView) -> Decision:
+        match_id, request, think_s = _current.get()
+        limit_s = self.time_limit_s if think_s is None else think_s
+        deadline = time.monotonic() + limit_s
+        kind = KINDS[view.phase]
+        default_moon = best_moon_option(view)
+        if request is not None and request.default_moon_option in convert.MOON_FROM_WIRE:
+            default_moon = convert.MOON_FROM_WIRE[request.default_moon_option]  # the server's own default
+        line = format_request(match_id, view, int(limit_s * 1000), default_moon)
+        try:
+            answer = self.child.ask(line, deadline)
+        except ChildGone:  # the bridge is stopping; answer this one anyway
+            self.defaults += 1
+            return default_decision(kind, view.legal, view.rules.pass_count, default_moon)
+        try:
+            if answer is None:
+                raise AnswerError(f"no {kind} answer within {int(limit_s * 1000)} ms")
+            return parse_answer(answer, kind, view.legal, view.rules.pass_count)
+        except AnswerError as exc:
+            self.defaults += 1
+            decision = default_decision(kind, view.legal, view.rules.pass_count, default_moon)
+            why = str(exc) if answer is None else f"bad {kind} answer {answer[:200]!r}: {exc}"
+            self.report(f"{match_id} deal {view.deal_number}: {why}; the bridge answered {describe(decision)}")
+            return decision
+
+
+class StdioClient(BotClient):
+    """A BotClient that tells its strategy the match id and request, and the child each match's end."""
+
+    def __init__(self, *args: object, on_end: Callable[[str], None], **kw: object) -> None:
+        super().__init__(*args, **kw)  # type: ignore[arg-type]
+        self._on_end = on_end
+
+    async def _decide(self, match_id, request, call, lock):  # type: ignore[no-untyped-def]
+        think_s = max(0.005, request.clock.decision_ms / 1000 - self.safety_s)  # as BotClient computes it
+        _current.set((match_id, request, think_s))  # this task's context; to_thread copies it to the worker
+        await super()._decide(match_id, request, call, lock)
+
+    def _on_update(self, update, call, lock, tasks):  # type: ignore[no-untyped-def]
+        super()._on_update(update, call, lock, tasks)
+        for event in update.events:
+            if event.HasField("match_ended"):
+                self._on_end(format_end(update.match_id, update.seat, event.match_ended.result))
+
+
+# --- the command -----------------------------------------------------------------------
+
+def _say(text: str) -> None:
+    print(f"heartsbot stdio: {text}", file=sys.stderr, flush=True)
+
+
+def _trace(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+async def run_bridge(command: Sequence[str], server: str, token: str, name: str, rulesets: Sequence[str] = (),
+                     max_matches: int = 1, matches: int = 0, trace: bool = False,
+                     ready_timeout_s: float = READY_TIMEOUT_S) -> int:
+    """Play until Ctrl-C or until ``matches`` matches ended (0); 1 if the bot exits or never
+    says ``ok``, 2 if it cannot be started or the server refuses the token."""
+    from .client import FatalError
+
+    loop = asyncio.get_running_loop()
+    gone = asyncio.Event()
+    try:
+        child = Child(command, on_gone=lambda: loop.call_soon_threadsafe(gone.set),
+                      trace=_trace if trace else None, report=_say)
+    except OSError as exc:
+        _say(f"cannot run {command[0]!r}: {exc.strerror or exc}")
+        return 2
+    try:
+        ready = await asyncio.to_thread(child.handshake, time.monotonic() + ready_timeout_s)
+    except ChildGone:
+        _say(f"the bot {await asyncio.to_thread(child.status)} before answering {GREETING!r} with {READY!r}")
+        child.close()
+        return 1
+    except asyncio.CancelledError:  # Ctrl-C while it starts
+        child.close(0.5)
+        raise
+    if not ready:
+        _say(f"the bot did not answer {GREETING!r} with {READY!r} within {ready_timeout_s:g} s; stopping it")
+        await asyncio.to_thread(child.close, 0.5)
+        return 1
+
+    strategy = StdioStrategy(child, _say)
+    enough = asyncio.Event()
+    informing: set[asyncio.Future[None]] = set()
+
+    def on_end(line: str) -> None:
+        def send() -> None:
+            try:
+                child.send(line)
+            except ChildGone:
+                pass
+
+        future = loop.run_in_executor(None, send)  # a stuck child must not block the event loop
+        informing.add(future)
+        future.add_done_callback(informing.discard)
+        if matches and client.stats.matches_ended >= matches:
+            enough.set()
+
+    client = StdioClient(server, token, strategy, name, version=f"heartsbot-stdio/{__version__}",
+                         rulesets=rulesets, max_matches=max_matches, on_end=on_end)
+    playing = loop.create_task(client.run())
+    stopping = [loop.create_task(gone.wait()), loop.create_task(enough.wait())]
+    announce = loop.create_task(_announce(client, child))
+    code = 0
+    try:
+        await asyncio.wait([playing, *stopping], return_when=asyncio.FIRST_COMPLETED)
+        if playing.done():
+            try:
+                playing.result()
+            except FatalError as exc:
+                _say(f"the server refused the bot: {exc}")
+                code = 2
+        elif gone.is_set():
+            client.stop()
+            _say(f"the bot {await asyncio.to_thread(child.status)} after {client.stats.decisions} decisions; "
+                 "stopping")
+            code = 1
+    finally:
+        client.stop()
+        for task in (playing, *stopping, announce):
+            task.cancel()
+        await asyncio.gather(playing, *stopping, announce, return_exceptions=True)
+        if informing:
+            await asyncio.wait(informing, timeout=2)
+        await asyncio.to_thread(child.close)
+        _say(f"{client.stats.matches_ended} matches, {client.stats.decisions} decisions, "
+             f"{strategy.defaults + client.stats.fallbacks} answered by the bridge")
+    return code
+
+
+async def _announce(client: BotClient, child: Child) -> None:
+    await client.connected.wait()
+    _say(f"connected to {client.target} as {client.name}; bot: {' '.join(child.command)} (pid {child.proc.pid})")
