@@ -42,6 +42,10 @@ def results_with(policy, **kit_options):
 CLIENTS = {
     "python": [sys.executable, "-m", "heartsbot.cli", "play", "--strategy", "heuristic"],
     "node": ["node", str(ROOT / "clients" / "node" / "bot.js")],
+    # The stdio bridge with a shell bot: the kit's command is the bridge, whose own
+    # command (after its "--") is the shell script.
+    "stdio": [sys.executable, "-m", "heartsbot.cli", "stdio", "--server", "{target}", "--token", "{token}",
+              "--name", "{name}", "--", "sh", str(ROOT / "clients" / "stdio-examples" / "first_legal.sh")],
 }
 
 
@@ -50,9 +54,11 @@ def test_the_reference_clients_pass_every_behaviour_from_the_command_line(client
     if client == "node":
         assert shutil.which("node"), "Node.js 20 is needed for the Node bot (scripts/test installs its packages)"
         assert (ROOT / "clients/node/node_modules").is_dir(), "run `npm ci --prefix clients/node` (scripts/test does)"
+    command = CLIENTS[client]
+    if "{target}" not in command:
+        command = [*command, "--server", "{target}", "--token", "{token}", "--name", "{name}"]
     kit = subprocess.run(
-        [sys.executable, "-m", "heartsd.cli", "conformance", "--port", "0", "--timeout", "30", "--json", "--",
-         *CLIENTS[client], "--server", "{target}", "--token", "{token}", "--name", "{name}"],
+        [sys.executable, "-m", "heartsd.cli", "conformance", "--port", "0", "--timeout", "30", "--json", "--", *command],
         capture_output=True, text=True, timeout=120,
     )
     assert kit.returncode == 0, kit.stdout + kit.stderr
