@@ -16,7 +16,7 @@ def configure(log_format: str = "json", level: str = "info", cache: bool = True)
     """``cache=False`` lets tests swap processors later (structlog.testing.capture_logs)."""
     renderer: structlog.types.Processor
     if log_format == "console":
-        renderer = structlog.dev.ConsoleRenderer()
+        renderer = structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())  # no escape codes in files
     else:
         renderer = structlog.processors.JSONRenderer()
     structlog.configure(

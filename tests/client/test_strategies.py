@@ -67,7 +67,23 @@ def test_heuristic_blocks_a_moon_by_taking_a_heart_not_by_feeding_one():
     assert HeuristicStrategy().choose_play(seat_view(deal, 2)) == parse_card("AH")
 
 
-def test_monte_carlo_stays_within_its_time_budget_on_real_positions():
+class SteppingClock:
+    """A perf_counter that advances ``step`` seconds per reading: the budget check is then
+    exercised exactly, whatever the load on the machine (no wall-clock threshold)."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 1000.0, step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def test_monte_carlo_stops_at_its_time_budget_on_real_positions(monkeypatch):
+    from heartsbot.strategies import monte_carlo
+
+    clock = SteppingClock(0.004)  # every sample "takes" 4 ms
+    monkeypatch.setattr(monte_carlo.time, "perf_counter", clock)
     rng = random.Random(4)
     mc = MonteCarloStrategy(1)
     mc.time_limit_s = 0.03
@@ -81,10 +97,12 @@ def test_monte_carlo_stays_within_its_time_budget_on_real_positions():
                 match.pass_cards(seat, rng.sample(deal.passable(seat), 3))
                 continue
             if deal.phase is Phase.PLAYING and len(deal.legal_plays(seat)) > 1 and rng.random() < 0.3:
-                start = time.perf_counter()
+                start = clock.now
                 card = mc.choose_play(match.view(seat))
-                assert time.perf_counter() - start < mc.time_limit_s
-                assert card in deal.legal_plays(seat) and mc.last_samples >= 1
+                # The deadline (85% of 30 ms after the first reading) is checked after each
+                # 4 ms sample: the 7th ends past it (at 32 ms), and there it stops.
+                assert mc.last_samples == 7 and clock.now - start == pytest.approx(0.032)
+                assert card in deal.legal_plays(seat)
                 checked += 1
                 match.play(seat, card)
             else:

@@ -17,7 +17,11 @@ from .loading import load_strategy
 
 
 def _play(args: argparse.Namespace) -> int:
+    from heartsd.logs import configure
+
     from .client import BotClient, FatalError
+
+    configure("console", args.log_level)
 
     strategy = load_strategy(args.strategy, args.seed)
     client = BotClient(args.server, args.token, strategy, args.name, rulesets=args.rulesets or (),
@@ -80,6 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     play.add_argument("--rulesets", nargs="*", help="rulesets the bot plays (default: all)")
     play.add_argument("--max-matches", type=int, default=4)
     play.add_argument("--seed", type=int, default=0)
+    play.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default="info",
+                      help="debug logs every answer")
     play.set_defaults(run=_play)
     local = sub.add_parser("local", help="run matches on an embedded server over real gRPC")
     local.add_argument("--ruleset", default="standard")
