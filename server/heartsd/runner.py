@@ -9,6 +9,7 @@ waits for futures that answers, timers and disconnects resolve.
 from __future__ import annotations
 
 import asyncio
+import json
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -24,13 +25,13 @@ from hearts_engine import (
     Deal,
     Match,
     MatchFormat,
+    MatchRecord as EngineRecord,
     MoonAction,
     PassAction,
     PassDirection,
     Phase,
     PlayAction,
     Ruleset,
-    record_of,
 )
 from hearts_engine.cards import cards_of, mask_of
 from hearts_engine.errors import InvalidActionError
@@ -72,14 +73,27 @@ _PLAYED_TRICK_TAG = wire.varint(_PLAYED_FIELDS["trick_number"].number << 3)
 _PLAYED_SEAT_TAG = wire.varint(_PLAYED_FIELDS["seat"].number << 3)
 _PLAYED_CARD = _PLAYED_FIELDS["card"].number
 _PLAYED_PROVENANCE_TAG = wire.varint(_PLAYED_FIELDS["provenance"].number << 3)
+_DECISION_FIELDS = spectator_pb2.RecordedDecision.DESCRIPTOR.fields_by_name
+_DECISION_TAGS = {name: wire.varint(f.number << 3) for name, f in _DECISION_FIELDS.items()}  # varint fields
+_DECISION_CARDS = _DECISION_FIELDS["cards"].number
+_DECISION_PLAY = _DECISION_TAGS["kind"] + wire.varint(P.DECISION_KIND_PLAY)
+_DECISION_PASS = _DECISION_TAGS["kind"] + wire.varint(P.DECISION_KIND_PASS)
+_DECISION_MOON = _DECISION_TAGS["kind"] + wire.varint(P.DECISION_KIND_MOON)
+RECORD_DECISIONS = spectator_pb2.MatchRecord.DESCRIPTOR.fields_by_name["decisions"].number
 MOVES_PER_TURN = 32  # moves in a row (house, defaults) before yielding to the event loop
 STATUS_NAMES = {
     P.MATCH_STATUS_FINISHED: "finished",
     P.MATCH_STATUS_ABORTED: "aborted",
     P.MATCH_STATUS_CANCELLED: "cancelled",
 }
+_NO_ACTIONS = '"actions":[]'
 KIND = {Phase.PASSING: P.DECISION_KIND_PASS, Phase.PLAYING: P.DECISION_KIND_PLAY, Phase.MOON_CHOICE: P.DECISION_KIND_MOON}
 PROVENANCE_NAMES = {v: k for k, v in P.Provenance.items()}
+
+
+def _int_field(tag: bytes, value: int) -> bytes:
+    """A varint field as proto3 writes it: nothing when zero."""
+    return tag + wire.varint(value) if value else b""
 
 
 @dataclass(frozen=True)
@@ -109,6 +123,24 @@ class Decision(NamedTuple):
     provenance: int
     think_ms: int
     rejected: int
+
+    def to_bytes(self) -> bytes:
+        """``to_wire().SerializeToString()``, assembled from pre-encoded parts (wire.py)."""
+        action = self.action
+        if isinstance(action, PlayAction):
+            kind = _DECISION_PLAY + wire.card_fields(_DECISION_CARDS, (action.card,))
+        elif isinstance(action, PassAction):
+            kind = _DECISION_PASS + wire.card_fields(_DECISION_CARDS, action.cards)
+        else:
+            kind = _DECISION_MOON + _int_field(_DECISION_TAGS["moon"], convert.MOON_OPTIONS[action.option])
+        return b"".join((
+            _int_field(_DECISION_TAGS["deal_number"], self.deal_number),
+            _int_field(_DECISION_TAGS["seat"], self.seat),
+            kind,
+            _int_field(_DECISION_TAGS["provenance"], self.provenance),
+            _int_field(_DECISION_TAGS["think_ms"], self.think_ms),
+            _int_field(_DECISION_TAGS["rejected_answers"], self.rejected),
+        ))
 
     def to_wire(self) -> spectator_pb2.RecordedDecision:
         action = self.action
@@ -198,6 +230,11 @@ class MatchRunner:
         self._points_taken = [0] * rules.players
         self._totals = [0] * rules.players
         self._checkpoint: asyncio.Task[None] | None = None
+        # The record grows with the match and is stored at checkpoints and at the end: each
+        # decision is encoded once (MatchRecord.decisions entries; engine record actions).
+        self._decisions_wire = b""
+        self._decisions_encoded = 0
+        self._actions_json: list[str] = []
         self._last_checkpoint = time.monotonic()
         self._done = asyncio.Event()
         self._advancing = False
@@ -665,19 +702,40 @@ class MatchRunner:
 
     def _record(self, result: game_pb2.MatchResult) -> spectator_pb2.MatchRecord:
         match = self.match
-        return spectator_pb2.MatchRecord(
+        record = spectator_pb2.MatchRecord(
             match_id=self.id,
             ruleset=self._ruleset_pb,
             format=convert.format_to_wire(match.format),
             seed=match.seed,
             seats=self.seat_infos,
             clock=self.policy.to_wire(),
-            decisions=[d.to_wire() for d in self.decisions],
             deal_scores=[convert.deal_score_to_wire(i, r) for i, r in enumerate(match.results)],
             deals=self.dealt,
             result=result,
-            engine_record_json=record_of(match).to_json(),
+            engine_record_json=self._engine_record_json(),
         )
+        record.MergeFromString(self._encoded_decisions())  # fills in ``decisions``
+        return record
+
+    def _encoded_decisions(self) -> bytes:
+        """``MatchRecord.decisions`` of every decision so far, encoded; each one only once."""
+        done = self._decisions_encoded
+        if done < len(self.decisions):
+            self._decisions_wire += b"".join([
+                wire.length_delimited(RECORD_DECISIONS, d.to_bytes()) for d in self.decisions[done:]])
+            self._decisions_encoded = len(self.decisions)
+        return self._decisions_wire
+
+    def _engine_record_json(self) -> str:
+        """``record_of(match).to_json()``, with each action's JSON made only once."""
+        history = self.match.history
+        cached = self._actions_json
+        # Exactly json.dumps(RecordedAction(d, s, a).to_dict(), separators=(",", ":")).
+        cached.extend(f'{{"deal":{d},"seat":{s},"action":{json.dumps(str(a))}}}' for d, s, a in history[len(cached):])
+        match = self.match
+        head, empty, tail = EngineRecord(match.rules, match.format, match.seed, (), match.outcome).to_json().partition(_NO_ACTIONS)
+        assert empty, "the engine record's JSON has no actions array"
+        return f"{head}\"actions\":[{','.join(cached)}]{tail}"
 
     def _save_checkpoint(self) -> None:
         """At a deal's end, at most every CHECKPOINT_EVERY_S: store the record so far, so a

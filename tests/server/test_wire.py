@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from hearts.v1 import admin_pb2, bot_pb2, game_pb2
+from hearts.v1 import admin_pb2, bot_pb2, game_pb2, spectator_pb2
 
-from hearts_engine import Phase, seat_view
+from hearts_engine import Phase, record_of, seat_view
 from heartsd import convert, wire
 from heartsd.arena import Arena, SeatRequest
 from heartsd.config import Settings
@@ -56,6 +56,17 @@ def expected_request(runner, seat: int, parsed: bot_pb2.DecisionRequest) -> bot_
     return request
 
 
+def expected_record(runner, result: game_pb2.MatchResult) -> spectator_pb2.MatchRecord:
+    """The record so far, built message by message from the runner's decisions and the engine."""
+    match = runner.match
+    return spectator_pb2.MatchRecord(
+        match_id=runner.id, ruleset=convert.ruleset_to_wire(runner.rules), format=convert.format_to_wire(match.format),
+        seed=match.seed, seats=runner.seat_infos, clock=runner.policy.to_wire(),
+        decisions=[d.to_wire() for d in runner.decisions],
+        deal_scores=[convert.deal_score_to_wire(i, r) for i, r in enumerate(match.results)],
+        deals=runner.dealt, result=result, engine_record_json=record_of(match).to_json())
+
+
 def assert_same_view(client_view, runner, seat: int) -> None:
     """What a client rebuilds from the request is what the server's engine would show."""
     match = runner.match
@@ -96,6 +107,10 @@ def test_assembled_requests_equal_requests_built_field_by_field(tmp_path, rulese
                     assert_same_view(convert.view_from_request(request), runner, seat)
                     assert [e.sequence for e in message.update.events] == sorted(e.sequence for e in message.update.events)
                     checked += 1
+                    if checked % 37 == 0:  # records are built incrementally: check them along the way
+                        running = convert.result_to_wire(None, P.MATCH_STATUS_RUNNING, "running", list(runner.match.totals), 0)
+                        assert runner._record(running) == expected_record(runner, running)
+                        assert all(d.to_bytes() == d.to_wire().SerializeToString() for d in runner.decisions)
                     answer = bot_pb2.Answer(match_id=runner.id, request_id=request.request_id)
                     if request.kind == P.DECISION_KIND_PASS:
                         answer.pass_cards.cards.extend(request.legal_cards[: request.pass_count])
@@ -107,6 +122,8 @@ def test_assembled_requests_equal_requests_built_field_by_field(tmp_path, rulese
                     progressed = True
             if not progressed:
                 await asyncio.sleep(0)
+        stored = arena.store.get(runner.id)
+        assert stored.record == expected_record(runner, stored.record.result)
         await arena.shutdown(1)
         return checked
 
