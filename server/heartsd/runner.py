@@ -61,10 +61,29 @@ REQUEST_RECEIVED = _REQUEST_FIELDS["received"].number
 REQUEST_TRICKS = _REQUEST_FIELDS["tricks"].number
 REQUEST_DEAL_SCORES = _REQUEST_FIELDS["deal_scores"].number
 REQUEST_CURRENT_TRICK = _REQUEST_FIELDS["current_trick"].number
+REQUEST_ID = _REQUEST_FIELDS["request_id"].number
+REQUEST_HAND_SIZES = _REQUEST_FIELDS["hand_sizes"].number
+REQUEST_POINTS_TAKEN = _REQUEST_FIELDS["points_taken"].number
+REQUEST_TOTALS = _REQUEST_FIELDS["totals"].number
+REQUEST_CLOCK = _REQUEST_FIELDS["clock"].number
+_KIND_FIELDS = {k: wire.tag(_REQUEST_FIELDS["kind"].number) + wire.varint(k) for k in P.DecisionKind.values()}
+_DEAL_NUMBER = wire.tag(_REQUEST_FIELDS["deal_number"].number)
+_YOUR_SEAT = wire.tag(_REQUEST_FIELDS["your_seat"].number)
+_PASS_COUNT = wire.tag(_REQUEST_FIELDS["pass_count"].number)
+_PASS_DIRECTION = wire.tag(_REQUEST_FIELDS["pass_direction"].number)
+_PASS_TO = wire.tag(_REQUEST_FIELDS["pass_to"].number)
+_HEARTS_BROKEN = wire.tag(_REQUEST_FIELDS["hearts_broken"].number) + wire.varint(1)
+_LAST_SEQUENCE = wire.tag(_REQUEST_FIELDS["last_sequence"].number)
+_BROKEN_TRICK = wire.tag(_REQUEST_FIELDS["hearts_broken_trick"].number)
+_SCORING_PHASE = wire.tag(_REQUEST_FIELDS["scoring_phase"].number)
+_CLOCK_DECISION = wire.tag(bot_pb2.Clock.DESCRIPTOR.fields_by_name["decision_ms"].number)
+_CLOCK_BANK = wire.tag(bot_pb2.Clock.DESCRIPTOR.fields_by_name["bank_ms"].number)
 _TRICK_FIELDS = game_pb2.Trick.DESCRIPTOR.fields_by_name
 TRICK_NUMBER = _TRICK_FIELDS["number"].number
 TRICK_LEADER = _TRICK_FIELDS["leader"].number
 TRICK_CARDS = _TRICK_FIELDS["cards"].number
+_TRICK_NUMBER_TAG = wire.tag(TRICK_NUMBER)
+_TRICK_LEADER_TAG = wire.tag(TRICK_LEADER)
 TRICK_OPEN_WINNER = game_pb2.Trick(winner=-1).SerializeToString()  # winner -1: in progress
 EVENT_CARD_PLAYED = game_pb2.Event.DESCRIPTOR.fields_by_name["card_played"].number
 _PLAYED_FIELDS = game_pb2.CardPlayed.DESCRIPTOR.fields_by_name
@@ -229,6 +248,12 @@ class MatchRunner:
         self._pass_fields: list[bytes] = []
         self._points_taken = [0] * rules.players
         self._totals = [0] * rules.players
+        # Encoded request parts, each with what it was encoded from (see _request).
+        self._points_encoded: tuple[list[int] | None, bytes] = (None, b"")
+        self._totals_encoded: tuple[list[int] | None, bytes] = (None, b"")
+        self._request_deal: Deal | None = None
+        self._deal_fields: list[bytes] = []
+        self._open_trick: tuple[Deal | None, int, int, list[bytes]] = (None, 0, 0, [])
         self._checkpoint: asyncio.Task[None] | None = None
         # The record grows with the match and is stored at checkpoints and at the end: each
         # decision is encoded once (MatchRecord.decisions entries; engine record actions).
@@ -602,40 +627,42 @@ class MatchRunner:
 
     def _request(self, slot: SeatSlot, pending: Pending) -> bytes:
         """The serialized DecisionRequest: everything the seat needs, from its own and public
-        state only. Small fields go through a message; the parts that repeat from request to
-        request (ruleset, completed tricks, deal scores, cards) are pre-encoded (wire.py)."""
+        state only, assembled from encoded fields (wire.py). What stays the same for a deal
+        or a trick (ruleset, pass details, completed tricks, scores) is encoded once."""
         deal = self.match.deal
         seat = slot.seat
-        n = self.rules.players
+        if deal is not self._request_deal:
+            self._encode_deal_fields(deal)
         passing = deal.phase is Phase.PASSING
         legal = deal.passable(seat) if passing else deal.legal_plays(seat)
-        hold = deal.pass_direction is PassDirection.HOLD
         if deal.trick:
             leader = deal.trick_leader
         else:
             leader = deal.turn if deal.phase is Phase.PLAYING else -1
-        small = bot_pb2.DecisionRequest(
-            request_id=pending.request_id,
-            kind=pending.kind,
-            deal_number=deal.number,
-            your_seat=seat,
-            pass_count=self.rules.pass_count,
-            pass_direction=convert.PASS_DIRECTIONS[deal.pass_direction],
-            pass_to=-1 if hold else (seat + deal.pass_direction.offset(n)) % n,
-            hearts_broken=deal.hearts_broken,
-            points_taken=self._points_taken,
-            hand_sizes=[h.bit_count() for h in deal.hands],
-            totals=self._totals,
-            clock=self._clock_left(slot, pending),
-            last_sequence=self.log_events.last_sequence,
-            hearts_broken_trick=deal.broken_trick,
-            scoring_phase=deal.scoring_phase,
-        )
+        if self._points_taken is not self._points_encoded[0]:
+            self._points_encoded = (self._points_taken, wire.packed_ints(REQUEST_POINTS_TAKEN, self._points_taken))
+        if self._totals is not self._totals_encoded[0]:
+            self._totals_encoded = (self._totals, wire.packed_ints(REQUEST_TOTALS, self._totals))
+        sizes = bytes([h.bit_count() for h in deal.hands])  # each below 128: one byte as a varint
+        moon = b""
         if pending.kind == P.DECISION_KIND_MOON:
-            small.moon_options.extend(convert.MOON_OPTIONS.values())
-            small.default_moon_option = convert.MOON_OPTIONS[pending.default.option]  # type: ignore[union-attr]
+            moon = bot_pb2.DecisionRequest(
+                moon_options=list(convert.MOON_OPTIONS.values()),
+                default_moon_option=convert.MOON_OPTIONS[pending.default.option],  # type: ignore[union-attr]
+            ).SerializeToString()
         return b"".join((
-            small.SerializeToString(),
+            wire.length_delimited(REQUEST_ID, pending.request_id.encode()),
+            _KIND_FIELDS[pending.kind],
+            self._deal_fields[seat],
+            _HEARTS_BROKEN if deal.hearts_broken else b"",
+            self._points_encoded[1],
+            wire.length_delimited(REQUEST_HAND_SIZES, sizes),
+            self._totals_encoded[1],
+            self._clock_field(slot, pending),
+            wire.int_field(_LAST_SEQUENCE, self.log_events.last_sequence),
+            wire.int_field(_BROKEN_TRICK, deal.broken_trick),
+            wire.int_field(_SCORING_PHASE, deal.scoring_phase),
+            moon,
             self._ruleset_field,
             wire.card_fields(REQUEST_HAND, cards_of(deal.hands[seat])),
             wire.card_fields(REQUEST_LEGAL, legal),
@@ -645,6 +672,23 @@ class MatchRunner:
             *self._deal_score_fields,
         ))
 
+    def _encode_deal_fields(self, deal: Deal) -> None:
+        """Per seat, the request fields that stay the same for the whole deal."""
+        n = self.rules.players
+        hold = deal.pass_direction is PassDirection.HOLD
+        common = b"".join((
+            wire.int_field(_DEAL_NUMBER, deal.number),
+            wire.int_field(_PASS_COUNT, self.rules.pass_count),
+            wire.int_field(_PASS_DIRECTION, convert.PASS_DIRECTIONS[deal.pass_direction]),
+        ))
+        self._deal_fields = [
+            common
+            + wire.int_field(_YOUR_SEAT, seat)
+            + wire.int_field(_PASS_TO, -1 if hold else (seat + deal.pass_direction.offset(n)) % n)
+            for seat in range(n)
+        ]
+        self._request_deal = deal
+
     @staticmethod
     def _clock_left(slot: SeatSlot, pending: Pending) -> bot_pb2.Clock:
         """The time left for this request: all of it when new, less when re-sent on resume."""
@@ -652,13 +696,31 @@ class MatchRunner:
         decision, bank = slot.clock.decision_ms, slot.clock.bank_ms
         return bot_pb2.Clock(decision_ms=max(0, decision - spent), bank_ms=max(0, bank - max(0, spent - decision)))
 
+    @staticmethod
+    def _clock_field(slot: SeatSlot, pending: Pending) -> bytes:
+        """DecisionRequest.clock, encoded: what :meth:`_clock_left` gives."""
+        spent = int((time.monotonic() - pending.sent_at) * 1000)
+        decision, bank = slot.clock.decision_ms, slot.clock.bank_ms
+        body = wire.int_field(_CLOCK_DECISION, max(0, decision - spent)) + wire.int_field(
+            _CLOCK_BANK, max(0, bank - max(0, spent - decision)))
+        return wire.length_delimited(REQUEST_CLOCK, body)
+
     def _open_trick_field(self, deal: Deal, leader: int) -> bytes:
-        """DecisionRequest.current_trick, encoded: the trick in progress (no cards when leading)."""
+        """DecisionRequest.current_trick, encoded: the trick in progress (no cards when leading).
+        Its cards' fields are kept from request to request while the trick grows."""
         n = self.rules.players
+        number = len(deal.tricks)
+        cached = self._open_trick
+        if cached[0] is not deal or cached[1] != number or cached[2] != leader or len(cached[3]) > len(deal.trick):
+            cached = self._open_trick = (deal, number, leader, [])
+        cards = cached[3]
+        trick = deal.trick
+        for i in range(len(cards), len(trick)):
+            cards.append(wire.played_card_field(TRICK_CARDS, (leader + i) % n, trick[i]))
         body = b"".join((
-            wire.varint(TRICK_NUMBER << 3) + wire.varint(len(deal.tricks)),
-            wire.varint(TRICK_LEADER << 3) + wire.varint(leader),
-            *[wire.played_card_field(TRICK_CARDS, (leader + i) % n, c) for i, c in enumerate(deal.trick)],
+            _TRICK_NUMBER_TAG, wire.varint(number),
+            _TRICK_LEADER_TAG, wire.varint(leader),
+            *cards,
             TRICK_OPEN_WINNER,
         ))
         return wire.length_delimited(REQUEST_CURRENT_TRICK, body)

@@ -49,6 +49,22 @@ def length_delimited(field: int, payload: bytes) -> bytes:
 
 _TAGS = tuple(_encode_varint(f << 3 | 2) for f in range(32))
 
+
+def tag(field: int) -> bytes:
+    """The key of a varint field."""
+    return varint(field << 3)
+
+
+def int_field(key: bytes, value: int) -> bytes:
+    """A varint field (``key`` from :func:`tag`) as proto3 writes it: nothing when zero."""
+    return key + varint(value) if value else b""
+
+
+def packed_ints(field: int, values: Iterable[int]) -> bytes:
+    """A packed repeated integer field (nothing when empty); negatives as 64-bit."""
+    payload = b"".join([varint(v) for v in values])
+    return length_delimited(field, payload) if payload else b""
+
 CARD_BYTES: tuple[bytes, ...] = tuple(
     cards_pb2.Card(suit=c // 13 + 1, rank=c % 13 + 2).SerializeToString() for c in range(52)
 )
