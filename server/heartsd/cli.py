@@ -41,6 +41,7 @@ def _serve(args: argparse.Namespace) -> int:
         "ladder": True if args.ladder else None,
         "ladder_ruleset": args.ladder_ruleset,
         "ladder_house": ",".join(args.ladder_house) if args.ladder_house else None,
+        "ladder_fill": True if args.ladder_fill else None,
         "spectator_delay_s": args.spectator_delay_s,
         "shutdown_grace_s": args.shutdown_grace_s,
         "log_format": args.log_format,
@@ -219,6 +220,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument("--ladder-ruleset")
     serve.add_argument("--ladder-house", nargs="*", metavar="STRATEGY",
                        help="house strategies to play on the ladder as registered bots (e.g. random heuristic mc)")
+    serve.add_argument("--ladder-fill", action="store_true",
+                       help="house bots only complete tables the connected bots cannot fill (default: they play always)")
     serve.add_argument("--spectator-delay-s", type=float, help="show spectators all hands, this much later")
     serve.add_argument("--shutdown-grace-s", type=float)
     serve.add_argument("--log-format", choices=["json", "console"])

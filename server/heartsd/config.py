@@ -64,6 +64,7 @@ class Settings:
     ladder_interval_s: float = 1.0
     ladder_same_owner: bool = False
     ladder_house: tuple[str, ...] = ()
+    ladder_fill: bool = False  # house bots only complete tables the connected bots cannot fill
     log_format: str = "json"
     log_level: str = "info"
     keepalive_s: float = 20.0
@@ -240,6 +241,7 @@ _FIELDS = {
     "ladder_interval_s": _float,
     "ladder_same_owner": lambda k, v: _bool(k, v),
     "ladder_house": _strategies,
+    "ladder_fill": lambda k, v: _bool(k, v),
     "log_format": _str,
     "log_level": _str,
     "keepalive_s": _float,

@@ -35,6 +35,10 @@ class LadderSettings:
     interval_s: float = 1.0
     same_owner: bool = False
     duplicate: bool = True  # False only to measure what duplicate deals buy (bench/ladder.py)
+    # Registered house bots (--ladder-house). With fill_only they take a seat only to
+    # complete a table that the other connected bots cannot fill by themselves.
+    house: frozenset[str] = frozenset()
+    fill_only: bool = False
 
 
 class Matchmaker:
@@ -80,24 +84,39 @@ class Matchmaker:
 
     def tick(self) -> list[str]:
         """Create every table that can be filled now; return the new match ids."""
-        n = self.rules.players
         self._drop_revoked()
         free = self.candidates()
         self.rng.shuffle(free)
+        free.sort(key=self._played)
+        if not (self.settings.fill_only and self.settings.house):
+            return self._seat(free, free)
+        guests = [b for b in free if b not in self.settings.house]
+        fillers = [b for b in free if b in self.settings.house]
+        created = self._seat(guests, guests)  # full tables of guests first; guests keeps the rest
+        if guests and fillers:
+            created += self._seat(guests + fillers, guests)  # house bots complete their tables
+        return created
 
-        def played(bot: str) -> int:
-            return self._ratings[bot][2] if bot in self._ratings else 0
+    def _played(self, bot: str) -> int:
+        return self._ratings[bot][2] if bot in self._ratings else 0
 
-        def mu(bot: str) -> float:
-            return self._ratings[bot][0] if bot in self._ratings else 25.0
+    def _mu(self, bot: str) -> float:
+        return self._ratings[bot][0] if bot in self._ratings else 25.0
 
-        free.sort(key=played)
+    def _seat(self, free: list[str], anchors: list[str]) -> list[str]:
+        """Make tables from ``free`` (fewest matches first), each anchored by one of
+        ``anchors``; start their matches; ``free`` keeps the bots left unseated."""
+        n = self.rules.players
         created = []
-        while len(free) >= n:
-            anchor = free.pop(0)
+        for anchor in [a for a in free if a in anchors]:
+            if anchor not in free:
+                continue  # seated at an earlier table
+            if len(free) < n:
+                break
+            free.remove(anchor)
             table = [anchor]
             owners = {self._owners[anchor]}
-            eligible = [b for b in sorted(free, key=lambda b: abs(mu(b) - mu(anchor)))]
+            eligible = sorted(free, key=lambda b: abs(self._mu(b) - self._mu(anchor)))
             # The closest 2(n-1) in rating, sampled: close games, yet tables keep mixing,
             # so the ladder never splits into strata whose ratings cannot be compared.
             window = eligible[: 2 * (n - 1)]
@@ -110,7 +129,8 @@ class Matchmaker:
                 table.append(bot)
                 owners.add(self._owners[bot])
             if len(table) < n:
-                continue  # the anchor waits for more owners to connect
+                free.append(anchor)  # the anchor waits for more owners to connect
+                continue
             for bot in table[1:]:
                 free.remove(bot)
             self.rng.shuffle(table)

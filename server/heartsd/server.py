@@ -96,6 +96,7 @@ async def start_ladder(settings: Settings, arena: Arena, port: int) -> list[asyn
     tasks = []
     ladder = arena.store.ladder
     seen: dict[str, int] = {}
+    house: set[str] = set()
     for i, name in enumerate(settings.ladder_house):
         seen[name] = seen.get(name, 0) + 1
         bot = f"house-{name}" if seen[name] == 1 else f"house-{name}-{seen[name]}"
@@ -111,9 +112,11 @@ async def start_ladder(settings: Settings, arena: Arena, port: int) -> list[asyn
             token = ladder.rotate(bot)
         client = BotClient(f"127.0.0.1:{port}", token, make_strategy(name, seed=i), bot,
                            rulesets=[settings.ladder_ruleset], max_matches=2)
+        house.add(bot)
         tasks.append(loop.create_task(client.run()))
     matchmaker = Matchmaker(arena, LadderSettings(settings.ladder_ruleset, settings.ladder_blocks,
-                                                  settings.ladder_interval_s, settings.ladder_same_owner))
+                                                  settings.ladder_interval_s, settings.ladder_same_owner,
+                                                  house=frozenset(house), fill_only=settings.ladder_fill))
     tasks.append(loop.create_task(matchmaker.run()))
     log.info("ladder on", ruleset=settings.ladder_ruleset, house_bots=list(settings.ladder_house))
     return tasks

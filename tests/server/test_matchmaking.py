@@ -45,3 +45,58 @@ def test_matchmaking_seats_connected_bots_never_two_of_one_owner_and_respects_li
         assert len({owners[b] for b in table}) == 4, f"two bots of one owner at {table}"
     assert sum(s.matches for s in standings) >= 4 * 4
     assert {s.bot for s in standings} <= set(owners)
+
+
+def test_with_fill_only_house_bots_just_complete_tables_guests_cannot_fill(tmp_path):
+    """Five guests and three house bots, four seats a table: one table of guests alone,
+    the fifth guest's table completed by house bots; house bots never play by themselves."""
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            ladder = daemon.arena.store.ladder
+            guests = [f"g{i}" for i in range(5)]
+            house = [f"house-h{i}" for i in range(3)]
+            tokens = {b: ladder.add_bot(b, b) for b in guests + house}
+            bots = [await Bot(daemon, b, random_legal(i), token=tokens[b], max_matches=1).start()
+                    for i, b in enumerate(guests + house)]
+            maker = Matchmaker(daemon.arena, LadderSettings(blocks=1, house=frozenset(house), fill_only=True), seed=3)
+            maker._refresh()
+            first = maker.tick()
+            tables = [[s.name for s in daemon.arena.runners[m].seats] for m in first]
+            for runner in list(daemon.arena.runners.values()):
+                runner.stop(2, "test over")
+                await daemon.wait_finished(runner.id)
+            for b in bots[:5]:
+                await b.close()
+            maker._refresh()
+            alone = maker.tick()  # only house bots are connected now
+            for b in bots[5:]:
+                await b.close()
+            return tables, alone
+
+    tables, alone = run(scenario())
+    assert len(tables) == 2 and alone == []
+    house_counts = sorted(sum(b.startswith("house-") for b in t) for t in tables)
+    assert house_counts == [0, 3]
+    assert sorted(b for t in tables for b in t if not b.startswith("house-")) == [f"g{i}" for i in range(5)]
+
+
+def test_without_fill_only_house_bots_play_like_everyone(tmp_path):
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            ladder = daemon.arena.store.ladder
+            house = [f"house-h{i}" for i in range(4)]
+            tokens = {b: ladder.add_bot(b, b) for b in house}
+            bots = [await Bot(daemon, b, random_legal(i), token=tokens[b], max_matches=1).start()
+                    for i, b in enumerate(house)]
+            maker = Matchmaker(daemon.arena, LadderSettings(blocks=1, house=frozenset(house)), seed=3)
+            maker._refresh()
+            created = maker.tick()
+            for runner in list(daemon.arena.runners.values()):
+                runner.stop(2, "test over")
+                await daemon.wait_finished(runner.id)
+            for b in bots:
+                await b.close()
+            return created
+
+    assert len(run(scenario())) == 1
