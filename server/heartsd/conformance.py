@@ -345,15 +345,24 @@ class Kit:
         assert isinstance(option, MoonAction)
         return Result("moon", not flaw, flaw or f"chose {option.option.name.lower()} when asked")
 
+    async def _arranged(self, kind: str, seed: int, never: str) -> tuple[
+            ConformanceRunner, Arrangement, Decision] | Result:
+        """Play a match arranging ``kind``; the runner, the arrangement and the decision the
+        arranged event happened to, or the failed Result (``never``: it never happened)."""
+        a = Arrangement(kind=kind)
+        runner, why = await self._play(a, seed=seed)
+        if runner is None:
+            return Result(kind, False, why)
+        if a.target_index is None or a.target_index >= len(runner.decisions):
+            return Result(kind, False, never)
+        return runner, a, runner.decisions[a.target_index]
+
     async def _rejection(self) -> Result:
         self._say("rejection: one answer is rejected on purpose")
-        a = Arrangement(kind="rejection")
-        runner, why = await self._play(a, seed=2)
-        if runner is None:
-            return Result("rejection", False, why)
-        if a.target_index is None or a.target_index >= len(runner.decisions):
-            return Result("rejection", False, "the bot never answered a play with two legal cards to reject")
-        target = runner.decisions[a.target_index]
+        arranged = await self._arranged("rejection", 2, "the bot never answered a play with two legal cards to reject")
+        if isinstance(arranged, Result):
+            return arranged
+        runner, a, target = arranged
         if target.provenance != P.PROVENANCE_BOT:
             what = P.Provenance.Name(target.provenance).removeprefix("PROVENANCE_")
             return Result("rejection", False, f"it did not answer again after a rejection with retry=true; "
@@ -365,13 +374,10 @@ class Kit:
 
     async def _late(self) -> Result:
         self._say("late: one answer counts as arriving after its deadline")
-        a = Arrangement(kind="late")
-        runner, why = await self._play(a, seed=3)
-        if runner is None:
-            return Result("late", False, why)
-        if a.target_index is None or a.target_index >= len(runner.decisions):
-            return Result("late", False, "the bot never answered a play request")
-        target = runner.decisions[a.target_index]
+        arranged = await self._arranged("late", 3, "the bot never answered a play request")
+        if isinstance(arranged, Result):
+            return arranged
+        runner, a, target = arranged
         assert target.seat == 0 and target.provenance == P.PROVENANCE_TIMEOUT, target
         before = [d for d in runner.decisions[:a.target_index] if d.seat == 0]
         after = [d for d in runner.decisions[a.target_index + 1:] if d.seat == 0]
