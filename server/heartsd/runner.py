@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -99,6 +100,7 @@ _DECISION_PLAY = _DECISION_TAGS["kind"] + wire.varint(P.DECISION_KIND_PLAY)
 _DECISION_PASS = _DECISION_TAGS["kind"] + wire.varint(P.DECISION_KIND_PASS)
 _DECISION_MOON = _DECISION_TAGS["kind"] + wire.varint(P.DECISION_KIND_MOON)
 RECORD_DECISIONS = spectator_pb2.MatchRecord.DESCRIPTOR.fields_by_name["decisions"].number
+_CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution  # a timer may run this early
 MOVES_PER_TURN = 32  # moves in a row (house, defaults) before yielding to the event loop
 STATUS_NAMES = {
     P.MATCH_STATUS_FINISHED: "finished",
@@ -186,7 +188,7 @@ class Pending:
     kind: int
     default: Action
     sent_at: float
-    timer: asyncio.TimerHandle | None = None
+    deadline: float = math.inf  # time.monotonic() after which the default is played
     grace_timer: asyncio.TimerHandle | None = None
     rejected: int = 0
 
@@ -265,6 +267,10 @@ class MatchRunner:
         self._advancing = False
         self._house_ready = False
         self._house_timer: asyncio.TimerHandle | None = None
+        # One timer per match for the request deadlines, set for the earliest one: an
+        # answer does not cancel it, so requests answered in time cost no timer at all.
+        self._deadline_timer: asyncio.TimerHandle | None = None
+        self._deadline_at = math.inf
         self._requests_sent = 0
         # Request ids need not be secret (an answer is only matched against the
         # sender's own seats), only unique: a random prefix per match plus a counter.
@@ -388,7 +394,9 @@ class MatchRunner:
         if slot.away_since is not None and now - slot.away_since >= grace_s:
             self._default(slot, P.PROVENANCE_DISCONNECT)
             return
-        pending.timer = self._loop.call_later(slot.clock.budget_s(), self._expire, slot, pending)
+        pending.deadline = now + slot.clock.budget_s()
+        if pending.deadline < self._deadline_at:
+            self._arm_deadline(pending.deadline)
         if slot.away_since is not None:
             self._arm_grace(slot, grace_s - (now - slot.away_since))
 
@@ -405,9 +413,23 @@ class MatchRunner:
                 self._close_pending(slot)
             self._done.set()
 
-    def _expire(self, slot: SeatSlot, pending: Pending) -> None:
-        if slot.pending is pending:
-            self._guarded(lambda: self._time_out(slot))
+    def _arm_deadline(self, when: float) -> None:
+        if self._deadline_timer is not None:
+            self._deadline_timer.cancel()
+        self._deadline_at = when
+        self._deadline_timer = self._loop.call_later(max(0.0, when - time.monotonic()), self._check_deadlines)
+
+    def _check_deadlines(self) -> None:
+        """The deadline timer: time out every request past its deadline, then set the timer
+        for the earliest one still open."""
+        self._deadline_timer, self._deadline_at = None, math.inf
+        for slot in self.seats:
+            pending = slot.pending
+            if pending is not None and pending.deadline <= time.monotonic() + _CLOCK_RESOLUTION:
+                self._guarded(lambda: self._time_out(slot))
+        earliest = min((s.pending.deadline for s in self.seats if s.pending is not None), default=math.inf)
+        if earliest < self._deadline_at:
+            self._arm_deadline(earliest)
 
     def _time_out(self, slot: SeatSlot) -> None:
         slot.clock.exhaust()
@@ -443,9 +465,8 @@ class MatchRunner:
         if pending is None:
             return
         slot.pending = None
-        for timer in (pending.timer, pending.grace_timer):
-            if timer is not None:
-                timer.cancel()
+        if pending.grace_timer is not None:
+            pending.grace_timer.cancel()
 
     # -- answers from bots ------------------------------------------------------------
 
@@ -828,6 +849,8 @@ class MatchRunner:
             self._close_pending(slot)
         if self._house_timer is not None:
             self._house_timer.cancel()
+        if self._deadline_timer is not None:
+            self._deadline_timer.cancel()
         totals = list(match.totals)
         status_name = STATUS_NAMES[status]
         try:
