@@ -15,7 +15,7 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import structlog
 from hearts.v1 import bot_pb2, game_pb2, spectator_pb2
@@ -33,6 +33,7 @@ from hearts_engine import (
     Phase,
     PlayAction,
     Ruleset,
+    Trick,
 )
 from hearts_engine.cards import cards_of, mask_of
 from hearts_engine.errors import InvalidActionError
@@ -85,6 +86,12 @@ TRICK_LEADER = _TRICK_FIELDS["leader"].number
 TRICK_CARDS = _TRICK_FIELDS["cards"].number
 _TRICK_NUMBER_TAG = wire.tag(TRICK_NUMBER)
 _TRICK_LEADER_TAG = wire.tag(TRICK_LEADER)
+_TRICK_WINNER_TAG = wire.tag(_TRICK_FIELDS["winner"].number)
+EVENT_TRICK_WON = game_pb2.Event.DESCRIPTOR.fields_by_name["trick_won"].number
+_WON_FIELDS = game_pb2.TrickWon.DESCRIPTOR.fields_by_name
+_WON_DEAL_TAG = wire.tag(_WON_FIELDS["deal_number"].number)
+_WON_TRICK = _WON_FIELDS["trick"].number
+_WON_POINTS_TAG = wire.tag(_WON_FIELDS["points"].number)
 TRICK_OPEN_WINNER = game_pb2.Trick(winner=-1).SerializeToString()  # winner -1: in progress
 EVENT_CARD_PLAYED = game_pb2.Event.DESCRIPTOR.fields_by_name["card_played"].number
 _PLAYED_FIELDS = game_pb2.CardPlayed.DESCRIPTOR.fields_by_name
@@ -107,9 +114,21 @@ STATUS_NAMES = {
     P.MATCH_STATUS_ABORTED: "aborted",
     P.MATCH_STATUS_CANCELLED: "cancelled",
 }
+ANSWER_FIELDS = {P.DECISION_KIND_PASS: "pass_cards", P.DECISION_KIND_PLAY: "play", P.DECISION_KIND_MOON: "moon"}
 _NO_ACTIONS = '"actions":[]'
 KIND = {Phase.PASSING: P.DECISION_KIND_PASS, Phase.PLAYING: P.DECISION_KIND_PLAY, Phase.MOON_CHOICE: P.DECISION_KIND_MOON}
 PROVENANCE_NAMES = {v: k for k, v in P.Provenance.items()}
+
+
+def _trick_bytes(number: int, trick: Trick, players: int) -> bytes:
+    """``convert.trick_to_wire(number, trick, players)``, encoded from pre-encoded parts."""
+    leader = trick.leader
+    return b"".join((
+        wire.int_field(_TRICK_NUMBER_TAG, number),
+        wire.int_field(_TRICK_LEADER_TAG, leader),
+        *[wire.played_card_field(TRICK_CARDS, (leader + i) % players, c) for i, c in enumerate(trick.cards)],
+        wire.int_field(_TRICK_WINNER_TAG, trick.winner),
+    ))
 
 
 def _int_field(tag: bytes, value: int) -> bytes:
@@ -251,8 +270,10 @@ class MatchRunner:
         self._points_taken = [0] * rules.players
         self._totals = [0] * rules.players
         # Encoded request parts, each with what it was encoded from (see _request).
-        self._points_encoded: tuple[list[int] | None, bytes] = (None, b"")
-        self._totals_encoded: tuple[list[int] | None, bytes] = (None, b"")
+        self._shared_fields: tuple[Any, ...] = (None,) * 7
+        self._history: tuple[list[bytes] | None, int, int, bytes] = (None, 0, 0, b"")
+        self._clock_fields: dict[tuple[int, int], bytes] = {}
+        self._seat_fields = [wire.varint(UPDATE_SEAT << 3) + wire.varint(s.seat) for s in seats]
         self._request_deal: Deal | None = None
         self._deal_fields: list[bytes] = []
         self._open_trick: tuple[Deal | None, int, int, list[bytes]] = (None, 0, 0, [])
@@ -507,7 +528,7 @@ class MatchRunner:
     @staticmethod
     def _action_of(kind: int, answer: bot_pb2.Answer) -> Action:
         which = answer.WhichOneof("action")
-        expected = {P.DECISION_KIND_PASS: "pass_cards", P.DECISION_KIND_PLAY: "play", P.DECISION_KIND_MOON: "moon"}[kind]
+        expected = ANSWER_FIELDS[kind]
         if which != expected:
             raise InvalidActionError(f"this request needs a '{expected}' answer, got {which or 'none'}")
         if which == "play":
@@ -562,11 +583,14 @@ class MatchRunner:
                 log.add(P.Event(hearts_broken=P.HeartsBroken(deal_number=deal_number, trick_number=deal.broken_trick)))
             if not deal.trick:
                 trick = deal.tricks[-1]
-                pb = convert.trick_to_wire(trick_no, trick, n)
-                self._trick_fields.append(wire.length_delimited(REQUEST_TRICKS, pb.SerializeToString()))
+                encoded = _trick_bytes(trick_no, trick, n)
+                self._trick_fields.append(wire.length_delimited(REQUEST_TRICKS, encoded))
                 self._points_taken = [self.rules.points_of(t) for t in deal.taken]
-                log.add(P.Event(trick_won=P.TrickWon(
-                    deal_number=deal_number, trick=pb, points=self.rules.points_of(mask_of(trick.cards)))))
+                log.add_encoded(EVENT_TRICK_WON, b"".join((
+                    wire.int_field(_WON_DEAL_TAG, deal_number),
+                    wire.length_delimited(_WON_TRICK, encoded),
+                    wire.int_field(_WON_POINTS_TAG, self.rules.points_of(mask_of(trick.cards))),
+                )))
         elif isinstance(action, PassAction) and deal.phase is not Phase.PASSING:
             self._publish_passes(deal)
         if deal.is_over:
@@ -660,10 +684,10 @@ class MatchRunner:
             leader = deal.trick_leader
         else:
             leader = deal.turn if deal.phase is Phase.PLAYING else -1
-        if self._points_taken is not self._points_encoded[0]:
-            self._points_encoded = (self._points_taken, wire.packed_ints(REQUEST_POINTS_TAKEN, self._points_taken))
-        if self._totals is not self._totals_encoded[0]:
-            self._totals_encoded = (self._totals, wire.packed_ints(REQUEST_TOTALS, self._totals))
+        shared = self._shared_fields
+        if (shared[0] is not self._points_taken or shared[1] is not self._totals or shared[2] is not deal
+                or shared[3] != deal.broken_trick or shared[4] != deal.scoring_phase or shared[5] != deal.hearts_broken):
+            shared = self._shared_fields = self._encode_shared_fields(deal)
         sizes = bytes([h.bit_count() for h in deal.hands])  # each below 128: one byte as a varint
         moon = b""
         if pending.kind == P.DECISION_KIND_MOON:
@@ -675,23 +699,38 @@ class MatchRunner:
             wire.length_delimited(REQUEST_ID, pending.request_id.encode()),
             _KIND_FIELDS[pending.kind],
             self._deal_fields[seat],
-            _HEARTS_BROKEN if deal.hearts_broken else b"",
-            self._points_encoded[1],
+            shared[6],
             wire.length_delimited(REQUEST_HAND_SIZES, sizes),
-            self._totals_encoded[1],
             self._clock_field(slot, pending),
             wire.int_field(_LAST_SEQUENCE, self.log_events.last_sequence),
-            wire.int_field(_BROKEN_TRICK, deal.broken_trick),
-            wire.int_field(_SCORING_PHASE, deal.scoring_phase),
             moon,
-            self._ruleset_field,
             wire.card_fields(REQUEST_HAND, cards_of(deal.hands[seat])),
             wire.card_fields(REQUEST_LEGAL, legal),
             self._open_trick_field(deal, leader),
             self._pass_fields[seat] if self._pass_fields else b"",
-            *self._trick_fields,
-            *self._deal_score_fields,
+            self._history_fields(),
         ))
+
+    def _encode_shared_fields(self, deal: Deal) -> tuple[list[int], list[int], Deal, int, int, bool, bytes]:
+        """The request fields every seat gets alike that change at most once a trick, encoded,
+        with what they were encoded from (checked by _request)."""
+        encoded = b"".join((
+            _HEARTS_BROKEN if deal.hearts_broken else b"",
+            wire.packed_ints(REQUEST_POINTS_TAKEN, self._points_taken),
+            wire.packed_ints(REQUEST_TOTALS, self._totals),
+            wire.int_field(_BROKEN_TRICK, deal.broken_trick),
+            wire.int_field(_SCORING_PHASE, deal.scoring_phase),
+            self._ruleset_field,
+        ))
+        return (self._points_taken, self._totals, deal, deal.broken_trick, deal.scoring_phase, deal.hearts_broken, encoded)
+
+    def _history_fields(self) -> bytes:
+        """DecisionRequest.tricks and .deal_scores, encoded; joined again only when they grew."""
+        tricks, scores = self._trick_fields, self._deal_score_fields
+        cached = self._history
+        if cached[0] is not tricks or cached[1] != len(tricks) or cached[2] != len(scores):
+            cached = self._history = (tricks, len(tricks), len(scores), b"".join((*tricks, *scores)))
+        return cached[3]
 
     def _encode_deal_fields(self, deal: Deal) -> None:
         """Per seat, the request fields that stay the same for the whole deal."""
@@ -717,14 +756,18 @@ class MatchRunner:
         decision, bank = slot.clock.decision_ms, slot.clock.bank_ms
         return bot_pb2.Clock(decision_ms=max(0, decision - spent), bank_ms=max(0, bank - max(0, spent - decision)))
 
-    @staticmethod
-    def _clock_field(slot: SeatSlot, pending: Pending) -> bytes:
+    def _clock_field(self, slot: SeatSlot, pending: Pending) -> bytes:
         """DecisionRequest.clock, encoded: what :meth:`_clock_left` gives."""
         spent = int((time.monotonic() - pending.sent_at) * 1000)
         decision, bank = slot.clock.decision_ms, slot.clock.bank_ms
-        body = wire.int_field(_CLOCK_DECISION, max(0, decision - spent)) + wire.int_field(
-            _CLOCK_BANK, max(0, bank - max(0, spent - decision)))
-        return wire.length_delimited(REQUEST_CLOCK, body)
+        left = (max(0, decision - spent), max(0, bank - max(0, spent - decision)))
+        field = self._clock_fields.get(left)
+        if field is None:
+            if len(self._clock_fields) > 64:
+                self._clock_fields.clear()
+            body = wire.int_field(_CLOCK_DECISION, left[0]) + wire.int_field(_CLOCK_BANK, left[1])
+            field = self._clock_fields[left] = wire.length_delimited(REQUEST_CLOCK, body)
+        return field
 
     def _open_trick_field(self, deal: Deal, leader: int) -> bytes:
         """DecisionRequest.current_trick, encoded: the trick in progress (no cards when leading).
@@ -757,7 +800,7 @@ class MatchRunner:
         slot.delivered = self.log_events.last_sequence
         update = b"".join((
             self._match_id_field,
-            wire.varint(UPDATE_SEAT << 3) + wire.varint(slot.seat),
+            self._seat_fields[slot.seat],
             events,
             wire.length_delimited(UPDATE_REQUEST, request) if request is not None else b"",
         ))

@@ -37,9 +37,14 @@ def _encode_varint(value: int) -> bytes:
 _SMALL = tuple(_encode_varint(v) for v in range(1 << 14))  # every one- and two-byte varint
 
 
+_MINUS_ONE = _encode_varint(-1)  # "none" in many int32 fields (no leader, no winner yet)
+
+
 def varint(value: int) -> bytes:
     """Base-128 varint; negative numbers as 64-bit two's complement (how int32 is sent)."""
-    return _SMALL[value] if 0 <= value < 16384 else _encode_varint(value)
+    if 0 <= value < 16384:
+        return _SMALL[value]
+    return _MINUS_ONE if value == -1 else _encode_varint(value)
 
 
 def length_delimited(field: int, payload: bytes) -> bytes:
