@@ -36,12 +36,16 @@ ROOT = Path(__file__).resolve().parents[1]
 for sub in ("server", "server/generated", "clients/python"):
     sys.path.insert(0, str(ROOT / sub))
 
-from hearts.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, bot_pb2_grpc, game_pb2  # noqa: E402
+from hearts.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, game_pb2  # noqa: E402
 from heartsbot.client import first_legal_answer  # noqa: E402
+from heartsd.wire import length_delimited  # noqa: E402
 
 ADMIN = "bench-admin-token"
 MATCH_DEALS = 12  # about the length of a game to 100
 PING_METHOD = "/bench.Ping/PingPong"
+PLAY_METHOD = f"/{bot_pb2.DESCRIPTOR.services_by_name['BotService'].full_name}/Play"
+_ANSWER = bot_pb2.PlayRequest.DESCRIPTOR.fields_by_name["answer"].number
+_ANSWER_FIELDS = bot_pb2.Answer.DESCRIPTOR.fields_by_name
 
 
 # -- the reference: a bare grpc.aio ping-pong server ---------------------------------------
@@ -132,7 +136,12 @@ async def floor_throughput(port: int, size: int, streams: int, seconds: float) -
 
 class InstantBot:
     """Answers every request at once (one read/write loop, no queue); records
-    request-to-request round trips."""
+    request-to-request round trips.
+
+    Kept lean, like the ping-pong client it is compared with: the stream carries raw
+    bytes, each update is parsed once (protobuf, in C) and a play is answered with the
+    first legal card, its Answer assembled from bytes; passes and moon choices (rare)
+    go through ``first_legal_answer``."""
 
     def __init__(self, channel: grpc.aio.Channel, name: str, matches: int, answer: bool = True) -> None:
         self.name = name
@@ -144,44 +153,60 @@ class InstantBot:
         self.round_trips: list[float] = []
         self.sizes: list[int] = []
         self.welcomed = asyncio.Event()
-        stub = bot_pb2_grpc.BotServiceStub(channel)
-        self.call = stub.Play(metadata=(("authorization", f"Bearer tok-{name}-bench"),))
+        self._match_fields: dict[str, bytes] = {}  # Answer.match_id per match, encoded
+        play = channel.stream_stream(PLAY_METHOD, request_serializer=None, response_deserializer=None)
+        self.call = play(metadata=(("authorization", f"Bearer tok-{name}-bench"),))
         self.task = asyncio.get_running_loop().create_task(self._run())
+
+    def _answer(self, update: bot_pb2.MatchUpdate, request: bot_pb2.DecisionRequest) -> bytes:
+        """The PlayRequest answering ``request``, serialized."""
+        if request.kind != game_pb2.DECISION_KIND_PLAY:
+            answer = first_legal_answer(request)
+            answer.match_id = update.match_id
+            return bot_pb2.PlayRequest(answer=answer).SerializeToString()
+        match_id = update.match_id
+        match_field = self._match_fields.get(match_id)
+        if match_field is None:
+            match_field = self._match_fields[match_id] = length_delimited(_ANSWER_FIELDS["match_id"].number, match_id.encode())
+        return length_delimited(_ANSWER, b"".join((
+            match_field,
+            length_delimited(_ANSWER_FIELDS["request_id"].number, request.request_id.encode()),
+            length_delimited(_ANSWER_FIELDS["play"].number, request.legal_cards[0].SerializeToString()),
+        )))
 
     async def _run(self) -> None:
         call = self.call
         try:
-            await call.write(bot_pb2.PlayRequest(hello=bot_pb2.Hello(name=self.name, max_concurrent_matches=self.matches)))
+            await call.write(bot_pb2.PlayRequest(hello=bot_pb2.Hello(
+                name=self.name, max_concurrent_matches=self.matches)).SerializeToString())
             sent_at: float | None = None
             while True:
-                message = await call.read()
-                if message is grpc.aio.EOF:
+                raw = await call.read()
+                if raw is grpc.aio.EOF:
                     return
                 now = time.perf_counter()
-                kind = message.WhichOneof("kind")
-                if kind == "welcome":
-                    self.welcomed.set()
-                    continue
-                if kind != "update":
+                message = bot_pb2.PlayResponse.FromString(raw)
+                if not message.HasField("update"):
+                    if message.HasField("welcome"):
+                        self.welcomed.set()
                     continue
                 update = message.update
-                if update.events and update.events[-1].HasField("match_ended"):
-                    self.ended += 1
-                    waiter = self.waiters.pop(update.match_id, None)
-                    if waiter is not None:
-                        waiter.set()
-                if not update.HasField("request"):
+                if not update.HasField("request"):  # a match's last update carries no request
+                    if update.events and update.events[-1].HasField("match_ended"):
+                        self.ended += 1
+                        waiter = self.waiters.pop(update.match_id, None)
+                        if waiter is not None:
+                            waiter.set()
                     continue
                 request = update.request
                 if sent_at is not None and request.kind == game_pb2.DECISION_KIND_PLAY:
                     self.round_trips.append(now - sent_at)
-                    self.sizes.append(message.ByteSize())
+                    self.sizes.append(len(raw))
                 sent_at = None
                 if self.answer:
-                    answer = first_legal_answer(request)
-                    answer.match_id = update.match_id
+                    answer = self._answer(update, request)
                     sent_at = time.perf_counter()  # like the ping-pong: timed from before the write
-                    await call.write(bot_pb2.PlayRequest(answer=answer))
+                    await call.write(answer)
                     self.decisions += 1
         except (grpc.aio.AioRpcError, asyncio.CancelledError):
             pass
