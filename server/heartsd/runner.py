@@ -106,6 +106,8 @@ _DECISION_CARDS = _DECISION_FIELDS["cards"].number
 _DECISION_PLAY = _DECISION_TAGS["kind"] + wire.varint(P.DECISION_KIND_PLAY)
 _DECISION_PASS = _DECISION_TAGS["kind"] + wire.varint(P.DECISION_KIND_PASS)
 _DECISION_MOON = _DECISION_TAGS["kind"] + wire.varint(P.DECISION_KIND_MOON)
+_DECISION_PLAYED = tuple(_DECISION_PLAY + wire.card_fields(_DECISION_CARDS, (c,)) for c in range(52))
+_PLAY_JSON = tuple(json.dumps(str(PlayAction(c))) for c in range(52))  # each play's "action" in the engine record
 RECORD_DECISIONS = spectator_pb2.MatchRecord.DESCRIPTOR.fields_by_name["decisions"].number
 _CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution  # a timer may run this early
 MOVES_PER_TURN = 32  # moves in a row (house, defaults) before yielding to the event loop
@@ -168,7 +170,7 @@ class Decision(NamedTuple):
         """``to_wire().SerializeToString()``, assembled from pre-encoded parts (wire.py)."""
         action = self.action
         if isinstance(action, PlayAction):
-            kind = _DECISION_PLAY + wire.card_fields(_DECISION_CARDS, (action.card,))
+            kind = _DECISION_PLAYED[action.card]
         elif isinstance(action, PassAction):
             kind = _DECISION_PASS + wire.card_fields(_DECISION_CARDS, action.cards)
         else:
@@ -775,19 +777,14 @@ class MatchRunner:
         n = self.rules.players
         number = len(deal.tricks)
         cached = self._open_trick
-        if cached[0] is not deal or cached[1] != number or cached[2] != leader or len(cached[3]) > len(deal.trick):
-            cached = self._open_trick = (deal, number, leader, [])
-        cards = cached[3]
+        if cached[0] is not deal or cached[1] != number or cached[2] != leader or len(cached[3]) > len(deal.trick) + 1:
+            head = _TRICK_NUMBER_TAG + wire.varint(number) + _TRICK_LEADER_TAG + wire.varint(leader)
+            cached = self._open_trick = (deal, number, leader, [head])
+        parts = cached[3]  # the number and leader, then each card played so far
         trick = deal.trick
-        for i in range(len(cards), len(trick)):
-            cards.append(wire.played_card_field(TRICK_CARDS, (leader + i) % n, trick[i]))
-        body = b"".join((
-            _TRICK_NUMBER_TAG, wire.varint(number),
-            _TRICK_LEADER_TAG, wire.varint(leader),
-            *cards,
-            TRICK_OPEN_WINNER,
-        ))
-        return wire.length_delimited(REQUEST_CURRENT_TRICK, body)
+        for i in range(len(parts) - 1, len(trick)):
+            parts.append(wire.played_card_field(TRICK_CARDS, (leader + i) % n, trick[i]))
+        return wire.length_delimited(REQUEST_CURRENT_TRICK, b"".join(parts) + TRICK_OPEN_WINNER)
 
     def _send(self, slot: SeatSlot, request: bytes | None) -> None:
         """Flush the seat's undelivered events, with ``request`` if given, as one message."""
@@ -857,7 +854,9 @@ class MatchRunner:
         history = self.match.history
         cached = self._actions_json
         # Exactly json.dumps(RecordedAction(d, s, a).to_dict(), separators=(",", ":")).
-        cached.extend(f'{{"deal":{d},"seat":{s},"action":{json.dumps(str(a))}}}' for d, s, a in history[len(cached):])
+        cached.extend(
+            f'{{"deal":{d},"seat":{s},"action":{_PLAY_JSON[a.card] if type(a) is PlayAction else json.dumps(str(a))}}}'
+            for d, s, a in history[len(cached):])
         match = self.match
         head, empty, tail = EngineRecord(match.rules, match.format, match.seed, (), match.outcome).to_json().partition(_NO_ACTIONS)
         assert empty, "the engine record's JSON has no actions array"
