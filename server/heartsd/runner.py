@@ -107,6 +107,7 @@ _DECISION_PLAY = _DECISION_TAGS["kind"] + wire.varint(P.DECISION_KIND_PLAY)
 _DECISION_PASS = _DECISION_TAGS["kind"] + wire.varint(P.DECISION_KIND_PASS)
 _DECISION_MOON = _DECISION_TAGS["kind"] + wire.varint(P.DECISION_KIND_MOON)
 _DECISION_PLAYED = tuple(_DECISION_PLAY + wire.card_fields(_DECISION_CARDS, (c,)) for c in range(52))
+PLAY_ACTIONS = tuple(PlayAction(c) for c in range(52))  # frozen values: one per card, shared
 _PLAY_JSON = tuple(json.dumps(str(PlayAction(c))) for c in range(52))  # each play's "action" in the engine record
 RECORD_DECISIONS = spectator_pb2.MatchRecord.DESCRIPTOR.fields_by_name["decisions"].number
 _CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution  # a timer may run this early
@@ -201,7 +202,7 @@ class Decision(NamedTuple):
         return decision
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Pending:
     """An open request to a remote seat."""
 
@@ -534,7 +535,7 @@ class MatchRunner:
         if which != expected:
             raise InvalidActionError(f"this request needs a '{expected}' answer, got {which or 'none'}")
         if which == "play":
-            return PlayAction(convert.card_from_wire(answer.play))
+            return PLAY_ACTIONS[convert.card_from_wire(answer.play)]
         if which == "pass_cards":
             return PassAction(tuple(convert.cards_from_wire(answer.pass_cards.cards)))
         return MoonAction(convert.moon_option_from_wire(answer.moon))
