@@ -68,6 +68,8 @@ def test_with_fill_only_house_bots_just_complete_tables_guests_cannot_fill(tmp_p
                 await daemon.wait_finished(runner.id)
             for b in bots[:5]:
                 await b.close()
+            while any(daemon.arena.sessions.get(g) for g in guests):
+                await asyncio.sleep(0.01)  # the server notices the closed streams
             maker._refresh()
             alone = maker.tick()  # only house bots are connected now
             for b in bots[5:]:
