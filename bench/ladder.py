@@ -1,14 +1,55 @@
 """How fast the ladder finds the true order, with duplicate deals and without.
 
-Eight bots of known strength play on the ladder over real gRPC (an embedded heartsd,
-one heartsbot client per bot, the matchmaker): the heuristic strategy playing a
-"random" legal card in a share 0, 0.1, ..., 0.7 of positions (a fixed function of the
-position, so each bot is deterministic and its strength known). After each
-rated match the leaderboard (by conservative rating) is compared with the true order;
-the result is the number of matches after which it equals the true order and stays so
-until the end of the run. Both runs use 4-deal matches (one duplicate block).
+Eight bots of known strength play rated 4-deal matches on the ladder over real gRPC (an
+embedded heartsd, one heartsbot client per bot, the real matchmaker, ratings and
+leaderboard). After every rated match the leaderboard (the standings order: conservative
+rating mu - 3 sigma; mu alone is reported too) is compared with the true order; a run's
+result is the number of matches after which it equals the true order and stays so to the
+end of the run. Each mode runs ``--repeats`` times (modes alternate; independent
+matchmaking seeds and deals) and the median is reported, a run that never settles
+counting as matches + 1; every value is printed too, since one run of a "first time it
+stays right" statistic is very noisy. Duplicate: one block, one shuffle played four times
+with the hands rotated a seat per deal; plain: four independent deals. The matchmaker is
+ticked whenever all eight bots are free (two tables a round): ticking every 20 ms, it
+reseats the four bots of whichever table ends first together at once, and the same two
+tables repeat for several rounds.
 
-    python bench/ladder.py --matches 300 --json
+The bots: the heuristic strategy, "reckless" in a share q = 0, 0.2, 0.36, 0.52, 0.67,
+0.84, 1 of its plays, and the last also playing a random card wherever the heuristic
+would play. A reckless play takes the trick if it can (highest card), discards the
+lowest non-point card when void, leads the highest card. Which plays are reckless is a
+fixed function of the position (hand, trick, tricks played), the same draw for every
+bot, so each bot is deterministic, plays a replayed hand the same way, and has a fixed
+strength. Measured with the engine (4,000 random tables of four of the eight, duplicate
+4-deal matches), points per deal +-0.14: 3.34, 4.40, 5.39, 6.42, 7.25, 8.31, 9.32,
+10.09; adjacent bots are 0.8 to 1.1 points per deal apart, about as far as eight Hearts
+bots can be (from the heuristic to worse than random is ~7). Every run re-measures this
+(``--calibration``) and checks the order, checks that every duplicate match's stored
+record holds the same four hands rotated, replays 100 matches per run with the engine and
+the calibrated bots (they must score exactly what the ladder stored), and counts
+decisions not made by the bots (defaults; must be 0).
+
+What duplicate deals buy (same engine measurement, each table played both ways on the
+same shuffle): over one match, the points difference of adjacent bots has an SD of 17.1
+instead of 21.5, and the stronger finishes ahead 62.1% instead of 58.5% of the time; by
+ranks, which is all the ratings see, one duplicate match tells as much about the order of
+two adjacent bots as two plain matches ((0.170 / 0.242)^2 = 0.49). Why not more: duplicate
+deals cancel who holds which hand, but once one card differs the rest of the deal plays
+differently, and between bots this unlike that luck of the play dominates: replaying one
+shuffle, duplicate, with the same four bots in each of the six seatings leaves 80% of the
+variance of a 4-deal points difference. Bots that play alike gain much more (bots that
+differ only in how they handle the queen of spades: SD 24 plain, 11 duplicate).
+
+Why "matches until it stays right" barely shows it: openskill's default tau (25/300,
+added to sigma before every update) keeps sigma above ~1.6, so ratings stay a moving
+average and adjacent bots keep trading places unless the stronger wins far more than 62%
+of their meetings. The statistic then grows with the run length in both modes (engine
+simulations of this ladder: medians 555 duplicate / 601 plain of 600 matches, 862 / 980
+of 1,000) and mostly measures that floor; the share of the second half of each run spent
+in the true order is reported as the steadier measure.
+
+    python bench/ladder.py --json                      # 600 matches x 5 runs per mode, ~22 min
+    python bench/ladder.py --matches 200 --repeats 1   # a quick look
 """
 
 from __future__ import annotations
@@ -16,7 +57,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import random
+import statistics
 import sys
 import tempfile
 import time
@@ -26,96 +69,318 @@ ROOT = Path(__file__).resolve().parents[1]
 for sub in ("server", "server/generated", "clients/python"):
     sys.path.insert(0, str(ROOT / sub))
 
+from hearts_engine import Match, MatchFormat, Phase, preset  # noqa: E402
 from heartsbot.client import BotClient  # noqa: E402
 from heartsbot.strategies import HeuristicStrategy  # noqa: E402
 from heartsd.arena import Arena  # noqa: E402
 from heartsd.config import Settings  # noqa: E402
+from heartsd.ladder import MODEL, _rate  # noqa: E402
 from heartsd.logs import configure  # noqa: E402
 from heartsd.matchmaker import LadderSettings, Matchmaker  # noqa: E402
 from heartsd.server import build_server  # noqa: E402
 from heartsd.store import Store  # noqa: E402
 
-NOISE = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
+# (reckless share, random share of the other plays), strongest first: the true order.
+LEVELS = ((0.0, 0.0), (0.2, 0.0), (0.36, 0.0), (0.52, 0.0), (0.67, 0.0), (0.84, 0.0), (1.0, 0.0), (1.0, 1.0))
+DEALS = 4  # one duplicate block of one deal per seat
+REPLAYS = 100  # matches per run replayed with the engine to check the bots play as calibrated
+RULES = preset("standard")
 
 
-class Noisy(HeuristicStrategy):
-    """The heuristic, except that in a share ``noise`` of positions it plays a random legal
-    card. The "random" choice is a fixed function of the position (hand, trick, tricks so
-    far), so the bot plays a replayed hand the same way: its strength is known, and
-    duplicate deals can cancel the luck of the deal completely."""
+class Reckless(HeuristicStrategy):
+    """The heuristic, except in a share ``reckless`` of its plays, where it plays to take
+    the trick: when following it wins if it can (highest card), when void it discards its
+    lowest non-point card, when leading it leads its highest card; and in a share
+    ``rand`` of the other plays a random legal card. The draws are a fixed function of
+    the position (hand, trick so far, tricks played), the same for every bot, so the bot
+    is deterministic: its strength is fixed and it plays a replayed hand the same way."""
 
-    noise = 0.0
+    reckless = 0.0
+    rand = 0.0
 
     def choose_play(self, view):  # type: ignore[no-untyped-def]
-        position = random.Random(hash((view.hand, view.trick, len(view.tricks), self.noise)))
-        if position.random() < self.noise:
-            return position.choice(view.legal)
+        legal = sorted(view.legal)
+        if len(legal) == 1:
+            return legal[0]
+        draw = random.Random(hash((tuple(sorted(view.hand)), tuple(view.trick), len(view.tricks))))
+        reckless, rand = draw.random() < self.reckless, draw.random() < self.rand
+        if reckless:
+            values = view.rules.points_by_card
+            if not view.trick:
+                return max(legal, key=lambda c: (c % 13, c))
+            led = view.trick[0] // 13
+            if legal[0] // 13 != led:
+                return min(legal, key=lambda c: (values[c] != 0, c % 13, c))
+            winning = max(c for c in view.trick if c // 13 == led)
+            if legal[-1] > winning:
+                return legal[-1]
+        if rand:
+            return draw.choice(legal)
         return super().choose_play(view)
 
 
+def make_bot(i: int) -> Reckless:
+    bot = Reckless(i)
+    bot.reckless, bot.rand = LEVELS[i]
+    return bot
+
+
 def bot_name(i: int) -> str:
-    return f"noise{int(NOISE[i] * 100):03d}"
+    reckless, rand = LEVELS[i]
+    return f"reckless{round(reckless * 100):03d}" + ("-random" if rand else "")
 
 
-async def run_ladder(duplicate: bool, matches: int, seed: int) -> tuple[int | None, list[list[str]]]:
+# -- the true strengths, with the engine alone ---------------------------------------------
+
+
+def play(bots: list[Reckless], seed: int, duplicate: bool) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    match = Match(RULES, MatchFormat.fixed(DEALS, duplicate=duplicate), seed=seed)
+    while not match.is_over:
+        seat = match.to_act()[0]
+        view = match.view(seat)
+        if match.deal.phase is Phase.PASSING:
+            match.pass_cards(seat, bots[seat].choose_pass(view))
+        elif match.deal.phase is Phase.MOON_CHOICE:
+            match.choose_moon(seat, bots[seat].choose_moon(view))
+        else:
+            match.play(seat, bots[seat].choose_play(view))
+    assert match.outcome is not None
+    return match.totals, match.outcome.ranks
+
+
+def calibrate(tables: int, seed: int) -> dict[str, object]:
+    """Random 4-bot tables from the eight, each played as a duplicate and as a plain match
+    (same seating and seed): points per deal per bot, and for bots adjacent in the true
+    order that met, the SD of their points difference and how often the stronger one
+    finished ahead."""
+    rng = random.Random(seed)
+    bots = [make_bot(i) for i in range(len(LEVELS))]
+    per_deal: dict[bool, list[list[float]]] = {d: [[] for _ in LEVELS] for d in (True, False)}
+    diffs: dict[bool, list[float]] = {True: [], False: []}
+    ahead: dict[bool, list[float]] = {True: [], False: []}
+    for k in range(tables):
+        table = rng.sample(range(len(LEVELS)), 4)
+        match_seed = rng.getrandbits(63)
+        for duplicate in (True, False):
+            totals, ranks = play([bots[b] for b in table], match_seed, duplicate)
+            for b, t in zip(table, totals):
+                per_deal[duplicate][b].append(t / DEALS)
+            for i, a in enumerate(table):
+                for j, b in enumerate(table):
+                    if b == a + 1:
+                        diffs[duplicate].append(totals[j] - totals[i])
+                        ahead[duplicate].append(1.0 if ranks[i] < ranks[j] else 0.5 if ranks[i] == ranks[j] else 0.0)
+    strength = [statistics.mean(v) for v in per_deal[True]]
+    ci = [1.96 * statistics.stdev(v) / math.sqrt(len(v)) for v in per_deal[True]]
+    out: dict[str, object] = {
+        "tables": tables,
+        "points_per_deal": [round(s, 2) for s in strength],
+        "points_per_deal_ci": [round(c, 2) for c in ci],
+        "true_order_confirmed": all(strength[i] + ci[i] < strength[i + 1] - ci[i + 1] for i in range(len(LEVELS) - 1)),
+    }
+    for duplicate, label in ((True, "duplicate"), (False, "plain")):
+        out[f"adjacent_points_sd_{label}"] = round(statistics.stdev(diffs[duplicate]), 2)
+        out[f"adjacent_ahead_{label}"] = round(statistics.mean(ahead[duplicate]), 3)
+    # Duplicate matches needed per plain match for the same evidence on the order of two
+    # adjacent bots: from how often the stronger is ahead (ranks, what the ratings use),
+    # and from the points difference (same expected difference, so the variance ratio).
+    edge = [2 * statistics.mean(ahead[d]) - 1 for d in (True, False)]
+    out["equal_evidence_match_ratio_ranks"] = round((edge[1] / edge[0]) ** 2, 2) if edge[0] > 0 else None
+    out["equal_evidence_match_ratio_points"] = round(
+        (statistics.stdev(diffs[True]) / statistics.stdev(diffs[False])) ** 2, 2)
+    return out
+
+
+# -- the ladder, over gRPC ------------------------------------------------------------
+
+
+def _conservative_key(item: tuple[str, object]) -> tuple[float, str]:
+    name, rating = item
+    return (-(rating.mu - 3 * rating.sigma), name)  # type: ignore[attr-defined]
+
+
+async def run_ladder(duplicate: bool, matches: int, seed: int, progress: str) -> dict[str, object]:
     configure("console", "error")
+    names = [bot_name(i) for i in range(len(LEVELS))]
+    start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings.load(env={}, flags=dict(port=0, db_path=str(Path(tmp) / "l.db"), log_level="error",
-                                                    admin_token="bench-admin-token", decision_ms=2000))
+                                                    admin_token="bench-admin-token", decision_ms=5000))
         store = Store(settings.db_path)
         arena = Arena(settings, store)
         server, port, _ = await build_server(settings, arena)
         await server.start()
         clients = []
-        for i, noise in enumerate(NOISE):
-            token = store.ladder.add_bot(bot_name(i), owner=f"owner{i}")
-            strategy = Noisy(seed * 100 + i)
-            strategy.noise = noise
-            clients.append(BotClient(f"127.0.0.1:{port}", token, strategy, bot_name(i), max_matches=1))
+        for i, name in enumerate(names):
+            token = store.ladder.add_bot(name, owner=f"owner{i}")
+            clients.append(BotClient(f"127.0.0.1:{port}", token, make_bot(i), name, max_matches=1))
         tasks = [asyncio.get_running_loop().create_task(c.run()) for c in clients]
         await asyncio.gather(*(c.connected.wait() for c in clients))
-        maker = Matchmaker(arena, LadderSettings(blocks=1, interval_s=0.02, duplicate=duplicate), seed=seed)
-        maker_task = asyncio.get_running_loop().create_task(maker.run())
-        truth = [bot_name(i) for i in range(len(NOISE))]
-        orders: list[list[str]] = []
-        seen = 0
-        while seen < matches:
-            await asyncio.sleep(0.05)
-            rows = store.db.query("SELECT COUNT(DISTINCT match_id) FROM results")
-            rated = int(rows[0][0])
-            while seen < min(rated, matches):
-                seen += 1
-                orders.append([s.bot for s in store.ladder.standings("standard")])
-        maker_task.cancel()
+        maker = Matchmaker(arena, LadderSettings(blocks=DEALS // RULES.players, duplicate=duplicate), seed=seed)
+        created, shown = 0, 0
+        while True:
+            if not arena.runners:  # every bot is free: the previous round is stored and rated
+                if created >= matches:
+                    break
+                await asyncio.to_thread(maker._refresh)
+                created += len(maker.tick())
+                rated = int(store.db.query("SELECT COUNT(DISTINCT match_id) FROM results")[0][0])
+                if rated >= shown + 100:
+                    shown = rated - rated % 100
+                    print(f"  {progress}: {rated}/{matches} matches, {time.perf_counter() - start:.0f} s",
+                          file=sys.stderr, flush=True)
+            await asyncio.sleep(0.005)
+        rows = store.db.query("SELECT seq, match_id, bot, rank, points FROM results WHERE ruleset = 'standard' "
+                              "ORDER BY seq, match_id, seat")
+        standings = [s.bot for s in store.ladder.standings("standard")]
+        stored = store.ladder.stored_ratings("standard")
+        reliability = store.ladder.reliability("standard")
+        rotated = checked = 0
+        replays = []
+        for match_id in sorted({r[1] for r in rows}):
+            record = store.get(match_id).record  # type: ignore[union-attr]
+            hands = [[frozenset((c.suit, c.rank) for c in h.cards) for h in d.hands] for d in record.deals]
+            checked += 1
+            rotated += all(hands[r][s] == hands[0][(s - r) % 4] for r in range(len(hands)) for s in range(4))
+            if len(replays) < REPLAYS:
+                seats = [names.index(s.name) for s in record.seats]
+                replays.append((record.seed, seats, tuple(sum(d.points[s] for d in record.deal_scores) for s in range(4))))
         for c in clients:
             c.stop()
-        await asyncio.gather(*tasks, maker_task, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         await arena.shutdown(2)
         await server.stop(0.5)
         store.close()
-    settled = None
+    # The same matches played again by the engine alone, with the calibrated bots: the
+    # bots on the ladder are exactly the bots whose strength was measured.
+    same = sum(play([make_bot(i) for i in seats], seed, duplicate)[0] == totals for seed, seats, totals in replays)
+    fallbacks = sum(c.stats.fallbacks for c in clients)
+    defaults = sum(t + i + d for _, t, i, d in reliability.values())
+    # The leaderboard after every rated match: the ratings are a pure function of the
+    # results in rated order (what `heartsd ladder recompute` relies on), replayed here.
+    tables: dict[int, list[tuple[str, int, int]]] = {}
+    for seq, _, bot, rank, points in rows:
+        tables.setdefault(seq, []).append((bot, rank, points))
+    ratings = {n: MODEL.rating(name=n) for n in names}
+    by_conservative: list[list[str]] = []
+    by_mu: list[list[str]] = []
+    ahead: list[float] = []
+    for seq in sorted(tables)[:matches]:
+        table = tables[seq]
+        for bot, rating in zip([b for b, _, _ in table], _rate([ratings[b] for b, _, _ in table],
+                                                               [r for _, r, _ in table])):
+            ratings[bot] = rating  # type: ignore[assignment]
+        by_conservative.append([n for n, _ in sorted(ratings.items(), key=_conservative_key)])
+        by_mu.append(sorted(names, key=lambda n: (-ratings[n].mu, n)))
+        place = {b: (r, p) for b, r, p in table}
+        for i in range(len(names) - 1):
+            if names[i] in place and names[i + 1] in place:
+                a, b = place[names[i]][0], place[names[i + 1]][0]
+                ahead.append(1.0 if a < b else 0.5 if a == b else 0.0)
+    if len(tables) == len(by_conservative) and standings != by_conservative[-1]:
+        raise RuntimeError(f"replayed leaderboard {by_conservative[-1]} differs from the stored one {standings}")
+    drift = max(abs(stored[n][0] - ratings[n].mu) for n in names) if len(tables) == len(by_conservative) else 0.0
+    second_half = by_conservative[len(by_conservative) // 2:]
+    return {
+        "settled": settled(by_conservative, names),
+        "settled_mu": settled(by_mu, names),
+        "matches": len(by_conservative),
+        "true_order_share_second_half": sum(o == names for o in second_half) / max(1, len(second_half)),
+        "adjacent_ahead": statistics.mean(ahead) if ahead else float("nan"),
+        "final_order": by_conservative[-1] if by_conservative else [],
+        "rotated": (rotated, checked),
+        "replayed": (same, len(replays)),
+        "fallbacks": fallbacks + defaults,
+        "rating_drift": drift,
+        "seconds": time.perf_counter() - start,
+    }
+
+
+def settled(orders: list[list[str]], truth: list[str]) -> int | None:
+    """The number of matches after which every later leaderboard is the true order."""
+    out = None
     for k in range(len(orders) - 1, -1, -1):
         if orders[k] != truth:
             break
-        settled = k + 1
-    return settled, orders
+        out = k + 1
+    return out
+
+
+def median_of(values: list[int | None], never: int) -> float:
+    return statistics.median(v if v is not None else never for v in values)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--matches", type=int, default=300, help="rated matches per run")
+    parser.add_argument("--matches", type=int, default=600, help="rated matches per run")
+    parser.add_argument("--repeats", type=int, default=5, help="runs per mode")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--calibration", type=int, default=2000,
+                        help="engine-only random tables to measure the bots' strengths (0: skip)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    out: dict[str, object] = {"matches_per_run": args.matches, "bots": len(NOISE)}
-    print(f"ladder convergence: {len(NOISE)} bots of known order, {args.matches} rated 4-deal matches per run")
-    for duplicate in (True, False):
-        start = time.perf_counter()
-        settled, _ = asyncio.run(run_ladder(duplicate, args.matches, args.seed))
-        label = "duplicate" if duplicate else "plain"
-        shown = settled if settled is not None else f"not within {args.matches}"
-        print(f"  {label:<9}: true order reached and kept after {shown} matches ({time.perf_counter() - start:.0f} s)")
-        out[f"matches_to_true_order_{label}"] = settled
+    start = time.perf_counter()
+    names = [bot_name(i) for i in range(len(LEVELS))]
+    out: dict[str, object] = {"matches_per_run": args.matches, "repeats": args.repeats, "bots": len(LEVELS),
+                              "deals_per_match": DEALS, "true_order": names}
+    print(f"ladder convergence: {len(LEVELS)} bots of known order, {args.matches} rated {DEALS}-deal matches "
+          f"per run, {args.repeats} run(s) per mode")
+    if args.calibration:
+        print(f"  calibrating with the engine ({args.calibration} random tables, each duplicate and plain)...",
+              file=sys.stderr, flush=True)
+        cal = calibrate(args.calibration, args.seed)
+        out["calibration"] = cal
+        pts, ci = cal["points_per_deal"], cal["points_per_deal_ci"]
+        print("  true strength, points per deal (engine, duplicate):")
+        for i, name in enumerate(names):
+            print(f"    {name:<22} {pts[i]:6.2f} ± {ci[i]:.2f}")  # type: ignore[index]
+        print(f"  true order confirmed (95% CIs apart): {cal['true_order_confirmed']}")
+        print(f"  adjacent bots, per match: SD of the points difference {cal['adjacent_points_sd_duplicate']} "
+              f"duplicate vs {cal['adjacent_points_sd_plain']} plain; stronger ahead "
+              f"{cal['adjacent_ahead_duplicate']:.1%} vs {cal['adjacent_ahead_plain']:.1%}; for the same "
+              f"evidence duplicate needs {cal['equal_evidence_match_ratio_ranks']} of the plain matches by ranks, "
+              f"{cal['equal_evidence_match_ratio_points']} by points")
+    results: dict[str, list[dict[str, object]]] = {"duplicate": [], "plain": []}
+    for r in range(args.repeats):
+        for duplicate in (True, False):
+            label = "duplicate" if duplicate else "plain"
+            progress = f"{label} run {r + 1}/{args.repeats}"
+            res = asyncio.run(run_ladder(duplicate, args.matches, args.seed + r, progress))
+            results[label].append(res)
+            shown = res["settled"] if res["settled"] is not None else "never"
+            print(f"  {progress}: true order reached and kept after {shown} matches "
+                  f"(by mu: {res['settled_mu'] if res['settled_mu'] is not None else 'never'}); "
+                  f"true order in {res['true_order_share_second_half']:.0%} of the second half; "
+                  f"{res['seconds']:.0f} s", flush=True)
+    never = args.matches + 1
+    for label, runs in results.items():
+        values = [r["settled"] for r in runs]
+        mu_values = [r["settled_mu"] for r in runs]
+        out[f"matches_to_true_order_{label}"] = median_of(values, never)  # type: ignore[arg-type]
+        out[f"matches_to_true_order_{label}_runs"] = values
+        out[f"matches_to_true_order_by_mu_{label}"] = median_of(mu_values, never)  # type: ignore[arg-type]
+        out[f"matches_to_true_order_by_mu_{label}_runs"] = mu_values
+        out[f"true_order_share_second_half_{label}"] = round(
+            statistics.mean(r["true_order_share_second_half"] for r in runs), 3)  # type: ignore[misc]
+        out[f"adjacent_ahead_{label}"] = round(statistics.mean(r["adjacent_ahead"] for r in runs), 3)  # type: ignore[misc]
+        out[f"non_bot_decisions_{label}"] = sum(r["fallbacks"] for r in runs)  # type: ignore[misc]
+        print(f"  {label:<9}: median {out[f'matches_to_true_order_{label}']} matches to the true order "
+              f"(runs: {', '.join(str(v) if v is not None else 'never' for v in values)}; never counts as {never}); "
+              f"true order in {out[f'true_order_share_second_half_{label}']:.0%} of second halves; "
+              f"stronger adjacent bot ahead in {out[f'adjacent_ahead_{label}']:.1%} of their meetings")
+    rotated = sum(r["rotated"][0] for r in results["duplicate"])  # type: ignore[index]
+    checked = sum(r["rotated"][1] for r in results["duplicate"])  # type: ignore[index]
+    plain_rotated = sum(r["rotated"][0] for r in results["plain"])  # type: ignore[index]
+    same = sum(r["replayed"][0] for runs in results.values() for r in runs)  # type: ignore[index]
+    replayed = sum(r["replayed"][1] for runs in results.values() for r in runs)  # type: ignore[index]
+    out["matches_replayed_identically_by_engine"] = f"{same}/{replayed}"
+    out["duplicate_matches_with_rotated_hands"] = f"{rotated}/{checked}"
+    out["plain_matches_with_rotated_hands"] = plain_rotated
+    out["seconds"] = round(time.perf_counter() - start)
+    print(f"  duplicate matches whose 4 deals hold the same hands rotated: {rotated}/{checked} "
+          f"(plain: {plain_rotated}); defaults not played by the bots: "
+          f"{out['non_bot_decisions_duplicate']} + {out['non_bot_decisions_plain']}; ladder matches the engine "
+          f"replays with the same scores: {same}/{replayed}; {out['seconds']} s in all")
     if args.json:
         print(json.dumps(out))
     return 0
