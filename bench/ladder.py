@@ -31,9 +31,10 @@ decisions not made by the bots (defaults; must be 0).
 
 What duplicate deals buy (same engine measurement, each table played both ways on the
 same shuffle): over one match, the points difference of adjacent bots has an SD of 17.1
-instead of 21.5, and the stronger finishes ahead 62.1% instead of 58.5% of the time; by
-ranks, which is all the ratings see, one duplicate match tells as much about the order of
-two adjacent bots as two plain matches ((0.170 / 0.242)^2 = 0.49). Why not more: duplicate
+instead of 21.5, and the stronger finishes ahead ~62% instead of ~59% of the time: for
+the same evidence on the order of two adjacent bots duplicate needs ~0.63 of the plain
+matches (variance ratio, steady across calibrations; by ranks, which is all the ratings
+see, 0.5 to 0.6, noisier). Why not more: duplicate
 deals cancel who holds which hand, but once one card differs the rest of the deal plays
 differently, and between bots this unlike that luck of the play dominates: replaying one
 shuffle, duplicate, with the same four bots in each of the six seatings leaves 80% of the
@@ -48,7 +49,11 @@ simulations of this ladder: medians 555 duplicate / 601 plain of 600 matches, 86
 of 1,000) and mostly measures that floor; the share of the second half of each run spent
 in the true order is reported as the steadier measure.
 
-    python bench/ladder.py --json                      # 600 matches x 5 runs per mode, ~22 min
+Measured on this 2-core machine (shared): medians 520 duplicate / 600 plain of 600
+matches (runs: never, 520, 543, 489, 458 / 557, 600, never, 509, never), the true order
+held in 81% / 65% of the second halves, 20 minutes in all.
+
+    python bench/ladder.py --json                      # 600 matches x 5 runs per mode, ~20 min
     python bench/ladder.py --matches 200 --repeats 1   # a quick look
 """
 
@@ -347,8 +352,8 @@ def main() -> int:
             progress = f"{label} run {r + 1}/{args.repeats}"
             res = asyncio.run(run_ladder(duplicate, args.matches, args.seed + r, progress))
             results[label].append(res)
-            shown = res["settled"] if res["settled"] is not None else "never"
-            print(f"  {progress}: true order reached and kept after {shown} matches "
+            shown = f"after {res['settled']} matches" if res["settled"] is not None else "never"
+            print(f"  {progress}: true order reached and kept {shown} "
                   f"(by mu: {res['settled_mu'] if res['settled_mu'] is not None else 'never'}); "
                   f"true order in {res['true_order_share_second_half']:.0%} of the second half; "
                   f"{res['seconds']:.0f} s", flush=True)
