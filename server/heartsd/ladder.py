@@ -28,7 +28,16 @@ from openskill.models import PlackettLuce
 
 from .db import Database, Transaction
 
-MODEL = PlackettLuce()
+# tau is the drift added to every sigma before each update. openskill's default (25/300)
+# suits people, whose skill wanders; it keeps sigma above ~1.6, so ratings stay a moving
+# average and two close bots trade places forever (bench/ladder.py measured it). A bot is
+# a program: its strength changes only when its author ships a new version. A tenth of
+# the default lets fixed bots' ratings settle, and still moves a changed bot's rating
+# within a few dozen matches.
+TAU = 25 / 3000
+MODEL = PlackettLuce(tau=TAU)
+# Stored with the ratings: when the model changes, they are rebuilt from the results once.
+MODEL_ID = f"openskill-plackett-luce tau={TAU!r}"
 
 
 class LadderError(ValueError):
@@ -117,17 +126,27 @@ class Ladder:
         return {r[0] for r in self.db.query("SELECT token_hash FROM bots WHERE revoked_ms IS NULL")}
 
     def ensure_ratings(self) -> None:
-        """Upgrade path: results stored before ratings were kept get their rated order
-        (by finish time, then match id) and ratings, once."""
-        if self.db.query("SELECT 1 FROM ratings LIMIT 1") or not self.db.query("SELECT 1 FROM results LIMIT 1"):
+        """Upgrade paths, run at start: results stored before ratings were kept get their
+        rated order (by finish time, then match id); ratings made by another rating model
+        than ``MODEL_ID`` (or lost) are rebuilt from the results, once."""
+        rows = self.db.query("SELECT value FROM ladder_meta WHERE name = 'rating_model'")
+        stale = not rows or rows[0][0] != MODEL_ID
+        if stale:
+            with self.db.transaction() as tx:
+                tx.execute("DELETE FROM ladder_meta WHERE name = 'rating_model'")
+                tx.execute("INSERT INTO ladder_meta (name, value) VALUES ('rating_model', ?)", (MODEL_ID,))
+        if not self.db.query("SELECT 1 FROM results LIMIT 1"):
             return
-        with self.db.transaction() as tx:
-            tx.lock()
-            order = tx.query("SELECT match_id, MIN(finished_ms) FROM results GROUP BY match_id ORDER BY 2, 1")
-            for seq, (match_id, _) in enumerate(order, 1):
-                tx.execute("UPDATE results SET seq = ? WHERE match_id = ?", (seq, match_id))
-        for (ruleset,) in self.db.query("SELECT DISTINCT ruleset FROM results"):
-            self.recompute(ruleset)
+        unordered = bool(self.db.query("SELECT 1 FROM results WHERE seq = 0 LIMIT 1"))
+        if unordered:
+            with self.db.transaction() as tx:
+                tx.lock()
+                order = tx.query("SELECT match_id, MIN(finished_ms) FROM results GROUP BY match_id ORDER BY 2, 1")
+                for seq, (match_id, _) in enumerate(order, 1):
+                    tx.execute("UPDATE results SET seq = ? WHERE match_id = ?", (seq, match_id))
+        if unordered or stale or not self.db.query("SELECT 1 FROM ratings LIMIT 1"):
+            for (ruleset,) in self.db.query("SELECT DISTINCT ruleset FROM results"):
+                self.recompute(ruleset)
 
     # -- results and ratings --------------------------------------------------------
 

@@ -73,4 +73,11 @@ MIGRATIONS: list[Migration] = [
         "ALTER TABLE matches ADD COLUMN instance {text} NOT NULL DEFAULT 'heartsd'",
         "CREATE INDEX IF NOT EXISTS matches_running ON matches (status, instance)",
     ]),
+    (7, [
+        # Facts about the stored ladder data, e.g. which rating model made the ratings.
+        """CREATE TABLE IF NOT EXISTS ladder_meta (
+            name {text} PRIMARY KEY,
+            value {text} NOT NULL
+        )""",
+    ]),
 ]

@@ -193,6 +193,32 @@ def test_recompute_rebuilds_identical_ratings_and_repairs_tampering(tmp_path, st
     store.close()
 
 
+def test_ratings_made_by_another_rating_model_are_rebuilt_once_at_start(tmp_path, store_url):
+    from heartsd.ladder import MODEL_ID
+
+    store = Store(store_url)
+    with store.db.transaction() as tx:
+        for m in range(12):
+            bots = [f"d{(m + k) % 5}" for k in range(4)]
+            store.ladder.record_result(tx, f"p{m:03d}", "standard", bots, [1, 2, 3, 4], [0, 5, 9, 12], 4)
+    good = store.ladder.stored_ratings("standard")
+    seqs = store.db.query("SELECT match_id, seq FROM results ORDER BY seq, match_id")
+    with store.db.transaction() as tx:  # as if an older heartsd with another model had rated them
+        tx.execute("UPDATE ratings SET mu = mu - 3, sigma = sigma + 1")
+        tx.execute("UPDATE ladder_meta SET value = 'openskill-plackett-luce tau=0.0833'")
+    store.close()
+    store = Store(store_url)
+    assert store.ladder.stored_ratings("standard") == good
+    assert store.db.query("SELECT match_id, seq FROM results ORDER BY seq, match_id") == seqs  # rated order kept
+    assert store.db.query("SELECT value FROM ladder_meta WHERE name = 'rating_model'") == [(MODEL_ID,)]
+    with store.db.transaction() as tx:  # the marker is current: nothing is rebuilt at the next start
+        tx.execute("UPDATE ratings SET mu = mu + 1")
+    store.close()
+    store = Store(store_url)
+    assert store.ladder.stored_ratings("standard") != good
+    store.close()
+
+
 def test_a_revoked_bot_still_connected_is_dropped_and_never_rated_again(tmp_path):
     import asyncio
 
