@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -39,6 +40,9 @@ class LadderSettings:
     # complete a table that the other connected bots cannot fill by themselves.
     house: frozenset[str] = frozenset()
     fill_only: bool = False
+    # Four bots that just played together wait up to this long for others to come free
+    # before being seated together again, so small ladders keep mixing their tables.
+    repeat_wait_s: float = 30.0
 
 
 class Matchmaker:
@@ -48,6 +52,8 @@ class Matchmaker:
         self.rules = preset(settings.ruleset)
         self.rng = random.Random(seed)
         self.created = 0
+        self._last_table: dict[str, frozenset[str]] = {}
+        self._waiting_since: dict[frozenset[str], float] = {}
 
     async def run(self) -> None:
         while self.arena.accepting:
@@ -97,6 +103,18 @@ class Matchmaker:
             created += self._seat(guests + fillers, guests)  # house bots complete their tables
         return created
 
+    def _hold_repeat(self, table: frozenset[str]) -> bool:
+        """True while ``table`` is the table its bots just played at, other ladder bots are
+        busy in matches (they may come free to mix with), and the wait is still short."""
+        if any(self._last_table.get(b) != table for b in table):
+            return False
+        busy_others = [s.bot for s in self.arena.sessions.all()
+                       if s.bot in self._owners and s.bot not in table and self.arena.active_matches(s.bot)]
+        if not busy_others:
+            return False
+        since = self._waiting_since.setdefault(table, time.monotonic())
+        return time.monotonic() - since < self.settings.repeat_wait_s
+
     def _played(self, bot: str) -> int:
         return self._ratings[bot][2] if bot in self._ratings else 0
 
@@ -128,8 +146,8 @@ class Matchmaker:
                     continue
                 table.append(bot)
                 owners.add(self._owners[bot])
-            if len(table) < n:
-                free.append(anchor)  # the anchor waits for more owners to connect
+            if len(table) < n or self._hold_repeat(frozenset(table)):
+                free.append(anchor)  # the anchor waits for more owners, or for other tablemates
                 continue
             for bot in table[1:]:
                 free.remove(bot)
@@ -145,5 +163,8 @@ class Matchmaker:
                 continue
             self.created += 1
             created.append(runner.id)
+            self._waiting_since.pop(frozenset(table), None)
+            for bot in table:
+                self._last_table[bot] = frozenset(table)
             log.info("ladder match", match_id=runner.id, seats=table)
         return created

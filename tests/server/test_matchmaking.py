@@ -102,3 +102,48 @@ def test_without_fill_only_house_bots_play_like_everyone(tmp_path):
             return created
 
     assert len(run(scenario())) == 1
+
+
+def test_a_table_that_just_played_waits_for_other_bots_before_meeting_again(tmp_path):
+    """Eight bots, two tables. When one table ends while the other still plays, its four
+    bots are not seated together again at once; once everyone is free they are, and a
+    held table is seated anyway after repeat_wait_s."""
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            ladder = daemon.arena.store.ladder
+            names = [f"t{i}" for i in range(8)]
+            tokens = {b: ladder.add_bot(b, b) for b in names}
+            # Bots that think a while (they never answer): matches end only when the test says.
+            bots = [await Bot(daemon, b, lambda request, bot: None, token=tokens[b], max_matches=1).start()
+                    for b in names]
+            maker = Matchmaker(daemon.arena, LadderSettings(blocks=1, repeat_wait_s=0.3), seed=5)
+
+            def tick():
+                maker._refresh()
+                return [frozenset(s.name for s in daemon.arena.runners[m].seats) for m in maker.tick()]
+
+            async def end(table):
+                runner = next(r for r in daemon.arena.runners.values() if {s.name for s in r.seats} == table)
+                runner.stop(2, "test: this table is over")
+                await daemon.wait_finished(runner.id)
+
+            first = tick()
+            await end(first[0])
+            held = tick()  # the other table still plays: first[0] waits
+            await asyncio.sleep(0.35)
+            after_wait = tick()  # waited long enough: seated again
+            await end(after_wait[0])
+            await end(first[1])
+            everyone_free = tick()
+            for runner in list(daemon.arena.runners.values()):
+                runner.stop(2, "test over")
+                await daemon.wait_finished(runner.id)
+            for b in bots:
+                await b.close()
+            return first, held, after_wait, everyone_free
+
+    first, held, after_wait, everyone_free = run(scenario())
+    assert len(first) == 2 and held == []
+    assert after_wait == [first[0]]
+    assert len(everyone_free) == 2
