@@ -258,12 +258,14 @@ async def heartsd_throughput(port: int, seconds: float) -> float:
     for b in bots:
         await b.welcomed.wait()
     running = True
+    live: dict[int, str] = {}
 
     async def keep_one(m: int) -> None:
         seats = [f"b{(m + k * 16) % 64}" for k in range(4)]
         watcher = bots[(m + 0 * 16) % 64]
         while running:
             match_id = await create_match(channels[0], seats, deals=MATCH_DEALS)
+            live[m] = match_id
             done = watcher.waiters.setdefault(match_id, asyncio.Event())
             await done.wait()
 
@@ -277,6 +279,12 @@ async def heartsd_throughput(port: int, seconds: float) -> float:
     for k in keepers:
         k.cancel()
     await asyncio.gather(*keepers, return_exceptions=True)
+    # End this round's matches, so the next window (ping-pong, or ours with fresh bot
+    # streams under the same names) starts on an idle server.
+    admin = admin_pb2_grpc.AdminServiceStub(channels[0])
+    auth = (("authorization", f"Bearer {ADMIN}"),)
+    await asyncio.gather(*(admin.CancelMatch(admin_pb2.CancelMatchRequest(match_id=m, reason="round over"),
+                                             metadata=auth) for m in live.values()), return_exceptions=True)
     for b in bots:
         await b.close()
     for c in channels:
@@ -341,6 +349,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         "floor_per_s": statistics.median(floor_rates),
         "throughput_ratio": statistics.median(o / f for o, f in zip(ours_rates, floor_rates)),
         "throughput_ratios": [round(o / f, 3) for o, f in zip(ours_rates, floor_rates)],
+        "decisions_per_s_rounds": [round(o) for o in ours_rates],
+        "floor_per_s_rounds": [round(f) for f in floor_rates],
         "rss_per_idle_bot_kib": per_bot,
         "rss_per_match_kib": per_match,
         "samples": len(ours),
