@@ -60,7 +60,7 @@ class Settings:
     house_delay_ms: int = 0
     ladder: bool = False
     ladder_ruleset: str = "standard"
-    ladder_blocks: int = 2
+    ladder_blocks: int = 0  # 0: one duplicate block per pass direction of the ladder's ruleset
     ladder_interval_s: float = 1.0
     ladder_same_owner: bool = False
     ladder_house: tuple[str, ...] = ()
@@ -128,8 +128,8 @@ class Settings:
             raise ConfigError(f"log_level: debug, info, warning or error, got {self.log_level!r}")
         if self.house_matches < 0:
             raise ConfigError("house_matches: must not be negative")
-        if self.ladder_blocks < 1:
-            raise ConfigError("ladder_blocks: at least 1")
+        if self.ladder_blocks < 0:
+            raise ConfigError("ladder_blocks: 0 (one block per pass direction) or more")
         from hearts_engine.presets import PRESETS
         from heartsbot.strategies import STRATEGIES
 

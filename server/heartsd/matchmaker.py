@@ -32,7 +32,10 @@ log = structlog.get_logger("heartsd.ladder")
 @dataclass(frozen=True)
 class LadderSettings:
     ruleset: str = "standard"
-    blocks: int = 2  # duplicate blocks per match: deals = blocks x players
+    # Duplicate blocks per match (deals = blocks x players). Each block passes one way, so
+    # 0, the default, means one block per entry of the ruleset's pass schedule: every
+    # match rates the bots on every pass direction (standard: 4 blocks, 16 deals).
+    blocks: int = 0
     interval_s: float = 1.0
     same_owner: bool = False
     duplicate: bool = True  # False only to measure what duplicate deals buy (bench/ladder.py)
@@ -50,6 +53,7 @@ class Matchmaker:
         self.arena = arena
         self.settings = settings
         self.rules = preset(settings.ruleset)
+        self.blocks = settings.blocks or len(self.rules.pass_schedule)
         self.rng = random.Random(seed)
         self.created = 0
         self._last_table: dict[str, frozenset[str]] = {}
@@ -155,7 +159,7 @@ class Matchmaker:
             try:
                 runner = self.arena.create_match(
                     self.settings.ruleset, n, admin_pb2.RulesetOptions(),
-                    game_pb2.MatchFormat(fixed_deals=self.settings.blocks * n, duplicate=self.settings.duplicate),
+                    game_pb2.MatchFormat(fixed_deals=self.blocks * n, duplicate=self.settings.duplicate),
                     None, [SeatRequest(bot=b) for b in table], game_pb2.ClockSettings(), rated=True,
                     plain_ok=not self.settings.duplicate)
             except ArenaError as exc:

@@ -147,3 +147,17 @@ def test_a_table_that_just_played_waits_for_other_bots_before_meeting_again(tmp_
     assert len(first) == 2 and held == []
     assert after_wait == [first[0]]
     assert len(everyone_free) == 2
+
+
+def test_rated_matches_default_to_one_duplicate_block_per_pass_direction():
+    """Each block passes one way, so every rated match covers the whole pass schedule."""
+    from hearts_engine import Match, MatchFormat, preset
+
+    for ruleset in ("standard", "classic", "hartenjagen"):
+        rules = preset(ruleset)
+        maker = Matchmaker(None, LadderSettings(ruleset=ruleset))  # type: ignore[arg-type]
+        assert maker.blocks == len(rules.pass_schedule)
+        match = Match(rules, MatchFormat.fixed(maker.blocks * rules.players, duplicate=True), seed=1)
+        directions = {rules.pass_direction(match.deal_setup(d)[2]) for d in range(maker.blocks * rules.players)}
+        assert directions == set(rules.pass_schedule)
+    assert Matchmaker(None, LadderSettings(blocks=1)).blocks == 1  # type: ignore[arg-type]
