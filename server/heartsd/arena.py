@@ -7,6 +7,7 @@ and the store, and it is where match creation is validated.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import secrets
 from dataclasses import dataclass
@@ -256,20 +257,19 @@ class Arena:
                            deals: int, totals: list[int], rated: bool = False) -> None:
         """Store the finished match; retried after a failure (e.g. a database reconnect),
         unless the failed attempt did commit (then the row is no longer running)."""
-        for delay in STORE_RETRY_DELAYS_S:
+        for delay in (*STORE_RETRY_DELAYS_S, None):
             try:
                 await asyncio.to_thread(self.store.finish, match_id, status, reason, record, deals, totals, rated)
                 return
             except Exception:
+                if delay is None:
+                    raise
                 log.warning("storing a result failed; retrying", match_id=match_id, retry_in=delay, exc_info=True)
             await asyncio.sleep(delay)
-            try:
+            with contextlib.suppress(Exception):
                 stored = await asyncio.to_thread(self.store.get, match_id)
-            except Exception:
-                continue
-            if stored is not None and stored.status != "running":
-                return
-        await asyncio.to_thread(self.store.finish, match_id, status, reason, record, deals, totals, rated)
+                if stored is not None and stored.status != "running":
+                    return  # the failed attempt did commit
 
     async def checkpoint(self, match_id: str, record: spectator_pb2.MatchRecord, deals: int, totals: list[int]) -> None:
         try:

@@ -50,7 +50,6 @@ from heartsbot.strategies import Strategy
 from .arena import Arena, SeatRequest
 from .config import Settings
 from .runner import P, Decision, MatchRunner, SeatSlot
-from .store import Store
 
 BEHAVIOURS = ("hello", "pass", "play", "moon", "rejection", "late", "resume")
 DEFAULT_NAME = "conformance-bot"
@@ -420,22 +419,15 @@ def report(results: Sequence[Result]) -> list[str]:
 @contextlib.asynccontextmanager
 async def kit_server(host: str, port: int, name: str, token: str) -> AsyncIterator[tuple[ConformanceArena, str]]:
     """A daemon with one bot account ``name``/``token`` and a throwaway store; (arena, target)."""
-    from .server import build_server  # the gRPC layer only when actually serving
+    from .server import embedded  # the gRPC layer only when actually serving
 
     with tempfile.TemporaryDirectory(prefix="heartsd-conformance-") as tmp:
         settings = Settings.load(env={}, flags=dict(
             host=host, port=port, db_path=str(Path(tmp) / "conformance.db"), admin_token=secrets.token_urlsafe(16),
             bot_tokens=f"{name}:{token}", log_level="error", shutdown_grace_s=1))
-        store = Store(settings.db_path)
-        arena = ConformanceArena(settings, store)
-        server, bound, _ = await build_server(settings, arena)
-        await server.start()
-        try:
+        async with embedded(settings, ConformanceArena) as (arena, bound):
+            assert isinstance(arena, ConformanceArena)
             yield arena, f"{host}:{bound}"
-        finally:
-            await arena.shutdown(1)
-            await server.stop(0.5)
-            store.close()
 
 
 async def run_kit(host: str, port: int, name: str, token: str, timeout_s: float, command: Sequence[str],

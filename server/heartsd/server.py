@@ -9,8 +9,10 @@ record running ones, then stop the server.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import signal
+from collections.abc import AsyncIterator
 
 import grpc
 import structlog
@@ -120,6 +122,27 @@ async def start_ladder(settings: Settings, arena: Arena, port: int) -> list[asyn
     tasks.append(loop.create_task(matchmaker.run()))
     log.info("ladder on", ruleset=settings.ladder_ruleset, house_bots=list(settings.ladder_house))
     return tasks
+
+
+@contextlib.asynccontextmanager
+async def embedded(settings: Settings, arena_class: type[Arena] = Arena,
+                   grace_s: float = 1.0) -> AsyncIterator[tuple[Arena, int]]:
+    """A daemon inside this process (its store, arena and gRPC server on ``settings``),
+    serving until the block ends: for tests, ``heartsbot local``, the conformance kit and
+    benchmarks. Yields (arena, bound port)."""
+    store = Store(settings.db_path, settings.instance)
+    arena = arena_class(settings, store)
+    try:
+        server, port, health_servicer = await build_server(settings, arena)
+        await server.start()
+        await set_serving(health_servicer, True)
+        try:
+            yield arena, port
+        finally:
+            await arena.shutdown(grace_s)
+            await server.stop(0.5)
+    finally:
+        store.close()
 
 
 async def set_serving(health_servicer: health.aio.HealthServicer, serving: bool) -> None:

@@ -21,8 +21,7 @@ from heartsbot.client import first_legal_answer
 from heartsd.arena import Arena
 from heartsd.config import Settings
 from heartsd.logs import configure
-from heartsd.server import build_server, set_serving
-from heartsd.store import Store
+from heartsd.server import embedded
 
 ADMIN = "admin-token-for-tests"
 BOTS = {name: f"token-{name}-0123456789" for name in ("alice", "bob", "carol", "dave", "erin", "frank", "gina")}
@@ -32,7 +31,6 @@ BOTS = {name: f"token-{name}-0123456789" for name in ("alice", "bob", "carol", "
 class Daemon:
     arena: Arena
     port: int
-    server: grpc.aio.Server
     settings: Settings
 
     @property
@@ -89,17 +87,8 @@ async def running_daemon(tmp_path: Any, **overrides: Any) -> AsyncIterator[Daemo
         env={},
         flags=dict(port=0, db_path=db, admin_token=ADMIN, bot_tokens=BOTS, log_level=log_level, **clock, **overrides),
     )
-    store = Store(settings.db_path)
-    arena = Arena(settings, store)
-    server, port, health = await build_server(settings, arena)
-    await server.start()
-    await set_serving(health, True)
-    try:
-        yield Daemon(arena, port, server, settings)
-    finally:
-        await arena.shutdown(1)
-        await server.stop(0.5)
-        store.close()
+    async with embedded(settings) as (arena, port):
+        yield Daemon(arena, port, settings)
 
 
 Policy = Callable[[bot_pb2.DecisionRequest, "Bot"], Any]

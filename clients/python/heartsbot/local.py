@@ -13,11 +13,9 @@ import grpc
 from hearts.v1 import admin_pb2, admin_pb2_grpc, game_pb2, spectator_pb2, spectator_pb2_grpc
 
 from hearts_engine import MatchRecord, preset, replay
-from heartsd.arena import Arena
 from heartsd.config import Settings
 from heartsd.logs import configure
-from heartsd.server import build_server, set_serving
-from heartsd.store import Store
+from heartsd.server import embedded
 
 from .client import BotClient
 from .loading import load_strategy
@@ -40,34 +38,27 @@ async def run_local(args: argparse.Namespace) -> int:
         settings = Settings.load(env={}, flags=dict(
             port=0, db_path=db, admin_token=admin, bot_tokens=tokens, log_level="error",
             decision_ms=args.decision_ms, bank_ms=max(2000, args.decision_ms * 10)))
-        store = Store(settings.db_path)
-        arena = Arena(settings, store)
-        server, port, health = await build_server(settings, arena)
-        await server.start()
-        await set_serving(health, True)
-        target = f"127.0.0.1:{port}"
-        clients = [BotClient(target, tokens[n], s, n, max_matches=1) for n, s in zip(names, strategies)]
-        tasks = [asyncio.get_running_loop().create_task(c.run()) for c in clients]
-        try:
-            await asyncio.gather(*(asyncio.wait_for(c.connected.wait(), 10) for c in clients))
-            async with grpc.aio.insecure_channel(target) as channel:
-                records = []
-                for i in range(args.matches):
-                    record = await _one_match(channel, admin, args, names, args.seed + i, clients)
-                    records.append(record)
-                    if args.matches > 1:
-                        _progress(i + 1, args.matches)
-            if args.matches == 1:
-                _print_sheet(records[0], names)
-            else:
-                _print_summary(records, names)
-        finally:
-            for c in clients:
-                c.stop()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            await arena.shutdown(1)
-            await server.stop(0.5)
-            store.close()
+        async with embedded(settings) as (_, port):
+            target = f"127.0.0.1:{port}"
+            clients = [BotClient(target, tokens[n], s, n, max_matches=1) for n, s in zip(names, strategies)]
+            tasks = [asyncio.get_running_loop().create_task(c.run()) for c in clients]
+            try:
+                await asyncio.gather(*(asyncio.wait_for(c.connected.wait(), 10) for c in clients))
+                async with grpc.aio.insecure_channel(target) as channel:
+                    records = []
+                    for i in range(args.matches):
+                        record = await _one_match(channel, admin, args, names, args.seed + i, clients)
+                        records.append(record)
+                        if args.matches > 1:
+                            _progress(i + 1, args.matches)
+                if args.matches == 1:
+                    _print_sheet(records[0], names)
+                else:
+                    _print_summary(records, names)
+            finally:
+                for c in clients:
+                    c.stop()
+                await asyncio.gather(*tasks, return_exceptions=True)
     return 0
 
 
