@@ -18,9 +18,10 @@ A bot author writes a :class:`~heartsbot.strategies.Strategy` (``choose_pass`` a
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import grpc
@@ -35,6 +36,21 @@ from .strategies import Strategy
 log = structlog.get_logger("heartsbot")
 P = game_pb2
 FATAL = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.INVALID_ARGUMENT)
+
+
+@dataclass(frozen=True)
+class DecisionContext:
+    """What the strategy is deciding right now: the match, the raw request, and the time
+    it may think. Read it with ``current_decision.get()`` inside ``choose_*`` (it is per
+    decision, unlike ``strategy.time_limit_s``, which concurrent matches share)."""
+
+    match_id: str
+    request: bot_pb2.DecisionRequest | None
+    time_limit_s: float
+
+
+current_decision: contextvars.ContextVar[DecisionContext] = contextvars.ContextVar(
+    "heartsbot_decision", default=DecisionContext("-", None, 1.0))
 
 
 class FatalError(Exception):
@@ -65,6 +81,7 @@ class BotClient:
         max_matches: int = 1,
         safety_ms: int = 60,
         backoff_s: tuple[float, float] = (0.2, 10.0),
+        on_match_end: Callable[[str, int, game_pb2.MatchResult], None] | None = None,
     ) -> None:
         self.target = target
         self.token = token
@@ -75,6 +92,7 @@ class BotClient:
         self.max_matches = max_matches
         self.safety_s = safety_ms / 1000
         self.backoff_s = backoff_s
+        self.on_match_end = on_match_end  # (match id, seat, result), on the event loop
         self.stats = ClientStats()
         self.connected = asyncio.Event()
         self._stop = asyncio.Event()
@@ -175,6 +193,8 @@ class BotClient:
                 waiter = self._ended.pop(update.match_id, None)
                 if waiter is not None:
                     waiter.set()
+                if self.on_match_end is not None:
+                    self.on_match_end(update.match_id, update.seat, event.match_ended.result)
         if update.HasField("request"):
             self._open[(update.match_id, update.seat)] = (update.request, [])
             task = asyncio.get_running_loop().create_task(self._decide(update.match_id, update.request, call, lock))
@@ -191,6 +211,7 @@ class BotClient:
         try:
             view = convert.view_from_request(request, self._rules.get(match_id))
             self.strategy.time_limit_s = think_s
+            current_decision.set(DecisionContext(match_id, request, think_s))  # to_thread copies the context
             decided = await asyncio.wait_for(asyncio.to_thread(self._choose, view, request.kind), hard_s)
             _fill(answer, request.kind, decided)
         except Exception as exc:  # includes the timeout: answer a safe default in time

@@ -26,7 +26,6 @@ heartsbot.stdio.AnswerError: not a card: '9Z'
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import os
 import queue
 import signal
@@ -44,7 +43,7 @@ from hearts_engine.cards import Card, card_name, parse_card
 from heartsd import convert
 
 from . import __version__
-from .client import BotClient
+from .client import BotClient, current_decision
 from .strategies import Strategy
 from .strategies.base import best_moon_option
 
@@ -59,10 +58,6 @@ MOON_CHOICES = tuple(MoonOption)
 
 Decision: TypeAlias = "list[Card] | Card | MoonOption"
 
-# The match and request the current worker thread decides for (asyncio.to_thread copies it).
-# (With several matches at once, the strategy's shared ``time_limit_s`` may be another request's.)
-_current: contextvars.ContextVar[tuple[str, bot_pb2.DecisionRequest | None, float | None]] = contextvars.ContextVar(
-    "stdio_request", default=("-", None, None))
 
 
 class AnswerError(ValueError):
@@ -332,8 +327,9 @@ class StdioStrategy(Strategy):
         return self._decide(view)  # type: ignore[return-value]
 
     def _decide(self, view: SeatView) -> Decision:
-        match_id, request, think_s = _current.get()
-        limit_s = self.time_limit_s if think_s is None else think_s
+        decision = current_decision.get()
+        match_id, request = decision.match_id, decision.request
+        limit_s = self.time_limit_s if request is None else decision.time_limit_s  # None: called outside a client
         deadline = time.monotonic() + limit_s
         kind = KINDS[view.phase]
         default_moon = best_moon_option(view)
@@ -355,25 +351,6 @@ class StdioStrategy(Strategy):
             why = str(exc) if answer is None else f"bad {kind} answer {answer[:200]!r}: {exc}"
             self.report(f"{match_id} deal {view.deal_number}: {why}; the bridge answered {describe(decision)}")
             return decision
-
-
-class StdioClient(BotClient):
-    """A BotClient that tells its strategy the match id and request, and the child each match's end."""
-
-    def __init__(self, *args: object, on_end: Callable[[str], None], **kw: object) -> None:
-        super().__init__(*args, **kw)  # type: ignore[arg-type]
-        self._on_end = on_end
-
-    async def _decide(self, match_id, request, call, lock):  # type: ignore[no-untyped-def]
-        think_s = max(0.005, request.clock.decision_ms / 1000 - self.safety_s)  # as BotClient computes it
-        _current.set((match_id, request, think_s))  # this task's context; to_thread copies it to the worker
-        await super()._decide(match_id, request, call, lock)
-
-    def _on_update(self, update, call, lock, tasks):  # type: ignore[no-untyped-def]
-        super()._on_update(update, call, lock, tasks)
-        for event in update.events:
-            if event.HasField("match_ended"):
-                self._on_end(format_end(update.match_id, update.seat, event.match_ended.result))
 
 
 # --- the command -----------------------------------------------------------------------
@@ -419,7 +396,9 @@ async def run_bridge(command: Sequence[str], server: str, token: str, name: str,
     enough = asyncio.Event()
     informing: set[asyncio.Future[None]] = set()
 
-    def on_end(line: str) -> None:
+    def on_end(match_id: str, seat: int, result: game_pb2.MatchResult) -> None:
+        line = format_end(match_id, seat, result)
+
         def send() -> None:
             try:
                 child.send(line)
@@ -432,8 +411,8 @@ async def run_bridge(command: Sequence[str], server: str, token: str, name: str,
         if matches and client.stats.matches_ended >= matches:
             enough.set()
 
-    client = StdioClient(server, token, strategy, name, version=f"heartsbot-stdio/{__version__}",
-                         rulesets=rulesets, max_matches=max_matches, on_end=on_end)
+    client = BotClient(server, token, strategy, name, version=f"heartsbot-stdio/{__version__}",
+                       rulesets=rulesets, max_matches=max_matches, on_match_end=on_end)
     playing = loop.create_task(client.run())
     stopping = [loop.create_task(gone.wait()), loop.create_task(enough.wait())]
     announce = loop.create_task(_announce(client, child))
