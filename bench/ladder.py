@@ -229,7 +229,7 @@ async def run_ladder(duplicate: bool, matches: int, seed: int, progress: str) ->
                 if created >= matches:
                     break
                 await asyncio.to_thread(maker._refresh)
-                created += len(maker.tick())
+                created += len(await maker.tick())
                 rated = int(store.db.query("SELECT COUNT(DISTINCT match_id) FROM results")[0][0])
                 if rated >= shown + 100:
                     shown = rated - rated % 100

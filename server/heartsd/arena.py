@@ -148,7 +148,7 @@ class Arena:
 
     # -- matches ------------------------------------------------------------------------
 
-    def create_match(
+    async def create_match(
         self,
         ruleset: str,
         players: int,
@@ -160,6 +160,9 @@ class Arena:
         rated: bool = False,
         plain_ok: bool = False,
     ) -> MatchRunner:
+        """Validate and start a match. The database is used from a worker thread, never on
+        the event loop: a slow store (a remote PostgreSQL) must not stall running matches,
+        whose clocks keep running while the loop is blocked."""
         if not self.accepting:
             raise ArenaError("unavailable", "the server is shutting down")
         if ruleset not in PRESETS:
@@ -182,7 +185,7 @@ class Arena:
         if rated:
             if not match_format.duplicate and not plain_ok:
                 raise invalid("a rated match needs duplicate fixed deals (format.fixed_deals and format.duplicate)")
-            registered = self.store.ladder.owners()
+            registered = await asyncio.to_thread(self.store.ladder.owners)
             strangers = [s.bot or f"house:{s.house}" for s in seats if not s.bot or s.bot not in registered]
             if strangers:
                 raise invalid(f"a rated match seats only registered ladder bots, not {', '.join(strangers)}")
@@ -220,10 +223,15 @@ class Arena:
             else:
                 house = make_strategy(spec.house or "", seed=seed + seat)
                 slots.append(SeatSlot(seat, f"house:{spec.house}", clock_state, house=house))
-        self.store.insert_running(match_id, rules.name, rules.players, [s.label for s in slots], seed)
         runner = self.runner_class(self, match_id, rules, match_format, seed, slots, policy,
-                             house_delay_s=self.settings.house_delay_ms / 1000, rated=rated)
-        self.runners[match_id] = runner
+                                   house_delay_s=self.settings.house_delay_ms / 1000, rated=rated)
+        self.runners[match_id] = runner  # counts against its bots' limits while the row is written
+        try:
+            await asyncio.to_thread(self.store.insert_running, match_id, rules.name, rules.players,
+                                    [s.label for s in slots], seed)
+        except BaseException:
+            self.forget(runner)
+            raise
         task = asyncio.get_running_loop().create_task(self._run(runner))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -298,7 +306,7 @@ class Arena:
             while sum(1 for r in self.runners.values() if r.house_only) < s.house_matches and self.accepting:
                 rules = preset(s.house_ruleset)
                 seats = [SeatRequest(house=s.house_strategies[i % len(s.house_strategies)]) for i in range(rules.players)]
-                self.create_match(s.house_ruleset, rules.players, admin_pb2.RulesetOptions(), game_pb2.MatchFormat(),
+                await self.create_match(s.house_ruleset, rules.players, admin_pb2.RulesetOptions(), game_pb2.MatchFormat(),
                                   None, seats, game_pb2.ClockSettings())
             await asyncio.sleep(0.5)
 

@@ -278,7 +278,7 @@ class Kit:
             return None, f"the bot was not connected (waited {self.timeout_s:.0f} s)"
         rules = preset(ruleset)
         seats = [SeatRequest(bot=self.name)] + [SeatRequest(house=HOUSE)] * (rules.players - 1)
-        runner = self.arena.create_match(ruleset, rules.players, admin_pb2.RulesetOptions(),
+        runner = await self.arena.create_match(ruleset, rules.players, admin_pb2.RulesetOptions(),
                                          game_pb2.MatchFormat(fixed_deals=1), seed, seats,
                                          clock or CLOCK)
         assert isinstance(runner, ConformanceRunner)

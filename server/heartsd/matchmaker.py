@@ -63,7 +63,7 @@ class Matchmaker:
         while self.arena.accepting:
             try:
                 await asyncio.to_thread(self._refresh)
-                self.tick()
+                await self.tick()
             except Exception:
                 log.exception("matchmaking tick failed")
             await asyncio.sleep(self.settings.interval_s)
@@ -92,19 +92,19 @@ class Matchmaker:
                 out.append(bot)
         return out
 
-    def tick(self) -> list[str]:
+    async def tick(self) -> list[str]:
         """Create every table that can be filled now; return the new match ids."""
         self._drop_revoked()
         free = self.candidates()
         self.rng.shuffle(free)
         free.sort(key=self._played)
         if not (self.settings.fill_only and self.settings.house):
-            return self._seat(free, free)
+            return await self._seat(free, free)
         guests = [b for b in free if b not in self.settings.house]
         fillers = [b for b in free if b in self.settings.house]
-        created = self._seat(guests, guests)  # full tables of guests first; guests keeps the rest
+        created = await self._seat(guests, guests)  # full tables of guests first; guests keeps the rest
         if guests and fillers:
-            created += self._seat(guests + fillers, guests)  # house bots complete their tables
+            created += await self._seat(guests + fillers, guests)  # house bots complete their tables
         return created
 
     def _hold_repeat(self, table: frozenset[str]) -> bool:
@@ -125,7 +125,7 @@ class Matchmaker:
     def _mu(self, bot: str) -> float:
         return self._ratings[bot][0] if bot in self._ratings else 25.0
 
-    def _seat(self, free: list[str], anchors: list[str]) -> list[str]:
+    async def _seat(self, free: list[str], anchors: list[str]) -> list[str]:
         """Make tables from ``free`` (fewest matches first), each anchored by one of
         ``anchors``; start their matches; ``free`` keeps the bots left unseated."""
         n = self.rules.players
@@ -157,7 +157,7 @@ class Matchmaker:
                 free.remove(bot)
             self.rng.shuffle(table)
             try:
-                runner = self.arena.create_match(
+                runner = await self.arena.create_match(
                     self.settings.ruleset, n, admin_pb2.RulesetOptions(),
                     game_pb2.MatchFormat(fixed_deals=self.blocks * n, duplicate=self.settings.duplicate),
                     None, [SeatRequest(bot=b) for b in table], game_pb2.ClockSettings(), rated=True,

@@ -99,6 +99,7 @@ _PLAYED_DEAL_TAG = wire.varint(_PLAYED_FIELDS["deal_number"].number << 3)
 _PLAYED_TRICK_TAG = wire.varint(_PLAYED_FIELDS["trick_number"].number << 3)
 _PLAYED_SEAT_TAG = wire.varint(_PLAYED_FIELDS["seat"].number << 3)
 _PLAYED_CARD = _PLAYED_FIELDS["card"].number
+_PLAYED_CARD_FIELDS = tuple(wire.card_fields(_PLAYED_CARD, (c,)) for c in range(52))
 _PLAYED_PROVENANCE_TAG = wire.varint(_PLAYED_FIELDS["provenance"].number << 3)
 _DECISION_FIELDS = spectator_pb2.RecordedDecision.DESCRIPTOR.fields_by_name
 _DECISION_TAGS = {name: wire.varint(f.number << 3) for name, f in _DECISION_FIELDS.items()}  # varint fields
@@ -107,6 +108,9 @@ _DECISION_PLAY = _DECISION_TAGS["kind"] + wire.varint(P.DECISION_KIND_PLAY)
 _DECISION_PASS = _DECISION_TAGS["kind"] + wire.varint(P.DECISION_KIND_PASS)
 _DECISION_MOON = _DECISION_TAGS["kind"] + wire.varint(P.DECISION_KIND_MOON)
 _DECISION_PLAYED = tuple(_DECISION_PLAY + wire.card_fields(_DECISION_CARDS, (c,)) for c in range(52))
+_DECISION_DEAL, _DECISION_THINK, _DECISION_REJECTED = (_DECISION_TAGS[k] for k in ("deal_number", "think_ms", "rejected_answers"))
+_DECISION_SEATS = tuple(wire.int_field(_DECISION_TAGS["seat"], s) for s in range(8))
+_DECISION_PROVENANCES = {p: wire.int_field(_DECISION_TAGS["provenance"], p) for p in game_pb2.Provenance.values()}
 PLAY_ACTIONS = tuple(PlayAction(c) for c in range(52))  # frozen values: one per card, shared
 _PLAY_JSON = tuple(json.dumps(str(PlayAction(c))) for c in range(52))  # each play's "action" in the engine record
 RECORD_DECISIONS = spectator_pb2.MatchRecord.DESCRIPTOR.fields_by_name["decisions"].number
@@ -177,12 +181,12 @@ class Decision(NamedTuple):
         else:
             kind = _DECISION_MOON + _int_field(_DECISION_TAGS["moon"], convert.MOON_OPTIONS[action.option])
         return b"".join((
-            _int_field(_DECISION_TAGS["deal_number"], self.deal_number),
-            _int_field(_DECISION_TAGS["seat"], self.seat),
+            _int_field(_DECISION_DEAL, self.deal_number),
+            _DECISION_SEATS[self.seat],
             kind,
-            _int_field(_DECISION_TAGS["provenance"], self.provenance),
-            _int_field(_DECISION_TAGS["think_ms"], self.think_ms),
-            _int_field(_DECISION_TAGS["rejected_answers"], self.rejected),
+            _DECISION_PROVENANCES[self.provenance],
+            _int_field(_DECISION_THINK, self.think_ms),
+            _int_field(_DECISION_REJECTED, self.rejected) if self.rejected else b"",
         ))
 
     def to_wire(self) -> spectator_pb2.RecordedDecision:
@@ -255,6 +259,10 @@ class MatchRunner:
         self.match = Match(rules, fmt, seed)
         self.rules = rules
         self.seats = seats
+        self._slots_by_bot: dict[str, tuple[SeatSlot, ...]] = {}  # remote seats by bot name
+        for slot in seats:
+            if slot.house is None:
+                self._slots_by_bot[slot.name] = (*self._slots_by_bot.get(slot.name, ()), slot)
         self.policy = policy
         self.house_delay_s = house_delay_s
         self.rated = rated
@@ -315,8 +323,9 @@ class MatchRunner:
     def house_only(self) -> bool:
         return all(s.house is not None for s in self.seats)
 
-    def seats_of(self, bot: str) -> list[SeatSlot]:
-        return [s for s in self.seats if s.house is None and s.name == bot]
+    def seats_of(self, bot: str) -> tuple[SeatSlot, ...]:
+        """The remote seats ``bot`` holds here (looked up on every answer: kept in a dict)."""
+        return self._slots_by_bot.get(bot, ())
 
     def stop(self, status: int, reason: str) -> None:
         """End the match early (cancel, shutdown); it is recorded with ``status``."""
@@ -578,7 +587,7 @@ class MatchRunner:
                 _PLAYED_DEAL_TAG, wire.varint(deal_number),
                 _PLAYED_TRICK_TAG, wire.varint(trick_no),
                 _PLAYED_SEAT_TAG, wire.varint(seat),
-                wire.card_fields(_PLAYED_CARD, (action.card,)),
+                _PLAYED_CARD_FIELDS[action.card],
                 _PLAYED_PROVENANCE_TAG, wire.varint(provenance),
             )))
             if deal.hearts_broken and not self._broken:
@@ -588,7 +597,9 @@ class MatchRunner:
                 trick = deal.tricks[-1]
                 encoded = _trick_bytes(trick_no, trick, n)
                 self._trick_fields.append(wire.length_delimited(REQUEST_TRICKS, encoded))
-                self._points_taken = [self.rules.points_of(t) for t in deal.taken]
+                points_taken = list(self._points_taken)  # a new list: _request sees that it changed
+                points_taken[trick.winner] = self.rules.points_of(deal.taken[trick.winner])
+                self._points_taken = points_taken
                 log.add_encoded(EVENT_TRICK_WON, b"".join((
                     wire.int_field(_WON_DEAL_TAG, deal_number),
                     wire.length_delimited(_WON_TRICK, encoded),
@@ -707,7 +718,7 @@ class MatchRunner:
             self._clock_field(slot, pending),
             wire.int_field(_LAST_SEQUENCE, self.log_events.last_sequence),
             moon,
-            wire.card_fields(REQUEST_HAND, cards_of(deal.hands[seat])),
+            wire.mask_card_fields(REQUEST_HAND, deal.hands[seat]),
             wire.card_fields(REQUEST_LEGAL, legal),
             self._open_trick_field(deal, leader),
             self._pass_fields[seat] if self._pass_fields else b"",

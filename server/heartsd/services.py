@@ -195,7 +195,7 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
             if which is None:
                 raise ArenaError("invalid", "every seat needs a bot or a house strategy")
             seats.append(SeatRequest(bot=spec.bot) if which == "bot" else SeatRequest(house=spec.house))
-        runner = self.arena.create_match(
+        runner = await self.arena.create_match(
             request.ruleset, request.players, request.options, request.format,
             request.seed if request.HasField("seed") else None, seats, request.clock, rated=request.rated)
         return admin_pb2.CreateMatchResponse(

@@ -9,6 +9,8 @@ protobuf encoding of a message is the concatenation of its fields, in any order.
 >>> from hearts.v1 import cards_pb2, game_pb2
 >>> cards_pb2.Card.FromString(CARD_BYTES[49]) == cards_pb2.Card(suit=4, rank=12)
 True
+>>> mask_card_fields(1, 1 << 49 | 1) == card_fields(1, [0, 49])
+True
 >>> length_delimited(3, b"abc")
 b'\\x1a\\x03abc'
 """
@@ -82,6 +84,33 @@ def card_fields(field: int, cards: Iterable[int]) -> bytes:
     if table is None:
         table = _CARD_FIELDS[field] = tuple(length_delimited(field, b) for b in CARD_BYTES)
     return b"".join([table[c] for c in cards])
+
+
+class _SuitPatternFields(dict[int, bytes]):
+    """One suit's 13-bit rank patterns -> their encoded card fields, filled as seen."""
+
+    def __init__(self, field: int, suit: int) -> None:
+        super().__init__()
+        self.field, self.suit = field, suit
+
+    def __missing__(self, pattern: int) -> bytes:
+        encoded = self[pattern] = card_fields(self.field, [13 * self.suit + r for r in range(13) if pattern >> r & 1])
+        return encoded
+
+
+_SUIT_PATTERN_FIELDS: dict[int, tuple[_SuitPatternFields, ...]] = {}
+_LOW13 = (1 << 13) - 1
+
+
+def mask_card_fields(field: int, mask: int) -> bytes:
+    """``card_fields(field, cards_of(mask))`` for a hand mask (card ``13 * suit + rank``)
+    from four dict lookups: a hand is encoded for every request, and the rank patterns
+    one suit shows repeat a lot (at most 8,192 per suit and field are ever kept)."""
+    tables = _SUIT_PATTERN_FIELDS.get(field)
+    if tables is None:
+        tables = _SUIT_PATTERN_FIELDS[field] = tuple(_SuitPatternFields(field, suit) for suit in range(4))
+    clubs, diamonds, hearts, spades = tables
+    return clubs[mask & _LOW13] + diamonds[mask >> 13 & _LOW13] + hearts[mask >> 26 & _LOW13] + spades[mask >> 39 & _LOW13]
 
 
 _PLAYED: dict[int, tuple[bytes, ...]] = {}

@@ -234,7 +234,7 @@ def test_a_revoked_bot_still_connected_is_dropped_and_never_rated_again(tmp_path
             ladder.revoke("v1")  # as the CLI would, from another process
             maker = Matchmaker(daemon.arena, LadderSettings(blocks=1, interval_s=0.05), seed=2)
             await asyncio.to_thread(maker._refresh)
-            created = maker.tick()
+            created = await maker.tick()
             tables = [[s.name for s in daemon.arena.runners[m].seats] for m in created]
             dropped = daemon.arena.sessions.get("v1") is None
             for m in created:

@@ -61,7 +61,7 @@ def test_with_fill_only_house_bots_just_complete_tables_guests_cannot_fill(tmp_p
                     for i, b in enumerate(guests + house)]
             maker = Matchmaker(daemon.arena, LadderSettings(blocks=1, house=frozenset(house), fill_only=True), seed=3)
             maker._refresh()
-            first = maker.tick()
+            first = await maker.tick()
             tables = [[s.name for s in daemon.arena.runners[m].seats] for m in first]
             for runner in list(daemon.arena.runners.values()):
                 runner.stop(2, "test over")
@@ -71,7 +71,7 @@ def test_with_fill_only_house_bots_just_complete_tables_guests_cannot_fill(tmp_p
             while any(daemon.arena.sessions.get(g) for g in guests):
                 await asyncio.sleep(0.01)  # the server notices the closed streams
             maker._refresh()
-            alone = maker.tick()  # only house bots are connected now
+            alone = await maker.tick()  # only house bots are connected now
             for b in bots[5:]:
                 await b.close()
             return tables, alone
@@ -93,7 +93,7 @@ def test_without_fill_only_house_bots_play_like_everyone(tmp_path):
                     for i, b in enumerate(house)]
             maker = Matchmaker(daemon.arena, LadderSettings(blocks=1, house=frozenset(house)), seed=3)
             maker._refresh()
-            created = maker.tick()
+            created = await maker.tick()
             for runner in list(daemon.arena.runners.values()):
                 runner.stop(2, "test over")
                 await daemon.wait_finished(runner.id)
@@ -119,23 +119,23 @@ def test_a_table_that_just_played_waits_for_other_bots_before_meeting_again(tmp_
                     for b in names]
             maker = Matchmaker(daemon.arena, LadderSettings(blocks=1, repeat_wait_s=0.3), seed=5)
 
-            def tick():
+            async def tick():
                 maker._refresh()
-                return [frozenset(s.name for s in daemon.arena.runners[m].seats) for m in maker.tick()]
+                return [frozenset(s.name for s in daemon.arena.runners[m].seats) for m in await maker.tick()]
 
             async def end(table):
                 runner = next(r for r in daemon.arena.runners.values() if {s.name for s in r.seats} == table)
                 runner.stop(2, "test: this table is over")
                 await daemon.wait_finished(runner.id)
 
-            first = tick()
+            first = await tick()
             await end(first[0])
-            held = tick()  # the other table still plays: first[0] waits
+            held = await tick()  # the other table still plays: first[0] waits
             await asyncio.sleep(0.35)
-            after_wait = tick()  # waited long enough: seated again
+            after_wait = await tick()  # waited long enough: seated again
             await end(after_wait[0])
             await end(first[1])
-            everyone_free = tick()
+            everyone_free = await tick()
             for runner in list(daemon.arena.runners.values()):
                 runner.stop(2, "test over")
                 await daemon.wait_finished(runner.id)

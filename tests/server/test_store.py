@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+
+import grpc
 import pytest
 from hearts.v1 import game_pb2, spectator_pb2
 
@@ -131,3 +134,51 @@ def test_a_result_is_stored_even_if_the_connection_drops_as_the_match_ends(postg
         asyncio.run(arena.store_result("m-1", "finished", "completed", record("m-1"), 4, [1, 2, 3, 4]))
         assert store.get("m-1").status == "finished"
         store.close()
+
+
+def test_a_slow_store_never_stalls_the_event_loop(tmp_path):
+    """Creating a match writes its row from a worker thread: while that write hangs,
+    running matches (here: a bot's answers and the health of the loop) go on."""
+    import threading
+
+    from .harness import Bot, random_legal, run, running_daemon
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            store = daemon.arena.store
+            release, entered = threading.Event(), threading.Event()
+            real_insert = store.insert_running
+
+            def slow_insert(*args):  # a store that hangs until the test lets it go
+                entered.set()
+                assert release.wait(20), "the event loop was blocked by the store"
+                return real_insert(*args)
+
+            bot = await Bot(daemon, "alice", random_legal(2)).start()
+            store.insert_running = slow_insert
+            creating = asyncio.ensure_future(daemon.create_match(["alice", "house:random", "house:random", "house:random"]))
+            await asyncio.to_thread(entered.wait, 20)
+            ticks = 0
+            for _ in range(20):  # the loop keeps running while the row is being written
+                await asyncio.sleep(0.005)
+                ticks += 1
+            pending_during_write = not creating.done()
+            release.set()
+            match_id = await creating
+            result = await bot.wait_ended(match_id)
+
+            def failing_insert(*args):
+                raise OSError("disk full")
+
+            store.insert_running = failing_insert
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await daemon.create_match(["alice", "house:random", "house:random", "house:random"])
+            store.insert_running = real_insert
+            leftover = dict(daemon.arena.runners)
+            await bot.close()
+            return ticks, pending_during_write, result, refused.value.code(), leftover
+
+    ticks, pending_during_write, result, code, leftover = run(scenario())
+    assert ticks == 20 and pending_during_write
+    assert result.status == game_pb2.MATCH_STATUS_FINISHED
+    assert code == grpc.StatusCode.INTERNAL and leftover == {}  # a row that was never written: no match

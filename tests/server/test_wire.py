@@ -88,7 +88,7 @@ def test_assembled_requests_equal_requests_built_field_by_field(tmp_path, rulese
         sessions = [BotSession(n, "t", frozenset(), 4) for n in names]
         for s in sessions:
             arena.connect(s)
-        runner = arena.create_match(ruleset, players, admin_pb2.RulesetOptions(), P.MatchFormat(fixed_deals=3), 5,
+        runner = await arena.create_match(ruleset, players, admin_pb2.RulesetOptions(), P.MatchFormat(fixed_deals=3), 5,
                                     [SeatRequest(bot=n) for n in names], P.ClockSettings())
         checked = 0
         while not runner.finished.is_set():
@@ -135,3 +135,25 @@ def test_varints_and_fields():
     assert wire.varint(-1) == b"\xff" * 9 + b"\x01"
     assert wire.varint(1 << 20) == bytes([0x80, 0x80, 0x40])
     assert P.Trick.FromString(wire.played_card_field(3, 6, 0)).cards[0] == P.PlayedCard(seat=6, card={"suit": 1, "rank": 2})
+
+
+def test_mask_card_fields_match_card_fields():
+    import random
+
+    from hearts_engine.cards import cards_of
+
+    rng = random.Random(7)
+    for mask in [0, (1 << 52) - 1, 1, 1 << 51, *(rng.getrandbits(52) & rng.getrandbits(52) for _ in range(2000))]:
+        assert wire.mask_card_fields(11, mask) == wire.card_fields(11, cards_of(mask))
+
+
+def test_decision_bytes_match_the_message_for_every_provenance():
+    from hearts_engine import MoonAction, MoonOption, PassAction, PlayAction
+    from heartsd.runner import Decision
+
+    actions = [PlayAction(0), PlayAction(51), PassAction((0, 13, 49)), MoonAction(MoonOption.SUBTRACT_FROM_SELF)]
+    for provenance in P.Provenance.values():
+        for action in actions:
+            for deal, seat, think, rejected in [(0, 0, 0, 0), (1, 3, 999, 1), (25, 5, 70_000, 4)]:
+                decision = Decision(deal, seat, action, provenance, think, rejected)
+                assert decision.to_bytes() == decision.to_wire().SerializeToString()
