@@ -42,6 +42,7 @@ from heartsbot.strategies import Strategy
 from . import convert, wire
 from .clock import SeatClock
 from .events import EventLog
+from .sessions import BotSession
 
 if TYPE_CHECKING:
     from .arena import Arena
@@ -419,7 +420,9 @@ class MatchRunner:
         pending = Pending(f"{self._id_prefix}{self._requests_sent}", KIND[self.match.deal.phase], default, now)
         slot.pending = pending
         slot.issued.add(pending.request_id)
-        self._send(slot, self._request(slot, pending))
+        session = self._send(slot, self._request(slot, pending))
+        if session is not None:  # a new request: the bot may get its retries and a late answer rejected
+            session.allow_waste(self.policy.max_illegal + 2)
         if slot.auto:
             self._default(slot, P.PROVENANCE_AUTO)
             return
@@ -798,14 +801,15 @@ class MatchRunner:
             parts.append(wire.played_card_field(TRICK_CARDS, (leader + i) % n, trick[i]))
         return wire.length_delimited(REQUEST_CURRENT_TRICK, b"".join(parts) + TRICK_OPEN_WINNER)
 
-    def _send(self, slot: SeatSlot, request: bytes | None) -> None:
-        """Flush the seat's undelivered events, with ``request`` if given, as one message."""
+    def _send(self, slot: SeatSlot, request: bytes | None) -> BotSession | None:
+        """Flush the seat's undelivered events, with ``request`` if given, as one message;
+        return the session it went to."""
         session = self.arena.sessions.get(slot.name)
         if session is None or not session.connected:
-            return
+            return None
         events = self.log_events.wire_for_seat(slot.seat, slot.delivered)
         if not events and request is None:
-            return
+            return session
         slot.delivered = self.log_events.last_sequence
         update = b"".join((
             self._match_id_field,
@@ -814,6 +818,7 @@ class MatchRunner:
             wire.length_delimited(UPDATE_REQUEST, request) if request is not None else b"",
         ))
         session.send(wire.length_delimited(RESPONSE_UPDATE, update))
+        return session
 
     def resume(self, slot: SeatSlot, after: int) -> None:
         """Re-send everything after ``after`` and the pending request (reconnect, resume)."""

@@ -38,6 +38,7 @@ from .sessions import BotSession
 
 log = structlog.get_logger("heartsd.api")
 REFUSE_READ_S = 0.5
+DRAIN_S, DRAIN_QUIET_S = 1.0, 0.05  # see BotService._drain
 T = TypeVar("T")
 P = game_pb2
 
@@ -48,6 +49,7 @@ STATUS = {
     "unauthenticated": grpc.StatusCode.UNAUTHENTICATED,
     "denied": grpc.StatusCode.PERMISSION_DENIED,
     "unavailable": grpc.StatusCode.UNAVAILABLE,
+    "exhausted": grpc.StatusCode.RESOURCE_EXHAUSTED,
 }
 STATUS_NAMES = {
     P.MATCH_STATUS_RUNNING: "running",
@@ -133,6 +135,8 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                 await context.write(message)
         finally:
             if reader is not None:
+                if session.draining:
+                    await asyncio.wait({reader}, timeout=DRAIN_S + 0.5)
                 reader.cancel()
             self.arena.disconnect(session)
             bound.info("bot disconnected", reason=session.close_reason)
@@ -148,6 +152,20 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
             await asyncio.wait_for(context.read(), REFUSE_READ_S)
         await context.abort(code, message)
 
+    @staticmethod
+    async def _end(session: BotSession, context: grpc.aio.ServicerContext, reason: str, status: str) -> None:
+        """End a stream for what the bot sent: its matches see it gone at once; then what
+        it is still sending is read and dropped (for at most DRAIN_S, until it pauses for
+        DRAIN_QUIET_S) before the status goes out. A gRPC client whose write fails on an
+        already-ended stream reports INTERNAL rather than our status and reason."""
+        session.draining = True
+        session.close(reason, status)
+        deadline = asyncio.get_running_loop().time() + DRAIN_S
+        with contextlib.suppress(Exception):  # a timed-out read breaks the stream: it is ending anyway
+            while (left := deadline - asyncio.get_running_loop().time()) > 0:
+                if await asyncio.wait_for(context.read(), min(left, DRAIN_QUIET_S)) is grpc.aio.EOF:
+                    return
+
     async def _read(self, session: BotSession, context: grpc.aio.ServicerContext) -> None:
         try:
             while True:
@@ -160,13 +178,17 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                 elif kind == "resume":
                     rejection = self.arena.resume(session, message.resume)
                 elif kind == "hello":
-                    session.close("'hello' may only be sent once per stream", "invalid")
+                    await self._end(session, context, "'hello' may only be sent once per stream", "invalid")
                     return
                 else:
-                    session.close("empty message", "invalid")
+                    await self._end(session, context, "empty message", "invalid")
                     return
                 if rejection is not None:
                     session.send(bot_pb2.PlayResponse(rejected=rejection))
+                if (rejection is not None or kind == "resume") and session.wasted():
+                    await self._end(session, context, "too many rejected answers and resumes for the requests "
+                                    "received; reconnect and answer only open requests", "exhausted")
+                    return
         except (asyncio.CancelledError, grpc.aio.AioRpcError):
             pass
         except Exception:

@@ -12,6 +12,11 @@ from hearts.v1 import bot_pb2
 
 
 MAX_OUTBOX = 10_000
+# Messages that do not move a match on (rejected answers, resumes) are budgeted, so one
+# bot cannot keep the server busy for everyone else: a session may waste this many,
+# plus two per match it may play at once (one resume each after a reconnect), plus
+# what every request it was sent allows (its policy's illegal retries and one late answer).
+WASTE_ALLOWANCE = 64
 
 
 class Outbox:
@@ -71,6 +76,20 @@ class BotSession:
     close_status: str = ""  # an ArenaError kind ("invalid", "unavailable"): end the stream with that status
     on_overflow: Callable[[], None] | None = None
     token_hash: str = ""  # set for ladder-registered bots, so a revoked token can be noticed
+    waste_allowance: int = WASTE_ALLOWANCE  # grows with each request sent; see wasted()
+    draining: bool = False  # ended for what the bot sent; its last messages are being read and dropped
+
+    def __post_init__(self) -> None:
+        self.waste_allowance += 2 * self.max_matches
+
+    def allow_waste(self, messages: int) -> None:
+        """A request went out: the bot may now also send ``messages`` that get rejected."""
+        self.waste_allowance += messages
+
+    def wasted(self) -> bool:
+        """Count one message that moved nothing on; True once the session is over budget."""
+        self.waste_allowance -= 1
+        return self.waste_allowance < 0
 
     def send(self, message: bot_pb2.PlayResponse | bytes) -> None:
         if not self.connected:

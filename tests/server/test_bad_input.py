@@ -288,3 +288,48 @@ def test_a_result_that_cannot_be_stored_is_announced_as_aborted(tmp_path):
     result, runner_gone = run(scenario())
     assert result.status == P.MATCH_STATUS_ABORTED and "could not be stored" in result.reason
     assert runner_gone
+
+
+@pytest.mark.parametrize("flood", ["answers", "resumes"])
+def test_a_flooding_bot_is_cut_off_and_everyone_else_plays_on(tmp_path, flood):
+    """Rejected answers and resumes are budgeted per request a bot was sent: a bot that
+    floods them ends with RESOURCE_EXHAUSTED (a resume re-sends a whole match, so unlimited
+    resumes would amplify), its seat is defaulted, other matches finish, and it may reconnect."""
+
+    async def scenario():
+        async with running_daemon(tmp_path, grace_ms=200) as daemon:
+            carol = await Bot(daemon, "carol").start()
+            honest = await daemon.create_match(["carol", *HOUSE3], deals=2)
+            flooder = await Bot(daemon, "alice", lambda request, bot: None).start()  # never answers
+            flooded = await daemon.create_match(["alice", *HOUSE3], deals=1)
+            while not any(m.update.HasField("request") for m in flooder.received):
+                await asyncio.sleep(0.01)
+            if flood == "answers":
+                junk = bot_pb2.PlayRequest(answer=bot_pb2.Answer(match_id="m-nowhere", request_id="r-1"))
+            else:
+                junk = bot_pb2.PlayRequest(resume=bot_pb2.Resume(match_id=flooded, seat=0, last_sequence=0))
+            for _ in range(2000):
+                flooder.send(junk)
+            for _ in range(1000):
+                if await flooder.status() is not None:
+                    break
+                await asyncio.sleep(0.01)
+            status = await flooder.status()
+            assert status is not None, "the flooding bot was never cut off"
+            details = await flooder._call.details()
+            await carol.wait_ended(honest)
+            await daemon.wait_finished(flooded)
+            again = await Bot(daemon, "alice").start()  # the bot may come back and play
+            later = await daemon.create_match(["alice", *HOUSE3], deals=1)
+            await again.wait_ended(later)
+            await carol.close()
+            await again.close()
+            return status, details, flooder, daemon.stored(honest), daemon.stored(flooded), daemon.stored(later)
+
+    status, details, flooder, honest, flooded, later = run(scenario())
+    assert (status, "too many rejected answers and resumes") == (grpc.StatusCode.RESOURCE_EXHAUSTED, details[:37]), details
+    answered = flooder.rejections if flood == "answers" else [m for m in flooder.received if m.HasField("update")]
+    assert 64 <= len(answered) < 2000
+    assert honest.status == flooded.status == later.status == "finished"
+    assert any(d.provenance == P.PROVENANCE_DISCONNECT for d in flooded.record.decisions if d.seat == 0)
+    assert all(d.provenance == P.PROVENANCE_BOT for d in later.record.decisions if d.seat == 0)

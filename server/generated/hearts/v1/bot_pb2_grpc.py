@@ -50,7 +50,9 @@ class BotServiceServicer:
         """One stream per bot. Status codes: UNAUTHENTICATED for a missing or unknown token,
         PERMISSION_DENIED when `hello.name` is not the token's bot, INVALID_ARGUMENT when
         the first message is not `hello` or a message cannot be understood,
-        RESOURCE_EXHAUSTED for an oversized message.
+        RESOURCE_EXHAUSTED for an oversized message, or for many more rejected answers and
+        resumes than the requests received allow (each request allows its policy's illegal
+        retries plus two; a session starts with 64 plus two per concurrent match).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
