@@ -38,6 +38,7 @@ from .sessions import BotSession
 
 log = structlog.get_logger("heartsd.api")
 REFUSE_READ_S = 0.5
+HELLO_TIMEOUT_S = 10.0  # a stream that says nothing holds a slot of max_concurrent_rpcs
 DRAIN_S, DRAIN_QUIET_S = 1.0, 0.05  # see BotService._drain
 T = TypeVar("T")
 P = game_pb2
@@ -99,7 +100,10 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
             await self._refuse(context, STATUS[exc.kind], exc.message)
         if bot is None:
             await self._refuse(context, grpc.StatusCode.UNAUTHENTICATED, "unknown bot token")
-        first = await context.read()
+        try:
+            first = await asyncio.wait_for(context.read(), HELLO_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"no 'hello' within {HELLO_TIMEOUT_S:g} s")
         if first is grpc.aio.EOF:
             return
         if first.WhichOneof("kind") != "hello":

@@ -333,3 +333,24 @@ def test_a_flooding_bot_is_cut_off_and_everyone_else_plays_on(tmp_path, flood):
     assert honest.status == flooded.status == later.status == "finished"
     assert any(d.provenance == P.PROVENANCE_DISCONNECT for d in flooded.record.decisions if d.seat == 0)
     assert all(d.provenance == P.PROVENANCE_BOT for d in later.record.decisions if d.seat == 0)
+
+
+def test_a_stream_that_never_says_hello_is_ended(tmp_path, monkeypatch):
+    import heartsd.services
+
+    monkeypatch.setattr(heartsd.services, "HELLO_TIMEOUT_S", 0.3)
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            async with daemon.channel() as channel:
+                call = bot_pb2_grpc.BotServiceStub(channel).Play(metadata=auth(BOTS["alice"]))
+                with pytest.raises(grpc.aio.AioRpcError) as ended:
+                    await asyncio.wait_for(call.read(), 10)
+            bot = await Bot(daemon, "alice").start()  # the bot can still connect properly
+            match_id = await daemon.create_match(["alice", *HOUSE3])
+            await bot.wait_ended(match_id)
+            await bot.close()
+            return ended.value
+
+    ended = run(scenario())
+    assert ended.code() == grpc.StatusCode.INVALID_ARGUMENT and "no 'hello' within 0.3 s" in ended.details()

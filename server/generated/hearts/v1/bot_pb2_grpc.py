@@ -49,8 +49,8 @@ class BotServiceServicer:
     def Play(self, request_iterator, context):
         """One stream per bot. Status codes: UNAUTHENTICATED for a missing or unknown token,
         PERMISSION_DENIED when `hello.name` is not the token's bot, INVALID_ARGUMENT when
-        the first message is not `hello` or a message cannot be understood,
-        RESOURCE_EXHAUSTED for an oversized message, or for many more rejected answers and
+        the first message is not `hello` (or none came within 10 s) or a message cannot be
+        understood, RESOURCE_EXHAUSTED for an oversized message, or for many more rejected answers and
         resumes than the requests received allow (each request allows its policy's illegal
         retries plus two; a session starts with 64 plus two per concurrent match).
         """
