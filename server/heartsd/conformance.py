@@ -49,6 +49,7 @@ from heartsbot.strategies import Strategy
 
 from .arena import Arena, SeatRequest
 from .config import Settings
+from .sessions import BotSession
 from .runner import P, Decision, MatchRunner, SeatSlot
 
 BEHAVIOURS = ("hello", "pass", "play", "moon", "rejection", "late", "resume")
@@ -166,7 +167,7 @@ class ConformanceRunner(MatchRunner):
             return
         super()._request_decision(slot)
 
-    def _send(self, slot: SeatSlot, request: bytes | None) -> None:
+    def _send(self, slot: SeatSlot, request: bytes | None) -> BotSession | None:
         a = self.arrangement
         if request is not None and slot.house is None:
             a.requests += 1
@@ -176,8 +177,8 @@ class ConformanceRunner(MatchRunner):
                     a.cut_at = time.monotonic()
                     a.target = slot.pending.request_id if slot.pending else None
                     session.close(CUT_REASON, "unavailable")
-                    return  # not delivered: the reconnect must bring it
-        super()._send(slot, request)
+                    return None  # not delivered: the reconnect must bring it
+        return super()._send(slot, request)
 
     def resume(self, slot: SeatSlot, after: int) -> None:
         a = self.arrangement

@@ -34,7 +34,7 @@ from hearts_engine.presets import PRESETS
 from . import __version__
 from .arena import Arena, ArenaError, SeatRequest
 from .events import SPECTATOR
-from .sessions import BotSession
+from .sessions import RESUMES_PER_SEAT, BotSession
 
 log = structlog.get_logger("heartsd.api")
 REFUSE_READ_S = 0.5
@@ -180,6 +180,10 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                 if kind == "answer":
                     rejection = self.arena.answer(session, message.answer)
                 elif kind == "resume":
+                    if not session.may_resume(message.resume.match_id, message.resume.seat):
+                        await self._end(session, context, f"more than {RESUMES_PER_SEAT} resumes of one seat on "
+                                        "this stream; a resume re-sends the whole match", "exhausted")
+                        return
                     rejection = self.arena.resume(session, message.resume)
                 elif kind == "hello":
                     await self._end(session, context, "'hello' may only be sent once per stream", "invalid")
@@ -189,8 +193,8 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                     return
                 if rejection is not None:
                     session.send(bot_pb2.PlayResponse(rejected=rejection))
-                if (rejection is not None or kind == "resume") and session.wasted():
-                    await self._end(session, context, "too many rejected answers and resumes for the requests "
+                if rejection is not None and session.wasted():
+                    await self._end(session, context, "too many rejected answers for the requests "
                                     "received; reconnect and answer only open requests", "exhausted")
                     return
         except (asyncio.CancelledError, grpc.aio.AioRpcError):

@@ -12,11 +12,14 @@ from hearts.v1 import bot_pb2
 
 
 MAX_OUTBOX = 10_000
-# Messages that do not move a match on (rejected answers, resumes) are budgeted, so one
-# bot cannot keep the server busy for everyone else: a session may waste this many,
-# plus two per match it may play at once (one resume each after a reconnect), plus
-# what every request it was sent allows (its policy's illegal retries and one late answer).
+# Rejected answers are budgeted, so one bot cannot keep the server busy for everyone
+# else: a session may have this many rejected, plus four per match it may play at once;
+# every new request it is sent gives back its policy's illegal retries and two more, up
+# to that cap (so an idle flooder cannot bank a large allowance).
 WASTE_ALLOWANCE = 64
+# A resume re-sends a whole match: each seat may be resumed this often per stream (a
+# client resumes once after reconnecting), or the stream ends.
+RESUMES_PER_SEAT = 3
 
 
 class Outbox:
@@ -76,15 +79,25 @@ class BotSession:
     close_status: str = ""  # an ArenaError kind ("invalid", "unavailable"): end the stream with that status
     on_overflow: Callable[[], None] | None = None
     token_hash: str = ""  # set for ladder-registered bots, so a revoked token can be noticed
-    waste_allowance: int = WASTE_ALLOWANCE  # grows with each request sent; see wasted()
+    waste_allowance: int = WASTE_ALLOWANCE  # refilled by each request sent; see wasted()
+    waste_cap: int = WASTE_ALLOWANCE
+    resumes: dict[tuple[str, int], int] = field(default_factory=dict)  # (match, seat) -> resumes so far
     draining: bool = False  # ended for what the bot sent; its last messages are being read and dropped
 
     def __post_init__(self) -> None:
-        self.waste_allowance += 2 * self.max_matches
+        self.waste_cap = self.waste_allowance = WASTE_ALLOWANCE + 4 * self.max_matches
 
     def allow_waste(self, messages: int) -> None:
         """A request went out: the bot may now also send ``messages`` that get rejected."""
-        self.waste_allowance += messages
+        self.waste_allowance = min(self.waste_cap, self.waste_allowance + messages)
+
+    def may_resume(self, match_id: str, seat: int) -> bool:
+        """Count a resume of one seat; False once it exceeds RESUMES_PER_SEAT on this stream."""
+        key = (match_id, seat)
+        if key not in self.resumes and len(self.resumes) >= 8 * max(self.max_matches, 8):
+            return False  # seats it does not hold are rejected anyway; do not keep counting them
+        self.resumes[key] = self.resumes.get(key, 0) + 1
+        return self.resumes[key] <= RESUMES_PER_SEAT
 
     def wasted(self) -> bool:
         """Count one message that moved nothing on; True once the session is over budget."""

@@ -50,9 +50,10 @@ class BotServiceServicer:
         """One stream per bot. Status codes: UNAUTHENTICATED for a missing or unknown token,
         PERMISSION_DENIED when `hello.name` is not the token's bot, INVALID_ARGUMENT when
         the first message is not `hello` (or none came within 10 s) or a message cannot be
-        understood, RESOURCE_EXHAUSTED for an oversized message, or for many more rejected answers and
-        resumes than the requests received allow (each request allows its policy's illegal
-        retries plus two; a session starts with 64 plus two per concurrent match).
+        understood, RESOURCE_EXHAUSTED for an oversized message, for many more rejected
+        answers than the requests received allow (64 plus four per concurrent match; each
+        request gives back its policy's illegal retries plus two, up to that cap), or for
+        more than 3 resumes of one seat on one stream.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
