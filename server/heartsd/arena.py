@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import hashlib
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import structlog
@@ -67,6 +68,8 @@ class Arena:
         self.sessions = SessionRegistry()
         self.runners: dict[str, MatchRunner] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._starting: dict[str, MatchRunner] = {}  # created, their row being written (create_match)
+        self._starts: set[asyncio.Future[MatchRunner]] = set()
         self._house_task: asyncio.Task[None] | None = None
         self.accepting = True
         self._tokens = {hashlib.sha256(t.encode()).digest(): name for name, t in settings.bot_tokens.items()}
@@ -144,7 +147,8 @@ class Arena:
         return None
 
     def active_matches(self, bot: str) -> int:
-        return sum(1 for r in self.runners.values() if r.seats_of(bot))
+        """Matches ``bot`` is seated in, counting those still being started."""
+        return sum(1 for r in (*self.runners.values(), *self._starting.values()) if r.seats_of(bot))
 
     # -- matches ------------------------------------------------------------------------
 
@@ -159,10 +163,12 @@ class Arena:
         clock: game_pb2.ClockSettings,
         rated: bool = False,
         plain_ok: bool = False,
+        prepare: Callable[[MatchRunner], None] | None = None,
     ) -> MatchRunner:
         """Validate and start a match. The database is used from a worker thread, never on
         the event loop: a slow store (a remote PostgreSQL) must not stall running matches,
-        whose clocks keep running while the loop is blocked."""
+        whose clocks keep running while the loop is blocked. ``prepare`` adjusts the runner
+        before anything of the match happens (the conformance kit arranges its matches)."""
         if not self.accepting:
             raise ArenaError("unavailable", "the server is shutting down")
         if ruleset not in PRESETS:
@@ -225,13 +231,31 @@ class Arena:
                 slots.append(SeatSlot(seat, f"house:{spec.house}", clock_state, house=house))
         runner = self.runner_class(self, match_id, rules, match_format, seed, slots, policy,
                                    house_delay_s=self.settings.house_delay_ms / 1000, rated=rated)
-        self.runners[match_id] = runner  # counts against its bots' limits while the row is written
+        if prepare is not None:
+            prepare(runner)
+        # While its row is written the match holds its bots' places (active_matches) but is
+        # not listed, cancellable or playable. The start is shielded: once the row may be
+        # committed, a cancelled caller (an RPC deadline, shutdown) no longer strands it.
+        self._starting[match_id] = runner
+        start = asyncio.ensure_future(self._start(runner, [s.label for s in slots]))
+        self._starts.add(start)
+        start.add_done_callback(self._started)
+        return await asyncio.shield(start)
+
+    def _started(self, start: asyncio.Future[MatchRunner]) -> None:
+        self._starts.discard(start)
+        if not start.cancelled() and start.exception() is not None:  # also seen by the caller, if still there
+            log.warning("a match could not be started", exc_info=start.exception())
+
+    async def _start(self, runner: MatchRunner, seat_labels: list[str]) -> MatchRunner:
         try:
-            await asyncio.to_thread(self.store.insert_running, match_id, rules.name, rules.players,
-                                    [s.label for s in slots], seed)
-        except BaseException:
-            self.forget(runner)
-            raise
+            await asyncio.to_thread(self.store.insert_running, runner.id, runner.rules.name, runner.rules.players,
+                                    seat_labels, runner.match.seed)
+        finally:
+            self._starting.pop(runner.id, None)
+        self.runners[runner.id] = runner
+        if not self.accepting:  # shutdown began during the write: record it as aborted
+            runner.stop(P.MATCH_STATUS_ABORTED, "server shutdown")
         task = asyncio.get_running_loop().create_task(self._run(runner))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -317,6 +341,8 @@ class Arena:
         self.accepting = False
         if self._house_task is not None:
             self._house_task.cancel()
+        if self._starts:  # matches whose rows are being written join the running ones
+            await asyncio.wait(list(self._starts), timeout=max(grace_s, 1.0))
         tasks = list(self._tasks)
         if tasks:
             done, _ = await asyncio.wait(tasks, timeout=grace_s)

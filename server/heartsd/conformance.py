@@ -279,13 +279,16 @@ class Kit:
             return None, f"the bot was not connected (waited {self.timeout_s:.0f} s)"
         rules = preset(ruleset)
         seats = [SeatRequest(bot=self.name)] + [SeatRequest(house=HOUSE)] * (rules.players - 1)
+        def arrange(runner: MatchRunner) -> None:  # before anything of the match happens
+            assert isinstance(runner, ConformanceRunner)
+            runner.arrangement = arrangement
+            for slot, strategy in zip(runner.seats[1:], house):
+                slot.house = strategy
+
         runner = await self.arena.create_match(ruleset, rules.players, admin_pb2.RulesetOptions(),
-                                         game_pb2.MatchFormat(fixed_deals=1), seed, seats,
-                                         clock or CLOCK)
+                                               game_pb2.MatchFormat(fixed_deals=1), seed, seats,
+                                               clock or CLOCK, prepare=arrange)
         assert isinstance(runner, ConformanceRunner)
-        runner.arrangement = arrangement  # before its task first runs: nothing was sent yet
-        for slot, strategy in zip(runner.seats[1:], house):
-            slot.house = strategy
         try:
             await asyncio.wait_for(runner.finished.wait(), self.timeout_s)
         except asyncio.TimeoutError:

@@ -182,3 +182,57 @@ def test_a_slow_store_never_stalls_the_event_loop(tmp_path):
     assert ticks == 20 and pending_during_write
     assert result.status == game_pb2.MATCH_STATUS_FINISHED
     assert code == grpc.StatusCode.INTERNAL and leftover == {}  # a row that was never written: no match
+
+
+def test_a_match_being_started_survives_its_caller_and_shutdown(tmp_path):
+    """While the running row is written the match is invisible, yet holds its seats;
+    a caller cancelled meanwhile (an RPC deadline) does not strand the row, and a
+    shutdown that begins meanwhile records the match as aborted instead of losing it."""
+    import threading
+
+    from hearts.v1 import admin_pb2
+
+    from heartsd.arena import Arena, SeatRequest
+    from heartsd.config import Settings
+
+    async def scenario():
+        settings = Settings(db_path=str(tmp_path / "s.db"), admin_token="a", house_delay_ms=0)
+        arena = Arena(settings, Store(settings.db_path))
+        real_insert = arena.store.insert_running
+        gate = threading.Event()
+
+        def gated_insert(*args):
+            assert gate.wait(20)
+            return real_insert(*args)
+
+        arena.store.insert_running = gated_insert
+        seats = [SeatRequest(house="random")] * 4
+
+        async def create():
+            return await arena.create_match("standard", 4, admin_pb2.RulesetOptions(), game_pb2.MatchFormat(fixed_deals=1),
+                                            None, seats, game_pb2.ClockSettings())
+
+        caller = asyncio.ensure_future(create())
+        await asyncio.sleep(0.05)
+        invisible = dict(arena.runners)
+        (start,) = arena._starts  # the shielded start, which the caller's cancellation does not reach
+        caller.cancel()
+        await asyncio.gather(caller, return_exceptions=True)
+        gate.set()
+        survivor = await asyncio.wait_for(start, 20)
+        await asyncio.wait_for(survivor.finished.wait(), 30)
+
+        gate.clear()
+        second = asyncio.ensure_future(create())
+        await asyncio.sleep(0.05)
+        stopping = asyncio.ensure_future(arena.shutdown(0.5))
+        await asyncio.sleep(0.05)
+        gate.set()
+        aborted = await second
+        await stopping
+        return invisible, arena.store.get(survivor.id), arena.store.get(aborted.id)
+
+    invisible, survivor, aborted = asyncio.run(scenario())
+    assert invisible == {}
+    assert survivor.status == "finished"
+    assert (aborted.status, aborted.reason) == ("aborted", "server shutdown")

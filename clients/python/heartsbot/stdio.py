@@ -26,6 +26,7 @@ heartsbot.stdio.AnswerError: not a card: '9Z'
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import queue
 import signal
@@ -372,8 +373,13 @@ async def run_bridge(command: Sequence[str], server: str, token: str, name: str,
 
     loop = asyncio.get_running_loop()
     gone = asyncio.Event()
+
+    def child_gone() -> None:  # called from the child's reader thread
+        with contextlib.suppress(RuntimeError):  # the loop already closed: nobody waits any more
+            loop.call_soon_threadsafe(gone.set)
+
     try:
-        child = Child(command, on_gone=lambda: loop.call_soon_threadsafe(gone.set),
+        child = Child(command, on_gone=child_gone,
                       trace=_trace if trace else None, report=_say)
     except OSError as exc:
         _say(f"cannot run {command[0]!r}: {exc.strerror or exc}")
