@@ -362,7 +362,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--deals", type=int, default=48, help="deals in the latency run (in 12-deal matches)")
     parser.add_argument("--seconds", type=float, default=3.0, help="per throughput window")
-    parser.add_argument("--rounds", type=int, default=5, help="alternating throughput windows of each kind")
+    parser.add_argument("--rounds", type=int, default=9, help="alternating throughput windows of each kind (odd: a true median)")
     parser.add_argument("--floor-server", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.floor_server:
