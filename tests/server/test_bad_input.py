@@ -292,8 +292,8 @@ def test_a_result_that_cannot_be_stored_is_announced_as_aborted(tmp_path):
 
 @pytest.mark.parametrize("flood", ["answers", "resumes"])
 def test_a_flooding_bot_is_cut_off_and_everyone_else_plays_on(tmp_path, flood):
-    """Rejected answers and resumes are budgeted per request a bot was sent: a bot that
-    floods them ends with RESOURCE_EXHAUSTED (a resume re-sends a whole match, so unlimited
+    """Rejected answers are budgeted per request a bot was sent and resumes per seat: a bot
+    that floods them ends with RESOURCE_EXHAUSTED (a resume re-sends a whole match, so unlimited
     resumes would amplify), its seat is defaulted, other matches finish, and it may reconnect."""
 
     async def scenario():
@@ -308,8 +308,8 @@ def test_a_flooding_bot_is_cut_off_and_everyone_else_plays_on(tmp_path, flood):
                 junk = bot_pb2.PlayRequest(answer=bot_pb2.Answer(match_id="m-nowhere", request_id="r-1"))
             else:
                 junk = bot_pb2.PlayRequest(resume=bot_pb2.Resume(match_id=flooded, seat=0, last_sequence=0))
-            for _ in range(2000):
-                flooder.send(junk)
+            for _ in range(400 if flood == "answers" else 50):  # both far past the limits, and finite: the
+                flooder.send(junk)                               # server reads the rest before its status goes out
             for _ in range(1000):
                 if await flooder.status() is not None:
                     break
@@ -330,11 +330,11 @@ def test_a_flooding_bot_is_cut_off_and_everyone_else_plays_on(tmp_path, flood):
     assert status == grpc.StatusCode.RESOURCE_EXHAUSTED, details
     if flood == "answers":
         assert "too many rejected answers" in details
-        assert 64 <= len(flooder.rejections) < 2000
+        assert 64 <= len(flooder.rejections) < 400
     else:
         assert "more than 3 resumes of one seat" in details
         resent = [m for m in flooder.received if m.HasField("update")]  # alice plays only the flooded match
-        assert 3 <= len(resent) < 20  # the match was re-sent three times, not 2,000
+        assert 3 <= len(resent) < 20  # the match was re-sent three times, not 50
     assert honest.status == flooded.status == later.status == "finished"
     assert any(d.provenance == P.PROVENANCE_DISCONNECT for d in flooded.record.decisions if d.seat == 0)
     assert all(d.provenance == P.PROVENANCE_BOT for d in later.record.decisions if d.seat == 0)
