@@ -49,8 +49,8 @@ from heartsbot.strategies import Strategy
 
 from .arena import Arena, SeatRequest
 from .config import Settings
-from .sessions import BotSession
 from .runner import P, Decision, MatchRunner, SeatSlot
+from .sessions import BotSession
 
 BEHAVIOURS = ("hello", "pass", "play", "moon", "rejection", "late", "resume")
 DEFAULT_NAME = "conformance-bot"

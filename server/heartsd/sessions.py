@@ -79,8 +79,8 @@ class BotSession:
     close_status: str = ""  # an ArenaError kind ("invalid", "unavailable"): end the stream with that status
     on_overflow: Callable[[], None] | None = None
     token_hash: str = ""  # set for ladder-registered bots, so a revoked token can be noticed
-    waste_allowance: int = WASTE_ALLOWANCE  # refilled by each request sent; see wasted()
-    waste_cap: int = WASTE_ALLOWANCE
+    waste_allowance: int = field(init=False)  # refilled by each request sent, up to waste_cap; see wasted()
+    waste_cap: int = field(init=False)
     resumes: dict[tuple[str, int], int] = field(default_factory=dict)  # (match, seat) -> resumes so far
     draining: bool = False  # ended for what the bot sent; its last messages are being read and dropped
 

@@ -21,6 +21,8 @@ from collections.abc import Iterable
 
 from hearts.v1 import cards_pb2, game_pb2
 
+from hearts_engine.cards import CARDS_BY_SUIT_PATTERN
+
 
 def _encode_varint(value: int) -> bytes:
     if value < 0:
@@ -94,7 +96,7 @@ class _SuitPatternFields(dict[int, bytes]):
         self.field, self.suit = field, suit
 
     def __missing__(self, pattern: int) -> bytes:
-        encoded = self[pattern] = card_fields(self.field, [13 * self.suit + r for r in range(13) if pattern >> r & 1])
+        encoded = self[pattern] = card_fields(self.field, CARDS_BY_SUIT_PATTERN[self.suit][pattern])
         return encoded
 
 
