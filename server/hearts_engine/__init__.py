@@ -11,7 +11,7 @@ Start with :func:`preset` for a ruleset, :class:`Deal` for one deal and
 ('passing', 'left')
 """
 
-from .actions import Action, MoonAction, PassAction, PlayAction, parse_action
+from .actions import PLAY_ACTIONS, Action, MoonAction, PassAction, PlayAction, parse_action
 from .cards import Card, Mask, card_name, card_symbol, cards_of, format_cards, mask_of, parse_card, parse_cards
 from .deal import Deal, Phase, Trick, deal_at_position
 from .errors import (
@@ -63,6 +63,7 @@ __all__ = [
     "PassAction",
     "PassDirection",
     "Phase",
+    "PLAY_ACTIONS",
     "PlayAction",
     "RecordError",
     "RecordedAction",

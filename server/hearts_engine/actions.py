@@ -51,6 +51,10 @@ class MoonAction:
 
 Action = Union[PassAction, PlayAction, MoonAction]
 
+# One shared value per card: a play is immutable, so the hot paths (a server applying
+# answers, search) index this instead of building a new object per card played.
+PLAY_ACTIONS: tuple[PlayAction, ...] = tuple(PlayAction(c) for c in range(52))
+
 
 def parse_action(text: str) -> Action:
     """Parse ``"pass 2C 3C 4C"``, ``"play QS"`` or ``"moon add_to_others"``."""

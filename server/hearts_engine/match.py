@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .actions import Action, MoonAction, PassAction, PlayAction
+from .actions import PLAY_ACTIONS, Action, MoonAction, PassAction, PlayAction
 from .cards import Card
 from .deal import Deal, Phase
 from .errors import InvalidActionError, WrongPhaseError
@@ -152,13 +152,13 @@ class Match:
         the classic timeout rule of RULES.md.
         """
         deal = self.deal
+        if deal.phase is Phase.PLAYING and seat == deal.turn:  # asked before every play: checked first
+            return PLAY_ACTIONS[deal.legal_plays(seat)[0]]
         if self.outcome is not None or seat not in deal.to_act():
             raise WrongPhaseError(f"seat {seat} has nothing to do now")
         if deal.phase is Phase.PASSING:
             return PassAction(deal.passable(seat)[-self.rules.pass_count :])
-        if deal.phase is Phase.MOON_CHOICE:
-            return MoonAction(self.default_moon_option())
-        return PlayAction(deal.legal_plays(seat)[0])
+        return MoonAction(self.default_moon_option())
 
     def default_moon_option(self) -> MoonOption:
         deal = self.deal

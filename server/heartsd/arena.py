@@ -303,7 +303,7 @@ class Arena:
                 if stored is not None and stored.status != "running":
                     return  # the failed attempt did commit
 
-    async def checkpoint(self, match_id: str, record: spectator_pb2.MatchRecord, deals: int, totals: list[int]) -> None:
+    async def checkpoint(self, match_id: str, record: bytes, deals: int, totals: list[int]) -> None:
         try:
             await asyncio.to_thread(self.store.checkpoint, match_id, record, deals, totals)
         except Exception:

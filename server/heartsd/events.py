@@ -35,6 +35,7 @@ class EventLog:
         self._times: list[float] = []
         # Each slot serialized once as a MatchUpdate.events entry: bytes, or one per seat.
         self._wire: list[bytes | list[bytes]] = []
+        self._public_from = 0  # no private slot from this index on: the common case, joined as is
 
     def __len__(self) -> int:
         return len(self._slots)
@@ -75,6 +76,7 @@ class EventLog:
         self._slots.append(PrivateSlot(per_seat, spectator, revealed))
         self._times.append(time.monotonic())
         self._wire.append([length_delimited(UPDATE_EVENTS_FIELD, e.SerializeToString()) for e in per_seat])
+        self._public_from = len(self._wire)
 
     def for_seat(self, seat: int, after: int) -> list[game_pb2.Event]:
         """The events ``seat`` gets after sequence ``after`` (``SPECTATOR`` for spectators)."""
@@ -89,6 +91,8 @@ class EventLog:
 
     def wire_for_seat(self, seat: int, after: int) -> bytes:
         """The ``events`` entries of a MatchUpdate for ``seat`` after ``after``, encoded."""
+        if after >= self._public_from:
+            return b"".join(self._wire[after:])
         return b"".join([w if isinstance(w, bytes) else w[seat] for w in self._wire[after:]])
 
     def revealed_after(self, after: int) -> list[tuple[float, game_pb2.Event]]:

@@ -21,6 +21,7 @@ import structlog
 from hearts.v1 import bot_pb2, game_pb2, spectator_pb2
 
 from hearts_engine import (
+    PLAY_ACTIONS,
     Action,
     ActionError,
     Deal,
@@ -102,6 +103,9 @@ _PLAYED_SEAT_TAG = wire.varint(_PLAYED_FIELDS["seat"].number << 3)
 _PLAYED_CARD = _PLAYED_FIELDS["card"].number
 _PLAYED_CARD_FIELDS = tuple(wire.card_fields(_PLAYED_CARD, (c,)) for c in range(52))
 _PLAYED_PROVENANCE_TAG = wire.varint(_PLAYED_FIELDS["provenance"].number << 3)
+# CardPlayed's seat and card fields, per seat and card; its provenance field per provenance.
+_PLAYED_SEAT_CARD = tuple(tuple(_PLAYED_SEAT_TAG + wire.varint(s) + _PLAYED_CARD_FIELDS[c] for c in range(52)) for s in range(8))
+_PLAYED_PROVENANCES = {p: _PLAYED_PROVENANCE_TAG + wire.varint(p) for p in game_pb2.Provenance.values()}
 _DECISION_FIELDS = spectator_pb2.RecordedDecision.DESCRIPTOR.fields_by_name
 _DECISION_TAGS = {name: wire.varint(f.number << 3) for name, f in _DECISION_FIELDS.items()}  # varint fields
 _DECISION_CARDS = _DECISION_FIELDS["cards"].number
@@ -112,9 +116,11 @@ _DECISION_PLAYED = tuple(_DECISION_PLAY + wire.card_fields(_DECISION_CARDS, (c,)
 _DECISION_DEAL, _DECISION_THINK, _DECISION_REJECTED = (_DECISION_TAGS[k] for k in ("deal_number", "think_ms", "rejected_answers"))
 _DECISION_SEATS = tuple(wire.int_field(_DECISION_TAGS["seat"], s) for s in range(8))
 _DECISION_PROVENANCES = {p: wire.int_field(_DECISION_TAGS["provenance"], p) for p in game_pb2.Provenance.values()}
-PLAY_ACTIONS = tuple(PlayAction(c) for c in range(52))  # frozen values: one per card, shared
 _PLAY_JSON = tuple(json.dumps(str(PlayAction(c))) for c in range(52))  # each play's "action" in the engine record
-RECORD_DECISIONS = spectator_pb2.MatchRecord.DESCRIPTOR.fields_by_name["decisions"].number
+_RECORD_FIELDS = spectator_pb2.MatchRecord.DESCRIPTOR.fields_by_name
+RECORD_DECISIONS = _RECORD_FIELDS["decisions"].number
+RECORD_DEALS = _RECORD_FIELDS["deals"].number
+RECORD_DEAL_SCORES = _RECORD_FIELDS["deal_scores"].number
 _CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution  # a timer may run this early
 MOVES_PER_TURN = 32  # moves in a row (house, defaults) before yielding to the event loop
 STATUS_NAMES = {
@@ -125,6 +131,8 @@ STATUS_NAMES = {
 ANSWER_FIELDS = {P.DECISION_KIND_PASS: "pass_cards", P.DECISION_KIND_PLAY: "play", P.DECISION_KIND_MOON: "moon"}
 _NO_ACTIONS = '"actions":[]'
 KIND = {Phase.PASSING: P.DECISION_KIND_PASS, Phase.PLAYING: P.DECISION_KIND_PLAY, Phase.MOON_CHOICE: P.DECISION_KIND_MOON}
+_PLAYING, _PASSING = Phase.PLAYING, Phase.PASSING  # compared by identity on every request (no enum hashing)
+_PLAY = P.DECISION_KIND_PLAY
 PROVENANCE_NAMES = {v: k for k, v in P.Provenance.items()}
 
 
@@ -265,11 +273,15 @@ class MatchRunner:
             if slot.house is None:
                 self._slots_by_bot[slot.name] = (*self._slots_by_bot.get(slot.name, ()), slot)
         self.policy = policy
+        self._grace_s = policy.grace_ms / 1000
+        self._waste_per_request = policy.max_illegal + 2  # see BotSession.allow_waste
         self.house_delay_s = house_delay_s
         self.rated = rated
         self.log_events = EventLog()
         self.decisions: list[Decision] = []
         self.dealt: list[spectator_pb2.DealtHands] = []
+        self._dealt_wire = b""  # MatchRecord.deals entries of self.dealt, encoded
+        self._scores_wire = b""  # MatchRecord.deal_scores entries, encoded
         self.status = P.MATCH_STATUS_RUNNING
         self.result: game_pb2.MatchResult | None = None
         self.created = time.time()
@@ -281,14 +293,14 @@ class MatchRunner:
         self._pass_fields: list[bytes] = []
         self._points_taken = [0] * rules.players
         self._totals = [0] * rules.players
-        # Encoded request parts, each with what it was encoded from (see _request).
-        self._shared_fields: tuple[Any, ...] = (None,) * 7
-        self._history: tuple[list[bytes] | None, int, int, bytes] = (None, 0, 0, b"")
+        # Encoded request parts (see _request). The public ones change at most once per card
+        # played; _publish and _start_deal drop them (None) when what they show changed.
+        self._public_fields: bytes | None = None
         self._clock_fields: dict[tuple[int, int], bytes] = {}
         self._seat_fields = [wire.varint(UPDATE_SEAT << 3) + wire.varint(s.seat) for s in seats]
-        self._request_deal: Deal | None = None
-        self._deal_fields: list[bytes] = []
-        self._open_trick: tuple[Deal | None, int, int, list[bytes]] = (None, 0, 0, [])
+        self._deal_fields: list[bytes] = []  # per seat, for the current deal (_start_deal)
+        self._open_trick: tuple[Deal | None, int, int, int, bytes] = (None, 0, 0, 0, b"")
+        self._hand_sizes_head = wire.varint(REQUEST_HAND_SIZES << 3 | 2) + wire.varint(rules.players)
         self._checkpoint: asyncio.Task[None] | None = None
         # The record grows with the match and is stored at checkpoints and at the end: each
         # decision is encoded once (MatchRecord.decisions entries; engine record actions).
@@ -376,11 +388,13 @@ class MatchRunner:
                             continue
                         self._house_ready = False
                         self._house_move(slot)
+                        moved = True
                     else:
                         self._request_decision(slot)
-                    moved = True
-                    moves += 1
-                    break  # the state changed: look again
+                        moved = slot.pending is None  # a request changes nothing, unless defaulted at once
+                    if moved:
+                        moves += 1
+                        break  # the state changed: look again
                 if not moved:
                     return
         except Exception:
@@ -414,33 +428,36 @@ class MatchRunner:
 
     def _request_decision(self, slot: SeatSlot) -> None:
         """Send ``slot`` its request, or play the default at once (auto-play, long gone)."""
-        default = self.match.default_action(slot.seat)
+        match = self.match
+        default = match.default_action(slot.seat)  # chosen before asking
         now = time.monotonic()
         self._requests_sent += 1
-        pending = Pending(f"{self._id_prefix}{self._requests_sent}", KIND[self.match.deal.phase], default, now)
+        phase = match.deal.phase
+        kind = _PLAY if phase is _PLAYING else KIND[phase]
+        pending = Pending(f"{self._id_prefix}{self._requests_sent}", kind, default, now)
         slot.pending = pending
         slot.issued.add(pending.request_id)
-        session = self._send(slot, self._request(slot, pending))
+        session = self._send(slot, self._request(slot, pending, 0))
         if session is not None:  # a new request: the bot may get its retries and a late answer rejected
-            session.allow_waste(self.policy.max_illegal + 2)
+            session.allow_waste(self._waste_per_request)
         if slot.auto:
             self._default(slot, P.PROVENANCE_AUTO)
             return
-        grace_s = self.policy.grace_ms / 1000
-        if slot.away_since is not None and now - slot.away_since >= grace_s:
+        away_since = slot.away_since
+        if away_since is not None and now - away_since >= self._grace_s:
             self._default(slot, P.PROVENANCE_DISCONNECT)
             return
-        pending.deadline = now + slot.clock.budget_s()
-        if pending.deadline < self._deadline_at:
-            self._arm_deadline(pending.deadline)
-        if slot.away_since is not None:
-            self._arm_grace(slot, grace_s - (now - slot.away_since))
+        pending.deadline = deadline = now + slot.clock.budget_s()
+        if deadline < self._deadline_at:
+            self._arm_deadline(deadline)
+        if away_since is not None:
+            self._arm_grace(slot, self._grace_s - (now - away_since))
 
-    def _guarded(self, step: Callable[[], None]) -> None:
-        """Run a step that starts outside the match task (a timer, an answer). An
-        unexpected error aborts this match, recorded, instead of leaving it hanging."""
+    def _guarded(self, step: Callable[..., None], *args: Any) -> None:
+        """Run ``step(*args)``, a step that starts outside the match task (a timer, an answer).
+        An unexpected error aborts this match, recorded, instead of leaving it hanging."""
         try:
-            step()
+            step(*args)
         except Exception:
             self.log.exception("match step failed")
             if self._stopping is None:
@@ -533,7 +550,7 @@ class MatchRunner:
         slot.clock.charge(elapsed)
         slot.consecutive_defaults = 0
         self._close_pending(slot)
-        self._guarded(lambda: self._accepted(slot, action, elapsed, pending.rejected))
+        self._guarded(self._accepted, slot, action, elapsed, pending.rejected)
         return None
 
     def _accepted(self, slot: SeatSlot, action: Action, elapsed: float, rejected: int) -> None:
@@ -584,25 +601,24 @@ class MatchRunner:
         deal = self._current_deal  # the deal the action belonged to
         log = self.log_events
         n = self.rules.players
-        if isinstance(action, PlayAction):
+        if type(action) is PlayAction:
             trick_no = len(deal.tricks) - (0 if deal.trick else 1)
             log.add_encoded(EVENT_CARD_PLAYED, b"".join((
                 _PLAYED_DEAL_TAG, wire.varint(deal_number),
                 _PLAYED_TRICK_TAG, wire.varint(trick_no),
-                _PLAYED_SEAT_TAG, wire.varint(seat),
-                _PLAYED_CARD_FIELDS[action.card],
-                _PLAYED_PROVENANCE_TAG, wire.varint(provenance),
+                _PLAYED_SEAT_CARD[seat][action.card],
+                _PLAYED_PROVENANCES[provenance],
             )))
             if deal.hearts_broken and not self._broken:
                 self._broken = True
+                self._public_fields = None
                 log.add(P.Event(hearts_broken=P.HeartsBroken(deal_number=deal_number, trick_number=deal.broken_trick)))
             if not deal.trick:
                 trick = deal.tricks[-1]
                 encoded = _trick_bytes(trick_no, trick, n)
                 self._trick_fields.append(wire.length_delimited(REQUEST_TRICKS, encoded))
-                points_taken = list(self._points_taken)  # a new list: _request sees that it changed
-                points_taken[trick.winner] = self.rules.points_of(deal.taken[trick.winner])
-                self._points_taken = points_taken
+                self._points_taken[trick.winner] = self.rules.points_of(deal.taken[trick.winner])
+                self._public_fields = None
                 log.add_encoded(EVENT_TRICK_WON, b"".join((
                     wire.int_field(_WON_DEAL_TAG, deal_number),
                     wire.length_delimited(_WON_TRICK, encoded),
@@ -613,8 +629,11 @@ class MatchRunner:
         if deal.is_over:
             number = len(self.match.results) - 1
             score = convert.deal_score_to_wire(number, self.match.results[-1])
-            self._deal_score_fields.append(wire.length_delimited(REQUEST_DEAL_SCORES, score.SerializeToString()))
+            encoded = score.SerializeToString()
+            self._deal_score_fields.append(wire.length_delimited(REQUEST_DEAL_SCORES, encoded))
+            self._scores_wire += wire.length_delimited(RECORD_DEAL_SCORES, encoded)
             self._totals = list(self.match.totals)
+            self._public_fields = None
             log.add(P.Event(deal_scored=P.DealScored(score=score, totals=self._totals)))
             for slot in self.seats:
                 if slot.house is None:
@@ -623,7 +642,8 @@ class MatchRunner:
                 if time.monotonic() - self._last_checkpoint >= CHECKPOINT_EVERY_S:
                     self._save_checkpoint()
                 self._start_deal()
-        self._wake_watchers()
+        if self.watchers:
+            self._wake_watchers()
 
     def _publish_passes(self, deal: Deal) -> None:
         n = self.rules.players
@@ -664,9 +684,13 @@ class MatchRunner:
         self._trick_fields = []
         self._pass_fields: list[bytes] = []  # DecisionRequest.passed + received per seat, once passed
         self._points_taken = [0] * self.rules.players
+        self._public_fields = None
+        self._encode_deal_fields(deal)
         hands = [convert.cards_to_wire(cards_of(h)) for h in deal.dealt]
         direction = convert.PASS_DIRECTIONS[deal.pass_direction]
-        self.dealt.append(spectator_pb2.DealtHands(deal_number=deal.number, hands=[P.Hand(cards=h) for h in hands]))
+        dealt = spectator_pb2.DealtHands(deal_number=deal.number, hands=[P.Hand(cards=h) for h in hands])
+        self.dealt.append(dealt)
+        self._dealt_wire += wire.length_delimited(RECORD_DEALS, dealt.SerializeToString())
         per_seat = [P.Event(deal_started=P.DealStarted(deal_number=deal.number, pass_direction=direction, hand=h)) for h in hands]
         public = P.Event(deal_started=P.DealStarted(deal_number=deal.number, pass_direction=direction))
         revealed = P.Event(deal_started=P.DealStarted(
@@ -687,25 +711,21 @@ class MatchRunner:
 
     # -- messages to bots -----------------------------------------------------------------
 
-    def _request(self, slot: SeatSlot, pending: Pending) -> bytes:
+    def _request(self, slot: SeatSlot, pending: Pending, spent_ms: int) -> bytes:
         """The serialized DecisionRequest: everything the seat needs, from its own and public
         state only, assembled from encoded fields (wire.py). What stays the same for a deal
-        or a trick (ruleset, pass details, completed tricks, scores) is encoded once."""
+        or a trick (ruleset, pass details, completed tricks, scores) is encoded once.
+        ``spent_ms``: the time the request has been open (0 unless sent again)."""
         deal = self.match.deal
         seat = slot.seat
-        if deal is not self._request_deal:
-            self._encode_deal_fields(deal)
-        passing = deal.phase is Phase.PASSING
-        legal = deal.passable(seat) if passing else deal.legal_plays(seat)
-        if deal.trick:
-            leader = deal.trick_leader
+        phase = deal.phase
+        # The legal cards as a mask (legal_plays / passable, without building the tuple).
+        if phase is _PLAYING:
+            legal = deal.legal_mask() if seat == deal.turn else 0
+            leader = deal.trick_leader if deal.trick else deal.turn
         else:
-            leader = deal.turn if deal.phase is Phase.PLAYING else -1
-        shared = self._shared_fields
-        if (shared[0] is not self._points_taken or shared[1] is not self._totals or shared[2] is not deal
-                or shared[3] != deal.broken_trick or shared[4] != deal.scoring_phase or shared[5] != deal.hearts_broken):
-            shared = self._shared_fields = self._encode_shared_fields(deal)
-        sizes = bytes([h.bit_count() for h in deal.hands])  # each below 128: one byte as a varint
+            legal = deal.hands[seat] if phase is _PASSING and deal.passed[seat] is None else 0
+            leader = -1
         moon = b""
         if pending.kind == P.DECISION_KIND_MOON:
             moon = bot_pb2.DecisionRequest(
@@ -716,38 +736,32 @@ class MatchRunner:
             wire.length_delimited(REQUEST_ID, pending.request_id.encode()),
             _KIND_FIELDS[pending.kind],
             self._deal_fields[seat],
-            shared[6],
-            wire.length_delimited(REQUEST_HAND_SIZES, sizes),
-            self._clock_field(slot, pending),
+            self._public_fields or self._encode_public_fields(deal),
+            self._hand_sizes_head,
+            bytes(map(int.bit_count, deal.hands)),  # packed: each size below 128 is a one-byte varint
+            self._clock_field(slot, spent_ms),
             wire.int_field(_LAST_SEQUENCE, self.log_events.last_sequence),
             moon,
             wire.mask_card_fields(REQUEST_HAND, deal.hands[seat]),
-            wire.card_fields(REQUEST_LEGAL, legal),
+            wire.mask_card_fields(REQUEST_LEGAL, legal),
             self._open_trick_field(deal, leader),
             self._pass_fields[seat] if self._pass_fields else b"",
-            self._history_fields(),
         ))
 
-    def _encode_shared_fields(self, deal: Deal) -> tuple[list[int], list[int], Deal, int, int, bool, bytes]:
-        """The request fields every seat gets alike that change at most once a trick, encoded,
-        with what they were encoded from (checked by _request)."""
-        encoded = b"".join((
+    def _encode_public_fields(self, deal: Deal) -> bytes:
+        """The request fields every seat gets alike that change at most once a trick (and when
+        hearts break), encoded; kept until _publish or _start_deal drops them."""
+        encoded = self._public_fields = b"".join((
             _HEARTS_BROKEN if deal.hearts_broken else b"",
             wire.packed_ints(REQUEST_POINTS_TAKEN, self._points_taken),
             wire.packed_ints(REQUEST_TOTALS, self._totals),
             wire.int_field(_BROKEN_TRICK, deal.broken_trick),
             wire.int_field(_SCORING_PHASE, deal.scoring_phase),
             self._ruleset_field,
+            *self._trick_fields,
+            *self._deal_score_fields,
         ))
-        return (self._points_taken, self._totals, deal, deal.broken_trick, deal.scoring_phase, deal.hearts_broken, encoded)
-
-    def _history_fields(self) -> bytes:
-        """DecisionRequest.tricks and .deal_scores, encoded; joined again only when they grew."""
-        tricks, scores = self._trick_fields, self._deal_score_fields
-        cached = self._history
-        if cached[0] is not tricks or cached[1] != len(tricks) or cached[2] != len(scores):
-            cached = self._history = (tricks, len(tricks), len(scores), b"".join((*tricks, *scores)))
-        return cached[3]
+        return encoded
 
     def _encode_deal_fields(self, deal: Deal) -> None:
         """Per seat, the request fields that stay the same for the whole deal."""
@@ -764,20 +778,15 @@ class MatchRunner:
             + wire.int_field(_PASS_TO, -1 if hold else (seat + deal.pass_direction.offset(n)) % n)
             for seat in range(n)
         ]
-        self._request_deal = deal
 
-    @staticmethod
-    def _clock_left(slot: SeatSlot, pending: Pending) -> bot_pb2.Clock:
-        """The time left for this request: all of it when new, less when re-sent on resume."""
-        spent = int((time.monotonic() - pending.sent_at) * 1000)
+    def _clock_field(self, slot: SeatSlot, spent_ms: int) -> bytes:
+        """DecisionRequest.clock, encoded: the time left for a request open for ``spent_ms``
+        (all of it when new, less when sent again on resume). The decision time is spent
+        first, then the bank."""
         decision, bank = slot.clock.decision_ms, slot.clock.bank_ms
-        return bot_pb2.Clock(decision_ms=max(0, decision - spent), bank_ms=max(0, bank - max(0, spent - decision)))
-
-    def _clock_field(self, slot: SeatSlot, pending: Pending) -> bytes:
-        """DecisionRequest.clock, encoded: what :meth:`_clock_left` gives."""
-        spent = int((time.monotonic() - pending.sent_at) * 1000)
-        decision, bank = slot.clock.decision_ms, slot.clock.bank_ms
-        left = (max(0, decision - spent), max(0, bank - max(0, spent - decision)))
+        if spent_ms > 0:
+            decision, bank = max(0, decision - spent_ms), max(0, bank - max(0, spent_ms - decision))
+        left = (decision, bank)
         field = self._clock_fields.get(left)
         if field is None:
             if len(self._clock_fields) > 64:
@@ -789,17 +798,18 @@ class MatchRunner:
     def _open_trick_field(self, deal: Deal, leader: int) -> bytes:
         """DecisionRequest.current_trick, encoded: the trick in progress (no cards when leading).
         Its cards' fields are kept from request to request while the trick grows."""
-        n = self.rules.players
         number = len(deal.tricks)
-        cached = self._open_trick
-        if cached[0] is not deal or cached[1] != number or cached[2] != leader or len(cached[3]) > len(deal.trick) + 1:
-            head = _TRICK_NUMBER_TAG + wire.varint(number) + _TRICK_LEADER_TAG + wire.varint(leader)
-            cached = self._open_trick = (deal, number, leader, [head])
-        parts = cached[3]  # the number and leader, then each card played so far
         trick = deal.trick
-        for i in range(len(parts) - 1, len(trick)):
-            parts.append(wire.played_card_field(TRICK_CARDS, (leader + i) % n, trick[i]))
-        return wire.length_delimited(REQUEST_CURRENT_TRICK, b"".join(parts) + TRICK_OPEN_WINNER)
+        # (deal, trick number, leader, cards encoded, the number and leader then those cards)
+        cached = self._open_trick
+        if cached[0] is not deal or cached[1] != number or cached[2] != leader or cached[3] > len(trick):
+            cached = (deal, number, leader, 0, _TRICK_NUMBER_TAG + wire.varint(number) + _TRICK_LEADER_TAG + wire.varint(leader))
+        if cached[3] < len(trick):
+            n = self.rules.players
+            added = b"".join([wire.played_card_field(TRICK_CARDS, (leader + i) % n, trick[i]) for i in range(cached[3], len(trick))])
+            cached = (deal, number, leader, len(trick), cached[4] + added)
+        self._open_trick = cached
+        return wire.length_delimited(REQUEST_CURRENT_TRICK, cached[4] + TRICK_OPEN_WINNER)
 
     def _send(self, slot: SeatSlot, request: bytes | None) -> BotSession | None:
         """Flush the seat's undelivered events, with ``request`` if given, as one message;
@@ -828,34 +838,36 @@ class MatchRunner:
         if pending is not None and pending.grace_timer is not None:
             pending.grace_timer.cancel()
             pending.grace_timer = None
-        if pending is not None:
-            self._send(slot, self._request(slot, pending))  # rebuilt: the clock shows what is left
+        if pending is not None:  # rebuilt: the clock shows what is left
+            self._send(slot, self._request(slot, pending, int((time.monotonic() - pending.sent_at) * 1000)))
         else:
             self._send(slot, None)
 
     def disconnected(self, slot: SeatSlot) -> None:
         slot.away_since = time.monotonic()
         if slot.pending is not None:
-            self._arm_grace(slot, self.policy.grace_ms / 1000)
+            self._arm_grace(slot, self._grace_s)
 
     # -- the end ----------------------------------------------------------------------------
 
     def _record(self, result: game_pb2.MatchResult) -> spectator_pb2.MatchRecord:
+        return spectator_pb2.MatchRecord.FromString(self._record_bytes(result))
+
+    def _record_bytes(self, result: game_pb2.MatchResult) -> bytes:
+        """The MatchRecord so far, serialized: the fixed fields, then the dealt hands and
+        the decisions, which were encoded once each (concatenated fields are one message)."""
         match = self.match
-        record = spectator_pb2.MatchRecord(
+        head = spectator_pb2.MatchRecord(
             match_id=self.id,
             ruleset=self._ruleset_pb,
             format=convert.format_to_wire(match.format),
             seed=match.seed,
             seats=self.seat_infos,
             clock=self.policy.to_wire(),
-            deal_scores=[convert.deal_score_to_wire(i, r) for i, r in enumerate(match.results)],
-            deals=self.dealt,
             result=result,
             engine_record_json=self._engine_record_json(),
-        )
-        record.MergeFromString(self._encoded_decisions())  # fills in ``decisions``
-        return record
+        ).SerializeToString()
+        return head + self._scores_wire + self._dealt_wire + self._encoded_decisions()
 
     def _encoded_decisions(self) -> bytes:
         """``MatchRecord.decisions`` of every decision so far, encoded; each one only once."""
@@ -886,7 +898,7 @@ class MatchRunner:
         totals = list(self.match.totals)
         deals = len(self.match.results)
         running = convert.result_to_wire(None, P.MATCH_STATUS_RUNNING, "running", totals, deals)
-        record = self._record(running)
+        record = self._record_bytes(running)
         previous = self._checkpoint
 
         async def write() -> None:

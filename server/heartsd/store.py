@@ -77,12 +77,13 @@ class Store:
                 (match_id, _now_ms(), ruleset, players, json.dumps(seats), str(seed), self.instance),
             )
 
-    def checkpoint(self, match_id: str, record: spectator_pb2.MatchRecord, deals_played: int, totals: list[int]) -> None:
-        """Save a running match's record so far, so a crash keeps it."""
+    def checkpoint(self, match_id: str, record: bytes, deals_played: int, totals: list[int]) -> None:
+        """Save a running match's record so far (a serialized MatchRecord: the runner
+        assembles it from parts encoded once), so a crash keeps it."""
         with self.db.transaction() as tx:
             tx.execute(
                 "UPDATE matches SET record = ?, deals_played = ?, totals = ? WHERE id = ? AND status = 'running'",
-                (record.SerializeToString(), deals_played, json.dumps(totals), match_id),
+                (record, deals_played, json.dumps(totals), match_id),
             )
 
     def finish(

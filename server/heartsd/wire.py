@@ -53,7 +53,10 @@ def varint(value: int) -> bytes:
 
 def length_delimited(field: int, payload: bytes) -> bytes:
     """A bytes, string or sub-message field."""
-    return _TAGS[field] + varint(len(payload)) + payload if field < 32 else varint(field << 3 | 2) + varint(len(payload)) + payload
+    size = len(payload)
+    if field < 32 and size < 16384:  # nearly always: no call to varint()
+        return _TAGS[field] + _SMALL[size] + payload
+    return varint(field << 3 | 2) + varint(size) + payload
 
 
 _TAGS = tuple(_encode_varint(f << 3 | 2) for f in range(32))
@@ -66,6 +69,8 @@ def tag(field: int) -> bytes:
 
 def int_field(key: bytes, value: int) -> bytes:
     """A varint field (``key`` from :func:`tag`) as proto3 writes it: nothing when zero."""
+    if 0 < value < 16384:
+        return key + _SMALL[value]
     return key + varint(value) if value else b""
 
 

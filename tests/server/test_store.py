@@ -23,7 +23,7 @@ def test_lifecycle_running_checkpoint_finish(store_url):
     store = Store(store_url)
     store.insert_running("m-1", "standard", 4, ["a", "b", "c", "d"], 2**64 - 1)
     assert store.get("m-1").status == "running" and store.get("m-1").seed == 2**64 - 1
-    store.checkpoint("m-1", record("m-1", P.MATCH_STATUS_RUNNING), 3, [1, 2, 3, 4])
+    store.checkpoint("m-1", record("m-1", P.MATCH_STATUS_RUNNING).SerializeToString(), 3, [1, 2, 3, 4])
     assert store.get("m-1").deals_played == 3 and store.get("m-1").record.result.status == P.MATCH_STATUS_RUNNING
     store.finish("m-1", "finished", "completed", record("m-1"), 4, [5, 6, 7, 8])
     got = store.get("m-1")
@@ -37,7 +37,7 @@ def test_interrupted_matches_become_aborted_keeping_their_checkpoint(store_url):
     store = Store(store_url)
     store.insert_running("m-a", "standard", 4, ["a"] * 4, 1)
     store.insert_running("m-b", "classic", 3, ["a"] * 3, 2)
-    store.checkpoint("m-b", record("m-b", P.MATCH_STATUS_RUNNING), 1, [1, 2, 3])
+    store.checkpoint("m-b", record("m-b", P.MATCH_STATUS_RUNNING).SerializeToString(), 1, [1, 2, 3])
     store.close()
     store = Store(store_url)  # a restart
     assert sorted(store.abort_interrupted()) == ["m-a", "m-b"]
