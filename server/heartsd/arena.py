@@ -121,8 +121,10 @@ class Arena:
             return bot_pb2.AnswerRejected(
                 match_id=answer.match_id, request_id=answer.request_id,
                 code=bot_pb2.REJECTION_CODE_UNKNOWN_MATCH, reason="you are not seated in that match")
+        request_id = answer.request_id
         for slot in slots:
-            if slot.pending is not None and slot.pending.request_id == answer.request_id:
+            pending = slot.pending
+            if pending is not None and pending.request_id == request_id:
                 return runner.on_answer(slot, answer)
         stale = False
         for slot in slots:
