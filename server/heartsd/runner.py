@@ -131,6 +131,7 @@ STATUS_NAMES = {
 ANSWER_FIELDS = {P.DECISION_KIND_PASS: "pass_cards", P.DECISION_KIND_PLAY: "play", P.DECISION_KIND_MOON: "moon"}
 _NO_ACTIONS = '"actions":[]'
 KIND = {Phase.PASSING: P.DECISION_KIND_PASS, Phase.PLAYING: P.DECISION_KIND_PLAY, Phase.MOON_CHOICE: P.DECISION_KIND_MOON}
+_ENCODE_HAND, _ENCODE_LEGAL = wire.mask_encoder(REQUEST_HAND), wire.mask_encoder(REQUEST_LEGAL)
 _PLAYING, _PASSING = Phase.PLAYING, Phase.PASSING  # compared by identity on every request (no enum hashing)
 _PLAY = P.DECISION_KIND_PLAY
 PROVENANCE_NAMES = {v: k for k, v in P.Provenance.items()}
@@ -742,8 +743,8 @@ class MatchRunner:
             self._clock_field(slot, spent_ms),
             wire.int_field(_LAST_SEQUENCE, self.log_events.last_sequence),
             moon,
-            wire.mask_card_fields(REQUEST_HAND, deal.hands[seat]),
-            wire.mask_card_fields(REQUEST_LEGAL, legal),
+            _ENCODE_HAND(deal.hands[seat]),
+            _ENCODE_LEGAL(legal),
             self._open_trick_field(deal, leader),
             self._pass_fields[seat] if self._pass_fields else b"",
         ))

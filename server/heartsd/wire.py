@@ -17,7 +17,7 @@ b'\\x1a\\x03abc'
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from hearts.v1 import cards_pb2, game_pb2
 
@@ -93,31 +93,42 @@ def card_fields(field: int, cards: Iterable[int]) -> bytes:
     return b"".join([table[c] for c in cards])
 
 
-class _SuitPatternFields(dict[int, bytes]):
-    """One suit's 13-bit rank patterns -> their encoded card fields, filled as seen."""
+def _rank_group_fields(field: int) -> tuple[tuple[bytes, ...], ...]:
+    """For each suit, the encoded card fields of every pattern of its ranks 2-8 (7 bits,
+    128 patterns) and of its ranks 9-A (6 bits, 64 patterns): 768 entries per field."""
+    groups = []
+    for suit in range(4):
+        patterns = CARDS_BY_SUIT_PATTERN[suit]
+        groups.append(tuple(card_fields(field, patterns[p]) for p in range(128)))
+        groups.append(tuple(card_fields(field, patterns[p << 7]) for p in range(64)))
+    return tuple(groups)
 
-    def __init__(self, field: int, suit: int) -> None:
-        super().__init__()
-        self.field, self.suit = field, suit
 
-    def __missing__(self, pattern: int) -> bytes:
-        encoded = self[pattern] = card_fields(self.field, CARDS_BY_SUIT_PATTERN[self.suit][pattern])
-        return encoded
+def mask_encoder(field: int) -> Callable[[int], bytes]:
+    """A function giving ``card_fields(field, cards_of(mask))`` for a hand mask (card
+    ``13 * suit + rank``) from eight lookups in small tables. A hand is encoded for every
+    request: 768 entries stay in the CPU cache between requests, where a table of every
+    13-bit suit pattern (8,192 per suit) measured slower in the loaded server."""
+    c_lo, c_hi, d_lo, d_hi, h_lo, h_hi, s_lo, s_hi = _rank_group_fields(field)
+
+    def encode(mask: int) -> bytes:
+        return b"".join((
+            c_lo[mask & 127], c_hi[mask >> 7 & 63], d_lo[mask >> 13 & 127], d_hi[mask >> 20 & 63],
+            h_lo[mask >> 26 & 127], h_hi[mask >> 33 & 63], s_lo[mask >> 39 & 127], s_hi[mask >> 46 & 63],
+        ))
+
+    return encode
 
 
-_SUIT_PATTERN_FIELDS: dict[int, tuple[_SuitPatternFields, ...]] = {}
-_LOW13 = (1 << 13) - 1
+_MASK_ENCODERS: dict[int, Callable[[int], bytes]] = {}
 
 
 def mask_card_fields(field: int, mask: int) -> bytes:
-    """``card_fields(field, cards_of(mask))`` for a hand mask (card ``13 * suit + rank``)
-    from four dict lookups: a hand is encoded for every request, and the rank patterns
-    one suit shows repeat a lot (at most 8,192 per suit and field are ever kept)."""
-    tables = _SUIT_PATTERN_FIELDS.get(field)
-    if tables is None:
-        tables = _SUIT_PATTERN_FIELDS[field] = tuple(_SuitPatternFields(field, suit) for suit in range(4))
-    clubs, diamonds, hearts, spades = tables
-    return clubs[mask & _LOW13] + diamonds[mask >> 13 & _LOW13] + hearts[mask >> 26 & _LOW13] + spades[mask >> 39 & _LOW13]
+    """``card_fields(field, cards_of(mask))``; see :func:`mask_encoder` (kept per field)."""
+    encode = _MASK_ENCODERS.get(field)
+    if encode is None:
+        encode = _MASK_ENCODERS[field] = mask_encoder(field)
+    return encode(mask)
 
 
 _PLAYED: dict[int, tuple[bytes, ...]] = {}
