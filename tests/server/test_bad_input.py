@@ -249,7 +249,8 @@ def test_admin_and_spectator_errors(tmp_path):
 
 def test_hello_needs_a_name_and_watch_rejects_a_sequence_beyond_the_log(tmp_path):
     async def scenario():
-        async with running_daemon(tmp_path) as daemon:
+        # House moves 20 ms apart: the match is still live when it is watched.
+        async with running_daemon(tmp_path, house_delay_ms=20) as daemon:
             nameless = await stream_status(daemon, [hello(name="")], auth(BOTS["alice"]))
             match_id = await daemon.create_match(["house:random"] * 4, deals=1)
             runner = daemon.arena.runners.get(match_id)
@@ -268,7 +269,7 @@ def test_hello_needs_a_name_and_watch_rejects_a_sequence_beyond_the_log(tmp_path
     nameless, code, runner = run(scenario())
     assert nameless[0] == grpc.StatusCode.INVALID_ARGUMENT and "name is required" in nameless[1]
     assert code in (grpc.StatusCode.OUT_OF_RANGE, grpc.StatusCode.FAILED_PRECONDITION)
-    assert not runner.watchers  # no watcher left behind
+    assert runner is not None and not runner.watchers  # no watcher left behind
 
 
 def test_a_result_that_cannot_be_stored_is_announced_as_aborted(tmp_path):
