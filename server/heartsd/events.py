@@ -29,9 +29,28 @@ class PrivateSlot:
     revealed: game_pb2.Event
 
 
+@dataclass(slots=True)
+class EncodedPrivateSlot:
+    """A PrivateSlot kept as encoded Events until a spectator or a test needs messages."""
+
+    per_seat: list[bytes]
+    spectator: bytes
+    revealed: bytes
+
+    def parsed(self) -> PrivateSlot:
+        parse = game_pb2.Event.FromString
+        return PrivateSlot([parse(e) for e in self.per_seat], parse(self.spectator), parse(self.revealed))
+
+
+def _event_bytes(sequence: int, kind_field: int, body: bytes) -> bytes:
+    """An Event with ``sequence`` whose oneof field ``kind_field`` holds ``body``, encoded."""
+    return _SEQUENCE_TAG + varint(sequence) + length_delimited(kind_field, body)
+
+
 class EventLog:
     def __init__(self) -> None:
-        self._slots: list[game_pb2.Event | PrivateSlot | bytes] = []  # bytes: parsed on demand
+        # bytes and EncodedPrivateSlot: parsed on demand
+        self._slots: list[game_pb2.Event | PrivateSlot | bytes | EncodedPrivateSlot] = []
         self._times: list[float] = []
         # Each slot serialized once as a MatchUpdate.events entry: bytes, or one per seat.
         self._wire: list[bytes | list[bytes]] = []
@@ -55,8 +74,7 @@ class EventLog:
         """Append a public event given as its oneof field number and encoded body: the
         hot path (a card played) skips building the message; it is parsed only if a
         spectator asks."""
-        sequence = len(self._slots) + 1
-        encoded = _SEQUENCE_TAG + varint(sequence) + length_delimited(kind_field, body)
+        encoded = _event_bytes(len(self._slots) + 1, kind_field, body)
         self._slots.append(encoded)
         self._times.append(time.monotonic())
         self._wire.append(length_delimited(UPDATE_EVENTS_FIELD, encoded))
@@ -65,6 +83,8 @@ class EventLog:
         slot = self._slots[index]
         if isinstance(slot, bytes):
             slot = self._slots[index] = game_pb2.Event.FromString(slot)
+        elif isinstance(slot, EncodedPrivateSlot):
+            slot = self._slots[index] = slot.parsed()
         return slot
 
     def add_private(
@@ -76,6 +96,17 @@ class EventLog:
         self._slots.append(PrivateSlot(per_seat, spectator, revealed))
         self._times.append(time.monotonic())
         self._wire.append([length_delimited(UPDATE_EVENTS_FIELD, e.SerializeToString()) for e in per_seat])
+        self._public_from = len(self._wire)
+
+    def add_private_encoded(self, kind_field: int, per_seat: list[bytes], spectator: bytes, revealed: bytes) -> None:
+        """:meth:`add_private` for events given as their oneof field number and encoded
+        bodies (a deal's start, the passes: built from cached card fields, not messages)."""
+        sequence = len(self._slots) + 1
+        events = [_event_bytes(sequence, kind_field, body) for body in per_seat]
+        self._slots.append(EncodedPrivateSlot(
+            events, _event_bytes(sequence, kind_field, spectator), _event_bytes(sequence, kind_field, revealed)))
+        self._times.append(time.monotonic())
+        self._wire.append([length_delimited(UPDATE_EVENTS_FIELD, e) for e in events])
         self._public_from = len(self._wire)
 
     def for_seat(self, seat: int, after: int) -> list[game_pb2.Event]:

@@ -36,7 +36,7 @@ from hearts_engine import (
     Ruleset,
     Trick,
 )
-from hearts_engine.cards import cards_of, mask_of
+from hearts_engine.cards import mask_of
 from hearts_engine.errors import InvalidActionError
 from heartsbot.strategies import Strategy
 
@@ -96,6 +96,21 @@ _WON_TRICK = _WON_FIELDS["trick"].number
 _WON_POINTS_TAG = wire.tag(_WON_FIELDS["points"].number)
 TRICK_OPEN_WINNER = game_pb2.Trick(winner=-1).SerializeToString()  # winner -1: in progress
 EVENT_CARD_PLAYED = game_pb2.Event.DESCRIPTOR.fields_by_name["card_played"].number
+EVENT_DEAL_STARTED = game_pb2.Event.DESCRIPTOR.fields_by_name["deal_started"].number
+EVENT_CARDS_PASSED = game_pb2.Event.DESCRIPTOR.fields_by_name["cards_passed"].number
+_STARTED_FIELDS = game_pb2.DealStarted.DESCRIPTOR.fields_by_name
+_STARTED_DEAL_TAG = wire.tag(_STARTED_FIELDS["deal_number"].number)
+_STARTED_DIRECTION_TAG = wire.tag(_STARTED_FIELDS["pass_direction"].number)
+STARTED_HAND = _STARTED_FIELDS["hand"].number
+STARTED_HANDS = _STARTED_FIELDS["hands"].number
+HAND_CARDS = game_pb2.Hand.DESCRIPTOR.fields_by_name["cards"].number
+_DEALT_DEAL_TAG = wire.tag(spectator_pb2.DealtHands.DESCRIPTOR.fields_by_name["deal_number"].number)
+DEALT_HANDS = spectator_pb2.DealtHands.DESCRIPTOR.fields_by_name["hands"].number
+_PASSED_FIELDS = game_pb2.CardsPassed.DESCRIPTOR.fields_by_name
+_PASSED_DEAL_TAG = wire.tag(_PASSED_FIELDS["deal_number"].number)
+PASSED_PASSED = _PASSED_FIELDS["passed"].number
+PASSED_RECEIVED = _PASSED_FIELDS["received"].number
+_PASSED_FROM_TAG = wire.tag(_PASSED_FIELDS["received_from"].number)
 _PLAYED_FIELDS = game_pb2.CardPlayed.DESCRIPTOR.fields_by_name
 _PLAYED_DEAL_TAG = wire.varint(_PLAYED_FIELDS["deal_number"].number << 3)
 _PLAYED_TRICK_TAG = wire.varint(_PLAYED_FIELDS["trick_number"].number << 3)
@@ -280,8 +295,7 @@ class MatchRunner:
         self.rated = rated
         self.log_events = EventLog()
         self.decisions: list[Decision] = []
-        self.dealt: list[spectator_pb2.DealtHands] = []
-        self._dealt_wire = b""  # MatchRecord.deals entries of self.dealt, encoded
+        self._dealt_wire = b""  # MatchRecord.deals entries, encoded (see dealt)
         self._scores_wire = b""  # MatchRecord.deal_scores entries, encoded
         self.status = P.MATCH_STATUS_RUNNING
         self.result: game_pb2.MatchResult | None = None
@@ -332,6 +346,11 @@ class MatchRunner:
     @property
     def seat_infos(self) -> list[game_pb2.SeatInfo]:
         return [game_pb2.SeatInfo(seat=s.seat, name=s.label, house=s.house is not None) for s in self.seats]
+
+    @property
+    def dealt(self) -> list[spectator_pb2.DealtHands]:
+        """Every deal's hands as dealt, so far (the record's ``deals``)."""
+        return list(spectator_pb2.MatchRecord.FromString(self._dealt_wire).deals)
 
     @property
     def house_only(self) -> bool:
@@ -647,23 +666,21 @@ class MatchRunner:
             self._wake_watchers()
 
     def _publish_passes(self, deal: Deal) -> None:
+        """The pass is complete: each seat's CardsPassed event and request fields, encoded."""
         n = self.rules.players
         offset = deal.pass_direction.offset(n)
+        number = wire.int_field(_PASSED_DEAL_TAG, deal.number)
         per_seat = []
+        self._pass_fields = []
         for s in range(n):
             giver = (s - offset) % n
-            per_seat.append(P.Event(cards_passed=P.CardsPassed(
-                deal_number=deal.number,
-                passed=convert.cards_to_wire(cards_of(deal.passed[s] or 0)),
-                received=convert.cards_to_wire(cards_of(deal.passed[giver] or 0)),
-                received_from=giver)))
-        self._pass_fields = [
-            wire.card_fields(REQUEST_PASSED, cards_of(deal.passed[s] or 0))
-            + wire.card_fields(REQUEST_RECEIVED, cards_of(deal.passed[(s - offset) % n] or 0))
-            for s in range(n)
-        ]
-        public = P.Event(cards_passed=P.CardsPassed(deal_number=deal.number, received_from=-1))
-        self.log_events.add_private(per_seat, public, P.Event(cards_passed=P.CardsPassed(deal_number=deal.number, received_from=-1)))
+            passed, received = deal.passed[s] or 0, deal.passed[giver] or 0
+            per_seat.append(b"".join((
+                number, wire.mask_card_fields(PASSED_PASSED, passed), wire.mask_card_fields(PASSED_RECEIVED, received),
+                wire.int_field(_PASSED_FROM_TAG, giver))))
+            self._pass_fields.append(wire.mask_card_fields(REQUEST_PASSED, passed) + wire.mask_card_fields(REQUEST_RECEIVED, received))
+        hidden = number + wire.int_field(_PASSED_FROM_TAG, -1)  # spectators: no cards, no giver
+        self.log_events.add_private_encoded(EVENT_CARDS_PASSED, per_seat, hidden, hidden)
 
     def _start_events(self) -> None:
         n = self.rules.players
@@ -687,16 +704,15 @@ class MatchRunner:
         self._points_taken = [0] * self.rules.players
         self._public_fields = None
         self._encode_deal_fields(deal)
-        hands = [convert.cards_to_wire(cards_of(h)) for h in deal.dealt]
-        direction = convert.PASS_DIRECTIONS[deal.pass_direction]
-        dealt = spectator_pb2.DealtHands(deal_number=deal.number, hands=[P.Hand(cards=h) for h in hands])
-        self.dealt.append(dealt)
-        self._dealt_wire += wire.length_delimited(RECORD_DEALS, dealt.SerializeToString())
-        per_seat = [P.Event(deal_started=P.DealStarted(deal_number=deal.number, pass_direction=direction, hand=h)) for h in hands]
-        public = P.Event(deal_started=P.DealStarted(deal_number=deal.number, pass_direction=direction))
-        revealed = P.Event(deal_started=P.DealStarted(
-            deal_number=deal.number, pass_direction=direction, hands=[P.Hand(cards=h) for h in hands]))
-        self.log_events.add_private(per_seat, public, revealed)
+        # Each seat's DealStarted shows its own hand; spectators get none, or all as Hands.
+        head = wire.int_field(_STARTED_DEAL_TAG, deal.number) + wire.int_field(
+            _STARTED_DIRECTION_TAG, convert.PASS_DIRECTIONS[deal.pass_direction])
+        hands = [wire.mask_card_fields(HAND_CARDS, h) for h in deal.dealt]  # Hand messages
+        per_seat = [head + wire.mask_card_fields(STARTED_HAND, h) for h in deal.dealt]
+        revealed = head + b"".join([wire.length_delimited(STARTED_HANDS, h) for h in hands])
+        self.log_events.add_private_encoded(EVENT_DEAL_STARTED, per_seat, head, revealed)
+        dealt = wire.int_field(_DEALT_DEAL_TAG, deal.number) + b"".join([wire.length_delimited(DEALT_HANDS, h) for h in hands])
+        self._dealt_wire += wire.length_delimited(RECORD_DEALS, dealt)
 
     def _notice(self, seat: int, provenance: int) -> None:
         why = {

@@ -9,7 +9,8 @@ import asyncio
 import pytest
 from hearts.v1 import admin_pb2, bot_pb2, game_pb2, spectator_pb2
 
-from hearts_engine import Phase, record_of, seat_view
+from hearts_engine import Deal, Phase, record_of, seat_view
+from hearts_engine.cards import cards_of
 from heartsd import convert, wire
 from heartsd.arena import Arena, SeatRequest
 from heartsd.config import Settings
@@ -56,6 +57,17 @@ def expected_request(runner, seat: int, parsed: bot_pb2.DecisionRequest) -> bot_
     return request
 
 
+def dealt_hands(match) -> list[spectator_pb2.DealtHands]:
+    """Every deal's hands so far, dealt again by the engine from the seed."""
+    out = []
+    for number in range(match.deal.number + 1):
+        shuffle, rotation, _ = match.deal_setup(number)
+        deal = Deal.shuffled(match.rules, match.seed, number, shuffle=shuffle, rotation=rotation)
+        out.append(spectator_pb2.DealtHands(
+            deal_number=number, hands=[P.Hand(cards=convert.cards_to_wire(cards_of(h))) for h in deal.dealt]))
+    return out
+
+
 def expected_record(runner, result: game_pb2.MatchResult) -> spectator_pb2.MatchRecord:
     """The record so far, built message by message from the runner's decisions and the engine."""
     match = runner.match
@@ -64,7 +76,51 @@ def expected_record(runner, result: game_pb2.MatchResult) -> spectator_pb2.Match
         seed=match.seed, seats=runner.seat_infos, clock=runner.policy.to_wire(),
         decisions=[d.to_wire() for d in runner.decisions],
         deal_scores=[convert.deal_score_to_wire(i, r) for i, r in enumerate(match.results)],
-        deals=runner.dealt, result=result, engine_record_json=record_of(match).to_json())
+        deals=dealt_hands(match), result=result, engine_record_json=record_of(match).to_json())
+
+
+def assert_private_events(runner) -> None:
+    """Deal starts and passes (encoded from bytes) are, for every audience, the messages
+    built from the engine's deals and the recorded passes."""
+    match, n = runner.match, runner.rules.players
+    dealt = dealt_hands(match)
+    passes = {(d.deal_number, d.seat): d.action.cards for d in runner.decisions if d.action.__class__.__name__ == "PassAction"}
+
+    def expected(event: game_pb2.Event, seat: int | None) -> game_pb2.Event:
+        """``seat`` None: a spectator with revealed hands; -1: one without."""
+        out = game_pb2.Event(sequence=event.sequence)
+        if event.HasField("deal_started"):
+            number = event.deal_started.deal_number
+            shuffle, rotation, schedule = match.deal_setup(number)
+            out.deal_started.deal_number = number
+            out.deal_started.pass_direction = convert.PASS_DIRECTIONS[match.rules.pass_direction(schedule)]
+            if seat is None:
+                out.deal_started.hands.extend(dealt[number].hands)
+            elif seat >= 0:
+                out.deal_started.hand.extend(dealt[number].hands[seat].cards)
+        else:
+            number = event.cards_passed.deal_number
+            out.cards_passed.deal_number = number
+            out.cards_passed.received_from = -1
+            if seat is not None and seat >= 0:
+                _, _, schedule = match.deal_setup(number)
+                giver = (seat - match.rules.pass_direction(schedule).offset(n)) % n
+                out.cards_passed.passed.extend(convert.cards_to_wire(passes[number, seat]))
+                out.cards_passed.received.extend(convert.cards_to_wire(passes[number, giver]))
+                out.cards_passed.received_from = giver
+        return out
+
+    audiences = {seat: runner.log_events.for_seat(seat, 0) for seat in (*range(n), -1)}
+    audiences[None] = [e for _, e in runner.log_events.revealed_after(0)]
+    checked = {"deal_started": 0, "cards_passed": 0}
+    for seat, events in audiences.items():
+        for event in events:
+            kind = event.WhichOneof("kind")
+            if kind in checked:
+                assert event == expected(event, seat), (seat, event)
+                checked[kind] += 1
+    assert checked["deal_started"] == (n + 2) * 3  # three deals
+    assert checked["cards_passed"] > 0 or not passes
 
 
 def assert_same_view(client_view, runner, seat: int) -> None:
@@ -124,6 +180,7 @@ def test_assembled_requests_equal_requests_built_field_by_field(tmp_path, rulese
                 await asyncio.sleep(0)
         stored = arena.store.get(runner.id)
         assert stored.record == expected_record(runner, stored.record.result)
+        assert_private_events(runner)
         await arena.shutdown(1)
         return checked
 
