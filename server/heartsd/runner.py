@@ -95,6 +95,11 @@ _WON_DEAL_TAG = wire.tag(_WON_FIELDS["deal_number"].number)
 _WON_TRICK = _WON_FIELDS["trick"].number
 _WON_POINTS_TAG = wire.tag(_WON_FIELDS["points"].number)
 TRICK_OPEN_WINNER = game_pb2.Trick(winner=-1).SerializeToString()  # winner -1: in progress
+# Trick.number and .leader of an open trick, by number and leader + 1 (leader -1: nobody leads yet).
+_OPEN_TRICK_HEADS = tuple(
+    tuple(_TRICK_NUMBER_TAG + wire.varint(number) + _TRICK_LEADER_TAG + wire.varint(leader) for leader in range(-1, 8))
+    for number in range(53)
+)
 EVENT_CARD_PLAYED = game_pb2.Event.DESCRIPTOR.fields_by_name["card_played"].number
 EVENT_DEAL_STARTED = game_pb2.Event.DESCRIPTOR.fields_by_name["deal_started"].number
 EVENT_CARDS_PASSED = game_pb2.Event.DESCRIPTOR.fields_by_name["cards_passed"].number
@@ -149,6 +154,7 @@ KIND = {Phase.PASSING: P.DECISION_KIND_PASS, Phase.PLAYING: P.DECISION_KIND_PLAY
 _ENCODE_HAND, _ENCODE_LEGAL = wire.mask_encoder(REQUEST_HAND), wire.mask_encoder(REQUEST_LEGAL)
 _PLAYING, _PASSING = Phase.PLAYING, Phase.PASSING  # compared by identity on every request (no enum hashing)
 _PLAY = P.DECISION_KIND_PLAY
+_CHOSEN = frozenset((P.PROVENANCE_BOT, P.PROVENANCE_HOUSE))  # provenances that are not defaults
 PROVENANCE_NAMES = {v: k for k, v in P.Provenance.items()}
 
 
@@ -314,7 +320,8 @@ class MatchRunner:
         self._clock_fields: dict[tuple[int, int], bytes] = {}
         self._seat_fields = [wire.varint(UPDATE_SEAT << 3) + wire.varint(s.seat) for s in seats]
         self._deal_fields: list[bytes] = []  # per seat, for the current deal (_start_deal)
-        self._open_trick: tuple[Deal | None, int, int, int, bytes] = (None, 0, 0, 0, b"")
+        self._trick_cards = b""  # Trick.cards of the trick in progress, encoded as they are played (_publish)
+        self._played_head = b""  # CardPlayed's deal and trick fields, for the trick in progress
         self._hand_sizes_head = wire.varint(REQUEST_HAND_SIZES << 3 | 2) + wire.varint(rules.players)
         self._checkpoint: asyncio.Task[None] | None = None
         # The record grows with the match and is stored at checkpoints and at the end: each
@@ -607,8 +614,8 @@ class MatchRunner:
         self._after_apply(seat, action, provenance, elapsed, rejected)
 
     def _after_apply(self, seat: int, action: Action, provenance: int, elapsed: float, rejected: int) -> None:
-        slot = self.seats[seat]
-        if provenance not in (P.PROVENANCE_BOT, P.PROVENANCE_HOUSE):
+        if provenance not in _CHOSEN:
+            slot = self.seats[seat]
             slot.consecutive_defaults += 1
             if slot.consecutive_defaults >= self.policy.auto_after:
                 slot.auto = True
@@ -622,18 +629,20 @@ class MatchRunner:
         log = self.log_events
         n = self.rules.players
         if type(action) is PlayAction:
-            trick_no = len(deal.tricks) - (0 if deal.trick else 1)
-            log.add_encoded(EVENT_CARD_PLAYED, b"".join((
-                _PLAYED_DEAL_TAG, wire.varint(deal_number),
-                _PLAYED_TRICK_TAG, wire.varint(trick_no),
-                _PLAYED_SEAT_CARD[seat][action.card],
-                _PLAYED_PROVENANCES[provenance],
-            )))
+            card = action.card
+            if len(deal.trick) == 1:  # a trick's first card: CardPlayed's deal and trick fields, once a trick
+                self._played_head = b"".join((
+                    _PLAYED_DEAL_TAG, wire.varint(deal_number), _PLAYED_TRICK_TAG, wire.varint(len(deal.tricks))))
+            log.add_encoded(EVENT_CARD_PLAYED, self._played_head + _PLAYED_SEAT_CARD[seat][card] + _PLAYED_PROVENANCES[provenance])
             if deal.hearts_broken and not self._broken:
                 self._broken = True
                 self._public_fields = None
                 log.add(P.Event(hearts_broken=P.HeartsBroken(deal_number=deal_number, trick_number=deal.broken_trick)))
-            if not deal.trick:
+            if deal.trick:
+                self._trick_cards += wire.played_card_field(TRICK_CARDS, seat, card)
+            else:  # the trick is complete
+                self._trick_cards = b""
+                trick_no = len(deal.tricks) - 1
                 trick = deal.tricks[-1]
                 encoded = _trick_bytes(trick_no, trick, n)
                 self._trick_fields.append(wire.length_delimited(REQUEST_TRICKS, encoded))
@@ -703,6 +712,7 @@ class MatchRunner:
         self._pass_fields: list[bytes] = []  # DecisionRequest.passed + received per seat, once passed
         self._points_taken = [0] * self.rules.players
         self._public_fields = None
+        self._trick_cards = b""
         self._encode_deal_fields(deal)
         # Each seat's DealStarted shows its own hand; spectators get none, or all as Hands.
         head = wire.int_field(_STARTED_DEAL_TAG, deal.number) + wire.int_field(
@@ -761,7 +771,8 @@ class MatchRunner:
             moon,
             _ENCODE_HAND(deal.hands[seat]),
             _ENCODE_LEGAL(legal),
-            self._open_trick_field(deal, leader),
+            # current_trick: the trick in progress (no cards when leading)
+            wire.length_delimited(REQUEST_CURRENT_TRICK, _OPEN_TRICK_HEADS[len(deal.tricks)][leader + 1] + self._trick_cards + TRICK_OPEN_WINNER),
             self._pass_fields[seat] if self._pass_fields else b"",
         ))
 
@@ -811,22 +822,6 @@ class MatchRunner:
             body = wire.int_field(_CLOCK_DECISION, left[0]) + wire.int_field(_CLOCK_BANK, left[1])
             field = self._clock_fields[left] = wire.length_delimited(REQUEST_CLOCK, body)
         return field
-
-    def _open_trick_field(self, deal: Deal, leader: int) -> bytes:
-        """DecisionRequest.current_trick, encoded: the trick in progress (no cards when leading).
-        Its cards' fields are kept from request to request while the trick grows."""
-        number = len(deal.tricks)
-        trick = deal.trick
-        # (deal, trick number, leader, cards encoded, the number and leader then those cards)
-        cached = self._open_trick
-        if cached[0] is not deal or cached[1] != number or cached[2] != leader or cached[3] > len(trick):
-            cached = (deal, number, leader, 0, _TRICK_NUMBER_TAG + wire.varint(number) + _TRICK_LEADER_TAG + wire.varint(leader))
-        if cached[3] < len(trick):
-            n = self.rules.players
-            added = b"".join([wire.played_card_field(TRICK_CARDS, (leader + i) % n, trick[i]) for i in range(cached[3], len(trick))])
-            cached = (deal, number, leader, len(trick), cached[4] + added)
-        self._open_trick = cached
-        return wire.length_delimited(REQUEST_CURRENT_TRICK, cached[4] + TRICK_OPEN_WINNER)
 
     def _send(self, slot: SeatSlot, request: bytes | None) -> BotSession | None:
         """Flush the seat's undelivered events, with ``request`` if given, as one message;
