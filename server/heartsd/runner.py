@@ -34,7 +34,6 @@ from hearts_engine import (
     Phase,
     PlayAction,
     Ruleset,
-    Trick,
 )
 from hearts_engine.cards import mask_of
 from hearts_engine.errors import InvalidActionError
@@ -156,17 +155,6 @@ _PLAYING, _PASSING = Phase.PLAYING, Phase.PASSING  # compared by identity on eve
 _PLAY = P.DECISION_KIND_PLAY
 _CHOSEN = frozenset((P.PROVENANCE_BOT, P.PROVENANCE_HOUSE))  # provenances that are not defaults
 PROVENANCE_NAMES = {v: k for k, v in P.Provenance.items()}
-
-
-def _trick_bytes(number: int, trick: Trick, players: int) -> bytes:
-    """``convert.trick_to_wire(number, trick, players)``, encoded from pre-encoded parts."""
-    leader = trick.leader
-    return b"".join((
-        wire.int_field(_TRICK_NUMBER_TAG, number),
-        wire.int_field(_TRICK_LEADER_TAG, leader),
-        *[wire.played_card_field(TRICK_CARDS, (leader + i) % players, c) for i, c in enumerate(trick.cards)],
-        wire.int_field(_TRICK_WINNER_TAG, trick.winner),
-    ))
 
 
 def _int_field(tag: bytes, value: int) -> bytes:
@@ -627,7 +615,6 @@ class MatchRunner:
     def _publish(self, deal_number: int, seat: int, action: Action, provenance: int) -> None:
         deal = self._current_deal  # the deal the action belonged to
         log = self.log_events
-        n = self.rules.players
         if type(action) is PlayAction:
             card = action.card
             if len(deal.trick) == 1:  # a trick's first card: CardPlayed's deal and trick fields, once a trick
@@ -638,13 +625,19 @@ class MatchRunner:
                 self._broken = True
                 self._public_fields = None
                 log.add(P.Event(hearts_broken=P.HeartsBroken(deal_number=deal_number, trick_number=deal.broken_trick)))
+            cards = self._trick_cards + wire.played_card_field(TRICK_CARDS, seat, card)
             if deal.trick:
-                self._trick_cards += wire.played_card_field(TRICK_CARDS, seat, card)
+                self._trick_cards = cards
             else:  # the trick is complete
                 self._trick_cards = b""
                 trick_no = len(deal.tricks) - 1
                 trick = deal.tricks[-1]
-                encoded = _trick_bytes(trick_no, trick, n)
+                encoded = b"".join((  # convert.trick_to_wire(trick_no, trick, players), encoded
+                    wire.int_field(_TRICK_NUMBER_TAG, trick_no),
+                    wire.int_field(_TRICK_LEADER_TAG, trick.leader),
+                    cards,
+                    wire.int_field(_TRICK_WINNER_TAG, trick.winner),
+                ))
                 self._trick_fields.append(wire.length_delimited(REQUEST_TRICKS, encoded))
                 self._points_taken[trick.winner] = self.rules.points_of(deal.taken[trick.winner])
                 self._public_fields = None
