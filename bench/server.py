@@ -53,9 +53,17 @@ _ANSWER_FIELDS = bot_pb2.Answer.DESCRIPTOR.fields_by_name
 
 # -- the reference: a bare grpc.aio ping-pong server ---------------------------------------
 
-async def floor_server() -> None:
+async def floor_server(work_us: float = 0.0) -> None:
+    """``work_us`` > 0 (a diagnostic, --floor-work-us): busy-wait that long per message, to
+    see what per-message server work costs in throughput."""
+    work_s = work_us / 1e6
+
     async def ping_pong(request_iterator, context):  # type: ignore[no-untyped-def]
         async for message in request_iterator:
+            if work_s:
+                until = time.perf_counter() + work_s
+                while time.perf_counter() < until:
+                    pass
             yield message
 
     handler = grpc.method_handlers_generic_handler(
@@ -322,7 +330,7 @@ def percentile(samples: list[float], q: float) -> float:
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         heartsd, port = start_heartsd(Path(tmp), 1000)
-        floor_proc, floor_port = spawn([sys.executable, __file__, "--floor-server"])
+        floor_proc, floor_port = spawn([sys.executable, __file__, "--floor-server", "--floor-work-us", str(args.floor_work_us)])
         try:
             ours, size = await heartsd_latency(port, args.deals)
             floor = await floor_latency(floor_port, int(size), len(ours) + len(ours) // 9)
@@ -363,10 +371,12 @@ def main() -> int:
     parser.add_argument("--deals", type=int, default=48, help="deals in the latency run (in 12-deal matches)")
     parser.add_argument("--seconds", type=float, default=3.0, help="per throughput window")
     parser.add_argument("--rounds", type=int, default=9, help="alternating throughput windows of each kind (odd: a true median)")
+    parser.add_argument("--floor-work-us", type=float, default=0.0,
+                        help="diagnostic: the ping-pong server busy-waits this long per message (default 0)")
     parser.add_argument("--floor-server", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.floor_server:
-        asyncio.run(floor_server())
+        asyncio.run(floor_server(args.floor_work_us))
         return 0
     r = asyncio.run(main_async(args))
     rows = [
