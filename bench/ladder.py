@@ -78,13 +78,11 @@ for sub in ("server", "server/generated", "clients/python"):
 from hearts_engine import Match, MatchFormat, Phase, preset  # noqa: E402
 from heartsbot.client import BotClient  # noqa: E402
 from heartsbot.strategies import HeuristicStrategy  # noqa: E402
-from heartsd.arena import Arena  # noqa: E402
 from heartsd.config import Settings  # noqa: E402
 from heartsd.ladder import MODEL, _rate  # noqa: E402
 from heartsd.logs import configure  # noqa: E402
 from heartsd.matchmaker import LadderSettings, Matchmaker  # noqa: E402
-from heartsd.server import build_server  # noqa: E402
-from heartsd.store import Store  # noqa: E402
+from heartsd.server import embedded  # noqa: E402
 
 # (reckless share, random share of the other plays), strongest first: the true order.
 LEVELS = ((0.0, 0.0), (0.2, 0.0), (0.36, 0.0), (0.52, 0.0), (0.67, 0.0), (0.84, 0.0), (1.0, 0.0), (1.0, 1.0))
@@ -212,51 +210,46 @@ async def run_ladder(duplicate: bool, matches: int, seed: int, progress: str) ->
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings.load(env={}, flags=dict(port=0, db_path=str(Path(tmp) / "l.db"), log_level="error",
                                                     admin_token="bench-admin-token", decision_ms=5000))
-        store = Store(settings.db_path)
-        arena = Arena(settings, store)
-        server, port, _ = await build_server(settings, arena)
-        await server.start()
-        clients = []
-        for i, name in enumerate(names):
-            token = store.ladder.add_bot(name, owner=f"owner{i}")
-            clients.append(BotClient(f"127.0.0.1:{port}", token, make_bot(i), name, max_matches=1))
-        tasks = [asyncio.get_running_loop().create_task(c.run()) for c in clients]
-        await asyncio.gather(*(c.connected.wait() for c in clients))
-        maker = Matchmaker(arena, LadderSettings(blocks=DEALS // RULES.players, duplicate=duplicate), seed=seed)
-        created, shown = 0, 0
-        while True:
-            if not arena.runners:  # every bot is free: the previous round is stored and rated
-                if created >= matches:
-                    break
-                await asyncio.to_thread(maker._refresh)
-                created += len(await maker.tick())
-                rated = int(store.db.query("SELECT COUNT(DISTINCT match_id) FROM results")[0][0])
-                if rated >= shown + 100:
-                    shown = rated - rated % 100
-                    print(f"  {progress}: {rated}/{matches} matches, {time.perf_counter() - start:.0f} s",
-                          file=sys.stderr, flush=True)
-            await asyncio.sleep(0.005)
-        rows = store.db.query("SELECT seq, match_id, bot, rank, points FROM results WHERE ruleset = 'standard' "
-                              "ORDER BY seq, match_id, seat")
-        standings = [s.bot for s in store.ladder.standings("standard")]
-        stored = store.ladder.stored_ratings("standard")
-        reliability = store.ladder.reliability("standard")
-        rotated = checked = 0
-        replays = []
-        for match_id in sorted({r[1] for r in rows}):
-            record = store.get(match_id).record  # type: ignore[union-attr]
-            hands = [[frozenset((c.suit, c.rank) for c in h.cards) for h in d.hands] for d in record.deals]
-            checked += 1
-            rotated += all(hands[r][s] == hands[0][(s - r) % 4] for r in range(len(hands)) for s in range(4))
-            if len(replays) < REPLAYS:
-                seats = [names.index(s.name) for s in record.seats]
-                replays.append((record.seed, seats, tuple(sum(d.points[s] for d in record.deal_scores) for s in range(4))))
-        for c in clients:
-            c.stop()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        await arena.shutdown(2)
-        await server.stop(0.5)
-        store.close()
+        async with embedded(settings, grace_s=2) as (arena, port):
+            store = arena.store
+            clients = []
+            for i, name in enumerate(names):
+                token = store.ladder.add_bot(name, owner=f"owner{i}")
+                clients.append(BotClient(f"127.0.0.1:{port}", token, make_bot(i), name, max_matches=1))
+            tasks = [asyncio.get_running_loop().create_task(c.run()) for c in clients]
+            await asyncio.gather(*(c.connected.wait() for c in clients))
+            maker = Matchmaker(arena, LadderSettings(blocks=DEALS // RULES.players, duplicate=duplicate), seed=seed)
+            created, shown = 0, 0
+            while True:
+                if not arena.runners:  # every bot is free: the previous round is stored and rated
+                    if created >= matches:
+                        break
+                    await asyncio.to_thread(maker._refresh)
+                    created += len(await maker.tick())
+                    rated = int(store.db.query("SELECT COUNT(DISTINCT match_id) FROM results")[0][0])
+                    if rated >= shown + 100:
+                        shown = rated - rated % 100
+                        print(f"  {progress}: {rated}/{matches} matches, {time.perf_counter() - start:.0f} s",
+                              file=sys.stderr, flush=True)
+                await asyncio.sleep(0.005)
+            rows = store.db.query("SELECT seq, match_id, bot, rank, points FROM results WHERE ruleset = 'standard' "
+                                  "ORDER BY seq, match_id, seat")
+            standings = [s.bot for s in store.ladder.standings("standard")]
+            stored = store.ladder.stored_ratings("standard")
+            reliability = store.ladder.reliability("standard")
+            rotated = checked = 0
+            replays = []
+            for match_id in sorted({r[1] for r in rows}):
+                record = store.get(match_id).record  # type: ignore[union-attr]
+                hands = [[frozenset((c.suit, c.rank) for c in h.cards) for h in d.hands] for d in record.deals]
+                checked += 1
+                rotated += all(hands[r][s] == hands[0][(s - r) % 4] for r in range(len(hands)) for s in range(4))
+                if len(replays) < REPLAYS:
+                    seats = [names.index(s.name) for s in record.seats]
+                    replays.append((record.seed, seats, tuple(sum(d.points[s] for d in record.deal_scores) for s in range(4))))
+            for c in clients:
+                c.stop()
+            await asyncio.gather(*tasks, return_exceptions=True)
     # The same matches played again by the engine alone, with the calibrated bots: the
     # bots on the ladder are exactly the bots whose strength was measured.
     same = sum(play([make_bot(i) for i in seats], seed, duplicate)[0] == totals for seed, seats, totals in replays)
