@@ -149,7 +149,8 @@ class Match:
         """A legal action the server may play for ``seat`` when it does not answer.
 
         Passing: the highest cards; playing: the lowest legal card; the moon choice:
-        the classic timeout rule of RULES.md.
+        the classic timeout rule of RULES.md. (A play is checked first, before the match's
+        outcome: a match only ends on a scored deal, so no deal is being played then.)
         """
         deal = self.deal
         if deal.phase is Phase.PLAYING and seat == deal.turn:  # asked before every play: checked first

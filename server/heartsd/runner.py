@@ -289,7 +289,7 @@ class MatchRunner:
         self.rated = rated
         self.log_events = EventLog()
         self.decisions: list[Decision] = []
-        self._dealt_wire = b""  # MatchRecord.deals entries, encoded (see dealt)
+        self._dealt_wire = b""  # MatchRecord.deals entries, encoded
         self._scores_wire = b""  # MatchRecord.deal_scores entries, encoded
         self.status = P.MATCH_STATUS_RUNNING
         self.result: game_pb2.MatchResult | None = None
@@ -341,11 +341,6 @@ class MatchRunner:
     @property
     def seat_infos(self) -> list[game_pb2.SeatInfo]:
         return [game_pb2.SeatInfo(seat=s.seat, name=s.label, house=s.house is not None) for s in self.seats]
-
-    @property
-    def dealt(self) -> list[spectator_pb2.DealtHands]:
-        """Every deal's hands as dealt, so far (the record's ``deals``)."""
-        return list(spectator_pb2.MatchRecord.FromString(self._dealt_wire).deals)
 
     @property
     def house_only(self) -> bool:
@@ -617,13 +612,15 @@ class MatchRunner:
         log = self.log_events
         if type(action) is PlayAction:
             card = action.card
-            if len(deal.trick) == 1:  # a trick's first card: CardPlayed's deal and trick fields, once a trick
+            # A trick's first card (every deal starts with one): CardPlayed's deal and trick
+            # fields, encoded once a trick.
+            if len(deal.trick) == 1:
                 self._played_head = b"".join((
                     _PLAYED_DEAL_TAG, wire.varint(deal_number), _PLAYED_TRICK_TAG, wire.varint(len(deal.tricks))))
             log.add_encoded(EVENT_CARD_PLAYED, self._played_head + _PLAYED_SEAT_CARD[seat][card] + _PLAYED_PROVENANCES[provenance])
             if deal.hearts_broken and not self._broken:
                 self._broken = True
-                self._public_fields = None
+                self._public_changed()
                 log.add(P.Event(hearts_broken=P.HeartsBroken(deal_number=deal_number, trick_number=deal.broken_trick)))
             cards = self._trick_cards + wire.played_card_field(TRICK_CARDS, seat, card)
             if deal.trick:
@@ -640,7 +637,7 @@ class MatchRunner:
                 ))
                 self._trick_fields.append(wire.length_delimited(REQUEST_TRICKS, encoded))
                 self._points_taken[trick.winner] = self.rules.points_of(deal.taken[trick.winner])
-                self._public_fields = None
+                self._public_changed()
                 log.add_encoded(EVENT_TRICK_WON, b"".join((
                     wire.int_field(_WON_DEAL_TAG, deal_number),
                     wire.length_delimited(_WON_TRICK, encoded),
@@ -655,7 +652,7 @@ class MatchRunner:
             self._deal_score_fields.append(wire.length_delimited(REQUEST_DEAL_SCORES, encoded))
             self._scores_wire += wire.length_delimited(RECORD_DEAL_SCORES, encoded)
             self._totals = list(self.match.totals)
-            self._public_fields = None
+            self._public_changed()
             log.add(P.Event(deal_scored=P.DealScored(score=score, totals=self._totals)))
             for slot in self.seats:
                 if slot.house is None:
@@ -704,7 +701,7 @@ class MatchRunner:
         self._trick_fields = []
         self._pass_fields: list[bytes] = []  # DecisionRequest.passed + received per seat, once passed
         self._points_taken = [0] * self.rules.players
-        self._public_fields = None
+        self._public_changed()
         self._trick_cards = b""
         self._encode_deal_fields(deal)
         # Each seat's DealStarted shows its own hand; spectators get none, or all as Hands.
@@ -764,14 +761,19 @@ class MatchRunner:
             moon,
             _ENCODE_HAND(deal.hands[seat]),
             _ENCODE_LEGAL(legal),
-            # current_trick: the trick in progress (no cards when leading)
-            wire.length_delimited(REQUEST_CURRENT_TRICK, _OPEN_TRICK_HEADS[len(deal.tricks)][leader + 1] + self._trick_cards + TRICK_OPEN_WINNER),
+            self._current_trick_field(deal, leader),
             self._pass_fields[seat] if self._pass_fields else b"",
         ))
 
+    def _public_changed(self) -> None:
+        """Something :meth:`_encode_public_fields` shows changed: encode them again when next needed."""
+        self._public_fields = None
+
     def _encode_public_fields(self, deal: Deal) -> bytes:
-        """The request fields every seat gets alike that change at most once a trick (and when
-        hearts break), encoded; kept until _publish or _start_deal drops them."""
+        """The request fields every seat gets alike that change at most once a trick, encoded
+        (never empty: the ruleset is one). They show hearts broken (and when), the points
+        taken, the totals, the scoring phase, the completed tricks and earlier deal scores;
+        whoever changes one of those calls :meth:`_public_changed` (_publish, _start_deal)."""
         encoded = self._public_fields = b"".join((
             _HEARTS_BROKEN if deal.hearts_broken else b"",
             wire.packed_ints(REQUEST_POINTS_TAKEN, self._points_taken),
@@ -815,6 +817,12 @@ class MatchRunner:
             body = wire.int_field(_CLOCK_DECISION, left[0]) + wire.int_field(_CLOCK_BANK, left[1])
             field = self._clock_fields[left] = wire.length_delimited(REQUEST_CLOCK, body)
         return field
+
+    def _current_trick_field(self, deal: Deal, leader: int) -> bytes:
+        """DecisionRequest.current_trick: the trick in progress (no cards when leading); its
+        cards were encoded as they were played (_publish)."""
+        head = _OPEN_TRICK_HEADS[len(deal.tricks)][leader + 1]
+        return wire.length_delimited(REQUEST_CURRENT_TRICK, head + self._trick_cards + TRICK_OPEN_WINNER)
 
     def _send(self, slot: SeatSlot, request: bytes | None) -> BotSession | None:
         """Flush the seat's undelivered events, with ``request`` if given, as one message;

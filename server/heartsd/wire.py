@@ -17,6 +17,7 @@ b'\\x1a\\x03abc'
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 
 from hearts.v1 import cards_pb2, game_pb2
@@ -104,6 +105,7 @@ def _rank_group_fields(field: int) -> tuple[tuple[bytes, ...], ...]:
     return tuple(groups)
 
 
+@functools.cache
 def mask_encoder(field: int) -> Callable[[int], bytes]:
     """A function giving ``card_fields(field, cards_of(mask))`` for a hand mask (card
     ``13 * suit + rank``) from eight lookups in small tables. A hand is encoded for every
@@ -120,15 +122,9 @@ def mask_encoder(field: int) -> Callable[[int], bytes]:
     return encode
 
 
-_MASK_ENCODERS: dict[int, Callable[[int], bytes]] = {}
-
-
 def mask_card_fields(field: int, mask: int) -> bytes:
-    """``card_fields(field, cards_of(mask))``; see :func:`mask_encoder` (kept per field)."""
-    encode = _MASK_ENCODERS.get(field)
-    if encode is None:
-        encode = _MASK_ENCODERS[field] = mask_encoder(field)
-    return encode(mask)
+    """``card_fields(field, cards_of(mask))``; see :func:`mask_encoder` (one per field)."""
+    return mask_encoder(field)(mask)
 
 
 _PLAYED: dict[int, tuple[bytes, ...]] = {}

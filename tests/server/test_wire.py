@@ -13,6 +13,7 @@ from hearts_engine import Deal, Phase, record_of, seat_view
 from hearts_engine.cards import cards_of
 from heartsd import convert, wire
 from heartsd.arena import Arena, SeatRequest
+from heartsd.conformance import Feeder, Shooter, moon_seed
 from heartsd.config import Settings
 from heartsd.sessions import BotSession
 from heartsd.store import Store
@@ -20,8 +21,15 @@ from heartsd.store import Store
 P = game_pb2
 
 
-def expected_request(runner, seat: int, parsed: bot_pb2.DecisionRequest) -> bot_pb2.DecisionRequest:
+def expected_request(runner, seat: int, parsed: bot_pb2.DecisionRequest, resent: bool = False) -> bot_pb2.DecisionRequest:
+    """``resent``: the request is sent again (resume) and its clock shows what is left."""
     match = runner.match
+    clock = runner.seats[seat].clock
+    full = bot_pb2.Clock(decision_ms=clock.decision_ms, bank_ms=clock.bank_ms)
+    if resent:  # at most a few ms went by; the decision time goes first
+        assert full.decision_ms - 50 <= parsed.clock.decision_ms <= full.decision_ms
+        assert parsed.clock.bank_ms == full.bank_ms
+        full = parsed.clock
     deal = match.deal
     view = seat_view(deal, seat, match.totals, [r.score for r in match.results])
     n = runner.rules.players
@@ -46,7 +54,7 @@ def expected_request(runner, seat: int, parsed: bot_pb2.DecisionRequest) -> bot_
         hand_sizes=view.hand_sizes,
         totals=view.totals,
         deal_scores=[convert.deal_score_to_wire(i, r) for i, r in enumerate(match.results)],
-        clock=parsed.clock,
+        clock=full,
         last_sequence=runner.log_events.last_sequence,
         hearts_broken_trick=deal.broken_trick,
         scoring_phase=deal.scoring_phase,
@@ -119,7 +127,7 @@ def assert_private_events(runner) -> None:
             if kind in checked:
                 assert event == expected(event, seat), (seat, event)
                 checked[kind] += 1
-    assert checked["deal_started"] == (n + 2) * 3  # three deals
+    assert checked["deal_started"] == (n + 2) * len(match.results)  # every deal, every audience
     assert checked["cards_passed"] > 0 or not passes
 
 
@@ -133,8 +141,44 @@ def assert_same_view(client_view, runner, seat: int) -> None:
         assert getattr(client_view, name) == getattr(server_view, name), name
 
 
-@pytest.mark.parametrize(("ruleset", "players"), [("standard", 4), ("classic", 5), ("hartenjagen", 3)])
-def test_assembled_requests_equal_requests_built_field_by_field(tmp_path, ruleset, players):
+def play_highest(seat: int, request: bot_pb2.DecisionRequest) -> bot_pb2.Answer:
+    answer = bot_pb2.Answer(request_id=request.request_id)
+    if request.kind == P.DECISION_KIND_PASS:
+        answer.pass_cards.cards.extend(request.legal_cards[: request.pass_count])
+    elif request.kind == P.DECISION_KIND_PLAY:
+        answer.play.CopyFrom(request.legal_cards[-1])
+    else:
+        answer.moon = request.default_moon_option
+    return answer
+
+
+def shoot_the_moon(seat: int, request: bot_pb2.DecisionRequest) -> bot_pb2.Answer:
+    """Seat 0 shoots the moon, fed by the others (on conformance.moon_seed's deal)."""
+    strategy = Shooter() if seat == 0 else Feeder()
+    view = convert.view_from_request(request)
+    answer = bot_pb2.Answer(request_id=request.request_id)
+    if request.kind == P.DECISION_KIND_PASS:
+        answer.pass_cards.cards.extend(convert.cards_to_wire(strategy.choose_pass(view)))
+    elif request.kind == P.DECISION_KIND_PLAY:
+        answer.play.CopyFrom(convert.card_to_wire(strategy.choose_play(view)))
+    else:
+        answer.moon = P.MOON_OPTION_SUBTRACT_FROM_SELF
+    return answer
+
+
+@pytest.mark.parametrize(("ruleset", "players", "deals", "seed", "answer_for"), [
+    ("standard", 4, 3, 5, play_highest),
+    ("classic", 5, 3, 5, play_highest),
+    ("hartenjagen", 3, 3, 5, play_highest),
+    ("hartenjagen", 3, 0, 5, play_highest),  # a whole game: phase-2 deals (each seat subtracts what it takes)
+    ("classic", 4, 1, None, shoot_the_moon),  # the shooter's choice
+])
+def test_assembled_requests_equal_requests_built_field_by_field(tmp_path, ruleset, players, deals, seed, answer_for):
+    """Along the way: every 41st request is first answered with the wrong kind of action
+    (rejected, then answered right: the record counts it), and every 53rd is resumed from
+    a few events back instead of answered (sent again, with the clock left)."""
+    seed = moon_seed(ruleset, 0) if seed is None else seed
+
     async def scenario() -> int:
         names = [f"b{i}" for i in range(players)]
         settings = Settings.load(env={}, flags=dict(
@@ -144,9 +188,12 @@ def test_assembled_requests_equal_requests_built_field_by_field(tmp_path, rulese
         sessions = [BotSession(n, "t", frozenset(), 4) for n in names]
         for s in sessions:
             arena.connect(s)
-        runner = await arena.create_match(ruleset, players, admin_pb2.RulesetOptions(), P.MatchFormat(fixed_deals=3), 5,
-                                    [SeatRequest(bot=n) for n in names], P.ClockSettings())
+        runner = await arena.create_match(ruleset, players, admin_pb2.RulesetOptions(), P.MatchFormat(fixed_deals=deals),
+                                          seed, [SeatRequest(bot=n) for n in names], P.ClockSettings())
         checked = 0
+        resumed: set[str] = set()
+        kinds: set[int] = set()
+        phases: set[int] = set()
         while not runner.finished.is_set():
             progressed = False
             for session in sessions:
@@ -159,7 +206,9 @@ def test_assembled_requests_equal_requests_built_field_by_field(tmp_path, rulese
                         continue
                     request = message.update.request
                     seat = message.update.seat
-                    assert request == expected_request(runner, seat, request)
+                    assert request == expected_request(runner, seat, request, resent=request.request_id in resumed)
+                    kinds.add(request.kind)
+                    phases.add(request.scoring_phase)
                     assert_same_view(convert.view_from_request(request), runner, seat)
                     assert [e.sequence for e in message.update.events] == sorted(e.sequence for e in message.update.events)
                     checked += 1
@@ -167,24 +216,38 @@ def test_assembled_requests_equal_requests_built_field_by_field(tmp_path, rulese
                         running = convert.result_to_wire(None, P.MATCH_STATUS_RUNNING, "running", list(runner.match.totals), 0)
                         assert runner._record(running) == expected_record(runner, running)
                         assert all(d.to_bytes() == d.to_wire().SerializeToString() for d in runner.decisions)
-                    answer = bot_pb2.Answer(match_id=runner.id, request_id=request.request_id)
-                    if request.kind == P.DECISION_KIND_PASS:
-                        answer.pass_cards.cards.extend(request.legal_cards[: request.pass_count])
-                    elif request.kind == P.DECISION_KIND_PLAY:
-                        answer.play.CopyFrom(request.legal_cards[-1])
-                    else:
-                        answer.moon = request.default_moon_option
+                    if checked % 53 == 0 and request.request_id not in resumed:
+                        resumed.add(request.request_id)
+                        back = max(0, request.last_sequence - 3)
+                        assert arena.resume(session, bot_pb2.Resume(match_id=runner.id, seat=seat, last_sequence=back)) is None
+                        progressed = True
+                        continue
+                    answer = answer_for(seat, request)
+                    answer.match_id = runner.id
+                    if checked % 41 == 0:
+                        wrong = bot_pb2.Answer(match_id=runner.id, request_id=request.request_id, moon=P.MOON_OPTION_ADD_TO_OTHERS)
+                        if request.kind == P.DECISION_KIND_MOON:
+                            wrong = bot_pb2.Answer(match_id=runner.id, request_id=request.request_id)
+                            wrong.play.CopyFrom(convert.card_to_wire(0))
+                        rejection = arena.answer(session, wrong)
+                        assert rejection is not None and rejection.code == bot_pb2.REJECTION_CODE_MALFORMED and rejection.retry
                     assert arena.answer(session, answer) is None
                     progressed = True
             if not progressed:
                 await asyncio.sleep(0)
         stored = arena.store.get(runner.id)
         assert stored.record == expected_record(runner, stored.record.result)
+        assert any(d.rejected for d in runner.decisions)
         assert_private_events(runner)
         await arena.shutdown(1)
-        return checked
+        return checked, resumed, kinds, phases
 
-    assert asyncio.run(scenario()) > 100
+    checked, resumed, kinds, phases = asyncio.run(scenario())
+    assert checked > 40 and resumed
+    if answer_for is shoot_the_moon:
+        assert P.DECISION_KIND_MOON in kinds
+    if deals == 0:
+        assert phases == {1, 2}
 
 
 def test_varints_and_fields():
