@@ -17,6 +17,8 @@ machine, because absolute times here are noisy:
 
     python bench/server.py            # table
     python bench/server.py --json     # ... plus one JSON object on the last line
+    python bench/server.py --floor-work-us 40   # diagnostic: the ping-pong server does 40 us
+                                                # of work per message, as heartsd does more
 """
 
 from __future__ import annotations
