@@ -93,20 +93,21 @@ class EventLog:
         sequence = len(self._slots) + 1
         for e in (*per_seat, spectator, revealed):
             e.sequence = sequence
-        self._slots.append(PrivateSlot(per_seat, spectator, revealed))
-        self._times.append(time.monotonic())
-        self._wire.append([length_delimited(UPDATE_EVENTS_FIELD, e.SerializeToString()) for e in per_seat])
-        self._public_from = len(self._wire)
+        self._append_private(PrivateSlot(per_seat, spectator, revealed), [e.SerializeToString() for e in per_seat])
 
     def add_private_encoded(self, kind_field: int, per_seat: list[bytes], spectator: bytes, revealed: bytes) -> None:
         """:meth:`add_private` for events given as their oneof field number and encoded
         bodies (a deal's start, the passes: built from cached card fields, not messages)."""
         sequence = len(self._slots) + 1
         events = [_event_bytes(sequence, kind_field, body) for body in per_seat]
-        self._slots.append(EncodedPrivateSlot(
-            events, _event_bytes(sequence, kind_field, spectator), _event_bytes(sequence, kind_field, revealed)))
+        self._append_private(EncodedPrivateSlot(
+            events, _event_bytes(sequence, kind_field, spectator), _event_bytes(sequence, kind_field, revealed)), events)
+
+    def _append_private(self, slot: PrivateSlot | EncodedPrivateSlot, per_seat: list[bytes]) -> None:
+        """Append a private slot whose events for each seat are ``per_seat`` (encoded)."""
+        self._slots.append(slot)
         self._times.append(time.monotonic())
-        self._wire.append([length_delimited(UPDATE_EVENTS_FIELD, e) for e in events])
+        self._wire.append([length_delimited(UPDATE_EVENTS_FIELD, e) for e in per_seat])
         self._public_from = len(self._wire)
 
     def for_seat(self, seat: int, after: int) -> list[game_pb2.Event]:

@@ -116,17 +116,17 @@ PASSED_PASSED = _PASSED_FIELDS["passed"].number
 PASSED_RECEIVED = _PASSED_FIELDS["received"].number
 _PASSED_FROM_TAG = wire.tag(_PASSED_FIELDS["received_from"].number)
 _PLAYED_FIELDS = game_pb2.CardPlayed.DESCRIPTOR.fields_by_name
-_PLAYED_DEAL_TAG = wire.varint(_PLAYED_FIELDS["deal_number"].number << 3)
-_PLAYED_TRICK_TAG = wire.varint(_PLAYED_FIELDS["trick_number"].number << 3)
-_PLAYED_SEAT_TAG = wire.varint(_PLAYED_FIELDS["seat"].number << 3)
+_PLAYED_DEAL_TAG = wire.tag(_PLAYED_FIELDS["deal_number"].number)
+_PLAYED_TRICK_TAG = wire.tag(_PLAYED_FIELDS["trick_number"].number)
+_PLAYED_SEAT_TAG = wire.tag(_PLAYED_FIELDS["seat"].number)
 _PLAYED_CARD = _PLAYED_FIELDS["card"].number
 _PLAYED_CARD_FIELDS = tuple(wire.card_fields(_PLAYED_CARD, (c,)) for c in range(52))
-_PLAYED_PROVENANCE_TAG = wire.varint(_PLAYED_FIELDS["provenance"].number << 3)
+_PLAYED_PROVENANCE_TAG = wire.tag(_PLAYED_FIELDS["provenance"].number)
 # CardPlayed's seat and card fields, per seat and card; its provenance field per provenance.
 _PLAYED_SEAT_CARD = tuple(tuple(_PLAYED_SEAT_TAG + wire.varint(s) + _PLAYED_CARD_FIELDS[c] for c in range(52)) for s in range(8))
 _PLAYED_PROVENANCES = {p: _PLAYED_PROVENANCE_TAG + wire.varint(p) for p in game_pb2.Provenance.values()}
 _DECISION_FIELDS = spectator_pb2.RecordedDecision.DESCRIPTOR.fields_by_name
-_DECISION_TAGS = {name: wire.varint(f.number << 3) for name, f in _DECISION_FIELDS.items()}  # varint fields
+_DECISION_TAGS = {name: wire.tag(f.number) for name, f in _DECISION_FIELDS.items()}  # varint fields
 _DECISION_CARDS = _DECISION_FIELDS["cards"].number
 _DECISION_PLAY = _DECISION_TAGS["kind"] + wire.varint(P.DECISION_KIND_PLAY)
 _DECISION_PASS = _DECISION_TAGS["kind"] + wire.varint(P.DECISION_KIND_PASS)
@@ -155,11 +155,6 @@ _PLAYING, _PASSING = Phase.PLAYING, Phase.PASSING  # compared by identity on eve
 _PLAY = P.DECISION_KIND_PLAY
 _CHOSEN = frozenset((P.PROVENANCE_BOT, P.PROVENANCE_HOUSE))  # provenances that are not defaults
 PROVENANCE_NAMES = {v: k for k, v in P.Provenance.items()}
-
-
-def _int_field(tag: bytes, value: int) -> bytes:
-    """A varint field as proto3 writes it: nothing when zero."""
-    return tag + wire.varint(value) if value else b""
 
 
 @dataclass(frozen=True)
@@ -198,14 +193,14 @@ class Decision(NamedTuple):
         elif isinstance(action, PassAction):
             kind = _DECISION_PASS + wire.card_fields(_DECISION_CARDS, action.cards)
         else:
-            kind = _DECISION_MOON + _int_field(_DECISION_TAGS["moon"], convert.MOON_OPTIONS[action.option])
+            kind = _DECISION_MOON + wire.int_field(_DECISION_TAGS["moon"], convert.MOON_OPTIONS[action.option])
         return b"".join((
-            _int_field(_DECISION_DEAL, self.deal_number),
+            wire.int_field(_DECISION_DEAL, self.deal_number),
             _DECISION_SEATS[self.seat],
             kind,
             _DECISION_PROVENANCES[self.provenance],
-            _int_field(_DECISION_THINK, self.think_ms),
-            _int_field(_DECISION_REJECTED, self.rejected) if self.rejected else b"",
+            wire.int_field(_DECISION_THINK, self.think_ms),
+            wire.int_field(_DECISION_REJECTED, self.rejected),
         ))
 
     def to_wire(self) -> spectator_pb2.RecordedDecision:

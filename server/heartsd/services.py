@@ -193,10 +193,10 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                     return
                 if rejection is not None:
                     session.send(bot_pb2.PlayResponse(rejected=rejection))
-                if rejection is not None and session.wasted():
-                    await self._end(session, context, "too many rejected answers for the requests "
-                                    "received; reconnect and answer only open requests", "exhausted")
-                    return
+                    if session.wasted():
+                        await self._end(session, context, "too many rejected answers for the requests "
+                                        "received; reconnect and answer only open requests", "exhausted")
+                        return
         except (asyncio.CancelledError, grpc.aio.AioRpcError):
             pass
         except Exception:

@@ -9,7 +9,7 @@ import asyncio
 import pytest
 from hearts.v1 import admin_pb2, bot_pb2, game_pb2, spectator_pb2
 
-from hearts_engine import Deal, Phase, record_of, seat_view
+from hearts_engine import Deal, PassAction, Phase, record_of, seat_view
 from hearts_engine.cards import cards_of
 from heartsd import convert, wire
 from heartsd.arena import Arena, SeatRequest
@@ -92,7 +92,7 @@ def assert_private_events(runner) -> None:
     built from the engine's deals and the recorded passes."""
     match, n = runner.match, runner.rules.players
     dealt = dealt_hands(match)
-    passes = {(d.deal_number, d.seat): d.action.cards for d in runner.decisions if d.action.__class__.__name__ == "PassAction"}
+    passes = {(d.deal_number, d.seat): d.action.cards for d in runner.decisions if isinstance(d.action, PassAction)}
 
     def expected(event: game_pb2.Event, seat: int | None) -> game_pb2.Event:
         """``seat`` None: a spectator with revealed hands; -1: one without."""
