@@ -148,7 +148,8 @@ class Match:
     def default_action(self, seat: int) -> Action:
         """A legal action the server may play for ``seat`` when it does not answer.
 
-        Passing: the highest cards; playing: the lowest legal card; the moon choice:
+        Passing: the last ``pass_count`` cards in card order; playing: the first legal card
+        in card order (clubs to spades, two to ace: not the lowest rank); the moon choice:
         the classic timeout rule of RULES.md. (A play is checked first, before the match's
         outcome: a match only ends on a scored deal, so no deal is being played then.)
         """
