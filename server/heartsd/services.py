@@ -10,8 +10,6 @@ import asyncio
 import contextlib
 import functools
 import hashlib
-import itertools
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -31,9 +29,8 @@ from hearts.v1 import (
 
 from hearts_engine.presets import PRESETS
 
-from . import __version__
+from . import __version__, spectating
 from .arena import Arena, ArenaError, SeatRequest
-from .events import SPECTATOR
 from .sessions import RESUMES_PER_SEAT, BotSession
 
 log = structlog.get_logger("heartsd.api")
@@ -51,6 +48,7 @@ STATUS = {
     "denied": grpc.StatusCode.PERMISSION_DENIED,
     "unavailable": grpc.StatusCode.UNAVAILABLE,
     "exhausted": grpc.StatusCode.RESOURCE_EXHAUSTED,
+    "out_of_range": grpc.StatusCode.OUT_OF_RANGE,
 }
 STATUS_NAMES = {
     P.MATCH_STATUS_RUNNING: "running",
@@ -58,7 +56,6 @@ STATUS_NAMES = {
     P.MATCH_STATUS_ABORTED: "aborted",
     P.MATCH_STATUS_CANCELLED: "cancelled",
 }
-STATUS_VALUES = {v: k for k, v in STATUS_NAMES.items()}
 
 
 def grpc_errors(handler: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
@@ -251,6 +248,8 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
 
 
 class SpectatorService(spectator_pb2_grpc.SpectatorServiceServicer):
+    """Delegates to :mod:`heartsd.spectating`, which decides what a spectator may see."""
+
     def __init__(self, arena: Arena) -> None:
         self.arena = arena
 
@@ -260,74 +259,21 @@ class SpectatorService(spectator_pb2_grpc.SpectatorServiceServicer):
         if limit < 0 or limit > 1000:
             raise ArenaError("invalid", "limit must be between 0 and 1000")
         wanted = STATUS_NAMES.get(request.status) if request.status else None
-        out = []
-        if wanted in (None, "running"):
-            for runner in sorted(self.arena.runners.values(), key=lambda r: -r.created):
-                out.append(spectator_pb2.MatchSummary(
-                    match_id=runner.id, ruleset=runner.rules.name, seats=runner.seat_infos,
-                    status=P.MATCH_STATUS_RUNNING, created_unix_ms=int(runner.created * 1000),
-                    deals_played=len(runner.match.results), totals=runner.match.totals))
-        if wanted != "running":
-            stored = await asyncio.to_thread(self.arena.store.list, wanted, limit)
-            for m in stored:
-                if m.status == "running":
-                    continue
-                out.append(spectator_pb2.MatchSummary(
-                    match_id=m.id, ruleset=m.ruleset,
-                    seats=[P.SeatInfo(seat=i, name=n, house=n.startswith("house:")) for i, n in enumerate(m.seats)],
-                    status=STATUS_VALUES[m.status], created_unix_ms=m.created_ms, deals_played=m.deals_played,
-                    totals=m.totals, result=m.record.result if m.record else None))
-        return spectator_pb2.ListMatchesResponse(matches=out[:limit])
+        return spectator_pb2.ListMatchesResponse(matches=await spectating.summaries(self.arena, wanted, limit))
 
     async def WatchMatch(self, request: spectator_pb2.WatchMatchRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[spectator_pb2.WatchMatchResponse]:  # noqa: N802
-        runner = self.arena.runners.get(request.match_id)
-        if runner is None:
-            stored = await asyncio.to_thread(self.arena.store.get, request.match_id)
-            if stored is None:
-                await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id}")
-            await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
-                                "the match is over: fetch it with GetMatchRecord")
-        delay = self.arena.settings.spectator_delay_s
-        cursor = int(request.from_sequence)
-        if cursor > runner.log_events.last_sequence:
-            await context.abort(grpc.StatusCode.OUT_OF_RANGE,
-                                f"from_sequence {cursor} is beyond the last event ({runner.log_events.last_sequence})")
-        wake = asyncio.Event()
-        runner.watchers.add(wake)
+        events = spectating.watch(self.arena, request.match_id, int(request.from_sequence))
         try:
-            while True:
-                wake.clear()
-                if delay > 0:  # hands revealed, every event held back by the delay
-                    now = time.monotonic()
-                    due = runner.log_events.revealed_after(cursor)
-                    batch = [e for at, e in itertools.takewhile(lambda x: x[0] + delay <= now, due)]
-                    if not batch and due:
-                        await asyncio.sleep(due[0][0] + delay - now)
-                        continue
-                else:
-                    batch = runner.log_events.for_seat(SPECTATOR, cursor)
-                if batch:
-                    cursor += len(batch)
-                    yield spectator_pb2.WatchMatchResponse(events=batch)
-                    if batch[-1].HasField("match_ended"):
-                        return
-                    continue
-                if runner.finished.is_set():
-                    return
-                await wake.wait()
+            async for batch in events:
+                yield spectator_pb2.WatchMatchResponse(events=batch)
+        except ArenaError as exc:
+            await context.abort(STATUS[exc.kind], exc.message)
         finally:
-            runner.watchers.discard(wake)
+            await events.aclose()
 
     @grpc_errors
     async def GetMatchRecord(self, request: spectator_pb2.GetMatchRecordRequest, context: grpc.aio.ServicerContext) -> spectator_pb2.GetMatchRecordResponse:  # noqa: N802
-        if request.match_id in self.arena.runners:
-            raise ArenaError("precondition", "the match is still running; its record is available when it is over")
-        stored = await asyncio.to_thread(self.arena.store.get, request.match_id)
-        if stored is None:
-            raise ArenaError("not_found", f"no match {request.match_id}")
-        if stored.record is None:
-            raise ArenaError("precondition", f"match {request.match_id} has no record ({stored.status}: {stored.reason})")
-        return spectator_pb2.GetMatchRecordResponse(record=stored.record)
+        return spectator_pb2.GetMatchRecordResponse(record=await spectating.record(self.arena, request.match_id))
 
 
 class LadderService(ladder_pb2_grpc.LadderServiceServicer):
