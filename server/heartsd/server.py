@@ -22,7 +22,7 @@ from hearts.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, ladder_pb2, ladder_pb2
 
 from .arena import Arena
 from .config import Settings
-from .services import AdminService, BotService, LadderService, SpectatorService
+from .services import AdminService, BotService, LadderService, SpectatorService, read_play_request
 from .store import Store
 
 log = structlog.get_logger("heartsd")
@@ -41,11 +41,12 @@ def _response_bytes(message: bot_pb2.PlayResponse | bytes) -> bytes:
 
 def add_bot_service(servicer: BotService, server: grpc.aio.Server) -> None:
     """Like the generated ``add_BotServiceServicer_to_server``, except that responses may
-    also be pre-serialized ``PlayResponse`` bytes (see wire.py)."""
+    also be pre-serialized ``PlayResponse`` bytes (see wire.py), and bytes that are not a
+    ``PlayRequest`` reach the handler as :class:`services.Unreadable` instead of raising."""
     method = bot_pb2.DESCRIPTOR.services_by_name["BotService"].methods_by_name["Play"]
     handler = grpc.stream_stream_rpc_method_handler(
         servicer.Play,
-        request_deserializer=bot_pb2.PlayRequest.FromString,
+        request_deserializer=read_play_request,
         response_serializer=_response_bytes,
     )
     generic = grpc.method_handlers_generic_handler(method.containing_service.full_name, {method.name: handler})

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 import grpc
 import structlog
+from google.protobuf.message import DecodeError
 from hearts.v1 import (
     admin_pb2,
     admin_pb2_grpc,
@@ -77,6 +78,30 @@ def grpc_errors(handler: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable
     return wrapper
 
 
+class Unreadable:
+    """What the bot stream's request deserializer gives for bytes that are not a
+    ``PlayRequest``: the handler ends the stream with INVALID_ARGUMENT and a message, where
+    a raising deserializer would make grpc log a traceback and end it with UNKNOWN. It
+    answers ``WhichOneof`` like a message, so the stream reader needs no extra check."""
+
+    __slots__ = ()
+    MESSAGE = "a message is not a valid hearts.v1.PlayRequest (protobuf decoding failed)"
+
+    def WhichOneof(self, group: str) -> str:  # noqa: N802 (the protobuf method it stands in for)
+        return "unreadable"
+
+
+UNREADABLE = Unreadable()
+
+
+def read_play_request(data: bytes) -> bot_pb2.PlayRequest | Unreadable:
+    """The bot stream's request deserializer (server.add_bot_service)."""
+    try:
+        return bot_pb2.PlayRequest.FromString(data)
+    except DecodeError:
+        return UNREADABLE
+
+
 def bearer_token(context: grpc.aio.ServicerContext) -> str:
     for key, value in context.invocation_metadata() or ():
         if key == "authorization":
@@ -103,6 +128,8 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"no 'hello' within {HELLO_TIMEOUT_S:g} s")
         if first is grpc.aio.EOF:
             return
+        if first is UNREADABLE:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, Unreadable.MESSAGE)
         if first.WhichOneof("kind") != "hello":
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message must be 'hello'")
         hello = first.hello
@@ -184,6 +211,9 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                     rejection = self.arena.resume(session, message.resume)
                 elif kind == "hello":
                     await self._end(session, context, "'hello' may only be sent once per stream", "invalid")
+                    return
+                elif kind == "unreadable":
+                    await self._end(session, context, Unreadable.MESSAGE, "invalid")
                     return
                 else:
                     await self._end(session, context, "empty message", "invalid")
