@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from .config import Settings
 from .runner import ClockPolicy, MatchRunner, SeatSlot
 from .sessions import BotSession, SessionRegistry
 from .store import Store
+from .tokens import TokenRegistry, TokenState
 
 P = game_pb2
 log = structlog.get_logger("heartsd.arena")
@@ -72,18 +72,45 @@ class Arena:
         self._starts: set[asyncio.Future[MatchRunner]] = set()
         self._house_task: asyncio.Task[None] | None = None
         self.accepting = True
-        self._tokens = {hashlib.sha256(t.encode()).digest(): name for name, t in settings.bot_tokens.items()}
+        memory = store.path in (":memory:", "sqlite:///:memory:")  # a second connection would see another database
+        self.tokens = TokenRegistry(settings.bot_tokens, url=None if memory else store.path,
+                                    shared=store.db if memory else None)
+        self.tokens.on_change = self.check_tokens
 
     # -- bots -------------------------------------------------------------------------
 
-    def bot_for_token(self, token: str) -> str | None:
-        """The bot a token belongs to: configured bots, then the ladder's registered ones.
-        Tokens are looked up by their SHA-256, so no comparison runs over the secret."""
-        configured = self._tokens.get(hashlib.sha256(token.encode()).digest())
-        return configured if configured is not None else self.store.ladder.bot_for_token(token)
+    async def authenticate(self, token: str) -> tuple[str, str] | None:
+        """(bot, token hash) for a bot token, from memory (tokens.py). A token not known yet
+        waits for one fresh read of the ladder's bots (it may just have been added): unknown
+        tokens arriving together share that read, so guessing never loads the database."""
+        found = self.tokens.lookup(token)
+        if found is None and await self.tokens.refreshed():
+            found = self.tokens.lookup(token)
+        return found
 
-    def is_ladder_token(self, token: str) -> bool:
-        return hashlib.sha256(token.encode()).digest() not in self._tokens
+    def check_tokens(self) -> None:
+        """The registry saw the ladder's tokens change: end the sessions of revoked bots at
+        once (their seats go the disconnect way), and hand rotated ones to :meth:`token_rotated`."""
+        for session in self.sessions.all():
+            state = self.tokens.state(session.bot, session.token_hash)
+            if state is TokenState.REVOKED:
+                log.info("ending the session of a revoked bot", bot=session.bot)
+                self.end_session(session, "this bot's token was revoked by an organiser", "unauthenticated")
+            elif state is TokenState.ROTATED:
+                self.token_rotated(session)
+
+    def token_rotated(self, session: BotSession) -> None:
+        """The bot of ``session`` was given a new token (``heartsd ladder rotate``); the
+        session still runs on the old one. For now it ends like a revoked one; this is the
+        place to let it finish its running matches instead (a drain)."""
+        log.info("ending the session of a bot whose token was rotated", bot=session.bot)
+        self.end_session(session, "this bot's token was replaced (rotated): reconnect with the new token",
+                         "unauthenticated")
+
+    def end_session(self, session: BotSession, reason: str, status: str) -> None:
+        """End a bot's stream with ``status`` (an ArenaError kind) and ``reason``."""
+        session.close(reason, status)
+        self.disconnect(session)
 
     def connect(self, session: BotSession) -> list[bot_pb2.ActiveMatch]:
         """Register a session (replacing an older one) and resume its matches."""
@@ -166,11 +193,14 @@ class Arena:
         rated: bool = False,
         plain_ok: bool = False,
         prepare: Callable[[MatchRunner], None] | None = None,
+        tokens_since: float | None = None,
     ) -> MatchRunner:
         """Validate and start a match. The database is used from a worker thread, never on
         the event loop: a slow store (a remote PostgreSQL) must not stall running matches,
         whose clocks keep running while the loop is blocked. ``prepare`` adjusts the runner
-        before anything of the match happens (the conformance kit arranges its matches)."""
+        before anything of the match happens (the conformance kit arranges its matches).
+        A bot's token is checked against a view of the ladder read after ``tokens_since``
+        (default: this call), so a bot revoked a moment ago is not seated."""
         if not self.accepting:
             raise ArenaError("unavailable", "the server is shutting down")
         if ruleset not in PRESETS:
@@ -214,10 +244,16 @@ class Arena:
                 wanted[spec.bot] = wanted.get(spec.bot, 0) + 1
             elif spec.house not in STRATEGIES:
                 raise invalid(f"unknown house strategy {spec.house!r}; known: {', '.join(sorted(STRATEGIES))}")
+        if any(s is not None and not self.tokens.is_configured(s.token_hash) for s in map(self.sessions.get, wanted)):
+            if not await self.tokens.refreshed(since=tokens_since):
+                raise ArenaError("unavailable", "the bots' tokens cannot be checked now (the store does not answer)")
+            self.check_tokens()
         for bot in wanted:
             session = self.sessions.get(bot)
             if session is None:
                 raise precondition(f"bot {bot!r} is not connected")
+            if self.tokens.state(bot, session.token_hash) in (TokenState.REVOKED, TokenState.ROTATED):
+                raise precondition(f"bot {bot!r} is connected with a token that no longer counts")
             if not session.plays(ruleset):
                 raise precondition(f"bot {bot!r} does not play {ruleset}")
             if self.active_matches(bot) >= session.max_matches:
@@ -341,6 +377,7 @@ class Arena:
     async def shutdown(self, grace_s: float) -> None:
         """Stop accepting matches, let running ones finish for ``grace_s``, abort the rest."""
         self.accepting = False
+        self.tokens.stop()
         if self._house_task is not None:
             self._house_task.cancel()
         if self._starts:  # matches whose rows are being written join the running ones

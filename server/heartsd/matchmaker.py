@@ -56,6 +56,7 @@ class Matchmaker:
         self.blocks = settings.blocks or len(self.rules.pass_schedule)
         self.rng = random.Random(seed)
         self.created = 0
+        self._tokens_since: float | None = None  # the tick's start: its tables share one read of the tokens
         self._last_table: dict[str, frozenset[str]] = {}
         self._waiting_since: dict[frozenset[str], float] = {}
 
@@ -71,17 +72,7 @@ class Matchmaker:
     def _refresh(self) -> None:
         ladder = self.arena.store.ladder
         self._owners = ladder.owners()  # active bots only
-        self._active_hashes = ladder.active_token_hashes()
         self._ratings = ladder.stored_ratings(self.settings.ruleset)  # one small table, not every result
-
-    def _drop_revoked(self) -> None:
-        """Sessions whose ladder token was revoked or rotated (by the CLI, in another
-        process) are closed; their seats go the disconnect way."""
-        for session in self.arena.sessions.all():
-            if session.token_hash and session.token_hash not in self._active_hashes:
-                log.info("closing a session whose token was revoked", bot=session.bot)
-                session.close("token revoked")
-                self.arena.disconnect(session)
 
     def candidates(self) -> list[str]:
         out = []
@@ -93,8 +84,12 @@ class Matchmaker:
         return out
 
     async def tick(self) -> list[str]:
-        """Create every table that can be filled now; return the new match ids."""
-        self._drop_revoked()
+        """Create every table that can be filled now; return the new match ids. Tokens
+        revoked or rotated (by the CLI, in another process) are seen first: one fresh read
+        of the ladder's tokens serves every table of the tick."""
+        self._tokens_since = time.monotonic()
+        if await self.arena.tokens.refreshed(since=self._tokens_since):
+            self.arena.check_tokens()
         free = self.candidates()
         self.rng.shuffle(free)
         free.sort(key=self._played)
@@ -161,7 +156,7 @@ class Matchmaker:
                     self.settings.ruleset, n, admin_pb2.RulesetOptions(),
                     game_pb2.MatchFormat(fixed_deals=self.blocks * n, duplicate=self.settings.duplicate),
                     None, [SeatRequest(bot=b) for b in table], game_pb2.ClockSettings(), rated=True,
-                    plain_ok=not self.settings.duplicate)
+                    plain_ok=not self.settings.duplicate, tokens_since=self._tokens_since)
             except ArenaError as exc:
                 log.warning("could not start a ladder match", seats=table, why=exc.message)
                 continue

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import hashlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -117,11 +116,12 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
 
     async def Play(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> None:  # noqa: N802
         try:
-            bot = await asyncio.to_thread(self.arena.bot_for_token, bearer_token(context))
+            found = await self.arena.authenticate(bearer_token(context))
         except ArenaError as exc:
             await self._refuse(context, STATUS[exc.kind], exc.message)
-        if bot is None:
+        if found is None:
             await self._refuse(context, grpc.StatusCode.UNAUTHENTICATED, "unknown bot token")
+        bot, hashed = found
         try:
             first = await asyncio.wait_for(context.read(), HELLO_TIMEOUT_S)
         except asyncio.TimeoutError:
@@ -144,9 +144,7 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "max_concurrent_matches must not be negative")
         session = BotSession(bot, hello.version, frozenset(hello.rulesets), hello.max_concurrent_matches or 1)
         session.on_overflow = lambda: self.arena.disconnect(session)
-        token = bearer_token(context)
-        if self.arena.is_ladder_token(token):
-            session.token_hash = hashlib.sha256(token.encode()).hexdigest()
+        session.token_hash = hashed
         bound = log.bind(bot=bot, session=session.id)
         reader: asyncio.Task[None] | None = None
         try:
@@ -239,7 +237,7 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
         token = bearer_token(context)
         if token == self.arena.settings.admin_token:
             return
-        if self.arena.bot_for_token(token) is not None:
+        if self.arena.tokens.lookup(token) is not None:  # from memory: never the database on the loop
             raise ArenaError("denied", "a bot token cannot call admin methods")
         raise ArenaError("unauthenticated", "unknown admin token")
 

@@ -78,7 +78,7 @@ class BotSession:
     close_reason: str = ""
     close_status: str = ""  # an ArenaError kind ("invalid", "unavailable"): end the stream with that status
     on_overflow: Callable[[], None] | None = None
-    token_hash: str = ""  # set for ladder-registered bots, so a revoked token can be noticed
+    token_hash: str = ""  # of the token it opened with: a revoked or rotated one is noticed (tokens.py)
     waste_allowance: int = field(init=False)  # refilled by each request sent, up to waste_cap; see wasted()
     waste_cap: int = field(init=False)
     resumes: dict[tuple[str, int], int] = field(default_factory=dict)  # (match, seat) -> resumes so far

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import grpc
-from hearts.v1 import bot_pb2
+from hearts.v1 import bot_pb2, game_pb2
 
 from .harness import ADMIN, BOTS, Bot, auth, run, running_daemon
 
@@ -75,3 +75,89 @@ def test_malformed_bytes_end_the_stream_with_invalid_argument_and_no_traceback(t
         assert code == grpc.StatusCode.INVALID_ARGUMENT, (code, details)
         assert "not a valid hearts.v1.PlayRequest" in details
     assert "Traceback" not in log and "DecodeError" not in log, log
+
+
+# -- a token revoked (or rotated) while its bot is connected ---------------------------------
+
+class Remote:
+    """What the harness' Bot needs of a daemon in another process."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+
+    def channel(self) -> grpc.aio.Channel:
+        return grpc.aio.insecure_channel(f"127.0.0.1:{self.port}")
+
+
+def ladder_cli(db: str, *args: str) -> str:
+    done = subprocess.run([*HEARTSD, "ladder", *args, "--db", db], capture_output=True, text=True, check=True)
+    return done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+
+
+async def final_status(bot: Bot, timeout: float = 15) -> tuple[grpc.StatusCode | None, str]:
+    for _ in range(int(timeout / 0.02)):
+        status = await bot.status()
+        if status is not None:
+            return status, await bot._call.details()
+        await asyncio.sleep(0.02)
+    return None, ""
+
+
+def test_a_revoked_token_ends_its_session_at_once_and_is_never_seated_without_the_ladder(tmp_path):
+    """Without --ladder a revoked bot was still seated by CreateMatch and played on."""
+
+    async def thinking(request, bot):  # still thinking about its first decision when revoked
+        await asyncio.Event().wait()
+
+    async def scenario():
+        async with running_daemon(tmp_path, grace_ms=300) as daemon:
+            db = daemon.settings.db_path
+            token = await asyncio.to_thread(ladder_cli, db, "add-bot", "zed", "--owner", "ann")
+            bot = await Bot(daemon, "zed", thinking, token=token).start()
+            assert bot.welcome is not None, "a bot added a moment ago connects"
+            playing = await daemon.create_match(["zed", *HOUSE3], deals=1)
+            await asyncio.to_thread(ladder_cli, db, "revoke", "zed")  # another process, as organisers do
+            try:
+                await daemon.create_match(["zed", *HOUSE3])  # at once: the revocation is seen first
+                refused = None
+            except grpc.aio.AioRpcError as exc:
+                refused = exc.code()
+            status = await final_status(bot)
+            await daemon.wait_finished(playing)
+            again = await Bot(daemon, "zed", token=token).start()
+            return refused, status, await final_status(again), daemon.stored(playing)
+
+    refused, (code, details), (again, again_details), stored = run(scenario())
+    assert refused == grpc.StatusCode.FAILED_PRECONDITION
+    assert code == grpc.StatusCode.UNAUTHENTICATED and "revoked" in details
+    assert again == grpc.StatusCode.UNAUTHENTICATED and "unknown bot token" in again_details
+    assert stored.status == "finished"  # the match went on, its seat played by the server
+    assert any(d.provenance == game_pb2.PROVENANCE_DISCONNECT for d in stored.record.decisions if d.seat == 0)
+
+
+def test_a_revoked_or_rotated_token_ends_its_session_with_a_reason_under_the_ladder(tmp_path):
+    """With --ladder a revoked bot's stream closed with status OK and no reason."""
+    db = str(tmp_path / "d.db")
+    subprocess.run([*HEARTSD, "ladder", "add-bot", "boot", "--owner", "x", "--db", db], check=True, capture_output=True)
+    proc, port = start_process(tmp_path, "--ladder")
+    daemon = Remote(port)
+    try:
+        async def scenario():
+            revoked_token = await asyncio.to_thread(ladder_cli, db, "add-bot", "zed", "--owner", "ann")
+            rotated_token = await asyncio.to_thread(ladder_cli, db, "add-bot", "yan", "--owner", "bea")
+            zed = await Bot(daemon, "zed", token=revoked_token).start()
+            yan = await Bot(daemon, "yan", token=rotated_token).start()
+            await asyncio.to_thread(ladder_cli, db, "revoke", "zed")
+            new_token = await asyncio.to_thread(ladder_cli, db, "rotate", "yan")
+            statuses = await final_status(zed), await final_status(yan)
+            fresh = await Bot(daemon, "yan", token=new_token).start()
+            welcomed = fresh.welcome is not None
+            await fresh.close()
+            return statuses, welcomed
+
+        ((zed_code, zed_details), (yan_code, yan_details)), welcomed = run(scenario())
+    finally:
+        stop_process(proc)
+    assert zed_code == grpc.StatusCode.UNAUTHENTICATED and "revoked" in zed_details
+    assert yan_code == grpc.StatusCode.UNAUTHENTICATED and "rotated" in yan_details
+    assert welcomed

@@ -47,7 +47,8 @@ class BotServiceServicer:
     """
 
     def Play(self, request_iterator, context):
-        """One stream per bot. Status codes: UNAUTHENTICATED for a missing or unknown token,
+        """One stream per bot. Status codes: UNAUTHENTICATED for a missing or unknown token
+        (and, ending a running stream, when its token is revoked or rotated),
         PERMISSION_DENIED when `hello.name` is not the token's bot, INVALID_ARGUMENT when
         the first message is not `hello` (or none came within 10 s) or a message cannot be
         understood, RESOURCE_EXHAUSTED for an oversized message, for many more rejected
