@@ -72,7 +72,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-for sub in ("server", "server/generated", "clients/python"):
+for sub in ("engine", "clients/python", "server"):
     sys.path.insert(0, str(ROOT / sub))
 
 from hearts_engine import Match, MatchFormat, Phase, preset  # noqa: E402

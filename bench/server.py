@@ -38,10 +38,10 @@ from typing import Any
 import grpc
 
 ROOT = Path(__file__).resolve().parents[1]
-for sub in ("server", "server/generated", "clients/python"):
+for sub in ("engine", "clients/python", "server"):
     sys.path.insert(0, str(ROOT / sub))
 
-from hearts.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, game_pb2  # noqa: E402
+from heartsbot.proto import admin_pb2, admin_pb2_grpc, bot_pb2, game_pb2  # noqa: E402
 from heartsbot.client import first_legal_answer  # noqa: E402
 from heartsd.wire import length_delimited  # noqa: E402
 

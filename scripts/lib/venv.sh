@@ -1,5 +1,6 @@
 # Shared by scripts/run and scripts/test: create .venv with Python >= 3.11 and install
-# the project (editable) with the given extras. Re-installs only when pyproject.toml changed.
+# the project's three distributions (editable) with the given extras. Re-installs only when
+# one of their pyproject.toml files changed.
 VENV="${HEARTS_VENV:-.venv}"
 
 pick_python() {
@@ -15,15 +16,27 @@ pick_python() {
     return 1
 }
 
+# The three distributions, lowest first: the engine, the client (which needs the
+# engine), the daemon (which needs both); pip resolves them from these folders.
+PROJECTS="engine/pyproject.toml clients/python/pyproject.toml pyproject.toml"
+
 ensure_venv() {
-    local extras="$1" stamp
+    local extras="$1" stamp project stale=""
     if [ ! -x "$VENV/bin/python" ]; then
         "$(pick_python)" -m venv "$VENV"
     fi
     stamp="$VENV/.installed-$extras"
-    if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+    for project in $PROJECTS; do
+        if [ ! -f "$stamp" ] || [ "$project" -nt "$stamp" ]; then
+            stale=1
+        fi
+    done
+    if [ -n "$stale" ]; then
+        # Metadata the one-distribution layout left at the root would shadow the daemon's
+        # (pytest puts the root on sys.path), hiding its `heartsbot local` entry point.
+        rm -rf hearts_arena.egg-info
         "$VENV/bin/python" -m pip install --quiet --upgrade pip
-        "$VENV/bin/python" -m pip install --quiet -e ".${extras:+[$extras]}"
+        "$VENV/bin/python" -m pip install --quiet -e ./engine -e ./clients/python -e ".${extras:+[$extras]}"
         touch "$stamp"
     fi
 }

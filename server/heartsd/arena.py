@@ -13,13 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import structlog
-from hearts.v1 import admin_pb2, bot_pb2, game_pb2, spectator_pb2
 
 from hearts_engine import RulesetError, preset
 from hearts_engine.presets import PRESETS
+from heartsbot.proto import admin_pb2, bot_pb2, game_pb2, spectator_pb2
 from heartsbot.strategies import STRATEGIES, make_strategy
 
-from . import convert
+from heartsbot import convert
 from .clock import SeatClock
 from .config import Settings
 from .runner import ClockPolicy, MatchRunner, SeatSlot

@@ -41,10 +41,9 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from hearts.v1 import admin_pb2, bot_pb2, game_pb2
-
 from hearts_engine import Match, MatchFormat, MoonAction, PassAction, Phase, PlayAction, preset
 from hearts_engine.cards import HEARTS, QUEEN_OF_SPADES, RANK_OF, SUIT_OF, Card, format_cards
+from heartsbot.proto import admin_pb2, bot_pb2, game_pb2
 from heartsbot.strategies import Strategy
 
 from .arena import Arena, SeatRequest

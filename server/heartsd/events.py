@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from hearts.v1 import bot_pb2, game_pb2
+from heartsbot.proto import bot_pb2, game_pb2
 
 from .wire import length_delimited, varint
 

@@ -1,15 +1,21 @@
 """structlog set-up: JSON lines in production, a console renderer on a terminal.
 
 Context (match, seat, bot) is bound with ``log.bind`` at the start of each handler
-and match; one rich line per event rather than many thin ones.
+and match; one rich line per event rather than many thin ones. The client library
+(house bots run it in-process) logs through the standard library
+(:mod:`heartsbot.logs`); its records are rendered here by the same renderer, fields
+included, so the daemon's output stays one format.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
+from typing import Any
 
 import structlog
+
+from heartsbot import logs as client_logs
 
 
 def configure(log_format: str = "json", level: str = "info", cache: bool = True) -> None:
@@ -19,11 +25,14 @@ def configure(log_format: str = "json", level: str = "info", cache: bool = True)
         renderer = structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())  # no escape codes in files
     else:
         renderer = structlog.processors.JSONRenderer()
+    shared: list[structlog.types.Processor] = [
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            *shared,
             structlog.processors.format_exc_info,
             renderer,
         ],
@@ -31,3 +40,28 @@ def configure(log_format: str = "json", level: str = "info", cache: bool = True)
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=cache,
     )
+    _route_client_logs(renderer, shared, level)
+
+
+def _client_fields(_: Any, __: str, event_dict: structlog.types.EventDict) -> structlog.types.EventDict:
+    record = event_dict.get("_record")
+    if record is not None:
+        event_dict.update(client_logs.fields_of(record))
+        event_dict.setdefault("logger", record.name)
+    return event_dict
+
+
+def _route_client_logs(renderer: structlog.types.Processor, shared: list[structlog.types.Processor],
+                       level: str) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=[*shared, _client_fields],
+        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                    structlog.processors.format_exc_info, renderer],
+    ))
+    logger = logging.getLogger(client_logs.ROOT)
+    for old in list(logger.handlers):
+        logger.removeHandler(old)
+    logger.addHandler(handler)
+    logger.setLevel(getattr(logging, level.upper()))
+    logger.propagate = False

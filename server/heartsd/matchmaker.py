@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import structlog
-from hearts.v1 import admin_pb2, game_pb2
 
 from hearts_engine import preset
+from heartsbot.proto import admin_pb2, game_pb2
 
 from .arena import ArenaError, SeatRequest
 

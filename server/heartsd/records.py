@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hearts.v1 import game_pb2
-
 from hearts_engine import MatchRecord, PassAction, PlayAction, card_symbol, replay, verify_record
 from hearts_engine.errors import RecordError
 
-from . import convert
+from heartsbot.proto import game_pb2
+from heartsbot import convert
 from .store import StoredMatch
 
 P = game_pb2

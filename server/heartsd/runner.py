@@ -15,10 +15,9 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import structlog
-from hearts.v1 import bot_pb2, game_pb2, spectator_pb2
 
 from hearts_engine import (
     PLAY_ACTIONS,
@@ -37,15 +36,16 @@ from hearts_engine import (
 )
 from hearts_engine.cards import mask_of
 from hearts_engine.errors import InvalidActionError
+from heartsbot.proto import bot_pb2, game_pb2, spectator_pb2
+from heartsbot import convert
 from heartsbot.strategies import Strategy
 
-from . import convert, wire
+from . import wire
 from .clock import SeatClock
 from .events import EventLog
+from .host import MatchHost
 from .sessions import BotSession
 
-if TYPE_CHECKING:
-    from .arena import Arena
 
 P = game_pb2
 CHECKPOINT_EVERY_S = 5.0
@@ -258,7 +258,7 @@ class MatchStopped(Exception):
 class MatchRunner:
     def __init__(
         self,
-        arena: Arena,
+        arena: MatchHost,
         match_id: str,
         rules: Ruleset,
         fmt: MatchFormat,

@@ -18,7 +18,8 @@ import grpc
 import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-from hearts.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, ladder_pb2, ladder_pb2_grpc, spectator_pb2, spectator_pb2_grpc
+
+from heartsbot.proto import admin_pb2, admin_pb2_grpc, bot_pb2, ladder_pb2, ladder_pb2_grpc, spectator_pb2, spectator_pb2_grpc
 
 from .arena import Arena
 from .config import Settings

@@ -15,7 +15,9 @@ from typing import Any, TypeVar
 import grpc
 import structlog
 from google.protobuf.message import DecodeError
-from hearts.v1 import (
+
+from hearts_engine.presets import PRESETS
+from heartsbot.proto import (
     admin_pb2,
     admin_pb2_grpc,
     bot_pb2,
@@ -26,8 +28,6 @@ from hearts.v1 import (
     spectator_pb2,
     spectator_pb2_grpc,
 )
-
-from hearts_engine.presets import PRESETS
 
 from . import __version__, spectating
 from .arena import Arena, ArenaError, SeatRequest

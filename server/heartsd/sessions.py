@@ -8,8 +8,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from hearts.v1 import bot_pb2
-
+from heartsbot.proto import bot_pb2
 
 MAX_OUTBOX = 10_000
 # Rejected answers are budgeted, so one bot cannot keep the server busy for everyone

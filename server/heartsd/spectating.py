@@ -20,7 +20,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
-from hearts.v1 import game_pb2, spectator_pb2
+from heartsbot.proto import game_pb2, spectator_pb2
 
 from .arena import ArenaError
 from .events import SPECTATOR

@@ -14,7 +14,7 @@ import json
 import time
 from dataclasses import dataclass
 
-from hearts.v1 import game_pb2, spectator_pb2
+from heartsbot.proto import game_pb2, spectator_pb2
 
 from .db import Database
 from .ladder import Ladder

@@ -6,7 +6,7 @@ concatenating bytes is several times cheaper than building and copying nested
 message objects, and the result is an ordinary ``PlayResponse`` on the wire: the
 protobuf encoding of a message is the concatenation of its fields, in any order.
 
->>> from hearts.v1 import cards_pb2, game_pb2
+>>> from heartsbot.proto import cards_pb2, game_pb2
 >>> cards_pb2.Card.FromString(CARD_BYTES[49]) == cards_pb2.Card(suit=4, rank=12)
 True
 >>> mask_card_fields(1, 1 << 49 | 1) == card_fields(1, [0, 49])
@@ -20,9 +20,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable
 
-from hearts.v1 import cards_pb2, game_pb2
-
 from hearts_engine.cards import CARDS_BY_SUIT_PATTERN
+from heartsbot.proto import cards_pb2, game_pb2
 
 
 def _encode_varint(value: int) -> bytes:

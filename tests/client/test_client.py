@@ -8,9 +8,8 @@ import subprocess
 import sys
 import time
 
-from hearts.v1 import game_pb2
-
 from hearts_engine import MatchRecord, verify_record
+from heartsbot.proto import game_pb2
 from heartsbot.client import BotClient
 from heartsbot.strategies import HeuristicStrategy, RandomStrategy, Strategy
 

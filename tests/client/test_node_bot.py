@@ -13,9 +13,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hearts.v1 import game_pb2
 
 from hearts_engine import MatchRecord, verify_record
+from heartsbot.proto import game_pb2
 
 from ..server.harness import BOTS, run, running_daemon
 

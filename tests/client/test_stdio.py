@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-from hearts.v1 import game_pb2
 
 from hearts_engine import (
     Deal,
@@ -31,6 +30,7 @@ from hearts_engine import (
     verify_record,
 )
 from hearts_engine.cards import card_name
+from heartsbot.proto import game_pb2
 from heartsbot.stdio import GREETING, AnswerError, Child, format_end, format_request, parse_answer
 
 from ..engine.scenario import hands

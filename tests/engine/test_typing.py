@@ -8,7 +8,7 @@ import pytest
 
 mypy_api = pytest.importorskip("mypy.api")
 
-ENGINE = Path(__file__).resolve().parents[2] / "server" / "hearts_engine"
+ENGINE = Path(__file__).resolve().parents[2] / "engine" / "hearts_engine"
 
 
 def test_engine_is_fully_typed():

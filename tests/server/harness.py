@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
-from hearts.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, bot_pb2_grpc, game_pb2, spectator_pb2_grpc
 
+from heartsbot.proto import admin_pb2, admin_pb2_grpc, bot_pb2, bot_pb2_grpc, game_pb2, spectator_pb2_grpc
 from heartsbot.client import first_legal_answer
 from heartsd.arena import Arena
 from heartsd.config import Settings

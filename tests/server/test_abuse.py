@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 
 import grpc
-from hearts.v1 import bot_pb2, game_pb2
+
+from heartsbot.proto import bot_pb2, game_pb2
 
 from .harness import ADMIN, BOTS, Bot, auth, run, running_daemon
 

@@ -6,7 +6,8 @@ import asyncio
 
 import grpc
 import pytest
-from hearts.v1 import (
+
+from heartsbot.proto import (
     admin_pb2,
     admin_pb2_grpc,
     bot_pb2,

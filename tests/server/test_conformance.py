@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import grpc
-from hearts.v1 import bot_pb2, cards_pb2, game_pb2
 
+from heartsbot.proto import bot_pb2, cards_pb2, game_pb2
 from heartsd.conformance import BEHAVIOURS, Feeder, Kit, Shooter, kit_server, moon_seed, report
 
 from .harness import Bot, first_legal, run

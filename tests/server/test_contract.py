@@ -33,8 +33,8 @@ def test_generated_code_is_current(tmp_path):
     env_python = sys.executable
     subprocess.run(["bash", str(ROOT / "scripts" / "gen_proto"), str(out)], cwd=ROOT, check=True,
                    env={"PYTHON": env_python, "PATH": "/usr/bin:/bin"})
-    committed = ROOT / "server" / "generated" / "hearts"
-    fresh = out / "hearts"
+    committed = ROOT / "clients" / "python" / "heartsbot" / "proto"
+    fresh = out
     names = sorted(p.relative_to(committed).as_posix() for p in committed.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
     assert names == sorted(p.relative_to(fresh).as_posix() for p in fresh.rglob("*") if p.is_file())
     for name in names:

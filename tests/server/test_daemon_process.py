@@ -12,8 +12,8 @@ from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from hearts.v1 import admin_pb2, admin_pb2_grpc, game_pb2
 
+from heartsbot.proto import admin_pb2, admin_pb2_grpc, game_pb2
 from heartsd.store import Store
 
 from .harness import ADMIN, BOTS, Bot, Daemon, auth, first_legal

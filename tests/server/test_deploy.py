@@ -16,8 +16,9 @@ def test_compose_and_dockerfile_wire_the_health_check_and_the_daemon():
     assert '"heartsd", "health"' in compose and '"heartsd", "health"' in dockerfile
     assert 'ENTRYPOINT ["heartsd", "serve"]' in dockerfile and "--house-matches" in dockerfile
     copied = " ".join(line for line in dockerfile.splitlines() if line.startswith("COPY"))
-    for path in ("pyproject.toml", "README.md", "server", "clients"):
+    for path in ("pyproject.toml", "README.md", "engine", "server", "clients"):
         assert path in copied and (ROOT / path).exists()
+    assert "pip install --no-cache-dir ./engine ./clients/python ." in dockerfile
 
 
 def test_health_command_fails_without_a_daemon():

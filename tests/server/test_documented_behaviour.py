@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import asyncio
 
-from hearts.v1 import game_pb2, spectator_pb2
-
 from hearts_engine import Deal, MoonOption, PassDirection, Phase, preset
 from hearts_engine.scoring import DealResult
-from heartsd import convert
+from heartsbot.proto import game_pb2, spectator_pb2
+from heartsbot import convert
 from tests.engine.scenario import hands
 
 from .harness import Bot, random_legal, run, running_daemon, spectator_pb2_grpc

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from hearts.v1 import bot_pb2, game_pb2
+from heartsbot.proto import bot_pb2, game_pb2
 
 from .harness import Bot, first_legal, run, running_daemon
 

@@ -7,8 +7,8 @@ import sys
 
 import grpc
 import pytest
-from hearts.v1 import game_pb2
 
+from heartsbot.proto import game_pb2
 from heartsd.ladder import LadderError
 from heartsd.store import Store
 
@@ -140,7 +140,7 @@ def test_tokens_never_appear_in_logs(tmp_path):
 
 
 def test_ladder_service_serves_the_leaderboard_and_bot_profiles(tmp_path):
-    from hearts.v1 import ladder_pb2, ladder_pb2_grpc
+    from heartsbot.proto import ladder_pb2, ladder_pb2_grpc
 
     async def scenario():
         async with running_daemon(tmp_path) as daemon:

@@ -6,8 +6,8 @@ import asyncio
 
 import grpc
 import pytest
-from hearts.v1 import game_pb2, spectator_pb2
 
+from heartsbot.proto import game_pb2, spectator_pb2
 from heartsd.db import Database
 from heartsd.schema import MIGRATIONS
 from heartsd.store import Store
@@ -190,7 +190,7 @@ def test_a_match_being_started_survives_its_caller_and_shutdown(tmp_path):
     shutdown that begins meanwhile records the match as aborted instead of losing it."""
     import threading
 
-    from hearts.v1 import admin_pb2
+    from heartsbot.proto import admin_pb2
 
     from heartsd.arena import Arena, SeatRequest
     from heartsd.config import Settings

@@ -9,10 +9,10 @@ import grpc
 from google.protobuf.message import Message
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
-from hearts.v1 import cards_pb2, game_pb2, spectator_pb2, spectator_pb2_grpc
 
 from hearts_engine import MatchRecord, verify_record
-from heartsd import convert
+from heartsbot.proto import cards_pb2, game_pb2, spectator_pb2, spectator_pb2_grpc
+from heartsbot import convert
 
 from .harness import Bot, random_legal, run, running_daemon
 

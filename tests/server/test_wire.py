@@ -7,11 +7,12 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from hearts.v1 import admin_pb2, bot_pb2, game_pb2, spectator_pb2
 
 from hearts_engine import Deal, PassAction, Phase, record_of, seat_view
 from hearts_engine.cards import cards_of
-from heartsd import convert, wire
+from heartsbot.proto import admin_pb2, bot_pb2, game_pb2, spectator_pb2
+from heartsbot import convert
+from heartsd import wire
 from heartsd.arena import Arena, SeatRequest
 from heartsd.conformance import Feeder, Shooter, moon_seed
 from heartsd.config import Settings

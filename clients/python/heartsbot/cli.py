@@ -11,17 +11,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
+from importlib.metadata import entry_points
+from typing import Any
 
 from .loading import load_strategy
 
 
 def _play(args: argparse.Namespace) -> int:
-    from heartsd.logs import configure
-
     from .client import BotClient, FatalError
+    from .logs import configure
 
-    configure("console", args.log_level)
+    configure(args.log_level)
 
     strategy = load_strategy(args.strategy, args.seed)
     client = BotClient(args.server, args.token, strategy, args.name, rulesets=args.rulesets or (),
@@ -45,8 +46,12 @@ def _play(args: argparse.Namespace) -> int:
 
 
 def _local(args: argparse.Namespace) -> int:
-    from .local import run_local
-
+    run_local = _daemon_command("local")
+    if run_local is None:
+        print("heartsbot local runs matches on a daemon embedded in this process, and the daemon (heartsd) "
+              "is not installed. Install it (from the repository: pip install ./engine ./clients/python .), "
+              "or play on a running server with 'heartsbot play'.", file=sys.stderr)
+        return 2
     try:
         return asyncio.run(run_local(args))
     except ValueError as exc:
@@ -57,11 +62,10 @@ def _local(args: argparse.Namespace) -> int:
 
 
 def _stdio(args: argparse.Namespace) -> int:
-    from heartsd.logs import configure
-
+    from .logs import configure
     from .stdio import run_bridge
 
-    configure("console", "warning")  # the client's own warnings (connection lost ...) on stderr
+    configure("warning")  # the client's own warnings (connection lost ...) on stderr
     command = args.bot[1:] if args.bot[:1] == ["--"] else args.bot
     if not command:
         print("heartsbot stdio: name the bot to run after --, e.g. -- ./mybot ARGS", file=sys.stderr)
@@ -71,6 +75,13 @@ def _stdio(args: argparse.Namespace) -> int:
                                       max_matches=args.max_matches, matches=args.matches, trace=args.trace))
     except KeyboardInterrupt:
         return 0
+
+
+def _daemon_command(name: str) -> Callable[[argparse.Namespace], Coroutine[Any, Any, int]] | None:
+    """A command the daemon's distribution provides (entry point group ``heartsbot.commands``):
+    the client never imports the daemon, the daemon registers what needs it."""
+    found = entry_points(group="heartsbot.commands", name=name)
+    return next((ep.load() for ep in found), None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -25,15 +25,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import grpc
-import structlog
-from hearts.v1 import bot_pb2, bot_pb2_grpc, game_pb2
 
 from hearts_engine import MoonOption, Ruleset
-from heartsd import convert
 
+from . import convert
+from .logs import get_logger
+from .proto import bot_pb2, bot_pb2_grpc, game_pb2
 from .strategies import Strategy
 
-log = structlog.get_logger("heartsbot")
+log = get_logger("heartsbot")
 P = game_pb2
 FATAL = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.INVALID_ARGUMENT)
 

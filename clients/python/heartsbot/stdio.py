@@ -37,13 +37,11 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TypeAlias
 
-from hearts.v1 import bot_pb2, game_pb2
-
 from hearts_engine import MoonOption, Phase, SeatView
 from hearts_engine.cards import Card, card_name, parse_card
-from heartsd import convert
 
-from . import __version__
+from . import __version__, convert
+from .proto import bot_pb2, game_pb2
 from .client import BotClient, current_decision
 from .strategies import Strategy
 from .strategies.base import best_moon_option

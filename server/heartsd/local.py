@@ -1,4 +1,9 @@
-"""``heartsbot local``: an embedded heartsd on a loopback port, one BotClient per seat."""
+"""``heartsbot local``: an embedded heartsd on a loopback port, one BotClient per seat.
+
+The client distribution does not depend on the daemon, so this command lives here and
+the daemon's distribution registers it for ``heartsbot`` (the ``heartsbot.commands``
+entry point ``local``); without the daemon installed, ``heartsbot local`` says so.
+"""
 
 from __future__ import annotations
 
@@ -10,16 +15,16 @@ import tempfile
 from pathlib import Path
 
 import grpc
-from hearts.v1 import admin_pb2, admin_pb2_grpc, game_pb2, spectator_pb2, spectator_pb2_grpc
 
 from hearts_engine import MatchRecord, preset, replay
-from heartsd.config import Settings
-from heartsd.logs import configure
-from heartsd.server import embedded
+from heartsbot.client import BotClient
+from heartsbot.loading import load_strategy
+from heartsbot.proto import admin_pb2, admin_pb2_grpc, game_pb2, spectator_pb2, spectator_pb2_grpc
+from heartsbot.strategies import Strategy
 
-from .client import BotClient
-from .loading import load_strategy
-from .strategies import Strategy
+from .config import Settings
+from .logs import configure
+from .server import embedded
 
 
 async def run_local(args: argparse.Namespace) -> int:

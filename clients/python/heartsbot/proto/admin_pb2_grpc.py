@@ -3,7 +3,7 @@
 import grpc
 import warnings
 
-from hearts.v1 import admin_pb2 as hearts_dot_v1_dot_admin__pb2
+from . import admin_pb2 as hearts_dot_v1_dot_admin__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__

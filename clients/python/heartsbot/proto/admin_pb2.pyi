@@ -1,4 +1,4 @@
-from hearts.v1 import game_pb2 as _game_pb2
+from . import game_pb2 as _game_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message

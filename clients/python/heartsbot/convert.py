@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from hearts.v1 import bot_pb2, cards_pb2, game_pb2
-
 from hearts_engine import (
     DealResult,
     Phase,
@@ -24,6 +22,8 @@ from hearts_engine import (
     Trick,
 )
 from hearts_engine.errors import InvalidActionError
+
+from .proto import bot_pb2, cards_pb2, game_pb2
 
 CARD_MESSAGES: tuple[cards_pb2.Card, ...] = tuple(
     cards_pb2.Card(suit=c // 13 + 1, rank=c % 13 + 2) for c in range(52)

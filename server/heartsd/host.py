@@ -1,0 +1,33 @@
+"""What a match runner needs from whatever hosts it, and nothing more.
+
+The arena hosts matches; the runner only ever reaches a bot's session, sends a bot a
+message, says it is over, and stores its checkpoints and result. Naming exactly that
+here keeps the dependency one way (arena -> runner): the runner never imports the
+arena, and a test or a tool can host a runner with anything that has these members.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from heartsbot.proto import bot_pb2, spectator_pb2
+
+from .sessions import SessionRegistry
+
+
+class MatchHost(Protocol):
+    sessions: SessionRegistry
+
+    def send_to_bot(self, bot: str, message: bot_pb2.PlayResponse) -> None:
+        """Send ``message`` to ``bot``'s session, if it is connected."""
+
+    def forget(self, runner: Any) -> None:
+        """The match is over and stored: it no longer holds its bots' places. (``runner``
+        is the MatchRunner; typed loosely so that this module need not import it.)"""
+
+    async def checkpoint(self, match_id: str, record: bytes, deals: int, totals: list[int]) -> None:
+        """Store a running match's record so far (a serialized MatchRecord)."""
+
+    async def store_result(self, match_id: str, status: str, reason: str, record: spectator_pb2.MatchRecord,
+                           deals: int, totals: list[int], rated: bool = False) -> None:
+        """Store the finished match (and a rated result) before its end is announced."""
