@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-for sub in ("server", "server/generated", "clients/python"):
+for sub in ("engine", "clients/python", "server"):
     sys.path.insert(0, str(ROOT / sub))
 
 # C functions that call a Python callable, each the marker of one step. None of them
@@ -195,7 +195,7 @@ def _patch(steps: Steps, undo: list[Callable[[], None]], owner: Any, name: str, 
 
 
 async def _decisions(count: int, steps: Steps) -> int:
-    from hearts.v1 import admin_pb2, bot_pb2, game_pb2
+    from heartsbot.proto import admin_pb2, bot_pb2, game_pb2
     from heartsbot.client import first_legal_answer
 
     from hearts_engine import Match
