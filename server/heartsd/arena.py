@@ -23,13 +23,14 @@ from heartsbot import convert
 from .clock import SeatClock
 from .config import Settings
 from .runner import ClockPolicy, MatchRunner, SeatSlot
-from .sessions import BotSession, SessionRegistry
+from .sessions import MAX_ID_CHARS, BotSession, SessionRegistry, echo_id
 from .store import Store
 from .tokens import TokenRegistry, TokenState
 
 P = game_pb2
 log = structlog.get_logger("heartsd.arena")
 STORE_RETRY_DELAYS_S = (0.2, 1.0, 3.0)  # then the last attempt's error aborts the match
+_TOO_LONG = f"an id longer than any id this server issues ({MAX_ID_CHARS} characters) is not echoed"
 
 
 class ArenaError(Exception):
@@ -145,9 +146,7 @@ class Arena:
         runner = self.runners.get(answer.match_id)
         slots = runner.seats_of(session.bot) if runner else []
         if runner is None or not slots:
-            return bot_pb2.AnswerRejected(
-                match_id=answer.match_id, request_id=answer.request_id,
-                code=bot_pb2.REJECTION_CODE_UNKNOWN_MATCH, reason="you are not seated in that match")
+            return self._unknown_match(answer.match_id, answer.request_id, "you are not seated in that match")
         request_id = answer.request_id
         for slot in slots:
             pending = slot.pending
@@ -161,18 +160,31 @@ class Arena:
             return bot_pb2.AnswerRejected(
                 match_id=answer.match_id, request_id=answer.request_id, code=bot_pb2.REJECTION_CODE_STALE_REQUEST,
                 reason="that request is already resolved (answered, or defaulted when its time ran out)")
+        request_id = echo_id(answer.request_id)
         return bot_pb2.AnswerRejected(
-            match_id=answer.match_id, request_id=answer.request_id, code=bot_pb2.REJECTION_CODE_UNKNOWN_REQUEST,
-            reason="no request with that id was sent to you in this match")
+            match_id=answer.match_id, request_id=request_id, code=bot_pb2.REJECTION_CODE_UNKNOWN_REQUEST,
+            reason="no request with that id was sent to you in this match" if request_id else _TOO_LONG)
+
+    @staticmethod
+    def _unknown_match(match_id: str, request_id: str, reason: str) -> bot_pb2.AnswerRejected:
+        """UNKNOWN_MATCH, echoing only ids that could be ours (sessions.MAX_ID_CHARS)."""
+        match_echo, request_echo = echo_id(match_id), echo_id(request_id)
+        if len(match_echo) < len(match_id) or len(request_echo) < len(request_id):
+            reason = _TOO_LONG
+        return bot_pb2.AnswerRejected(match_id=match_echo, request_id=request_echo,
+                                      code=bot_pb2.REJECTION_CODE_UNKNOWN_MATCH, reason=reason)
+
+    def seat_held(self, session: BotSession, match_id: str, seat: int) -> SeatSlot | None:
+        """The seat ``session``'s bot holds in a running match, if it does."""
+        runner = self.runners.get(match_id)
+        return next((s for s in runner.seats_of(session.bot) if s.seat == seat), None) if runner else None
 
     def resume(self, session: BotSession, request: bot_pb2.Resume) -> bot_pb2.AnswerRejected | None:
-        runner = self.runners.get(request.match_id)
-        slot = next((s for s in runner.seats_of(session.bot) if s.seat == request.seat), None) if runner else None
-        if runner is None or slot is None:
-            return bot_pb2.AnswerRejected(
-                match_id=request.match_id, code=bot_pb2.REJECTION_CODE_UNKNOWN_MATCH,
-                reason="you are not seated in that match at that seat (it may have ended)")
-        runner.resume(slot, int(request.last_sequence))
+        slot = self.seat_held(session, request.match_id, request.seat)
+        if slot is None:
+            return self._unknown_match(request.match_id, "", "you are not seated in that match at that seat "
+                                       "(it may have ended)")
+        self.runners[request.match_id].resume(slot, int(request.last_sequence))
         return None
 
     def active_matches(self, bot: str) -> int:
@@ -322,6 +334,10 @@ class Arena:
     def forget(self, runner: MatchRunner) -> None:
         """The match is over and stored: it no longer counts against its bots' limits."""
         self.runners.pop(runner.id, None)
+        for slot in runner.seats:
+            session = self.sessions.get(slot.name) if slot.house is None else None
+            if session is not None:
+                session.resumes.pop((runner.id, slot.seat), None)
 
     async def store_result(self, match_id: str, status: str, reason: str, record: spectator_pb2.MatchRecord,
                            deals: int, totals: list[int], rated: bool = False) -> None:

@@ -70,6 +70,11 @@ class Settings:
     keepalive_s: float = 20.0
     keepalive_timeout_s: float = 10.0
     max_concurrent_rpcs: int = 4096
+    # Limits per bot stream (README, "Limits"): the concurrency a bot may declare in hello
+    # (its rejection budget and per-stream state derive from the capped value), and the
+    # bytes waiting to be sent to it before a stream that does not read is ended.
+    max_matches_per_bot: int = 64
+    max_outbox_bytes: int = 16 * 1024 * 1024
 
     @classmethod
     def load(
@@ -122,6 +127,10 @@ class Settings:
             raise ConfigError("instance: a name of 1 to 200 characters")
         if self.max_message_bytes < 1024:
             raise ConfigError("max_message_bytes: at least 1024")
+        if self.max_matches_per_bot < 1:
+            raise ConfigError("max_matches_per_bot: at least 1")
+        if self.max_outbox_bytes < 64 * 1024:
+            raise ConfigError("max_outbox_bytes: at least 65536 (64 KiB)")
         if self.log_format not in ("json", "console"):
             raise ConfigError(f"log_format: json or console, got {self.log_format!r}")
         if self.log_level not in ("debug", "info", "warning", "error"):
@@ -247,4 +256,6 @@ _FIELDS = {
     "keepalive_s": _float,
     "keepalive_timeout_s": _float,
     "max_concurrent_rpcs": _int,
+    "max_matches_per_bot": _int,
+    "max_outbox_bytes": _int,
 }

@@ -142,24 +142,38 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"unknown rulesets: {', '.join(unknown)}")
         if hello.max_concurrent_matches < 0:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "max_concurrent_matches must not be negative")
-        session = BotSession(bot, hello.version, frozenset(hello.rulesets), hello.max_concurrent_matches or 1)
-        session.on_overflow = lambda: self.arena.disconnect(session)
+        settings = self.arena.settings
+        granted = min(hello.max_concurrent_matches or 1, settings.max_matches_per_bot)  # every budget derives from it
+        session = BotSession(bot, hello.version, frozenset(hello.rulesets), granted)
+        session.max_outbox_bytes = settings.max_outbox_bytes
         session.token_hash = hashed
         bound = log.bind(bot=bot, session=session.id)
+        loop = asyncio.get_running_loop()
         reader: asyncio.Task[None] | None = None
+        writer: asyncio.Task[None] | None = None
+
+        def overflow() -> None:
+            """Too much waiting for a bot that does not read: its seats go the disconnect way
+            now, and the stream ends even if a write is stuck behind gRPC's flow control."""
+            self.arena.disconnect(session)
+            if writer is not None:
+                writer.cancel()
+
+        session.on_overflow = overflow
         try:
             active = self.arena.connect(session)
-            bound.info("bot connected", version=hello.version, rulesets=list(hello.rulesets), active=len(active))
+            bound.info("bot connected", version=hello.version, rulesets=list(hello.rulesets), active=len(active),
+                       max_matches=granted)
             await context.write(bot_pb2.PlayResponse(welcome=bot_pb2.Welcome(
-                session_id=session.id, bot_name=bot, server_version=__version__, active_matches=active)))
+                session_id=session.id, bot_name=bot, server_version=__version__, active_matches=active,
+                max_concurrent_matches=granted)))
             self.arena.resume_all(session)
-            reader = asyncio.get_running_loop().create_task(self._read(session, context))
-            while True:
-                message = await session.outbox.get()
-                if message is None:
-                    break
-                await context.write(message)
+            reader = loop.create_task(self._read(session, context))
+            writer = loop.create_task(self._write(session, context))
+            await asyncio.wait({writer})
         finally:
+            if writer is not None:
+                writer.cancel()
             if reader is not None:
                 if session.draining:
                     await asyncio.wait({reader}, timeout=DRAIN_S + 0.5)
@@ -168,6 +182,16 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
             bound.info("bot disconnected", reason=session.close_reason)
         if session.close_status:
             await context.abort(STATUS[session.close_status], session.close_reason)
+
+    @staticmethod
+    async def _write(session: BotSession, context: grpc.aio.ServicerContext) -> None:
+        """Send what the session's outbox holds, until its end (None)."""
+        outbox = session.outbox
+        while True:
+            message = await outbox.get()
+            if message is None:
+                return
+            await context.write(message)
 
     @staticmethod
     async def _refuse(context: grpc.aio.ServicerContext, code: grpc.StatusCode, message: str) -> None:
@@ -202,11 +226,13 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                 if kind == "answer":
                     rejection = self.arena.answer(session, message.answer)
                 elif kind == "resume":
-                    if not session.may_resume(message.resume.match_id, message.resume.seat):
+                    resume = message.resume
+                    if (self.arena.seat_held(session, resume.match_id, resume.seat) is not None
+                            and not session.may_resume(resume.match_id, resume.seat)):
                         await self._end(session, context, f"more than {RESUMES_PER_SEAT} resumes of one seat on "
                                         "this stream; a resume re-sends the whole match", "exhausted")
                         return
-                    rejection = self.arena.resume(session, message.resume)
+                    rejection = self.arena.resume(session, resume)
                 elif kind == "hello":
                     await self._end(session, context, "'hello' may only be sent once per stream", "invalid")
                     return

@@ -10,7 +10,12 @@ from dataclasses import dataclass, field
 
 from heartsbot.proto import bot_pb2
 
-MAX_OUTBOX = 10_000
+MAX_OUTBOX_BYTES = 16 * 1024 * 1024  # Settings.max_outbox_bytes
+MESSAGE_OVERHEAD = 64  # bytes an outbox entry costs besides its payload (the deque slot, the object)
+# Every id the server issues is far shorter than this (match "m-" + 16 hex digits; request
+# "r-" + 8 hex digits + "-" + a counter): longer ones cannot be ours, so they are neither
+# looked up, kept, nor echoed back in full.
+MAX_ID_CHARS = 64
 # Rejected answers are budgeted, so one bot cannot keep the server busy for everyone
 # else: a session may have this many rejected, plus four per match it may play at once;
 # every new request it is sent gives back its policy's illegal retries and two more, up
@@ -21,16 +26,23 @@ WASTE_ALLOWANCE = 64
 RESUMES_PER_SEAT = 3
 
 
+def echo_id(value: str) -> str:
+    """An id as a rejection may echo it: in full if it could be one of ours, else nothing."""
+    return value if len(value) <= MAX_ID_CHARS else ""
+
+
 class Outbox:
     """The messages waiting for one stream, read by one writer task: the part of
     ``asyncio.Queue`` used here (put_nowait, get, get_nowait, empty, qsize) at a fraction of
-    its cost per message (no task accounting, at most one waiter)."""
+    its cost per message (no task accounting, at most one waiter). ``bytes`` is what the
+    waiting messages hold (payloads plus MESSAGE_OVERHEAD each), the measure of its bound."""
 
-    __slots__ = ("_items", "_waiter")
+    __slots__ = ("_items", "_waiter", "bytes")
 
     def __init__(self) -> None:
         self._items: deque[bot_pb2.PlayResponse | bytes | None] = deque()
         self._waiter: asyncio.Future[None] | None = None
+        self.bytes = 0
 
     def qsize(self) -> int:
         return len(self._items)
@@ -40,6 +52,7 @@ class Outbox:
 
     def put_nowait(self, item: bot_pb2.PlayResponse | bytes | None) -> None:
         self._items.append(item)
+        self.bytes += _size(item)
         waiter = self._waiter
         if waiter is not None:
             self._waiter = None
@@ -49,7 +62,9 @@ class Outbox:
     def get_nowait(self) -> bot_pb2.PlayResponse | bytes | None:
         if not self._items:
             raise asyncio.QueueEmpty
-        return self._items.popleft()
+        item = self._items.popleft()
+        self.bytes -= _size(item)
+        return item
 
     async def get(self) -> bot_pb2.PlayResponse | bytes | None:
         while not self._items:
@@ -59,7 +74,20 @@ class Outbox:
             finally:
                 if self._waiter is waiter:
                     self._waiter = None
-        return self._items.popleft()
+        item = self._items.popleft()
+        self.bytes -= _size(item)
+        return item
+
+    def clear(self) -> None:
+        self._items.clear()
+        self.bytes = 0
+
+
+def _size(item: bot_pb2.PlayResponse | bytes | None) -> int:
+    """What an outbox entry holds: the hot path's entries are bytes; messages are rare."""
+    if type(item) is bytes:
+        return len(item) + MESSAGE_OVERHEAD
+    return MESSAGE_OVERHEAD if item is None else item.ByteSize() + MESSAGE_OVERHEAD  # type: ignore[union-attr]
 
 
 @dataclass(eq=False)
@@ -82,6 +110,7 @@ class BotSession:
     waste_cap: int = field(init=False)
     resumes: dict[tuple[str, int], int] = field(default_factory=dict)  # (match, seat) -> resumes so far
     draining: bool = False  # ended for what the bot sent; its last messages are being read and dropped
+    max_outbox_bytes: int = MAX_OUTBOX_BYTES
 
     def __post_init__(self) -> None:
         self.waste_cap = self.waste_allowance = WASTE_ALLOWANCE + 4 * self.max_matches
@@ -91,10 +120,10 @@ class BotSession:
         self.waste_allowance = min(self.waste_cap, self.waste_allowance + messages)
 
     def may_resume(self, match_id: str, seat: int) -> bool:
-        """Count a resume of one seat; False once it exceeds RESUMES_PER_SEAT on this stream."""
+        """Count a resume of a seat the bot holds (the caller checked, so ids that are not
+        ours are never kept, and the arena forgets a match's counts when it ends); False once
+        it exceeds RESUMES_PER_SEAT on this stream."""
         key = (match_id, seat)
-        if key not in self.resumes and len(self.resumes) >= 8 * max(self.max_matches, 8):
-            return False  # seats it does not hold are rejected anyway; do not keep counting them
         self.resumes[key] = self.resumes.get(key, 0) + 1
         return self.resumes[key] <= RESUMES_PER_SEAT
 
@@ -106,16 +135,16 @@ class BotSession:
     def send(self, message: bot_pb2.PlayResponse | bytes) -> None:
         if not self.connected:
             return
-        if self.outbox.qsize() >= MAX_OUTBOX:
-            # A bot that stopped reading: drop what waits and the session; its seats go
-            # the disconnect way even if the stream itself stays stuck.
-            while not self.outbox.empty():
-                self.outbox.get_nowait()
-            self.close(f"not reading: more than {MAX_OUTBOX} messages waiting")
+        outbox = self.outbox
+        if outbox.bytes >= self.max_outbox_bytes:
+            # A bot that stopped reading: drop what waits and end the session; its seats go
+            # the disconnect way, and on_overflow ends the stream even if a write is stuck.
+            outbox.clear()
+            self.close(f"not reading: more than {self.max_outbox_bytes} bytes waiting to be sent", "exhausted")
             if self.on_overflow is not None:
                 self.on_overflow()
             return
-        self.outbox.put_nowait(message)
+        outbox.put_nowait(message)
 
     def close(self, reason: str, status: str = "") -> None:
         """End the stream: with OK, or with ``status`` and ``reason`` as its details."""

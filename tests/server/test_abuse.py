@@ -14,7 +14,7 @@ from pathlib import Path
 
 import grpc
 
-from heartsbot.proto import bot_pb2, game_pb2
+from heartsbot.proto import bot_pb2, bot_pb2_grpc, game_pb2
 
 from .harness import ADMIN, BOTS, Bot, auth, run, running_daemon
 
@@ -162,3 +162,137 @@ def test_a_revoked_or_rotated_token_ends_its_session_with_a_reason_under_the_lad
     assert zed_code == grpc.StatusCode.UNAUTHENTICATED and "revoked" in zed_details
     assert yan_code == grpc.StatusCode.UNAUTHENTICATED and "rotated" in yan_details
     assert welcomed
+
+
+# -- memory per caller, bounded by bytes -----------------------------------------------------
+
+class RawBot:
+    """A bot stream driven message by message: it may never read what the server sends."""
+
+    def __init__(self, daemon, name: str = "alice", max_matches: int = 1_000_000) -> None:
+        self.daemon, self.name, self.max_matches = daemon, name, max_matches
+
+    async def __aenter__(self) -> RawBot:
+        self.channel = self.daemon.channel()
+        self.call = bot_pb2_grpc.BotServiceStub(self.channel).Play(metadata=auth(BOTS[self.name]))
+        await self.call.write(bot_pb2.PlayRequest(hello=bot_pb2.Hello(
+            name=self.name, version="t", max_concurrent_matches=self.max_matches)))
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.call.cancel()
+        await self.channel.close()
+
+    async def send(self, message: bot_pb2.PlayRequest) -> bool:
+        """False once the stream is over."""
+        try:
+            await self.call.write(message)
+            return True
+        except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
+            return False
+
+    async def read_all(self, timeout: float = 20) -> tuple[list[bot_pb2.PlayResponse], grpc.StatusCode | None, str]:
+        """Everything the server sent, then the final status (None: the stream did not end)."""
+        received = []
+        try:
+            async with asyncio.timeout(timeout):
+                async for message in self.call:
+                    received.append(message)
+        except grpc.aio.AioRpcError as exc:
+            return received, exc.code(), exc.details() or ""
+        except TimeoutError:
+            return received, None, f"still open after {timeout} s"
+        return received, await self.call.code(), await self.call.details() or ""
+
+
+async def session_of(daemon, bot: str):
+    for _ in range(500):
+        session = daemon.arena.sessions.get(bot)
+        if session is not None:
+            return session
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{bot} never connected")
+
+
+def test_the_server_caps_a_bots_declared_concurrency_and_the_budgets_that_derive_from_it(tmp_path):
+    """hello.max_concurrent_matches = 1,000,000 was accepted, and the rejection budget grew
+    with it: 3,000 rejected answers were never cut off."""
+
+    async def scenario():
+        async with running_daemon(tmp_path, max_matches_per_bot=6) as daemon:
+            async with RawBot(daemon) as bot:
+                session = await session_of(daemon, "alice")
+                granted = session.max_matches
+                junk = bot_pb2.PlayRequest(answer=bot_pb2.Answer(match_id="m-nowhere", request_id="r-1"))
+                sent = 0
+                while sent < 3000 and await bot.send(junk):
+                    sent += 1
+                received, code, details = await bot.read_all()
+            return granted, received, code, details
+
+    granted, received, code, details = run(scenario())
+    assert granted == 6
+    assert received[0].welcome.max_concurrent_matches == 6  # the bot is told what it was granted
+    rejected = [m for m in received if m.HasField("rejected")]
+    assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "too many rejected answers" in details
+    assert len(rejected) <= 64 + 4 * 6 + 1
+
+
+def test_unknown_ids_are_neither_kept_nor_echoed(tmp_path):
+    """2,000 resumes with unique 32 KB match ids kept +78 MiB for the life of the stream, and
+    answers with 60 KB ids were echoed back in full in their rejections."""
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            async with RawBot(daemon) as bot:
+                session = await session_of(daemon, "alice")
+                for i in range(2000):
+                    long_id = f"m-{i:06d}-" + "x" * 32_000
+                    if not await bot.send(bot_pb2.PlayRequest(resume=bot_pb2.Resume(match_id=long_id, seat=0))):
+                        break
+                    if i < 50:
+                        await bot.send(bot_pb2.PlayRequest(answer=bot_pb2.Answer(
+                            match_id="m-" + "y" * 30_000, request_id="r-" + "z" * 30_000)))
+                received, code, details = await bot.read_all()
+                kept = sum(len(match_id) for match_id, _ in session.resumes)
+            return kept, received, code
+
+    kept, received, code = run(scenario())
+    rejected = [m.rejected for m in received if m.HasField("rejected")]
+    assert rejected, "unknown matches are rejected in-band"
+    assert max(len(r.match_id) + len(r.request_id) + len(r.reason) for r in rejected) < 400
+    assert any("longer than any id" in r.reason for r in rejected)
+    assert kept < 10_000, f"{kept} bytes of unknown match ids kept for the stream"
+    assert code == grpc.StatusCode.RESOURCE_EXHAUSTED  # and the flood ends the stream
+
+
+def test_a_stream_that_never_reads_is_bounded_by_bytes_and_its_seats_go_the_disconnect_way(tmp_path):
+    """The outbox was capped at 10,000 messages, not by size (~600 MB possible per stream).
+    Here the server has far more to send than the cap allows to a bot that never reads: its
+    stream ends RESOURCE_EXHAUSTED, and its seat is defaulted as if it had left."""
+    cap = 256 * 1024
+
+    async def scenario():
+        async with running_daemon(tmp_path, max_outbox_bytes=cap, grace_ms=200) as daemon:
+            async with RawBot(daemon, max_matches=1) as bot:
+                session = await session_of(daemon, "alice")
+                match_id = await daemon.create_match(["alice", *HOUSE3], deals=1)
+                filler = bot_pb2.PlayResponse(rejected=bot_pb2.AnswerRejected(reason="x" * 50_000)).SerializeToString()
+                peak = 0
+                for _ in range(2000):  # ~100 MB the bot will not read, beyond what gRPC buffers
+                    if not session.connected:
+                        break
+                    session.send(filler)
+                    peak = max(peak, session.outbox.bytes)
+                    await asyncio.sleep(0)
+                reason = session.close_reason
+                await daemon.wait_finished(match_id)
+                received, code, details = await bot.read_all()
+            return peak, reason, code, details, daemon.stored(match_id)
+
+    peak, reason, code, details, stored = run(scenario())
+    assert peak <= cap + 60_000
+    assert "not reading" in reason
+    assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "not reading" in details
+    assert stored.status == "finished"
+    assert any(d.provenance == game_pb2.PROVENANCE_DISCONNECT for d in stored.record.decisions if d.seat == 0)

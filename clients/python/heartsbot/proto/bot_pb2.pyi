@@ -87,16 +87,18 @@ class PlayResponse(_message.Message):
     def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., update: _Optional[_Union[MatchUpdate, _Mapping]] = ..., rejected: _Optional[_Union[AnswerRejected, _Mapping]] = ...) -> None: ...
 
 class Welcome(_message.Message):
-    __slots__ = ("session_id", "bot_name", "server_version", "active_matches")
+    __slots__ = ("session_id", "bot_name", "server_version", "active_matches", "max_concurrent_matches")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     SERVER_VERSION_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_MATCHES_FIELD_NUMBER: _ClassVar[int]
+    MAX_CONCURRENT_MATCHES_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     bot_name: str
     server_version: str
     active_matches: _containers.RepeatedCompositeFieldContainer[ActiveMatch]
-    def __init__(self, session_id: _Optional[str] = ..., bot_name: _Optional[str] = ..., server_version: _Optional[str] = ..., active_matches: _Optional[_Iterable[_Union[ActiveMatch, _Mapping]]] = ...) -> None: ...
+    max_concurrent_matches: int
+    def __init__(self, session_id: _Optional[str] = ..., bot_name: _Optional[str] = ..., server_version: _Optional[str] = ..., active_matches: _Optional[_Iterable[_Union[ActiveMatch, _Mapping]]] = ..., max_concurrent_matches: _Optional[int] = ...) -> None: ...
 
 class ActiveMatch(_message.Message):
     __slots__ = ("match_id", "seat", "last_sequence", "request_pending")

@@ -52,9 +52,13 @@ class BotServiceServicer:
         PERMISSION_DENIED when `hello.name` is not the token's bot, INVALID_ARGUMENT when
         the first message is not `hello` (or none came within 10 s) or a message cannot be
         understood, RESOURCE_EXHAUSTED for an oversized message, for many more rejected
-        answers than the requests received allow (64 plus four per concurrent match; each
-        request gives back its policy's illegal retries plus two, up to that cap), or for
-        more than 3 resumes of one seat on one stream.
+        answers than the requests received allow (64 plus four per concurrent match as
+        granted in `Welcome`; each request gives back its policy's illegal retries plus
+        two, up to that cap), for more than 3 resumes of one seat on one stream, or when
+        the bot does not read: more than the server's `max_outbox_bytes` (16 MiB by
+        default) waiting to be sent to it (its seats are then treated as disconnected).
+        Rejections echo a `match_id` or `request_id` only up to 64 characters: no id the
+        server issues is longer.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
