@@ -184,7 +184,9 @@ def _conformance(args: argparse.Namespace) -> int:
     command = list(args.client_command)
     if command[:1] == ["--"]:
         command = command[1:]
-    token = args.token or secrets.token_urlsafe(24)
+    # Prefixed: the token is substituted after --token in the client's command, where a
+    # random one starting with '-' would read as an option (about 1 run in 64).
+    token = args.token or "ct_" + secrets.token_urlsafe(24)
     configure("console", "error")
     try:
         return asyncio.run(run_kit(args.host, args.port, args.name, token, args.timeout, command, args.json))

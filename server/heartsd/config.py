@@ -109,7 +109,9 @@ class Settings:
         settings = cls(clock=clock, **values)
         settings._check()
         if not settings.admin_token:
-            settings = dataclasses.replace(settings, admin_token=secrets.token_urlsafe(24))
+            # A prefix, so a generated token never starts with '-': it is pasted after
+            # --admin-token, where a leading '-' reads as an option.
+            settings = dataclasses.replace(settings, admin_token="ha_" + secrets.token_urlsafe(24))
         return settings
 
     def _check(self) -> None:

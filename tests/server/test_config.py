@@ -13,7 +13,7 @@ def test_precedence_defaults_file_env_flags(tmp_path):
     s = Settings.load(file=str(config), env={"HEARTSD_PORT": "7100", "HEARTSD_BANK_MS": "900"}, flags={"port": 7200})
     assert (s.port, s.host, s.clock.decision_ms, s.clock.bank_ms) == (7200, "0.0.0.0", 400, 900)
     assert s.bot_tokens == {"ann": "token-ann-123"}
-    assert s.admin_token  # generated when not given
+    assert s.admin_token.startswith("ha_")  # generated when not given; never starts with '-'
 
 
 @pytest.mark.parametrize(
