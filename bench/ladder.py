@@ -218,7 +218,10 @@ async def run_ladder(duplicate: bool, matches: int, seed: int, progress: str) ->
                 clients.append(BotClient(f"127.0.0.1:{port}", token, make_bot(i), name, max_matches=1))
             tasks = [asyncio.get_running_loop().create_task(c.run()) for c in clients]
             await asyncio.gather(*(c.connected.wait() for c in clients))
-            maker = Matchmaker(arena, LadderSettings(blocks=DEALS // RULES.players, duplicate=duplicate), seed=seed)
+            if duplicate:  # rated play no longer replays shuffles to the same bots (issue 12)
+                raise SystemExit("bench/ladder.py: in-match duplicate is no longer a rated format; "
+                                 "duplicate sets across tables come with the next change")
+            maker = Matchmaker(arena, LadderSettings(deals=DEALS), seed=seed)
             created, shown = 0, 0
             while True:
                 if not arena.runners:  # every bot is free: the previous round is stored and rated

@@ -14,23 +14,27 @@ from dataclasses import dataclass
 
 import structlog
 
-from hearts_engine import RulesetError, preset
+from hearts_engine import MatchFormat, Ruleset, RulesetError, preset
+from hearts_engine.match import FormatKind
 from hearts_engine.presets import PRESETS
 from heartsbot.proto import admin_pb2, bot_pb2, game_pb2, spectator_pb2
 from heartsbot.strategies import STRATEGIES, make_strategy
 
 from heartsbot import convert
+
+from . import shuffles
 from .clock import SeatClock
 from .config import Settings
 from .runner import ClockPolicy, MatchRunner, SeatSlot
 from .sessions import MAX_ID_CHARS, BotSession, SessionRegistry, echo_id
-from .store import Store
+from .store import NewMatch, ShuffleRepeated, Store
 from .tokens import TokenRegistry, TokenState
 
 P = game_pb2
 log = structlog.get_logger("heartsd.arena")
 STORE_RETRY_DELAYS_S = (0.2, 1.0, 3.0)  # then the last attempt's error aborts the match
 _TOO_LONG = f"an id longer than any id this server issues ({MAX_ID_CHARS} characters) is not echoed"
+SEED_DRAWS = 5  # seeds drawn for a match before giving up (each repeat is a 2**-63 chance)
 
 
 class ArenaError(Exception):
@@ -203,7 +207,6 @@ class Arena:
         seats: list[SeatRequest],
         clock: game_pb2.ClockSettings,
         rated: bool = False,
-        plain_ok: bool = False,
         prepare: Callable[[MatchRunner], None] | None = None,
         tokens_since: float | None = None,
     ) -> MatchRunner:
@@ -212,7 +215,40 @@ class Arena:
         whose clocks keep running while the loop is blocked. ``prepare`` adjusts the runner
         before anything of the match happens (the conformance kit arranges its matches).
         A bot's token is checked against a view of the ladder read after ``tokens_since``
-        (default: this call), so a bot revoked a moment ago is not seated."""
+        (default: this call), so a bot revoked a moment ago is not seated.
+
+        Its shuffles go into the ledger with the match (shuffles.py). A rated match, or one
+        whose seed the server draws, never deals a shuffle dealt before: a drawn seed that
+        would is replaced by another; an explicit seed of a rated match is refused. An
+        unrated match with an organiser's explicit seed may repeat shuffles (organisers and
+        ``heartsbot local --seed`` test with fixed seeds)."""
+        rules, match_format = self.check_match(ruleset, players, options, fmt, seats, rated)
+        if rated:
+            await self.check_rated(seats)
+        policy = self._policy(clock)
+        if seed is not None and not 0 <= seed < 2**64:
+            raise invalid("seed must be below 2**64")
+        await self.check_seats_free(ruleset, seats, tokens_since)
+        explicit = seed is not None
+        for attempt in range(SEED_DRAWS):
+            runner = self.new_runner(rules, match_format, seed if explicit else secrets.randbits(63), seats, policy,
+                                     rated, strict=rated or not explicit)
+            if prepare is not None:
+                prepare(runner)
+            try:
+                await self.start([runner])
+                return runner
+            except ShuffleRepeated as exc:
+                if explicit:
+                    raise precondition(f"seed {seed} deals a shuffle that was dealt before (match {exc.match_id}, "
+                                       f"deal {exc.deal}): a rated match never repeats a shuffle; leave the seed "
+                                       "unset to have one drawn") from None
+                log.warning("a drawn seed deals a shuffle dealt before; drawing another", attempt=attempt + 1)
+        raise ArenaError("unavailable", f"no fresh seed in {SEED_DRAWS} draws")
+
+    def check_match(self, ruleset: str, players: int, options: admin_pb2.RulesetOptions, fmt: game_pb2.MatchFormat,
+                    seats: list[SeatRequest], rated: bool) -> tuple[Ruleset, MatchFormat]:
+        """The ruleset and format of a requested match, validated against its seats."""
         if not self.accepting:
             raise ArenaError("unavailable", "the server is shutting down")
         if ruleset not in PRESETS:
@@ -232,30 +268,37 @@ class Arena:
             raise invalid(str(exc)) from None
         if len(seats) != rules.players:
             raise invalid(f"{ruleset} with {rules.players} players needs {rules.players} seats, got {len(seats)}")
-        if rated:
-            if not match_format.duplicate and not plain_ok:
-                raise invalid("a rated match needs duplicate fixed deals (format.fixed_deals and format.duplicate)")
-            registered = await asyncio.to_thread(self.store.ladder.owners)
-            strangers = [s.bot or f"house:{s.house}" for s in seats if not s.bot or s.bot not in registered]
-            if strangers:
-                raise invalid(f"a rated match seats only registered ladder bots, not {', '.join(strangers)}")
-            names = [s.bot for s in seats]
-            if len(set(names)) != len(names):
-                raise invalid("a rated match seats each bot once")
-            owners = [registered[n] for n in names if n]
-            if not self.settings.ladder_same_owner and len(set(owners)) != len(owners):
-                raise invalid("a rated match never seats two bots of one owner (see ladder_same_owner)")
-        policy = self._policy(clock)
-        if seed is None:
-            seed = secrets.randbits(63)
-        elif not 0 <= seed < 2**64:
-            raise invalid("seed must be below 2**64")
+        if match_format.duplicate and any(s.bot for s in seats):
+            raise invalid("in-match duplicate seating (format.duplicate) replays each shuffle to the same seats, "
+                          "and a bot remembers what it was shown: only house seats may play it (rated play "
+                          "compares bots across tables instead)")
+        if rated and match_format.kind is not FormatKind.FIXED:
+            raise invalid("a rated match needs fixed deals (format.fixed_deals)")
+        for spec in seats:
+            if not spec.bot and spec.house not in STRATEGIES:
+                raise invalid(f"unknown house strategy {spec.house!r}; known: {', '.join(sorted(STRATEGIES))}")
+        return rules, match_format
+
+    async def check_rated(self, seats: list[SeatRequest]) -> None:
+        """Rated seats: registered ladder bots, each once, never two of one owner."""
+        registered = await asyncio.to_thread(self.store.ladder.owners)
+        strangers = [s.bot or f"house:{s.house}" for s in seats if not s.bot or s.bot not in registered]
+        if strangers:
+            raise invalid(f"a rated match seats only registered ladder bots, not {', '.join(strangers)}")
+        names = [s.bot for s in seats]
+        if len(set(names)) != len(names):
+            raise invalid("a rated match seats each bot once")
+        owners = [registered[n] for n in names if n]
+        if not self.settings.ladder_same_owner and len(set(owners)) != len(owners):
+            raise invalid("a rated match never seats two bots of one owner (see ladder_same_owner)")
+
+    async def check_seats_free(self, ruleset: str, seats: list[SeatRequest], tokens_since: float | None = None) -> None:
+        """Every seated bot is connected with a token that counts (checked against a view of
+        the ladder read after ``tokens_since``), plays ``ruleset`` and has a free match slot."""
         wanted: dict[str, int] = {}
         for spec in seats:
             if spec.bot:
                 wanted[spec.bot] = wanted.get(spec.bot, 0) + 1
-            elif spec.house not in STRATEGIES:
-                raise invalid(f"unknown house strategy {spec.house!r}; known: {', '.join(sorted(STRATEGIES))}")
         if any(s is not None and not self.tokens.is_configured(s.token_hash) for s in map(self.sessions.get, wanted)):
             if not await self.tokens.refreshed(since=tokens_since):
                 raise ArenaError("unavailable", "the bots' tokens cannot be checked now (the store does not answer)")
@@ -270,6 +313,10 @@ class Arena:
                 raise precondition(f"bot {bot!r} does not play {ruleset}")
             if self.active_matches(bot) >= session.max_matches:
                 raise precondition(f"bot {bot!r} is already playing {session.max_matches} match(es), its limit")
+
+    def new_runner(self, rules: Ruleset, match_format: MatchFormat, seed: int, seats: list[SeatRequest],
+                   policy: ClockPolicy, rated: bool, strict: bool) -> MatchRunner:
+        """A runner for a validated match (not started: see :meth:`start`)."""
         match_id = "m-" + secrets.token_hex(8)
         slots = []
         for seat, spec in enumerate(seats):
@@ -281,35 +328,64 @@ class Arena:
                 slots.append(SeatSlot(seat, f"house:{spec.house}", clock_state, house=house))
         runner = self.runner_class(self, match_id, rules, match_format, seed, slots, policy,
                                    house_delay_s=self.settings.house_delay_ms / 1000, rated=rated)
-        if prepare is not None:
-            prepare(runner)
-        # While its row is written the match holds its bots' places (active_matches) but is
-        # not listed, cancellable or playable. The start is shielded: once the row may be
-        # committed, a cancelled caller (an RPC deadline, shutdown) no longer strands it.
-        self._starting[match_id] = runner
-        start = asyncio.ensure_future(self._start(runner, [s.label for s in slots]))
+        runner.strict_shuffles = strict
+        runner.reserved_deals = shuffles.planned_deals(match_format)
+        return runner
+
+    async def start(self, runners: list[MatchRunner]) -> None:
+        """Insert the runners' rows and ledger rows in one transaction, then start them.
+
+        While their rows are written the matches hold their bots' places (active_matches)
+        but are not listed, cancellable or playable. The start is shielded: once the rows
+        may be committed, a cancelled caller (an RPC deadline, shutdown) no longer strands
+        them."""
+        for runner in runners:
+            self._starting[runner.id] = runner
+        start = asyncio.ensure_future(self._start(runners))
         self._starts.add(start)
         start.add_done_callback(self._started)
-        return await asyncio.shield(start)
+        await asyncio.shield(start)
 
-    def _started(self, start: asyncio.Future[MatchRunner]) -> None:
+    def _started(self, start: asyncio.Future[None]) -> None:
         self._starts.discard(start)
+        if not start.cancelled() and isinstance(start.exception(), ShuffleRepeated):
+            return  # the caller draws another seed or refuses
         if not start.cancelled() and start.exception() is not None:  # also seen by the caller, if still there
             log.warning("a match could not be started", exc_info=start.exception())
 
-    async def _start(self, runner: MatchRunner, seat_labels: list[str]) -> MatchRunner:
+    async def _start(self, runners: list[MatchRunner]) -> None:
         try:
-            await asyncio.to_thread(self.store.insert_running, runner.id, runner.rules.name, runner.rules.players,
-                                    seat_labels, runner.match.seed)
+            await asyncio.to_thread(self._insert, runners)
         finally:
-            self._starting.pop(runner.id, None)
-        self.runners[runner.id] = runner
-        if not self.accepting:  # shutdown began during the write: record it as aborted
-            runner.stop(P.MATCH_STATUS_ABORTED, "server shutdown")
-        task = asyncio.get_running_loop().create_task(self._run(runner))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return runner
+            for runner in runners:
+                self._starting.pop(runner.id, None)
+        for runner in runners:
+            self.runners[runner.id] = runner
+            if not self.accepting:  # shutdown began during the write: record it as aborted
+                runner.stop(P.MATCH_STATUS_ABORTED, "server shutdown")
+            task = asyncio.get_running_loop().create_task(self._run(runner))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    def _insert(self, runners: list[MatchRunner]) -> None:
+        """(Worker thread.) The running rows, with the ledger rows of the shuffles they deal first."""
+        new = []
+        for r in runners:
+            match = r.match
+            fingerprints = shuffles.deal_fingerprints(r.rules, match.format, match.seed, 0, r.reserved_deals)
+            new.append(NewMatch(r.id, r.rules.name, r.rules.players, [s.label for s in r.seats], match.seed,
+                                fingerprints))
+        self.store.start(new, any(r.strict_shuffles for r in runners))
+
+    async def reserve_shuffles(self, runner: MatchRunner, first: int, count: int) -> None:
+        """Ledger rows for the next ``count`` deals of a running game-format match."""
+        def reserve() -> None:
+            match = runner.match
+            fingerprints = shuffles.deal_fingerprints(runner.rules, match.format, match.seed, first, count)
+            self.store.reserve_shuffles(runner.id, [s.label for s in runner.seats], first, fingerprints,
+                                        runner.strict_shuffles)
+
+        await asyncio.to_thread(reserve)
 
     def _policy(self, clock: game_pb2.ClockSettings) -> ClockPolicy:
         d = self.settings.clock

@@ -42,7 +42,7 @@ def _serve(args: argparse.Namespace) -> int:
         "ladder_ruleset": args.ladder_ruleset,
         "ladder_house": ",".join(args.ladder_house) if args.ladder_house else None,
         "ladder_fill": True if args.ladder_fill else None,
-        "ladder_blocks": args.ladder_blocks,
+        "ladder_deals": args.ladder_deals,
         "spectator_delay_s": args.spectator_delay_s,
         "shutdown_grace_s": args.shutdown_grace_s,
         "log_format": args.log_format,
@@ -223,9 +223,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument("--ladder-ruleset")
     serve.add_argument("--ladder-house", nargs="*", metavar="STRATEGY",
                        help="house strategies to play on the ladder as registered bots (e.g. random heuristic mc)")
-    serve.add_argument("--ladder-blocks", type=int, metavar="N",
-                       help="duplicate blocks per rated match, one deal per seat each "
-                            "(default 0: one per pass direction, 4 in standard)")
+    serve.add_argument("--ladder-deals", type=int, metavar="N",
+                       help="deals per rated match, each a fresh shuffle "
+                            "(default 0: the players times the pass schedule's length, 16 in standard)")
     serve.add_argument("--ladder-fill", action="store_true",
                        help="house bots only complete tables the connected bots cannot fill (default: they play always)")
     serve.add_argument("--spectator-delay-s", type=float, help="show spectators all hands, this much later")

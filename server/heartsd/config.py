@@ -60,7 +60,7 @@ class Settings:
     house_delay_ms: int = 0
     ladder: bool = False
     ladder_ruleset: str = "standard"
-    ladder_blocks: int = 0  # 0: one duplicate block per pass direction of the ladder's ruleset
+    ladder_deals: int = 0  # deals per rated match; 0: the players times the pass schedule's length (16 in standard)
     ladder_interval_s: float = 1.0
     ladder_same_owner: bool = False
     ladder_house: tuple[str, ...] = ()
@@ -139,8 +139,8 @@ class Settings:
             raise ConfigError(f"log_level: debug, info, warning or error, got {self.log_level!r}")
         if self.house_matches < 0:
             raise ConfigError("house_matches: must not be negative")
-        if self.ladder_blocks < 0:
-            raise ConfigError("ladder_blocks: 0 (one block per pass direction) or more")
+        if self.ladder_deals < 0:
+            raise ConfigError("ladder_deals: 0 (the players times the pass schedule's length) or more")
         from hearts_engine.presets import PRESETS
         from heartsbot.strategies import STRATEGIES
 
@@ -248,7 +248,7 @@ _FIELDS = {
     "house_delay_ms": _int,
     "ladder": lambda k, v: _bool(k, v),
     "ladder_ruleset": _str,
-    "ladder_blocks": _int,
+    "ladder_deals": _int,
     "ladder_interval_s": _float,
     "ladder_same_owner": lambda k, v: _bool(k, v),
     "ladder_house": _strategies,

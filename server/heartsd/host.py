@@ -28,6 +28,10 @@ class MatchHost(Protocol):
     async def checkpoint(self, match_id: str, record: bytes, deals: int, totals: list[int]) -> None:
         """Store a running match's record so far (a serialized MatchRecord)."""
 
+    async def reserve_shuffles(self, runner: Any, first: int, count: int) -> None:
+        """Put the shuffles of deals ``first``... of a running game-format match in the
+        ledger before they are dealt (raises shuffles.ShuffleRepeated when refused)."""
+
     async def store_result(self, match_id: str, status: str, reason: str, record: spectator_pb2.MatchRecord,
                            deals: int, totals: list[int], rated: bool = False) -> None:
         """Store the finished match (and a rated result) before its end is announced."""

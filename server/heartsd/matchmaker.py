@@ -1,9 +1,10 @@
-"""Continuous matchmaking for the ladder: rated duplicate matches among connected bots.
+"""Continuous matchmaking for the ladder: rated matches among connected bots.
 
 Every tick, for the ladder's ruleset: the connected, registered bots with a free match
 slot are candidates; the one with the fewest rated matches anchors a table, and the
 others closest to it in rating fill it, never two bots of one owner at a table (unless
-allowed). Matches are duplicate fixed deals, so the luck of the deal cancels out.
+allowed). Matches are fixed deals, each deal a shuffle never dealt before (shuffles.py):
+bots remember what they are shown, so no shuffle is ever replayed to them.
 Only finished matches are rated; an aborted one simply leaves its bots free for the
 next tick, which reschedules them.
 """
@@ -32,13 +33,11 @@ log = structlog.get_logger("heartsd.ladder")
 @dataclass(frozen=True)
 class LadderSettings:
     ruleset: str = "standard"
-    # Duplicate blocks per match (deals = blocks x players). Each block passes one way, so
-    # 0, the default, means one block per entry of the ruleset's pass schedule: every
-    # match rates the bots on every pass direction (standard: 4 blocks, 16 deals).
-    blocks: int = 0
+    # Deals per match; 0, the default, means the players times the length of the pass
+    # schedule (standard: 16), so every match passes every way equally often.
+    deals: int = 0
     interval_s: float = 1.0
     same_owner: bool = False
-    duplicate: bool = True  # False only to measure what duplicate deals buy (bench/ladder.py)
     # Registered house bots (--ladder-house). With fill_only they take a seat only to
     # complete a table that the other connected bots cannot fill by themselves.
     house: frozenset[str] = frozenset()
@@ -53,7 +52,7 @@ class Matchmaker:
         self.arena = arena
         self.settings = settings
         self.rules = preset(settings.ruleset)
-        self.blocks = settings.blocks or len(self.rules.pass_schedule)
+        self.deals = settings.deals or self.rules.players * len(self.rules.pass_schedule)
         self.rng = random.Random(seed)
         self.created = 0
         self._tokens_since: float | None = None  # the tick's start: its tables share one read of the tokens
@@ -154,9 +153,8 @@ class Matchmaker:
             try:
                 runner = await self.arena.create_match(
                     self.settings.ruleset, n, admin_pb2.RulesetOptions(),
-                    game_pb2.MatchFormat(fixed_deals=self.blocks * n, duplicate=self.settings.duplicate),
-                    None, [SeatRequest(bot=b) for b in table], game_pb2.ClockSettings(), rated=True,
-                    plain_ok=not self.settings.duplicate, tokens_since=self._tokens_since)
+                    game_pb2.MatchFormat(fixed_deals=self.deals), None, [SeatRequest(bot=b) for b in table],
+                    game_pb2.ClockSettings(), rated=True, tokens_since=self._tokens_since)
             except ArenaError as exc:
                 log.warning("could not start a ladder match", seats=table, why=exc.message)
                 continue

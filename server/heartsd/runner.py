@@ -40,11 +40,12 @@ from heartsbot.proto import bot_pb2, game_pb2, spectator_pb2
 from heartsbot import convert
 from heartsbot.strategies import Strategy
 
-from . import wire
+from . import shuffles, wire
 from .clock import SeatClock
 from .events import EventLog
 from .host import MatchHost
 from .sessions import BotSession
+from .store import ShuffleRepeated
 
 
 P = game_pb2
@@ -322,6 +323,12 @@ class MatchRunner:
         self._deadline_timer: asyncio.TimerHandle | None = None
         self._deadline_at = math.inf
         self._requests_sent = 0
+        # The shuffle ledger (shuffles.py): deals below reserved_deals are in it (None:
+        # every deal, a fixed-deals match); a game deals the next chunk once it is.
+        self.strict_shuffles = False
+        self.reserved_deals: int | None = None
+        self._holding = False  # the next deal waits for its shuffle's ledger rows
+        self._reserving: asyncio.Task[None] | None = None
         # Request ids need not be secret (an answer is only matched against the
         # sender's own seats), only unique: a random prefix per match plus a counter.
         self._id_prefix = f"r-{secrets.token_hex(4)}-"
@@ -378,6 +385,8 @@ class MatchRunner:
             while True:
                 if self.match.is_over or self._stopping is not None:
                     self._done.set()
+                    return
+                if self._holding:
                     return
                 if moves >= MOVES_PER_TURN:
                     self._loop.call_soon(self._advance)  # let other matches and streams run
@@ -655,7 +664,7 @@ class MatchRunner:
             if not self.match.is_over:
                 if time.monotonic() - self._last_checkpoint >= CHECKPOINT_EVERY_S:
                     self._save_checkpoint()
-                self._start_deal()
+                self._next_deal()
         if self.watchers:
             self._wake_watchers()
 
@@ -689,8 +698,45 @@ class MatchRunner:
             match_id=self.id, ruleset=self._ruleset_pb, format=convert.format_to_wire(self.match.format),
             seats=self.seat_infos, your_seat=seat, clock=self.policy.to_wire())
 
+    def _next_deal(self) -> None:
+        """Deal the next deal, or hold the match until its shuffle is in the ledger."""
+        reserved = self.reserved_deals
+        if reserved is not None and self.match.deal.number >= reserved:
+            self._holding = True
+            self._reserve_more()
+            return
+        self._start_deal()
+
+    def _reserve_more(self) -> None:
+        if self._reserving is None and self.reserved_deals is not None:
+            self._reserving = self._loop.create_task(self._reserve(self.reserved_deals))
+
+    async def _reserve(self, first: int) -> None:
+        """Put the next chunk of a game's shuffles in the ledger; a refusal (a shuffle dealt
+        before: a drawn seed's 2**-63 chance) or a store failure ends the match aborted."""
+        try:
+            await self.arena.reserve_shuffles(self, first, shuffles.GAME_CHUNK)
+        except Exception as exc:
+            self.log.warning("could not reserve the next shuffles; aborting the match", exc_info=True)
+            reason = "a shuffle of this match was dealt before" if isinstance(exc, ShuffleRepeated) else (
+                "server error: the next shuffles could not be reserved")
+            self.stop(P.MATCH_STATUS_ABORTED, reason)
+            return
+        finally:
+            self._reserving = None
+        self.reserved_deals = first + shuffles.GAME_CHUNK
+        if self._holding and self._stopping is None and not self.match.is_over:
+            self._holding = False
+            self._guarded(self._deal_held)
+
+    def _deal_held(self) -> None:
+        self._start_deal()
+        self._advance()
+
     def _start_deal(self) -> None:
         deal = self.match.deal
+        if self.reserved_deals is not None and deal.number + shuffles.GAME_PREFETCH >= self.reserved_deals:
+            self._reserve_more()
         self._current_deal = deal
         self._broken = False
         self._trick_fields = []

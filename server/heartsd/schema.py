@@ -80,4 +80,20 @@ MIGRATIONS: list[Migration] = [
             value {text} NOT NULL
         )""",
     ]),
+    (8, [
+        # The shuffle ledger: who was dealt which shuffle (shuffles.py), written with the
+        # running match, before any card is dealt. UNIQUE: a bot is dealt a shuffle at most
+        # once, on every daemon sharing the store; `bot` is a seat's occupant (a bot's name,
+        # or house:<strategy> for a house seat, whose rows only mark the shuffle as used).
+        """CREATE TABLE IF NOT EXISTS dealt_shuffles (
+            bot {text} NOT NULL,
+            fingerprint {text} NOT NULL,
+            match_id {text} NOT NULL,
+            deal {bigint} NOT NULL,
+            created_ms {bigint} NOT NULL,
+            UNIQUE (bot, fingerprint)
+        )""",
+        "CREATE INDEX IF NOT EXISTS dealt_by_fingerprint ON dealt_shuffles (fingerprint)",
+        "CREATE INDEX IF NOT EXISTS dealt_by_match ON dealt_shuffles (match_id)",
+    ]),
 ]

@@ -118,7 +118,7 @@ async def start_ladder(settings: Settings, arena: Arena, port: int) -> list[asyn
                            rulesets=[settings.ladder_ruleset], max_matches=2)
         house.add(bot)
         tasks.append(loop.create_task(client.run()))
-    matchmaker = Matchmaker(arena, LadderSettings(settings.ladder_ruleset, settings.ladder_blocks,
+    matchmaker = Matchmaker(arena, LadderSettings(settings.ladder_ruleset, settings.ladder_deals,
                                                   settings.ladder_interval_s, settings.ladder_same_owner,
                                                   house=frozenset(house), fill_only=settings.ladder_fill))
     tasks.append(loop.create_task(matchmaker.run()))

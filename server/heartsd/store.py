@@ -12,13 +12,38 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from heartsbot.proto import game_pb2, spectator_pb2
 
-from .db import Database
+from .db import Database, Transaction
 from .ladder import Ladder
 from .schema import MIGRATIONS
+
+class ShuffleRepeated(Exception):
+    """A strict match would deal a shuffle that was dealt before (Store.start)."""
+
+    def __init__(self, fingerprint: str, match_id: str, deal: int) -> None:
+        super().__init__(f"shuffle {fingerprint} was dealt before (match {match_id}, deal {deal})")
+        self.fingerprint = fingerprint
+        self.match_id = match_id
+        self.deal = deal
+
+
+@dataclass(frozen=True)
+class NewMatch:
+    """A match to insert as running. ``seats``: each seat's occupant (a bot's name, or
+    ``house:<strategy>``); ``shuffles``: the fingerprints of its first deals, in order
+    (every deal of a fixed-deals match; a first chunk of a game)."""
+
+    id: str
+    ruleset: str
+    players: int
+    seats: list[str]
+    seed: int
+    shuffles: Sequence[str] = ()
+
 
 @dataclass(frozen=True)
 class StoredMatch:
@@ -70,12 +95,47 @@ class Store:
         return [r[0] for r in rows]
 
     def insert_running(self, match_id: str, ruleset: str, players: int, seats: list[str], seed: int) -> None:
+        """Insert one running match without ledger rows (see :meth:`start`)."""
+        self.start([NewMatch(match_id, ruleset, players, seats, seed)])
+
+    def start(self, matches: Sequence[NewMatch], strict: bool = False) -> None:
+        """Insert running matches and their shuffles' ledger rows in one transaction.
+
+        ``strict`` (rated matches, seeds the server drew): refuse with
+        :class:`ShuffleRepeated`, inserting nothing, when any of the shuffles was dealt
+        before, to anyone, in any match (its hands may be known: a finished record shows
+        them). Otherwise (an organiser's explicit seed) a bot may be dealt a shuffle again:
+        the row it already has stays. The UNIQUE (bot, fingerprint) constraint backs this
+        on every daemon sharing the store."""
         with self.db.transaction() as tx:
-            tx.execute(
-                "INSERT INTO matches (id, created_ms, status, ruleset, players, seats, seed, instance) "
-                "VALUES (?, ?, 'running', ?, ?, ?, ?, ?)",
-                (match_id, _now_ms(), ruleset, players, json.dumps(seats), str(seed), self.instance),
-            )
+            fingerprints = sorted({f for m in matches for f in m.shuffles})
+            if fingerprints:
+                tx.lock()  # one ledger writer at a time, so a check and its insert are one step
+                if strict:
+                    _refuse_dealt(tx, fingerprints)
+            for m in matches:
+                tx.execute(
+                    "INSERT INTO matches (id, created_ms, status, ruleset, players, seats, seed, instance) "
+                    "VALUES (?, ?, 'running', ?, ?, ?, ?, ?)",
+                    (m.id, _now_ms(), m.ruleset, m.players, json.dumps(m.seats), str(m.seed), self.instance),
+                )
+                _record_dealt(tx, m.id, m.seats, 0, m.shuffles, strict)
+
+    def reserve_shuffles(self, match_id: str, seats: list[str], first: int, shuffles: Sequence[str],
+                         strict: bool) -> None:
+        """Ledger rows for deals ``first``... of a running game-format match, before they
+        are dealt (its length is not known in advance); refused as in :meth:`start`."""
+        with self.db.transaction() as tx:
+            tx.lock()
+            if strict:
+                _refuse_dealt(tx, sorted(set(shuffles)))
+            _record_dealt(tx, match_id, seats, first, shuffles, strict)
+
+    def dealt(self, match_id: str | None = None) -> list[tuple[str, str, str, int]]:
+        """Ledger rows (bot, fingerprint, match id, deal), of one match or all."""
+        where, args = (" WHERE match_id = ?", (match_id,)) if match_id else ("", ())
+        return [tuple(r) for r in self.db.query(  # type: ignore[misc]
+            f"SELECT bot, fingerprint, match_id, deal FROM dealt_shuffles{where} ORDER BY match_id, deal, bot", args)]
 
     def checkpoint(self, match_id: str, record: bytes, deals_played: int, totals: list[int]) -> None:
         """Save a running match's record so far (a serialized MatchRecord: the runner
@@ -148,6 +208,28 @@ def _stored(row: tuple) -> StoredMatch:  # type: ignore[type-arg]
         totals=json.loads(row[10]),
         record=record,
     )
+
+
+def _refuse_dealt(tx: Transaction, fingerprints: Sequence[str]) -> None:
+    for start in range(0, len(fingerprints), 500):
+        chunk = fingerprints[start:start + 500]
+        rows = tx.query(f"SELECT fingerprint, match_id, deal FROM dealt_shuffles WHERE fingerprint IN "
+                        f"({', '.join('?' * len(chunk))}) ORDER BY match_id, deal LIMIT 1", chunk)
+        if rows:
+            raise ShuffleRepeated(*rows[0])
+
+
+def _record_dealt(tx: Transaction, match_id: str, seats: Sequence[str], first: int, shuffles: Sequence[str],
+                  strict: bool) -> None:
+    """One row per seat occupant and deal. House seats only mark the shuffle as used (two
+    seats may hold the same strategy), as do organisers' explicit seeds (not strict)."""
+    now = _now_ms()
+    for bot in dict.fromkeys(seats):
+        lenient = not strict or bot.startswith("house:")
+        sql = ("INSERT INTO dealt_shuffles (bot, fingerprint, match_id, deal, created_ms) VALUES (?, ?, ?, ?, ?)"
+               + (" ON CONFLICT (bot, fingerprint) DO NOTHING" if lenient else ""))
+        for deal, fingerprint in enumerate(shuffles, first):
+            tx.execute(sql, (bot, fingerprint, match_id, deal, now))
 
 
 def _provenance(record: spectator_pb2.MatchRecord) -> list[tuple[int, int, int, int]]:

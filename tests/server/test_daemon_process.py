@@ -133,7 +133,7 @@ def test_a_crash_leaves_running_matches_visibly_aborted(tmp_path):
 
 def test_ladder_mode_plays_rated_matches_with_house_bots_and_shows_a_leaderboard(tmp_path):
     proc, port = start(tmp_path, "--ladder", "--ladder-house", "random", "heuristic", "random", "heuristic",
-                       "--decision-ms", "200", "--ladder-blocks", "1")  # short matches: 4 deals
+                       "--decision-ms", "200", "--ladder-deals", "4")  # short matches
     try:
         deadline = time.time() + 60
         standings = []
@@ -168,7 +168,7 @@ def test_sigkill_during_a_ladder_run_loses_no_result_and_counts_none_twice(tmp_p
         return len(rated), sum(1 for s in statuses.values() if s == "aborted")
 
     args = ("--ladder", "--ladder-house", "random", "heuristic", "random", "heuristic", "--decision-ms", "200",
-            "--ladder-blocks", "1", "--db", db)
+            "--ladder-deals", "4", "--db", db)
     proc, _ = start(tmp_path, *args, "--house-delay-ms", "5")
     deadline = time.time() + 60
     rated = 0

@@ -69,7 +69,7 @@ async def asyncio_sleep() -> None:
     await asyncio.sleep(0.2)
 
 
-def test_rated_matches_record_results_with_the_match_and_need_duplicate_ladder_bots(tmp_path):
+def test_rated_matches_record_results_with_the_match_and_need_fixed_deals_and_ladder_bots(tmp_path):
     async def scenario():
         async with running_daemon(tmp_path) as daemon:
             ladder = daemon.arena.store.ladder
@@ -77,14 +77,14 @@ def test_rated_matches_record_results_with_the_match_and_need_duplicate_ladder_b
             tokens = {n: ladder.add_bot(n, f"owner-{n}") for n in names}
             bots = [await Bot(daemon, n, random_legal(i), token=tokens[n]).start() for i, n in enumerate(names)]
             errors = []
-            for kw in (dict(deals=4), dict(deals=4, duplicate=True, seats=["r1", "r2", "r3", "house:random"])):
+            for kw in (dict(deals=0), dict(deals=4, duplicate=True), dict(deals=4, seats=["r1", "r2", "r3", "house:random"])):
                 seats = kw.pop("seats", names)
                 try:
                     await daemon.create_match(seats, rated=True, **kw)
                 except grpc.aio.AioRpcError as exc:
-                    errors.append(exc.details())
-            rated = await daemon.create_match(names, deals=4, duplicate=True, rated=True, seed=3)
-            unrated = await daemon.create_match(names, deals=4, duplicate=True, seed=4)
+                    errors.append((exc.code(), exc.details()))
+            rated = await daemon.create_match(names, deals=4, rated=True, seed=3)
+            unrated = await daemon.create_match(names, deals=4, seed=4)
             for match_id in (rated, unrated):
                 await bots[0].wait_ended(match_id)
             for b in bots:
@@ -92,7 +92,9 @@ def test_rated_matches_record_results_with_the_match_and_need_duplicate_ladder_b
             return errors, ladder.standings("standard"), daemon.stored(rated)
 
     errors, standings, stored = run(scenario())
-    assert "duplicate" in errors[0] and "registered ladder bots" in errors[1]
+    assert {code for code, _ in errors} == {grpc.StatusCode.INVALID_ARGUMENT}
+    assert "fixed deals" in errors[0][1] and "in-match duplicate" in errors[1][1]
+    assert "registered ladder bots" in errors[2][1]
     assert sorted(s.bot for s in standings) == ["r1", "r2", "r3", "r4"]
     assert all(s.matches == 1 for s in standings)  # the unrated match did not count
     assert {s.bot: round(s.points_per_deal * 4) for s in standings} == dict(zip(["r1", "r2", "r3", "r4"], stored.totals))
@@ -148,7 +150,7 @@ def test_ladder_service_serves_the_leaderboard_and_bot_profiles(tmp_path):
             names = ["p1", "p2", "p3", "p4"]
             tokens = {n: ladder.add_bot(n, f"o-{n}") for n in names}
             bots = [await Bot(daemon, n, random_legal(i), token=tokens[n]).start() for i, n in enumerate(names)]
-            match_id = await daemon.create_match(names, deals=4, duplicate=True, rated=True, seed=11)
+            match_id = await daemon.create_match(names, deals=4, rated=True, seed=11)
             await bots[0].wait_ended(match_id)
             out = {}
             async with daemon.channel() as channel:
@@ -232,7 +234,7 @@ def test_a_revoked_bot_still_connected_is_dropped_and_never_rated_again(tmp_path
             bots = [await Bot(daemon, n, random_legal(i), token=tokens[n], max_matches=1).start()
                     for i, n in enumerate(names)]
             ladder.revoke("v1")  # as the CLI would, from another process
-            maker = Matchmaker(daemon.arena, LadderSettings(blocks=1, interval_s=0.05), seed=2)
+            maker = Matchmaker(daemon.arena, LadderSettings(deals=4, interval_s=0.05), seed=2)
             await asyncio.to_thread(maker._refresh)
             created = await maker.tick()
             tables = [[s.name for s in daemon.arena.runners[m].seats] for m in created]
@@ -244,7 +246,7 @@ def test_a_revoked_bot_still_connected_is_dropped_and_never_rated_again(tmp_path
             errors = []
             for seats in (["v2", "v2", "v3", "v4"],):
                 try:
-                    await daemon.create_match(seats, deals=4, duplicate=True, rated=True)
+                    await daemon.create_match(seats, deals=4, rated=True)
                 except grpc.aio.AioRpcError as exc:
                     errors.append(exc.details())
             return tables, dropped, errors

@@ -17,7 +17,7 @@ def test_matchmaking_seats_connected_bots_never_two_of_one_owner_and_respects_li
             tokens = {b: ladder.add_bot(b, o) for b, o in owners.items()}
             bots = [await Bot(daemon, b, random_legal(i), token=tokens[b], max_matches=1).start()
                     for i, b in enumerate(owners)]
-            maker = Matchmaker(daemon.arena, LadderSettings(blocks=1, interval_s=0.05), seed=1)
+            maker = Matchmaker(daemon.arena, LadderSettings(deals=4, interval_s=0.05), seed=1)
             task = asyncio.get_running_loop().create_task(maker.run())
             seen_tables = []
             for _ in range(200):
@@ -59,7 +59,7 @@ def test_with_fill_only_house_bots_just_complete_tables_guests_cannot_fill(tmp_p
             tokens = {b: ladder.add_bot(b, b) for b in guests + house}
             bots = [await Bot(daemon, b, random_legal(i), token=tokens[b], max_matches=1).start()
                     for i, b in enumerate(guests + house)]
-            maker = Matchmaker(daemon.arena, LadderSettings(blocks=1, house=frozenset(house), fill_only=True), seed=3)
+            maker = Matchmaker(daemon.arena, LadderSettings(deals=4, house=frozenset(house), fill_only=True), seed=3)
             maker._refresh()
             first = await maker.tick()
             tables = [[s.name for s in daemon.arena.runners[m].seats] for m in first]
@@ -91,7 +91,7 @@ def test_without_fill_only_house_bots_play_like_everyone(tmp_path):
             tokens = {b: ladder.add_bot(b, b) for b in house}
             bots = [await Bot(daemon, b, random_legal(i), token=tokens[b], max_matches=1).start()
                     for i, b in enumerate(house)]
-            maker = Matchmaker(daemon.arena, LadderSettings(blocks=1, house=frozenset(house)), seed=3)
+            maker = Matchmaker(daemon.arena, LadderSettings(deals=4, house=frozenset(house)), seed=3)
             maker._refresh()
             created = await maker.tick()
             for runner in list(daemon.arena.runners.values()):
@@ -117,7 +117,7 @@ def test_a_table_that_just_played_waits_for_other_bots_before_meeting_again(tmp_
             # Bots that think a while (they never answer): matches end only when the test says.
             bots = [await Bot(daemon, b, lambda request, bot: None, token=tokens[b], max_matches=1).start()
                     for b in names]
-            maker = Matchmaker(daemon.arena, LadderSettings(blocks=1, repeat_wait_s=0.3), seed=5)
+            maker = Matchmaker(daemon.arena, LadderSettings(deals=4, repeat_wait_s=0.3), seed=5)
 
             async def tick():
                 maker._refresh()
@@ -149,15 +149,17 @@ def test_a_table_that_just_played_waits_for_other_bots_before_meeting_again(tmp_
     assert len(everyone_free) == 2
 
 
-def test_rated_matches_default_to_one_duplicate_block_per_pass_direction():
-    """Each block passes one way, so every rated match covers the whole pass schedule."""
-    from hearts_engine import Match, MatchFormat, preset
+def test_rated_matches_default_to_every_pass_direction_equally_often():
+    """Deals pass by the schedule in turn, so by default every rated match passes every way
+    the same number of times (standard: 16 deals, four each way)."""
+    from hearts_engine import preset
 
     for ruleset in ("standard", "classic", "hartenjagen"):
         rules = preset(ruleset)
         maker = Matchmaker(None, LadderSettings(ruleset=ruleset))  # type: ignore[arg-type]
-        assert maker.blocks == len(rules.pass_schedule)
-        match = Match(rules, MatchFormat.fixed(maker.blocks * rules.players, duplicate=True), seed=1)
-        directions = {rules.pass_direction(match.deal_setup(d)[2]) for d in range(maker.blocks * rules.players)}
-        assert directions == set(rules.pass_schedule)
-    assert Matchmaker(None, LadderSettings(blocks=1)).blocks == 1  # type: ignore[arg-type]
+        assert maker.deals == rules.players * len(rules.pass_schedule)
+        counts = {}
+        for d in range(maker.deals):
+            counts[rules.pass_direction(d)] = counts.get(rules.pass_direction(d), 0) + 1
+        assert set(counts) == set(rules.pass_schedule) and len(set(counts.values())) == 1
+    assert Matchmaker(None, LadderSettings(deals=4)).deals == 4  # type: ignore[arg-type]

@@ -147,7 +147,7 @@ def test_a_slow_store_never_stalls_the_event_loop(tmp_path):
         async with running_daemon(tmp_path) as daemon:
             store = daemon.arena.store
             release, entered = threading.Event(), threading.Event()
-            real_insert = store.insert_running
+            real_insert = store.start
 
             def slow_insert(*args):  # a store that hangs until the test lets it go
                 entered.set()
@@ -155,7 +155,7 @@ def test_a_slow_store_never_stalls_the_event_loop(tmp_path):
                 return real_insert(*args)
 
             bot = await Bot(daemon, "alice", random_legal(2)).start()
-            store.insert_running = slow_insert
+            store.start = slow_insert
             creating = asyncio.ensure_future(daemon.create_match(["alice", "house:random", "house:random", "house:random"]))
             await asyncio.to_thread(entered.wait, 20)
             ticks = 0
@@ -170,10 +170,10 @@ def test_a_slow_store_never_stalls_the_event_loop(tmp_path):
             def failing_insert(*args):
                 raise OSError("disk full")
 
-            store.insert_running = failing_insert
+            store.start = failing_insert
             with pytest.raises(grpc.aio.AioRpcError) as refused:
                 await daemon.create_match(["alice", "house:random", "house:random", "house:random"])
-            store.insert_running = real_insert
+            store.start = real_insert
             leftover = dict(daemon.arena.runners)
             await bot.close()
             return ticks, pending_during_write, result, refused.value.code(), leftover
@@ -198,14 +198,14 @@ def test_a_match_being_started_survives_its_caller_and_shutdown(tmp_path):
     async def scenario():
         settings = Settings(db_path=str(tmp_path / "s.db"), admin_token="a", house_delay_ms=0)
         arena = Arena(settings, Store(settings.db_path))
-        real_insert = arena.store.insert_running
+        real_insert = arena.store.start
         gate = threading.Event()
 
         def gated_insert(*args):
             assert gate.wait(20)
             return real_insert(*args)
 
-        arena.store.insert_running = gated_insert
+        arena.store.start = gated_insert
         seats = [SeatRequest(house="random")] * 4
 
         async def create():
@@ -216,10 +216,11 @@ def test_a_match_being_started_survives_its_caller_and_shutdown(tmp_path):
         await asyncio.sleep(0.05)
         invisible = dict(arena.runners)
         (start,) = arena._starts  # the shielded start, which the caller's cancellation does not reach
+        (survivor,) = arena._starting.values()
         caller.cancel()
         await asyncio.gather(caller, return_exceptions=True)
         gate.set()
-        survivor = await asyncio.wait_for(start, 20)
+        await asyncio.wait_for(start, 20)
         await asyncio.wait_for(survivor.finished.wait(), 30)
 
         gate.clear()

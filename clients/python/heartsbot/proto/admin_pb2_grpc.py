@@ -58,8 +58,15 @@ class AdminServiceServicer:
 
     def CreateMatch(self, request, context):
         """Start a match between connected bots and/or house bots. INVALID_ARGUMENT for an
-        unknown ruleset, a bad player count or format; FAILED_PRECONDITION when a named
-        bot is not connected, does not play the ruleset or is at its match limit.
+        unknown ruleset, a bad player count or format, or in-match duplicate seating
+        (format.duplicate) with a bot in any seat; FAILED_PRECONDITION when a named bot is
+        not connected, does not play the ruleset or is at its match limit, or when a rated
+        match's explicit seed deals a shuffle that was dealt before.
+
+        No bot is dealt a shuffle twice: every deal's hands are recorded, per bot, before
+        the first card is dealt. A seed the server draws never repeats a shuffle dealt to
+        anyone before; an explicit seed may, only in an unrated match (organisers and
+        `heartsbot local --seed` test bots with fixed seeds).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
