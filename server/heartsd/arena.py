@@ -27,7 +27,8 @@ from .clock import SeatClock
 from .config import Settings
 from .runner import ClockPolicy, MatchRunner, SeatSlot
 from .sessions import MAX_ID_CHARS, BotSession, SessionRegistry, echo_id
-from .store import NewMatch, ShuffleRepeated, Store
+from .shuffles import ShuffleRepeated
+from .store import NewMatch, Store
 from .tokens import TokenRegistry, TokenState
 
 P = game_pb2
@@ -374,7 +375,7 @@ class Arena:
             match = r.match
             fingerprints = shuffles.deal_fingerprints(r.rules, match.format, match.seed, 0, r.reserved_deals)
             new.append(NewMatch(r.id, r.rules.name, r.rules.players, [s.label for s in r.seats], match.seed,
-                                fingerprints))
+                                fingerprints, r.set_id))
         self.store.start(new, any(r.strict_shuffles for r in runners))
 
     async def reserve_shuffles(self, runner: MatchRunner, first: int, count: int) -> None:

@@ -43,6 +43,7 @@ def _serve(args: argparse.Namespace) -> int:
         "ladder_house": ",".join(args.ladder_house) if args.ladder_house else None,
         "ladder_fill": True if args.ladder_fill else None,
         "ladder_deals": args.ladder_deals,
+        "ladder_set_tables": args.ladder_set_tables,
         "spectator_delay_s": args.spectator_delay_s,
         "shutdown_grace_s": args.shutdown_grace_s,
         "log_format": args.log_format,
@@ -226,6 +227,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument("--ladder-deals", type=int, metavar="N",
                        help="deals per rated match, each a fresh shuffle "
                             "(default 0: the players times the pass schedule's length, 16 in standard)")
+    serve.add_argument("--ladder-set-tables", type=int, metavar="K",
+                       help="tables per duplicate set: K tables of different owners' bots play the same fresh "
+                            "shuffles at once (default 2; 1: plain tables only)")
     serve.add_argument("--ladder-fill", action="store_true",
                        help="house bots only complete tables the connected bots cannot fill (default: they play always)")
     serve.add_argument("--spectator-delay-s", type=float, help="show spectators all hands, this much later")

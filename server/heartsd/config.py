@@ -61,6 +61,7 @@ class Settings:
     ladder: bool = False
     ladder_ruleset: str = "standard"
     ladder_deals: int = 0  # deals per rated match; 0: the players times the pass schedule's length (16 in standard)
+    ladder_set_tables: int = 2  # tables per duplicate set (duplicate.py); 1: plain tables only
     ladder_interval_s: float = 1.0
     ladder_same_owner: bool = False
     ladder_house: tuple[str, ...] = ()
@@ -139,6 +140,8 @@ class Settings:
             raise ConfigError(f"log_level: debug, info, warning or error, got {self.log_level!r}")
         if self.house_matches < 0:
             raise ConfigError("house_matches: must not be negative")
+        if self.ladder_set_tables < 1:
+            raise ConfigError("ladder_set_tables: 1 (no duplicate sets) or more")
         if self.ladder_deals < 0:
             raise ConfigError("ladder_deals: 0 (the players times the pass schedule's length) or more")
         from hearts_engine.presets import PRESETS
@@ -249,6 +252,7 @@ _FIELDS = {
     "ladder": lambda k, v: _bool(k, v),
     "ladder_ruleset": _str,
     "ladder_deals": _int,
+    "ladder_set_tables": _int,
     "ladder_interval_s": _float,
     "ladder_same_owner": lambda k, v: _bool(k, v),
     "ladder_house": _strategies,

@@ -110,10 +110,11 @@ class EventLog:
         self._wire.append([length_delimited(UPDATE_EVENTS_FIELD, e) for e in per_seat])
         self._public_from = len(self._wire)
 
-    def for_seat(self, seat: int, after: int) -> list[game_pb2.Event]:
-        """The events ``seat`` gets after sequence ``after`` (``SPECTATOR`` for spectators)."""
+    def for_seat(self, seat: int, after: int, until: int | None = None) -> list[game_pb2.Event]:
+        """The events ``seat`` gets after sequence ``after`` (``SPECTATOR`` for spectators),
+        up to sequence ``until`` (default: the last)."""
         out = []
-        for index in range(after, len(self._slots)):
+        for index in range(after, len(self._slots) if until is None else min(until, len(self._slots))):
             slot = self._message(index)
             if isinstance(slot, PrivateSlot):
                 out.append(slot.spectator if seat == SPECTATOR else slot.per_seat[seat])
@@ -127,10 +128,11 @@ class EventLog:
             return b"".join(self._wire[after:])
         return b"".join([w if isinstance(w, bytes) else w[seat] for w in self._wire[after:]])
 
-    def revealed_after(self, after: int) -> list[tuple[float, game_pb2.Event]]:
-        """Events with every hand shown, and when each happened (for delayed spectators)."""
+    def revealed_after(self, after: int, until: int | None = None) -> list[tuple[float, game_pb2.Event]]:
+        """Events with every hand shown, and when each happened (for delayed spectators),
+        after sequence ``after`` and up to ``until`` (default: the last)."""
         out = []
-        for index in range(after, len(self._slots)):
+        for index in range(after, len(self._slots) if until is None else min(until, len(self._slots))):
             slot = self._message(index)
             out.append((self._times[index], slot.revealed if isinstance(slot, PrivateSlot) else slot))
         return out

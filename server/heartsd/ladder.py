@@ -167,16 +167,29 @@ class Ladder:
                 (match_id, ruleset, bot, seat, rank, pts, deals, now, *counts[seat], seq),
             )
         # The ratings move in the same transaction: a result is never stored unrated.
-        current = {}
-        for bot in bots:
-            row = tx.query("SELECT mu, sigma, matches FROM ratings WHERE ruleset = ? AND bot = ?", (ruleset, bot))
-            current[bot] = (MODEL.rating(name=bot, mu=row[0][0], sigma=row[0][1]), row[0][2]) if row else (
-                MODEL.rating(name=bot), 0)
-        updated = _rate([current[b][0] for b in bots], ranks)
-        for bot, rating in zip(bots, updated):
-            tx.execute("DELETE FROM ratings WHERE ruleset = ? AND bot = ?", (ruleset, bot))
-            tx.execute("INSERT INTO ratings (ruleset, bot, mu, sigma, matches) VALUES (?, ?, ?, ?, ?)",
-                       (ruleset, bot, rating.mu, rating.sigma, current[bot][1] + 1))
+        _apply(tx, ruleset, [(list(bots), list(ranks))], bots)
+
+    @staticmethod
+    def record_set(tx: Transaction, set_id: str, ruleset: str,
+                   tables: Sequence[tuple[str, Sequence[str], Sequence[int], Sequence[int], int,
+                                          Sequence[tuple[int, int, int, int]]]]) -> None:
+        """Insert a finished duplicate set's results, rated together with one ``seq``
+        (set_rating_events), inside the transaction that ends its last table.
+        ``tables``: (match id, bots, ranks, points, deals, provenance) per table."""
+        now = _now_ms()
+        tx.lock()
+        seq = tx.query("SELECT COALESCE(MAX(seq), 0) + 1 FROM results")[0][0]
+        rows = []
+        for match_id, bots, ranks, points, deals, provenance in tables:
+            for seat, (bot, rank, pts) in enumerate(zip(bots, ranks, points)):
+                tx.execute(
+                    "INSERT INTO results (match_id, ruleset, bot, seat, rank, points, deals, finished_ms, "
+                    "decisions, timeouts, illegal, disconnects, seq, set_id) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (match_id, ruleset, bot, seat, rank, pts, deals, now, *provenance[seat], seq, set_id),
+                )
+                rows.append(SetRow(match_id, bot, seat, rank, pts))
+        _apply(tx, ruleset, set_rating_events(rows), [r.bot for r in rows])
 
     def reliability(self, ruleset: str) -> dict[str, tuple[int, int, int, int]]:
         """Per bot: decisions, timeouts, illegal-answer defaults, disconnect defaults."""
@@ -236,7 +249,36 @@ class Ladder:
         return sorted(out, key=lambda s: (-s.conservative, s.bot))
 
 
-_REPLAY = "SELECT match_id, bot, rank FROM results WHERE ruleset = ? ORDER BY seq, match_id, seat"
+@dataclass(frozen=True)
+class SetRow:
+    """One bot's stored result in a set: its table (match id), seat, table rank, points."""
+
+    match_id: str
+    bot: str
+    seat: int
+    rank: int
+    points: int
+
+
+def set_rating_events(rows: Sequence[SetRow]) -> list[tuple[list[str], list[int]]]:
+    """The rating updates of one finished duplicate set (duplicate.py), in order: (bots, ranks) each, lower rank
+    better, equal ranks tied. First each table's ranks (by match id), then for every seat
+    number the holders of that hand ranked by the points they took with it."""
+    events: list[tuple[list[str], list[int]]] = []
+    by_table: dict[str, list[SetRow]] = {}
+    for row in sorted(rows, key=lambda r: (r.match_id, r.seat)):
+        by_table.setdefault(row.match_id, []).append(row)
+    for table in by_table.values():
+        events.append(([r.bot for r in table], [r.rank for r in table]))
+    for seat in sorted({r.seat for r in rows}):
+        holders = [r for r in sorted(rows, key=lambda r: r.match_id) if r.seat == seat]
+        points = [r.points for r in holders]
+        events.append(([r.bot for r in holders], [1 + sum(p < own for p in points) for own in points]))
+    return events
+
+
+_REPLAY = ("SELECT seq, set_id, match_id, bot, seat, rank, points FROM results WHERE ruleset = ? "
+           "ORDER BY seq, match_id, seat")
 _STORED = "SELECT bot, mu, sigma, matches FROM ratings WHERE ruleset = ?"
 
 
@@ -245,16 +287,46 @@ def _ratings(rows: Sequence[tuple[Any, ...]]) -> dict[str, tuple[float, float, i
 
 
 def _replay(rows: Sequence[tuple[Any, ...]]) -> dict[str, tuple[float, float, int]]:
+    """The ratings from results in rated order: each ``seq`` is one rated match, or one
+    duplicate set (its rating events: set_rating_events), as :func:`_apply` rated it."""
     ratings: dict[str, tuple[object, int]] = {}
-    by_match: dict[str, list[tuple[str, int]]] = {}
-    for match_id, bot, rank in rows:
-        by_match.setdefault(match_id, []).append((bot, rank))  # dicts keep the rated order
-    for table in by_match.values():
-        before = [ratings.get(b, (MODEL.rating(name=b), 0)) for b, _ in table]
-        updated = _rate([r for r, _ in before], [rank for _, rank in table])
-        for (bot, _), rating, (_, played) in zip(table, updated, before):
-            ratings[bot] = (rating, played + 1)
+    by_seq: dict[int, list[tuple[Any, ...]]] = {}
+    for row in rows:
+        by_seq.setdefault(row[0], []).append(row)  # dicts keep the rated order
+    for group in by_seq.values():
+        if group[0][1]:  # a duplicate set
+            set_rows = [SetRow(match_id, bot, seat, rank, points) for _, _, match_id, bot, seat, rank, points in group]
+            events = set_rating_events(set_rows)
+            played = [r.bot for r in set_rows]
+        else:
+            played = [r[3] for r in group]
+            events = [(played, [r[5] for r in group])]
+        for bots, ranks in events:
+            before = [ratings.get(b, (MODEL.rating(name=b), 0))[0] for b in bots]
+            for bot, rating in zip(bots, _rate(before, ranks)):
+                ratings[bot] = (rating, ratings.get(bot, (None, 0))[1])
+        for bot in played:
+            ratings[bot] = (ratings[bot][0], ratings[bot][1] + 1)
     return {b: (r.mu, r.sigma, n) for b, (r, n) in ratings.items()}  # type: ignore[attr-defined]
+
+
+def _apply(tx: Transaction, ruleset: str, events: Sequence[tuple[list[str], list[int]]], played: Sequence[str]) -> None:
+    """Rate ``events`` in order (one Plackett-Luce update each) on the stored ratings, and
+    count one more rated match for each bot of ``played``."""
+    current: dict[str, tuple[object, int]] = {}
+    for bot in dict.fromkeys(b for bots, _ in events for b in bots):
+        row = tx.query("SELECT mu, sigma, matches FROM ratings WHERE ruleset = ? AND bot = ?", (ruleset, bot))
+        current[bot] = (MODEL.rating(name=bot, mu=row[0][0], sigma=row[0][1]), row[0][2]) if row else (
+            MODEL.rating(name=bot), 0)
+    for bots, ranks in events:
+        for bot, rating in zip(bots, _rate([current[b][0] for b in bots], ranks)):
+            current[bot] = (rating, current[bot][1])
+    for bot in played:
+        current[bot] = (current[bot][0], current[bot][1] + 1)
+    for bot, (rating, matches) in current.items():
+        tx.execute("DELETE FROM ratings WHERE ruleset = ? AND bot = ?", (ruleset, bot))
+        tx.execute("INSERT INTO ratings (ruleset, bot, mu, sigma, matches) VALUES (?, ?, ?, ?, ?)",
+                   (ruleset, bot, rating.mu, rating.sigma, matches))  # type: ignore[attr-defined]
 
 
 def _rate(ratings: Sequence[object], ranks: Sequence[int]) -> list[object]:

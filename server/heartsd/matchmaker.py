@@ -1,10 +1,14 @@
 """Continuous matchmaking for the ladder: rated matches among connected bots.
 
 Every tick, for the ladder's ruleset: the connected, registered bots with a free match
-slot are candidates; the one with the fewest rated matches anchors a table, and the
-others closest to it in rating fill it, never two bots of one owner at a table (unless
-allowed). Matches are fixed deals, each deal a shuffle never dealt before (shuffles.py):
-bots remember what they are shown, so no shuffle is ever replayed to them.
+slot are candidates. While there are enough bots of different owners, they play
+duplicate sets (duplicate.py): ``set_tables`` tables dealt the same fresh shuffles at
+the same time, never two bots of one owner in a set, so each bot is compared with the
+bots that held its cards. Bots that cannot make a set (too few owners connected, or
+they waited ``set_wait_s`` for one) play plain tables: the one with the fewest rated
+matches anchors a table, and the others closest to it in rating fill it, never two bots
+of one owner at a table (unless allowed). Every deal is a shuffle never dealt before
+(shuffles.py): bots remember what they are shown, so no shuffle is ever replayed.
 Only finished matches are rated; an aborted one simply leaves its bots free for the
 next tick, which reschedules them.
 """
@@ -23,6 +27,7 @@ from hearts_engine import preset
 from heartsbot.proto import admin_pb2, game_pb2
 
 from .arena import ArenaError, SeatRequest
+from .duplicate import form_set, start_set
 
 if TYPE_CHECKING:
     from .arena import Arena
@@ -45,6 +50,10 @@ class LadderSettings:
     # Four bots that just played together wait up to this long for others to come free
     # before being seated together again, so small ladders keep mixing their tables.
     repeat_wait_s: float = 30.0
+    # Tables per duplicate set (below 2: no sets, plain tables only), and how long a free
+    # bot waits for a set to form while enough owners are connected to make one.
+    set_tables: int = 2
+    set_wait_s: float = 30.0
 
 
 class Matchmaker:
@@ -58,6 +67,8 @@ class Matchmaker:
         self._tokens_since: float | None = None  # the tick's start: its tables share one read of the tokens
         self._last_table: dict[str, frozenset[str]] = {}
         self._waiting_since: dict[frozenset[str], float] = {}
+        self._free_since: dict[str, float] = {}  # when each free bot started waiting for a set
+        self.sets_created = 0
 
     async def run(self) -> None:
         while self.arena.accepting:
@@ -92,14 +103,57 @@ class Matchmaker:
         free = self.candidates()
         self.rng.shuffle(free)
         free.sort(key=self._played)
+        now = time.monotonic()
+        self._free_since = {b: self._free_since.get(b, now) for b in free}
+        created: list[str] = []
+        if self.settings.set_tables >= 2:
+            fillers_only = self.settings.fill_only and self.settings.house
+            pool = [b for b in free if not (fillers_only and b in self.settings.house)]
+            seated = set(pool)
+            created += await self._sets(pool)  # pool keeps the bots left unseated
+            seated -= set(pool)
+            free = [b for b in free if b not in seated]
+            if self._sets_possible():  # the others wait for a set, up to set_wait_s
+                free = [b for b in free if (fillers_only and b in self.settings.house)
+                        or now - self._free_since[b] >= self.settings.set_wait_s]
         if not (self.settings.fill_only and self.settings.house):
-            return await self._seat(free, free)
+            return created + await self._seat(free, free)
         guests = [b for b in free if b not in self.settings.house]
         fillers = [b for b in free if b in self.settings.house]
-        created = await self._seat(guests, guests)  # full tables of guests first; guests keeps the rest
+        created += await self._seat(guests, guests)  # full tables of guests first; guests keeps the rest
         if guests and fillers:
             created += await self._seat(guests + fillers, guests)  # house bots complete their tables
         return created
+
+    def _sets_possible(self) -> bool:
+        """Whether the connected ladder bots (free or playing) have owners enough for a set."""
+        owners = {self._owners[s.bot] for s in self.arena.sessions.all()
+                  if s.bot in self._owners and s.plays(self.settings.ruleset)
+                  and not (self.settings.fill_only and s.bot in self.settings.house)}
+        return len(owners) >= self.settings.set_tables * self.rules.players
+
+    async def _sets(self, pool: list[str]) -> list[str]:
+        """Start every duplicate set ``pool`` (fewest matches first) can make; ``pool``
+        keeps the bots left unseated. Returns the new match ids."""
+        created: list[str] = []
+        while True:
+            tables = form_set(pool, self._owners, self._mu, self.rules.players, self.settings.set_tables, self.rng)
+            if tables is None:
+                return created
+            try:
+                started = await start_set(self.arena, self.settings.ruleset, self.deals, tables, rated=True,
+                                          tokens_since=self._tokens_since)
+            except ArenaError as exc:
+                log.warning("could not start a duplicate set", tables=tables, why=exc.message)
+                return created
+            for table in tables:
+                for bot in table:
+                    pool.remove(bot)
+                    self._last_table[bot] = frozenset(table)
+            self.created += len(tables)
+            self.sets_created += 1
+            created += started.match_ids
+            log.info("ladder duplicate set", set_id=started.id, matches=started.match_ids, tables=tables)
 
     def _hold_repeat(self, table: frozenset[str]) -> bool:
         """True while ``table`` is the table its bots just played at, other ladder bots are

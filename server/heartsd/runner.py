@@ -44,8 +44,8 @@ from . import shuffles, wire
 from .clock import SeatClock
 from .events import EventLog
 from .host import MatchHost
+from .releases import DealReleases
 from .sessions import BotSession
-from .store import ShuffleRepeated
 
 
 P = game_pb2
@@ -290,6 +290,11 @@ class MatchRunner:
         self.status = P.MATCH_STATUS_RUNNING
         self.result: game_pb2.MatchResult | None = None
         self.created = time.time()
+        self.started_at = time.monotonic()
+        # When each deal may be shown (releases.py): this match's own, or its set's.
+        self.set_id = ""
+        self.releases = DealReleases([self])
+        self.deal_starts: list[int] = []  # the sequence of each deal's deal_started event
         self.watchers: set[asyncio.Event] = set()
         self.finished = asyncio.Event()
         self._stopping: tuple[int, str] | None = None
@@ -348,6 +353,15 @@ class MatchRunner:
     def house_only(self) -> bool:
         return all(s.house is not None for s in self.seats)
 
+    @property
+    def deals_completed(self) -> int:
+        return len(self.match.results)
+
+    @property
+    def playing(self) -> bool:
+        """Whether seats of this match still hold cards (it is neither over nor stopping)."""
+        return self._stopping is None and self.result is None and not self.match.is_over
+
     def seats_of(self, bot: str) -> tuple[SeatSlot, ...]:
         """The remote seats ``bot`` holds here (looked up on every answer: kept in a dict)."""
         return self._slots_by_bot.get(bot, ())
@@ -359,6 +373,7 @@ class MatchRunner:
             for slot in self.seats:
                 self._close_pending(slot)
             self._done.set()
+            self.releases.update()  # its cards are no longer held: its set's other tables may show theirs
 
     async def run(self) -> None:
         self.log.info("match started", seats=[s.label for s in self.seats])  # the seed would reveal the hands
@@ -658,6 +673,7 @@ class MatchRunner:
             self._totals = list(self.match.totals)
             self._public_changed()
             log.add(P.Event(deal_scored=P.DealScored(score=score, totals=self._totals)))
+            self.releases.update()
             for slot in self.seats:
                 if slot.house is None:
                     self._send(slot, None)
@@ -718,7 +734,7 @@ class MatchRunner:
             await self.arena.reserve_shuffles(self, first, shuffles.GAME_CHUNK)
         except Exception as exc:
             self.log.warning("could not reserve the next shuffles; aborting the match", exc_info=True)
-            reason = "a shuffle of this match was dealt before" if isinstance(exc, ShuffleRepeated) else (
+            reason = "a shuffle of this match was dealt before" if isinstance(exc, shuffles.ShuffleRepeated) else (
                 "server error: the next shuffles could not be reserved")
             self.stop(P.MATCH_STATUS_ABORTED, reason)
             return
@@ -752,6 +768,7 @@ class MatchRunner:
         per_seat = [head + wire.mask_card_fields(STARTED_HAND, h) for h in deal.dealt]
         revealed = head + b"".join([wire.length_delimited(STARTED_HANDS, h) for h in hands])
         self.log_events.add_private_encoded(EVENT_DEAL_STARTED, per_seat, head, revealed)
+        self.deal_starts.append(self.log_events.last_sequence)
         dealt = wire.int_field(_DEALT_DEAL_TAG, deal.number) + b"".join([wire.length_delimited(DEALT_HANDS, h) for h in hands])
         self._dealt_wire += wire.length_delimited(RECORD_DEALS, dealt)
 
@@ -993,6 +1010,7 @@ class MatchRunner:
         self.result = result
         self.arena.forget(self)  # its bots are free for new matches before they hear it ended
         self.log_events.add(P.Event(match_ended=P.MatchEnded(result=result)))
+        self.releases.update()
         for slot in self.seats:
             if slot.house is None:
                 self._send(slot, None)

@@ -96,4 +96,11 @@ MIGRATIONS: list[Migration] = [
         "CREATE INDEX IF NOT EXISTS dealt_by_fingerprint ON dealt_shuffles (fingerprint)",
         "CREATE INDEX IF NOT EXISTS dealt_by_match ON dealt_shuffles (match_id)",
     ]),
+    (9, [
+        # Duplicate sets (duplicate.py): the tables of one set share its id; a set's
+        # results are rated together, once every table of it is over.
+        "ALTER TABLE matches ADD COLUMN set_id {text} NOT NULL DEFAULT ''",
+        "CREATE INDEX IF NOT EXISTS matches_by_set ON matches (set_id)",
+        "ALTER TABLE results ADD COLUMN set_id {text} NOT NULL DEFAULT ''",
+    ]),
 ]

@@ -120,7 +120,8 @@ async def start_ladder(settings: Settings, arena: Arena, port: int) -> list[asyn
         tasks.append(loop.create_task(client.run()))
     matchmaker = Matchmaker(arena, LadderSettings(settings.ladder_ruleset, settings.ladder_deals,
                                                   settings.ladder_interval_s, settings.ladder_same_owner,
-                                                  house=frozenset(house), fill_only=settings.ladder_fill))
+                                                  house=frozenset(house), fill_only=settings.ladder_fill,
+                                                  set_tables=settings.ladder_set_tables))
     tasks.append(loop.create_task(matchmaker.run()))
     log.info("ladder on", ruleset=settings.ladder_ruleset, house_bots=list(settings.ladder_house))
     return tasks

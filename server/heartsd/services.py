@@ -280,7 +280,7 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
             request.ruleset, request.players, request.options, request.format,
             request.seed if request.HasField("seed") else None, seats, request.clock, rated=request.rated)
         return admin_pb2.CreateMatchResponse(
-            match_id=runner.id, seed=runner.match.seed, ruleset=runner._ruleset_pb, clock=runner.policy.to_wire())
+            match_id=runner.id, seed=request.seed if request.HasField("seed") else 0, ruleset=runner._ruleset_pb, clock=runner.policy.to_wire())
 
     @grpc_errors
     async def CancelMatch(self, request: admin_pb2.CancelMatchRequest, context: grpc.aio.ServicerContext) -> admin_pb2.CancelMatchResponse:  # noqa: N802

@@ -35,6 +35,16 @@ GAME_CHUNK = 16
 GAME_PREFETCH = 4
 
 
+class ShuffleRepeated(Exception):
+    """A strict match would deal a shuffle that was dealt before (Store.start)."""
+
+    def __init__(self, fingerprint: str, match_id: str, deal: int) -> None:
+        super().__init__(f"shuffle {fingerprint} was dealt before (match {match_id}, deal {deal})")
+        self.fingerprint = fingerprint
+        self.match_id = match_id
+        self.deal = deal
+
+
 def fingerprint(hands: Sequence[int]) -> str:
     """The fingerprint of one deal, from its hands (card masks) in any seat order."""
     digest = hashlib.sha256(b"hearts-arena/v1/shuffle/" + b"".join(

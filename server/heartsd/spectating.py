@@ -15,7 +15,7 @@ caller maps refusals the same way.
 from __future__ import annotations
 
 import asyncio
-import itertools
+import contextlib
 import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
@@ -27,6 +27,7 @@ from .events import SPECTATOR
 
 if TYPE_CHECKING:
     from .arena import Arena
+    from .runner import MatchRunner
 
 P = game_pb2
 STATUS_VALUES = {
@@ -40,13 +41,19 @@ STATUS_VALUES = {
 async def watch(arena: Arena, match_id: str, from_sequence: int = 0) -> AsyncIterator[list[game_pb2.Event]]:
     """The events of a running match after ``from_sequence``, in batches, until it ends.
 
-    Without a spectator delay no event shows a card before it is played; with one
-    (``Settings.spectator_delay_s``) every hand is shown, that much later."""
+    Without a spectator delay, no event shows a card before it is played, and a plain
+    match's events come as they happen. A table of a duplicate set holds the cards that
+    its sibling tables hold: its events of a deal come once that deal is released (has
+    ended at every table of the set still playing). With a delay
+    (``Settings.spectator_delay_s``) every hand is shown: a deal's events, hands included,
+    come ``delay`` after the deal's release, never while anyone still holds its cards."""
     runner = arena.runners.get(match_id)
     if runner is None:
         stored = await asyncio.to_thread(arena.store.get, match_id)
         if stored is None:
             raise ArenaError("not_found", f"no match {match_id}")
+        if stored.status == "running":
+            raise ArenaError("precondition", "the match is running on another daemon of this store: watch it there")
         raise ArenaError("precondition", "the match is over: fetch it with GetMatchRecord")
     delay = arena.settings.spectator_delay_s
     cursor = int(from_sequence)
@@ -58,58 +65,105 @@ async def watch(arena: Arena, match_id: str, from_sequence: int = 0) -> AsyncIte
     try:
         while True:
             wake.clear()
-            if delay > 0:  # hands revealed, every event held back by the delay
-                now = time.monotonic()
-                due = runner.log_events.revealed_after(cursor)
-                batch = [e for at, e in itertools.takewhile(lambda x: x[0] + delay <= now, due)]
-                if not batch and due:
-                    await asyncio.sleep(due[0][0] + delay - now)
-                    continue
-            else:
-                batch = runner.log_events.for_seat(SPECTATOR, cursor)
-            if batch:
-                cursor += len(batch)
+            limit, wake_at = visible_until(runner, delay, time.monotonic())
+            if limit > cursor:
+                if delay > 0:
+                    batch = [e for _, e in runner.log_events.revealed_after(cursor, limit)]
+                else:
+                    batch = runner.log_events.for_seat(SPECTATOR, cursor, limit)
+                cursor = limit
                 yield batch
                 if batch[-1].HasField("match_ended"):
                     return
                 continue
-            if runner.finished.is_set():
+            if runner.finished.is_set() and cursor >= runner.log_events.last_sequence:
                 return
-            await wake.wait()
+            if wake_at is None:
+                await wake.wait()
+            else:
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(wake.wait(), max(0.0, wake_at - time.monotonic()))
     finally:
         runner.watchers.discard(wake)
 
 
+def visible_until(runner: MatchRunner, delay: float, now: float) -> tuple[int, float | None]:
+    """The last event sequence a spectator may see at ``now``, and when that may grow by
+    itself (``None``: only when the match moves on). See :func:`watch` and releases.py."""
+    log = runner.log_events
+    in_set = len(runner.releases.tables) > 1
+    if delay <= 0 and not in_set:
+        return log.last_sequence, None
+    starts = runner.deal_starts  # events before starts[0] (match_started) belong to no deal
+    releases = runner.releases
+    if delay > 0:
+        if now < runner.started_at + delay:
+            return 0, runner.started_at + delay
+        shown = 0
+        while shown < len(starts):
+            released = releases.release_time(shown)
+            if released is None:
+                break
+            if released + delay > now:
+                return starts[shown] - 1, released + delay
+            shown += 1
+    else:
+        shown = int(min(releases.released, len(starts)))
+    return (starts[shown] - 1 if shown < len(starts) else log.last_sequence), None
+
+
 async def record(arena: Arena, match_id: str) -> spectator_pb2.MatchRecord:
-    """The full record of a match that is over (hands, every decision, the seed)."""
+    """The full record of a match that is over (hands, every decision, the seed).
+
+    Refused while the match runs on any daemon of the store (the stored status decides,
+    not this daemon's runners: a checkpoint holds the seed), and while any table of its
+    duplicate set does (its hands are theirs)."""
     if match_id in arena.runners:
         raise ArenaError("precondition", "the match is still running; its record is available when it is over")
     stored = await asyncio.to_thread(arena.store.get, match_id)
     if stored is None:
         raise ArenaError("not_found", f"no match {match_id}")
+    if stored.status == "running":
+        raise ArenaError("precondition", "the match is still running (on another daemon of this store); "
+                         "its record is available when it is over")
     if stored.record is None:
         raise ArenaError("precondition", f"match {match_id} has no record ({stored.status}: {stored.reason})")
+    if stored.set_id and await asyncio.to_thread(arena.store.set_running, stored.set_id):
+        raise ArenaError("precondition", "another table of this match's duplicate set is still being played with "
+                         "the same hands; the record is available when every table is over")
     return stored.record
 
 
 async def summaries(arena: Arena, status: str | None, limit: int) -> list[spectator_pb2.MatchSummary]:
     """Live and stored matches, newest first: running ones from this daemon's runners,
-    the others from the store (``status``: only those; ``None``: all)."""
+    the others from the store (``status``: only those; ``None``: all). A table of a
+    duplicate set shows only its released deals' scores while it runs, and its result
+    once every table of its set is over."""
     out = []
     if status in (None, "running"):
         for runner in sorted(arena.runners.values(), key=lambda r: -r.created):
+            shown = runner.match.results
+            if len(runner.releases.tables) > 1:
+                shown = shown[:int(min(runner.releases.released, len(shown)))]
+            totals = [sum(r.score[s] for r in shown) for s in range(runner.rules.players)]
             out.append(spectator_pb2.MatchSummary(
                 match_id=runner.id, ruleset=runner.rules.name, seats=runner.seat_infos,
                 status=P.MATCH_STATUS_RUNNING, created_unix_ms=int(runner.created * 1000),
-                deals_played=len(runner.match.results), totals=runner.match.totals))
+                deals_played=len(shown), totals=totals))
     if status != "running":
         stored = await asyncio.to_thread(arena.store.list, status, limit)
+        running_sets = {m.set_id for m in stored if m.set_id and m.status == "running"}
         for m in stored:
             if m.status == "running":
                 continue
+            hidden = bool(m.set_id) and (m.set_id in running_sets or await asyncio.to_thread(
+                arena.store.set_running, m.set_id))
+            if hidden:
+                running_sets.add(m.set_id)
             out.append(spectator_pb2.MatchSummary(
                 match_id=m.id, ruleset=m.ruleset,
                 seats=[P.SeatInfo(seat=i, name=n, house=n.startswith("house:")) for i, n in enumerate(m.seats)],
-                status=STATUS_VALUES[m.status], created_unix_ms=m.created_ms, deals_played=m.deals_played,
-                totals=m.totals, result=m.record.result if m.record else None))
+                status=STATUS_VALUES[m.status], created_unix_ms=m.created_ms,
+                deals_played=0 if hidden else m.deals_played, totals=[] if hidden else m.totals,
+                result=m.record.result if m.record and not hidden else None))
     return out[:limit]

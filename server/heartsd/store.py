@@ -20,16 +20,7 @@ from heartsbot.proto import game_pb2, spectator_pb2
 from .db import Database, Transaction
 from .ladder import Ladder
 from .schema import MIGRATIONS
-
-class ShuffleRepeated(Exception):
-    """A strict match would deal a shuffle that was dealt before (Store.start)."""
-
-    def __init__(self, fingerprint: str, match_id: str, deal: int) -> None:
-        super().__init__(f"shuffle {fingerprint} was dealt before (match {match_id}, deal {deal})")
-        self.fingerprint = fingerprint
-        self.match_id = match_id
-        self.deal = deal
-
+from .shuffles import ShuffleRepeated
 
 @dataclass(frozen=True)
 class NewMatch:
@@ -43,6 +34,7 @@ class NewMatch:
     seats: list[str]
     seed: int
     shuffles: Sequence[str] = ()
+    set_id: str = ""  # the duplicate set it is a table of (duplicate.py)
 
 
 @dataclass(frozen=True)
@@ -59,6 +51,7 @@ class StoredMatch:
     deals_played: int
     totals: list[int]
     record: spectator_pb2.MatchRecord | None
+    set_id: str = ""
 
 
 class Store:
@@ -115,9 +108,10 @@ class Store:
                     _refuse_dealt(tx, fingerprints)
             for m in matches:
                 tx.execute(
-                    "INSERT INTO matches (id, created_ms, status, ruleset, players, seats, seed, instance) "
-                    "VALUES (?, ?, 'running', ?, ?, ?, ?, ?)",
-                    (m.id, _now_ms(), m.ruleset, m.players, json.dumps(m.seats), str(m.seed), self.instance),
+                    "INSERT INTO matches (id, created_ms, status, ruleset, players, seats, seed, instance, set_id) "
+                    "VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)",
+                    (m.id, _now_ms(), m.ruleset, m.players, json.dumps(m.seats), str(m.seed), self.instance,
+                     m.set_id),
                 )
                 _record_dealt(tx, m.id, m.seats, 0, m.shuffles, strict)
 
@@ -157,9 +151,16 @@ class Store:
         rated: bool = False,
     ) -> None:
         """Store the final record and status in one transaction; for a finished rated match
-        its result goes into the ladder's results in the same transaction."""
+        its result goes into the ladder's results in the same transaction. A table of a
+        duplicate set is rated with its set, by the transaction that ends the set's last
+        running table, and only if every table of the set finished."""
         with self.db.transaction() as tx:
-            if rated and status == "finished":
+            set_id = ""
+            if rated:
+                tx.lock()  # a set's tables end one after the other: exactly one of them rates it
+                rows = tx.query("SELECT set_id FROM matches WHERE id = ?", (match_id,))
+                set_id = rows[0][0] if rows else ""
+            if rated and status == "finished" and not set_id:
                 Ladder.record_result(tx, match_id, record.ruleset.name, [s.name for s in record.seats],
                                      list(record.result.ranks), totals, deals_played, _provenance(record))
             changed = tx.execute(
@@ -169,6 +170,17 @@ class Store:
             )
             if changed != 1:
                 raise RuntimeError(f"match {match_id} is not running in the store")
+            if set_id:
+                _rate_set_if_over(tx, set_id)
+
+    def set_running(self, set_id: str) -> bool:
+        """Whether a table of duplicate set ``set_id`` is running on any daemon of the store."""
+        return bool(set_id) and bool(self.db.query(
+            "SELECT 1 FROM matches WHERE set_id = ? AND status = 'running' LIMIT 1", (set_id,)))
+
+    def set_of(self, match_id: str) -> str:
+        rows = self.db.query("SELECT set_id FROM matches WHERE id = ?", (match_id,))
+        return rows[0][0] if rows else ""
 
     def get(self, match_id: str) -> StoredMatch | None:
         rows = self.db.query(f"SELECT {_COLUMNS} FROM matches WHERE id = ?", (match_id,))
@@ -187,7 +199,8 @@ class Store:
         return [r[0] for r in self.db.query("SELECT id FROM matches ORDER BY created_ms, id")]
 
 
-_COLUMNS = "id, created_ms, finished_ms, status, reason, ruleset, players, seats, seed, deals_played, totals, record"
+_COLUMNS = ("id, created_ms, finished_ms, status, reason, ruleset, players, seats, seed, deals_played, totals, record, "
+            "set_id")
 
 
 def _stored(row: tuple) -> StoredMatch:  # type: ignore[type-arg]
@@ -207,6 +220,7 @@ def _stored(row: tuple) -> StoredMatch:  # type: ignore[type-arg]
         deals_played=row[9],
         totals=json.loads(row[10]),
         record=record,
+        set_id=row[12],
     )
 
 
@@ -230,6 +244,21 @@ def _record_dealt(tx: Transaction, match_id: str, seats: Sequence[str], first: i
                + (" ON CONFLICT (bot, fingerprint) DO NOTHING" if lenient else ""))
         for deal, fingerprint in enumerate(shuffles, first):
             tx.execute(sql, (bot, fingerprint, match_id, deal, now))
+
+
+def _rate_set_if_over(tx: Transaction, set_id: str) -> None:
+    """Rate a duplicate set once none of its tables is running, if all of them finished."""
+    rows = tx.query("SELECT status, record FROM matches WHERE set_id = ? ORDER BY id", (set_id,))
+    if any(status == "running" for status, _ in rows):
+        return
+    if not all(status == "finished" for status, _ in rows):
+        return  # a table aborted or was cancelled: the set is not rated, like an aborted match
+    tables = []
+    for _, blob in rows:
+        record = spectator_pb2.MatchRecord.FromString(blob)
+        tables.append((record.match_id, [s.name for s in record.seats], list(record.result.ranks),
+                       list(record.result.totals), record.result.deals, _provenance(record)))
+    Ladder.record_set(tx, set_id, record.ruleset.name, tables)
 
 
 def _provenance(record: spectator_pb2.MatchRecord) -> list[tuple[int, int, int, int]]:

@@ -117,7 +117,7 @@ def test_a_table_that_just_played_waits_for_other_bots_before_meeting_again(tmp_
             # Bots that think a while (they never answer): matches end only when the test says.
             bots = [await Bot(daemon, b, lambda request, bot: None, token=tokens[b], max_matches=1).start()
                     for b in names]
-            maker = Matchmaker(daemon.arena, LadderSettings(deals=4, repeat_wait_s=0.3), seed=5)
+            maker = Matchmaker(daemon.arena, LadderSettings(deals=4, repeat_wait_s=0.3, set_tables=1), seed=5)
 
             async def tick():
                 maker._refresh()

@@ -64,15 +64,20 @@ class SpectatorServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def WatchMatch(self, request, context):
-        """A match's public events from `from_sequence` on, live until it ends.
-        NOT_FOUND for an unknown match.
+        """A match's public events from `from_sequence` on, live until it ends. A table of a
+        duplicate set (the ladder's tables dealt the same shuffles at once) sends a deal's
+        events once that deal has ended at every table of the set. With the server's
+        spectator delay, every hand is shown, a deal at a time: its events come the delay
+        after the deal has ended. NOT_FOUND for an unknown match; FAILED_PRECONDITION for
+        a match that is over (use GetMatchRecord) or runs on another daemon of the store.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetMatchRecord(self, request, context):
-        """The full record of a match that is over. FAILED_PRECONDITION while it runs.
+        """The full record of a match that is over. FAILED_PRECONDITION while it runs on any
+        daemon of the store, or while another table of its duplicate set does.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

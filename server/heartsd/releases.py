@@ -1,0 +1,71 @@
+"""When each deal of a match may be shown with its hands, or at all: its release.
+
+A deal is *released* once no seat anywhere still holds its cards: it has ended at its
+table, and at every other table of its duplicate set that is still playing (the tables
+of a set deal the same shuffles at the same time, so one table's cards are another's
+hands). A table that ended early (aborted, cancelled) holds no cards and waits for no one.
+:mod:`heartsd.spectating` shows a delayed spectator a deal's events, hands included,
+``delay`` after its release, and a live spectator of a set's table its events once
+released; a plain match's live spectators see public events as they happen.
+
+The runners tell their releases what happened (:meth:`DealReleases.update`); each
+runner has its own, or shares its set's.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from typing import Protocol
+
+
+class Table(Protocol):
+    """What a release needs of a match runner."""
+
+    watchers: set  # type: ignore[type-arg]
+
+    @property
+    def deals_completed(self) -> int: ...
+
+    @property
+    def playing(self) -> bool: ...
+
+
+class DealReleases:
+    """The deals released so far for the tables of one set (or one plain match)."""
+
+    def __init__(self, tables: Sequence[Table] = ()) -> None:
+        self.tables: list[Table] = list(tables)
+        self.times: list[float] = []  # time.monotonic() at which deal k was released
+        self.all_at: float | None = None  # when every table had ended: every deal is released
+
+    @property
+    def released(self) -> float:
+        """How many deals are released (``math.inf`` once every table has ended)."""
+        return math.inf if self.all_at is not None else len(self.times)
+
+    def release_time(self, deal: int) -> float | None:
+        """When deal ``deal`` was released, or ``None`` while it is not."""
+        if deal < len(self.times):
+            return self.times[deal]
+        return self.all_at
+
+    def update(self) -> None:
+        """Recompute after a table finished a deal or ended; wake every table's watchers
+        when something new is released."""
+        if self.all_at is not None:
+            return
+        now = time.monotonic()
+        before = len(self.times)
+        playing = [t.deals_completed for t in self.tables if t.playing]
+        if not playing:
+            self.all_at = now
+        else:
+            while len(self.times) < min(playing):
+                self.times.append(now)
+            if len(self.times) == before:
+                return
+        for table in self.tables:
+            for wake in table.watchers:
+                wake.set()

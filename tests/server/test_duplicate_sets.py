@@ -1,0 +1,205 @@
+"""Duplicate sets across tables (issue 12, point 2), and the roads to hidden cards they
+open, closed: a finished table's record, and live spectators of a table, while another
+table of the set still plays the same hands."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import grpc
+import pytest
+
+from heartsbot import convert
+from heartsbot.proto import game_pb2, spectator_pb2, spectator_pb2_grpc
+from heartsd import duplicate, shuffles
+from heartsd.ladder import SetRow, set_rating_events
+from heartsd.matchmaker import LadderSettings, Matchmaker
+from heartsd.store import Store
+
+from .harness import Bot, random_legal, run, running_daemon
+
+P = game_pb2
+
+
+def hands_of(record: spectator_pb2.MatchRecord) -> list[list[frozenset[int]]]:
+    return [[frozenset(convert.cards_from_wire(h.cards)) for h in d.hands] for d in record.deals]
+
+
+def test_form_set_seats_rating_neighbours_on_one_hand_and_never_two_of_one_owner():
+    owners = {f"b{i}": f"o{i // 2 if i < 4 else i}" for i in range(12)}  # b0,b1 one owner; b2,b3 another
+    mu = {f"b{i}": 30.0 - i for i in range(12)}.__getitem__
+    free = [f"b{i}" for i in range(12)]
+    tables = duplicate.form_set(free, owners, mu, 4, 2, random.Random(3))
+    assert tables is not None and [len(t) for t in tables] == [4, 4]
+    everyone = [b for t in tables for b in t]
+    assert len({owners[b] for b in everyone}) == 8
+    ranked = sorted(everyone, key=lambda b: -mu(b))
+    for seat in range(4):  # each hand's two holders are neighbours in rating
+        holders = sorted((tables[0][seat], tables[1][seat]), key=ranked.index)
+        assert ranked.index(holders[1]) - ranked.index(holders[0]) == 1 and ranked.index(holders[0]) % 2 == 0
+    assert duplicate.form_set(free[:7], owners, mu, 4, 2, random.Random(3)) is None  # too few
+    assert duplicate.form_set(free[:9], owners, mu, 4, 2, random.Random(3)) is None  # 9 bots, 7 owners
+
+
+def test_a_set_is_rated_by_its_tables_then_by_the_holders_of_each_hand():
+    rows = [SetRow("m-a", "a0", 0, 2, 5), SetRow("m-a", "a1", 1, 1, 0), SetRow("m-a", "a2", 2, 3, 9), SetRow("m-a", "a3", 3, 4, 12),
+            SetRow("m-b", "b0", 0, 1, 1), SetRow("m-b", "b1", 1, 1, 0), SetRow("m-b", "b2", 2, 3, 12), SetRow("m-b", "b3", 3, 4, 13)]
+    events = set_rating_events(rows[::-1])  # any order in, one order out
+    assert events == [
+        (["a0", "a1", "a2", "a3"], [2, 1, 3, 4]), (["b0", "b1", "b2", "b3"], [1, 1, 3, 4]),
+        (["a0", "b0"], [2, 1]), (["a1", "b1"], [1, 1]), (["a2", "b2"], [1, 2]), (["a3", "b3"], [1, 2]),
+    ]
+
+
+def ladder_of_eight(daemon, policy=None):
+    ladder = daemon.arena.store.ladder
+    names = [f"d{i}" for i in range(8)]
+    tokens = {n: ladder.add_bot(n, f"owner-{n}") for n in names}
+    return names, tokens
+
+
+def test_the_ladder_plays_duplicate_sets_rated_once_every_table_is_over(tmp_path, store_url):
+    async def scenario():
+        async with running_daemon(tmp_path, db=store_url) as daemon:
+            names, tokens = ladder_of_eight(daemon)
+            bots = [await Bot(daemon, n, random_legal(i), token=tokens[n], max_matches=1).start()
+                    for i, n in enumerate(names)]
+            maker = Matchmaker(daemon.arena, LadderSettings(deals=3, interval_s=0.05), seed=4)
+            task = asyncio.get_running_loop().create_task(maker.run())
+            while maker.sets_created < 3:
+                await asyncio.sleep(0.05)
+            task.cancel()
+            while daemon.arena.runners:
+                await asyncio.sleep(0.05)
+            for b in bots:
+                await b.close()
+            store = daemon.arena.store
+            rows = store.db.query("SELECT seq, set_id, match_id, bot FROM results ORDER BY seq, match_id, seat")
+            matches = {m: store.get(m) for m in {r[2] for r in rows}}
+            return rows, matches, store.dealt(), store.ladder.stored_ratings("standard"), store.ladder.recompute("standard")
+
+    rows, matches, dealt, ratings, recompute = run(scenario())
+    sets: dict[str, list[str]] = {}
+    for seq, set_id, match_id, bot in rows:
+        assert set_id, "with eight bots of eight owners every rated match is a table of a set"
+        sets.setdefault(set_id, [])
+        if match_id not in sets[set_id]:
+            sets[set_id].append(match_id)
+    assert len(sets) >= 3
+    for set_id, tables in sets.items():
+        assert len(tables) == 2 and len({r[0] for r in rows if r[1] == set_id}) == 1  # one seq: rated together
+        a, b = (matches[m] for m in tables)
+        assert a.seed == b.seed and hands_of(a.record) == hands_of(b.record)  # the same hands, seat by seat
+        assert not {s.name for s in a.record.seats} & {s.name for s in b.record.seats}
+    assert len({(bot, fp) for bot, fp, _, _ in dealt}) == len(dealt)  # every bot dealt a shuffle once
+    for match in matches.values():  # every deal dealt was in the ledger, for each of its bots
+        for deal, hands in enumerate(match.record.deals):
+            fp = shuffles.hands_fingerprint([convert.cards_from_wire(h.cards) for h in hands.hands])
+            for seat in match.record.seats:
+                assert (seat.name, fp, match.id, deal) in dealt
+    assert all(ratings[b][2] == sum(1 for r in rows if r[3] == b) for b in ratings)  # one match per table played
+    assert recompute == (8, 0.0)
+
+
+def test_a_set_with_an_aborted_table_is_not_rated(tmp_path):
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            names, tokens = ladder_of_eight(daemon)
+            bots = [await Bot(daemon, n, random_legal(i), token=tokens[n], max_matches=1).start()
+                    for i, n in enumerate(names)]
+            started = await duplicate.start_set(daemon.arena, "standard", 3, [names[:4], names[4:]])
+            started.runners[0].stop(P.MATCH_STATUS_ABORTED, "test: a table fails")
+            for runner in started.runners:
+                await daemon.wait_finished(runner.id)
+            for b in bots:
+                await b.close()
+            return [daemon.stored(m).status for m in started.match_ids], daemon.arena.store.ladder.standings("standard")
+
+    statuses, standings = run(scenario())
+    assert statuses == ["aborted", "finished"] and standings == []
+
+
+def test_a_set_refuses_two_bots_of_one_owner_even_at_different_tables(tmp_path):
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            ladder = daemon.arena.store.ladder
+            names = [f"e{i}" for i in range(8)]
+            tokens = {n: ladder.add_bot(n, "same" if n in ("e0", "e7") else f"o-{n}") for n in names}
+            bots = [await Bot(daemon, n, random_legal(i), token=tokens[n]).start() for i, n in enumerate(names)]
+            with pytest.raises(Exception) as refused:
+                await duplicate.start_set(daemon.arena, "standard", 2, [names[:4], names[4:]])
+            for b in bots:
+                await b.close()
+            return refused.value
+
+    assert "two bots of one owner" in str(run(scenario()))
+
+
+async def watch_all(daemon, match_id, out, probe=lambda: None, arrivals=None):
+    """Every event a spectator gets; ``probe()`` is noted as each batch arrives."""
+    async with daemon.channel() as channel:
+        stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+        async for response in stub.WatchMatch(spectator_pb2.WatchMatchRequest(match_id=match_id)):
+            state = probe()
+            for event in response.events:
+                out.append(event)
+                if arrivals is not None:
+                    arrivals.append(state)
+
+
+def test_no_spectator_or_record_shows_a_set_tables_cards_while_another_table_holds_them(tmp_path):
+    """Table A's bots answer at once, table B's slowly: A finishes first. Until B has ended
+    a deal, no spectator of A sees that deal's events (A's plays are B's hands), A's record
+    is refused, and the match list shows no result or score of A that B has not reached."""
+
+    async def slow(request, bot):
+        await asyncio.sleep(0.004)
+        return random_legal(7)(request, bot)
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            names, tokens = ladder_of_eight(daemon)
+            fast = [await Bot(daemon, n, random_legal(i), token=tokens[n]).start() for i, n in enumerate(names[:4])]
+            slow_bots = [await Bot(daemon, n, slow, token=tokens[n]).start() for n in names[4:]]
+            started = await duplicate.start_set(daemon.arena, "standard", 3, [names[:4], names[4:]])
+            a, b = started.runners
+            seen_a, at_a = [], []  # at_a: table B's (deals completed, playing) as each event of A arrived
+            watchers = [asyncio.get_running_loop().create_task(watch_all(daemon, a.id, seen_a, lambda: (
+                b.deals_completed, b.playing), at_a))]
+            await daemon.wait_finished(a.id)
+            refused, listed = None, None
+            async with daemon.channel() as channel:
+                stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+                try:
+                    await stub.GetMatchRecord(spectator_pb2.GetMatchRecordRequest(match_id=a.id))
+                except grpc.aio.AioRpcError as exc:
+                    refused = exc
+                listed = {m.match_id: m for m in (await stub.ListMatches(spectator_pb2.ListMatchesRequest())).matches}
+            b_deals_then = len(b.match.results)
+            await daemon.wait_finished(b.id)
+            await asyncio.wait_for(asyncio.gather(*watchers), 10)
+            async with daemon.channel() as channel:
+                record = await spectator_pb2_grpc.SpectatorServiceStub(channel).GetMatchRecord(
+                    spectator_pb2.GetMatchRecordRequest(match_id=a.id))
+            for bot in fast + slow_bots:
+                await bot.close()
+            return seen_a, at_a, refused, listed, b_deals_then, a, b, record
+
+    seen_a, at_a, refused, listed, b_deals_then, a, b, record = run(scenario())
+    assert b_deals_then < 3, "table B was still playing when A finished"
+    assert refused is not None and refused.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "duplicate set" in refused.details()
+    summary = listed.get(a.id)
+    assert summary is not None and not summary.totals and not summary.result.totals
+    assert record.record.match_id == a.id  # once the whole set is over
+    # Every event of a deal of table A reached its spectator only once table B had ended
+    # that deal (or stopped playing).
+    deal, shown = -1, set()
+    for event, (b_completed, b_playing) in zip(seen_a, at_a):
+        if event.HasField("deal_started"):
+            deal = event.deal_started.deal_number
+        if deal >= 0:
+            shown.add(deal)
+            assert b_completed > deal or not b_playing, f"deal {deal} of table A shown while table B played it"
+    assert shown == {0, 1, 2} and seen_a[-1].HasField("match_ended")
