@@ -23,6 +23,7 @@ from heartsbot.strategies import STRATEGIES, make_strategy
 from heartsbot import convert
 
 from . import shuffles
+from .budgets import Budgets
 from .clock import SeatClock
 from .config import Settings
 from .runner import ClockPolicy, MatchRunner, SeatSlot
@@ -82,6 +83,7 @@ class Arena:
         self.tokens = TokenRegistry(settings.bot_tokens, url=None if memory else store.path,
                                     shared=store.db if memory else None)
         self.tokens.on_change = self.check_tokens
+        self.budgets = Budgets.from_settings(settings)  # calls at once per class of caller (budgets.py)
 
     # -- bots -------------------------------------------------------------------------
 

@@ -70,12 +70,26 @@ class Settings:
     log_level: str = "info"
     keepalive_s: float = 20.0
     keepalive_timeout_s: float = 10.0
-    max_concurrent_rpcs: int = 4096
+    # Calls at once per class of caller (budgets.py), so no class can starve another; the
+    # server-wide limit (max_concurrent_rpcs, 0: derived) must stay above their sum.
+    max_bot_streams: int = 2000
+    max_spectator_calls: int = 500
+    max_spectator_calls_per_peer: int = 16
+    max_admin_calls: int = 32
+    max_concurrent_rpcs: int = 0
     # Limits per bot stream (README, "Limits"): the concurrency a bot may declare in hello
     # (its rejection budget and per-stream state derive from the capped value), and the
     # bytes waiting to be sent to it before a stream that does not read is ended.
     max_matches_per_bot: int = 64
     max_outbox_bytes: int = 16 * 1024 * 1024
+
+    def rpc_limit(self) -> int:
+        """grpc's server-wide ``maximum_concurrent_rpcs``: above the sum of every class's
+        budget (budgets.py), so a refusal always comes from the budget of the caller's class."""
+        from .budgets import INFRA_CALLS
+
+        derived = self.max_bot_streams + self.max_spectator_calls + self.max_admin_calls + INFRA_CALLS + 16
+        return max(self.max_concurrent_rpcs, derived)
 
     @classmethod
     def load(
@@ -130,6 +144,13 @@ class Settings:
             raise ConfigError("instance: a name of 1 to 200 characters")
         if self.max_message_bytes < 1024:
             raise ConfigError("max_message_bytes: at least 1024")
+        for key in ("max_bot_streams", "max_spectator_calls", "max_spectator_calls_per_peer", "max_admin_calls"):
+            if getattr(self, key) < 1:
+                raise ConfigError(f"{key}: at least 1")
+        if self.max_concurrent_rpcs and self.max_concurrent_rpcs < self.rpc_limit():
+            raise ConfigError(f"max_concurrent_rpcs: {self.max_concurrent_rpcs} is below the sum of the per-class "
+                              f"budgets plus headroom ({self.rpc_limit()}); spectators could then starve bots. "
+                              "Leave it 0 (derived) or raise it")
         if self.max_matches_per_bot < 1:
             raise ConfigError("max_matches_per_bot: at least 1")
         if self.max_outbox_bytes < 64 * 1024:
@@ -262,6 +283,10 @@ _FIELDS = {
     "keepalive_s": _float,
     "keepalive_timeout_s": _float,
     "max_concurrent_rpcs": _int,
+    "max_bot_streams": _int,
+    "max_spectator_calls": _int,
+    "max_spectator_calls_per_peer": _int,
+    "max_admin_calls": _int,
     "max_matches_per_bot": _int,
     "max_outbox_bytes": _int,
 }

@@ -22,6 +22,7 @@ from grpc_reflection.v1alpha import reflection
 from heartsbot.proto import admin_pb2, admin_pb2_grpc, bot_pb2, ladder_pb2, ladder_pb2_grpc, spectator_pb2, spectator_pb2_grpc
 
 from .arena import Arena
+from .budgets import BudgetInterceptor
 from .config import Settings
 from .services import AdminService, BotService, LadderService, SpectatorService, read_play_request
 from .store import Store
@@ -69,7 +70,17 @@ def server_options(settings: Settings) -> list[tuple[str, int]]:
 
 
 async def build_server(settings: Settings, arena: Arena) -> tuple[grpc.aio.Server, int, health.aio.HealthServicer]:
-    server = grpc.aio.server(options=server_options(settings), maximum_concurrent_rpcs=settings.max_concurrent_rpcs)
+    budgets = arena.budgets
+    interceptor = BudgetInterceptor({
+        SERVICE_NAMES[0]: budgets.bots,
+        SERVICE_NAMES[1]: budgets.spectators,
+        SERVICE_NAMES[3]: budgets.spectators,  # the ladder's reads are public, like spectating
+        SERVICE_NAMES[2]: budgets.admin,
+        health_pb2.DESCRIPTOR.services_by_name["Health"].full_name: budgets.infra,
+        reflection.SERVICE_NAME: budgets.infra,
+    })
+    server = grpc.aio.server(options=server_options(settings), maximum_concurrent_rpcs=settings.rpc_limit(),
+                             interceptors=[interceptor])
     add_bot_service(BotService(arena), server)
     spectator_pb2_grpc.add_SpectatorServiceServicer_to_server(SpectatorService(arena), server)
     admin_pb2_grpc.add_AdminServiceServicer_to_server(AdminService(arena), server)

@@ -35,7 +35,7 @@ from .sessions import RESUMES_PER_SEAT, BotSession
 
 log = structlog.get_logger("heartsd.api")
 REFUSE_READ_S = 0.5
-HELLO_TIMEOUT_S = 10.0  # a stream that says nothing holds a slot of max_concurrent_rpcs
+HELLO_TIMEOUT_S = 10.0  # a stream that says nothing holds a slot of the bot streams' budget
 DRAIN_S, DRAIN_QUIET_S = 1.0, 0.2  # see BotService._end
 T = TypeVar("T")
 P = game_pb2

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import grpc
 
-from heartsbot.proto import bot_pb2, bot_pb2_grpc, game_pb2
+from heartsbot.proto import bot_pb2, bot_pb2_grpc, game_pb2, spectator_pb2, spectator_pb2_grpc
 
 from .harness import ADMIN, BOTS, Bot, auth, run, running_daemon
 
@@ -296,3 +296,91 @@ def test_a_stream_that_never_reads_is_bounded_by_bytes_and_its_seats_go_the_disc
     assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "not reading" in details
     assert stored.status == "finished"
     assert any(d.provenance == game_pb2.PROVENANCE_DISCONNECT for d in stored.record.decisions if d.seat == 0)
+
+
+# -- spectators have their own budget ----------------------------------------------------------
+
+async def watch_until_refused_or_open(stub, match_id: str, opened: asyncio.Event):
+    """A watcher that stays on; returns the status that ended it (None while it streams)."""
+    try:
+        async for _ in stub.WatchMatch(spectator_pb2.WatchMatchRequest(match_id=match_id)):
+            opened.set()
+        return grpc.StatusCode.OK, ""
+    except grpc.aio.AioRpcError as exc:
+        return exc.code(), exc.details() or ""
+
+
+def test_spectators_cannot_starve_bots(tmp_path):
+    """64 unauthenticated WatchMatch streams with max_concurrent_rpcs = 64 made a bot's Play
+    fail RESOURCE_EXHAUSTED: spectators and bots shared one budget. Here twice the spectator
+    budget of watchers arrive; the extra ones are refused with a clear status, and a bot
+    still connects and plays."""
+    budget = 8
+
+    async def scenario():
+        async with running_daemon(tmp_path, house_delay_ms=50, max_spectator_calls=budget,
+                                  max_spectator_calls_per_peer=budget) as daemon:
+            live = await daemon.create_match(["house:random"] * 4, deals=2)
+            async with daemon.channel() as channel:
+                stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+                events = [asyncio.Event() for _ in range(2 * budget)]
+                watchers = [asyncio.ensure_future(watch_until_refused_or_open(stub, live, e)) for e in events]
+                await asyncio.sleep(1.0)
+                refused = [w.result() for w in watchers if w.done()]
+                streaming = sum(e.is_set() and not w.done() for e, w in zip(events, watchers))
+                bot = await Bot(daemon, "carol").start()
+                played = await daemon.create_match(["carol", *HOUSE3])
+                result = await bot.wait_ended(played)
+                await bot.close()
+                in_use = daemon.arena.budgets.spectators.in_use
+                for w in watchers:
+                    w.cancel()
+                await asyncio.gather(*watchers, return_exceptions=True)
+            await asyncio.sleep(0.2)
+            return refused, streaming, result, in_use, daemon.arena.budgets.spectators.in_use
+
+    refused, streaming, result, in_use, after = run(scenario())
+    assert streaming == budget and in_use == budget
+    assert len(refused) == budget
+    assert all(code == grpc.StatusCode.RESOURCE_EXHAUSTED and "spectator" in details for code, details in refused)
+    assert result.status == game_pb2.MATCH_STATUS_FINISHED
+    assert after == 0  # every slot came back when its watcher left
+
+
+def test_one_address_cannot_take_the_whole_spectator_budget(tmp_path):
+    async def scenario():
+        async with running_daemon(tmp_path, max_spectator_calls=50, max_spectator_calls_per_peer=2,
+                                  house_delay_ms=50) as daemon:
+            live = await daemon.create_match(["house:random"] * 4, deals=2)
+            async with daemon.channel() as channel:
+                stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+                watchers = [asyncio.ensure_future(watch_until_refused_or_open(stub, live, asyncio.Event()))
+                            for _ in range(3)]
+                await asyncio.sleep(0.5)
+                refused = [w.result() for w in watchers if w.done()]
+                try:
+                    await stub.ListMatches(spectator_pb2.ListMatchesRequest())
+                    listed = grpc.StatusCode.OK
+                except grpc.aio.AioRpcError as exc:
+                    listed = exc.code()
+                for w in watchers:
+                    w.cancel()
+                await asyncio.gather(*watchers, return_exceptions=True)
+            return refused, listed
+
+    refused, listed = run(scenario())
+    assert [code for code, _ in refused] == [grpc.StatusCode.RESOURCE_EXHAUSTED]
+    assert "from your address" in refused[0][1]
+    assert listed == grpc.StatusCode.RESOURCE_EXHAUSTED  # the same budget: two watchers already hold it
+
+
+def test_the_server_wide_rpc_limit_stays_above_the_class_budgets():
+    from heartsd.config import ConfigError, Settings
+
+    settings = Settings.load(env={}, flags=dict(max_spectator_calls=10, max_bot_streams=20, max_admin_calls=5))
+    assert settings.rpc_limit() > 10 + 20 + 5 + 64
+    try:
+        Settings.load(env={}, flags=dict(max_concurrent_rpcs=64))
+        raise AssertionError("a server-wide limit below the class budgets must be refused")
+    except ConfigError as exc:
+        assert "max_concurrent_rpcs" in str(exc) and "starve" in str(exc)

@@ -26,7 +26,10 @@ if _version_not_supported:
 
 
 class SpectatorServiceStub:
-    """Read-only access for spectators, replay viewers and dispute settlement.
+    """Read-only access for spectators, replay viewers and dispute settlement. Spectator
+    calls (and LadderService's) have a concurrency budget of their own, apart from bots,
+    with a limit per client address: a call beyond it ends RESOURCE_EXHAUSTED with a
+    message saying which limit, and may be retried later.
     """
 
     def __init__(self, channel):
@@ -53,7 +56,10 @@ class SpectatorServiceStub:
 
 
 class SpectatorServiceServicer:
-    """Read-only access for spectators, replay viewers and dispute settlement.
+    """Read-only access for spectators, replay viewers and dispute settlement. Spectator
+    calls (and LadderService's) have a concurrency budget of their own, apart from bots,
+    with a limit per client address: a call beyond it ends RESOURCE_EXHAUSTED with a
+    message saying which limit, and may be retried later.
     """
 
     def ListMatches(self, request, context):
@@ -110,7 +116,10 @@ def add_SpectatorServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class SpectatorService:
-    """Read-only access for spectators, replay viewers and dispute settlement.
+    """Read-only access for spectators, replay viewers and dispute settlement. Spectator
+    calls (and LadderService's) have a concurrency budget of their own, apart from bots,
+    with a limit per client address: a call beyond it ends RESOURCE_EXHAUSTED with a
+    message saying which limit, and may be retried later.
     """
 
     @staticmethod

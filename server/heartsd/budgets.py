@@ -1,0 +1,184 @@
+"""Concurrency budgets per class of caller, so that no class can starve another.
+
+grpc's ``maximum_concurrent_rpcs`` is one budget for every call: 64 spectators watching
+a match took every slot and a bot's ``Play`` failed. So calls are counted per class
+(bot streams, spectators, admin, infrastructure: health and reflection), each class has
+its own total and a limit per peer (one address, any number of connections), and the
+server-wide limit is set above their sum (``Settings.rpc_limit()``), so it is never
+what refuses a call. A refusal is RESOURCE_EXHAUSTED with a message naming the budget.
+
+:class:`Budget` is the reusable part: the gRPC layer uses it through
+:class:`BudgetInterceptor`, and anything else serving spectators (the web front) takes
+a slot with :meth:`Budget.hold` around each request or stream.
+
+>>> budget = Budget("spectator", total=2, per_peer=1)
+>>> with budget.hold("ipv4:10.0.0.1"):
+...     budget.refusal("ipv4:10.0.0.1")
+'too many spectator calls from your address at once (at most 1); try again later'
+>>> budget.in_use
+0
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+
+INFRA_CALLS, INFRA_CALLS_PER_PEER = 64, 16  # health checks and reflection (probes, grpcurl)
+
+
+class BudgetExhausted(Exception):
+    """No slot left. The gRPC layer answers RESOURCE_EXHAUSTED with ``message``; an HTTP
+    front answers 429 (or 503) with it."""
+
+    kind = "exhausted"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass
+class Budget:
+    """At most ``total`` calls at once, and at most ``per_peer`` of them from one peer."""
+
+    name: str
+    total: int
+    per_peer: int
+    in_use: int = 0
+    peak: int = 0
+    refused: int = 0
+    _by_peer: dict[str, int] = field(default_factory=dict, repr=False)
+
+    def refusal(self, peer: str) -> str | None:
+        """Why a new call from ``peer`` would be refused now, or None."""
+        if self.in_use >= self.total:
+            return f"the server is serving as many {self.name} calls as it allows ({self.total}); try again later"
+        if self._by_peer.get(peer, 0) >= self.per_peer:
+            return f"too many {self.name} calls from your address at once (at most {self.per_peer}); try again later"
+        return None
+
+    def acquire(self, peer: str) -> None:
+        """Take a slot for ``peer``, or raise :class:`BudgetExhausted`."""
+        why = self.refusal(peer)
+        if why is not None:
+            self.refused += 1
+            raise BudgetExhausted(why)
+        self.in_use += 1
+        self.peak = max(self.peak, self.in_use)
+        self._by_peer[peer] = self._by_peer.get(peer, 0) + 1
+
+    def release(self, peer: str) -> None:
+        self.in_use -= 1
+        left = self._by_peer[peer] - 1
+        if left:
+            self._by_peer[peer] = left
+        else:
+            del self._by_peer[peer]
+
+    @contextlib.contextmanager
+    def hold(self, peer: str) -> Iterator[None]:
+        """A slot for the block (a request, or a stream for as long as it runs)."""
+        self.acquire(peer)
+        try:
+            yield
+        finally:
+            self.release(peer)
+
+
+def peer_address(peer: str) -> str:
+    """grpc's ``context.peer()`` without the port: the key of the per-peer limit.
+
+    >>> peer_address("ipv4:127.0.0.1:50312"), peer_address("ipv6:[::1]:50312"), peer_address("unix:/tmp/s")
+    ('ipv4:127.0.0.1', 'ipv6:[::1]', 'unix:/tmp/s')
+    """
+    if peer.startswith(("ipv4:", "ipv6:")):
+        return peer.rpartition(":")[0]
+    return peer
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """The daemon's budgets, one per class of caller (built from Settings)."""
+
+    bots: Budget
+    spectators: Budget
+    admin: Budget
+    infra: Budget
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> Budgets:
+        """Bot streams have no per-peer limit below their total (many bots may share one
+        address: a lab, a NAT); spectators do."""
+        return cls(
+            bots=Budget("bot stream", settings.max_bot_streams, settings.max_bot_streams),
+            spectators=Budget("spectator", settings.max_spectator_calls, settings.max_spectator_calls_per_peer),
+            admin=Budget("admin", settings.max_admin_calls, settings.max_admin_calls),
+            infra=Budget("health or reflection", INFRA_CALLS, INFRA_CALLS_PER_PEER),
+        )
+
+    def all(self) -> tuple[Budget, ...]:
+        return (self.bots, self.spectators, self.admin, self.infra)
+
+    @property
+    def total(self) -> int:
+        return sum(b.total for b in self.all())
+
+
+class BudgetInterceptor(grpc.aio.ServerInterceptor):
+    """Counts each call against the budget of its service (``budgets``: full service name ->
+    Budget) from its first byte to its end; a call over budget ends RESOURCE_EXHAUSTED
+    before its handler runs. Only the call's start and end are touched: nothing per message."""
+
+    def __init__(self, budgets: Mapping[str, Budget]) -> None:
+        self._budgets = dict(budgets)
+
+    async def intercept_service(self, continuation: Callable[..., Any], details: grpc.HandlerCallDetails) -> Any:
+        handler = await continuation(details)
+        budget = self._budgets.get(details.method.split("/")[1]) if handler is not None else None
+        if budget is None:
+            return handler
+        if handler.unary_unary is not None:
+            return grpc.unary_unary_rpc_method_handler(
+                _counted(budget, handler.unary_unary), handler.request_deserializer, handler.response_serializer)
+        if handler.unary_stream is not None:
+            return grpc.unary_stream_rpc_method_handler(
+                _counted(budget, handler.unary_stream), handler.request_deserializer, handler.response_serializer)
+        if handler.stream_unary is not None:
+            return grpc.stream_unary_rpc_method_handler(
+                _counted(budget, handler.stream_unary), handler.request_deserializer, handler.response_serializer)
+        return grpc.stream_stream_rpc_method_handler(
+            _counted(budget, handler.stream_stream), handler.request_deserializer, handler.response_serializer)
+
+
+def _counted(budget: Budget, behavior: Callable[..., Any]) -> Callable[..., Any]:
+    """``behavior`` holding a slot of ``budget`` while it runs; the same kind of callable
+    (a coroutine function, or an async generator function streaming its responses)."""
+    if inspect.isasyncgenfunction(behavior):
+        async def stream(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            peer = peer_address(context.peer())
+            why = budget.refusal(peer)
+            if why is not None:
+                budget.refused += 1
+                await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, why)
+            with budget.hold(peer):
+                async for response in behavior(request, context):
+                    yield response
+
+        return stream
+
+    async def call(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        peer = peer_address(context.peer())
+        why = budget.refusal(peer)
+        if why is not None:
+            budget.refused += 1
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, why)
+        with budget.hold(peer):
+            return await behavior(request, context)
+
+    return call
