@@ -88,13 +88,16 @@ class Arena:
     # -- bots -------------------------------------------------------------------------
 
     async def authenticate(self, token: str) -> tuple[str, str] | None:
-        """(bot, token hash) for a bot token, from memory (tokens.py). A token not known yet
-        waits for one fresh read of the ladder's bots (it may just have been added): unknown
-        tokens arriving together share that read, so guessing never loads the database."""
+        """(bot, token hash) for a bot token, from memory (tokens.py). Unless the token is a
+        configured one, the answer waits for a read of the ladder's bots begun after the
+        call: a bot added a moment ago gets in, one revoked a moment ago does not. Calls
+        arriving together share that read, so guessing tokens never loads the database."""
         found = self.tokens.lookup(token)
-        if found is None and await self.tokens.refreshed():
-            found = self.tokens.lookup(token)
-        return found
+        if found is not None and self.tokens.is_configured(found[1]):
+            return found
+        if not await self.tokens.refreshed():
+            return found  # the store does not answer: the last view decides
+        return self.tokens.lookup(token)
 
     def check_tokens(self) -> None:
         """The registry saw the ladder's tokens change: end the sessions of revoked bots at
