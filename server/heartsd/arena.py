@@ -26,6 +26,7 @@ from . import shuffles
 from .budgets import Budgets
 from .clock import SeatClock
 from .config import Settings
+from .lag import LoopMonitor
 from .runner import ClockPolicy, MatchRunner, SeatSlot
 from .sessions import MAX_ID_CHARS, BotSession, SessionRegistry, echo_id
 from .shuffles import ShuffleRepeated
@@ -84,6 +85,7 @@ class Arena:
                                     shared=store.db if memory else None)
         self.tokens.on_change = self.check_tokens
         self.budgets = Budgets.from_settings(settings)  # calls at once per class of caller (budgets.py)
+        self.loop_monitor = LoopMonitor()  # started with the server or the first match
 
     # -- bots -------------------------------------------------------------------------
 
@@ -228,6 +230,7 @@ class Arena:
         would is replaced by another; an explicit seed of a rated match is refused. An
         unrated match with an organiser's explicit seed may repeat shuffles (organisers and
         ``heartsbot local --seed`` test with fixed seeds)."""
+        self.loop_monitor.start()
         rules, match_format = self.check_match(ruleset, players, options, fmt, seats, rated)
         if rated:
             await self.check_rated(seats)
@@ -476,6 +479,7 @@ class Arena:
         """Stop accepting matches, let running ones finish for ``grace_s``, abort the rest."""
         self.accepting = False
         self.tokens.stop()
+        self.loop_monitor.stop()
         if self._house_task is not None:
             self._house_task.cancel()
         if self._starts:  # matches whose rows are being written join the running ones

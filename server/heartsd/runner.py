@@ -133,7 +133,8 @@ _DECISION_PLAY = _DECISION_TAGS["kind"] + wire.varint(P.DECISION_KIND_PLAY)
 _DECISION_PASS = _DECISION_TAGS["kind"] + wire.varint(P.DECISION_KIND_PASS)
 _DECISION_MOON = _DECISION_TAGS["kind"] + wire.varint(P.DECISION_KIND_MOON)
 _DECISION_PLAYED = tuple(_DECISION_PLAY + wire.card_fields(_DECISION_CARDS, (c,)) for c in range(52))
-_DECISION_DEAL, _DECISION_THINK, _DECISION_REJECTED = (_DECISION_TAGS[k] for k in ("deal_number", "think_ms", "rejected_answers"))
+_DECISION_DEAL, _DECISION_THINK, _DECISION_REJECTED, _DECISION_CREDIT = (
+    _DECISION_TAGS[k] for k in ("deal_number", "think_ms", "rejected_answers", "stall_credit_ms"))
 _DECISION_SEATS = tuple(wire.int_field(_DECISION_TAGS["seat"], s) for s in range(8))
 _DECISION_PROVENANCES = {p: wire.int_field(_DECISION_TAGS["provenance"], p) for p in game_pb2.Provenance.values()}
 _PLAY_JSON = tuple(json.dumps(str(PlayAction(c))) for c in range(52))  # each play's "action" in the engine record
@@ -177,7 +178,8 @@ class ClockPolicy:
 
 
 class Decision(NamedTuple):
-    """One applied action with its provenance and the measured think time."""
+    """One applied action with its provenance, the measured think time, and the part of it
+    the server was stalled (not charged to the bot: lag.py)."""
 
     deal_number: int
     seat: int
@@ -185,6 +187,7 @@ class Decision(NamedTuple):
     provenance: int
     think_ms: int
     rejected: int
+    credit_ms: int = 0
 
     def to_bytes(self) -> bytes:
         """``to_wire().SerializeToString()``, assembled from pre-encoded parts (wire.py)."""
@@ -202,13 +205,14 @@ class Decision(NamedTuple):
             _DECISION_PROVENANCES[self.provenance],
             wire.int_field(_DECISION_THINK, self.think_ms),
             wire.int_field(_DECISION_REJECTED, self.rejected),
+            wire.int_field(_DECISION_CREDIT, self.credit_ms),
         ))
 
     def to_wire(self) -> spectator_pb2.RecordedDecision:
         action = self.action
         decision = spectator_pb2.RecordedDecision(
             deal_number=self.deal_number, seat=self.seat, provenance=self.provenance,
-            think_ms=self.think_ms, rejected_answers=self.rejected)
+            think_ms=self.think_ms, rejected_answers=self.rejected, stall_credit_ms=self.credit_ms)
         if isinstance(action, PlayAction):
             decision.kind = P.DECISION_KIND_PLAY
             decision.cards.append(convert.CARD_MESSAGES[action.card])
@@ -232,6 +236,7 @@ class Pending:
     deadline: float = math.inf  # time.monotonic() after which the default is played
     grace_timer: asyncio.TimerHandle | None = None
     rejected: int = 0
+    credited: float = 0.0  # server stall time the deadline was already extended by (lag.py)
 
 
 @dataclass(eq=False)
@@ -341,6 +346,7 @@ class MatchRunner:
         self._ruleset_field = wire.length_delimited(REQUEST_RULESET, self._ruleset_pb.SerializeToString())
         self._match_id_field = wire.length_delimited(UPDATE_MATCH_ID, match_id.encode())
         self._loop = asyncio.get_running_loop()
+        self._stalled = arena.loop_monitor.stalled  # the server's stalls during a request (lag.py)
         self.log = structlog.get_logger("heartsd.match").bind(match_id=match_id, ruleset=rules.name)
 
     # -- public surface -------------------------------------------------------------
@@ -507,7 +513,17 @@ class MatchRunner:
         self._deadline_timer, self._deadline_at = None, math.inf
         for slot in self.seats:
             pending = slot.pending
-            if pending is not None and pending.deadline <= time.monotonic() + _CLOCK_RESOLUTION:
+            now = time.monotonic()
+            if pending is not None and pending.deadline <= now + _CLOCK_RESOLUTION:
+                # The server's own stalls while the request was open are not the bot's time:
+                # the deadline moves by them (a stall still going on included), and only a
+                # request late beyond them times out.
+                credit = self._stalled(pending.sent_at, now)
+                if credit > pending.credited:
+                    pending.deadline += credit - pending.credited
+                    pending.credited = credit
+                    if pending.deadline > now + _CLOCK_RESOLUTION:
+                        continue
                 self._guarded(lambda: self._time_out(slot))
         earliest = min((s.pending.deadline for s in self.seats if s.pending is not None), default=math.inf)
         if earliest < self._deadline_at:
@@ -531,16 +547,19 @@ class MatchRunner:
     def _default(self, slot: SeatSlot, provenance: int) -> None:
         pending = slot.pending
         assert pending is not None
-        elapsed = time.monotonic() - pending.sent_at
-        slot.clock.charge(elapsed)  # the time a defaulted decision took still counts
-        self._resolve(slot, pending, pending.default, provenance, elapsed)
+        now = time.monotonic()
+        elapsed = now - pending.sent_at
+        credit = self._stalled(pending.sent_at, now)
+        slot.clock.charge(elapsed - credit)  # the time a defaulted decision took still counts
+        self._resolve(slot, pending, pending.default, provenance, elapsed, credit)
         self._notice(slot.seat, provenance)
         self._advance()
 
-    def _resolve(self, slot: SeatSlot, pending: Pending, action: Action, provenance: int, elapsed: float) -> None:
+    def _resolve(self, slot: SeatSlot, pending: Pending, action: Action, provenance: int, elapsed: float,
+                 credit: float) -> None:
         """Apply ``action`` (already known legal) for a pending request and wake the match."""
         self._close_pending(slot)
-        self._apply(slot.seat, action, provenance, elapsed, pending.rejected)
+        self._apply(slot.seat, action, provenance, elapsed, pending.rejected, credit)
 
     def _close_pending(self, slot: SeatSlot) -> None:
         pending = slot.pending
@@ -558,8 +577,10 @@ class MatchRunner:
         slot.auto = False  # any answer shows the bot is back
         if pending is None or pending.request_id != answer.request_id:
             return self._rejection(answer, bot_pb2.REJECTION_CODE_STALE_REQUEST, "that request is no longer open", False, slot)
-        elapsed = time.monotonic() - pending.sent_at
-        if elapsed > slot.clock.budget_s():  # late, though its timer has not run yet
+        now = time.monotonic()
+        elapsed = now - pending.sent_at
+        credit = self._stalled(pending.sent_at, now)  # the server's own stalls (lag.py): 0.0 almost always
+        if elapsed - credit > slot.clock.budget_s():  # late, though its timer has not run yet
             self._guarded(lambda: self._time_out(slot))
             return self._rejection(answer, bot_pb2.REJECTION_CODE_STALE_REQUEST, "too late: the default was played", False, slot)
         try:
@@ -576,14 +597,14 @@ class MatchRunner:
                 self._guarded(lambda: self._default(slot, P.PROVENANCE_ILLEGAL))
                 return None
             return rejection
-        slot.clock.charge(elapsed)
+        slot.clock.charge(elapsed - credit)
         slot.consecutive_defaults = 0
         self._close_pending(slot)
-        self._guarded(self._accepted, slot, action, elapsed, pending.rejected)
+        self._guarded(self._accepted, slot, action, elapsed, pending.rejected, credit)
         return None
 
-    def _accepted(self, slot: SeatSlot, action: Action, elapsed: float, rejected: int) -> None:
-        self._after_apply(slot.seat, action, P.PROVENANCE_BOT, elapsed, rejected)
+    def _accepted(self, slot: SeatSlot, action: Action, elapsed: float, rejected: int, credit: float) -> None:
+        self._after_apply(slot.seat, action, P.PROVENANCE_BOT, elapsed, rejected, credit)
         self._advance()
 
     @staticmethod
@@ -603,7 +624,8 @@ class MatchRunner:
     ) -> bot_pb2.AnswerRejected:
         remaining = 0
         if slot.pending is not None:
-            spent = time.monotonic() - slot.pending.sent_at
+            now = time.monotonic()
+            spent = now - slot.pending.sent_at - self._stalled(slot.pending.sent_at, now)
             remaining = max(0, int((slot.clock.budget_s() - spent) * 1000))
         return bot_pb2.AnswerRejected(
             match_id=self.id, request_id=answer.request_id, code=code, reason=reason, retry=retry, remaining_ms=remaining
@@ -611,11 +633,13 @@ class MatchRunner:
 
     # -- applying and publishing --------------------------------------------------------
 
-    def _apply(self, seat: int, action: Action, provenance: int, elapsed: float, rejected: int) -> None:
+    def _apply(self, seat: int, action: Action, provenance: int, elapsed: float, rejected: int,
+               credit: float = 0.0) -> None:
         self.match.apply(seat, action)
-        self._after_apply(seat, action, provenance, elapsed, rejected)
+        self._after_apply(seat, action, provenance, elapsed, rejected, credit)
 
-    def _after_apply(self, seat: int, action: Action, provenance: int, elapsed: float, rejected: int) -> None:
+    def _after_apply(self, seat: int, action: Action, provenance: int, elapsed: float, rejected: int,
+                     credit: float = 0.0) -> None:
         if provenance not in _CHOSEN:
             slot = self.seats[seat]
             slot.consecutive_defaults += 1
@@ -623,7 +647,8 @@ class MatchRunner:
                 slot.auto = True
         deal_number = self.match.history[-1][0]
         # Kept as a plain tuple; the record's messages are built once, at the end.
-        self.decisions.append(Decision(deal_number, seat, action, provenance, int(elapsed * 1000), rejected))
+        self.decisions.append(Decision(deal_number, seat, action, provenance, int(elapsed * 1000), rejected,
+                                       int(credit * 1000)))
         self._publish(deal_number, seat, action, provenance)
 
     def _publish(self, deal_number: int, seat: int, action: Action, provenance: int) -> None:
@@ -910,7 +935,9 @@ class MatchRunner:
             pending.grace_timer.cancel()
             pending.grace_timer = None
         if pending is not None:  # rebuilt: the clock shows what is left
-            self._send(slot, self._request(slot, pending, int((time.monotonic() - pending.sent_at) * 1000)))
+            now = time.monotonic()
+            spent = now - pending.sent_at - self._stalled(pending.sent_at, now)  # the server's stalls are not spent
+            self._send(slot, self._request(slot, pending, int(spent * 1000)))
         else:
             self._send(slot, None)
 

@@ -81,6 +81,7 @@ async def build_server(settings: Settings, arena: Arena) -> tuple[grpc.aio.Serve
     })
     server = grpc.aio.server(options=server_options(settings), maximum_concurrent_rpcs=settings.rpc_limit(),
                              interceptors=[interceptor])
+    arena.loop_monitor.start()  # the loop's lag: exported, and never charged to a bot (lag.py)
     add_bot_service(BotService(arena), server)
     spectator_pb2_grpc.add_SpectatorServiceServicer_to_server(SpectatorService(arena), server)
     admin_pb2_grpc.add_AdminServiceServicer_to_server(AdminService(arena), server)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -99,6 +100,15 @@ def read_play_request(data: bytes) -> bot_pb2.PlayRequest | Unreadable:
         return bot_pb2.PlayRequest.FromString(data)
     except DecodeError:
         return UNREADABLE
+
+
+def resident_bytes() -> int:
+    """This process's resident memory, from /proc (Linux); 0 elsewhere."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def bearer_token(context: grpc.aio.ServicerContext) -> str:
@@ -291,6 +301,18 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
         if runner.result.status != P.MATCH_STATUS_CANCELLED:
             raise ArenaError("precondition", f"the match ended before it could be cancelled ({runner.result.reason})")
         return admin_pb2.CancelMatchResponse(result=runner.result)
+
+    @grpc_errors
+    async def GetServerStatus(self, request: admin_pb2.GetServerStatusRequest, context: grpc.aio.ServicerContext) -> admin_pb2.GetServerStatusResponse:  # noqa: N802
+        self._authorize(context)
+        monitor = self.arena.loop_monitor
+        return admin_pb2.GetServerStatusResponse(
+            loop_lag_ms=monitor.current_lag_s * 1000, max_loop_lag_ms=monitor.max_lag_s * 1000,
+            recent_max_stall_ms=monitor.recent_max_s() * 1000, loop_stalls=monitor.stalls,
+            loop_stalled_ms=monitor.stalled_s * 1000, bot_sessions=len(self.arena.sessions.all()),
+            running_matches=len(self.arena.runners), resident_bytes=resident_bytes(),
+            budgets=[admin_pb2.CallBudget(name=b.name, limit=b.total, per_peer=b.per_peer, in_use=b.in_use,
+                                          peak=b.peak, refused=b.refused) for b in self.arena.budgets.all()])
 
     @grpc_errors
     async def ListBots(self, request: admin_pb2.ListBotsRequest, context: grpc.aio.ServicerContext) -> admin_pb2.ListBotsResponse:  # noqa: N802

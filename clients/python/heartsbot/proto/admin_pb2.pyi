@@ -94,3 +94,45 @@ class ListBotsResponse(_message.Message):
     BOTS_FIELD_NUMBER: _ClassVar[int]
     bots: _containers.RepeatedCompositeFieldContainer[ConnectedBot]
     def __init__(self, bots: _Optional[_Iterable[_Union[ConnectedBot, _Mapping]]] = ...) -> None: ...
+
+class GetServerStatusRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class CallBudget(_message.Message):
+    __slots__ = ("name", "limit", "per_peer", "in_use", "peak", "refused")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    PER_PEER_FIELD_NUMBER: _ClassVar[int]
+    IN_USE_FIELD_NUMBER: _ClassVar[int]
+    PEAK_FIELD_NUMBER: _ClassVar[int]
+    REFUSED_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    limit: int
+    per_peer: int
+    in_use: int
+    peak: int
+    refused: int
+    def __init__(self, name: _Optional[str] = ..., limit: _Optional[int] = ..., per_peer: _Optional[int] = ..., in_use: _Optional[int] = ..., peak: _Optional[int] = ..., refused: _Optional[int] = ...) -> None: ...
+
+class GetServerStatusResponse(_message.Message):
+    __slots__ = ("loop_lag_ms", "max_loop_lag_ms", "recent_max_stall_ms", "loop_stalls", "loop_stalled_ms", "bot_sessions", "running_matches", "budgets", "resident_bytes")
+    LOOP_LAG_MS_FIELD_NUMBER: _ClassVar[int]
+    MAX_LOOP_LAG_MS_FIELD_NUMBER: _ClassVar[int]
+    RECENT_MAX_STALL_MS_FIELD_NUMBER: _ClassVar[int]
+    LOOP_STALLS_FIELD_NUMBER: _ClassVar[int]
+    LOOP_STALLED_MS_FIELD_NUMBER: _ClassVar[int]
+    BOT_SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    RUNNING_MATCHES_FIELD_NUMBER: _ClassVar[int]
+    BUDGETS_FIELD_NUMBER: _ClassVar[int]
+    RESIDENT_BYTES_FIELD_NUMBER: _ClassVar[int]
+    loop_lag_ms: float
+    max_loop_lag_ms: float
+    recent_max_stall_ms: float
+    loop_stalls: int
+    loop_stalled_ms: float
+    bot_sessions: int
+    running_matches: int
+    budgets: _containers.RepeatedCompositeFieldContainer[CallBudget]
+    resident_bytes: int
+    def __init__(self, loop_lag_ms: _Optional[float] = ..., max_loop_lag_ms: _Optional[float] = ..., recent_max_stall_ms: _Optional[float] = ..., loop_stalls: _Optional[int] = ..., loop_stalled_ms: _Optional[float] = ..., bot_sessions: _Optional[int] = ..., running_matches: _Optional[int] = ..., budgets: _Optional[_Iterable[_Union[CallBudget, _Mapping]]] = ..., resident_bytes: _Optional[int] = ...) -> None: ...

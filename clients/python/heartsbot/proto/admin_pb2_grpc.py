@@ -50,6 +50,11 @@ class AdminServiceStub:
                 request_serializer=hearts_dot_v1_dot_admin__pb2.ListBotsRequest.SerializeToString,
                 response_deserializer=hearts_dot_v1_dot_admin__pb2.ListBotsResponse.FromString,
                 _registered_method=True)
+        self.GetServerStatus = channel.unary_unary(
+                '/hearts.v1.AdminService/GetServerStatus',
+                request_serializer=hearts_dot_v1_dot_admin__pb2.GetServerStatusRequest.SerializeToString,
+                response_deserializer=hearts_dot_v1_dot_admin__pb2.GetServerStatusResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer:
@@ -87,6 +92,15 @@ class AdminServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetServerStatus(self, request, context):
+        """The daemon's own state in numbers: how late its event loop runs (no bot is ever
+        charged for the server's stalls: see RecordedDecision.stall_credit_ms), its
+        sessions, matches, memory, and each class of caller's concurrency budget.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -104,6 +118,11 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.ListBots,
                     request_deserializer=hearts_dot_v1_dot_admin__pb2.ListBotsRequest.FromString,
                     response_serializer=hearts_dot_v1_dot_admin__pb2.ListBotsResponse.SerializeToString,
+            ),
+            'GetServerStatus': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetServerStatus,
+                    request_deserializer=hearts_dot_v1_dot_admin__pb2.GetServerStatusRequest.FromString,
+                    response_serializer=hearts_dot_v1_dot_admin__pb2.GetServerStatusResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -188,6 +207,33 @@ class AdminService:
             '/hearts.v1.AdminService/ListBots',
             hearts_dot_v1_dot_admin__pb2.ListBotsRequest.SerializeToString,
             hearts_dot_v1_dot_admin__pb2.ListBotsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetServerStatus(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hearts.v1.AdminService/GetServerStatus',
+            hearts_dot_v1_dot_admin__pb2.GetServerStatusRequest.SerializeToString,
+            hearts_dot_v1_dot_admin__pb2.GetServerStatusResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -63,7 +63,7 @@ class GetMatchRecordRequest(_message.Message):
     def __init__(self, match_id: _Optional[str] = ...) -> None: ...
 
 class RecordedDecision(_message.Message):
-    __slots__ = ("deal_number", "seat", "kind", "cards", "moon", "provenance", "think_ms", "rejected_answers")
+    __slots__ = ("deal_number", "seat", "kind", "cards", "moon", "provenance", "think_ms", "rejected_answers", "stall_credit_ms")
     DEAL_NUMBER_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
@@ -72,6 +72,7 @@ class RecordedDecision(_message.Message):
     PROVENANCE_FIELD_NUMBER: _ClassVar[int]
     THINK_MS_FIELD_NUMBER: _ClassVar[int]
     REJECTED_ANSWERS_FIELD_NUMBER: _ClassVar[int]
+    STALL_CREDIT_MS_FIELD_NUMBER: _ClassVar[int]
     deal_number: int
     seat: int
     kind: _game_pb2.DecisionKind
@@ -80,7 +81,8 @@ class RecordedDecision(_message.Message):
     provenance: _game_pb2.Provenance
     think_ms: int
     rejected_answers: int
-    def __init__(self, deal_number: _Optional[int] = ..., seat: _Optional[int] = ..., kind: _Optional[_Union[_game_pb2.DecisionKind, str]] = ..., cards: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., moon: _Optional[_Union[_game_pb2.MoonOption, str]] = ..., provenance: _Optional[_Union[_game_pb2.Provenance, str]] = ..., think_ms: _Optional[int] = ..., rejected_answers: _Optional[int] = ...) -> None: ...
+    stall_credit_ms: int
+    def __init__(self, deal_number: _Optional[int] = ..., seat: _Optional[int] = ..., kind: _Optional[_Union[_game_pb2.DecisionKind, str]] = ..., cards: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., moon: _Optional[_Union[_game_pb2.MoonOption, str]] = ..., provenance: _Optional[_Union[_game_pb2.Provenance, str]] = ..., think_ms: _Optional[int] = ..., rejected_answers: _Optional[int] = ..., stall_credit_ms: _Optional[int] = ...) -> None: ...
 
 class MatchRecord(_message.Message):
     __slots__ = ("match_id", "ruleset", "format", "seed", "seats", "clock", "decisions", "deal_scores", "deals", "result", "engine_record_json")

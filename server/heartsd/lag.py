@@ -1,0 +1,110 @@
+"""How late the event loop runs, so that no bot is charged for the server's own stalls.
+
+Everything of every match happens on one event loop. When the loop is blocked (a long
+garbage collection, a slow callback, a burst of work), an answer that arrived in time
+waits unread and a deadline timer fires late, and a bot would be charged for time the
+server itself was not listening. :class:`LoopMonitor` is a small task that sleeps
+``TICK_S`` again and again and records how much later than asked it woke: lateness of
+``STALL_S`` or more is a *stall*, kept as an interval of monotonic time. A decision is
+credited with the stall time that overlapped its open request (the runner extends the
+deadline by it, charges the clock without it, and records it as
+``RecordedDecision.stall_credit_ms``), including a stall still going on when the
+deadline timer finally runs.
+
+The monitor also keeps what operators want to see: the current lag, the largest since
+start, the number of stalls (``AdminService.GetServerStatus``), and a warning in the log
+for every stall of ``WARN_S`` or more.
+
+>>> monitor = LoopMonitor()
+>>> monitor.record(10.0, 10.5)          # the loop was stuck from 10.0 s to 10.5 s
+>>> round(monitor.stalled(9.8, 11.0), 3), round(monitor.stalled(10.4, 11.0), 3), monitor.stalled(10.6, 11.0)
+(0.5, 0.1, 0.0)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+
+import structlog
+
+log = structlog.get_logger("heartsd.loop")
+TICK_S = 0.02  # how often the monitor wakes: 50 cheap wake-ups a second
+STALL_S = 0.01  # lateness at least this long counts as a stall (and is credited)
+WARN_S = 0.1  # stalls at least this long are logged
+KEEP = 4096  # stalls remembered (older ones cannot overlap a request still open)
+
+
+class LoopMonitor:
+    """See the module docstring. ``start()`` from the event loop it watches."""
+
+    def __init__(self) -> None:
+        self._stalls: deque[tuple[float, float]] = deque(maxlen=KEEP)
+        self.last_stall_end = float("-inf")  # the hot path's test: no stall since a request was sent
+        self._due = float("inf")  # when the monitor asked to wake next (inf: not running)
+        self.current_lag_s = 0.0
+        self.max_lag_s = 0.0
+        self.stalls = 0
+        self.stalled_s = 0.0  # total
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._watch())
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
+            self._due = float("inf")
+
+    async def _watch(self) -> None:
+        while True:
+            self._due = time.monotonic() + TICK_S
+            await asyncio.sleep(TICK_S)
+            woke = time.monotonic()
+            lag = max(0.0, woke - self._due)
+            self.current_lag_s = lag
+            if lag > self.max_lag_s:
+                self.max_lag_s = lag
+            if lag >= STALL_S:
+                self.record(self._due, woke)
+                if lag >= WARN_S:
+                    log.warning("event loop stalled: no bot is charged for it", lag_ms=round(lag * 1000))
+
+    def record(self, start: float, end: float) -> None:
+        """The loop was stalled from ``start`` to ``end`` (monotonic seconds)."""
+        self._stalls.append((start, end))
+        self.last_stall_end = end
+        self.stalls += 1
+        self.stalled_s += end - start
+
+    def ongoing_s(self, now: float) -> float:
+        """How long the loop has been stalled right now: the monitor is late waking."""
+        late = now - self._due
+        return late if late >= STALL_S else 0.0
+
+    def stalled(self, since: float, now: float) -> float:
+        """Seconds the loop was stalled between ``since`` and ``now``, counting a stall
+        still under way. Called for every decision: without a stall since ``since`` it is
+        two comparisons."""
+        ongoing = now - self._due
+        if self.last_stall_end <= since and ongoing < STALL_S:
+            return 0.0
+        total = ongoing if ongoing >= STALL_S else 0.0
+        for start, end in reversed(self._stalls):
+            if end <= since:
+                break
+            total += min(end, now) - max(start, since)
+        return max(0.0, total)
+
+    def recent_max_s(self, window_s: float = 60.0) -> float:
+        """The longest stall that ended in the last ``window_s`` seconds."""
+        cutoff = time.monotonic() - window_s
+        longest = 0.0
+        for start, end in reversed(self._stalls):
+            if end < cutoff:
+                break
+            longest = max(longest, end - start)
+        return longest
