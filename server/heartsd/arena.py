@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import structlog
@@ -30,6 +30,7 @@ from .lag import LoopMonitor
 from .runner import ClockPolicy, MatchRunner, SeatSlot
 from .sessions import MAX_ID_CHARS, BotSession, SessionRegistry, echo_id
 from .shuffles import ShuffleRepeated
+from .slots import Reservation, SlotBook
 from .store import NewMatch, Store
 from .tokens import TokenRegistry, TokenState
 
@@ -57,6 +58,10 @@ def precondition(message: str) -> ArenaError:
     return ArenaError("precondition", message)
 
 
+class SeedRefused(ArenaError):
+    """An explicit seed that would deal a shuffle dealt before, in a strict match."""
+
+
 def not_found(message: str) -> ArenaError:
     return ArenaError("not_found", message)
 
@@ -79,6 +84,8 @@ class Arena:
         self._starting: dict[str, MatchRunner] = {}  # created, their row being written (create_match)
         self._starts: set[asyncio.Future[MatchRunner]] = set()
         self._house_task: asyncio.Task[None] | None = None
+        self.slots = SlotBook()  # reservations of bots' match slots (slots.py)
+        self.purposes: dict[str, str] = {}  # match id -> what started it: admin, ladder, house, tournament ...
         self.accepting = True
         memory = store.path in (":memory:", "sqlite:///:memory:")  # a second connection would see another database
         self.tokens = TokenRegistry(settings.bot_tokens, url=None if memory else store.path,
@@ -128,6 +135,7 @@ class Arena:
     def connect(self, session: BotSession) -> list[bot_pb2.ActiveMatch]:
         """Register a session (replacing an older one) and resume its matches."""
         self.sessions.open(session)
+        self.slots.changed()
         active = []
         for runner in self.runners.values():
             for slot in runner.seats_of(session.bot):
@@ -203,6 +211,55 @@ class Arena:
         """Matches ``bot`` is seated in, counting those still being started."""
         return sum(1 for r in (*self.runners.values(), *self._starting.values()) if r.seats_of(bot))
 
+    def matches_of(self, bot: str) -> list[tuple[str, str]]:
+        """(match id, purpose) of every match ``bot`` is seated in, those being started too."""
+        return [(r.id, self.purposes.get(r.id, "admin"))
+                for r in (*self.runners.values(), *self._starting.values()) if r.seats_of(bot)]
+
+    def free_slots(self, bot: str, reservation: Reservation | None = None) -> int:
+        """Match slots of ``bot`` that nobody holds or waits for: its declared limit, less
+        the matches it is in, less the slots promised to waiting reservations (those older
+        than ``reservation``, when it is the one asking). 0 when it is not connected."""
+        session = self.sessions.get(bot)
+        if session is None:
+            return 0
+        return session.max_matches - self.active_matches(bot) - self.slots.promised(bot, before=reservation)
+
+    def _seat_problem(self, wanted: dict[str, int], ruleset: str, reservation: Reservation | None,
+                      versions: Mapping[str, str] | None = None) -> str | None:
+        """Why the bots in ``wanted`` (name -> seats) cannot all be seated now, or None."""
+        for bot in wanted:
+            session = self.sessions.get(bot)
+            if session is None:
+                return f"bot {bot!r} is not connected"
+            if versions is not None and bot in versions and session.version != versions[bot]:
+                return (f"bot {bot!r} is connected as version {session.version!r}; this match needs the version "
+                        f"frozen at the start, {versions[bot]!r}")
+            if self.tokens.state(bot, session.token_hash) in (TokenState.REVOKED, TokenState.ROTATED):
+                return f"bot {bot!r} is connected with a token that no longer counts"
+            if not session.plays(ruleset):
+                return f"bot {bot!r} does not play {ruleset}"
+            if self.free_slots(bot, reservation) < 1:  # a match takes one slot, however many seats
+                held = ", ".join(f"{purpose} {match_id}" for match_id, purpose in self.matches_of(bot))
+                text = (f"bot {bot!r} has no free match slot: it plays at most {session.max_matches} at once "
+                        f"and is in {self.active_matches(bot)} now ({held or 'none'})")
+                promised = self.slots.promised(bot, before=reservation)
+                if promised:
+                    waiting = ", ".join(self.slots.holders(bot)[: 3])
+                    text += f", and {promised} slot(s) are promised to waiting matches ({waiting})"
+                return text
+        return None
+
+    async def _wait_for_seats(self, wanted: dict[str, int], ruleset: str, reservation: Reservation,
+                              deadline: float, wait_s: float, versions: Mapping[str, str] | None = None) -> None:
+        """Hold ``reservation`` until every bot of ``wanted`` can be seated, or ``deadline``
+        (loop time) passes; ``wait_s`` is how long that was, for the message."""
+        while (problem := self._seat_problem(wanted, ruleset, reservation, versions)) is not None:
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0 or not self.accepting:
+                raise ArenaError("deadline", f"waited {wait_s:g} s for the seats: {problem}")
+            await self.slots.wait_change(min(left, 1.0))
+
     # -- matches ------------------------------------------------------------------------
 
     async def create_match(
@@ -217,6 +274,10 @@ class Arena:
         rated: bool = False,
         prepare: Callable[[MatchRunner], None] | None = None,
         tokens_since: float | None = None,
+        purpose: str = "admin",
+        wait_s: float = 0.0,
+        versions: Mapping[str, str] | None = None,
+        strict: bool | None = None,
     ) -> MatchRunner:
         """Validate and start a match. The database is used from a worker thread, never on
         the event loop: a slow store (a remote PostgreSQL) must not stall running matches,
@@ -229,7 +290,14 @@ class Arena:
         whose seed the server draws, never deals a shuffle dealt before: a drawn seed that
         would is replaced by another; an explicit seed of a rated match is refused. An
         unrated match with an organiser's explicit seed may repeat shuffles (organisers and
-        ``heartsbot local --seed`` test with fixed seeds)."""
+        ``heartsbot local --seed`` test with fixed seeds), unless ``strict`` (a tournament's
+        seeds): then such a seed is refused with :class:`SeedRefused`.
+
+        ``purpose`` says what started it (admin, ladder, house, a tournament), for listings
+        and for the message that explains a busy bot. With ``wait_s`` > 0 the named bots'
+        slots are reserved and waited for (slots.py) instead of refused when busy.
+        ``versions`` (bot -> version) seats a bot only while it is connected with that
+        declared version (a tournament froze it at the start)."""
         self.loop_monitor.start()
         rules, match_format = self.check_match(ruleset, players, options, fmt, seats, rated)
         if rated:
@@ -237,23 +305,27 @@ class Arena:
         policy = self._policy(clock)
         if seed is not None and not 0 <= seed < 2**64:
             raise invalid("seed must be below 2**64")
-        await self.check_seats_free(ruleset, seats, tokens_since)
+        reservation = await self.claim_seats(ruleset, seats, tokens_since, purpose, wait_s, versions)
         explicit = seed is not None
-        for attempt in range(SEED_DRAWS):
-            runner = self.new_runner(rules, match_format, seed if explicit else secrets.randbits(63), seats, policy,
-                                     rated, strict=rated or not explicit)
-            if prepare is not None:
-                prepare(runner)
-            try:
-                await self.start([runner])
-                return runner
-            except ShuffleRepeated as exc:
-                if explicit:
-                    raise precondition(f"seed {seed} deals a shuffle that was dealt before (match {exc.match_id}, "
-                                       f"deal {exc.deal}): a rated match never repeats a shuffle; leave the seed "
-                                       "unset to have one drawn") from None
-                log.warning("a drawn seed deals a shuffle dealt before; drawing another", attempt=attempt + 1)
-        raise ArenaError("unavailable", f"no fresh seed in {SEED_DRAWS} draws")
+        try:
+            for attempt in range(SEED_DRAWS):
+                runner = self.new_runner(rules, match_format, seed if explicit else secrets.randbits(63), seats,
+                                         policy, rated, strict=(rated or not explicit) if strict is None else strict)
+                if prepare is not None:
+                    prepare(runner)
+                try:
+                    await self.start([runner], purpose, reservation)
+                    return runner
+                except ShuffleRepeated as exc:
+                    if explicit:
+                        raise SeedRefused("precondition", f"seed {seed} deals a shuffle that was dealt before (match "
+                                          f"{exc.match_id}, deal {exc.deal}): a rated match never repeats a shuffle; "
+                                          "leave the seed unset to have one drawn") from None
+                    log.warning("a drawn seed deals a shuffle dealt before; drawing another", attempt=attempt + 1)
+            raise ArenaError("unavailable", f"no fresh seed in {SEED_DRAWS} draws")
+        finally:
+            if reservation is not None:
+                self.slots.release(reservation)
 
     def check_match(self, ruleset: str, players: int, options: admin_pb2.RulesetOptions, fmt: game_pb2.MatchFormat,
                     seats: list[SeatRequest], rated: bool) -> tuple[Ruleset, MatchFormat]:
@@ -301,27 +373,51 @@ class Arena:
         if not self.settings.ladder_same_owner and len(set(owners)) != len(owners):
             raise invalid("a rated match never seats two bots of one owner (see ladder_same_owner)")
 
-    async def check_seats_free(self, ruleset: str, seats: list[SeatRequest], tokens_since: float | None = None) -> None:
+    async def check_seats_free(self, ruleset: str, seats: list[SeatRequest], tokens_since: float | None = None,
+                               versions: Mapping[str, str] | None = None) -> None:
         """Every seated bot is connected with a token that counts (checked against a view of
-        the ladder read after ``tokens_since``), plays ``ruleset`` and has a free match slot."""
+        the ladder read after ``tokens_since``), plays ``ruleset`` and has a free match slot
+        (one nobody waits for: slots.py); a precondition error says which bot and why."""
+        wanted = self._wanted(seats)
+        await self._check_seat_tokens(wanted, tokens_since)
+        if (problem := self._seat_problem(wanted, ruleset, None, versions)) is not None:
+            raise precondition(problem + ("; set wait_for_seats_ms to wait for it" if "slot" in problem else ""))
+
+    async def claim_seats(self, ruleset: str, seats: list[SeatRequest], tokens_since: float | None, purpose: str,
+                          wait_s: float, versions: Mapping[str, str] | None = None) -> Reservation | None:
+        """:meth:`check_seats_free`, or with ``wait_s`` > 0 wait in line for the seats: the
+        returned reservation holds them (no await may come before the match takes them)."""
+        wanted = self._wanted(seats)
+        if wait_s <= 0 or not wanted:
+            await self.check_seats_free(ruleset, seats, tokens_since, versions)
+            return None
+        reservation = self.slots.reserve({bot: 1 for bot in wanted}, purpose)
+        try:
+            deadline = asyncio.get_running_loop().time() + wait_s
+            while True:
+                await self._wait_for_seats(wanted, ruleset, reservation, deadline, wait_s, versions)
+                await self._check_seat_tokens(wanted, tokens_since)
+                if self._seat_problem(wanted, ruleset, reservation, versions) is None:
+                    return reservation
+        except BaseException:
+            self.slots.release(reservation)
+            raise
+
+    @staticmethod
+    def _wanted(seats: list[SeatRequest]) -> dict[str, int]:
         wanted: dict[str, int] = {}
         for spec in seats:
             if spec.bot:
                 wanted[spec.bot] = wanted.get(spec.bot, 0) + 1
+        return wanted
+
+    async def _check_seat_tokens(self, wanted: dict[str, int], tokens_since: float | None) -> None:
+        """Make sure the tokens of the connected ``wanted`` bots are checked against a view
+        of the ladder read after ``tokens_since`` (sessions of revoked tokens are closed)."""
         if any(s is not None and not self.tokens.is_configured(s.token_hash) for s in map(self.sessions.get, wanted)):
             if not await self.tokens.refreshed(since=tokens_since):
                 raise ArenaError("unavailable", "the bots' tokens cannot be checked now (the store does not answer)")
             self.check_tokens()
-        for bot in wanted:
-            session = self.sessions.get(bot)
-            if session is None:
-                raise precondition(f"bot {bot!r} is not connected")
-            if self.tokens.state(bot, session.token_hash) in (TokenState.REVOKED, TokenState.ROTATED):
-                raise precondition(f"bot {bot!r} is connected with a token that no longer counts")
-            if not session.plays(ruleset):
-                raise precondition(f"bot {bot!r} does not play {ruleset}")
-            if self.active_matches(bot) >= session.max_matches:
-                raise precondition(f"bot {bot!r} is already playing {session.max_matches} match(es), its limit")
 
     def new_runner(self, rules: Ruleset, match_format: MatchFormat, seed: int, seats: list[SeatRequest],
                    policy: ClockPolicy, rated: bool, strict: bool) -> MatchRunner:
@@ -341,15 +437,19 @@ class Arena:
         runner.reserved_deals = shuffles.planned_deals(match_format)
         return runner
 
-    async def start(self, runners: list[MatchRunner]) -> None:
+    async def start(self, runners: list[MatchRunner], purpose: str = "admin",
+                    reservation: Reservation | None = None) -> None:
         """Insert the runners' rows and ledger rows in one transaction, then start them.
 
         While their rows are written the matches hold their bots' places (active_matches)
-        but are not listed, cancellable or playable. The start is shielded: once the rows
-        may be committed, a cancelled caller (an RPC deadline, shutdown) no longer strands
-        them."""
+        but are not listed, cancellable or playable; from then on they hold the slots of
+        ``reservation``, which is served. The start is shielded: once the rows may be
+        committed, a cancelled caller (an RPC deadline, shutdown) no longer strands them."""
         for runner in runners:
             self._starting[runner.id] = runner
+            self.purposes[runner.id] = purpose
+        if reservation is not None:
+            self.slots.release(reservation)
         start = asyncio.ensure_future(self._start(runners))
         self._starts.add(start)
         start.add_done_callback(self._started)
@@ -365,9 +465,14 @@ class Arena:
     async def _start(self, runners: list[MatchRunner]) -> None:
         try:
             await asyncio.to_thread(self._insert, runners)
+        except BaseException:
+            for runner in runners:
+                self.purposes.pop(runner.id, None)
+            raise
         finally:
             for runner in runners:
                 self._starting.pop(runner.id, None)
+            self.slots.changed()
         for runner in runners:
             self.runners[runner.id] = runner
             if not self.accepting:  # shutdown began during the write: record it as aborted
@@ -423,6 +528,8 @@ class Arena:
             session = self.sessions.get(slot.name) if slot.house is None else None
             if session is not None:
                 session.resumes.pop((runner.id, slot.seat), None)
+        self.purposes.pop(runner.id, None)
+        self.slots.changed()
 
     async def store_result(self, match_id: str, status: str, reason: str, record: spectator_pb2.MatchRecord,
                            deals: int, totals: list[int], rated: bool = False) -> None:
@@ -470,7 +577,7 @@ class Arena:
                 rules = preset(s.house_ruleset)
                 seats = [SeatRequest(house=s.house_strategies[i % len(s.house_strategies)]) for i in range(rules.players)]
                 await self.create_match(s.house_ruleset, rules.players, admin_pb2.RulesetOptions(), game_pb2.MatchFormat(),
-                                  None, seats, game_pb2.ClockSettings())
+                                        None, seats, game_pb2.ClockSettings(), purpose="house")
             await asyncio.sleep(0.5)
 
     # -- shutdown ---------------------------------------------------------------------------

@@ -5,6 +5,7 @@
     heartsd replay show MATCH_ID [--db PATH]
     heartsd health [--target HOST:PORT]
     heartsd conformance [--port 0] [--name NAME] [--token TOKEN] [-- CLIENT COMMAND ...]
+    heartsd admin bots|matches|create|cancel|watch ...   (over gRPC; see heartsd admin --help)
 
 Every serve option can also come from a TOML file (--config) or an environment
 variable HEARTSD_<OPTION> (e.g. HEARTSD_DECISION_MS=500); flags win.
@@ -283,6 +284,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     kit.add_argument("client_command", nargs=argparse.REMAINDER, metavar="-- COMMAND",
                      help="the client to start, e.g. -- node bot.js --server {target} --token {token} --name {name}")
     kit.set_defaults(run=_conformance)
+    from .admin_cli import add_parser as add_admin_parser
+
+    add_admin_parser(sub)
     args = parser.parse_args(argv)
     return int(args.run(args))
 

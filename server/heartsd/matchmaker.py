@@ -88,8 +88,7 @@ class Matchmaker:
         out = []
         for session in self.arena.sessions.all():
             bot = session.bot
-            if (bot in self._owners and session.plays(self.settings.ruleset)
-                    and self.arena.active_matches(bot) < session.max_matches):
+            if bot in self._owners and session.plays(self.settings.ruleset) and self.arena.free_slots(bot) > 0:
                 out.append(bot)
         return out
 
@@ -208,7 +207,7 @@ class Matchmaker:
                 runner = await self.arena.create_match(
                     self.settings.ruleset, n, admin_pb2.RulesetOptions(),
                     game_pb2.MatchFormat(fixed_deals=self.deals), None, [SeatRequest(bot=b) for b in table],
-                    game_pb2.ClockSettings(), rated=True, tokens_since=self._tokens_since)
+                    game_pb2.ClockSettings(), rated=True, tokens_since=self._tokens_since, purpose="ladder")
             except ArenaError as exc:
                 log.warning("could not start a ladder match", seats=table, why=exc.message)
                 continue

@@ -30,7 +30,7 @@ from heartsbot.proto import (
     spectator_pb2_grpc,
 )
 
-from . import __version__, spectating
+from . import __version__, pages, spectating
 from .arena import Arena, ArenaError, SeatRequest
 from .sessions import RESUMES_PER_SEAT, BotSession
 
@@ -38,6 +38,7 @@ log = structlog.get_logger("heartsd.api")
 REFUSE_READ_S = 0.5
 HELLO_TIMEOUT_S = 10.0  # a stream that says nothing holds a slot of the bot streams' budget
 DRAIN_S, DRAIN_QUIET_S = 1.0, 0.2  # see BotService._end
+MAX_PAGE = 1000  # ListMatches page size
 T = TypeVar("T")
 P = game_pb2
 
@@ -50,6 +51,7 @@ STATUS = {
     "unavailable": grpc.StatusCode.UNAVAILABLE,
     "exhausted": grpc.StatusCode.RESOURCE_EXHAUSTED,
     "out_of_range": grpc.StatusCode.OUT_OF_RANGE,
+    "deadline": grpc.StatusCode.DEADLINE_EXCEEDED,
 }
 STATUS_NAMES = {
     P.MATCH_STATUS_RUNNING: "running",
@@ -286,9 +288,12 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
             if which is None:
                 raise ArenaError("invalid", "every seat needs a bot or a house strategy")
             seats.append(SeatRequest(bot=spec.bot) if which == "bot" else SeatRequest(house=spec.house))
+        if request.wait_for_seats_ms < 0:
+            raise ArenaError("invalid", "wait_for_seats_ms must not be negative")
         runner = await self.arena.create_match(
             request.ruleset, request.players, request.options, request.format,
-            request.seed if request.HasField("seed") else None, seats, request.clock, rated=request.rated)
+            request.seed if request.HasField("seed") else None, seats, request.clock, rated=request.rated,
+            wait_s=request.wait_for_seats_ms / 1000)
         return admin_pb2.CreateMatchResponse(
             match_id=runner.id, seed=request.seed if request.HasField("seed") else 0, ruleset=runner._ruleset_pb, clock=runner.policy.to_wire())
 
@@ -317,10 +322,30 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
     @grpc_errors
     async def ListBots(self, request: admin_pb2.ListBotsRequest, context: grpc.aio.ServicerContext) -> admin_pb2.ListBotsResponse:  # noqa: N802
         self._authorize(context)
-        return admin_pb2.ListBotsResponse(bots=[
-            admin_pb2.ConnectedBot(name=s.bot, version=s.version, rulesets=sorted(s.rulesets),
-                                   max_concurrent_matches=s.max_matches, active_matches=self.arena.active_matches(s.bot))
-            for s in self.arena.sessions.all()])
+        arena = self.arena
+        registered: dict[str, str] = {}
+        revoked: set[str] = set()
+        if request.include_registered:
+            everyone = await asyncio.to_thread(arena.store.ladder.owners, True)
+            active = await asyncio.to_thread(arena.store.ladder.owners)
+            registered, revoked = everyone, set(everyone) - set(active)
+        names = {s.bot for s in arena.sessions.all()}
+        if request.include_registered:
+            names |= set(registered) | set(arena.settings.bot_tokens)
+        bots = []
+        for name in sorted(names):
+            session = arena.sessions.get(name)
+            bot = admin_pb2.ConnectedBot(
+                name=name, active_matches=arena.active_matches(name), connected=session is not None,
+                registered=name in registered, owner=registered.get(name, ""), revoked=name in revoked,
+                reserved_slots=arena.slots.promised(name))
+            if session is not None:
+                bot.version, bot.max_concurrent_matches = session.version, session.max_matches
+                bot.rulesets.extend(sorted(session.rulesets))
+            for match_id, purpose in arena.matches_of(name):
+                bot.matches.add(match_id=match_id, purpose=purpose)
+            bots.append(bot)
+        return admin_pb2.ListBotsResponse(bots=bots)
 
 
 class SpectatorService(spectator_pb2_grpc.SpectatorServiceServicer):
@@ -332,10 +357,16 @@ class SpectatorService(spectator_pb2_grpc.SpectatorServiceServicer):
     @grpc_errors
     async def ListMatches(self, request: spectator_pb2.ListMatchesRequest, context: grpc.aio.ServicerContext) -> spectator_pb2.ListMatchesResponse:  # noqa: N802
         limit = request.limit or 100
-        if limit < 0 or limit > 1000:
-            raise ArenaError("invalid", "limit must be between 0 and 1000")
+        if limit < 0 or limit > MAX_PAGE:
+            raise ArenaError("invalid", f"limit (the page size) must be between 0 and {MAX_PAGE}; "
+                                        "page through more with page_token")
+        if request.status and request.status not in STATUS_NAMES:
+            raise ArenaError("invalid", f"unknown status {request.status}")
         wanted = STATUS_NAMES.get(request.status) if request.status else None
-        return spectator_pb2.ListMatchesResponse(matches=await spectating.summaries(self.arena, wanted, limit))
+        after = pages.decode(request.page_token, wanted or "") if request.page_token else None
+        matches, last = await spectating.page(self.arena, wanted, limit, after)
+        token = pages.encode(last, wanted or "") if last is not None else ""
+        return spectator_pb2.ListMatchesResponse(matches=matches, next_page_token=token)
 
     async def WatchMatch(self, request: spectator_pb2.WatchMatchRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[spectator_pb2.WatchMatchResponse]:  # noqa: N802
         events = spectating.watch(self.arena, request.match_id, int(request.from_sequence))

@@ -135,35 +135,42 @@ async def record(arena: Arena, match_id: str) -> spectator_pb2.MatchRecord:
 
 
 async def summaries(arena: Arena, status: str | None, limit: int) -> list[spectator_pb2.MatchSummary]:
-    """Live and stored matches, newest first: running ones from this daemon's runners,
-    the others from the store (``status``: only those; ``None``: all). A table of a
-    duplicate set shows only its released deals' scores while it runs, and its result
+    """The newest ``limit`` matches (``status``: only those; ``None``: all); see :func:`page`."""
+    return (await page(arena, status, limit))[0]
+
+
+async def page(arena: Arena, status: str | None, limit: int, after: tuple[int, str] | None = None
+               ) -> tuple[list[spectator_pb2.MatchSummary], tuple[int, str] | None]:
+    """One page of the match list, newest first, after the match whose (created_ms, id) is
+    ``after``; and the key to pass as ``after`` for the next page (None on the last).
+
+    Every match has its row from its start (``running``), so the store alone gives one
+    order to page through; this daemon's live matches show their live totals. A table of
+    a duplicate set shows only its released deals' scores while it runs, and its result
     once every table of its set is over."""
+    stored = await asyncio.to_thread(arena.store.list, status, limit + 1, after)
+    running_sets = {m.set_id for m in stored if m.set_id and m.status == "running"}
     out = []
-    if status in (None, "running"):
-        for runner in sorted(arena.runners.values(), key=lambda r: -r.created):
+    for m in stored[:limit]:
+        runner = arena.runners.get(m.id) if m.status == "running" else None
+        if runner is not None:
             shown = runner.match.results
             if len(runner.releases.tables) > 1:
                 shown = shown[:int(min(runner.releases.released, len(shown)))]
             totals = [sum(r.score[s] for r in shown) for s in range(runner.rules.players)]
             out.append(spectator_pb2.MatchSummary(
-                match_id=runner.id, ruleset=runner.rules.name, seats=runner.seat_infos,
-                status=P.MATCH_STATUS_RUNNING, created_unix_ms=int(runner.created * 1000),
-                deals_played=len(shown), totals=totals))
-    if status != "running":
-        stored = await asyncio.to_thread(arena.store.list, status, limit)
-        running_sets = {m.set_id for m in stored if m.set_id and m.status == "running"}
-        for m in stored:
-            if m.status == "running":
-                continue
-            hidden = bool(m.set_id) and (m.set_id in running_sets or await asyncio.to_thread(
-                arena.store.set_running, m.set_id))
-            if hidden:
-                running_sets.add(m.set_id)
-            out.append(spectator_pb2.MatchSummary(
-                match_id=m.id, ruleset=m.ruleset,
-                seats=[P.SeatInfo(seat=i, name=n, house=n.startswith("house:")) for i, n in enumerate(m.seats)],
-                status=STATUS_VALUES[m.status], created_unix_ms=m.created_ms,
-                deals_played=0 if hidden else m.deals_played, totals=[] if hidden else m.totals,
-                result=m.record.result if m.record and not hidden else None))
-    return out[:limit]
+                match_id=m.id, ruleset=m.ruleset, seats=runner.seat_infos, status=P.MATCH_STATUS_RUNNING,
+                created_unix_ms=m.created_ms, deals_played=len(shown), totals=totals))
+            continue
+        hidden = bool(m.set_id) and (m.status == "running" or m.set_id in running_sets or await asyncio.to_thread(
+            arena.store.set_running, m.set_id))
+        if hidden:
+            running_sets.add(m.set_id)
+        out.append(spectator_pb2.MatchSummary(
+            match_id=m.id, ruleset=m.ruleset,
+            seats=[P.SeatInfo(seat=i, name=n, house=n.startswith("house:")) for i, n in enumerate(m.seats)],
+            status=STATUS_VALUES[m.status], created_unix_ms=m.created_ms,
+            deals_played=0 if hidden else m.deals_played, totals=[] if hidden else m.totals,
+            result=m.record.result if m.record and m.status != "running" and not hidden else None))
+    last = (stored[limit - 1].created_ms, stored[limit - 1].id) if len(stored) > limit else None
+    return out, last

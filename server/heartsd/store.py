@@ -186,13 +186,21 @@ class Store:
         rows = self.db.query(f"SELECT {_COLUMNS} FROM matches WHERE id = ?", (match_id,))
         return _stored(rows[0]) if rows else None
 
-    def list(self, status: str | None = None, limit: int = 100) -> list[StoredMatch]:
-        query = f"SELECT {_COLUMNS} FROM matches"
-        args: tuple[object, ...] = ()
+    def list(self, status: str | None = None, limit: int = 100,
+             before: tuple[int, str] | None = None) -> list[StoredMatch]:
+        """Matches newest first (by creation time, then id); with ``before`` = (created_ms,
+        id) of the last one already seen, the next ones: a page that later inserts never shift."""
+        where, args = [], []
         if status:
-            query += " WHERE status = ?"
-            args = (status,)
-        query += " ORDER BY created_ms DESC, id LIMIT ?"
+            where.append("status = ?")
+            args.append(status)
+        if before is not None:
+            where.append("(created_ms < ? OR (created_ms = ? AND id < ?))")
+            args += [before[0], before[0], before[1]]
+        query = f"SELECT {_COLUMNS} FROM matches"
+        if where:
+            query += " WHERE " + " AND ".join(where)
+        query += " ORDER BY created_ms DESC, id DESC LIMIT ?"
         return [_stored(r) for r in self.db.query(query, (*args, limit))]
 
     def ids(self) -> list[str]:

@@ -26,7 +26,7 @@ class SeatSpec(_message.Message):
     def __init__(self, bot: _Optional[str] = ..., house: _Optional[str] = ...) -> None: ...
 
 class CreateMatchRequest(_message.Message):
-    __slots__ = ("ruleset", "players", "options", "format", "seed", "seats", "clock", "rated")
+    __slots__ = ("ruleset", "players", "options", "format", "seed", "seats", "clock", "rated", "wait_for_seats_ms")
     RULESET_FIELD_NUMBER: _ClassVar[int]
     PLAYERS_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
@@ -35,6 +35,7 @@ class CreateMatchRequest(_message.Message):
     SEATS_FIELD_NUMBER: _ClassVar[int]
     CLOCK_FIELD_NUMBER: _ClassVar[int]
     RATED_FIELD_NUMBER: _ClassVar[int]
+    WAIT_FOR_SEATS_MS_FIELD_NUMBER: _ClassVar[int]
     ruleset: str
     players: int
     options: RulesetOptions
@@ -43,7 +44,8 @@ class CreateMatchRequest(_message.Message):
     seats: _containers.RepeatedCompositeFieldContainer[SeatSpec]
     clock: _game_pb2.ClockSettings
     rated: bool
-    def __init__(self, ruleset: _Optional[str] = ..., players: _Optional[int] = ..., options: _Optional[_Union[RulesetOptions, _Mapping]] = ..., format: _Optional[_Union[_game_pb2.MatchFormat, _Mapping]] = ..., seed: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[SeatSpec, _Mapping]]] = ..., clock: _Optional[_Union[_game_pb2.ClockSettings, _Mapping]] = ..., rated: _Optional[bool] = ...) -> None: ...
+    wait_for_seats_ms: int
+    def __init__(self, ruleset: _Optional[str] = ..., players: _Optional[int] = ..., options: _Optional[_Union[RulesetOptions, _Mapping]] = ..., format: _Optional[_Union[_game_pb2.MatchFormat, _Mapping]] = ..., seed: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[SeatSpec, _Mapping]]] = ..., clock: _Optional[_Union[_game_pb2.ClockSettings, _Mapping]] = ..., rated: _Optional[bool] = ..., wait_for_seats_ms: _Optional[int] = ...) -> None: ...
 
 class CreateMatchResponse(_message.Message):
     __slots__ = ("match_id", "seed", "ruleset", "clock")
@@ -72,22 +74,44 @@ class CancelMatchResponse(_message.Message):
     def __init__(self, result: _Optional[_Union[_game_pb2.MatchResult, _Mapping]] = ...) -> None: ...
 
 class ListBotsRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("include_registered",)
+    INCLUDE_REGISTERED_FIELD_NUMBER: _ClassVar[int]
+    include_registered: bool
+    def __init__(self, include_registered: _Optional[bool] = ...) -> None: ...
 
 class ConnectedBot(_message.Message):
-    __slots__ = ("name", "version", "rulesets", "max_concurrent_matches", "active_matches")
+    __slots__ = ("name", "version", "rulesets", "max_concurrent_matches", "active_matches", "connected", "registered", "owner", "revoked", "matches", "reserved_slots")
     NAME_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     RULESETS_FIELD_NUMBER: _ClassVar[int]
     MAX_CONCURRENT_MATCHES_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_MATCHES_FIELD_NUMBER: _ClassVar[int]
+    CONNECTED_FIELD_NUMBER: _ClassVar[int]
+    REGISTERED_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    REVOKED_FIELD_NUMBER: _ClassVar[int]
+    MATCHES_FIELD_NUMBER: _ClassVar[int]
+    RESERVED_SLOTS_FIELD_NUMBER: _ClassVar[int]
     name: str
     version: str
     rulesets: _containers.RepeatedScalarFieldContainer[str]
     max_concurrent_matches: int
     active_matches: int
-    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., rulesets: _Optional[_Iterable[str]] = ..., max_concurrent_matches: _Optional[int] = ..., active_matches: _Optional[int] = ...) -> None: ...
+    connected: bool
+    registered: bool
+    owner: str
+    revoked: bool
+    matches: _containers.RepeatedCompositeFieldContainer[BotMatchSlot]
+    reserved_slots: int
+    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., rulesets: _Optional[_Iterable[str]] = ..., max_concurrent_matches: _Optional[int] = ..., active_matches: _Optional[int] = ..., connected: _Optional[bool] = ..., registered: _Optional[bool] = ..., owner: _Optional[str] = ..., revoked: _Optional[bool] = ..., matches: _Optional[_Iterable[_Union[BotMatchSlot, _Mapping]]] = ..., reserved_slots: _Optional[int] = ...) -> None: ...
+
+class BotMatchSlot(_message.Message):
+    __slots__ = ("match_id", "purpose")
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    PURPOSE_FIELD_NUMBER: _ClassVar[int]
+    match_id: str
+    purpose: str
+    def __init__(self, match_id: _Optional[str] = ..., purpose: _Optional[str] = ...) -> None: ...
 
 class ListBotsResponse(_message.Message):
     __slots__ = ("bots",)

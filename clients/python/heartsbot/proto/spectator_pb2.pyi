@@ -9,12 +9,14 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class ListMatchesRequest(_message.Message):
-    __slots__ = ("status", "limit")
+    __slots__ = ("status", "limit", "page_token")
     STATUS_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     status: _game_pb2.MatchStatus
     limit: int
-    def __init__(self, status: _Optional[_Union[_game_pb2.MatchStatus, str]] = ..., limit: _Optional[int] = ...) -> None: ...
+    page_token: str
+    def __init__(self, status: _Optional[_Union[_game_pb2.MatchStatus, str]] = ..., limit: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class MatchSummary(_message.Message):
     __slots__ = ("match_id", "ruleset", "seats", "status", "created_unix_ms", "deals_played", "totals", "result")
@@ -37,10 +39,12 @@ class MatchSummary(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., ruleset: _Optional[str] = ..., seats: _Optional[_Iterable[_Union[_game_pb2.SeatInfo, _Mapping]]] = ..., status: _Optional[_Union[_game_pb2.MatchStatus, str]] = ..., created_unix_ms: _Optional[int] = ..., deals_played: _Optional[int] = ..., totals: _Optional[_Iterable[int]] = ..., result: _Optional[_Union[_game_pb2.MatchResult, _Mapping]] = ...) -> None: ...
 
 class ListMatchesResponse(_message.Message):
-    __slots__ = ("matches",)
+    __slots__ = ("matches", "next_page_token")
     MATCHES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     matches: _containers.RepeatedCompositeFieldContainer[MatchSummary]
-    def __init__(self, matches: _Optional[_Iterable[_Union[MatchSummary, _Mapping]]] = ...) -> None: ...
+    next_page_token: str
+    def __init__(self, matches: _Optional[_Iterable[_Union[MatchSummary, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class WatchMatchRequest(_message.Message):
     __slots__ = ("match_id", "from_sequence")

@@ -63,7 +63,7 @@ class SpectatorServiceServicer:
     """
 
     def ListMatches(self, request, context):
-        """Live and finished matches, newest first.
+        """Live and finished matches, newest first, a page at a time.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

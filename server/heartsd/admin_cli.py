@@ -1,0 +1,259 @@
+"""``heartsd admin``: run an arena from the terminal, over its public gRPC API.
+
+    heartsd admin bots [--all]                          # connected (and registered) bots, their slots and matches
+    heartsd admin matches [--status S] [--limit N] [--all | --page-token T]
+    heartsd admin create --seat alice --seat house:heuristic ... [--deals N] [--wait S]
+    heartsd admin cancel MATCH_ID [--reason TEXT]
+    heartsd admin watch MATCH_ID                        # the match live: trick, tricks, score sheet
+
+Every command talks to a running daemon (``--server``, or HEARTS_SERVER; default
+127.0.0.1:50051) with the admin token (``--admin-token`` or HEARTSD_ADMIN_TOKEN); ``watch``
+and ``matches`` need no token (they are the spectators' API). ``--json`` prints the
+response as JSON instead of tables. Output is drawn with rich (tables, a live view).
+
+Exit codes: 0 done; 1 the daemon refused the call (its status and reason are printed);
+2 a usage error; 4 the daemon could not be reached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import grpc
+from google.protobuf import json_format
+from heartsbot.proto import admin_pb2, admin_pb2_grpc, game_pb2, spectator_pb2, spectator_pb2_grpc
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from .watch import STATUS, TableView
+
+P = game_pb2
+DEFAULT_SERVER = "127.0.0.1:50051"
+STATUSES = {"running": P.MATCH_STATUS_RUNNING, "finished": P.MATCH_STATUS_FINISHED,
+            "aborted": P.MATCH_STATUS_ABORTED, "cancelled": P.MATCH_STATUS_CANCELLED}
+EXIT_REFUSED, EXIT_USAGE, EXIT_UNREACHABLE = 1, 2, 4
+
+
+class DefaultsHelp(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows an option's default in its help, except when there is none to show."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        if action.default in (None, False, "", argparse.SUPPRESS) or "%(default)" in (action.help or ""):
+            return action.help or ""
+        return super()._get_help_string(action) or ""
+
+
+class Refused(Exception):
+    """The daemon answered with an error status."""
+
+
+def add_parser(sub: Any) -> None:
+    """The ``admin`` command and its subcommands, under heartsd's parser."""
+    admin = sub.add_parser("admin", help="create, cancel, list and watch matches; list bots (over gRPC)",
+                           description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = admin.add_subparsers(dest="admin_command", required=True)
+
+    def command(name: str, text: str, run: Callable[[argparse.Namespace, Console], int]) -> argparse.ArgumentParser:
+        p = commands.add_parser(name, help=text, description=text, formatter_class=DefaultsHelp)
+        p.add_argument("--server", default=os.environ.get("HEARTS_SERVER", DEFAULT_SERVER), metavar="HOST:PORT",
+                       help="the daemon (env HEARTS_SERVER)")
+        p.add_argument("--admin-token",
+                       help="the daemon's admin token (env HEARTSD_ADMIN_TOKEN; printed by heartsd serve)")
+        p.add_argument("--json", action="store_true", help="print the response as JSON")
+        p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the daemon's answer")
+        p.set_defaults(run=lambda args: _run(args, run))
+        return p
+
+    bots = command("bots", "list connected bots: version, slots in use, reserved, their matches", _bots)
+    bots.add_argument("--all", action="store_true", help="also list registered and configured bots not connected")
+    matches = command("matches", "list matches, newest first, a page at a time", list_matches)
+    matches.add_argument("--status", choices=sorted(STATUSES), help="only matches with this status")
+    matches.add_argument("--limit", type=int, default=20, help="matches per page (at most 1000)")
+    matches.add_argument("--page-token", default="", help="the next_page_token a previous page printed")
+    matches.add_argument("--all", action="store_true", help="follow every page to the end")
+    create = command("create", "start a match between connected bots and/or house bots", _create)
+    create.add_argument("--seat", action="append", required=True, metavar="BOT|house:STRATEGY",
+                        help="a seat, clockwise from seat 0 (repeat once per seat)")
+    create.add_argument("--ruleset", default="standard", help="standard, classic, hartenjagen, hartenjagen-quick, omnibus")
+    create.add_argument("--deals", type=int, default=0, help="fixed deals (0: a game to the preset's end)")
+    create.add_argument("--seed", type=int, help="the shuffle seed (default: random)")
+    create.add_argument("--rated", action="store_true", help="count the result on the ladder")
+    create.add_argument("--decision-ms", type=int, default=0, help="time per decision (0: the daemon's default)")
+    create.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                        help="wait this long for busy or absent bots, holding their next free slots")
+    cancel = command("cancel", "stop a running match; it is recorded as cancelled", _cancel)
+    cancel.add_argument("match_id")
+    cancel.add_argument("--reason", default="cancelled by an admin")
+    watch = command("watch", "watch a live match: the trick in play, the deal's tricks, the score sheet", _watch)
+    watch.add_argument("match_id")
+    watch.add_argument("--plain", action="store_true",
+                       help="print the table after each trick instead of a live view (also when not a terminal)")
+
+
+def _run(args: argparse.Namespace, command: Callable[[argparse.Namespace, Console], int]) -> int:
+    console = Console()
+    if not console.is_terminal:  # a pipe or a file: no wrapping at 80 columns
+        console = Console(width=200)
+    try:
+        return command(args, console)
+    except Refused as exc:
+        print(f"heartsd admin: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    except ValueError as exc:
+        print(f"heartsd admin: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ConnectionError as exc:
+        print(f"heartsd admin: {exc}", file=sys.stderr)
+        return EXIT_UNREACHABLE
+
+
+def _call(args: argparse.Namespace, method: Any, request: Any, auth: bool = True, timeout: float | None = None) -> Any:
+    token = args.admin_token or os.environ.get("HEARTSD_ADMIN_TOKEN", "")  # never a shown default
+    metadata = (("authorization", f"Bearer {token}"),) if auth and token else ()
+    try:
+        return method(request, metadata=metadata, timeout=timeout or args.timeout)
+    except grpc.RpcError as exc:
+        raise translate_error(exc, args.server) from None
+
+
+def translate_error(exc: grpc.RpcError, server: str) -> Exception:
+    code, details = exc.code(), exc.details()  # type: ignore[attr-defined]
+    if code == grpc.StatusCode.UNAVAILABLE:
+        return ConnectionError(f"could not connect to {server} ({details}): is heartsd running there?")
+    if code == grpc.StatusCode.UNAUTHENTICATED:
+        details += " (pass --admin-token or set HEARTSD_ADMIN_TOKEN)"
+    return Refused(f"{code.name}: {details}")
+
+
+def _channel(args: argparse.Namespace) -> grpc.Channel:
+    return grpc.insecure_channel(args.server)
+
+
+def print_json(console: Console, message: Any) -> None:
+    console.print_json(json_format.MessageToJson(message, preserving_proto_field_name=True, indent=None))
+
+
+def _bots(args: argparse.Namespace, console: Console) -> int:
+    with _channel(args) as channel:
+        response = _call(args, admin_pb2_grpc.AdminServiceStub(channel).ListBots,
+                         admin_pb2.ListBotsRequest(include_registered=args.all))
+    if args.json:
+        print_json(console, response)
+        return 0
+    table = Table(title=f"bots on {args.server}")
+    for column in ("bot", "connected", "version", "owner", "slots used", "reserved", "rulesets", "matches"):
+        table.add_column(column, justify="right" if column in ("slots used", "reserved") else "left")
+    for bot in response.bots:
+        state = "yes" if bot.connected else ("revoked" if bot.revoked else "no")
+        slots = f"{bot.active_matches}/{bot.max_concurrent_matches}" if bot.connected else str(bot.active_matches)
+        matches = ", ".join(f"{m.match_id} ({m.purpose})" for m in bot.matches)
+        table.add_row(bot.name, state, bot.version, bot.owner, slots, str(bot.reserved_slots or ""),
+                      ", ".join(bot.rulesets) or ("all" if bot.connected else ""), matches)
+    console.print(table)
+    if not response.bots:
+        console.print("no bot is connected" + ("" if args.all else " (--all lists registered ones too)"))
+    return 0
+
+
+def list_matches(args: argparse.Namespace, console: Console) -> int:
+    if not 0 < args.limit <= 1000:
+        raise ValueError("--limit must be between 1 and 1000")
+    request = spectator_pb2.ListMatchesRequest(limit=args.limit, page_token=args.page_token,
+                                               status=STATUSES.get(args.status or "", 0))
+    table = Table(title=f"matches on {args.server}" + (f" ({args.status})" if args.status else ""))
+    for column in ("match", "created", "status", "ruleset", "deals", "seats and totals", "winner"):
+        table.add_column(column)
+    rows = 0
+    with _channel(args) as channel:
+        stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+        while True:
+            response = _call(args, stub.ListMatches, request, auth=False)
+            if args.json:
+                print_json(console, response)
+            for m in response.matches:
+                rows += 1
+                seats = ", ".join(f"{s.name} {t}" if i < len(m.totals) else s.name
+                                  for i, (s, t) in enumerate(zip(m.seats, [*m.totals] + [0] * len(m.seats))))
+                winner = ", ".join(m.seats[w].name for w in m.result.winners if w < len(m.seats))
+                created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(m.created_unix_ms / 1000))
+                table.add_row(m.match_id, created, STATUS.get(m.status, "?"), m.ruleset, str(m.deals_played),
+                              seats, winner)
+            if not (args.all and response.next_page_token):
+                break
+            request.page_token = response.next_page_token
+    if not args.json:
+        console.print(table)
+        console.print(f"{rows} match(es)" + (f"; next page: --page-token {response.next_page_token}"
+                                             if response.next_page_token else ""))
+    return 0
+
+
+def _create(args: argparse.Namespace, console: Console) -> int:
+    request = admin_pb2.CreateMatchRequest(ruleset=args.ruleset, players=len(args.seat), rated=args.rated,
+                                           wait_for_seats_ms=int(args.wait * 1000))
+    for seat in args.seat:
+        if seat.startswith("house:"):
+            request.seats.add(house=seat.removeprefix("house:"))
+        else:
+            request.seats.add(bot=seat)
+    request.format.fixed_deals = args.deals
+    if args.seed is not None:
+        request.seed = args.seed
+    request.clock.decision_ms = args.decision_ms
+    with _channel(args) as channel:
+        response = _call(args, admin_pb2_grpc.AdminServiceStub(channel).CreateMatch, request,
+                         timeout=args.timeout + args.wait)
+    if args.json:
+        print_json(console, response)
+    else:
+        console.print(f"match {response.match_id} started ({response.ruleset.name}, {len(args.seat)} seats); "
+                      f"watch it with: heartsd admin watch {response.match_id}")
+    return 0
+
+
+def _cancel(args: argparse.Namespace, console: Console) -> int:
+    with _channel(args) as channel:
+        response = _call(args, admin_pb2_grpc.AdminServiceStub(channel).CancelMatch,
+                         admin_pb2.CancelMatchRequest(match_id=args.match_id, reason=args.reason))
+    if args.json:
+        print_json(console, response)
+    else:
+        console.print(f"match {args.match_id} cancelled after {response.result.deals} deals; "
+                      f"totals {list(response.result.totals)}")
+    return 0
+
+
+def watch_events(server: str, match_id: str) -> Iterator[game_pb2.Event]:
+    """The public events of ``match_id`` as they happen (SpectatorService.WatchMatch)."""
+    with grpc.insecure_channel(server) as channel:
+        stream = spectator_pb2_grpc.SpectatorServiceStub(channel).WatchMatch(
+            spectator_pb2.WatchMatchRequest(match_id=match_id))
+        try:
+            for response in stream:
+                yield from response.events
+        except grpc.RpcError as exc:
+            raise translate_error(exc, server) from None
+
+
+def _watch(args: argparse.Namespace, console: Console) -> int:
+    view = TableView()
+    events = watch_events(args.server, args.match_id)
+    if args.plain or not console.is_terminal:
+        for event in events:
+            view.apply(event)
+            if event.HasField("trick_won") or event.HasField("deal_scored") or event.HasField("match_ended"):
+                console.print(view.render())
+    else:
+        with Live(view.render(), console=console, auto_refresh=False, transient=False) as live:
+            for event in events:
+                view.apply(event)
+                live.update(view.render(), refresh=True)
+    if args.json and view.result is not None:
+        print_json(console, view.result)
+    return 0

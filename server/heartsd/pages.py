@@ -1,0 +1,42 @@
+"""Page tokens for listings: opaque to callers, checked when they come back.
+
+A token holds the sort key of the last item of a page and the filter it was made for,
+so the next page starts right after it (keyset paging: items added meanwhile never
+shift or repeat later pages) and a token cannot be replayed with another filter.
+
+>>> token = encode((1700000000000, "m-abc"), "finished")
+>>> decode(token, "finished")
+(1700000000000, 'm-abc')
+>>> decode(token, "running")
+Traceback (most recent call last):
+...
+heartsd.arena.ArenaError: this page_token was made for another filter (status finished)
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+
+from .arena import ArenaError
+
+
+def encode(key: tuple[int, str], scope: str) -> str:
+    raw = json.dumps([key[0], key[1], scope], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode(token: str, scope: str) -> tuple[int, str]:
+    """The key in ``token``; ArenaError (INVALID_ARGUMENT) for a token that is not ours or
+    was made for another ``scope``."""
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        created, match_id, made_for = json.loads(raw)
+        if not isinstance(created, int) or not isinstance(match_id, str) or not isinstance(made_for, str):
+            raise ValueError
+    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError):
+        raise ArenaError("invalid", "page_token is not a token from a previous ListMatches response") from None
+    if made_for != scope:
+        raise ArenaError("invalid", f"this page_token was made for another filter (status {made_for or 'any'})")
+    return created, match_id

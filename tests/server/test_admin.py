@@ -1,0 +1,254 @@
+"""The organiser's tools: shared match slots, ListBots, ListMatches paging, ``heartsd admin``."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+
+import grpc
+import pytest
+from heartsbot.proto import admin_pb2, admin_pb2_grpc, game_pb2, spectator_pb2, spectator_pb2_grpc
+from rich.console import Console
+
+from hearts_engine import card_symbol
+from heartsd import cli
+from heartsd.matchmaker import LadderSettings, Matchmaker
+from heartsd.watch import TableView
+
+from .harness import ADMIN, BOTS, Bot, auth, random_legal, run, running_daemon
+
+P = game_pb2
+HOUSE3 = ["house:random"] * 3
+
+
+def _create_request(seats: list[str], wait_ms: int = 0, deals: int = 1) -> admin_pb2.CreateMatchRequest:
+    request = admin_pb2.CreateMatchRequest(ruleset="standard", players=len(seats), wait_for_seats_ms=wait_ms)
+    for s in seats:
+        if s.startswith("house:"):
+            request.seats.add(house=s.removeprefix("house:"))
+        else:
+            request.seats.add(bot=s)
+    request.format.fixed_deals = deals
+    return request
+
+
+def test_create_match_shares_slots_with_the_ladder_never_double_books_and_says_why(tmp_path):
+    """Today's complaint: with the ladder on, CreateMatch naming a ladder bot fails with
+    "'house-heuristic' is already playing 2 match(es), its limit" however often it is
+    tried, because the matchmaker reseats the bot the moment a slot frees. Now the error
+    names the matches holding the slots, and a waiting request holds the bot's next free
+    slot ahead of the matchmaker; no bot is ever in more matches than it declared."""
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            ladder = daemon.arena.store.ladder
+            names = ["l1", "l2", "l3", "l4"]
+            tokens = {b: ladder.add_bot(b, b) for b in names}
+            bots = [await Bot(daemon, b, random_legal(i), token=tokens[b], max_matches=1).start()
+                    for i, b in enumerate(names)]
+            maker = Matchmaker(daemon.arena, LadderSettings(blocks=2, interval_s=0.02), seed=1)
+            ticking = asyncio.get_running_loop().create_task(maker.run())
+            most = {b: 0 for b in names}
+            watching = True
+
+            async def watch_limits():
+                while watching:
+                    for b in names:
+                        most[b] = max(most[b], daemon.arena.active_matches(b))
+                    await asyncio.sleep(0.002)
+
+            watcher = asyncio.get_running_loop().create_task(watch_limits())
+            while not daemon.arena.matches_of("l1"):
+                await asyncio.sleep(0.01)
+            ladder_match = daemon.arena.matches_of("l1")[0][0]
+            async with daemon.channel() as channel:
+                stub = admin_pb2_grpc.AdminServiceStub(channel)
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await stub.CreateMatch(_create_request(["l1", *HOUSE3]), metadata=auth(ADMIN))
+                listed = await stub.ListBots(admin_pb2.ListBotsRequest(), metadata=auth(ADMIN))
+                waiting = asyncio.ensure_future(stub.CreateMatch(
+                    _create_request(["l1", *HOUSE3], wait_ms=30_000), metadata=auth(ADMIN)))
+                while not daemon.arena.slots.promised("l1"):
+                    await asyncio.sleep(0.005)
+                during = await stub.ListBots(admin_pb2.ListBotsRequest(), metadata=auth(ADMIN))
+                created = await asyncio.wait_for(waiting, 60)
+                purposes = dict(daemon.arena.matches_of("l1"))
+                with pytest.raises(grpc.aio.AioRpcError) as timed_out:
+                    # Two seats of a bot that plays one match at a time: never free.
+                    await stub.CreateMatch(_create_request(["l1", "l1", "house:random", "house:random"], wait_ms=200),
+                                           metadata=auth(ADMIN))
+            await daemon.wait_finished(created.match_id)
+            watching = False
+            await watcher
+            ticking.cancel()
+            for runner in list(daemon.arena.runners.values()):
+                runner.stop(P.MATCH_STATUS_CANCELLED, "test over")
+                await daemon.wait_finished(runner.id)
+            stored = daemon.stored(created.match_id)
+            for b in bots:
+                await b.close()
+            return refused.value, listed, during, created, purposes, timed_out.value, most, stored, ladder_match
+
+    refused, listed, during, created, purposes, timed_out, most, stored, ladder_match = run(scenario())
+    assert refused.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "no free match slot" in refused.details() and f"ladder {ladder_match}" in refused.details()
+    assert "wait_for_seats_ms" in refused.details()
+    l1 = next(b for b in listed.bots if b.name == "l1")
+    assert l1.connected and l1.max_concurrent_matches == 1 and l1.active_matches == 1
+    assert [(m.match_id, m.purpose) for m in l1.matches] == [(ladder_match, "ladder")]
+    assert next(b for b in during.bots if b.name == "l1").reserved_slots == 1
+    assert purposes.get(created.match_id) == "admin"
+    assert stored.status == "finished" and stored.seats[0] == "l1"
+    assert timed_out.code() == grpc.StatusCode.DEADLINE_EXCEEDED and "no free match slot" in timed_out.details()
+    assert max(most.values()) == 1, f"a bot declared one match at a time: {most}"
+
+
+def test_list_bots_includes_registered_and_revoked_bots_when_asked(tmp_path):
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            ladder = daemon.arena.store.ladder
+            token = ladder.add_bot("reg1", "ann")
+            ladder.add_bot("gone", "bob")
+            ladder.revoke("gone")
+            await Bot(daemon, "reg1", token=token, max_matches=3).start()
+            await Bot(daemon, "alice").start()
+            async with daemon.channel() as channel:
+                stub = admin_pb2_grpc.AdminServiceStub(channel)
+                connected = await stub.ListBots(admin_pb2.ListBotsRequest(), metadata=auth(ADMIN))
+                everyone = await stub.ListBots(admin_pb2.ListBotsRequest(include_registered=True), metadata=auth(ADMIN))
+            return connected, everyone
+
+    connected, everyone = run(scenario())
+    assert sorted(b.name for b in connected.bots) == ["alice", "reg1"]
+    by_name = {b.name: b for b in everyone.bots}
+    assert set(by_name) == {"reg1", "gone"} | set(BOTS)
+    assert by_name["reg1"].connected and by_name["reg1"].registered and by_name["reg1"].owner == "ann"
+    assert by_name["reg1"].max_concurrent_matches == 3 and by_name["reg1"].version == "test"
+    assert by_name["gone"].revoked and not by_name["gone"].connected
+    assert not by_name["bob"].connected and not by_name["bob"].registered
+
+
+def test_list_matches_pages_through_more_than_a_thousand_matches(tmp_path, store_url):
+    """Today ListMatches stops at 1,000 (a larger limit is refused) with no way to see
+    the rest. Pages now follow each other to the last match, each exactly once, newest
+    first, on both stores; a token is checked."""
+
+    async def scenario():
+        async with running_daemon(tmp_path, db=store_url) as daemon:
+            store = daemon.arena.store
+            ids = [f"m-{i:05d}" for i in range(1205)]
+            await asyncio.to_thread(lambda: [store.insert_running(i, "standard", 4, ["a", "b", "c", "d"], 1)
+                                             for i in ids])
+            finished = await daemon.create_match(["house:random"] * 4, deals=1)
+            await daemon.wait_finished(finished)
+            pages = []
+            async with daemon.channel() as channel:
+                stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+                request = spectator_pb2.ListMatchesRequest(limit=1000)
+                tokens = []
+                while True:
+                    response = await stub.ListMatches(request)
+                    pages.append([m.match_id for m in response.matches])
+                    tokens.append(response.next_page_token)
+                    if not response.next_page_token:
+                        break
+                    request.page_token = response.next_page_token
+                small = await stub.ListMatches(spectator_pb2.ListMatchesRequest(
+                    limit=2, status=P.MATCH_STATUS_FINISHED))
+                errors = {}
+                for name, bad in {
+                    "junk token": spectator_pb2.ListMatchesRequest(page_token="not-a-token"),
+                    "other filter": spectator_pb2.ListMatchesRequest(page_token=tokens[0],
+                                                                     status=P.MATCH_STATUS_ABORTED),
+                }.items():
+                    try:
+                        await stub.ListMatches(bad)
+                        errors[name] = grpc.StatusCode.OK
+                    except grpc.aio.AioRpcError as exc:
+                        errors[name] = exc.code()
+            return ids, finished, pages, small, errors
+
+    ids, finished, pages, small, errors = run(scenario())
+    assert [len(p) for p in pages] == [1000, 206]
+    listed = [m for p in pages for m in p]
+    assert len(set(listed)) == len(listed) == 1206
+    assert set(listed) == set(ids) | {finished}
+    assert listed[0] == finished  # the newest first
+    assert [m.match_id for m in small.matches] == [finished] and not small.next_page_token
+    assert errors == {"junk token": grpc.StatusCode.INVALID_ARGUMENT, "other filter": grpc.StatusCode.INVALID_ARGUMENT}
+
+
+CARD_TEXT = re.compile(r"(10|[2-9JQKA])([♣♦♥♠])")
+
+
+def test_watch_draws_tricks_and_score_sheet_and_never_an_unplayed_card(tmp_path):
+    """The terminal view of a live match, fed by the public WatchMatch stream: after every
+    event, every card it draws has been played; at the end its score sheet is the record's."""
+
+    async def scenario():
+        async with running_daemon(tmp_path, house_delay_ms=2) as daemon:
+            match_id = await daemon.create_match(["house:heuristic", "house:random"] * 2, deals=2)
+            view = TableView()
+            console = Console(record=True, width=160, color_system=None)
+            drawn_unplayed = []
+            async with daemon.channel() as channel:
+                stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+                async for response in stub.WatchMatch(spectator_pb2.WatchMatchRequest(match_id=match_id)):
+                    for event in response.events:
+                        view.apply(event)
+                        with console.capture() as capture:
+                            console.print(view.render())
+                        shown = {m.group(0) for m in CARD_TEXT.finditer(capture.get())}
+                        played = {card_symbol(c) for c in view.played}
+                        drawn_unplayed += sorted(shown - played)
+            await daemon.wait_finished(match_id)
+            with console.capture() as capture:
+                console.print(view.render())
+            return view, capture.get(), drawn_unplayed, daemon.stored(match_id)
+
+    view, text, drawn_unplayed, stored = run(scenario())
+    assert drawn_unplayed == []
+    assert [d[1] for d in view.deal_scores] == [list(s.points) for s in stored.record.deal_scores]
+    assert view.totals == list(stored.record.result.totals)
+    assert "score sheet" in text and "match finished after 2 deals" in text
+    assert len(view.played) == 52
+
+
+def test_heartsd_admin_commands_over_grpc(tmp_path, capsys):
+    """create (waiting for a busy bot), bots, matches (every page), watch, cancel and the
+    errors: a wrong token exits 1 with the status, an unreachable daemon exits 4."""
+
+    async def scenario():
+        async with running_daemon(tmp_path, house_delay_ms=1) as daemon:
+            base = ["--server", daemon.target, "--admin-token", ADMIN]
+            await Bot(daemon, "alice", random_legal(3), max_matches=1).start()
+
+            def admin(*argv: str) -> tuple[int, str, str]:
+                code = cli.main(["admin", *argv])
+                out, err = capsys.readouterr()
+                return code, out, err
+
+            first = await daemon.create_match(["alice", *HOUSE3], deals=2)
+            created = await asyncio.to_thread(admin, "create", *base, "--seat", "alice", *sum(
+                (["--seat", h] for h in HOUSE3), []), "--deals", "1", "--wait", "30", "--seed", "7")
+            second = re.search(r"match (m-[0-9a-f]+) started", created[1]).group(1)
+            watched = await asyncio.to_thread(admin, "watch", *base, second, "--plain")
+            for _ in range(3):
+                await daemon.create_match(["house:random"] * 4, deals=1)
+            listed = await asyncio.to_thread(admin, "matches", *base, "--limit", "2", "--all")
+            bots = await asyncio.to_thread(admin, "bots", *base, "--all")
+            running = await daemon.create_match(["alice", *HOUSE3], deals=50, clock={"decision_ms": 60_000})
+            cancelled = await asyncio.to_thread(admin, "cancel", *base, running, "--reason", "test")
+            refused = await asyncio.to_thread(admin, "bots", "--server", daemon.target, "--admin-token", "wrong")
+            return first, second, created, watched, listed, bots, cancelled, refused, daemon.stored(second)
+
+    first, second, created, watched, listed, bots, cancelled, refused, stored = run(scenario())
+    assert created[0] == 0 and stored.seed == 7 and stored.status == "finished"
+    assert watched[0] == 0 and "score sheet" in watched[1] and "match finished after 1 deals" in watched[1]
+    assert listed[0] == 0 and "5 match(es)" in listed[1] and second in listed[1] and first in listed[1]
+    assert bots[0] == 0 and "alice" in bots[1] and "erin" in bots[1]
+    assert cancelled[0] == 0 and "cancelled" in cancelled[1]
+    assert refused[0] == 1 and "UNAUTHENTICATED" in refused[2]
+    unreachable = cli.main(["admin", "matches", "--server", "127.0.0.1:1", "--timeout", "2"])
+    assert unreachable == 4 and "could not connect to 127.0.0.1:1" in capsys.readouterr().err
