@@ -26,10 +26,12 @@ from typing import Any
 
 import grpc
 from google.protobuf import json_format
-from heartsbot.proto import admin_pb2, admin_pb2_grpc, game_pb2, spectator_pb2, spectator_pb2_grpc
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
+
+from heartsbot.help import DefaultsHelp
+from heartsbot.proto import admin_pb2, admin_pb2_grpc, game_pb2, spectator_pb2, spectator_pb2_grpc
 
 from .watch import STATUS, TableView
 
@@ -38,15 +40,6 @@ DEFAULT_SERVER = "127.0.0.1:50051"
 STATUSES = {"running": P.MATCH_STATUS_RUNNING, "finished": P.MATCH_STATUS_FINISHED,
             "aborted": P.MATCH_STATUS_ABORTED, "cancelled": P.MATCH_STATUS_CANCELLED}
 EXIT_REFUSED, EXIT_USAGE, EXIT_UNREACHABLE = 1, 2, 4
-
-
-class DefaultsHelp(argparse.ArgumentDefaultsHelpFormatter):
-    """Shows an option's default in its help, except when there is none to show."""
-
-    def _get_help_string(self, action: argparse.Action) -> str:
-        if action.default in (None, False, "", argparse.SUPPRESS) or "%(default)" in (action.help or ""):
-            return action.help or ""
-        return super()._get_help_string(action) or ""
 
 
 class Refused(Exception):

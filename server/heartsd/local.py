@@ -12,12 +12,13 @@ import asyncio
 import secrets
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 import grpc
 
 from hearts_engine import MatchRecord, preset, replay
-from heartsbot.client import BotClient
+from heartsbot.client import BotClient, ClientStats
 from heartsbot.loading import load_strategy
 from heartsbot.proto import admin_pb2, admin_pb2_grpc, game_pb2, spectator_pb2, spectator_pb2_grpc
 from heartsbot.strategies import Strategy
@@ -64,7 +65,39 @@ async def run_local(args: argparse.Namespace) -> int:
                 for c in clients:
                     c.stop()
                 await asyncio.gather(*tasks, return_exceptions=True)
+    failed = [name for name, client in zip(names, clients) if client.stats.failed]
+    for name, client in zip(names, clients):
+        for line in problem_report(name, client.stats, args.decision_ms):
+            print(line, file=sys.stderr)
+    if failed:
+        print(f"heartsbot local: the strategy of {', '.join(failed)} failed (see above); its moves were "
+              "partly played by safe defaults, so these scores do not show its play", file=sys.stderr)
+        return 1
     return 0
+
+
+def problem_report(name: str, stats: ClientStats, decision_ms: int) -> list[str]:
+    """Lines telling a bot author what went wrong with the strategy of seat ``name``:
+    each kind of failure with its count and first message (and the traceback of the
+    first exception), overruns, and the defaults the server played for it."""
+    lines = []
+    fallbacks = sum(p.count for p in stats.problems.values())
+    if fallbacks:
+        lines.append(f"{name}: the strategy failed {fallbacks} time(s); each time a safe legal default was answered")
+        for problem in stats.problems.values():
+            lines.append(f"  {problem.kind} x{problem.count}: {problem.message}")
+            if problem.traceback:
+                lines.extend("    " + t for t in problem.traceback.rstrip().splitlines())
+    if stats.overruns:
+        lines.append(f"{name}: {stats.overruns} decision(s) took longer than the {decision_ms} ms decision time "
+                     f"(slowest {stats.slowest_s:.2f} s), drawing on the match's time bank")
+    server = Counter[str]()
+    for report in stats.reports.values():
+        server.update(report.server_defaults)
+    if server:
+        kinds = ", ".join(f"{n} {k}" for k, n in sorted(server.items()))
+        lines.append(f"{name}: the server played {sum(server.values())} default(s) for it ({kinds})")
+    return lines
 
 
 async def _one_match(channel: grpc.aio.Channel, admin: str, args: argparse.Namespace, names: list[str], seed: int,

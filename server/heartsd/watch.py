@@ -11,14 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from heartsbot.proto import game_pb2
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
 from hearts_engine import card_symbol
-
 from heartsbot import convert
+from heartsbot.proto import game_pb2
 
 P = game_pb2
 PROVENANCE = {v: k.removeprefix("PROVENANCE_").lower() for k, v in P.Provenance.items()}

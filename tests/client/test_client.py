@@ -126,7 +126,15 @@ def test_a_strategy_that_raises_gets_a_safe_default_and_the_match_completes(tmp_
     assert all(d.provenance == P.PROVENANCE_BOT for d in stored.record.decisions if d.seat == 0)
 
 
-def test_a_rejected_answer_is_answered_again_with_a_legal_card(tmp_path):
+def test_a_rejected_answer_is_answered_again_with_a_legal_card(tmp_path, monkeypatch):
+    """The client checks a strategy's choice before sending it (an illegal one is replaced
+    and reported, see test_author_feedback.py); a rejection it did not foresee (its rules
+    and the server's disagree) is answered again with a legal card: pretend here that the
+    client's own check lets the illegal card through."""
+    import heartsbot.client
+
+    monkeypatch.setattr(heartsbot.client, "answer_problem", lambda request, decided: None)
+
     async def scenario():
         async with running_daemon(tmp_path) as daemon:
             client = client_for(daemon, "alice", IllegalFirst(0))

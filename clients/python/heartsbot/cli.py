@@ -4,6 +4,8 @@
     heartsbot local --ruleset standard --seed 42 --strategies mc heuristic random random
     heartsbot local --matches 20 --strategies mybot.py heuristic heuristic heuristic
     heartsbot stdio --server HOST:PORT --token TOKEN --name NAME -- ./mybot ARGS
+    heartsbot leaderboard --server HOST:PORT [--ruleset standard]
+    heartsbot matches --server HOST:PORT [--bot NAME] [--status finished]
 """
 
 from __future__ import annotations
@@ -19,14 +21,20 @@ from .loading import load_strategy
 
 
 def _play(args: argparse.Namespace) -> int:
-    from .client import BotClient, FatalError
+    from .client import BotClient, FatalError, UnreachableError
     from .logs import configure
 
     configure(args.log_level)
 
     strategy = load_strategy(args.strategy, args.seed)
+
+    def ended(match_id: str, seat: int, result: object) -> None:
+        report = client.stats.reports.get(match_id)
+        if report is not None:
+            print(report.line(), flush=True)
+
     client = BotClient(args.server, args.token, strategy, args.name, rulesets=args.rulesets or (),
-                       max_matches=args.max_matches)
+                       max_matches=args.max_matches, on_match_end=ended)
 
     async def main() -> None:
         task = asyncio.get_running_loop().create_task(client.run())
@@ -40,8 +48,12 @@ def _play(args: argparse.Namespace) -> int:
     except FatalError as exc:
         print(f"heartsbot: the server refused the bot: {exc}", file=sys.stderr)
         return 2
+    except UnreachableError as exc:
+        print(f"heartsbot: {exc}", file=sys.stderr)
+        return 4
     except KeyboardInterrupt:
-        print(f"\nstopped after {client.stats.decisions} decisions, {client.stats.matches_ended} matches", file=sys.stderr)
+        print("", file=sys.stderr)
+    print(client.stats.summary(), file=sys.stderr)
     return 0
 
 
@@ -119,6 +131,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     stdio.add_argument("--trace", action="store_true", help="copy every line to and from the bot to stderr")
     stdio.add_argument("bot", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS]", help="the bot to run")
     stdio.set_defaults(run=_stdio)
+    from .help import DefaultsHelp
+    from .remote import add_parsers
+
+    add_parsers(sub, DefaultsHelp)
     args = parser.parse_args(argv)
     return int(args.run(args))
 

@@ -21,6 +21,8 @@ import asyncio
 import contextvars
 import random
 import time
+import traceback
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -57,6 +59,56 @@ class FatalError(Exception):
     """The server refused the bot for good (bad token, wrong name, bad hello)."""
 
 
+class UnreachableError(ConnectionError):
+    """The server could not be reached at all (a wrong address or port, nothing listening):
+    raised after ``connect_attempts`` tries when the bot has never connected."""
+
+
+# What went wrong with the strategy's own code; the client answered a safe default for each.
+EXCEPTION, MISSING, ILLEGAL, TIMEOUT = "exception", "missing method", "illegal answer", "out of time"
+# The server's defaults for our seat, by provenance (what Notice events report).
+SERVER_DEFAULTS = {P.PROVENANCE_TIMEOUT: "timeout", P.PROVENANCE_ILLEGAL: "illegal",
+                   P.PROVENANCE_DISCONNECT: "disconnect", P.PROVENANCE_AUTO: "auto"}
+
+
+@dataclass
+class Problem:
+    """One kind of strategy failure: how often, the first message and traceback."""
+
+    kind: str
+    count: int = 0
+    message: str = ""
+    traceback: str = ""
+
+
+@dataclass
+class MatchReport:
+    """How one match went for this bot: its result, seat, and every default by kind."""
+
+    match_id: str
+    seat: int
+    result: game_pb2.MatchResult
+    fallbacks: Counter[str] = field(default_factory=Counter)  # answered by the client, by kind
+    server_defaults: Counter[str] = field(default_factory=Counter)  # played by the server, by kind
+
+    @property
+    def points(self) -> int:
+        return self.result.totals[self.seat] if self.seat < len(self.result.totals) else 0
+
+    def line(self) -> str:
+        """``m-1 finished: rank 2/4, 54 points in 16 deals (3.38/deal); defaults: 2 timeout``."""
+        r = self.result
+        status = P.MatchStatus.Name(r.status).removeprefix("MATCH_STATUS_").lower()
+        rank = r.ranks[self.seat] if self.seat < len(r.ranks) else 0
+        text = f"{self.match_id} {status}: rank {rank}/{len(r.totals)}, {self.points} points in {r.deals} deals"
+        if r.deals:
+            text += f" ({self.points / r.deals:.2f}/deal)"
+        if r.status != P.MATCH_STATUS_FINISHED:
+            text += f" [{r.reason}]"
+        kinds = [f"{n} {k}" for k, n in sorted((self.server_defaults + self.fallbacks).items())]
+        return text + "; defaults: " + (", ".join(kinds) if kinds else "none")
+
+
 @dataclass
 class ClientStats:
     decisions: int = 0
@@ -65,6 +117,46 @@ class ClientStats:
     reconnects: int = 0
     matches_ended: int = 0
     results: dict[str, game_pb2.MatchResult] = field(default_factory=dict)
+    # The strategy's own failures by kind (EXCEPTION, MISSING, ILLEGAL, TIMEOUT), each
+    # answered with a safe default; and its overruns: decisions that took longer than its
+    # time_limit_s (answered in time only by drawing on the match's time bank).
+    problems: dict[str, Problem] = field(default_factory=dict)
+    overruns: int = 0
+    slowest_s: float = 0.0
+    reports: dict[str, MatchReport] = field(default_factory=dict)
+
+    def problem(self, kind: str, message: str, trace: str = "") -> None:
+        entry = self.problems.setdefault(kind, Problem(kind))
+        entry.count += 1
+        if not entry.message:
+            entry.message, entry.traceback = message, trace
+
+    def summary(self) -> str:
+        """What ``heartsbot play`` says at exit: matches, mean rank, points per deal, defaults."""
+        reports = list(self.reports.values())
+        text = f"stopped after {self.decisions} decisions, {self.matches_ended} matches"
+        finished = [r for r in reports if r.result.status == P.MATCH_STATUS_FINISHED]
+        if finished:
+            deals = sum(r.result.deals for r in finished)
+            ranks = [r.result.ranks[r.seat] for r in finished if r.seat < len(r.result.ranks)]
+            wins = sum(1 for r in finished if r.seat in r.result.winners)
+            text += (f" ({len(finished)} finished): mean rank {sum(ranks) / max(1, len(ranks)):.2f}, "
+                     f"{wins} won, {sum(r.points for r in finished) / max(1, deals):.2f} points per deal")
+        defaults: Counter[str] = Counter()
+        for r in reports:
+            defaults.update(r.server_defaults)
+            defaults.update(r.fallbacks)
+        text += "; defaults: " + (", ".join(f"{n} {k}" for k, n in sorted(defaults.items())) or "none")
+        if self.problems:
+            text += "\n" + "\n".join(f"  {p.kind} x{p.count}: {p.message}" for p in self.problems.values())
+        return text
+
+    @property
+    def failed(self) -> bool:
+        """The strategy's own code failed (raised, lacked a method, answered illegally or
+        ran out of time) or the server had to play a timeout or illegal default for it."""
+        server = sum(r.server_defaults[k] for r in self.reports.values() for k in ("timeout", "illegal"))
+        return bool(self.problems) or server > 0
 
 
 class BotClient:
@@ -82,6 +174,7 @@ class BotClient:
         safety_ms: int = 60,
         backoff_s: tuple[float, float] = (0.2, 10.0),
         on_match_end: Callable[[str, int, game_pb2.MatchResult], None] | None = None,
+        connect_attempts: int = 5,
     ) -> None:
         self.target = target
         self.token = token
@@ -93,7 +186,13 @@ class BotClient:
         self.safety_s = safety_ms / 1000
         self.backoff_s = backoff_s
         self.on_match_end = on_match_end  # (match id, seat, result), on the event loop
+        # Tries before giving up on a server never reached (0: forever); once connected, a
+        # lost connection is retried until stop().
+        self.connect_attempts = connect_attempts
+        self.ever_connected = False
         self.stats = ClientStats()
+        self._fallbacks: dict[str, Counter[str]] = {}  # per match, until it ends
+        self._server_defaults: dict[str, Counter[str]] = {}
         self.connected = asyncio.Event()
         self._stop = asyncio.Event()
         self._call: grpc.aio.StreamStreamCall | None = None
@@ -105,7 +204,9 @@ class BotClient:
     async def run(self) -> None:
         """Connect, play, and reconnect after drops until :meth:`stop`; FatalError if refused."""
         delay = self.backoff_s[0]
+        attempts = 0
         while not self._stop.is_set():
+            attempts += 1
             try:
                 await self._session()
                 delay = self.backoff_s[0]
@@ -119,7 +220,16 @@ class BotClient:
             except grpc.aio.AioRpcError as exc:
                 if exc.code() in FATAL:
                     raise FatalError(f"{exc.code().name}: {exc.details()}") from None
-                log.warning("connection lost", bot=self.name, code=exc.code().name, retry_in=round(delay, 2))
+                if not self.ever_connected:
+                    if self.connect_attempts and attempts >= self.connect_attempts:
+                        raise UnreachableError(
+                            f"could not connect to {self.target} after {attempts} attempts "
+                            f"({exc.code().name}: {exc.details()}): is the server running there, "
+                            "and are the host and port right?") from None
+                    log.warning("could not connect", bot=self.name, target=self.target, code=exc.code().name,
+                                attempt=attempts, retry_in=round(delay, 2))
+                else:
+                    log.warning("connection lost", bot=self.name, code=exc.code().name, retry_in=round(delay, 2))
             self.connected.clear()
             if self._stop.is_set():
                 break
@@ -163,6 +273,7 @@ class BotClient:
                     kind = message.WhichOneof("kind")
                     if kind == "welcome":
                         self.connected.set()
+                        self.ever_connected = True
                         log.info("connected", bot=self.name, session=message.welcome.session_id,
                                  resuming=len(message.welcome.active_matches))
                     elif kind == "rejected":
@@ -184,9 +295,16 @@ class BotClient:
             which = event.WhichOneof("kind")
             if which == "match_started":
                 self._rules[update.match_id] = convert.ruleset_from_wire(event.match_started.ruleset)
+            elif which == "notice":
+                notice = event.notice
+                if notice.seat == update.seat and notice.provenance in SERVER_DEFAULTS:
+                    self._server_defaults.setdefault(update.match_id, Counter())[SERVER_DEFAULTS[notice.provenance]] += 1
             elif which == "match_ended":
                 self.stats.matches_ended += 1
                 self.stats.results[update.match_id] = event.match_ended.result
+                self.stats.reports[update.match_id] = MatchReport(
+                    update.match_id, update.seat, event.match_ended.result,
+                    self._fallbacks.pop(update.match_id, Counter()), self._server_defaults.pop(update.match_id, Counter()))
                 self._rules.pop(update.match_id, None)
                 for key in [k for k in self._open if k[0] == update.match_id]:
                     del self._open[key]
@@ -212,16 +330,40 @@ class BotClient:
             view = convert.view_from_request(request, self._rules.get(match_id))
             self.strategy.time_limit_s = think_s
             current_decision.set(DecisionContext(match_id, request, think_s))  # to_thread copies the context
+            started = time.monotonic()
             decided = await asyncio.wait_for(asyncio.to_thread(self._choose, view, request.kind), hard_s)
+            took = time.monotonic() - started
+            self.stats.slowest_s = max(self.stats.slowest_s, took)
+            if took > think_s:
+                self.stats.overruns += 1
+            problem = answer_problem(request, decided)
+            if problem is not None:
+                raise IllegalAnswer(problem)
             _fill(answer, request.kind, decided)
         except Exception as exc:  # includes the timeout: answer a safe default in time
-            self.stats.fallbacks += 1
-            why = "ran out of time" if isinstance(exc, asyncio.TimeoutError) else f"raised {exc!r}"
-            log.warning("strategy failed; answering a safe default", bot=self.name, match_id=match_id, why=why)
+            self._fallback(match_id, request, exc, hard_s)
             _fill(answer, request.kind, _safe_default(request))
         if await self._send(answer, call, lock):
             self.stats.decisions += 1
             log.debug("answered", bot=self.name, match_id=match_id, ms=round((time.monotonic() - received) * 1000, 1))
+
+    def _fallback(self, match_id: str, request: bot_pb2.DecisionRequest, exc: Exception, hard_s: float) -> None:
+        """Count and log why the strategy's choice was replaced by a safe default."""
+        self.stats.fallbacks += 1
+        method = {P.DECISION_KIND_PASS: "choose_pass", P.DECISION_KIND_MOON: "choose_moon"}.get(request.kind, "choose_play")
+        trace = ""
+        if isinstance(exc, asyncio.TimeoutError):
+            kind, why = TIMEOUT, f"{method} did not answer within {hard_s * 1000:.0f} ms (its decision time and bank)"
+        elif isinstance(exc, IllegalAnswer):
+            kind, why = ILLEGAL, f"{method} answered {exc}"
+        elif isinstance(exc, NotImplementedError) and _raised_by_base(exc):
+            kind, why = MISSING, f"{type(self.strategy).__name__} does not implement {method}"
+        else:
+            kind, why = EXCEPTION, f"{method} raised {type(exc).__name__}: {exc}"
+            trace = "".join(traceback.format_exception(exc))
+        self.stats.problem(kind, why, trace)
+        self._fallbacks.setdefault(match_id, Counter())[kind] += 1
+        log.warning("strategy failed; answering a safe default", bot=self.name, match_id=match_id, why=why)
 
     async def _send(self, answer: bot_pb2.Answer, call: grpc.aio.StreamStreamCall, lock: asyncio.Lock) -> bool:
         open_request = self._find_open(answer.match_id, answer.request_id)
@@ -258,6 +400,47 @@ class BotClient:
         if kind == P.DECISION_KIND_MOON:
             return self.strategy.choose_moon(view)
         return self.strategy.choose_play(view)
+
+
+class IllegalAnswer(ValueError):
+    """The strategy's choice is not a legal answer to the request (the reason is the text)."""
+
+
+def _raised_by_base(exc: BaseException) -> bool:
+    """The NotImplementedError comes from the base Strategy's method (not overridden)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_code.co_filename.endswith(("strategies/base.py", "strategies\\base.py"))
+
+
+def answer_problem(request: bot_pb2.DecisionRequest, decided: object) -> str | None:
+    """Why ``decided`` (what a strategy returned) cannot answer ``request``, or None.
+
+    Checked before sending, so a strategy's illegal choice is reported to its author as
+    such (and replaced) instead of costing a rejected round trip."""
+    legal = {(c.suit - 1) * 13 + c.rank - 2 for c in request.legal_cards}
+    if request.kind == P.DECISION_KIND_MOON:
+        return None if isinstance(decided, MoonOption) else f"{decided!r}, not a MoonOption"
+    if request.kind == P.DECISION_KIND_PASS:
+        try:
+            cards = list(decided)  # type: ignore[call-overload]
+        except TypeError:
+            return f"{decided!r}, not a list of cards"
+        if len(cards) != request.pass_count or len(set(cards)) != len(cards):
+            return f"{cards!r}: a pass is {request.pass_count} different cards"
+        bad = [c for c in cards if c not in legal]
+        return f"{_names(bad)}, not in the hand" if bad else None
+    if not isinstance(decided, int) or isinstance(decided, bool) or decided not in legal:
+        shown = _names([decided]) if isinstance(decided, int) and 0 <= decided < 52 else repr(decided)
+        return f"{shown}, not a legal card now (legal: {_names(sorted(legal))})"
+    return None
+
+
+def _names(cards: Sequence[object]) -> str:
+    from hearts_engine import card_name
+
+    return " ".join(card_name(c) if isinstance(c, int) and 0 <= c < 52 else repr(c) for c in cards)
 
 
 def first_legal_answer(request: bot_pb2.DecisionRequest) -> bot_pb2.Answer:

@@ -1,0 +1,166 @@
+"""``heartsbot leaderboard`` and ``heartsbot matches``: what a server shows bot authors,
+over its public gRPC services (LadderService, SpectatorService); no token needed.
+
+    heartsbot leaderboard --server HOST:PORT [--ruleset standard]
+    heartsbot matches --server HOST:PORT [--status finished] [--limit 20] [--all]
+    heartsbot matches --server HOST:PORT --bot NAME       # that bot's latest rated matches
+
+Exit codes: 0 done; 1 the server refused the call; 4 the server could not be reached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+
+import grpc
+from google.protobuf import json_format
+
+from .proto import game_pb2, ladder_pb2, ladder_pb2_grpc, spectator_pb2, spectator_pb2_grpc
+
+P = game_pb2
+STATUSES = {"running": P.MATCH_STATUS_RUNNING, "finished": P.MATCH_STATUS_FINISHED,
+            "aborted": P.MATCH_STATUS_ABORTED, "cancelled": P.MATCH_STATUS_CANCELLED}
+STATUS_NAMES = {v: k for k, v in STATUSES.items()}
+EXIT_REFUSED, EXIT_UNREACHABLE = 1, 4
+
+
+class CallFailed(Exception):
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _call(server: str, method: object, request: object, timeout: float) -> object:
+    try:
+        return method(request, timeout=timeout)  # type: ignore[operator]
+    except grpc.RpcError as exc:
+        code, details = exc.code(), exc.details()  # type: ignore[attr-defined]
+        if code == grpc.StatusCode.UNAVAILABLE:
+            raise CallFailed(f"could not connect to {server} ({details}): is the server running there?",
+                             EXIT_UNREACHABLE) from None
+        raise CallFailed(f"the server refused: {code.name}: {details}", EXIT_REFUSED) from None
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]], right: Sequence[bool]) -> list[str]:
+    """Plain aligned columns (the client has no terminal library)."""
+    cells = [[str(h) for h in headers]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = []
+    for n, row in enumerate(cells):
+        lines.append("  ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(row, widths, right)).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return lines
+
+
+def _json(message: object) -> None:
+    print(json_format.MessageToJson(message, preserving_proto_field_name=True, indent=None))  # type: ignore[arg-type]
+
+
+def leaderboard(args: argparse.Namespace) -> int:
+    with grpc.insecure_channel(args.server) as channel:
+        try:
+            response = _call(args.server, ladder_pb2_grpc.LadderServiceStub(channel).GetLeaderboard,
+                             ladder_pb2.GetLeaderboardRequest(ruleset=args.ruleset), args.timeout)
+        except CallFailed as exc:
+            print(f"heartsbot: {exc}", file=sys.stderr)
+            return exc.code
+    assert isinstance(response, ladder_pb2.GetLeaderboardResponse)
+    if args.json:
+        _json(response)
+        return 0
+    if not response.entries:
+        print(f"no rated {response.ruleset} matches yet on {args.server}")
+        return 0
+    print(f"{response.ruleset} leaderboard on {args.server}")
+    rows = []
+    for e in response.entries:
+        ci = f"±{e.points_per_deal_ci:.2f}" if e.points_per_deal_ci else "±?"
+        rows.append((e.rank, e.bot, e.owner, f"{e.rating:.2f}", f"{e.uncertainty:.2f}", f"{e.conservative:.2f}",
+                     e.matches, f"{e.points_per_deal:.2f} {ci}", e.timeouts, e.disconnect_defaults,
+                     "UNRELIABLE" if e.unreliable else ""))
+    headers = ("#", "bot", "owner", "rating", "sigma", "conservative", "matches", "points/deal", "timeouts", "left", "")
+    print("\n".join(table(headers, rows, [h not in ("bot", "owner", "") for h in headers])))
+    return 0
+
+
+def matches(args: argparse.Namespace) -> int:
+    try:
+        return _bot_matches(args) if args.bot else _all_matches(args)
+    except CallFailed as exc:
+        print(f"heartsbot: {exc}", file=sys.stderr)
+        return exc.code
+
+
+def _all_matches(args: argparse.Namespace) -> int:
+    if not 0 < args.limit <= 1000:
+        print("heartsbot: --limit must be between 1 and 1000", file=sys.stderr)
+        return 2
+    request = spectator_pb2.ListMatchesRequest(limit=args.limit, page_token=args.page_token,
+                                               status=STATUSES.get(args.status or "", 0))
+    rows = []
+    with grpc.insecure_channel(args.server) as channel:
+        stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+        while True:
+            response = _call(args.server, stub.ListMatches, request, args.timeout)
+            assert isinstance(response, spectator_pb2.ListMatchesResponse)
+            if args.json:
+                _json(response)
+            for m in response.matches:
+                seats = ", ".join(f"{s.name} {m.totals[i]}" if i < len(m.totals) else s.name
+                                  for i, s in enumerate(m.seats))
+                winner = ", ".join(m.seats[w].name for w in m.result.winners if w < len(m.seats))
+                created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(m.created_unix_ms / 1000))
+                rows.append((m.match_id, created, STATUS_NAMES.get(m.status, "?"), m.ruleset, m.deals_played,
+                             seats, winner))
+            if not (args.all and response.next_page_token):
+                break
+            request.page_token = response.next_page_token
+    if not args.json:
+        headers = ("match", "created", "status", "ruleset", "deals", "seats and totals", "winner")
+        print("\n".join(table(headers, rows, [h == "deals" for h in headers])))
+        more = f"; next page: --page-token {response.next_page_token}" if response.next_page_token else ""
+        print(f"{len(rows)} match(es){more}")
+    return 0
+
+
+def _bot_matches(args: argparse.Namespace) -> int:
+    with grpc.insecure_channel(args.server) as channel:
+        profile = _call(args.server, ladder_pb2_grpc.LadderServiceStub(channel).GetBotProfile,
+                        ladder_pb2.GetBotProfileRequest(bot=args.bot, ruleset=args.ruleset, limit=min(args.limit, 200)),
+                        args.timeout)
+    assert isinstance(profile, ladder_pb2.GetBotProfileResponse)
+    if args.json:
+        _json(profile)
+        return 0
+    print(f"latest rated {args.ruleset} matches of {args.bot} on {args.server}")
+    rows = [(m.match_id, m.seat, m.rank, m.points, m.deals, f"{m.points / m.deals:.2f}" if m.deals else "")
+            for m in profile.matches]
+    headers = ("match", "seat", "rank", "points", "deals", "points/deal")
+    print("\n".join(table(headers, rows, [h != "match" for h in headers])))
+    if profile.HasField("standing"):
+        s = profile.standing
+        print(f"rank {s.rank}, rating {s.rating:.2f} ± {s.uncertainty:.2f}, {s.matches} rated matches, "
+              f"{s.points_per_deal:.2f} points per deal")
+    return 0
+
+
+def add_parsers(sub: argparse._SubParsersAction, formatter: type[argparse.HelpFormatter]) -> None:  # type: ignore[type-arg]
+    board = sub.add_parser("leaderboard", help="a server's ladder ranking (LadderService)", formatter_class=formatter)
+    listing = sub.add_parser("matches", help="a server's matches, or one bot's rated matches",
+                             formatter_class=formatter)
+    for p in (board, listing):
+        p.add_argument("--server", required=True, metavar="HOST:PORT", help="the server")
+        p.add_argument("--ruleset", default="standard", help="the ladder's ruleset")
+        p.add_argument("--json", action="store_true", help="print the response as JSON")
+        p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the server's answer")
+    board.set_defaults(run=leaderboard)
+    listing.add_argument("--bot", help="list this bot's latest rated matches instead (GetBotProfile)")
+    listing.add_argument("--status", choices=sorted(STATUSES), help="only matches with this status")
+    listing.add_argument("--limit", type=int, default=20, help="matches per page (at most 1000)")
+    listing.add_argument("--page-token", default="", help="the next page, as printed after the previous one")
+    listing.add_argument("--all", action="store_true", help="follow every page to the end")
+    listing.set_defaults(run=matches)

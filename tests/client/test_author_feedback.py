@@ -1,0 +1,219 @@
+"""What a bot author is told: strategy failures in ``heartsbot local``, per-match lines and
+a summary from ``heartsbot play``, the leaderboard and matches over gRPC, and a clear
+failure for a server that cannot be reached."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import signal
+import sys
+import textwrap
+
+import pytest
+
+from heartsbot import cli
+from heartsbot.client import BotClient, UnreachableError
+from heartsbot.strategies import HeuristicStrategy
+from heartsd.config import Settings
+from heartsd.server import embedded
+from tests.server.harness import BOTS, random_legal, run, running_daemon, Bot
+
+BROKEN = {
+    "missing": """
+        from heartsbot.strategies import Strategy
+
+        class NoPlay(Strategy):
+            def choose_pass(self, view):
+                return sorted(view.legal)[-view.rules.pass_count:]
+        """,
+    "raises": """
+        from heartsbot.strategies import Strategy
+
+        class Raises(Strategy):
+            def choose_pass(self, view):
+                return sorted(view.legal)[-view.rules.pass_count:]
+
+            def choose_play(self, view):
+                return helper(view)
+
+        def helper(view):
+            return len(view.legal) // 0
+        """,
+    "illegal": """
+        from heartsbot.strategies import Strategy
+
+        class Illegal(Strategy):
+            def choose_pass(self, view):
+                return sorted(view.legal)[-view.rules.pass_count:]
+
+            def choose_play(self, view):
+                return next(c for c in range(52) if c not in view.legal)
+        """,
+    "sleeps": """
+        import time
+        from heartsbot.strategies import Strategy
+
+        class Sleeps(Strategy):
+            def choose_pass(self, view):
+                return sorted(view.legal)[-view.rules.pass_count:]
+
+            def choose_play(self, view):
+                time.sleep(2)
+                return min(view.legal)
+        """,
+}
+@pytest.fixture(autouse=True)
+def isolated_logging(monkeypatch):
+    """These tests run the commands in this process: keep their logging set-up from
+    leaking (structlog loggers cached on a captured stream break later tests)."""
+    import heartsd.local
+    import heartsd.logs
+    from heartsbot import logs as client_logs
+
+    real = heartsd.logs.configure
+    monkeypatch.setattr(heartsd.local, "configure", lambda fmt, level, cache=True: real(fmt, level, cache=False))
+    yield
+    real("console", "warning", cache=False)
+    client_logs.configure("warning")
+
+
+EXPECTED = {
+    "missing": "missing method x",
+    "raises": "exception x",
+    "illegal": "illegal answer x",
+    "sleeps": "out of time x",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BROKEN))
+def test_heartsbot_local_shows_strategy_failures_and_exits_non_zero(kind, tmp_path, capsys):
+    """Today all four print a normal score sheet ("winner: 0-..."), say nothing of what
+    went wrong and exit 0."""
+    path = tmp_path / f"{kind}.py"
+    path.write_text(textwrap.dedent(BROKEN[kind]))
+    code = cli.main(["local", "--strategies", str(path), "heuristic", "heuristic", "random", "--deals", "1",
+                     "--decision-ms", "200"])
+    out, err = capsys.readouterr()
+    assert code == 1, err
+    assert EXPECTED[kind] in err
+    assert "the strategy of 0-" in err and "failed" in err
+    if kind == "raises":
+        assert "Traceback (most recent call last)" in err and "ZeroDivisionError" in err and "helper" in err
+    if kind == "missing":
+        assert "does not implement choose_play" in err
+    if kind == "illegal":
+        assert "not a legal card now" in err
+    if kind == "sleeps":
+        assert "took longer than the 200 ms decision time" in err
+    assert "deal" in out  # the score sheet is still printed
+
+
+def test_heartsbot_local_with_a_sound_strategy_exits_zero_and_reports_nothing(tmp_path, capsys):
+    path = tmp_path / "good.py"
+    path.write_text("from heartsbot.strategies import HeuristicStrategy\n\n\nclass Good(HeuristicStrategy):\n    pass\n")
+    code = cli.main(["local", "--strategies", str(path), "heuristic", "random", "random", "--deals", "1"])
+    out, err = capsys.readouterr()
+    assert code == 0 and err == "" and "deal" in out
+
+
+def test_heartsbot_play_prints_a_line_per_match_and_a_summary(tmp_path):
+    """Today `heartsbot play` prints nothing after "connected"."""
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "heartsbot.cli", "play", "--server", daemon.target, "--token", BOTS["alice"],
+                "--name", "alice", "--strategy", "heuristic", "--log-level", "warning",
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            for _ in range(400):
+                if daemon.arena.sessions.get("alice") is not None:
+                    break
+                await asyncio.sleep(0.05)
+            ids = []
+            for seed in (1, 2):
+                ids.append(await daemon.create_match(["alice", "house:random", "house:random", "house:random"],
+                                                     deals=2, seed=seed))
+                await daemon.wait_finished(ids[-1])
+            await asyncio.sleep(0.5)  # the last MatchEnded reaches the client
+            proc.send_signal(signal.SIGINT)
+            out, err = await asyncio.wait_for(proc.communicate(), 60)
+            return ids, out.decode(), err.decode(), [daemon.stored(i) for i in ids]
+
+    ids, out, err, stored = run(scenario())
+    lines = [line for line in out.splitlines() if line.startswith("m-")]
+    assert [line.split()[0] for line in lines] == ids
+    for line, match in zip(lines, stored):
+        rank, points = match.record.result.ranks[0], match.totals[0]
+        assert f"finished: rank {rank}/4, {points} points in 2 deals" in line and "defaults: none" in line
+    assert "stopped after" in err and "2 matches" in err and "mean rank" in err and "defaults: none" in err
+
+
+def test_a_server_never_reached_fails_clearly_but_a_lost_one_is_retried(tmp_path, capsys):
+    """Today a wrong port retries forever with "connection lost code=UNAVAILABLE"."""
+    code = cli.main(["play", "--server", "127.0.0.1:1", "--token", "t" * 12, "--name", "x", "--strategy", "random",
+                     "--log-level", "error"])
+    err = capsys.readouterr().err
+    assert code == 4 and "could not connect to 127.0.0.1:1 after 5 attempts" in err
+
+    async def scenario():
+        token = secrets.token_urlsafe(12)
+
+        def settings(port: int, name: str) -> Settings:
+            return Settings.load(env={}, flags=dict(port=port, db_path=str(tmp_path / f"{name}.db"),
+                                                    bot_tokens={"bot": token}, log_level="error"))
+
+        async with embedded(settings(0, "a")) as (_, port):
+            client = BotClient(f"127.0.0.1:{port}", token, HeuristicStrategy(), "bot", backoff_s=(0.02, 0.05))
+            task = asyncio.get_running_loop().create_task(client.run())
+            await asyncio.wait_for(client.connected.wait(), 20)
+        while client.stats.reconnects < 8:  # far more tries than a never-connected client gets
+            assert not task.done(), task
+            await asyncio.sleep(0.02)
+        async with embedded(settings(port, "b")) as (arena, _):
+            for _ in range(500):
+                if arena.sessions.get("bot") is not None:
+                    break
+                await asyncio.sleep(0.02)
+            back = arena.sessions.get("bot") is not None
+            client.stop()
+            await asyncio.wait_for(task, 10)
+        return back
+
+    assert run(scenario())
+
+    async def never():
+        client = BotClient("127.0.0.1:1", "t" * 12, HeuristicStrategy(), "x", backoff_s=(0.01, 0.02))
+        await client.run()
+
+    with pytest.raises(UnreachableError):
+        run(never())
+
+
+def test_heartsbot_leaderboard_and_matches_over_grpc(tmp_path, capsys):
+    """Today a remote author cannot see the leaderboard without writing a gRPC client."""
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            ladder = daemon.arena.store.ladder
+            names = ["r1", "r2", "r3", "r4"]
+            tokens = {b: ladder.add_bot(b, b) for b in names}
+            bots = [await Bot(daemon, b, random_legal(i), token=tokens[b]).start() for i, b in enumerate(names)]
+            match_id = await daemon.create_match(names, deals=4, duplicate=True, rated=True, seed=5)
+            await daemon.wait_finished(match_id)
+            board = await asyncio.to_thread(cli.main, ["leaderboard", "--server", daemon.target])
+            board_out = capsys.readouterr().out
+            listed = await asyncio.to_thread(cli.main, ["matches", "--server", daemon.target, "--limit", "5"])
+            listed_out = capsys.readouterr().out
+            mine = await asyncio.to_thread(cli.main, ["matches", "--server", daemon.target, "--bot", "r2"])
+            mine_out = capsys.readouterr().out
+            for b in bots:
+                await b.close()
+            return match_id, board, board_out, listed, listed_out, mine, mine_out
+
+    match_id, board, board_out, listed, listed_out, mine, mine_out = run(scenario())
+    assert board == 0 and all(b in board_out for b in ("r1", "r2", "r3", "r4")) and "points/deal" in board_out
+    assert listed == 0 and match_id in listed_out
+    assert mine == 0 and match_id in mine_out and "rated matches" in mine_out
+    unreachable = cli.main(["leaderboard", "--server", "127.0.0.1:1", "--timeout", "2"])
+    assert unreachable == 4 and "could not connect to 127.0.0.1:1" in capsys.readouterr().err
