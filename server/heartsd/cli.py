@@ -287,6 +287,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .admin_cli import add_parser as add_admin_parser
 
     add_admin_parser(sub)
+    from .tournament_cli import add_parser as add_tournament_parser
+
+    add_tournament_parser(sub)
     args = parser.parse_args(argv)
     return int(args.run(args))
 

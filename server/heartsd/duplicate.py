@@ -122,7 +122,8 @@ def form_set(free: Sequence[str], owners: Mapping[str, str], mu: Callable[[str],
 
 
 async def start_set(arena: Arena, ruleset: str, deals: int, tables: Sequence[Sequence[str]], rated: bool = True,
-                    clock: game_pb2.ClockSettings | None = None, tokens_since: float | None = None) -> DuplicateSet:
+                    clock: game_pb2.ClockSettings | None = None, tokens_since: float | None = None,
+                    purpose: str = "ladder") -> DuplicateSet:
     """Validate and start a set: every table a fixed-deals match of ``deals`` deals from one
     drawn seed, all inserted in one transaction with their shuffles in the ledger.
 
@@ -156,7 +157,7 @@ async def start_set(arena: Arena, ruleset: str, deals: int, tables: Sequence[Seq
             runner.set_id = set_id
             runner.releases = releases
         try:
-            await arena.start(runners)
+            await arena.start(runners, purpose)
         except ShuffleRepeated:
             continue
         return DuplicateSet(set_id, runners, releases, [list(t) for t in tables])

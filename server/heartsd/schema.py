@@ -103,4 +103,35 @@ MIGRATIONS: list[Migration] = [
         "CREATE INDEX IF NOT EXISTS matches_by_set ON matches (set_id)",
         "ALTER TABLE results ADD COLUMN set_id {text} NOT NULL DEFAULT ''",
     ]),
+    (10, [
+        # Tournaments (tournaments.py): the frozen roster and settings, and one row per
+        # scheduled match; a row names the match that counts, so none counts twice.
+        """CREATE TABLE IF NOT EXISTS tournaments (
+            id {text} PRIMARY KEY,
+            name {text} NOT NULL,
+            created_ms {bigint} NOT NULL,
+            finished_ms {bigint},
+            status {text} NOT NULL CHECK (status IN ('running', 'paused', 'finished', 'cancelled')),
+            reason {text} NOT NULL DEFAULT '',
+            ruleset {text} NOT NULL,
+            players {bigint} NOT NULL,
+            rounds {bigint} NOT NULL,
+            deals {bigint} NOT NULL,
+            seed {text} NOT NULL,
+            clock {text} NOT NULL,
+            roster {text} NOT NULL,
+            instance {text} NOT NULL,
+            standings {text}
+        )""",
+        """CREATE TABLE IF NOT EXISTS tournament_tables (
+            tournament_id {text} NOT NULL,
+            round {bigint} NOT NULL,
+            table_no {bigint} NOT NULL,
+            seats {text} NOT NULL,
+            status {text} NOT NULL CHECK (status IN ('pending', 'starting', 'running', 'finished')),
+            match_id {text} NOT NULL DEFAULT '',
+            attempts {bigint} NOT NULL DEFAULT 0,
+            PRIMARY KEY (tournament_id, round, table_no)
+        )""",
+    ]),
 ]

@@ -19,13 +19,25 @@ import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from heartsbot.proto import admin_pb2, admin_pb2_grpc, bot_pb2, ladder_pb2, ladder_pb2_grpc, spectator_pb2, spectator_pb2_grpc
+from heartsbot.proto import (
+    admin_pb2,
+    admin_pb2_grpc,
+    bot_pb2,
+    ladder_pb2,
+    ladder_pb2_grpc,
+    spectator_pb2,
+    spectator_pb2_grpc,
+    tournament_pb2,
+    tournament_pb2_grpc,
+)
 
 from .arena import Arena
 from .budgets import BudgetInterceptor
 from .config import Settings
 from .services import AdminService, BotService, LadderService, SpectatorService, read_play_request
 from .store import Store
+from .tournament_service import TournamentService
+from .tournaments import Tournaments
 
 log = structlog.get_logger("heartsd")
 
@@ -34,6 +46,7 @@ SERVICE_NAMES = (
     spectator_pb2.DESCRIPTOR.services_by_name["SpectatorService"].full_name,
     admin_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name,
     ladder_pb2.DESCRIPTOR.services_by_name["LadderService"].full_name,
+    tournament_pb2.DESCRIPTOR.services_by_name["TournamentService"].full_name,
 )
 
 
@@ -75,6 +88,7 @@ async def build_server(settings: Settings, arena: Arena) -> tuple[grpc.aio.Serve
         SERVICE_NAMES[0]: budgets.bots,
         SERVICE_NAMES[1]: budgets.spectators,
         SERVICE_NAMES[3]: budgets.spectators,  # the ladder's reads are public, like spectating
+        SERVICE_NAMES[4]: budgets.spectators,  # tournaments: public reads (their admin calls are few)
         SERVICE_NAMES[2]: budgets.admin,
         health_pb2.DESCRIPTOR.services_by_name["Health"].full_name: budgets.infra,
         reflection.SERVICE_NAME: budgets.infra,
@@ -86,6 +100,8 @@ async def build_server(settings: Settings, arena: Arena) -> tuple[grpc.aio.Serve
     spectator_pb2_grpc.add_SpectatorServiceServicer_to_server(SpectatorService(arena), server)
     admin_pb2_grpc.add_AdminServiceServicer_to_server(AdminService(arena), server)
     ladder_pb2_grpc.add_LadderServiceServicer_to_server(LadderService(arena), server)
+    arena.tournaments = Tournaments(arena)  # type: ignore[attr-defined]  # the directors of this daemon's tournaments
+    tournament_pb2_grpc.add_TournamentServiceServicer_to_server(TournamentService(arena.tournaments), server)  # type: ignore[attr-defined]
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
@@ -151,9 +167,11 @@ async def embedded(settings: Settings, arena_class: type[Arena] = Arena,
         server, port, health_servicer = await build_server(settings, arena)
         await server.start()
         await set_serving(health_servicer, True)
+        await arena.tournaments.resume_all()  # type: ignore[attr-defined]
         try:
             yield arena, port
         finally:
+            await arena.tournaments.stop()  # type: ignore[attr-defined]
             await arena.shutdown(grace_s)
             await server.stop(0.5)
     finally:
@@ -191,6 +209,7 @@ async def serve(
         on_ready.set_result(port)
     arena.start_house_matches()
     ladder_tasks = await start_ladder(settings, arena, port)
+    await arena.tournaments.resume_all()  # type: ignore[attr-defined]
     # Objects made at start-up live forever: keep them out of every collection, and
     # collect less often (a decision allocates many short-lived objects, no cycles).
     gc.freeze()
@@ -200,6 +219,7 @@ async def serve(
     await set_serving(health_servicer, False)
     for task in ladder_tasks:
         task.cancel()
+    await arena.tournaments.stop()  # type: ignore[attr-defined]
     await arena.shutdown(settings.shutdown_grace_s)
     await server.stop(2)
     store.close()

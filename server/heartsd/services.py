@@ -122,6 +122,16 @@ def bearer_token(context: grpc.aio.ServicerContext) -> str:
     raise ArenaError("unauthenticated", "missing 'authorization: Bearer <token>' metadata")
 
 
+def authorize_admin(arena: Arena, context: grpc.aio.ServicerContext) -> None:
+    """The call carries the admin token, or an ArenaError says what it carries instead."""
+    token = bearer_token(context)
+    if token == arena.settings.admin_token:
+        return
+    if arena.tokens.lookup(token) is not None:  # from memory: never the database on the loop
+        raise ArenaError("denied", "a bot token cannot call admin methods")
+    raise ArenaError("unauthenticated", "unknown admin token")
+
+
 class BotService(bot_pb2_grpc.BotServiceServicer):
     def __init__(self, arena: Arena) -> None:
         self.arena = arena
@@ -272,12 +282,7 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
         self.arena = arena
 
     def _authorize(self, context: grpc.aio.ServicerContext) -> None:
-        token = bearer_token(context)
-        if token == self.arena.settings.admin_token:
-            return
-        if self.arena.tokens.lookup(token) is not None:  # from memory: never the database on the loop
-            raise ArenaError("denied", "a bot token cannot call admin methods")
-        raise ArenaError("unauthenticated", "unknown admin token")
+        authorize_admin(self.arena, context)
 
     @grpc_errors
     async def CreateMatch(self, request: admin_pb2.CreateMatchRequest, context: grpc.aio.ServicerContext) -> admin_pb2.CreateMatchResponse:  # noqa: N802

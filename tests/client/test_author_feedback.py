@@ -199,7 +199,7 @@ def test_heartsbot_leaderboard_and_matches_over_grpc(tmp_path, capsys):
             names = ["r1", "r2", "r3", "r4"]
             tokens = {b: ladder.add_bot(b, b) for b in names}
             bots = [await Bot(daemon, b, random_legal(i), token=tokens[b]).start() for i, b in enumerate(names)]
-            match_id = await daemon.create_match(names, deals=4, duplicate=True, rated=True, seed=5)
+            match_id = await daemon.create_match(names, deals=4, rated=True)
             await daemon.wait_finished(match_id)
             board = await asyncio.to_thread(cli.main, ["leaderboard", "--server", daemon.target])
             board_out = capsys.readouterr().out

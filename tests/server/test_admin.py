@@ -41,13 +41,13 @@ def test_create_match_shares_slots_with_the_ladder_never_double_books_and_says_w
     slot ahead of the matchmaker; no bot is ever in more matches than it declared."""
 
     async def scenario():
-        async with running_daemon(tmp_path) as daemon:
+        async with running_daemon(tmp_path, house_delay_ms=40) as daemon:
             ladder = daemon.arena.store.ladder
             names = ["l1", "l2", "l3", "l4"]
             tokens = {b: ladder.add_bot(b, b) for b in names}
             bots = [await Bot(daemon, b, random_legal(i), token=tokens[b], max_matches=1).start()
                     for i, b in enumerate(names)]
-            maker = Matchmaker(daemon.arena, LadderSettings(blocks=2, interval_s=0.02), seed=1)
+            maker = Matchmaker(daemon.arena, LadderSettings(deals=8, interval_s=0.02), seed=1)
             ticking = asyncio.get_running_loop().create_task(maker.run())
             most = {b: 0 for b in names}
             watching = True
@@ -75,9 +75,8 @@ def test_create_match_shares_slots_with_the_ladder_never_double_books_and_says_w
                 created = await asyncio.wait_for(waiting, 60)
                 purposes = dict(daemon.arena.matches_of("l1"))
                 with pytest.raises(grpc.aio.AioRpcError) as timed_out:
-                    # Two seats of a bot that plays one match at a time: never free.
-                    await stub.CreateMatch(_create_request(["l1", "l1", "house:random", "house:random"], wait_ms=200),
-                                           metadata=auth(ADMIN))
+                    # l1 is in the admin match (house moves 40 ms apart: it lasts seconds).
+                    await stub.CreateMatch(_create_request(["l1", *HOUSE3], wait_ms=200), metadata=auth(ADMIN))
             await daemon.wait_finished(created.match_id)
             watching = False
             await watcher

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .base import Strategy
+from .graded import make_graded
 from .heuristic import HeuristicStrategy
 from .monte_carlo import MonteCarloStrategy
 from .random_strategy import RandomStrategy
@@ -25,11 +26,14 @@ STRATEGIES: dict[str, Callable[[int], Strategy]] = {
 
 
 def make_strategy(name: str, seed: int = 0) -> Strategy:
-    """A fresh strategy by name; ``ValueError`` naming the known ones otherwise."""
+    """A fresh strategy by name (also ``graded-Q``, see graded.py); ``ValueError``
+    naming the known ones otherwise."""
+    if name.startswith("graded-"):
+        return make_graded(name, seed)
     try:
         return STRATEGIES[name](seed)
     except KeyError:
-        raise ValueError(f"unknown strategy {name!r}; known: {', '.join(sorted(STRATEGIES))}") from None
+        raise ValueError(f"unknown strategy {name!r}; known: {', '.join(sorted(STRATEGIES))}, graded-Q") from None
 
 
 __all__ = ["STRATEGIES", "HeuristicStrategy", "MonteCarloStrategy", "RandomStrategy", "Strategy", "make_strategy"]

@@ -1,0 +1,307 @@
+"""``heartsd tournament``: run a competition from the terminal (TournamentService over gRPC).
+
+    heartsd tournament create --bot alice --bot bob ... [--rounds 7] [--deals 16] [--seed S]
+    heartsd tournament list
+    heartsd tournament show ID [--json | --csv]        # progress, standings, head-to-head
+    heartsd tournament watch ID                        # a progress bar until it ends, then the standings
+    heartsd tournament pause|resume|cancel ID
+    heartsd tournament local --bots graded-0 heuristic random ... [--rounds 3] [--json]
+
+``local`` needs no server: it starts a daemon in this process, connects one bot per
+strategy over loopback gRPC (named after its strategy), runs the tournament and prints
+the standings (with ``--json``, as one JSON object on the last line). The others talk to
+a running daemon (``--server`` or HEARTS_SERVER; the admin token from ``--admin-token``
+or HEARTSD_ADMIN_TOKEN for create, pause, resume and cancel).
+
+Exit codes: 0 done; 1 the daemon refused the call; 2 a usage error; 4 the daemon could
+not be reached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import secrets
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import grpc
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from heartsbot.help import DefaultsHelp
+from heartsbot.proto import tournament_pb2, tournament_pb2_grpc
+
+from .admin_cli import DEFAULT_SERVER, EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE, Refused, translate_error
+from .standings import Standings
+
+STATUS = {v: k.removeprefix("TOURNAMENT_STATUS_").lower() for k, v in tournament_pb2.TournamentStatus.items()}
+
+
+def add_parser(sub: Any) -> None:
+    tour = sub.add_parser("tournament", help="create, follow and export tournaments (over gRPC), or run one locally",
+                          description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = tour.add_subparsers(dest="tournament_command", required=True)
+
+    def command(name: str, text: str, run: Callable[[argparse.Namespace, Console], int],
+                remote: bool = True) -> argparse.ArgumentParser:
+        p = commands.add_parser(name, help=text, description=text, formatter_class=DefaultsHelp)
+        if remote:
+            p.add_argument("--server", default=os.environ.get("HEARTS_SERVER", DEFAULT_SERVER), metavar="HOST:PORT",
+                           help="the daemon (env HEARTS_SERVER)")
+            p.add_argument("--admin-token", help="the daemon's admin token (env HEARTSD_ADMIN_TOKEN)")
+            p.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the daemon's answer")
+        p.set_defaults(run=lambda args: _run(args, run))
+        return p
+
+    create = command("create", "freeze a roster of connected bots and start the schedule", _create)
+    create.add_argument("--bot", action="append", required=True, help="a roster bot (repeat for each)")
+    create.add_argument("--name", default="tournament", help="a name to show")
+    _settings(create)
+    command("list", "every tournament, newest first", _list)
+    show = command("show", "a tournament's progress, standings and head-to-head table", _show)
+    show.add_argument("id")
+    show.add_argument("--json", action="store_true", help="print the standings as one JSON object")
+    show.add_argument("--csv", action="store_true", help="print the standings as CSV")
+    watch = command("watch", "follow a tournament with a progress bar, then print its standings", _watch)
+    watch.add_argument("id")
+    watch.add_argument("--interval", type=float, default=1.0, help="seconds between polls")
+    for name, text in (("pause", "start no new round until resumed (running matches finish)"),
+                       ("resume", "continue a paused tournament"), ("cancel", "stop a tournament for good")):
+        p = command(name, text, _move)
+        p.add_argument("id")
+        p.add_argument("--reason", default="", help="why, for the record")
+    local = command("local", "run a tournament of house strategies on a daemon in this process", _local, remote=False)
+    local.add_argument("--bots", nargs="+", required=True, metavar="STRATEGY",
+                       help="one bot per strategy: random, heuristic, mc, graded-Q (a strategy twice: two bots)")
+    local.add_argument("--json", action="store_true", help="end with the standings as one JSON object")
+    local.add_argument("--csv", metavar="FILE", help="also write the standings as CSV to FILE")
+    local.add_argument("--db", help="keep everything in this SQLite file (default: a temporary one)")
+    _settings(local)
+
+
+def _settings(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--ruleset", default="standard", help="the preset")
+    p.add_argument("--players", type=int, default=0, help="seats per table (0: the preset's default)")
+    p.add_argument("--rounds", type=int, default=3, help="rounds; each bot plays one match a round")
+    p.add_argument("--deals", type=int, default=0, help="fixed deals per match (0: four per seat)")
+    p.add_argument("--seed", type=int, help="the schedule and shuffles derive from it (default: random)")
+    p.add_argument("--decision-ms", type=int, default=0, help="time per decision (0: the daemon's default)")
+
+
+def _run(args: argparse.Namespace, command: Callable[[argparse.Namespace, Console], int]) -> int:
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=200)
+    try:
+        return command(args, console)
+    except Refused as exc:
+        print(f"heartsd tournament: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    except ValueError as exc:
+        print(f"heartsd tournament: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ConnectionError as exc:
+        print(f"heartsd tournament: {exc}", file=sys.stderr)
+        return EXIT_UNREACHABLE
+
+
+def _stub(channel: grpc.Channel) -> tournament_pb2_grpc.TournamentServiceStub:
+    return tournament_pb2_grpc.TournamentServiceStub(channel)
+
+
+def _call(args: argparse.Namespace, method: Any, request: Any, admin: bool = False) -> Any:
+    token = args.admin_token or os.environ.get("HEARTSD_ADMIN_TOKEN", "")
+    metadata = (("authorization", f"Bearer {token}"),) if admin and token else ()
+    try:
+        return method(request, metadata=metadata, timeout=args.timeout)
+    except grpc.RpcError as exc:
+        raise translate_error(exc, args.server) from None
+
+
+def _request(args: argparse.Namespace, bots: list[str], name: str) -> tournament_pb2.CreateTournamentRequest:
+    request = tournament_pb2.CreateTournamentRequest(name=name, bots=bots, ruleset=args.ruleset, players=args.players,
+                                                     rounds=args.rounds, deals_per_match=args.deals)
+    if args.seed is not None:
+        request.seed = args.seed
+    request.clock.decision_ms = args.decision_ms
+    return request
+
+
+def _create(args: argparse.Namespace, console: Console) -> int:
+    with grpc.insecure_channel(args.server) as channel:
+        t = _call(args, _stub(channel).CreateTournament, _request(args, args.bot, args.name), admin=True).tournament
+    console.print(f"tournament {t.id} started: {len(t.roster)} bots, {t.rounds} rounds, {t.matches_total} matches; "
+                  f"follow it with: heartsd tournament watch {t.id}")
+    return 0
+
+
+def _list(args: argparse.Namespace, console: Console) -> int:
+    with grpc.insecure_channel(args.server) as channel:
+        response = _call(args, _stub(channel).ListTournaments, tournament_pb2.ListTournamentsRequest())
+    table = Table(title=f"tournaments on {args.server}")
+    for column in ("id", "name", "status", "ruleset", "bots", "rounds", "matches", "created"):
+        table.add_column(column)
+    for t in response.tournaments:
+        table.add_row(t.id, t.name, STATUS.get(t.status, "?"), t.ruleset, str(len(t.roster)), str(t.rounds),
+                      f"{t.matches_finished}/{t.matches_total}",
+                      time.strftime("%Y-%m-%d %H:%M", time.localtime(t.created_unix_ms / 1000)))
+    console.print(table)
+    return 0
+
+
+def _show(args: argparse.Namespace, console: Console) -> int:
+    with grpc.insecure_channel(args.server) as channel:
+        t = _call(args, _stub(channel).GetTournament, tournament_pb2.GetTournamentRequest(id=args.id)).tournament
+    if args.json:
+        print(t.standings.json)
+    elif args.csv:
+        print(Standings.csv_from_dict(json.loads(t.standings.json)), end="")
+    else:
+        print_tournament(console, t)
+    return 0
+
+
+def _move(args: argparse.Namespace, console: Console) -> int:
+    method = {"pause": "PauseTournament", "resume": "ResumeTournament", "cancel": "CancelTournament"}[
+        args.tournament_command]
+    request = getattr(tournament_pb2, f"{method}Request")(id=args.id, reason=args.reason)
+    with grpc.insecure_channel(args.server) as channel:
+        t = _call(args, getattr(_stub(channel), method), request, admin=True).tournament
+    console.print(f"tournament {t.id}: {STATUS.get(t.status, '?')} ({t.matches_finished}/{t.matches_total} matches)")
+    return 0
+
+
+def _watch(args: argparse.Namespace, console: Console) -> int:
+    with grpc.insecure_channel(args.server) as channel, Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            console=console, transient=True) as progress:
+        task = None
+        while True:
+            t = _call(args, _stub(channel).GetTournament, tournament_pb2.GetTournamentRequest(id=args.id)).tournament
+            if task is None:
+                task = progress.add_task(f"{t.name} ({t.id})", total=t.matches_total)
+            running = sum(1 for row in t.tables if row.status == "running")
+            progress.update(task, completed=t.matches_finished,
+                            description=f"{t.name} ({t.id}) {STATUS.get(t.status, '?')}, {running} playing")
+            if STATUS.get(t.status) in ("finished", "cancelled"):
+                break
+            time.sleep(args.interval)
+    print_tournament(console, t)
+    return 0
+
+
+def print_tournament(console: Console, t: tournament_pb2.Tournament) -> None:
+    console.print(f"[bold]{t.name}[/bold] ({t.id}): {STATUS.get(t.status, '?')}, {t.ruleset}, {t.players} seats, "
+                  f"{t.rounds} rounds, {t.matches_finished}/{t.matches_total} matches, "
+                  f"{t.deals_per_match} deals each" + (f"; seed {t.seed}" if t.seed else ""))
+    s = t.standings
+    table = Table(title="standings (points per deal: fewer is better)")
+    for column in ("rank", "bot", "version", "points/deal", "95% CI", "P(best)", "deals", "matches", "timeouts",
+                   "illegal", "left", "auto", "tied with"):
+        table.add_column(column, justify="left" if column in ("bot", "version", "tied with") else "right")
+    ranks = [r.rank for r in s.rows]
+    for r in s.rows:
+        rank = f"{r.rank}=" if ranks.count(r.rank) > 1 else str(r.rank)
+        ci = f"{r.ci_low:.2f} .. {r.ci_high:.2f}" if r.deals else ""
+        table.add_row(rank, r.bot, r.version, f"{r.points_per_deal:.2f}" if r.deals else "", ci, f"{r.p_best:.3f}",
+                      str(r.deals), str(r.matches), str(r.timeouts), str(r.illegal_defaults),
+                      str(r.disconnect_defaults), str(r.auto_defaults), ", ".join(r.tied_with))
+    console.print(table)
+    if s.test:
+        console.print(f"ranks: {s.test}; {s.shuffles} shuffles")
+    bots = [r.bot for r in s.rows]
+    if s.head_to_head:
+        h2h = {(h.a, h.b): h for h in s.head_to_head}
+        grid = Table(title="head to head at one table: matches ranked ahead-behind (points/deal difference)")
+        grid.add_column("")
+        for b in bots:
+            grid.add_column(b, justify="center")
+        for a in bots:
+            cells = []
+            for b in bots:
+                h = h2h.get((a, b)) or h2h.get((b, a))
+                if a == b or h is None:
+                    cells.append("")
+                    continue
+                mine, theirs = (h.a_ahead, h.b_ahead) if h.a == a else (h.b_ahead, h.a_ahead)
+                diff = h.points_diff_per_deal if h.a == a else -h.points_diff_per_deal
+                cells.append(f"{mine}-{theirs} ({diff:+.1f})")
+            grid.add_row(a, *cells)
+        console.print(grid)
+
+
+# -- heartsd tournament local --------------------------------------------------------------
+
+def _local(args: argparse.Namespace, console: Console) -> int:
+    from heartsbot.strategies import make_strategy
+
+    for spec in args.bots:
+        make_strategy(spec)  # an unknown name is a usage error before anything starts
+    try:
+        t = asyncio.run(run_local(args, console))
+    except KeyboardInterrupt:
+        return 130
+    standings = json.loads(t.standings.json)
+    print_tournament(console, t)
+    if args.csv:
+        Path(args.csv).write_text(Standings.csv_from_dict(standings))
+    if args.json:
+        print(json.dumps(standings, separators=(",", ":")), flush=True)
+    return 0
+
+
+async def run_local(args: argparse.Namespace, console: Console | None = None) -> tournament_pb2.Tournament:
+    """Start a daemon here, one BotClient per strategy, run the tournament to its end."""
+    from heartsbot.client import BotClient
+    from heartsbot.strategies import make_strategy
+
+    from .config import Settings
+    from .logs import configure
+    from .server import embedded
+
+    names = []
+    for spec in args.bots:
+        name = spec if spec not in names else f"{spec}-{sum(1 for n in names if n.startswith(spec)) + 1}"
+        names.append(name)
+    tokens = {n: secrets.token_urlsafe(16) for n in names}
+    admin = secrets.token_urlsafe(16)
+    configure("console", "error", cache=False)
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings.load(env={}, flags=dict(
+            port=0, db_path=args.db or str(Path(tmp) / "tournament.db"), admin_token=admin, bot_tokens=tokens,
+            log_level="error", **({"decision_ms": args.decision_ms} if args.decision_ms else {})))
+        async with embedded(settings) as (_, port):
+            target = f"127.0.0.1:{port}"
+            clients = [BotClient(target, tokens[n], make_strategy(spec, seed=i), n, version=f"house/{spec}",
+                                 max_matches=2) for i, (n, spec) in enumerate(zip(names, args.bots))]
+            tasks = [asyncio.get_running_loop().create_task(c.run()) for c in clients]
+            try:
+                await asyncio.gather(*(asyncio.wait_for(c.connected.wait(), 20) for c in clients))
+                async with grpc.aio.insecure_channel(target) as channel:
+                    stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+                    created = await stub.CreateTournament(_request(args, names, "local"),
+                                                          metadata=(("authorization", f"Bearer {admin}"),))
+                    tournament_id = created.tournament.id
+                    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                        TimeElapsedColumn(), console=console or Console(stderr=True), transient=True)
+                    with progress:
+                        bar = progress.add_task(f"tournament {tournament_id}", total=created.tournament.matches_total)
+                        while True:
+                            t = (await stub.GetTournament(tournament_pb2.GetTournamentRequest(id=tournament_id))).tournament
+                            progress.update(bar, completed=t.matches_finished)
+                            if STATUS.get(t.status) in ("finished", "cancelled"):
+                                return t
+                            await asyncio.sleep(0.2)
+            finally:
+                for c in clients:
+                    c.stop()
+                await asyncio.gather(*tasks, return_exceptions=True)
+    raise AssertionError("unreachable")

@@ -1,0 +1,120 @@
+"""``hearts.v1.TournamentService``: convert, delegate to tournaments.py, convert back."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+
+import grpc
+
+from heartsbot.proto import game_pb2, tournament_pb2, tournament_pb2_grpc
+
+from . import tournaments as tours
+from .arena import ArenaError
+from .services import authorize_admin, grpc_errors
+from .standings import Standings
+
+STATUS = {
+    "running": tournament_pb2.TOURNAMENT_STATUS_RUNNING,
+    "paused": tournament_pb2.TOURNAMENT_STATUS_PAUSED,
+    "finished": tournament_pb2.TOURNAMENT_STATUS_FINISHED,
+    "cancelled": tournament_pb2.TOURNAMENT_STATUS_CANCELLED,
+}
+
+
+def _number(value: float) -> float:
+    return 0.0 if math.isnan(value) else value
+
+
+def standings_to_wire(standings: dict[str, object], json_text: str) -> tournament_pb2.TournamentStandings:
+    out = tournament_pb2.TournamentStandings(test=str(standings["test"]), shuffles=int(standings["shuffles"]),  # type: ignore[call-overload]
+                                             json=json_text)
+    for b in standings["bots"]:  # type: ignore[attr-defined]
+        out.rows.add(rank=b["rank"], bot=b["bot"], version=b["version"], points_per_deal=_number(b["points_per_deal"]),
+                     ci_low=_number(b["ci_low"]), ci_high=_number(b["ci_high"]), p_best=b["p_best"], deals=b["deals"],
+                     matches=b["matches"], tied_with=b["tied_with"], decisions=b["decisions"], timeouts=b["timeouts"],
+                     illegal_defaults=b["illegal"], disconnect_defaults=b["disconnects"], auto_defaults=b["auto"])
+    for h in standings["head_to_head"]:  # type: ignore[attr-defined]
+        out.head_to_head.add(**h)
+    return out
+
+
+def tournament_to_wire(t: tours.TournamentRow, standings: Standings | None = None,
+                       summary: bool = False) -> tournament_pb2.Tournament:
+    out = tournament_pb2.Tournament(
+        id=t.id, name=t.name, status=STATUS[t.status], ruleset=t.ruleset, players=t.players, rounds=t.rounds,
+        deals_per_match=t.deals, created_unix_ms=t.created_ms, reason=t.reason,
+        seed=t.seed if t.status in ("finished", "cancelled") else 0)  # the seed gives every shuffle
+    for r in t.roster:
+        out.roster.add(bot=r["bot"], owner=r["owner"], version=r["version"])
+    out.matches_total = len(t.tables)
+    out.matches_finished = sum(1 for row in t.tables if row.status == "finished")
+    if summary:
+        return out
+    for row in t.tables:
+        out.tables.add(round=row.round, table=row.table, bots=row.seats, status=row.status, match_id=row.match_id,
+                       attempts=row.attempts)
+    if t.standings is not None:
+        import json
+
+        out.standings.CopyFrom(standings_to_wire(t.standings, json.dumps(t.standings, separators=(",", ":"))))
+    elif standings is not None:
+        out.standings.CopyFrom(standings_to_wire(standings.to_dict(), standings.to_json()))
+    return out
+
+
+class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
+    def __init__(self, tournaments: tours.Tournaments) -> None:
+        self.tournaments = tournaments
+        self.arena = tournaments.arena
+        self._live: dict[str, tuple[int, Standings]] = {}
+
+    async def _full(self, tournament_id: str) -> tournament_pb2.Tournament:
+        t = await asyncio.to_thread(self.tournaments.store.get, tournament_id)
+        if t is None:
+            raise ArenaError("not_found", f"no tournament {tournament_id}")
+        live = None
+        if t.standings is None:  # the standings so far, computed again only when a match has finished
+            finished = sum(1 for row in t.tables if row.status == "finished")
+            cached = self._live.get(t.id)
+            if cached is None or cached[0] != finished:
+                cached = self._live[t.id] = (finished, await asyncio.to_thread(
+                    tours.compute_standings, self.arena.store, t))
+            live = cached[1]
+        return tournament_to_wire(t, live)
+
+    @grpc_errors
+    async def CreateTournament(self, request: tournament_pb2.CreateTournamentRequest, context: grpc.aio.ServicerContext) -> tournament_pb2.CreateTournamentResponse:  # noqa: N802
+        authorize_admin(self.arena, context)
+        t = await self.tournaments.create(
+            request.name, list(request.bots), request.ruleset, request.players, request.rounds,
+            request.deals_per_match, request.seed if request.HasField("seed") else None, request.clock)
+        return tournament_pb2.CreateTournamentResponse(tournament=tournament_to_wire(t))
+
+    @grpc_errors
+    async def GetTournament(self, request: tournament_pb2.GetTournamentRequest, context: grpc.aio.ServicerContext) -> tournament_pb2.GetTournamentResponse:  # noqa: N802
+        return tournament_pb2.GetTournamentResponse(tournament=await self._full(request.id))
+
+    @grpc_errors
+    async def ListTournaments(self, request: tournament_pb2.ListTournamentsRequest, context: grpc.aio.ServicerContext) -> tournament_pb2.ListTournamentsResponse:  # noqa: N802
+        rows = await asyncio.to_thread(self.tournaments.store.list)
+        return tournament_pb2.ListTournamentsResponse(tournaments=[tournament_to_wire(t, summary=True) for t in rows])
+
+    async def _move(self, request: object, context: grpc.aio.ServicerContext, status: str) -> tournament_pb2.Tournament:
+        authorize_admin(self.arena, context)
+        await self.tournaments.set_status(request.id, status, request.reason)  # type: ignore[attr-defined]
+        return await self._full(request.id)  # type: ignore[attr-defined]
+
+    @grpc_errors
+    async def PauseTournament(self, request: tournament_pb2.PauseTournamentRequest, context: grpc.aio.ServicerContext) -> tournament_pb2.PauseTournamentResponse:  # noqa: N802
+        return tournament_pb2.PauseTournamentResponse(tournament=await self._move(request, context, "paused"))
+
+    @grpc_errors
+    async def ResumeTournament(self, request: tournament_pb2.ResumeTournamentRequest, context: grpc.aio.ServicerContext) -> tournament_pb2.ResumeTournamentResponse:  # noqa: N802
+        return tournament_pb2.ResumeTournamentResponse(tournament=await self._move(request, context, "running"))
+
+    @grpc_errors
+    async def CancelTournament(self, request: tournament_pb2.CancelTournamentRequest, context: grpc.aio.ServicerContext) -> tournament_pb2.CancelTournamentResponse:  # noqa: N802
+        return tournament_pb2.CancelTournamentResponse(tournament=await self._move(request, context, "cancelled"))
+
+

@@ -1,0 +1,357 @@
+"""Tournaments: a frozen roster, a balanced schedule, matches played on this daemon
+alongside the ladder, and standings computed from the stored records.
+
+The store is the tournament's memory, so a crash loses nothing and counts nothing twice:
+
+- The whole schedule is written when the tournament is created (schedule.py); each
+  scheduled match is a row, and the row names the one match that counts for it.
+- Before a match is started its row is marked ``starting`` with the attempt number, and
+  the match's seed derives from (tournament seed, round, table, attempt). After a crash a
+  ``starting`` or ``running`` row whose match did not finish is played again with the next
+  attempt: fresh shuffles, never the ones its bots were dealt (RULES.md, "Fair duplicate").
+  A finished match is never played again, and standings read only the match each row names.
+- A round starts when the one before has finished (and the tournament is not paused), so
+  resuming after a crash continues the round that was in play.
+
+Matches go through ``Arena.create_match`` like any other, with the normal enforcement and
+clock; they wait for their bots' free match slots (slots.py) ahead of the ladder, and
+only with the version each bot declared when the roster was frozen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import secrets
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from hearts_engine import preset
+from heartsbot.proto import admin_pb2, game_pb2
+
+from . import standings as stats
+from .arena import ArenaError, SeatRequest, SeedRefused
+from .schedule import balanced_schedule
+
+if TYPE_CHECKING:
+    from .arena import Arena
+    from .store import Store
+
+P = game_pb2
+log = structlog.get_logger("heartsd.tournament")
+SEAT_WAIT_S = 30.0  # one CreateMatch wait; the director waits again as long as the tournament runs
+PROVENANCE_FIELDS = {P.PROVENANCE_TIMEOUT: "timeouts", P.PROVENANCE_ILLEGAL: "illegal",
+                     P.PROVENANCE_DISCONNECT: "disconnects", P.PROVENANCE_AUTO: "auto"}
+
+
+@dataclass
+class TableRow:
+    round: int
+    table: int
+    seats: list[str]
+    status: str = "pending"
+    match_id: str = ""
+    attempts: int = 0
+
+
+@dataclass
+class TournamentRow:
+    id: str
+    name: str
+    created_ms: int
+    finished_ms: int | None
+    status: str
+    reason: str
+    ruleset: str
+    players: int
+    rounds: int
+    deals: int
+    seed: int
+    clock: dict[str, int]
+    roster: list[dict[str, str]]  # bot, owner, version
+    instance: str
+    standings: dict[str, Any] | None
+    tables: list[TableRow] = field(default_factory=list)
+
+    @property
+    def versions(self) -> dict[str, str]:
+        return {r["bot"]: r["version"] for r in self.roster}
+
+
+def table_seed(seed: int, round_: int, table: int, attempt: int) -> int:
+    """The shuffle seed of one attempt at one scheduled match (63 bits, from SHA-256)."""
+    digest = hashlib.sha256(f"tournament:{seed}:{round_}:{table}:{attempt}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+class TournamentStore:
+    """The tournament tables (schema migration 10) on the daemon's database."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.db = store.db
+
+    def create(self, t: TournamentRow) -> None:
+        with self.db.transaction() as tx:
+            tx.execute(
+                "INSERT INTO tournaments (id, name, created_ms, status, ruleset, players, rounds, deals, seed, clock, "
+                "roster, instance) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
+                (t.id, t.name, t.created_ms, t.ruleset, t.players, t.rounds, t.deals, str(t.seed),
+                 json.dumps(t.clock), json.dumps(t.roster), t.instance))
+            for row in t.tables:
+                tx.execute("INSERT INTO tournament_tables (tournament_id, round, table_no, seats, status) "
+                           "VALUES (?, ?, ?, ?, 'pending')", (t.id, row.round, row.table, json.dumps(row.seats)))
+
+    def get(self, tournament_id: str, with_tables: bool = True) -> TournamentRow | None:
+        rows = self.db.query(f"SELECT {_COLUMNS} FROM tournaments WHERE id = ?", (tournament_id,))
+        if not rows:
+            return None
+        t = _tournament(rows[0])
+        if with_tables:
+            t.tables = [TableRow(r[0], r[1], json.loads(r[2]), r[3], r[4], r[5]) for r in self.db.query(
+                "SELECT round, table_no, seats, status, match_id, attempts FROM tournament_tables "
+                "WHERE tournament_id = ? ORDER BY round, table_no", (tournament_id,))]
+        return t
+
+    def list(self) -> list[TournamentRow]:
+        return [_tournament(r) for r in self.db.query(f"SELECT {_COLUMNS} FROM tournaments ORDER BY created_ms DESC, id")]
+
+    def active(self, instance: str) -> list[str]:
+        return [r[0] for r in self.db.query(
+            "SELECT id FROM tournaments WHERE status IN ('running', 'paused') AND instance = ? ORDER BY created_ms",
+            (instance,))]
+
+    def set_table(self, tournament_id: str, row: TableRow) -> None:
+        with self.db.transaction() as tx:
+            tx.execute("UPDATE tournament_tables SET status = ?, match_id = ?, attempts = ? "
+                       "WHERE tournament_id = ? AND round = ? AND table_no = ?",
+                       (row.status, row.match_id, row.attempts, tournament_id, row.round, row.table))
+
+    def set_status(self, tournament_id: str, status: str, reason: str = "", standings: str | None = None,
+                   only_from: Sequence[str] = ("running", "paused")) -> bool:
+        """Move the tournament to ``status`` if it is in one of ``only_from``; True if it moved."""
+        finished = int(time.time() * 1000) if status in ("finished", "cancelled") else None
+        marks = ", ".join("?" for _ in only_from)
+        with self.db.transaction() as tx:
+            return tx.execute(
+                f"UPDATE tournaments SET status = ?, reason = ?, finished_ms = ?, standings = COALESCE(?, standings) "
+                f"WHERE id = ? AND status IN ({marks})",
+                (status, reason, finished, standings, tournament_id, *only_from)) == 1
+
+
+_COLUMNS = ("id, name, created_ms, finished_ms, status, reason, ruleset, players, rounds, deals, seed, clock, roster, "
+            "instance, standings")
+
+
+def _tournament(r: tuple[Any, ...]) -> TournamentRow:
+    return TournamentRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], int(r[10]), json.loads(r[11]),
+                         json.loads(r[12]), r[13], json.loads(r[14]) if r[14] else None)
+
+
+def compute_standings(store: Store, t: TournamentRow) -> stats.Standings:
+    """Standings from the records of the matches the schedule's rows name as finished."""
+    deals, tables = [], []
+    reliability: dict[str, stats.Reliability] = {r["bot"]: stats.Reliability() for r in t.roster}
+    for row in t.tables:
+        if row.status != "finished":
+            continue
+        stored = store.get(row.match_id)
+        if stored is None or stored.record is None or stored.status != "finished":
+            continue
+        record = stored.record
+        names = [s.name for s in record.seats]
+        for score in record.deal_scores:
+            shuffle = f"{record.seed}:{score.deal_number}"
+            for seat, points in enumerate(score.points):
+                deals.append(stats.Deal(shuffle, row.match_id, names[seat], points))
+        result = record.result
+        tables.append(stats.TableResult(row.match_id, tuple(names), tuple(result.totals), tuple(result.ranks),
+                                        result.deals))
+        for d in record.decisions:
+            rel = reliability.setdefault(names[d.seat], stats.Reliability())
+            rel.decisions += 1
+            if d.provenance in PROVENANCE_FIELDS:
+                name = PROVENANCE_FIELDS[d.provenance]
+                setattr(rel, name, getattr(rel, name) + 1)
+    return stats.compute(deals, tables, reliability, seed=t.seed, versions=t.versions,
+                         roster=[r["bot"] for r in t.roster])
+
+
+class Tournaments:
+    """Creates tournaments and runs a director task for each one this daemon plays."""
+
+    def __init__(self, arena: Arena) -> None:
+        self.arena = arena
+        self.store = TournamentStore(arena.store)
+        self._directors: dict[str, asyncio.Task[None]] = {}
+        self._wake: dict[str, asyncio.Event] = {}
+
+    async def create(self, name: str, bots: Sequence[str], ruleset: str, players: int, rounds: int, deals: int,
+                     seed: int | None, clock: game_pb2.ClockSettings) -> TournamentRow:
+        arena = self.arena
+        try:
+            rules = preset(ruleset or "standard", players=players or None)
+        except (ValueError, TypeError) as exc:
+            raise ArenaError("invalid", str(exc)) from None
+        if not 1 <= rounds <= 1000:
+            raise ArenaError("invalid", "rounds must be between 1 and 1000")
+        deals = deals or 4 * rules.players
+        if not 1 <= deals <= 1000:
+            raise ArenaError("invalid", "deals_per_match must be between 1 and 1000")
+        if len(set(bots)) != len(bots):
+            raise ArenaError("invalid", "a bot is on the roster twice")
+        if len(bots) < rules.players:
+            raise ArenaError("invalid", f"{rules.players}-seat tables need at least {rules.players} bots, "
+                                        f"got {len(bots)}")
+        arena._policy(clock)  # the clock's values are checked now, not at the first match
+        owners = await asyncio.to_thread(arena.store.ladder.owners)
+        roster = []
+        for bot in bots:
+            session = arena.sessions.get(bot)
+            if session is None:
+                raise ArenaError("precondition", f"bot {bot!r} is not connected: its version is frozen at the start")
+            roster.append({"bot": bot, "owner": owners.get(bot, bot), "version": session.version})
+        seed = secrets.randbits(63) if seed is None else seed
+        schedule = await asyncio.to_thread(balanced_schedule, list(bots), rules.players, rounds, seed,
+                                           {r["bot"]: r["owner"] for r in roster})
+        t = TournamentRow(
+            "t-" + secrets.token_hex(6), name or "tournament", int(time.time() * 1000), None, "running", "",
+            rules.name, rules.players, rounds, deals, seed,
+            {k: getattr(clock, k) for k in ("decision_ms", "bank_ms", "max_illegal", "auto_after", "grace_ms")},
+            roster, arena.settings.instance, None,
+            [TableRow(r.number, i, list(table)) for r in schedule for i, table in enumerate(r.tables)])
+        await asyncio.to_thread(self.store.create, t)
+        log.info("tournament created", tournament=t.id, bots=len(bots), rounds=rounds, matches=len(t.tables))
+        self.start(t.id)
+        return t
+
+    def start(self, tournament_id: str) -> None:
+        if tournament_id in self._directors and not self._directors[tournament_id].done():
+            return
+        self._wake[tournament_id] = asyncio.Event()
+        task = asyncio.get_running_loop().create_task(self._direct(tournament_id))
+        self._directors[tournament_id] = task
+
+    async def resume_all(self) -> None:
+        """At start: direct every unfinished tournament this daemon instance was running."""
+        for tournament_id in await asyncio.to_thread(self.store.active, self.arena.settings.instance):
+            log.info("resuming tournament", tournament=tournament_id)
+            self.start(tournament_id)
+
+    async def stop(self) -> None:
+        for task in self._directors.values():
+            task.cancel()
+        await asyncio.gather(*self._directors.values(), return_exceptions=True)
+
+    async def set_status(self, tournament_id: str, status: str, reason: str) -> TournamentRow:
+        t = await asyncio.to_thread(self.store.get, tournament_id, False)
+        if t is None:
+            raise ArenaError("not_found", f"no tournament {tournament_id}")
+        allowed = {"paused": ("running",), "running": ("paused",), "cancelled": ("running", "paused")}[status]
+        if t.status not in allowed:
+            raise ArenaError("precondition", f"tournament {tournament_id} is {t.status}")
+        await asyncio.to_thread(self.store.set_status, tournament_id, status, reason, None, allowed)
+        if status == "cancelled":
+            full = await asyncio.to_thread(self.store.get, tournament_id)
+            for row in full.tables if full else []:
+                if row.status == "running" and row.match_id in self.arena.runners:
+                    with contextlib.suppress(ArenaError):
+                        self.arena.cancel(row.match_id, reason or "tournament cancelled")
+        if status == "running":
+            self.start(tournament_id)
+        if tournament_id in self._wake:
+            self._wake[tournament_id].set()
+        got = await asyncio.to_thread(self.store.get, tournament_id)
+        assert got is not None
+        return got
+
+    # -- the director ---------------------------------------------------------------------
+
+    async def _direct(self, tournament_id: str) -> None:
+        try:
+            while self.arena.accepting:
+                t = await asyncio.to_thread(self.store.get, tournament_id)
+                if t is None or t.status in ("finished", "cancelled"):
+                    return
+                open_rounds = sorted({row.round for row in t.tables if row.status != "finished"})
+                if not open_rounds:
+                    final = await asyncio.to_thread(compute_standings, self.arena.store, t)
+                    await asyncio.to_thread(self.store.set_status, t.id, "finished", "completed", final.to_json())
+                    log.info("tournament finished", tournament=t.id)
+                    return
+                current = open_rounds[0]
+                started = any(row.round == current and row.status != "pending" for row in t.tables)
+                if t.status == "paused" and not started:
+                    wake = self._wake.setdefault(tournament_id, asyncio.Event())
+                    wake.clear()
+                    await wake.wait()  # until resumed or cancelled
+                    continue
+                rows = [row for row in t.tables if row.round == current and row.status != "finished"]
+                await asyncio.gather(*(self._play(t, row) for row in rows))
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("tournament director failed; it resumes at the next start", tournament=tournament_id)
+
+    async def _play(self, t: TournamentRow, row: TableRow) -> None:
+        """Play one scheduled match until a match for it has finished (and is recorded as
+        the one that counts), or the daemon stops, or the tournament is cancelled."""
+        arena = self.arena
+        while arena.accepting:
+            if row.status == "running":
+                runner = arena.runners.get(row.match_id)
+                if runner is not None:
+                    await runner.finished.wait()
+                stored = await asyncio.to_thread(arena.store.get, row.match_id)
+                if stored is not None and stored.status == "finished":
+                    row.status = "finished"
+                    await asyncio.to_thread(self.store.set_table, t.id, row)
+                    return
+                if stored is not None and stored.status == "running":
+                    return  # another daemon's match, or one still running here when shutting down
+                if not arena.accepting:
+                    return  # a shutdown aborted it: the next start plays it again
+                log.info("tournament match did not finish; playing it again on fresh shuffles", tournament=t.id,
+                         round=row.round, table=row.table, match_id=row.match_id,
+                         status=stored.status if stored else "missing")
+                row.status = "pending"
+            elif row.status == "starting":
+                row.status = "pending"  # a crash came between the two writes: this attempt is spent
+            current = await asyncio.to_thread(self.store.get, t.id, False)
+            if current is None or current.status == "cancelled":
+                return
+            row.attempts += 1
+            row.status, row.match_id = "starting", ""
+            await asyncio.to_thread(self.store.set_table, t.id, row)  # before any card can be dealt
+            seed = table_seed(t.seed, row.round, row.table, row.attempts - 1)
+            clock = game_pb2.ClockSettings(**t.clock)
+            runner = None
+            while runner is None and arena.accepting:
+                try:
+                    runner = await arena.create_match(
+                        t.ruleset, t.players, admin_pb2.RulesetOptions(), game_pb2.MatchFormat(fixed_deals=t.deals),
+                        seed, [SeatRequest(bot=b) for b in row.seats], clock,
+                        purpose=f"tournament {t.id} round {row.round + 1}", wait_s=SEAT_WAIT_S,
+                        versions={b: t.versions[b] for b in row.seats}, strict=True)
+                except SeedRefused as exc:  # a shuffle of this seed was dealt before: the next attempt's
+                    log.warning("tournament seed deals a shuffle dealt before; the next attempt draws anew",
+                                tournament=t.id, why=exc.message)
+                    break
+                except ArenaError as exc:
+                    if exc.kind not in ("deadline", "unavailable"):
+                        log.warning("tournament match refused; trying again", tournament=t.id, why=exc.message)
+                        await asyncio.sleep(SEAT_WAIT_S / 10)
+                    else:
+                        log.info("tournament match waiting for its bots", tournament=t.id, why=exc.message)
+            if runner is None:
+                if not arena.accepting:
+                    return
+                continue  # SeedRefused: the row is "starting", so the loop spends this attempt
+            row.status, row.match_id = "running", runner.id
+            await asyncio.to_thread(self.store.set_table, t.id, row)

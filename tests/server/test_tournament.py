@@ -1,0 +1,467 @@
+"""Tournaments: the balanced schedule, the standings' statistics, the TournamentService
+over real gRPC on both stores, and a daemon killed mid-tournament that resumes it."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import grpc
+import pytest
+
+from heartsbot.client import BotClient
+from heartsbot.proto import tournament_pb2, tournament_pb2_grpc
+from heartsbot.strategies import make_strategy
+from heartsbot.strategies.graded import LEVELS
+from heartsd import standings as stats
+from heartsd.schedule import balanced_schedule, pair_counts, spread
+from heartsd.store import Store
+from heartsd.tournaments import TournamentStore
+
+from .harness import ADMIN, BOTS, auth, run, running_daemon
+
+P = tournament_pb2
+
+
+# -- the schedule -----------------------------------------------------------------------
+
+def test_schedule_meets_every_pair_evenly_balances_byes_and_seats_and_is_reproducible():
+    eight = [f"b{i}" for i in range(8)]
+    rounds = balanced_schedule(eight, 4, 7, seed=5)
+    assert spread(rounds, eight) == (3, 3)  # a perfect design: every pair at one table 3 times
+    for r in rounds:
+        seated = [b for t in r.tables for b in t]
+        assert sorted(seated) == sorted(eight) and not r.byes  # everyone plays once a round
+    seats = {b: [0] * 4 for b in eight}
+    for r in rounds:
+        for t in r.tables:
+            for s, b in enumerate(t):
+                seats[b][s] += 1
+    assert all(max(v) - min(v) <= 1 for v in seats.values()), seats
+    assert balanced_schedule(eight, 4, 7, seed=5) == rounds and balanced_schedule(eight, 4, 7, seed=6) != rounds
+
+    nine = [f"b{i}" for i in range(9)]
+    rounds = balanced_schedule(nine, 4, 9, seed=1)
+    byes = {b: sum(b in r.byes for r in rounds) for b in nine}
+    assert set(byes.values()) == {1}  # one bye a round, never the same bot twice before all had one
+    low, high = spread(rounds, nine)
+    assert high - low <= 2
+
+    owners = {f"b{i}": f"o{i // 2}" for i in range(8)}  # four owners with two bots each
+    rounds = balanced_schedule(eight, 4, 5, seed=2, owners=owners)
+    assert all(len({owners[b] for b in t}) == 4 for r in rounds for t in r.tables)
+    with pytest.raises(ValueError):
+        balanced_schedule(eight[:3], 4, 1, seed=1)
+
+
+# -- the standings ------------------------------------------------------------------------
+
+def _simulated(shuffles: int, seed: int) -> list[stats.Deal]:
+    """Every shuffle played by five bots: a and b score exactly alike, so do c and d
+    (the data cannot separate them), each pair 7 points a deal apart, e 7 beyond; a
+    shuffle's luck is shared by all, plus each pair's own noise."""
+    rng = random.Random(seed)
+    deals = []
+    for s in range(shuffles):
+        luck = rng.gauss(6, 4)
+        own = [rng.gauss(0, 3) for _ in range(3)]
+        for bot, points in (("a", luck + own[0]), ("b", luck + own[0]), ("c", luck + 7 + own[1]),
+                            ("d", luck + 7 + own[1]), ("e", luck + 14 + own[2])):
+            deals.append(stats.Deal(f"s{s}", f"m{s}", bot, round(points)))
+    return deals
+
+
+def test_standings_rank_separate_and_tie_as_the_data_allows():
+    deals = _simulated(60, seed=3)
+    table = stats.compute(deals, [], {}, seed=7, replicates=1000)
+    by_bot = {r.bot: r for r in table.rows}
+    assert [r.bot for r in table.rows][-1] == "e"
+    assert by_bot["a"].rank == by_bot["b"].rank == 1 and "b" in by_bot["a"].tied_with  # equal: a tie
+    assert by_bot["c"].rank == by_bot["d"].rank == 3 and "d" in by_bot["c"].tied_with
+    assert by_bot["e"].rank == 5 and not by_bot["e"].tied_with
+    for r in table.rows:
+        assert r.ci_low <= r.points_per_deal <= r.ci_high
+    assert abs(sum(r.p_best for r in table.rows) - 1) < 1e-9
+    assert by_bot["a"].p_best + by_bot["b"].p_best > 0.99
+    again = stats.compute(deals, [], {}, seed=7, replicates=1000)
+    assert again.to_json() == table.to_json()  # the same results give the same standings
+    rows = stats.Standings.csv_from_dict(json.loads(table.to_json())).splitlines()
+    assert rows[0].startswith("rank,bot,version,points_per_deal,ci_low,ci_high,p_best") and len(rows) == 6
+
+
+def test_head_to_head_counts_matches_at_one_table():
+    tables = [stats.TableResult("m1", ("a", "b", "c", "d"), (10, 20, 30, 40), (1, 2, 3, 4), 4),
+              stats.TableResult("m2", ("b", "a", "c", "d"), (5, 15, 30, 40), (1, 2, 3, 4), 4)]
+    h = {(x.a, x.b): x for x in stats.head_to_head(tables, ["a", "b", "c", "d"])}
+    ab = h[("a", "b")]
+    assert (ab.matches, ab.a_ahead, ab.b_ahead, ab.level) == (2, 1, 1, 0)
+    assert ab.points_diff_per_deal == pytest.approx(((10 - 20) / 4 + (15 - 5) / 4) / 2)
+
+
+# -- the service, on both stores --------------------------------------------------------------
+
+def _fingerprints(store: Store, match_ids: list[str]) -> dict[str, list[frozenset[tuple[int, ...]]]]:
+    """Per bot, the shuffles it was dealt (each as the set of its four dealt hands)."""
+    seen: dict[str, list[frozenset[tuple[int, ...]]]] = {}
+    for match_id in match_ids:
+        record = store.get(match_id).record
+        for dealt in record.deals:
+            shuffle = frozenset(tuple(sorted((c.suit, c.rank) for c in h.cards)) for h in dealt.hands)
+            for seat in record.seats:
+                seen.setdefault(seat.name, []).append(shuffle)
+    return seen
+
+
+async def _clients(target: str, tokens: dict[str, str], strategies: dict[str, str], version: str = "v1",
+                   backoff: tuple[float, float] = (0.05, 0.5)) -> list[BotClient]:
+    clients = [BotClient(target, tokens[n], make_strategy(strategies[n]), n, version=version, max_matches=2,
+                         backoff_s=backoff) for n in tokens]
+    for c in clients:
+        c.task = asyncio.get_running_loop().create_task(c.run())  # type: ignore[attr-defined]
+    await asyncio.gather(*(asyncio.wait_for(c.connected.wait(), 30) for c in clients))
+    return clients
+
+
+async def _stop(clients: list[BotClient]) -> None:
+    for c in clients:
+        c.stop()
+    await asyncio.gather(*(c.task for c in clients), return_exceptions=True)  # type: ignore[attr-defined]
+
+
+def test_tournament_service_plays_a_schedule_with_byes_and_frozen_versions(tmp_path, store_url):
+    """Five bots at four-seat tables (a bye a round), alongside the ladder's slot
+    accounting: every scheduled match finished once, standings from exactly those, no
+    bot dealt a shuffle twice, a bot back with another version is not seated until it
+    returns with the frozen one; pause, resume, cancel and the errors."""
+    names = dict(zip(("alice", "bob", "carol", "dave", "erin"),
+                     ("graded-0", "graded-36", "graded-67", "graded-100r", "heuristic")))
+    tokens = {n: BOTS[n] for n in names}
+
+    async def scenario():
+        async with running_daemon(tmp_path, db=store_url) as daemon:
+            clients = await _clients(daemon.target, tokens, names)
+            async with daemon.channel() as channel:
+                stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+                errors = {}
+                for label, request, metadata in (
+                    ("no token", P.CreateTournamentRequest(bots=list(names), rounds=2), ()),
+                    ("too few", P.CreateTournamentRequest(bots=["alice", "bob"], rounds=2), auth(ADMIN)),
+                    ("absent", P.CreateTournamentRequest(bots=[*names, "ghost"], rounds=2), auth(ADMIN)),
+                    ("twice", P.CreateTournamentRequest(bots=[*names, "alice"], rounds=2), auth(ADMIN)),
+                ):
+                    try:
+                        await stub.CreateTournament(request, metadata=metadata)
+                    except grpc.aio.AioRpcError as exc:
+                        errors[label] = exc.code()
+                created = (await stub.CreateTournament(P.CreateTournamentRequest(
+                    name="five", bots=list(names), rounds=3, deals_per_match=2, seed=11),
+                    metadata=auth(ADMIN))).tournament
+                await stub.PauseTournament(P.PauseTournamentRequest(id=created.id), metadata=auth(ADMIN))
+                # erin comes back as another version: it is not seated until it returns as v1.
+                erin = next(c for c in clients if c.name == "erin")
+                erin.stop()
+                await erin.task
+                other = (await _clients(daemon.target, {"erin": tokens["erin"]}, names, version="v2"))[0]
+                await stub.ResumeTournament(P.ResumeTournamentRequest(id=created.id), metadata=auth(ADMIN))
+                while True:
+                    t = (await stub.GetTournament(P.GetTournamentRequest(id=created.id))).tournament
+                    waiting = [row for row in t.tables if row.status in ("starting", "pending") and "erin" in row.bots
+                               and row.round == min(r.round for r in t.tables if r.status != "finished")]
+                    if waiting or t.status == P.TOURNAMENT_STATUS_FINISHED:
+                        break
+                    await asyncio.sleep(0.05)
+                await asyncio.sleep(0.3)
+                erin_blocked = not any("erin" in [s.name for s in r.seats] for r in daemon.arena.runners.values())
+                await _stop([other])
+                back = (await _clients(daemon.target, {"erin": tokens["erin"]}, names))[0]
+                for _ in range(3000):
+                    t = (await stub.GetTournament(P.GetTournamentRequest(id=created.id))).tournament
+                    if t.status == P.TOURNAMENT_STATUS_FINISHED:
+                        break
+                    await asyncio.sleep(0.05)
+                listed = await stub.ListTournaments(P.ListTournamentsRequest())
+                try:
+                    await stub.CancelTournament(P.CancelTournamentRequest(id=created.id), metadata=auth(ADMIN))
+                except grpc.aio.AioRpcError as exc:
+                    errors["cancel finished"] = exc.code()
+                second = (await stub.CreateTournament(P.CreateTournamentRequest(
+                    bots=list(names), rounds=50, deals_per_match=40), metadata=auth(ADMIN))).tournament
+                cancelled = (await stub.CancelTournament(P.CancelTournamentRequest(id=second.id, reason="test"),
+                                                         metadata=auth(ADMIN))).tournament
+            await _stop([c for c in clients if c.name != "erin"] + [back])
+            store = daemon.arena.store
+            every_match = [m.id for m in store.list(limit=1000) if m.status in ("finished", "aborted", "cancelled")]
+            seen = _fingerprints(store, every_match)
+            return errors, t, erin_blocked, listed, cancelled, seen
+
+    errors, t, erin_blocked, listed, cancelled, seen = run(scenario())
+    assert errors == {"no token": grpc.StatusCode.UNAUTHENTICATED, "too few": grpc.StatusCode.INVALID_ARGUMENT,
+                      "absent": grpc.StatusCode.FAILED_PRECONDITION, "twice": grpc.StatusCode.INVALID_ARGUMENT,
+                      "cancel finished": grpc.StatusCode.FAILED_PRECONDITION}
+    assert t.status == P.TOURNAMENT_STATUS_FINISHED and t.seed == 11
+    assert erin_blocked
+    assert [r.version for r in t.roster] == ["v1"] * 5
+    assert t.matches_total == t.matches_finished == 3 and all(row.status == "finished" for row in t.tables)
+    standings = json.loads(t.standings.json)
+    assert sorted(b["bot"] for b in standings["bots"]) == sorted(names)
+    assert sum(b["matches"] for b in standings["bots"]) == 3 * 4  # each match counted once
+    assert sum(b["deals"] for b in standings["bots"]) == 3 * 4 * 2
+    assert {"bots", "head_to_head", "test", "shuffles"} <= set(standings)
+    for b in standings["bots"]:
+        assert {"rank", "points_per_deal", "ci_low", "ci_high", "p_best", "timeouts"} <= set(b)
+    assert [x.id for x in listed.tournaments][1:] == [t.id] or t.id in [x.id for x in listed.tournaments]
+    assert cancelled.status == P.TOURNAMENT_STATUS_CANCELLED
+    for bot, shuffles in seen.items():
+        assert len(shuffles) == len(set(shuffles)), f"{bot} was dealt a shuffle twice"
+
+
+# -- a real daemon process, killed -------------------------------------------------------------
+
+EIGHT = {f"b{i}-{level}": level for i, level in enumerate(LEVELS)}  # strongest first
+TOKENS = {n: f"token-{n}-0123456789" for n in EIGHT}
+SEED, ROUNDS, DEALS = 20261201, 7, 4
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _daemon(db: str, port: int) -> subprocess.Popen[str]:
+    args = [sys.executable, "-m", "heartsd.cli", "serve", "--port", str(port), "--db", db, "--admin-token", ADMIN,
+            "--log-level", "error", "--decision-ms", "10000", "--shutdown-grace-s", "1",
+            *[a for n, t in TOKENS.items() for a in ("--bot", f"{n}:{t}")]]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert "listening on" in line, line + (proc.stderr.read() if proc.poll() is not None else "")
+    return proc
+
+
+async def _tournament(target: str, stub_call, **fields) -> str:  # type: ignore[no-untyped-def]
+    async with grpc.aio.insecure_channel(target) as channel:
+        stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+        return (await stub.CreateTournament(P.CreateTournamentRequest(
+            name="eight", bots=list(EIGHT), rounds=ROUNDS, deals_per_match=DEALS, seed=SEED, **fields),
+            metadata=auth(ADMIN))).tournament.id
+
+
+async def _get(target: str, tournament_id: str) -> P.Tournament:
+    async with grpc.aio.insecure_channel(target) as channel:
+        stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+        return (await stub.GetTournament(P.GetTournamentRequest(id=tournament_id), timeout=10)).tournament
+
+
+async def _admin(target: str, method: str, tournament_id: str) -> None:
+    async with grpc.aio.insecure_channel(target) as channel:
+        stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+        await getattr(stub, method)(getattr(P, f"{method}Request")(id=tournament_id), metadata=auth(ADMIN))
+
+
+async def _until(target: str, tournament_id: str, done, timeout: float = 300) -> P.Tournament:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            t = await _get(target, tournament_id)
+            if done(t):
+                return t
+        except grpc.aio.AioRpcError:
+            pass  # the daemon is restarting
+        assert time.monotonic() < deadline, "the tournament did not get there in time"
+        await asyncio.sleep(0.1)
+
+
+def _finished(t: P.Tournament) -> bool:
+    return t.status == P.TOURNAMENT_STATUS_FINISHED
+
+
+def test_eight_bots_over_grpc_killed_and_resumed_give_the_uninterrupted_standings(tmp_path):
+    """Eight bots of known strength order (graded strategies, deterministic), seven rounds
+    of a perfectly balanced schedule, real heartsd processes. Run once uninterrupted; run
+    again with the same seed, SIGKILL the daemon halfway (paused between rounds 4 and 5),
+    restart it on the same store: the final standings are identical. A third run is
+    SIGKILLed in the middle of its matches: the interrupted matches are played again on
+    fresh shuffles (attempt 2), nothing is lost or counted twice. No bot is ever dealt a
+    shuffle twice, and the stronger strategies rank higher."""
+
+    async def scenario():
+        out = {}
+        for label in ("uninterrupted", "paused-kill", "mid-match-kill"):
+            db, port = str(tmp_path / f"{label}.db"), _free_port()
+            target = f"127.0.0.1:{port}"
+            proc = _daemon(db, port)
+            clients = await _clients(target, TOKENS, EIGHT, backoff=(0.05, 0.3))
+            try:
+                tournament_id = await _tournament(target, None)
+                if label == "paused-kill":
+                    await _until(target, tournament_id, lambda t: t.matches_finished >= 6)
+                    await _admin(target, "PauseTournament", tournament_id)
+                    await _until(target, tournament_id, lambda t: t.matches_finished == 8 and not any(
+                        r.status in ("starting", "running") for r in t.tables))
+                if label == "mid-match-kill":
+                    await _until(target, tournament_id, lambda t: t.matches_finished >= 5 and any(
+                        r.status == "running" for r in t.tables))
+                    await asyncio.sleep(0.05)
+                if label != "uninterrupted":
+                    proc.send_signal(signal.SIGKILL)
+                    proc.wait(20)
+                    proc = _daemon(db, port)
+                    if label == "paused-kill":
+                        await _until(target, tournament_id, lambda t: t.status == P.TOURNAMENT_STATUS_PAUSED)
+                        await _admin(target, "ResumeTournament", tournament_id)
+                out[label] = await _until(target, tournament_id, _finished)
+            finally:
+                await _stop(clients)
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(30)
+            store = Store(db)
+            t = TournamentStore(store).get(tournament_id)
+            every = [m.id for m in store.list(limit=1000)]
+            out[label + ":seen"] = _fingerprints(store, [i for i in every if store.get(i).record is not None])
+            out[label + ":matches"] = {m: store.get(m).status for m in every}
+            out[label + ":rows"] = t.tables
+            store.close()
+        return out
+
+    out = run(scenario())
+    first, paused, mid = out["uninterrupted"], out["paused-kill"], out["mid-match-kill"]
+    assert json.loads(first.standings.json) == json.loads(paused.standings.json)
+    assert first.standings.json == paused.standings.json
+    for label in ("uninterrupted", "paused-kill", "mid-match-kill"):
+        for bot, shuffles in out[label + ":seen"].items():
+            assert len(shuffles) == len(set(shuffles)), f"{label}: {bot} was dealt a shuffle twice"
+        rows = out[label + ":rows"]
+        statuses = out[label + ":matches"]
+        assert all(row.status == "finished" and statuses[row.match_id] == "finished" for row in rows)
+        counted = {row.match_id for row in rows}
+        assert len(counted) == len(rows) == 14  # one counted match per scheduled table
+        assert all(s != "finished" for m, s in statuses.items() if m not in counted)  # nothing else counts
+    assert any(row.attempts == 2 for row in out["mid-match-kill:rows"]), "the kill interrupted no match"
+    assert all(row.attempts == 1 for row in out["paused-kill:rows"])
+    for t in (first, mid):
+        standings = json.loads(t.standings.json)
+        order = [b["bot"] for b in sorted(standings["bots"], key=lambda b: b["points_per_deal"])]
+        true = list(EIGHT)
+        spearman = 1 - 6 * sum((order.index(b) - true.index(b)) ** 2 for b in true) / (8 * (64 - 1))
+        assert spearman >= 0.8, (spearman, order)
+        best = standings["bots"][0]
+        assert best["bot"] in true[:3] and best["ci_low"] <= best["points_per_deal"] <= best["ci_high"]
+        assert all(b["timeouts"] == 0 and b["decisions"] > 0 for b in standings["bots"])
+
+
+# -- the command line ---------------------------------------------------------------------
+
+def test_heartsd_tournament_commands(tmp_path, capsys):
+    """`local --json` ends with the standings as one JSON object; create, watch, show
+    (--json, --csv), list, pause and cancel against a running daemon."""
+    from heartsd import cli
+
+    code = cli.main(["tournament", "local", "--bots", "heuristic", "graded-0", "random", "graded-100r", "--rounds",
+                     "2", "--deals", "1", "--seed", "3", "--json"])
+    out = capsys.readouterr().out
+    assert code == 0
+    last = json.loads(out.strip().splitlines()[-1])
+    assert sorted(b["bot"] for b in last["bots"]) == ["graded-0", "graded-100r", "heuristic", "random"]
+    for b in last["bots"]:
+        assert {"rank", "points_per_deal", "ci_low", "ci_high", "p_best"} <= set(b) and b["deals"] == 2
+
+    names = {"alice": "heuristic", "bob": "random", "carol": "graded-20", "dave": "graded-84"}
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            clients = await _clients(daemon.target, {n: BOTS[n] for n in names}, names)
+            base = ["--server", daemon.target, "--admin-token", ADMIN]
+
+            def tour(*argv: str) -> tuple[int, str, str]:
+                got = cli.main(["tournament", *argv])
+                o, e = capsys.readouterr()
+                return got, o, e
+
+            created = await asyncio.to_thread(tour, "create", *base, *sum((["--bot", n] for n in names), []),
+                                              "--rounds", "2", "--deals", "1", "--seed", "9", "--name", "cup")
+            tournament_id = created[1].split()[1]
+            watched = await asyncio.to_thread(tour, "watch", *base, tournament_id, "--interval", "0.2")
+            shown = await asyncio.to_thread(tour, "show", *base, tournament_id, "--csv")
+            as_json = await asyncio.to_thread(tour, "show", *base, tournament_id, "--json")
+            listed = await asyncio.to_thread(tour, "list", *base)
+            refused = await asyncio.to_thread(tour, "pause", *base, tournament_id)
+            wrong = await asyncio.to_thread(tour, "cancel", "--server", daemon.target, "--admin-token", "nope",
+                                            tournament_id)
+            await _stop(clients)
+            return created, watched, shown, as_json, listed, refused, wrong
+
+    created, watched, shown, as_json, listed, refused, wrong = run(scenario())
+    assert created[0] == 0 and "4 bots, 2 rounds, 2 matches" in created[1]
+    assert watched[0] == 0 and "standings" in watched[1] and "head to head" in watched[1]
+    csv_lines = shown[1].strip().splitlines()
+    assert shown[0] == 0 and csv_lines[0].startswith("rank,bot,version,points_per_deal") and len(csv_lines) == 5
+    assert as_json[0] == 0 and len(json.loads(as_json[1])["bots"]) == 4
+    assert listed[0] == 0 and "cup" in listed[1]
+    assert refused[0] == 1 and "FAILED_PRECONDITION" in refused[2]  # a finished tournament cannot pause
+    assert wrong[0] == 1 and "UNAUTHENTICATED" in wrong[2]
+
+
+def test_a_tournament_runs_alongside_the_ladder_and_no_bot_is_double_booked(tmp_path):
+    """Eight ladder bots that play one match at a time, the matchmaker ticking every 20 ms,
+    and a tournament of four of them: its matches wait for their bots' slots ahead of the
+    ladder, and no bot is ever in two matches."""
+    from heartsd.matchmaker import LadderSettings, Matchmaker
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            ladder = daemon.arena.store.ladder
+            strategies = {f"l{i}": level for i, level in enumerate(LEVELS)}
+            tokens = {b: ladder.add_bot(b, b) for b in strategies}
+            clients = [BotClient(daemon.target, tokens[b], make_strategy(s), b, max_matches=1)
+                       for b, s in strategies.items()]
+            for c in clients:
+                c.task = asyncio.get_running_loop().create_task(c.run())  # type: ignore[attr-defined]
+            await asyncio.gather(*(asyncio.wait_for(c.connected.wait(), 30) for c in clients))
+            maker = Matchmaker(daemon.arena, LadderSettings(deals=4, interval_s=0.02), seed=1)
+            ticking = asyncio.get_running_loop().create_task(maker.run())
+            most = {b: 0 for b in strategies}
+            purposes = set()
+            watching = True
+
+            async def watch():
+                while watching:
+                    for b in strategies:
+                        most[b] = max(most[b], daemon.arena.active_matches(b))
+                    purposes.update(p.split()[0] for p in daemon.arena.purposes.values())
+                    await asyncio.sleep(0.002)
+
+            watcher = asyncio.get_running_loop().create_task(watch())
+            while maker.created < 2:
+                await asyncio.sleep(0.01)
+            async with daemon.channel() as channel:
+                stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+                created = (await stub.CreateTournament(P.CreateTournamentRequest(
+                    bots=["l0", "l2", "l4", "l6"], rounds=2, deals_per_match=2, seed=4), metadata=auth(ADMIN))).tournament
+                ladder_before = maker.created
+                for _ in range(3000):
+                    t = (await stub.GetTournament(P.GetTournamentRequest(id=created.id))).tournament
+                    if t.status == P.TOURNAMENT_STATUS_FINISHED:
+                        break
+                    await asyncio.sleep(0.05)
+            watching = False
+            await watcher
+            ticking.cancel()
+            for runner in list(daemon.arena.runners.values()):
+                runner.stop(3, "test over")
+                await daemon.wait_finished(runner.id)
+            await _stop(clients)
+            return t, most, purposes, maker.created - ladder_before
+
+    t, most, purposes, ladder_during = run(scenario())
+    assert t.status == P.TOURNAMENT_STATUS_FINISHED and t.matches_finished == 2
+    assert max(most.values()) == 1, most
+    assert {"ladder", "tournament"} <= purposes  # both ran while the other waited or played
