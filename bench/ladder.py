@@ -1,18 +1,23 @@
-"""How fast the ladder finds the true order, with duplicate deals and without.
+"""How fast the ladder finds the true order, with duplicate sets and without.
 
-Eight bots of known strength play rated 4-deal matches on the ladder over real gRPC (an
-embedded heartsd, one heartsbot client per bot, the real matchmaker, ratings and
-leaderboard). After every rated match the leaderboard (the standings order: conservative
-rating mu - 3 sigma; mu alone is reported too) is compared with the true order; a run's
-result is the number of matches after which it equals the true order and stays so to the
-end of the run. Each mode runs ``--repeats`` times (modes alternate; independent
-matchmaking seeds and deals) and the median is reported, a run that never settles
-counting as matches + 1; every value is printed too, since one run of a "first time it
-stays right" statistic is very noisy. Duplicate: one block, one shuffle played four times
-with the hands rotated a seat per deal; plain: four independent deals. The matchmaker is
-ticked whenever all eight bots are free (two tables a round): ticking every 20 ms, it
-reseats the four bots of whichever table ends first together at once, and the same two
-tables repeat for several rounds.
+Eight bots of known strength, each of its own owner, play rated 4-deal matches on the
+ladder over real gRPC (an embedded heartsd, one heartsbot client per bot, the real
+matchmaker, ratings and leaderboard). After every rating event (a plain match, or a whole
+duplicate set: two matches) the leaderboard (the standings order: conservative rating
+mu - 3 sigma; mu alone is reported too) is compared with the true order; a run's result
+is the number of matches after which it equals the true order and stays so to the end of
+the run. Each mode runs ``--repeats`` times (modes alternate; independent matchmaking
+seeds and deals) and the median is reported, a run that never settles counting as
+matches + 1; every value is printed too, since one run of a "first time it stays right"
+statistic is very noisy. Duplicate: each round is one duplicate set (heartsd/duplicate.py),
+two tables of four dealt the same four fresh shuffles at once, the two holders of each
+hand neighbours in rating, rated by both tables' ranks and then each hand's two holders
+by their points. Plain: two tables of four independent fresh shuffles each. No bot is
+ever dealt a shuffle twice in either mode: ``max_shuffle_repeats_per_bot`` counts it from
+every stored record's dealt hands and from the store's ledger (must be 0). The matchmaker
+is ticked whenever all eight bots are free: ticking every 20 ms, it reseats the four bots
+of whichever table ends first together at once, and the same two tables repeat for
+several rounds.
 
 The bots: the heuristic strategy, "reckless" in a share q = 0, 0.2, 0.36, 0.52, 0.67,
 0.84, 1 of its plays, and the last also playing a random card wherever the heuristic
@@ -24,13 +29,14 @@ strength. Measured with the engine (4,000 random tables of four of the eight, du
 4-deal matches), points per deal +-0.14: 3.34, 4.40, 5.39, 6.42, 7.25, 8.31, 9.32,
 10.09; adjacent bots are 0.8 to 1.1 points per deal apart, about as far as eight Hearts
 bots can be (from the heuristic to worse than random is ~7). Every run re-measures this
-(``--calibration``) and checks the order, checks that every duplicate match's stored
-record holds the same four hands rotated, replays 100 matches per run with the engine and
+(``--calibration``) and checks the order, checks that both tables of every duplicate set
+held the same hands deal by deal, replays 100 matches per run with the engine and
 the calibrated bots (they must score exactly what the ladder stored), and counts
 decisions not made by the bots (defaults; must be 0).
 
-What duplicate deals buy (same engine measurement, each table played both ways on the
-same shuffle): over one match, the points difference of adjacent bots has an SD of 17.1
+What in-match duplicate seating bought (the engine, in process, where nobody remembers:
+each table played both ways on the same shuffle; rated play no longer uses it, since a
+bot remembers the first rotation): over one match, the points difference of adjacent bots has an SD of 17.1
 instead of 21.5, and the stronger finishes ahead ~62% instead of ~59% of the time: for
 the same evidence on the order of two adjacent bots duplicate needs ~0.63 of the plain
 matches (variance ratio, steady across calibrations; by ranks, which is all the ratings
@@ -47,12 +53,13 @@ trading places; the ladder therefore uses a tenth of it (heartsd/ladder.py). Eve
 "reaches the true order and keeps it to the end" is a long-tail statistic: in 600-match
 runs both modes mostly settle near the end (the cap), in 1,000-match runs they separate.
 
-Measured on this 2-core machine (shared), ladder tau = 25/3000:
-  --matches 1000 --repeats 3 (the default, 27 min): medians 380 duplicate / 982 plain
-    (runs 333, 924, 380 / never, 976, 982); true order held in 99% / 61% of second halves.
-  --matches 600 --repeats 5 (22 min): medians 530 / 571 (runs 598, 498, 530, 560, 413 /
-    385, never, 594, 504, 571); true order held in 82% / 55% of second halves.
-With the default tau (600 x 5): 520 / 600; 81% / 65%.
+Measured before issue 12, when rated matches were in-match duplicate (each shuffle
+replayed rotated to the same four bots, which a bot with a memory exploits), on this
+2-core machine (shared), ladder tau = 25/3000: --matches 1000 --repeats 3: medians 380
+in-match duplicate / 982 plain (0.39); true order held in 99% / 61% of second halves.
+
+Duplicate sets across tables against plain, measured since: see the README's
+"Benchmarks" section (the latest run's numbers and command).
 
     python bench/ladder.py --json                      # 1000 matches x 3 runs per mode, ~27 min
     python bench/ladder.py --matches 200 --repeats 1   # a quick look
@@ -79,7 +86,9 @@ from hearts_engine import Match, MatchFormat, Phase, preset  # noqa: E402
 from heartsbot.client import BotClient  # noqa: E402
 from heartsbot.strategies import HeuristicStrategy  # noqa: E402
 from heartsd.config import Settings  # noqa: E402
-from heartsd.ladder import MODEL, _rate  # noqa: E402
+from heartsbot import convert  # noqa: E402
+from heartsd.ladder import MODEL, SetRow, _rate, set_rating_events  # noqa: E402
+from heartsd.shuffles import hands_fingerprint  # noqa: E402
 from heartsd.logs import configure  # noqa: E402
 from heartsd.matchmaker import LadderSettings, Matchmaker  # noqa: E402
 from heartsd.server import embedded  # noqa: E402
@@ -218,10 +227,9 @@ async def run_ladder(duplicate: bool, matches: int, seed: int, progress: str) ->
                 clients.append(BotClient(f"127.0.0.1:{port}", token, make_bot(i), name, max_matches=1))
             tasks = [asyncio.get_running_loop().create_task(c.run()) for c in clients]
             await asyncio.gather(*(c.connected.wait() for c in clients))
-            if duplicate:  # rated play no longer replays shuffles to the same bots (issue 12)
-                raise SystemExit("bench/ladder.py: in-match duplicate is no longer a rated format; "
-                                 "duplicate sets across tables come with the next change")
-            maker = Matchmaker(arena, LadderSettings(deals=DEALS), seed=seed)
+            # duplicate: sets of two tables dealt the same shuffles at once (heartsd/duplicate.py);
+            # plain: two tables of independent fresh shuffles. Both never repeat a shuffle.
+            maker = Matchmaker(arena, LadderSettings(deals=DEALS, set_tables=2 if duplicate else 1), seed=seed)
             created, shown = 0, 0
             while True:
                 if not arena.runners:  # every bot is free: the previous round is stored and rated
@@ -235,67 +243,104 @@ async def run_ladder(duplicate: bool, matches: int, seed: int, progress: str) ->
                         print(f"  {progress}: {rated}/{matches} matches, {time.perf_counter() - start:.0f} s",
                               file=sys.stderr, flush=True)
                 await asyncio.sleep(0.005)
-            rows = store.db.query("SELECT seq, match_id, bot, rank, points FROM results WHERE ruleset = 'standard' "
-                                  "ORDER BY seq, match_id, seat")
+            rows = store.db.query("SELECT seq, set_id, match_id, bot, seat, rank, points FROM results "
+                                  "WHERE ruleset = 'standard' ORDER BY seq, match_id, seat")
             standings = [s.bot for s in store.ladder.standings("standard")]
             stored = store.ladder.stored_ratings("standard")
             reliability = store.ladder.reliability("standard")
-            rotated = checked = 0
+            repeats = shuffle_repeats(store)
+            sets_same = sets_checked = 0
             replays = []
-            for match_id in sorted({r[1] for r in rows}):
-                record = store.get(match_id).record  # type: ignore[union-attr]
+            by_set: dict[str, list[list[frozenset[tuple[int, int]]]]] = {}
+            for match_id in sorted({r[2] for r in rows}):
+                stored_match = store.get(match_id)
+                record = stored_match.record  # type: ignore[union-attr]
                 hands = [[frozenset((c.suit, c.rank) for c in h.cards) for h in d.hands] for d in record.deals]
-                checked += 1
-                rotated += all(hands[r][s] == hands[0][(s - r) % 4] for r in range(len(hands)) for s in range(4))
+                if stored_match.set_id:  # type: ignore[union-attr]
+                    by_set.setdefault(stored_match.set_id, []).append(hands)  # type: ignore[union-attr]
                 if len(replays) < REPLAYS:
                     seats = [names.index(s.name) for s in record.seats]
                     replays.append((record.seed, seats, tuple(sum(d.points[s] for d in record.deal_scores) for s in range(4))))
+            for tables in by_set.values():
+                sets_checked += 1
+                sets_same += len(tables) == 2 and tables[0] == tables[1]
             for c in clients:
                 c.stop()
             await asyncio.gather(*tasks, return_exceptions=True)
     # The same matches played again by the engine alone, with the calibrated bots: the
     # bots on the ladder are exactly the bots whose strength was measured.
-    same = sum(play([make_bot(i) for i in seats], seed, duplicate)[0] == totals for seed, seats, totals in replays)
+    same = sum(play([make_bot(i) for i in seats], seed, False)[0] == totals for seed, seats, totals in replays)
     fallbacks = sum(c.stats.fallbacks for c in clients)
     defaults = sum(t + i + d for _, t, i, d in reliability.values())
-    # The leaderboard after every rated match: the ratings are a pure function of the
-    # results in rated order (what `heartsd ladder recompute` relies on), replayed here.
-    tables: dict[int, list[tuple[str, int, int]]] = {}
-    for seq, _, bot, rank, points in rows:
-        tables.setdefault(seq, []).append((bot, rank, points))
+    # The leaderboard after every rating event (a plain match, or a whole set: two
+    # matches): the ratings are a pure function of the results in rated order (what
+    # `heartsd ladder recompute` relies on), replayed here with the ladder's own rules.
+    groups: dict[int, list[tuple[object, ...]]] = {}
+    for row in rows:
+        groups.setdefault(row[0], []).append(row)
     ratings = {n: MODEL.rating(name=n) for n in names}
     by_conservative: list[list[str]] = []
     by_mu: list[list[str]] = []
+    played: list[int] = []  # matches played after each rating event
     ahead: list[float] = []
-    for seq in sorted(tables)[:matches]:
-        table = tables[seq]
-        for bot, rating in zip([b for b, _, _ in table], _rate([ratings[b] for b, _, _ in table],
-                                                               [r for _, r, _ in table])):
-            ratings[bot] = rating  # type: ignore[assignment]
+    for seq in sorted(groups):
+        group = groups[seq]
+        if group[0][1]:
+            events = set_rating_events([SetRow(m, b, st, r, p) for _, _, m, b, st, r, p in group])  # type: ignore[arg-type]
+        else:
+            events = [([r[3] for r in group], [r[5] for r in group])]  # type: ignore[misc]
+        for bots, ranks in events:
+            for bot, rating in zip(bots, _rate([ratings[b] for b in bots], ranks)):
+                ratings[bot] = rating  # type: ignore[assignment]
+        tables_in_group = len({r[2] for r in group})
+        played.append((played[-1] if played else 0) + tables_in_group)
         by_conservative.append([n for n, _ in sorted(ratings.items(), key=_conservative_key)])
         by_mu.append(sorted(names, key=lambda n: (-ratings[n].mu, n)))
-        place = {b: (r, p) for b, r, p in table}
-        for i in range(len(names) - 1):
-            if names[i] in place and names[i + 1] in place:
-                a, b = place[names[i]][0], place[names[i + 1]][0]
-                ahead.append(1.0 if a < b else 0.5 if a == b else 0.0)
-    if len(tables) == len(by_conservative) and standings != by_conservative[-1]:
+        for match_id in {r[2] for r in group}:
+            place = {r[3]: r[5] for r in group if r[2] == match_id}
+            for i in range(len(names) - 1):
+                if names[i] in place and names[i + 1] in place:
+                    a, b = place[names[i]], place[names[i + 1]]
+                    ahead.append(1.0 if a < b else 0.5 if a == b else 0.0)
+    if standings != by_conservative[-1]:
         raise RuntimeError(f"replayed leaderboard {by_conservative[-1]} differs from the stored one {standings}")
-    drift = max(abs(stored[n][0] - ratings[n].mu) for n in names) if len(tables) == len(by_conservative) else 0.0
-    second_half = by_conservative[len(by_conservative) // 2:]
+    drift = max(abs(stored[n][0] - ratings[n].mu) for n in names)
+    half = played[-1] / 2
+    second_half = [o for o, k in zip(by_conservative, played) if k > half]
+    at = settled(by_conservative, names)
+    at_mu = settled(by_mu, names)
     return {
-        "settled": settled(by_conservative, names),
-        "settled_mu": settled(by_mu, names),
-        "matches": len(by_conservative),
+        "settled": None if at is None else played[at - 1],
+        "settled_mu": None if at_mu is None else played[at_mu - 1],
+        "matches": played[-1],
         "true_order_share_second_half": sum(o == names for o in second_half) / max(1, len(second_half)),
         "adjacent_ahead": statistics.mean(ahead) if ahead else float("nan"),
         "final_order": by_conservative[-1] if by_conservative else [],
-        "rotated": (rotated, checked),
+        "sets_same_hands": (sets_same, sets_checked),
+        "shuffle_repeats": repeats,
         "replayed": (same, len(replays)),
         "fallbacks": fallbacks + defaults,
         "rating_drift": drift,
         "seconds": time.perf_counter() - start,
     }
+
+
+def shuffle_repeats(store: object) -> dict[str, int]:
+    """No bot was dealt a shuffle twice: counted from every stored record's dealt hands
+    (a fingerprint of each deal, heartsd/shuffles.py), and checked against the ledger."""
+    seen: dict[tuple[str, str], int] = {}
+    for match_id in store.ids():  # type: ignore[attr-defined]
+        record = store.get(match_id).record  # type: ignore[attr-defined]
+        for dealt in record.deals:
+            fp = hands_fingerprint([convert.cards_from_wire(h.cards) for h in dealt.hands])
+            for seat in record.seats:
+                seen[(seat.name, fp)] = seen.get((seat.name, fp), 0) + 1
+    ledger = {(bot, fp) for bot, fp, _, _ in store.dealt()}  # type: ignore[attr-defined]
+    ledger_repeats = store.db.query(  # type: ignore[attr-defined]
+        "SELECT COUNT(*) FROM (SELECT bot, fingerprint FROM dealt_shuffles GROUP BY bot, fingerprint "
+        "HAVING COUNT(*) > 1) AS repeated")[0][0]
+    return {"max_per_bot_records": max(seen.values()) - 1, "ledger_repeats": int(ledger_repeats),
+            "dealt_not_in_ledger": len(set(seen) - ledger), "pairs": len(seen)}
 
 
 def settled(orders: list[list[str]], truth: list[str]) -> int | None:
@@ -370,19 +415,24 @@ def main() -> int:
               f"(runs: {', '.join(str(v) if v is not None else 'never' for v in values)}; never counts as {never}); "
               f"true order in {out[f'true_order_share_second_half_{label}']:.0%} of second halves; "
               f"stronger adjacent bot ahead in {out[f'adjacent_ahead_{label}']:.1%} of their meetings")
-    rotated = sum(r["rotated"][0] for r in results["duplicate"])  # type: ignore[index]
-    checked = sum(r["rotated"][1] for r in results["duplicate"])  # type: ignore[index]
-    plain_rotated = sum(r["rotated"][0] for r in results["plain"])  # type: ignore[index]
+    sets_same = sum(r["sets_same_hands"][0] for r in results["duplicate"])  # type: ignore[index]
+    sets_checked = sum(r["sets_same_hands"][1] for r in results["duplicate"])  # type: ignore[index]
     same = sum(r["replayed"][0] for runs in results.values() for r in runs)  # type: ignore[index]
     replayed = sum(r["replayed"][1] for runs in results.values() for r in runs)  # type: ignore[index]
+    repeats = [r["shuffle_repeats"] for runs in results.values() for r in runs]
+    out["max_shuffle_repeats_per_bot"] = max(max(x["max_per_bot_records"], x["ledger_repeats"]) for x in repeats)  # type: ignore[index]
+    out["dealt_shuffles_not_in_ledger"] = sum(x["dealt_not_in_ledger"] for x in repeats)  # type: ignore[index]
+    out["bot_shuffle_pairs_checked"] = sum(x["pairs"] for x in repeats)  # type: ignore[index]
     out["matches_replayed_identically_by_engine"] = f"{same}/{replayed}"
-    out["duplicate_matches_with_rotated_hands"] = f"{rotated}/{checked}"
-    out["plain_matches_with_rotated_hands"] = plain_rotated
+    out["duplicate_sets_with_the_same_hands_at_both_tables"] = f"{sets_same}/{sets_checked}"
+    plain_d, dup_d = out["matches_to_true_order_plain"], out["matches_to_true_order_duplicate"]
+    out["duplicate_to_plain_matches_ratio"] = round(dup_d / plain_d, 2) if plain_d else None  # type: ignore[operator]
     out["seconds"] = round(time.perf_counter() - start)
-    print(f"  duplicate matches whose 4 deals hold the same hands rotated: {rotated}/{checked} "
-          f"(plain: {plain_rotated}); defaults not played by the bots: "
-          f"{out['non_bot_decisions_duplicate']} + {out['non_bot_decisions_plain']}; ladder matches the engine "
-          f"replays with the same scores: {same}/{replayed}; {out['seconds']} s in all")
+    print(f"  duplicate sets whose two tables held the same hands deal by deal: {sets_same}/{sets_checked}; "
+          f"(bot, shuffle) pairs checked: {out['bot_shuffle_pairs_checked']}, most repeats of one: "
+          f"{out['max_shuffle_repeats_per_bot']}, dealt but not in the ledger: {out['dealt_shuffles_not_in_ledger']}; "
+          f"defaults not played by the bots: {out['non_bot_decisions_duplicate']} + {out['non_bot_decisions_plain']}; "
+          f"ladder matches the engine replays with the same scores: {same}/{replayed}; {out['seconds']} s in all")
     if args.json:
         print(json.dumps(out))
     return 0

@@ -1043,8 +1043,11 @@ class MatchRunner:
                 self._send(slot, None)
         self._wake_watchers()
         self.finished.set()
+        # A set's other tables may still be dealing this seed's shuffles: its seed is in the
+        # record, served once the whole set is over, and not in a log line before.
+        seed = {} if self.set_id else {"seed": match.seed}
         self.log.info("match ended", status=status_name, reason=reason, totals=totals, deals=len(match.results),
-                      seed=match.seed)
+                      set_id=self.set_id or None, **seed)
 
     def _wake_watchers(self) -> None:
         for wake in self.watchers:

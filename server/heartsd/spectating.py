@@ -149,7 +149,7 @@ async def page(arena: Arena, status: str | None, limit: int, after: tuple[int, s
     a duplicate set shows only its released deals' scores while it runs, and its result
     once every table of its set is over."""
     stored = await asyncio.to_thread(arena.store.list, status, limit + 1, after)
-    running_sets = {m.set_id for m in stored if m.set_id and m.status == "running"}
+    running_sets = await asyncio.to_thread(arena.store.running_sets)  # one query, not one per table
     out = []
     for m in stored[:limit]:
         runner = arena.runners.get(m.id) if m.status == "running" else None
@@ -162,10 +162,7 @@ async def page(arena: Arena, status: str | None, limit: int, after: tuple[int, s
                 match_id=m.id, ruleset=m.ruleset, seats=runner.seat_infos, status=P.MATCH_STATUS_RUNNING,
                 created_unix_ms=m.created_ms, deals_played=len(shown), totals=totals))
             continue
-        hidden = bool(m.set_id) and (m.status == "running" or m.set_id in running_sets or await asyncio.to_thread(
-            arena.store.set_running, m.set_id))
-        if hidden:
-            running_sets.add(m.set_id)
+        hidden = bool(m.set_id) and (m.status == "running" or m.set_id in running_sets)
         out.append(spectator_pb2.MatchSummary(
             match_id=m.id, ruleset=m.ruleset,
             seats=[P.SeatInfo(seat=i, name=n, house=n.startswith("house:")) for i, n in enumerate(m.seats)],

@@ -178,9 +178,10 @@ class Store:
         return bool(set_id) and bool(self.db.query(
             "SELECT 1 FROM matches WHERE set_id = ? AND status = 'running' LIMIT 1", (set_id,)))
 
-    def set_of(self, match_id: str) -> str:
-        rows = self.db.query("SELECT set_id FROM matches WHERE id = ?", (match_id,))
-        return rows[0][0] if rows else ""
+    def running_sets(self) -> set[str]:
+        """The duplicate sets a table of which is running, on any daemon of the store."""
+        return {r[0] for r in self.db.query(
+            "SELECT DISTINCT set_id FROM matches WHERE status = 'running' AND set_id <> ''")}
 
     def get(self, match_id: str) -> StoredMatch | None:
         rows = self.db.query(f"SELECT {_COLUMNS} FROM matches WHERE id = ?", (match_id,))
