@@ -374,13 +374,14 @@ class Arena:
             raise invalid("a rated match never seats two bots of one owner (see ladder_same_owner)")
 
     async def check_seats_free(self, ruleset: str, seats: list[SeatRequest], tokens_since: float | None = None,
-                               versions: Mapping[str, str] | None = None) -> None:
+                               versions: Mapping[str, str] | None = None,
+                               reservation: Reservation | None = None) -> None:
         """Every seated bot is connected with a token that counts (checked against a view of
         the ladder read after ``tokens_since``), plays ``ruleset`` and has a free match slot
         (one nobody waits for: slots.py); a precondition error says which bot and why."""
         wanted = self._wanted(seats)
         await self._check_seat_tokens(wanted, tokens_since)
-        if (problem := self._seat_problem(wanted, ruleset, None, versions)) is not None:
+        if (problem := self._seat_problem(wanted, ruleset, reservation, versions)) is not None:
             raise precondition(problem + ("; set wait_for_seats_ms to wait for it" if "slot" in problem else ""))
 
     async def claim_seats(self, ruleset: str, seats: list[SeatRequest], tokens_since: float | None, purpose: str,

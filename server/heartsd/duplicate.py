@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING
 
 from heartsbot.proto import admin_pb2, game_pb2
 
-from .arena import ArenaError, SeatRequest, invalid
+from .arena import ArenaError, SeatRequest, SeedRefused, invalid
 from .releases import DealReleases
 from .ladder import SetRow, set_rating_events as rating_events
 from .shuffles import ShuffleRepeated
@@ -66,6 +66,7 @@ from .shuffles import ShuffleRepeated
 if TYPE_CHECKING:
     from .arena import Arena
     from .runner import MatchRunner
+    from .slots import Reservation
 
 __all__ = ["DuplicateSet", "SetRow", "form_set", "rating_events", "start_set"]
 SEED_DRAWS = 5
@@ -123,13 +124,16 @@ def form_set(free: Sequence[str], owners: Mapping[str, str], mu: Callable[[str],
 
 async def start_set(arena: Arena, ruleset: str, deals: int, tables: Sequence[Sequence[str]], rated: bool = True,
                     clock: game_pb2.ClockSettings | None = None, tokens_since: float | None = None,
-                    purpose: str = "ladder") -> DuplicateSet:
+                    purpose: str = "ladder", seed: int | None = None, reservation: Reservation | None = None,
+                    versions: Mapping[str, str] | None = None) -> DuplicateSet:
     """Validate and start a set: every table a fixed-deals match of ``deals`` deals from one
     drawn seed, all inserted in one transaction with their shuffles in the ledger.
 
     Refused (:class:`ArenaError`, INVALID_ARGUMENT) unless there are at least two tables
     of the ruleset's player count, every bot is in the set once, and no two bots share an
-    owner; rated sets seat only registered ladder bots."""
+    owner; rated sets seat only registered ladder bots. A tournament gives its own ``seed``
+    (refused with :class:`SeedRefused` if it deals a shuffle dealt before), the
+    ``reservation`` that holds the bots' slots (slots.py) and the ``versions`` it froze."""
     if len(tables) < 2:
         raise invalid("a duplicate set needs at least two tables")
     options, fmt = admin_pb2.RulesetOptions(), game_pb2.MatchFormat(fixed_deals=deals)
@@ -147,9 +151,10 @@ async def start_set(arena: Arena, ruleset: str, deals: int, tables: Sequence[Seq
         for table in seats:
             await arena.check_rated(table)
     policy = arena._policy(clock)
-    await arena.check_seats_free(ruleset, [s for table in seats for s in table], tokens_since)
+    await arena.check_seats_free(ruleset, [s for table in seats for s in table], tokens_since, versions, reservation)
+    explicit = seed
     for _ in range(SEED_DRAWS):
-        seed = secrets.randbits(63)
+        seed = secrets.randbits(63) if explicit is None else explicit
         set_id = "s-" + secrets.token_hex(8)
         runners = [arena.new_runner(rules, match_format, seed, table, policy, rated, strict=True) for table in seats]
         releases = DealReleases(runners)
@@ -157,8 +162,11 @@ async def start_set(arena: Arena, ruleset: str, deals: int, tables: Sequence[Seq
             runner.set_id = set_id
             runner.releases = releases
         try:
-            await arena.start(runners, purpose)
-        except ShuffleRepeated:
+            await arena.start(runners, purpose, reservation)
+        except ShuffleRepeated as exc:
+            if explicit is not None:
+                raise SeedRefused("precondition", f"seed {seed} deals a shuffle that was dealt before (match "
+                                  f"{exc.match_id}, deal {exc.deal})") from None
             continue
         return DuplicateSet(set_id, runners, releases, [list(t) for t in tables])
     raise ArenaError("unavailable", f"no fresh seed in {SEED_DRAWS} draws")

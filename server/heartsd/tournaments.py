@@ -6,16 +6,20 @@ The store is the tournament's memory, so a crash loses nothing and counts nothin
 - The whole schedule is written when the tournament is created (schedule.py); each
   scheduled match is a row, and the row names the one match that counts for it.
 - Before a match is started its row is marked ``starting`` with the attempt number, and
-  the match's seed derives from (tournament seed, round, table, attempt). After a crash a
+  the match's seed derives from (tournament seed, round, table, attempt) (a set's from its
+  first table's). After a crash a
   ``starting`` or ``running`` row whose match did not finish is played again with the next
   attempt: fresh shuffles, never the ones its bots were dealt (RULES.md, "Fair duplicate").
   A finished match is never played again, and standings read only the match each row names.
 - A round starts when the one before has finished (and the tournament is not paused), so
   resuming after a crash continues the round that was in play.
 
-Matches go through ``Arena.create_match`` like any other, with the normal enforcement and
-clock; they wait for their bots' free match slots (slots.py) ahead of the ladder, and
-only with the version each bot declared when the roster was frozen.
+The tables of a round play as duplicate sets (duplicate.py) where their bots allow: the
+same shuffles at every table of the set at once, each hand held by a different bot at
+each table, never two bots of one owner in a set; a table that fits in no set plays its
+own shuffles. Matches run with the normal enforcement and clock; they wait for their
+bots' free match slots (slots.py) ahead of the ladder, and only with the version each bot
+declared when the roster was frozen.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from .schedule import balanced_schedule
 
 if TYPE_CHECKING:
     from .arena import Arena
+    from .runner import MatchRunner
     from .store import Store
 
 P = game_pb2
@@ -286,72 +291,124 @@ class Tournaments:
                     log.info("tournament finished", tournament=t.id)
                     return
                 current = open_rounds[0]
-                started = any(row.round == current and row.status != "pending" for row in t.tables)
+                rows = [row for row in t.tables if row.round == current and row.status != "finished"]
+                started = any(row.status != "pending" for row in rows) or len(rows) < sum(
+                    1 for row in t.tables if row.round == current)
                 if t.status == "paused" and not started:
                     wake = self._wake.setdefault(tournament_id, asyncio.Event())
                     wake.clear()
                     await wake.wait()  # until resumed or cancelled
                     continue
-                rows = [row for row in t.tables if row.round == current and row.status != "finished"]
-                await asyncio.gather(*(self._play(t, row) for row in rows))
+                await self._play_round(t, rows)
         except asyncio.CancelledError:
             raise
         except Exception:
             log.exception("tournament director failed; it resumes at the next start", tournament=tournament_id)
 
-    async def _play(self, t: TournamentRow, row: TableRow) -> None:
-        """Play one scheduled match until a match for it has finished (and is recorded as
-        the one that counts), or the daemon stops, or the tournament is cancelled."""
+    async def _play_round(self, t: TournamentRow, rows: list[TableRow]) -> None:
+        """Bring every unfinished scheduled match of a round to an end: wait for the ones
+        running, start the others (as duplicate sets where their bots allow), and mark what
+        finished; back to the caller, which looks again, when all of them have ended."""
         arena = self.arena
-        while arena.accepting:
+        waiting = []
+        for row in rows:
             if row.status == "running":
                 runner = arena.runners.get(row.match_id)
                 if runner is not None:
-                    await runner.finished.wait()
+                    waiting.append(runner.finished.wait())
+                    continue
                 stored = await asyncio.to_thread(arena.store.get, row.match_id)
-                if stored is not None and stored.status == "finished":
-                    row.status = "finished"
-                    await asyncio.to_thread(self.store.set_table, t.id, row)
-                    return
                 if stored is not None and stored.status == "running":
-                    return  # another daemon's match, or one still running here when shutting down
-                if not arena.accepting:
-                    return  # a shutdown aborted it: the next start plays it again
-                log.info("tournament match did not finish; playing it again on fresh shuffles", tournament=t.id,
-                         round=row.round, table=row.table, match_id=row.match_id,
-                         status=stored.status if stored else "missing")
-                row.status = "pending"
+                    return  # another daemon's match (a shared store): it is not ours to replay
+                await self._settle(t, row, stored.status if stored else "missing")
             elif row.status == "starting":
                 row.status = "pending"  # a crash came between the two writes: this attempt is spent
-            current = await asyncio.to_thread(self.store.get, t.id, False)
-            if current is None or current.status == "cancelled":
-                return
-            row.attempts += 1
-            row.status, row.match_id = "starting", ""
-            await asyncio.to_thread(self.store.set_table, t.id, row)  # before any card can be dealt
-            seed = table_seed(t.seed, row.round, row.table, row.attempts - 1)
-            clock = game_pb2.ClockSettings(**t.clock)
-            runner = None
-            while runner is None and arena.accepting:
-                try:
-                    runner = await arena.create_match(
-                        t.ruleset, t.players, admin_pb2.RulesetOptions(), game_pb2.MatchFormat(fixed_deals=t.deals),
-                        seed, [SeatRequest(bot=b) for b in row.seats], clock,
-                        purpose=f"tournament {t.id} round {row.round + 1}", wait_s=SEAT_WAIT_S,
-                        versions={b: t.versions[b] for b in row.seats}, strict=True)
-                except SeedRefused as exc:  # a shuffle of this seed was dealt before: the next attempt's
-                    log.warning("tournament seed deals a shuffle dealt before; the next attempt draws anew",
-                                tournament=t.id, why=exc.message)
+        if waiting:
+            await asyncio.gather(*waiting)
+            for row in rows:
+                if row.status == "running" and row.match_id not in arena.runners:
+                    stored = await asyncio.to_thread(arena.store.get, row.match_id)
+                    await self._settle(t, row, stored.status if stored else "missing")
+            return
+        pending = [row for row in rows if row.status == "pending"]
+        if not pending or not arena.accepting:
+            return
+        current = await asyncio.to_thread(self.store.get, t.id, False)
+        if current is None or current.status == "cancelled":
+            return
+        for group in self._sets(t, pending):
+            for row in group:
+                row.attempts += 1
+                row.status, row.match_id = "starting", ""
+                await asyncio.to_thread(self.store.set_table, t.id, row)  # before any card can be dealt
+            runners = await self._start(t, group)
+            for row, runner in zip(group, runners or []):
+                row.status, row.match_id = "running", runner.id
+                await asyncio.to_thread(self.store.set_table, t.id, row)
+
+    async def _settle(self, t: TournamentRow, row: TableRow, status: str) -> None:
+        """A scheduled match's match is over: it counts (finished) or is played again."""
+        if status == "finished":
+            row.status = "finished"
+        else:
+            if not self.arena.accepting:
+                return  # a shutdown aborted it: the next start plays it again
+            log.info("tournament match did not finish; playing it again on fresh shuffles", tournament=t.id,
+                     round=row.round, table=row.table, match_id=row.match_id, status=status)
+            row.status = "pending"
+        await asyncio.to_thread(self.store.set_table, t.id, row)
+
+    def _sets(self, t: TournamentRow, rows: list[TableRow]) -> list[list[TableRow]]:
+        """The rows to start, grouped into duplicate sets: tables that play the same
+        shuffles at once, never two bots of one owner in a set; a row that fits in no set
+        of two or more plays its own shuffles."""
+        owners = {r["bot"]: r["owner"] for r in t.roster}
+        groups: list[list[TableRow]] = []
+        for row in sorted(rows, key=lambda r: r.table):
+            mine = {owners.get(b, b) for b in row.seats}
+            for group in groups:
+                if not mine & {owners.get(b, b) for g in group for b in g.seats}:
+                    group.append(row)
                     break
-                except ArenaError as exc:
-                    if exc.kind not in ("deadline", "unavailable"):
-                        log.warning("tournament match refused; trying again", tournament=t.id, why=exc.message)
-                        await asyncio.sleep(SEAT_WAIT_S / 10)
-                    else:
-                        log.info("tournament match waiting for its bots", tournament=t.id, why=exc.message)
-            if runner is None:
-                if not arena.accepting:
-                    return
-                continue  # SeedRefused: the row is "starting", so the loop spends this attempt
-            row.status, row.match_id = "running", runner.id
-            await asyncio.to_thread(self.store.set_table, t.id, row)
+            else:
+                groups.append([row])
+        return groups
+
+    async def _start(self, t: TournamentRow, group: list[TableRow]) -> list[MatchRunner] | None:
+        """Start the matches of one group (a set, or one table), waiting for their bots."""
+        from .duplicate import start_set
+
+        arena = self.arena
+        first = group[0]
+        seed = table_seed(t.seed, first.round, first.table, first.attempts - 1)
+        clock = game_pb2.ClockSettings(**t.clock)
+        seats = [SeatRequest(bot=b) for row in group for b in row.seats]
+        bots = {b for row in group for b in row.seats}
+        versions = {b: t.versions[b] for b in bots}
+        purpose = f"tournament {t.id} round {first.round + 1}"
+        while arena.accepting:
+            try:
+                if len(group) == 1:
+                    return [await arena.create_match(
+                        t.ruleset, t.players, admin_pb2.RulesetOptions(), game_pb2.MatchFormat(fixed_deals=t.deals),
+                        seed, seats, clock, purpose=purpose, wait_s=SEAT_WAIT_S, versions=versions, strict=True)]
+                reservation = await arena.claim_seats(t.ruleset, seats, None, purpose, SEAT_WAIT_S, versions)
+                try:
+                    started = await start_set(arena, t.ruleset, t.deals, [row.seats for row in group], rated=False,
+                                              clock=clock, purpose=purpose, seed=seed, reservation=reservation,
+                                              versions=versions)
+                finally:
+                    if reservation is not None:
+                        arena.slots.release(reservation)
+                return started.runners
+            except SeedRefused as exc:  # a shuffle of this seed was dealt before: the next attempt's
+                log.warning("tournament seed deals a shuffle dealt before; the next attempt draws anew",
+                            tournament=t.id, why=exc.message)
+                return None
+            except ArenaError as exc:
+                if exc.kind not in ("deadline", "unavailable"):
+                    log.warning("tournament match refused; trying again", tournament=t.id, why=exc.message)
+                    await asyncio.sleep(SEAT_WAIT_S / 10)
+                else:
+                    log.info("tournament match waiting for its bots", tournament=t.id, why=exc.message)
+        return None

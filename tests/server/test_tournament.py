@@ -286,7 +286,8 @@ def _finished(t: P.Tournament) -> bool:
 
 def test_eight_bots_over_grpc_killed_and_resumed_give_the_uninterrupted_standings(tmp_path):
     """Eight bots of known strength order (graded strategies, deterministic), seven rounds
-    of a perfectly balanced schedule, real heartsd processes. Run once uninterrupted; run
+    of a perfectly balanced schedule, each round's two tables a duplicate set (the same
+    shuffles at both tables at once), real heartsd processes. Run once uninterrupted; run
     again with the same seed, SIGKILL the daemon halfway (paused between rounds 4 and 5),
     restart it on the same store: the final standings are identical. A third run is
     SIGKILLed in the middle of its matches: the interrupted matches are played again on
@@ -329,6 +330,7 @@ def test_eight_bots_over_grpc_killed_and_resumed_give_the_uninterrupted_standing
             out[label + ":seen"] = _fingerprints(store, [i for i in every if store.get(i).record is not None])
             out[label + ":matches"] = {m: store.get(m).status for m in every}
             out[label + ":rows"] = t.tables
+            out[label + ":seeds"] = {(row.round, row.table): store.get(row.match_id).seed for row in t.tables}
             store.close()
         return out
 
@@ -346,6 +348,10 @@ def test_eight_bots_over_grpc_killed_and_resumed_give_the_uninterrupted_standing
         assert len(counted) == len(rows) == 14  # one counted match per scheduled table
         assert all(s != "finished" for m, s in statuses.items() if m not in counted)  # nothing else counts
     assert any(row.attempts == 2 for row in out["mid-match-kill:rows"]), "the kill interrupted no match"
+    for label in ("uninterrupted", "paused-kill", "mid-match-kill"):  # each round's two tables: one duplicate set
+        seeds = out[label + ":seeds"]
+        assert all(seeds[(r, 0)] == seeds[(r, 1)] for r in range(ROUNDS)), label
+        assert len({seeds[(r, 0)] for r in range(ROUNDS)}) == ROUNDS
     assert all(row.attempts == 1 for row in out["paused-kill:rows"])
     for t in (first, mid):
         standings = json.loads(t.standings.json)
