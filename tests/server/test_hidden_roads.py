@@ -25,9 +25,10 @@ def test_no_daemon_serves_the_record_of_a_match_running_on_another_daemon(tmp_pa
                 running_daemon(tmp_path, db=db, instance="b") as b:
             match_id = await a.create_match(["house:random"] * 4, deals=6)
             runner = a.arena.runners[match_id]
-            while len(runner.match.results) < 2:  # two deals played: a checkpoint is stored
-                await asyncio.sleep(0.02)
             stored = b.stored(match_id)
+            while stored.record is None or len(runner.match.results) < 2:  # a checkpoint (seed included) is stored
+                await asyncio.sleep(0.02)
+                stored = b.stored(match_id)
             out = {}
             async with b.channel() as channel:
                 stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
@@ -51,6 +52,7 @@ def test_no_daemon_serves_the_record_of_a_match_running_on_another_daemon(tmp_pa
 
     stored, still_running, out, seed = run(scenario())
     assert stored.status == "running" and stored.record is not None and still_running  # the checkpoint exists
+    assert out["record"] != "served", "the other daemon served a running match's checkpoint, seed included"
     assert out["record"][0] == grpc.StatusCode.FAILED_PRECONDITION and "another daemon" in out["record"][1]
     assert out["watch"][0] == grpc.StatusCode.FAILED_PRECONDITION and "another daemon" in out["watch"][1]
     assert out["after"] == seed  # once it is over, any daemon serves it

@@ -86,7 +86,8 @@ def test_a_bots_remote_seat_never_plays_in_match_duplicate_but_house_seats_may(t
 
 def test_the_shuffles_of_a_cancelled_match_are_never_dealt_again_in_rated_play(tmp_path):
     """Fails on the code before the ledger: nothing stopped a rated match from replaying a
-    seed, so the bots of a cancelled match (and everyone who read its record) knew the hands."""
+    seed, so the bots of a cancelled match (and everyone who read its record) knew the hands
+    (checked on aa595a6, with format.duplicate, which rated play required then: it started)."""
 
     async def scenario():
         async with running_daemon(tmp_path) as daemon:
