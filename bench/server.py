@@ -19,6 +19,8 @@ machine, because absolute times here are noisy:
     python bench/server.py --json     # ... plus one JSON object on the last line
     python bench/server.py --floor-work-us 40   # diagnostic: the ping-pong server does 40 us
                                                 # of work per message, as heartsd does more
+    python bench/server.py --web   # heartsd with its web front on, and a browser-less client
+                                   # watching 10 of the 64 matches over it (WebSocket)
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ from heartsbot.client import first_legal_answer  # noqa: E402
 from heartsd.wire import length_delimited  # noqa: E402
 
 ADMIN = "bench-admin-token"
+WATCHED = 10  # --web: matches watched over the web front at any time
+web_snapshots = [0]  # --web: table snapshots the watchers received
 MATCH_DEALS = 12  # about the length of a game to 100
 PING_METHOD = "/bench.Ping/PingPong"
 PLAY_METHOD = f"/{bot_pb2.DESCRIPTOR.services_by_name['BotService'].full_name}/Play"
@@ -239,12 +243,28 @@ async def create_match(channel: grpc.aio.Channel, seats: list[str], deals: int =
     return response.match_id
 
 
-def start_heartsd(tmp: Path, bots: int) -> tuple[subprocess.Popen[str], int]:
+def start_heartsd(tmp: Path, bots: int, web: bool = False) -> tuple[subprocess.Popen[str], int, int | None]:
+    """heartsd in its own process; with ``web``, its web front too (returns its port)."""
     config = tmp / "bench.toml"
-    lines = [f'admin_token = "{ADMIN}"', f'db_path = "{tmp / "bench.db"}"', 'log_level = "error"', "[bot_tokens]"]
-    lines += [f'b{i} = "tok-b{i}-bench"' for i in range(bots)]
+    lines = [f'admin_token = "{ADMIN}"', f'db_path = "{tmp / "bench.db"}"', 'log_level = "error"']
+    if web:  # one caller opens a watch per new match: lift the per-caller request rate
+        lines += ['web = "127.0.0.1:0"', "web_rate_per_s = 10000", "web_burst = 10000"]
+    lines += ["[bot_tokens]", *(f'b{i} = "tok-b{i}-bench"' for i in range(bots))]
     config.write_text("\n".join(lines) + "\n")
-    return spawn([sys.executable, "-m", "heartsd.cli", "serve", "--config", str(config), "--port", "0"])
+    proc, port = spawn([sys.executable, "-m", "heartsd.cli", "serve", "--config", str(config), "--port", "0"])
+    web_port = int(proc.stdout.readline().strip().rstrip("/").rsplit(":", 1)[1]) if web else None  # type: ignore[union-attr]
+    return proc, port, web_port
+
+
+async def watch_web(client: Any, web_port: int, match_id: str) -> None:
+    """A spectator following a live table over the web front, as a page would (no
+    browser): every snapshot is read and dropped."""
+    try:
+        async with client.ws_connect(f"http://127.0.0.1:{web_port}/ws/watch/{match_id}") as ws:
+            async for _ in ws:
+                web_snapshots[0] += 1
+    except Exception:
+        pass
 
 
 async def heartsd_latency(port: int, deals: int) -> tuple[list[float], float]:
@@ -260,9 +280,16 @@ async def heartsd_latency(port: int, deals: int) -> tuple[list[float], float]:
         return bot.round_trips[len(bot.round_trips) // 10:], statistics.mean(bot.sizes)
 
 
-async def heartsd_throughput(port: int, seconds: float) -> float:
+async def heartsd_throughput(port: int, seconds: float, web_port: int | None = None) -> float:
     """64 live matches at all times: 12-deal matches (a typical game's length), each
-    replaced by a new one as it ends."""
+    replaced by a new one as it ends. With ``web_port``, WATCHED of them are watched over
+    the web front (each new match of those keepers gets a new watcher)."""
+    web_client = None
+    if web_port is not None:
+        import aiohttp
+
+        web_client = aiohttp.ClientSession()
+    watchers: set[asyncio.Task[None]] = set()
     channels = [grpc.aio.insecure_channel(f"127.0.0.1:{port}") for _ in range(4)]
     bots = [InstantBot(channels[i % 4], f"b{i}", 4) for i in range(64)]
     for b in bots:
@@ -276,6 +303,8 @@ async def heartsd_throughput(port: int, seconds: float) -> float:
         while running:
             match_id = await create_match(channels[0], seats, deals=MATCH_DEALS)
             live[m] = match_id
+            if web_client is not None and m < WATCHED:
+                watchers.add(asyncio.get_running_loop().create_task(watch_web(web_client, web_port, match_id)))  # type: ignore[arg-type]
             done = watcher.waiters.setdefault(match_id, asyncio.Event())
             await done.wait()
 
@@ -286,9 +315,11 @@ async def heartsd_throughput(port: int, seconds: float) -> float:
     await asyncio.sleep(seconds)
     rate = (sum(b.decisions for b in bots) - start_count) / (time.perf_counter() - start)
     running = False
-    for k in keepers:
+    for k in (*keepers, *watchers):
         k.cancel()
-    await asyncio.gather(*keepers, return_exceptions=True)
+    await asyncio.gather(*keepers, *watchers, return_exceptions=True)
+    if web_client is not None:
+        await web_client.close()
     # End this round's matches, so the next window (ping-pong, or ours with fresh bot
     # streams under the same names) starts on an idle server.
     admin = admin_pb2_grpc.AdminServiceStub(channels[0])
@@ -331,19 +362,19 @@ def percentile(samples: list[float], q: float) -> float:
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
-        heartsd, port = start_heartsd(Path(tmp), 1000)
+        heartsd, port, web_port = start_heartsd(Path(tmp), 1000, web=args.web)
         floor_proc, floor_port = spawn([sys.executable, __file__, "--floor-server", "--floor-work-us", str(args.floor_work_us)])
         try:
             ours, size = await heartsd_latency(port, args.deals)
             floor = await floor_latency(floor_port, int(size), len(ours) + len(ours) // 9)
             ours_rates, floor_rates = [], []
             for _ in range(args.rounds):
-                ours_rates.append(await heartsd_throughput(port, args.seconds))
+                ours_rates.append(await heartsd_throughput(port, args.seconds, web_port))
                 floor_rates.append(await floor_throughput(floor_port, int(size), 64, args.seconds))
         finally:
             stop(floor_proc)
             stop(heartsd)
-        heartsd, port = start_heartsd(Path(tmp), 1000)
+        heartsd, port, _ = start_heartsd(Path(tmp), 1000)
         try:
             per_bot, per_match = await heartsd_memory(port, heartsd.pid, 1000)
         finally:
@@ -364,6 +395,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         "rss_per_idle_bot_kib": per_bot,
         "rss_per_match_kib": per_match,
         "samples": len(ours),
+        "web_watchers": WATCHED if args.web else 0,
+        "web_snapshots": web_snapshots[0],
     }
 
 
@@ -375,6 +408,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=9, help="alternating throughput windows of each kind (odd: a true median)")
     parser.add_argument("--floor-work-us", type=float, default=0.0,
                         help="diagnostic: the ping-pong server busy-waits this long per message (default 0)")
+    parser.add_argument("--web", action="store_true",
+                        help=f"run heartsd's web front and watch {WATCHED} of the matches over it (WebSocket, no browser)")
     parser.add_argument("--floor-server", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.floor_server:

@@ -64,11 +64,27 @@ ensure_postgres() {
     if command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
         return 0
     fi
+    apt_install postgresql "PostgreSQL" "the PostgreSQL tests"
+}
+
+apt_install() {
+    # apt_install PACKAGE WHAT NEEDED_BY: install a Debian package as root (apt-get update
+    # first if the package lists are stale), or say what will fail without it.
+    local package="$1" what="$2" needed_by="$3"
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "installing PostgreSQL (Debian's postgresql package) for the tests..." >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >/dev/null ||
-            { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >/dev/null; }
+        echo "installing $what (Debian's $package package) for $needed_by..." >&2
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$package" >/dev/null ||
+            { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$package" >/dev/null; }
     else
-        echo "warning: PostgreSQL is not installed; the PostgreSQL tests will fail (apt-get install postgresql)" >&2
+        echo "warning: $what is not installed; $needed_by will fail (apt-get install $package)" >&2
     fi
+}
+
+ensure_chromium() {
+    # The browser tests drive Debian's Chromium through Playwright (never a browser that
+    # Playwright downloads: it cannot be fetched here). Installed like PostgreSQL.
+    if [ -x /usr/bin/chromium ]; then
+        return 0
+    fi
+    apt_install chromium "Chromium" "the browser tests"
 }

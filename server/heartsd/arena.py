@@ -66,10 +66,14 @@ def not_found(message: str) -> ArenaError:
     return ArenaError("not_found", message)
 
 
+HUMAN_PREFIX = "human:"  # a person's seat (heartsd.web): never a bot's name
+
+
 @dataclass(frozen=True)
 class SeatRequest:
     bot: str | None = None
     house: str | None = None
+    human: str | None = None  # "human:<id>": a person plays the seat through heartsd.web
 
 
 class Arena:
@@ -349,14 +353,16 @@ class Arena:
             raise invalid(str(exc)) from None
         if len(seats) != rules.players:
             raise invalid(f"{ruleset} with {rules.players} players needs {rules.players} seats, got {len(seats)}")
-        if match_format.duplicate and any(s.bot for s in seats):
+        if match_format.duplicate and any(s.bot or s.human for s in seats):
             raise invalid("in-match duplicate seating (format.duplicate) replays each shuffle to the same seats, "
                           "and a bot remembers what it was shown: only house seats may play it (rated play "
                           "compares bots across tables instead)")
         if rated and match_format.kind is not FormatKind.FIXED:
             raise invalid("a rated match needs fixed deals (format.fixed_deals)")
         for spec in seats:
-            if not spec.bot and spec.house not in STRATEGIES:
+            if spec.human is not None and not spec.human.startswith(HUMAN_PREFIX):
+                raise invalid(f"a person's seat is named {HUMAN_PREFIX}<id>, not {spec.human!r}")
+            if not spec.bot and not spec.human and spec.house not in STRATEGIES:
                 raise invalid(f"unknown house strategy {spec.house!r}; known: {', '.join(sorted(STRATEGIES))}")
         return rules, match_format
 
@@ -409,6 +415,8 @@ class Arena:
         wanted: dict[str, int] = {}
         for spec in seats:
             if spec.bot:
+                if spec.bot.startswith(HUMAN_PREFIX):
+                    raise invalid(f"{spec.bot!r} is a person's seat, not a bot")
                 wanted[spec.bot] = wanted.get(spec.bot, 0) + 1
         return wanted
 
@@ -429,6 +437,9 @@ class Arena:
             clock_state = SeatClock(policy.decision_ms, policy.bank_ms)
             if spec.bot:
                 slots.append(SeatSlot(seat, spec.bot, clock_state))
+            elif spec.human:  # same stream, checks and defaults as a bot; a person's clock
+                human_clock = SeatClock(self.settings.human_decision_ms, self.settings.human_bank_ms)
+                slots.append(SeatSlot(seat, spec.human, human_clock, provenance=P.PROVENANCE_HUMAN))
             else:
                 house = make_strategy(spec.house or "", seed=seed + seat)
                 slots.append(SeatSlot(seat, f"house:{spec.house}", clock_state, house=house))

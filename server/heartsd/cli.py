@@ -49,6 +49,9 @@ def _serve(args: argparse.Namespace) -> int:
         "shutdown_grace_s": args.shutdown_grace_s,
         "log_format": args.log_format,
         "log_level": args.log_level,
+        "web": args.web,
+        "human_decision_ms": args.human_decision_ms,
+        "web_house_delay_ms": args.web_house_delay_ms,
     }
     try:
         settings = Settings.load(file=args.config, flags=flags)
@@ -235,6 +238,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                        help="house bots only complete tables the connected bots cannot fill (default: they play always)")
     serve.add_argument("--spectator-delay-s", type=float, help="show spectators all hands, this much later")
     serve.add_argument("--shutdown-grace-s", type=float)
+    serve.add_argument("--web", metavar="HOST:PORT",
+                       help="serve the web front (lobby, Playboard, live tables, replays, leaderboard); port 0 picks one")
+    serve.add_argument("--human-decision-ms", type=int, help="a person's time per decision on the web (default 30000)")
+    serve.add_argument("--web-house-delay-ms", type=int, help="pause between house moves at a person's table (default 600)")
     serve.add_argument("--log-format", choices=["json", "console"])
     serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
     serve.set_defaults(run=_serve)

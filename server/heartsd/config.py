@@ -82,6 +82,31 @@ class Settings:
     # bytes waiting to be sent to it before a stream that does not read is ended.
     max_matches_per_bot: int = 64
     max_outbox_bytes: int = 16 * 1024 * 1024
+    # The web front (heartsd.web): "HOST:PORT" to serve it on, "" for none. A person's
+    # seat has its own clock (people think slower than bots); house bots at a person's
+    # table pause between moves so the play can be followed.
+    web: str = ""
+    human_decision_ms: int = 30_000
+    human_bank_ms: int = 60_000
+    web_house_delay_ms: int = 600
+    web_opponents: tuple[str, ...] = ("heuristic", "random")  # house strategies a person may pick
+    web_max_tables: int = 16  # live matches with a person's seat, on this daemon
+    web_tables_per_peer: int = 2
+    # Every web caller (by address) gets this request rate and these open live feeds.
+    web_rate_per_s: float = 20.0
+    web_burst: int = 60
+    web_max_sockets: int = 512
+    web_sockets_per_peer: int = 16
+
+    @property
+    def web_address(self) -> tuple[str, int] | None:
+        """``web`` as (host, port), or None when the web front is off."""
+        if not self.web:
+            return None
+        host, sep, port = self.web.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+            raise ConfigError(f"web: expected HOST:PORT (e.g. 127.0.0.1:8080), got {self.web!r}")
+        return host.strip("[]"), int(port)
 
     def rpc_limit(self) -> int:
         """grpc's server-wide ``maximum_concurrent_rpcs``: above the sum of every class's
@@ -163,6 +188,14 @@ class Settings:
             raise ConfigError("house_matches: must not be negative")
         if self.ladder_set_tables < 1:
             raise ConfigError("ladder_set_tables: 1 (no duplicate sets) or more")
+        self.web_address  # raises ConfigError when malformed
+        if self.human_decision_ms < 1 or self.human_bank_ms < 0 or self.web_house_delay_ms < 0:
+            raise ConfigError("human_decision_ms must be >= 1; human_bank_ms and web_house_delay_ms >= 0")
+        for name in ("web_max_tables", "web_tables_per_peer", "web_burst", "web_max_sockets", "web_sockets_per_peer"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name}: must be at least 1")
+        if self.web_rate_per_s <= 0:
+            raise ConfigError("web_rate_per_s: must be above 0")
         if self.ladder_deals < 0:
             raise ConfigError("ladder_deals: 0 (the players times the pass schedule's length) or more")
         from hearts_engine.presets import PRESETS
@@ -171,7 +204,7 @@ class Settings:
         for key in ("house_ruleset", "ladder_ruleset"):
             if getattr(self, key) not in PRESETS:
                 raise ConfigError(f"{key}: unknown ruleset {getattr(self, key)!r}; known: {', '.join(sorted(PRESETS))}")
-        for name in (*self.ladder_house, *self.house_strategies):
+        for name in (*self.ladder_house, *self.house_strategies, *self.web_opponents):
             if name not in STRATEGIES:
                 raise ConfigError(f"unknown house strategy {name!r}; known: {', '.join(sorted(STRATEGIES))}")
         for name, token in self.bot_tokens.items():
@@ -289,4 +322,15 @@ _FIELDS = {
     "max_admin_calls": _int,
     "max_matches_per_bot": _int,
     "max_outbox_bytes": _int,
+    "web": _str,
+    "human_decision_ms": _int,
+    "human_bank_ms": _int,
+    "web_house_delay_ms": _int,
+    "web_opponents": _strategies,
+    "web_max_tables": _int,
+    "web_tables_per_peer": _int,
+    "web_rate_per_s": _float,
+    "web_burst": _int,
+    "web_max_sockets": _int,
+    "web_sockets_per_peer": _int,
 }

@@ -20,7 +20,7 @@ import hashlib
 import math
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 from dataclasses import dataclass
 
@@ -209,6 +209,23 @@ class Ladder:
         """Every rating rebuilt from the stored results, in the order they were rated."""
         return _replay(self.db.query(_REPLAY, (ruleset,)))
 
+    def rating_history(self, ruleset: str) -> dict[str, list[tuple[int, int, float, float]]]:
+        """Per bot, its rating after each of its rated matches (or duplicate sets):
+        (seq, finished_ms, mu, sigma), replayed from the results exactly as
+        :meth:`replay_ratings` rates them."""
+        when = dict(self.db.query("SELECT seq, MAX(finished_ms) FROM results WHERE ruleset = ? GROUP BY seq", (ruleset,)))
+        history: dict[str, list[tuple[int, int, float, float]]] = {}
+
+        def trace(seq: int, bot: str, rating: Any) -> None:
+            history.setdefault(bot, []).append((int(seq), int(when[seq]), rating.mu, rating.sigma))
+
+        _replay(self.db.query(_REPLAY, (ruleset,)), trace)
+        return history
+
+    def latest_seq(self, ruleset: str) -> int:
+        """The rated order of the newest result of ``ruleset`` (0: none): a change marker."""
+        return int(self.db.query("SELECT COALESCE(MAX(seq), 0) FROM results WHERE ruleset = ?", (ruleset,))[0][0])
+
     def stored_ratings(self, ruleset: str) -> dict[str, tuple[float, float, int]]:
         return _ratings(self.db.query(_STORED, (ruleset,)))
 
@@ -286,9 +303,11 @@ def _ratings(rows: Sequence[tuple[Any, ...]]) -> dict[str, tuple[float, float, i
     return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
 
-def _replay(rows: Sequence[tuple[Any, ...]]) -> dict[str, tuple[float, float, int]]:
+def _replay(rows: Sequence[tuple[Any, ...]],
+            trace: Callable[[int, str, Any], None] | None = None) -> dict[str, tuple[float, float, int]]:
     """The ratings from results in rated order: each ``seq`` is one rated match, or one
-    duplicate set (its rating events: set_rating_events), as :func:`_apply` rated it."""
+    duplicate set (its rating events: set_rating_events), as :func:`_apply` rated it.
+    ``trace(seq, bot, rating)`` sees each bot's rating once its match or set is rated."""
     ratings: dict[str, tuple[object, int]] = {}
     by_seq: dict[int, list[tuple[Any, ...]]] = {}
     for row in rows:
@@ -307,6 +326,9 @@ def _replay(rows: Sequence[tuple[Any, ...]]) -> dict[str, tuple[float, float, in
                 ratings[bot] = (rating, ratings.get(bot, (None, 0))[1])
         for bot in played:
             ratings[bot] = (ratings[bot][0], ratings[bot][1] + 1)
+        if trace is not None:
+            for bot in dict.fromkeys(played):
+                trace(group[0][0], bot, ratings[bot][0])
     return {b: (r.mu, r.sigma, n) for b, (r, n) in ratings.items()}  # type: ignore[attr-defined]
 
 

@@ -74,7 +74,7 @@ def show(stored: StoredMatch) -> Iterator[str]:
         trick: list[str] = []
         while index < len(steps) and steps[index].deal == number:
             step, decision = steps[index], decisions[index]
-            tag = "" if decision.provenance in (P.PROVENANCE_BOT, P.PROVENANCE_HOUSE) else f" [{PROVENANCE[decision.provenance]}]"
+            tag = "" if decision.provenance in (P.PROVENANCE_BOT, P.PROVENANCE_HOUSE, P.PROVENANCE_HUMAN) else f" [{PROVENANCE[decision.provenance]}]"
             if isinstance(step.action, PassAction):
                 yield f"  {names[step.seat]} passes " + " ".join(card_symbol(c) for c in step.action.cards) + tag
             elif isinstance(step.action, PlayAction):

@@ -155,7 +155,7 @@ KIND = {Phase.PASSING: P.DECISION_KIND_PASS, Phase.PLAYING: P.DECISION_KIND_PLAY
 _ENCODE_HAND, _ENCODE_LEGAL = wire.mask_encoder(REQUEST_HAND), wire.mask_encoder(REQUEST_LEGAL)
 _PLAYING, _PASSING = Phase.PLAYING, Phase.PASSING  # compared by identity on every request (no enum hashing)
 _PLAY = P.DECISION_KIND_PLAY
-_CHOSEN = frozenset((P.PROVENANCE_BOT, P.PROVENANCE_HOUSE))  # provenances that are not defaults
+_CHOSEN = frozenset((P.PROVENANCE_BOT, P.PROVENANCE_HOUSE, P.PROVENANCE_HUMAN))  # provenances that are not defaults
 PROVENANCE_NAMES = {v: k for k, v in P.Provenance.items()}
 
 
@@ -251,6 +251,9 @@ class SeatSlot:
     auto: bool = False
     away_since: float | None = None
     issued: set[str] = field(default_factory=set)  # every request id sent to this seat
+    # The provenance of the seat's own answers: BOT for a remote bot, HUMAN for a person
+    # on the web Playboard (same stream, clock and checks; see heartsd.web.seats).
+    provenance: int = P.PROVENANCE_BOT
 
     @property
     def label(self) -> str:
@@ -353,7 +356,8 @@ class MatchRunner:
 
     @property
     def seat_infos(self) -> list[game_pb2.SeatInfo]:
-        return [game_pb2.SeatInfo(seat=s.seat, name=s.label, house=s.house is not None) for s in self.seats]
+        return [game_pb2.SeatInfo(seat=s.seat, name=s.label, house=s.house is not None,
+                                  human=s.provenance == P.PROVENANCE_HUMAN) for s in self.seats]
 
     @property
     def house_only(self) -> bool:
@@ -604,7 +608,7 @@ class MatchRunner:
         return None
 
     def _accepted(self, slot: SeatSlot, action: Action, elapsed: float, rejected: int, credit: float) -> None:
-        self._after_apply(slot.seat, action, P.PROVENANCE_BOT, elapsed, rejected, credit)
+        self._after_apply(slot.seat, action, slot.provenance, elapsed, rejected, credit)
         self._advance()
 
     @staticmethod
@@ -925,6 +929,11 @@ class MatchRunner:
         ))
         session.send(wire.length_delimited(RESPONSE_UPDATE, update))
         return session
+
+    def deliver(self, slot: SeatSlot) -> None:
+        """Send the seat its undelivered events now. A bot gets them batched with its next
+        request; a person's seat (heartsd.web) follows the table as each card lands."""
+        self._send(slot, None)
 
     def resume(self, slot: SeatSlot, after: int) -> None:
         """Re-send everything after ``after`` and the pending request (reconnect, resume)."""

@@ -194,6 +194,12 @@ async def serve(
         log.warning("matches interrupted by the last stop are marked aborted", matches=aborted)
     arena = Arena(settings, store)
     server, port, health_servicer = await build_server(settings, arena)
+    web = None
+    if settings.web:  # bound before anything is announced: a taken port stops the daemon
+        from .web import WebFront
+
+        web = WebFront(settings, arena)
+        await web.start()
     await server.start()
     await set_serving(health_servicer, True)
     stop = stop or asyncio.Event()
@@ -205,6 +211,8 @@ async def serve(
             pass
     log.info("heartsd serving", host=settings.host, port=port, db=settings.db_path)
     print(f"heartsd listening on {settings.host}:{port}", flush=True)
+    if web is not None:
+        print(f"heartsd web front on {web.url}", flush=True)
     if on_ready is not None:
         on_ready.set_result(port)
     arena.start_house_matches()
@@ -220,6 +228,8 @@ async def serve(
     for task in ladder_tasks:
         task.cancel()
     await arena.tournaments.stop()  # type: ignore[attr-defined]
+    if web is not None:
+        await web.stop()  # its seats go the way of disconnected bots; running matches end below
     await arena.shutdown(settings.shutdown_grace_s)
     await server.stop(2)
     store.close()

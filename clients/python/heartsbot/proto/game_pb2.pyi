@@ -38,6 +38,7 @@ class Provenance(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     PROVENANCE_DISCONNECT: _ClassVar[Provenance]
     PROVENANCE_AUTO: _ClassVar[Provenance]
     PROVENANCE_HOUSE: _ClassVar[Provenance]
+    PROVENANCE_HUMAN: _ClassVar[Provenance]
 
 class MatchStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -65,6 +66,7 @@ PROVENANCE_ILLEGAL: Provenance
 PROVENANCE_DISCONNECT: Provenance
 PROVENANCE_AUTO: Provenance
 PROVENANCE_HOUSE: Provenance
+PROVENANCE_HUMAN: Provenance
 MATCH_STATUS_UNSPECIFIED: MatchStatus
 MATCH_STATUS_RUNNING: MatchStatus
 MATCH_STATUS_FINISHED: MatchStatus
@@ -152,14 +154,16 @@ class ClockSettings(_message.Message):
     def __init__(self, decision_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., max_illegal: _Optional[int] = ..., auto_after: _Optional[int] = ..., grace_ms: _Optional[int] = ...) -> None: ...
 
 class SeatInfo(_message.Message):
-    __slots__ = ("seat", "name", "house")
+    __slots__ = ("seat", "name", "house", "human")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     HOUSE_FIELD_NUMBER: _ClassVar[int]
+    HUMAN_FIELD_NUMBER: _ClassVar[int]
     seat: int
     name: str
     house: bool
-    def __init__(self, seat: _Optional[int] = ..., name: _Optional[str] = ..., house: _Optional[bool] = ...) -> None: ...
+    human: bool
+    def __init__(self, seat: _Optional[int] = ..., name: _Optional[str] = ..., house: _Optional[bool] = ..., human: _Optional[bool] = ...) -> None: ...
 
 class PlayedCard(_message.Message):
     __slots__ = ("seat", "card")

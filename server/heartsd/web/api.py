@@ -1,0 +1,156 @@
+"""The JSON endpoints the pages read (and the one they post to: taking a seat).
+
+Every read goes through the spectator and ladder handlers (spectate.py) or the seats
+registry (seats.py); nothing here reads a runner or the store by itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+from hearts_engine import RulesetError, preset
+from hearts_engine.presets import PRESETS
+
+from . import present
+from .replays import Replay
+from .seats import SeatError
+
+if TYPE_CHECKING:
+    from .app import WebFront
+
+REPLAYS_KEPT = 8  # finished records replayed, newest used first: a bounded cache for every viewer
+RECENT_MATCHES = 30
+BOT_MATCHES = 50
+
+
+def player_counts(name: str) -> list[int]:
+    """The table sizes a preset allows (the engine decides, by building the ruleset)."""
+    counts = []
+    for n in range(3, 8):
+        try:
+            preset(name, players=n)
+        except (RulesetError, TypeError, ValueError):
+            continue
+        counts.append(n)
+    return counts
+
+
+RULESET_OPTIONS = [{"name": name, "players": player_counts(name), "default_players": preset(name).players}
+                   for name in sorted(PRESETS)]
+
+
+class Api:
+    def __init__(self, front: WebFront) -> None:
+        self.front = front
+        self._replays: OrderedDict[str, Replay] = OrderedDict()
+        self._histories: dict[str, tuple[int, dict[str, list[tuple[int, int, float, float]]]]] = {}
+
+    def routes(self) -> list[web.RouteDef]:
+        return [
+            web.get("/api/options", self.options),
+            web.get("/api/matches", self.matches),
+            web.post("/api/play", self.take_seat),
+            web.get("/api/seat/{match_id}", self.seat),
+            web.get("/api/replay/{match_id}", self.replay_index),
+            web.get("/api/replay/{match_id}/deals/{deal}", self.replay_deal),
+            web.get("/api/leaderboard", self.leaderboard),
+            web.get("/api/bots/{bot}", self.bot),
+            web.get("/api/tournaments", self.tournaments),
+        ]
+
+    async def options(self, request: web.Request) -> web.Response:
+        return web.json_response({"rulesets": RULESET_OPTIONS, **self.front.seats.options()})
+
+    async def matches(self, request: web.Request) -> web.Response:
+        peer = self.front.peer(request)
+        spectating = self.front.spectating
+        live = await spectating.matches(peer, "running", 200)
+        recent = await spectating.matches(peer, "finished", RECENT_MATCHES)
+        return web.json_response({"live": [present.summary(m) for m in live],
+                                  "recent": [present.summary(m) for m in recent]})
+
+    async def take_seat(self, request: web.Request) -> web.Response:
+        front = self.front
+        front.check_origin(request)
+        try:
+            body = await request.json()
+        except ValueError:
+            raise SeatError(400, "expected a JSON body: {ruleset, players, opponents}") from None
+        if not isinstance(body, dict):
+            raise SeatError(400, "expected a JSON object: {ruleset, players, opponents}")
+        seat, secret = await front.seats.take(front.peer(request), body.get("ruleset"), body.get("players"),
+                                               body.get("opponents"))
+        response = web.json_response({"match_id": seat.match_id, "seat": seat.slot.seat,
+                                      "play_url": f"/play/{seat.match_id}", "watch_url": f"/watch/{seat.match_id}"})
+        response.set_cookie(front.cookie_name(seat.match_id), secret, httponly=True, samesite="Strict",
+                            path="/", max_age=24 * 3600, secure=request.secure)
+        return response
+
+    async def seat(self, request: web.Request) -> web.Response:
+        """Whether the caller holds the seat of this match (its cookie), before its page connects."""
+        match_id = request.match_info["match_id"]
+        seat = self.front.seats.owned(match_id, request.cookies.get(self.front.cookie_name(match_id)))
+        return web.json_response({"match_id": match_id, "seat": seat.slot.seat, "live": seat.live})
+
+    async def _replay(self, request: web.Request) -> Replay:
+        match_id = request.match_info["match_id"]
+        replay = self._replays.get(match_id)
+        if replay is None:
+            record = await self.front.spectating.record(self.front.peer(request), match_id)
+            replay = await asyncio.to_thread(Replay, record)
+            self._replays[match_id] = replay
+            while len(self._replays) > REPLAYS_KEPT:
+                self._replays.popitem(last=False)
+        self._replays.move_to_end(match_id)
+        return replay
+
+    async def replay_index(self, request: web.Request) -> web.Response:
+        return web.json_response((await self._replay(request)).index())
+
+    async def replay_deal(self, request: web.Request) -> web.Response:
+        replay = await self._replay(request)
+        try:
+            number = int(request.match_info["deal"])
+            frames = await asyncio.to_thread(replay.frames, number)
+        except (ValueError, KeyError):
+            raise SeatError(404, f"no deal {request.match_info['deal']} in match {replay.record.match_id}") from None
+        return web.json_response({"deal": number, "frames": frames})
+
+    async def leaderboard(self, request: web.Request) -> web.Response:
+        ruleset = request.query.get("ruleset", "standard")
+        board = await self.front.spectating.leaderboard(self.front.peer(request), ruleset)
+        return web.json_response({"ruleset": board.ruleset, "entries": [present.standing(e) for e in board.entries],
+                                  "rulesets": sorted(PRESETS)})
+
+    async def bot(self, request: web.Request) -> web.Response:
+        ruleset = request.query.get("ruleset", "standard")
+        bot = request.match_info["bot"]
+        profile = await self.front.spectating.bot(self.front.peer(request), bot, ruleset, BOT_MATCHES)
+        history = await self._history(ruleset)
+        return web.json_response({
+            "bot": profile.bot, "owner": profile.owner, "ruleset": ruleset or "standard",
+            "standing": present.standing(profile.standing) if profile.HasField("standing") else None,
+            "matches": [present.bot_match(m) for m in profile.matches],
+            "history": [{"seq": s, "finished_ms": t, "rating": mu, "uncertainty": sigma}
+                        for s, t, mu, sigma in history.get(profile.bot, [])],
+        })
+
+    async def _history(self, ruleset: str) -> dict[str, list[tuple[int, int, float, float]]]:
+        """Every bot's rating after each of its rated matches, rebuilt from the results the
+        way the ladder rates them; kept until a new result is stored."""
+        ladder = self.front.arena.store.ladder
+        latest = await asyncio.to_thread(ladder.latest_seq, ruleset)
+        cached = self._histories.get(ruleset)
+        if cached is None or cached[0] != latest:
+            cached = self._histories[ruleset] = (latest, await asyncio.to_thread(ladder.rating_history, ruleset))
+        return cached[1]
+
+    async def tournaments(self, request: web.Request) -> web.Response:
+        # Tournaments are not built yet: the leaderboard page shows this list when it
+        # has entries ({name, ruleset, standings: [{rank, bot, points, ci}]}).
+        return web.json_response({"tournaments": []})
+

@@ -1,0 +1,177 @@
+"""The web front: an aiohttp application on the daemon's own event loop.
+
+Pages are static HTML shells with ES modules (``static/``, shipped in the package, no
+build step); they read JSON (api.py) and live WebSocket feeds (sockets.py). Errors
+become HTTP statuses in one place (:func:`_errors`), every request is charged to its
+caller's rate (:func:`_rate_limit`), and every response carries a strict
+Content-Security-Policy (scripts and styles from this origin only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import grpc
+import structlog
+from aiohttp import web
+
+from ..arena import Arena, ArenaError
+from ..config import Settings
+from . import sockets
+from .api import Api
+from .errors import HTTP_OF_ARENA, HTTP_OF_GRPC
+from .limits import PeerLimits
+from .seats import HumanSeats, SeatError
+from .spectate import Refused, Spectating
+
+log = structlog.get_logger("heartsd.web")
+STATIC = Path(__file__).parent / "static"
+PAGES = {"lobby": "index.html", "play": "play.html", "watch": "watch.html", "leaderboard": "leaderboard.html",
+         "bot": "bot.html"}
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+                               "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class WebFront:
+    """The web front of one daemon; :meth:`start` binds it, :meth:`stop` ends it."""
+
+    def __init__(self, settings: Settings, arena: Arena) -> None:
+        self.settings = settings
+        self.arena = arena
+        self.seats = HumanSeats(arena, settings)
+        self.spectating = Spectating(arena)
+        self.limits = PeerLimits(settings.web_rate_per_s, settings.web_burst, settings.web_max_sockets,
+                                 settings.web_sockets_per_peer)
+        self.api = Api(self)
+        self.app = self._build()
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    async def start(self) -> int:
+        """Bind ``settings.web`` (port 0 picks one) and serve; return the port."""
+        address = self.settings.web_address
+        assert address is not None, "the web front is off (settings.web is empty)"
+        host, port = address
+        self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False, shutdown_timeout=2.0)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host, port, reuse_port=False, reuse_address=True)
+        try:
+            await site.start()
+        except OSError as exc:
+            await self._runner.cleanup()
+            raise OSError(f"cannot bind the web front to {host}:{port}: {exc.strerror}") from None
+        server = site._server  # the bound port, for port 0
+        self.port = server.sockets[0].getsockname()[1] if server and server.sockets else port
+        log.info("web front serving", host=host, port=self.port)
+        return self.port
+
+    @property
+    def url(self) -> str:
+        host = (self.settings.web_address or ("127.0.0.1", 0))[0]
+        shown = "127.0.0.1" if host in ("", "0.0.0.0") else f"[{host}]" if ":" in host else host
+        return f"http://{shown}:{self.port}/"
+
+    async def stop(self) -> None:
+        self.seats.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    # -- helpers the handlers share --------------------------------------------------
+
+    @staticmethod
+    def peer(request: web.Request) -> str:
+        return request.remote or "unknown"
+
+    @staticmethod
+    def cookie_name(match_id: str) -> str:
+        return f"seat-{match_id}"
+
+    @staticmethod
+    def http_status(code: grpc.StatusCode) -> int:
+        return HTTP_OF_GRPC.get(code, 500)
+
+    @staticmethod
+    def check_origin(request: web.Request) -> None:
+        """A browser always says where a request comes from: refuse other sites' pages."""
+        origin = request.headers.get("Origin")
+        if origin and urlsplit(origin).netloc != request.host:
+            raise SeatError(403, "requests from other sites are refused")
+
+    # -- the application ---------------------------------------------------------------
+
+    def _build(self) -> web.Application:
+        app = web.Application(middlewares=[self._errors, self._rate_limit], client_max_size=16 * 1024)
+        app.on_response_prepare.append(_security_headers)
+        for name, path in (("lobby", "/"), ("play", "/play/{match_id}"), ("watch", "/watch/{match_id}"),
+                           ("leaderboard", "/leaderboard"), ("bot", "/bots/{bot}")):
+            app.router.add_get(path, _page(PAGES[name]), name=name)
+        app.router.add_static("/static/", STATIC, name="static")
+        app.router.add_routes(self.api.routes())
+        app.router.add_get("/ws/play/{match_id}", self._play_socket)
+        app.router.add_get("/ws/watch/{match_id}", self._watch_socket)
+        return app
+
+    async def _play_socket(self, request: web.Request) -> web.StreamResponse:
+        self.check_origin(request)
+        return await sockets.play(request, self, request.match_info["match_id"], self.peer(request))
+
+    async def _watch_socket(self, request: web.Request) -> web.StreamResponse:
+        self.check_origin(request)
+        return await sockets.watch(request, self, request.match_info["match_id"], self.peer(request))
+
+    @web.middleware
+    async def _errors(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """Every refusal as an HTTP status with a JSON body {"error": reason}: the one mapping."""
+        try:
+            return await handler(request)
+        except SeatError as exc:
+            return _error(exc.status, exc.message)
+        except Refused as exc:
+            return _error(self.http_status(exc.code), exc.details)
+        except ArenaError as exc:
+            return _error(HTTP_OF_ARENA.get(exc.kind, 500), exc.message)
+        except web.HTTPException as exc:
+            if exc.status < 400:
+                raise
+            return _error(exc.status, exc.text or exc.reason)
+        except Exception:
+            log.exception("web handler failed", path=request.path)
+            return _error(500, "internal error")
+
+    @web.middleware
+    async def _rate_limit(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        peer = self.peer(request)
+        if not self.limits.allow(peer):
+            retry = max(1, round(self.limits.retry_after_s(peer)))
+            response = _error(429, "too many requests; slow down")
+            response.headers["Retry-After"] = str(retry)
+            return response
+        return await handler(request)
+
+
+def _error(status: int, message: str) -> web.Response:
+    return web.json_response({"error": message}, status=status)
+
+
+def _page(filename: str) -> Handler:
+    path = STATIC / filename
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        return web.FileResponse(path, headers={"Cache-Control": "no-cache"})
+
+    return handler
+
+
+async def _security_headers(request: web.Request, response: web.StreamResponse) -> None:
+    for key, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(key, value)

@@ -1,0 +1,115 @@
+"""Wire messages (hearts.v1) as the JSON the pages read: the web front's one converter.
+
+Cards are their engine names (``"QS"``, ``"TH"``), the same text every face-up card
+carries in the page as ``data-card``. Enums are short lower-case words.
+
+>>> from heartsbot.proto import cards_pb2
+>>> card(cards_pb2.Card(suit=4, rank=12))
+'QS'
+>>> PASS_DIRECTIONS[2], PROVENANCES[7], MOON_OPTIONS[1]
+('right', 'human', 'add_to_others')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from heartsbot.proto import bot_pb2, cards_pb2, game_pb2, ladder_pb2, spectator_pb2
+
+from hearts_engine import card_name
+
+from heartsbot import convert
+
+P = game_pb2
+
+
+def _names(enum: Any, prefix: str) -> dict[int, str]:
+    return {v: k.removeprefix(prefix).lower() for k, v in enum.items() if v}
+
+
+PASS_DIRECTIONS = _names(P.PassDirection, "PASS_DIRECTION_")
+PROVENANCES = _names(P.Provenance, "PROVENANCE_")
+MOON_OPTIONS = _names(P.MoonOption, "MOON_OPTION_")
+MOON_VALUES = {v: k for k, v in MOON_OPTIONS.items()}
+KINDS = _names(P.DecisionKind, "DECISION_KIND_")
+STATUSES = _names(P.MatchStatus, "MATCH_STATUS_")
+REJECTIONS = _names(bot_pb2.RejectionCode, "REJECTION_CODE_")
+# A hand is shown sorted by suit with the colours alternating (clubs, diamonds, spades,
+# hearts), low to high: presentation only, the server's order of legal cards is kept.
+_SUIT_ORDER = (0, 1, 3, 2)
+
+
+def card(message: cards_pb2.Card) -> str:
+    return card_name(convert.card_from_wire(message))
+
+
+def cards(messages: Iterable[cards_pb2.Card]) -> list[str]:
+    return [card_name(c) for c in convert.cards_from_wire(messages)]
+
+
+def sorted_hand(ids: Iterable[int]) -> list[str]:
+    """Engine cards as names, sorted for display by suit (alternating colours) and rank."""
+    return [card_name(c) for c in sorted(ids, key=lambda c: (_SUIT_ORDER[c // 13], c % 13))]
+
+
+def seat(info: game_pb2.SeatInfo) -> dict[str, Any]:
+    return {"seat": info.seat, "name": info.name, "house": info.house, "human": info.human}
+
+
+def ruleset(rules: game_pb2.Ruleset) -> dict[str, Any]:
+    return {
+        "name": rules.name, "players": rules.players, "hand_size": rules.hand_size,
+        "pass_count": rules.pass_count, "target": rules.target, "moon": rules.moon,
+        "deal_total": rules.deal_total,
+    }
+
+
+def trick(t: game_pb2.Trick, points: int | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"number": t.number, "leader": t.leader,
+                           "cards": [{"seat": p.seat, "card": card(p.card)} for p in t.cards]}
+    if t.winner >= 0:
+        out["winner"] = t.winner
+    if points is not None:
+        out["points"] = points
+    return out
+
+
+def deal_score(score: game_pb2.DealScore) -> dict[str, Any]:
+    return {
+        "deal": score.deal_number, "points": list(score.points), "taken": list(score.points_taken),
+        "shooter": score.shooter, "moon": MOON_OPTIONS.get(score.moon_option), "phase": score.phase or 1,
+    }
+
+
+def result(r: game_pb2.MatchResult) -> dict[str, Any]:
+    return {
+        "status": STATUSES.get(r.status, "unknown"), "reason": r.reason, "totals": list(r.totals),
+        "ranks": list(r.ranks), "winners": list(r.winners), "deals": r.deals,
+    }
+
+
+def summary(m: spectator_pb2.MatchSummary) -> dict[str, Any]:
+    out = {
+        "match_id": m.match_id, "ruleset": m.ruleset, "seats": [seat(s) for s in m.seats],
+        "status": STATUSES.get(m.status, "unknown"), "created_ms": m.created_unix_ms,
+        "deals": m.deals_played, "totals": list(m.totals),
+    }
+    if m.HasField("result"):
+        out["result"] = result(m.result)
+    return out
+
+
+def standing(e: ladder_pb2.LeaderboardEntry) -> dict[str, Any]:
+    return {
+        "rank": e.rank, "bot": e.bot, "owner": e.owner, "rating": e.rating, "uncertainty": e.uncertainty,
+        "conservative": e.conservative, "matches": e.matches, "points_per_deal": e.points_per_deal,
+        "points_per_deal_ci": e.points_per_deal_ci if e.matches > 1 else None,
+        "decisions": e.decisions, "timeouts": e.timeouts, "illegal_defaults": e.illegal_defaults,
+        "disconnect_defaults": e.disconnect_defaults, "unreliable": e.unreliable,
+    }
+
+
+def bot_match(m: ladder_pb2.BotMatch) -> dict[str, Any]:
+    return {"match_id": m.match_id, "ruleset": m.ruleset, "seat": m.seat, "rank": m.rank,
+            "points": m.points, "deals": m.deals}

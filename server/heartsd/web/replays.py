@@ -1,0 +1,138 @@
+"""Replays: a finished match's record played again by the engine, one frame per decision.
+
+The record says what was decided; the engine says what followed (hands, tricks,
+winners, scores), so the page shows states the rules produced and computes none.
+Each frame is the table after one decision, with every hand shown (the match is
+over), in the shape the live table and the Playboard use (see tables.py), plus the
+decision itself: who, what, its provenance and the think time the server measured.
+
+Frames are made one deal at a time (a page asks for the deal it shows), so a long
+record costs what is looked at.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from heartsbot.proto import spectator_pb2
+
+from hearts_engine import Deal, Match, MatchRecord, MoonAction, PassAction, Phase, PlayAction, card_name, mask_of
+from hearts_engine.cards import cards_of
+
+from . import present
+
+PHASES = {Phase.PASSING: "passing", Phase.PLAYING: "playing", Phase.MOON_CHOICE: "moon"}
+
+
+class Replay:
+    def __init__(self, record: spectator_pb2.MatchRecord) -> None:
+        self.record = record
+        self.engine = MatchRecord.from_json(record.engine_record_json)
+        self.rules = self.engine.rules
+        self.steps = list(self.engine.actions)
+        self.decisions = list(record.decisions)
+        if len(self.decisions) != len(self.steps):
+            raise ValueError(f"{len(self.decisions)} decisions recorded but the engine record has {len(self.steps)}")
+        self.deal_starts: dict[int, int] = {}  # deal number -> index of its first step
+        for index, step in enumerate(self.steps):
+            self.deal_starts.setdefault(step.deal, index)
+        self._frames: dict[int, list[dict[str, Any]]] = {}
+
+    @property
+    def deal_numbers(self) -> list[int]:
+        return sorted(self.deal_starts)
+
+    def index(self) -> dict[str, Any]:
+        """What the page needs before it shows a deal: seats, deals, their tricks, scores."""
+        r = self.record
+        deals = []
+        for number in self.deal_numbers:
+            plays = sum(1 for s in self._steps_of(number) if isinstance(s.action, PlayAction))
+            deals.append({"number": number, "tricks": plays // self.rules.players,
+                          "frames": len(self._steps_of(number)) + 1})
+        return {
+            "match_id": r.match_id, "ruleset": present.ruleset(r.ruleset), "seats": [present.seat(s) for s in r.seats],
+            "clock": {"decision_ms": r.clock.decision_ms, "bank_ms": r.clock.bank_ms},
+            "deals": deals, "deal_scores": [present.deal_score(d) for d in r.deal_scores],
+            "result": present.result(r.result), "decisions": len(self.decisions),
+        }
+
+    def _steps_of(self, number: int) -> list[Any]:
+        start = self.deal_starts[number]
+        end = start
+        while end < len(self.steps) and self.steps[end].deal == number:
+            end += 1
+        return self.steps[start:end]
+
+    def frames(self, number: int) -> list[dict[str, Any]]:
+        """Deal ``number``: the table as dealt, then after each of its decisions."""
+        if number not in self.deal_starts:
+            raise KeyError(number)
+        cached = self._frames.get(number)
+        if cached is None:
+            cached = self._frames[number] = self._play(number)
+        return cached
+
+    def _play(self, number: int) -> list[dict[str, Any]]:
+        engine = self.engine
+        match = Match(engine.rules, engine.format, engine.seed)
+        start = self.deal_starts[number]
+        for step in self.steps[:start]:
+            match.apply(step.seat, step.action)
+        deal = match.deal
+        assert deal.number == number, (deal.number, number)
+        frames = [self._frame(match, deal, None)]
+        index = start
+        while index < len(self.steps) and self.steps[index].deal == number:
+            step = self.steps[index]
+            match.apply(step.seat, step.action)
+            frames.append(self._frame(match, deal, index))
+            index += 1
+        return frames
+
+    def _frame(self, match: Match, deal: Deal, index: int | None) -> dict[str, Any]:
+        rules = self.rules
+        n = rules.players
+        exchanged = all(p is not None for p in deal.passed) or deal.phase is not Phase.PASSING
+        scores = [present.deal_score(d) for d in self.record.deal_scores][: len(match.results)]
+        last = deal.tricks[-1] if deal.tricks else None
+        frame: dict[str, Any] = {
+            "deal": deal.number, "phase": "scored" if deal.is_over else PHASES.get(deal.phase, "playing"),
+            "pass_direction": deal.pass_direction.value,
+            "hands": [present.sorted_hand(cards_of(h)) for h in deal.hands],
+            "hand_sizes": [h.bit_count() for h in deal.hands],
+            "passes": [present.sorted_hand(cards_of(p)) if p is not None else None for p in deal.passed],
+            "exchanged": exchanged,
+            "trick": {"number": len(deal.tricks), "leader": deal.trick_leader if deal.trick else (
+                deal.turn if deal.phase is Phase.PLAYING else -1),
+                "cards": [{"seat": (deal.trick_leader + i) % n, "card": card_name(c)}
+                          for i, c in enumerate(deal.trick)]},
+            "last_trick": None if last is None else {
+                "number": len(deal.tricks) - 1, "leader": last.leader, "winner": last.winner,
+                "points": rules.points_of(mask_of(last.cards)),
+                "cards": [{"seat": (last.leader + i) % n, "card": card_name(c)} for i, c in enumerate(last.cards)]},
+            "tricks_done": len(deal.tricks),
+            "hearts_broken": deal.hearts_broken,
+            "points_taken": [rules.points_of(t) for t in deal.taken],
+            "tricks_won": deal.tricks_won,
+            "totals": list(match.totals),
+            "deal_scores": scores,
+            "decision": None if index is None else self._decision(index),
+        }
+        return frame
+
+    def _decision(self, index: int) -> dict[str, Any]:
+        d = self.decisions[index]
+        action = self.steps[index].action
+        out: dict[str, Any] = {
+            "index": index, "seat": d.seat, "kind": present.KINDS.get(d.kind, "unknown"),
+            "provenance": present.PROVENANCES.get(d.provenance, "unknown"), "think_ms": d.think_ms,
+            "rejected": d.rejected_answers,
+        }
+        if isinstance(action, PlayAction):
+            out["cards"] = [card_name(action.card)]
+        elif isinstance(action, PassAction):
+            out["cards"] = present.sorted_hand(action.cards)
+        elif isinstance(action, MoonAction):
+            out["moon"] = action.option.value
+        return out

@@ -1,0 +1,289 @@
+"""A person's seat: a seat kind of the match runner, played from the browser.
+
+To the runner a person's seat is a remote seat like a bot's (``SeatSlot`` with
+provenance HUMAN and a person's clock): it is sent the same ``MatchUpdate``s, its
+answers go through ``Arena.answer`` and the runner's checks (the engine's checked
+entry points, the clock, max_illegal, defaults, auto-play), and a page that goes away
+is a bot that disconnected (the grace period, then defaults). What the page is shown
+is folded from those messages only (tables.py), so it knows exactly what a bot in that
+seat would know.
+
+Only the person who took the seat can act for it: taking it returns a per-seat secret
+(set as an HttpOnly, SameSite=Strict cookie); only its SHA-256 is kept. A spectator link
+(/watch/<id>) is a different page on the public feed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import secrets
+import time
+from typing import Any
+
+import structlog
+from heartsbot.proto import admin_pb2, bot_pb2, cards_pb2, game_pb2
+
+from hearts_engine import parse_card
+
+from heartsbot import convert
+from ..arena import HUMAN_PREFIX, Arena, ArenaError, SeatRequest
+from ..config import Settings
+from ..runner import MatchRunner, SeatSlot
+from ..sessions import BotSession
+from . import present
+from .tables import TableTracker
+
+log = structlog.get_logger("heartsd.web")
+LINGER_S = 600.0  # a finished seat's page still shows the result (and a reload works) this long
+NOT_A_CARD = cards_pb2.Card()  # suit 0, rank 0: the runner rejects it as malformed, as for a bot
+
+
+class SeatError(Exception):
+    """A refused request about a seat; ``status`` is the HTTP status (app.py maps it)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def secret_digest(secret: str) -> bytes:
+    return hashlib.sha256(secret.encode()).digest()
+
+
+class HumanSeat:
+    """One person's seat in one running match, and the page (at most one) playing it."""
+
+    def __init__(self, arena: Arena, runner: MatchRunner, slot: SeatSlot, digest: bytes, peer: str) -> None:
+        self.arena = arena
+        self.runner = runner
+        self.slot = slot
+        self.peer = peer
+        self._digest = digest
+        self.tracker = TableTracker(slot.seat)
+        self.changed = asyncio.Event()
+        self.session: BotSession | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self.finished_at: float | None = None
+
+    @property
+    def match_id(self) -> str:
+        return self.runner.id
+
+    @property
+    def live(self) -> bool:
+        return not self.runner.finished.is_set()
+
+    def owns(self, secret: str | None) -> bool:
+        return bool(secret) and hmac.compare_digest(secret_digest(secret or ""), self._digest)
+
+    # -- a page connects and leaves ----------------------------------------------------
+
+    def attach(self) -> BotSession:
+        """A page took the seat: it gets a session like a bot's stream (replacing the
+        page that had it) and everything the seat was sent but has not seen yet."""
+        self.detach(self.session)
+        session = BotSession(self.slot.name, "web", frozenset({self.runner.rules.name}), 1)
+        session.on_overflow = lambda: self.detach(session)
+        self.session = session
+        if self.live:
+            # A page that opens shows the person is back: their seat leaves auto-play now
+            # (a bot leaves it with its first answer; a person should not lose a card to it).
+            self.slot.auto = False
+            self.arena.connect(session)
+            loop = asyncio.get_running_loop()
+            self._tasks = [loop.create_task(self._pump(session)), loop.create_task(self._follow(session))]
+            self.arena.resume_all(session)
+        self.changed.set()
+        return session
+
+    def detach(self, session: BotSession | None) -> None:
+        """The page left (or another took the seat): the seat goes the way of a
+        disconnected bot (the grace period, then the server's defaults)."""
+        if session is None or session is not self.session:
+            return
+        self.session = None
+        for task in self._tasks:
+            task.cancel()
+        self._tasks = []
+        self.arena.disconnect(session)
+
+    async def _pump(self, session: BotSession) -> None:
+        """The seat's messages, as a bot's stream would carry them, into its tracker."""
+        while True:
+            message = await session.outbox.get()
+            if message is None:
+                return
+            response = bot_pb2.PlayResponse.FromString(message) if isinstance(message, bytes) else message
+            kind = response.WhichOneof("kind")
+            if kind == "update":
+                self.tracker.apply_update(response.update)
+            elif kind == "rejected":
+                self.tracker.rejected(response.rejected)
+            self.changed.set()
+            if self.tracker.result is not None and self.finished_at is None:
+                self.finished_at = time.monotonic()
+
+    async def _follow(self, session: BotSession) -> None:
+        """A bot gets other seats' cards with its next request; a person sees each card as
+        it lands: every change to the match flushes the seat's own undelivered events."""
+        wake = asyncio.Event()
+        self.runner.watchers.add(wake)
+        try:
+            while session.connected and self.live:
+                await wake.wait()
+                wake.clear()
+                self.runner.deliver(self.slot)
+        finally:
+            self.runner.watchers.discard(wake)
+
+    # -- the person's input ------------------------------------------------------------
+
+    def answer(self, session: BotSession, message: Any) -> bool:
+        """Handle one message from the page. Returns False once the session has spent its
+        budget of rejected answers (the page is then cut off, like a flooding bot)."""
+        if session is not self.session:
+            return False
+        try:
+            answer = answer_from_page(message)
+        except ValueError as exc:
+            self.tracker.refused(str(exc))
+            self.changed.set()
+            return not session.wasted()
+        answer.match_id = self.match_id
+        self.tracker.answered(answer.request_id)
+        rejection = self.arena.answer(session, answer)
+        if rejection is not None:
+            self.tracker.rejected(rejection)
+        self.changed.set()
+        return rejection is None or not session.wasted()
+
+
+def answer_from_page(message: Any) -> bot_pb2.Answer:
+    """The Answer a page's message asks for. Its shape is checked here (``ValueError``);
+    its content (which cards, which option, in time) only by the runner, as for a bot:
+    a card code that is not a card becomes a non-card the runner rejects as malformed.
+
+    >>> answer_from_page({"type": "answer", "request_id": "r-1", "play": "QS"}).play.rank
+    12
+    >>> answer_from_page({"type": "answer", "request_id": "r-1", "play": "ZZ"}).play.suit
+    0
+    >>> answer_from_page({"type": "answer", "request_id": "r-1"})
+    Traceback (most recent call last):
+    ...
+    ValueError: an answer needs one of 'pass', 'play' or 'moon'
+    """
+    if not isinstance(message, dict) or message.get("type") != "answer":
+        raise ValueError("unknown message: the page sends only answers")
+    request_id = message.get("request_id")
+    if not isinstance(request_id, str) or not 0 < len(request_id) <= 64:
+        raise ValueError("an answer needs the request_id of the request it answers")
+    answer = bot_pb2.Answer(request_id=request_id)
+    kinds = [k for k in ("pass", "play", "moon") if k in message]
+    if len(kinds) != 1:
+        raise ValueError("an answer needs one of 'pass', 'play' or 'moon'")
+    value = message[kinds[0]]
+    if kinds[0] == "play":
+        if not isinstance(value, str):
+            raise ValueError("'play' is a card code such as \"QS\"")
+        answer.play.CopyFrom(_card(value))
+    elif kinds[0] == "pass":
+        if not isinstance(value, list) or len(value) > 16 or not all(isinstance(c, str) for c in value):
+            raise ValueError("'pass' is a list of card codes")
+        answer.pass_cards.cards.extend(_card(c) for c in value)
+    else:
+        if not isinstance(value, str):
+            raise ValueError("'moon' is add_to_others or subtract_from_self")
+        answer.moon = present.MOON_VALUES.get(value, 0)
+    return answer
+
+
+def _card(code: str) -> cards_pb2.Card:
+    try:
+        return convert.card_to_wire(parse_card(code[:8]))
+    except ValueError:
+        return NOT_A_CARD
+
+
+class HumanSeats:
+    """Every person's seat on this daemon, by match id."""
+
+    def __init__(self, arena: Arena, settings: Settings) -> None:
+        self.arena = arena
+        self.settings = settings
+        self.by_match: dict[str, HumanSeat] = {}
+
+    def get(self, match_id: str) -> HumanSeat | None:
+        self._forget_old()
+        return self.by_match.get(match_id)
+
+    def owned(self, match_id: str, secret: str | None) -> HumanSeat:
+        """The seat of ``match_id`` if ``secret`` (the caller's cookie) is its secret."""
+        seat = self.get(match_id)
+        if seat is None:
+            raise SeatError(404, "no seat of yours in that match (it may be over: see its replay)")
+        if not seat.owns(secret):
+            raise SeatError(403, "this seat belongs to the person who took it; spectators watch at /watch/")
+        return seat
+
+    def options(self) -> dict[str, Any]:
+        return {"opponents": list(self.settings.web_opponents),
+                "human_decision_ms": self.settings.human_decision_ms, "human_bank_ms": self.settings.human_bank_ms}
+
+    async def take(self, peer: str, ruleset: Any, players: Any, opponents: Any) -> tuple[HumanSeat, str]:
+        """Start a match against house bots with a person's seat; return it and its secret."""
+        self._forget_old()
+        if not isinstance(ruleset, str) or not isinstance(players, int) or isinstance(players, bool):
+            raise SeatError(400, "ruleset (text) and players (a number) are required")
+        if not 3 <= players <= 7:
+            raise SeatError(400, f"players must be 3 to 7, got {players}")
+        allowed = self.settings.web_opponents
+        if opponents is None:
+            opponents = [allowed[0]] * (players - 1)
+        if not isinstance(opponents, list) or len(opponents) != players - 1:
+            raise SeatError(400, f"opponents: a list of {players - 1} house strategies")
+        unknown = [o for o in opponents if o not in allowed]
+        if unknown:
+            raise SeatError(400, f"opponents may be {', '.join(allowed)}, not {', '.join(map(str, unknown))}")
+        live = [s for s in self.by_match.values() if s.live]
+        if len(live) >= self.settings.web_max_tables:
+            raise SeatError(503, "every table for people is taken; try again in a few minutes")
+        if sum(1 for s in live if s.peer == peer) >= self.settings.web_tables_per_peer:
+            raise SeatError(429, f"you already play {self.settings.web_tables_per_peer} matches here; finish one first")
+        name = f"{HUMAN_PREFIX}h-{secrets.token_hex(4)}"
+        seats = [SeatRequest(human=name), *(SeatRequest(house=o) for o in opponents)]
+        delay_s = self.settings.web_house_delay_ms / 1000
+
+        def prepare(runner: MatchRunner) -> None:
+            runner.house_delay_s = delay_s  # house bots at a person's table play at a followable pace
+
+        try:
+            runner = await self.arena.create_match(
+                ruleset, players, admin_pb2.RulesetOptions(), game_pb2.MatchFormat(), None, seats,
+                game_pb2.ClockSettings(), prepare=prepare)
+        except ArenaError as exc:
+            raise SeatError({"invalid": 400, "unavailable": 503}.get(exc.kind, 409), exc.message) from None
+        secret = secrets.token_urlsafe(32)
+        seat = HumanSeat(self.arena, runner, runner.seats[0], secret_digest(secret), peer)
+        self.by_match[runner.id] = seat
+        log.info("a person took a seat", match_id=runner.id, seat=0, ruleset=ruleset, opponents=opponents)
+        return seat, secret
+
+    def _forget_old(self) -> None:
+        """Seats of matches over for LINGER_S are dropped (their page then shows the replay)."""
+        now = time.monotonic()
+        for match_id, seat in list(self.by_match.items()):
+            if not seat.live:
+                if seat.finished_at is None:
+                    seat.finished_at = now
+                elif now - seat.finished_at > LINGER_S:
+                    seat.detach(seat.session)
+                    del self.by_match[match_id]
+
+    def close(self) -> None:
+        for seat in self.by_match.values():
+            seat.detach(seat.session)
+        self.by_match.clear()
+

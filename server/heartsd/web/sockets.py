@@ -1,0 +1,135 @@
+"""The live feeds: a person's seat and a spectator's table, over WebSocket.
+
+Each connection is sent snapshots of its table (tables.py), newest only: while one
+is being written, further changes are folded into the table, and the next snapshot
+shows them all. A slow reader therefore costs one snapshot in flight and the
+transport's buffer, never a growing queue, and a reader that takes longer than
+SEND_TIMEOUT_S for one snapshot is disconnected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import WSMsgType, web
+
+from ..arena import ArenaError
+from .errors import HTTP_OF_ARENA
+from .tables import TableTracker
+
+if TYPE_CHECKING:
+    from .app import WebFront
+
+SEND_TIMEOUT_S = 10.0
+HEARTBEAT_S = 20.0  # pings; a peer that stops answering them is dropped
+MAX_MESSAGE_BYTES = 4096  # a page sends small answers only
+WATCH_INTERVAL_S = 0.1  # at most ten snapshots a second to a spectator: people watch, not bots
+
+
+async def send_latest(ws: web.WebSocketResponse, snapshot: Callable[[], dict[str, Any]],
+                      changed: asyncio.Event, interval_s: float = 0.0) -> None:
+    """Send ``snapshot()`` each time ``changed`` is set (coalescing), until the socket closes."""
+    while not ws.closed:
+        await changed.wait()
+        changed.clear()
+        try:
+            await asyncio.wait_for(ws.send_str(json.dumps(snapshot(), separators=(",", ":"))), SEND_TIMEOUT_S)
+        except (asyncio.TimeoutError, ConnectionError, RuntimeError):
+            await _close(ws, 1008, "too slow: snapshots were not read")
+            return
+        if interval_s:
+            await asyncio.sleep(interval_s)
+
+
+async def _close(ws: web.WebSocketResponse, code: int, message: str) -> None:
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(ws.close(code=code, message=message.encode()[:120]), 2.0)
+
+
+def _socket() -> web.WebSocketResponse:
+    return web.WebSocketResponse(heartbeat=HEARTBEAT_S, max_msg_size=MAX_MESSAGE_BYTES, compress=False)
+
+
+async def play(request: web.Request, front: WebFront, match_id: str, peer: str) -> web.WebSocketResponse:
+    """The Playboard's socket: the seat's snapshots out, the person's answers in."""
+    seat = front.seats.owned(match_id, request.cookies.get(front.cookie_name(match_id)))
+    lease = front.limits.open(peer)
+    if lease is None:
+        raise web.HTTPTooManyRequests(text="too many open live pages from your address")
+    ws = _socket()
+    try:
+        await ws.prepare(request)
+        session = seat.attach()
+        sender = asyncio.get_running_loop().create_task(send_latest(ws, seat.tracker.snapshot, seat.changed))
+        try:
+            # Like a bot's stream: each message is an answer checked by the runner, and one
+            # that moves nothing on (rejected, stale, not an answer) spends the session's
+            # budget of wasted messages (BotSession.wasted), refilled by each request sent.
+            async for message in ws:
+                if message.type is not WSMsgType.TEXT:
+                    break
+                try:
+                    data = json.loads(message.data)
+                except ValueError:
+                    data = None
+                if not seat.answer(session, data):
+                    await _close(ws, 1008, "too many rejected answers; reload the page")
+                    break
+        finally:
+            sender.cancel()
+            seat.detach(session)
+    finally:
+        lease.close()
+    return ws
+
+
+async def watch(request: web.Request, front: WebFront, match_id: str, peer: str) -> web.WebSocketResponse:
+    """A spectator's socket: the live table, made only of spectator events (what gRPC
+    WatchMatch sends: heartsd.spectating). A refusal (unknown match, over) is sent as an error."""
+    lease = front.limits.open(peer)
+    if lease is None:
+        raise web.HTTPTooManyRequests(text="too many open live pages from your address")
+    ws = _socket()
+    try:
+        await ws.prepare(request)
+        tracker = TableTracker(-1)
+        changed = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        feed = loop.create_task(_feed(front, peer, match_id, tracker, changed, ws))
+        sender = loop.create_task(send_latest(ws, tracker.snapshot, changed, WATCH_INTERVAL_S))
+        try:
+            async for message in ws:
+                if message.type is not WSMsgType.TEXT:
+                    break  # spectators have nothing to say
+        finally:
+            feed.cancel()
+            sender.cancel()
+            await asyncio.gather(feed, sender, return_exceptions=True)
+    finally:
+        lease.close()
+    return ws
+
+
+async def _feed(front: WebFront, peer: str, match_id: str, tracker: TableTracker, changed: asyncio.Event,
+                ws: web.WebSocketResponse) -> None:
+    events = front.spectating.events(peer, match_id)
+    try:
+        async for batch in events:
+            tracker.apply_events(batch)
+            changed.set()
+    except ArenaError as exc:
+        with contextlib.suppress(Exception):
+            await ws.send_str(json.dumps({"error": exc.message, "status": HTTP_OF_ARENA.get(exc.kind, 500)}))
+        await _close(ws, 1000, exc.message)
+        return
+    finally:
+        await events.aclose()
+    # The match ended: the last snapshot goes out, then the socket closes.
+    await asyncio.sleep(WATCH_INTERVAL_S * 2)
+    while changed.is_set():
+        await asyncio.sleep(WATCH_INTERVAL_S)
+    await _close(ws, 1000, "the match is over")

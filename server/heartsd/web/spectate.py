@@ -1,0 +1,82 @@
+"""What the web front may show of matches: exactly what the gRPC services show.
+
+Hidden information is decided in one place, :mod:`heartsd.spectating` ("what a spectator
+may see of a match, and when"): live tables, replays and match lists come from its
+functions, the same ones WatchMatch, GetMatchRecord and ListMatches delegate to, so a
+change there (a delay, a store shared by several daemons) reaches the browser with no
+change here. The leaderboard and bot pages run the ``LadderService`` handlers
+themselves, with a small stand-in for the gRPC context, so they show what gRPC does.
+
+Refusals raise ``ArenaError`` (spectating) or :class:`Refused` (a handler's
+``context.abort``); the web front's one error mapper (app.py) turns either into an
+HTTP status.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import grpc
+from heartsbot.proto import game_pb2, ladder_pb2, spectator_pb2
+
+from .. import spectating
+from ..arena import Arena
+from ..services import LadderService
+
+
+class Refused(grpc.aio.AbortError):
+    """A spectator or ladder handler refused, with ``code`` (a grpc.StatusCode) and ``details``."""
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        super().__init__(details)
+        self.code = code
+        self.details = details
+
+
+class _Context:
+    """The part of ``grpc.aio.ServicerContext`` the read-only handlers use."""
+
+    def __init__(self, peer: str) -> None:
+        self._peer = peer
+
+    async def abort(self, code: grpc.StatusCode, details: str = "") -> None:
+        raise Refused(code, details)
+
+    def peer(self) -> str:
+        return self._peer
+
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        return ()
+
+    def cancelled(self) -> bool:
+        return False
+
+    def done(self) -> bool:
+        return False
+
+
+class Spectating:
+    """What spectators may see (heartsd.spectating) and the ladder handlers, for the web."""
+
+    def __init__(self, arena: Arena) -> None:
+        self.arena = arena
+        self.ladder = LadderService(arena)
+
+    async def matches(self, peer: str, status: str | None = None, limit: int = 100) -> list[spectator_pb2.MatchSummary]:
+        return await spectating.summaries(self.arena, status, limit)
+
+    def events(self, peer: str, match_id: str, after: int = 0) -> AsyncIterator[list[game_pb2.Event]]:
+        """A live match's spectator events after sequence ``after``, batch by batch, until it ends."""
+        return spectating.watch(self.arena, match_id, after)
+
+    async def record(self, peer: str, match_id: str) -> spectator_pb2.MatchRecord:
+        """The full record of a match that is over (refused while it runs)."""
+        return await spectating.record(self.arena, match_id)
+
+    async def leaderboard(self, peer: str, ruleset: str) -> ladder_pb2.GetLeaderboardResponse:
+        return await self.ladder.GetLeaderboard(
+            ladder_pb2.GetLeaderboardRequest(ruleset=ruleset), _Context(peer))  # type: ignore[arg-type]
+
+    async def bot(self, peer: str, bot: str, ruleset: str, limit: int) -> ladder_pb2.GetBotProfileResponse:
+        return await self.ladder.GetBotProfile(
+            ladder_pb2.GetBotProfileRequest(bot=bot, ruleset=ruleset, limit=limit), _Context(peer))  # type: ignore[arg-type]

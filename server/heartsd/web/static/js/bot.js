@@ -1,0 +1,85 @@
+// A bot's page: its standing, its rating with the uncertainty over time (an SVG drawn
+// here), its reliability, and its latest rated matches with links to their replays.
+import { el, getJSON, header, showError, svg } from "./common.js";
+import { t } from "./i18n.js";
+
+const $ = (id) => document.getElementById(id);
+const bot = decodeURIComponent(location.pathname.split("/").pop());
+const ruleset = new URLSearchParams(location.search).get("ruleset") || "standard";
+let profile = null;
+
+header("leaderboard", () => render());
+
+const fixed = (x, digits = 2) => (x === null || x === undefined ? "—" : Number(x).toFixed(digits));
+
+// Rating (mu) as a line over the bot's rated matches, mu ± sigma as a band, and the
+// conservative rating (mu - 3 sigma, what the leaderboard ranks by) dashed.
+function chart(history) {
+  const W = 640, H = 240, L = 44, R = 10, T = 10, B = 28;
+  if (!history.length) return el("p", { class: "muted" }, t("no_ratings"));
+  const lows = history.map((p) => p.rating - 3 * p.uncertainty);
+  const highs = history.map((p) => p.rating + p.uncertainty);
+  let lo = Math.min(...lows), hi = Math.max(...highs);
+  if (hi - lo < 1) { lo -= 0.5; hi += 0.5; }
+  const x = (i) => L + (history.length === 1 ? (W - L - R) / 2 : (i * (W - L - R)) / (history.length - 1));
+  const y = (v) => T + ((hi - v) * (H - T - B)) / (hi - lo);
+  const line = (values) => values.map((v, i) => `${i ? "L" : "M"}${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
+  const upper = history.map((p, i) => `${i ? "L" : "M"}${x(i).toFixed(1)},${y(p.rating + p.uncertainty).toFixed(1)}`);
+  const lower = history.map((p, i) => `L${x(i).toFixed(1)},${y(p.rating - p.uncertainty).toFixed(1)}`).reverse();
+  const ticks = [lo, (lo + hi) / 2, hi];
+  const last = history[history.length - 1];
+  return svg("svg", { class: "chart", viewBox: `0 0 ${W} ${H}`, role: "img", id: "rating-chart",
+                      "aria-label": `${t("rating")} ${fixed(last.rating)} ± ${fixed(last.uncertainty)}, ${history.length} ${t("matches")}` },
+    svg("path", { class: "band", d: `${upper.join(" ")} ${lower.join(" ")} Z` }),
+    svg("path", { class: "line", d: line(history.map((p) => p.rating)) }),
+    svg("path", { class: "cons", d: line(lows) }),
+    svg("line", { class: "axis", x1: L, y1: H - B, x2: W - R, y2: H - B }),
+    svg("line", { class: "axis", x1: L, y1: T, x2: L, y2: H - B }),
+    ticks.map((v) => svg("text", { x: 4, y: y(v) + 4 }, fixed(v, 1))),
+    svg("text", { x: L, y: H - 8 }, "1"),
+    svg("text", { x: W - R - 30, y: H - 8 }, String(history.length)),
+    history.map((p, i) => svg("circle", { cx: x(i), cy: y(p.rating), r: 2.2, class: "line", "data-rating": p.rating })));
+}
+
+function render() {
+  $("heading").textContent = bot;
+  $("standing-title").textContent = t("rating");
+  $("reliability-title").textContent = t("reliability");
+  $("chart-title").textContent = t("rating_over_time");
+  $("matches-title").textContent = t("latest_matches");
+  $("pick").replaceChildren(el("a", { href: `/leaderboard?ruleset=${encodeURIComponent(ruleset)}` }, `← ${t("leaderboard")}: ${ruleset}`));
+  if (!profile) return;
+  const s = profile.standing;
+  const figure = (label, value, id) => [el("dt", {}, label), el("dd", { id }, value)];
+  $("standing").replaceChildren(s ? el("dl", { class: "figures" },
+    figure(t("rank"), s.rank, "rank"), figure(t("owner"), profile.owner, "owner"),
+    figure(t("rating"), `${fixed(s.rating)} ± ${fixed(s.uncertainty)}`, "rating"),
+    figure(t("conservative"), fixed(s.conservative), "conservative"), figure(t("matches"), s.matches, "matches"),
+    figure(t("points_per_deal"), `${fixed(s.points_per_deal)}${s.points_per_deal_ci === null ? "" : ` ±${fixed(s.points_per_deal_ci)}`}`, "ppd"))
+    : el("p", { class: "muted" }, t("no_ratings")));
+  const pct = (n) => (s && s.decisions ? ` (${((n / s.decisions) * 100).toFixed(1)}%)` : "");
+  $("reliability").replaceChildren(s ? el("dl", { class: "figures" },
+    figure(t("decisions"), s.decisions, "decisions"), figure(t("timeouts"), `${s.timeouts}${pct(s.timeouts)}`, "timeouts"),
+    figure(t("illegal_defaults"), `${s.illegal_defaults}${pct(s.illegal_defaults)}`, "illegal"),
+    figure(t("disconnect_defaults"), `${s.disconnect_defaults}${pct(s.disconnect_defaults)}`, "disconnects"),
+    s.unreliable ? el("dd", { class: "flag" }, t("unreliable")) : null) : "");
+  $("chart").replaceChildren(chart(profile.history));
+  const head = el("tr", {}, [t("match"), t("ruleset"), t("seat"), t("rank"), t("points"), t("deal")].map((h) => el("th", { scope: "col" }, h)));
+  $("matches").replaceChildren(el("table", { class: "board", id: "bot-matches" }, el("thead", {}, head),
+    el("tbody", {}, profile.matches.map((m) => el("tr", { dataset: { match: m.match_id } },
+      el("td", {}, el("a", { href: `/watch/${encodeURIComponent(m.match_id)}` }, m.match_id)),
+      el("td", {}, m.ruleset), el("td", {}, m.seat), el("td", {}, m.rank), el("td", {}, m.points), el("td", {}, m.deals))))));
+}
+
+async function load() {
+  try {
+    profile = await getJSON(`/api/bots/${encodeURIComponent(bot)}?ruleset=${encodeURIComponent(ruleset)}`);
+    render();
+  } catch (error) {
+    render();
+    showError($("standing"), error);
+  }
+}
+
+render();
+load();

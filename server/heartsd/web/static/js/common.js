@@ -1,0 +1,84 @@
+// Small helpers every page uses: building DOM nodes (text only, never HTML from data),
+// JSON requests, the page header with its language switch, and seat names.
+import { LANGUAGES, language, onLanguage, setLanguage, t } from "./i18n.js";
+
+// el("a", {href: "/", class: "x"}, "text", child...): attributes, then text or nodes.
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key === "style") Object.assign(node.style, value); // CSSOM: allowed by the page's CSP
+    else if (key === "dataset") Object.assign(node.dataset, value);
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? "" : String(value));
+  }
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+export function svg(tag, attrs = {}, ...children) {
+  const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, String(value));
+  for (const child of children.flat(Infinity)) if (child) node.append(child instanceof Node ? child : document.createTextNode(child));
+  return node;
+}
+
+export class HttpError extends Error {
+  constructor(status, message) { super(message); this.status = status; }
+}
+
+export async function getJSON(url, options = {}) {
+  const response = await fetch(url, { headers: { Accept: "application/json" }, ...options });
+  let body = null;
+  try { body = await response.json(); } catch { /* not JSON */ }
+  if (!response.ok) throw new HttpError(response.status, body?.error || response.statusText);
+  return body;
+}
+
+export function postJSON(url, data) {
+  return getJSON(url, { method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" },
+                        body: JSON.stringify(data) });
+}
+
+export function socketURL(path) {
+  return `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${path}`;
+}
+
+// The header of every page: title, navigation, language switch. `rerender` runs when
+// the language changes (pages keep their state and draw again).
+export function header(active, rerender) {
+  let bar = document.getElementById("top");
+  if (!bar) {
+    bar = el("header", { id: "top" });
+    document.body.prepend(bar);
+  }
+  const draw = () => {
+    document.title = `${t(active)} · ${t("title")}`;
+    const select = el("select", { id: "lang", "aria-label": t("language"), onchange: (e) => setLanguage(e.target.value) },
+      Object.entries(LANGUAGES).map(([code, name]) => el("option", { value: code, selected: code === language() }, name)));
+    bar.replaceChildren(
+      el("a", { class: "brand", href: "/" }, "♥ ", t("title")),
+      el("nav", {}, el("a", { href: "/", "aria-current": active === "lobby" ? "page" : null }, t("lobby")),
+        el("a", { href: "/leaderboard", "aria-current": active === "leaderboard" ? "page" : null }, t("leaderboard"))),
+      el("label", { class: "lang" }, select));
+  };
+  draw();
+  onLanguage(() => { draw(); rerender?.(); });
+}
+
+// A seat's name for people: "house:heuristic" -> "heuristic (house)", "human:h-1a2b" -> "Guest 1a2b".
+export function seatName(seat, you = -1) {
+  if (!seat) return "?";
+  if (seat.seat === you) return t("you");
+  if (seat.human) return `Guest ${seat.name.split("-").pop()}`;
+  if (seat.house) return `${seat.name.replace(/^house:/, "")} (house)`;
+  return seat.name;
+}
+
+export function showError(container, error) {
+  container.replaceChildren(el("p", { class: "error", role: "alert" }, t("error", { message: error.message || error })));
+}

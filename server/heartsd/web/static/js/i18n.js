@@ -1,0 +1,211 @@
+// Interface strings in English, Indonesian and Vietnamese (the languages of the
+// original documents), and the names of cards and table positions. The chosen
+// language is kept in localStorage; every page re-renders when it changes.
+
+const STRINGS = {
+  en: {
+    title: "Hearts Arena", lobby: "Lobby", leaderboard: "Leaderboard", language: "Language",
+    live_matches: "Live matches", recent_matches: "Recent matches", nothing_yet: "Nothing here yet.",
+    play_title: "Play against the house", ruleset: "Ruleset", players: "Players", opponent: "Opponent {n}",
+    play_button: "Play against the house", watch: "Watch", replay: "Replay", deals_n: "{n} deals",
+    running: "running", finished: "finished", aborted: "aborted", cancelled: "cancelled",
+    you: "You", cards_n: "{n} cards", points_n: "{n} pts", tricks_n: "{n} tricks",
+    seat_label: "{name}, {position}: {cards} cards, {points} points",
+    your_hand: "Your hand", trick: "Trick {n}", the_trick: "The trick",
+    pass_button: "Pass cards {direction}", to_position: "to {position}",
+    pass_hint: "Lift {n} cards to pass {direction}.", pass_lifted: "{k} of {n} lifted.",
+    pass_waiting: "Passed. Waiting for the others…", hold_deal: "No passing this deal.",
+    received: "You received {cards}.",
+    your_turn: "Your turn: play a marked card.", your_lead: "Your lead.", waiting_for: "Waiting for {name}…",
+    leads: "{name} leads", wins_trick: "{name} wins the trick ({points} pts)",
+    you_lead: "You lead", you_win_trick: "You win the trick ({points} pts)",
+    hearts_broken: "Hearts broken", hearts_not_broken: "Hearts not broken",
+    clock: "Time left", bank: "bank {s}", seconds: "{s} s",
+    score: "Score", deal: "Deal", deal_n: "Deal {n}", total: "Total", moon_mark: "shot the moon",
+    moon_title: "You shot the moon!", moon_text: "You took every penalty card. Choose how it scores:",
+    moon_add_to_others: "Add {n} to everyone else", moon_subtract_from_self: "Subtract {n} from your score",
+    default_choice: "(default if time runs out)",
+    result_title: "Match over", winner: "Winner: {names}", winners: "Winners: {names}", you_won: "You won!",
+    rank_n: "You finished {rank} of {n}.", ended_because: "The match ended: {reason}.",
+    refused: "Refused: {reason}", watch_replay: "Watch the replay", back_to_lobby: "Back to the lobby",
+    connecting: "Connecting…", reconnecting: "Connection lost, reconnecting…",
+    played_card: "{name} played {card}", passed_cards: "{name} passed {cards}", chose_moon: "{name} chose: {option}",
+    dealt: "Deal {n} dealt", live: "Live", replay_mode: "Replay",
+    step_back: "Step back", step_forward: "Step forward", play: "Play", pause: "Pause", speed: "Speed",
+    prev_deal: "Previous deal", next_deal: "Next deal", jump_deal: "Deal", jump_trick: "Trick",
+    trick_start: "Start of deal", trick_after: "After trick {n}", frame_n: "Step {k} of {n}",
+    provenance: "Provenance", think_ms: "{ms} ms",
+    prov_bot: "bot", prov_house: "house bot", prov_human: "person", prov_timeout: "timeout (default)",
+    prov_illegal: "illegal answers (default)", prov_disconnect: "disconnected (default)", prov_auto: "auto-played (default)",
+    rejected_n: "{n} rejected", no_live_cards: "No hidden card is ever shown here while the match runs.",
+    bot: "Bot", owner: "Owner", rating: "Rating", uncertainty: "±", conservative: "Conservative",
+    matches: "Matches", points_per_deal: "Points/deal", reliability: "Reliability", unreliable: "unreliable",
+    rank: "#", no_ratings: "No rated matches in this ruleset yet.", tournaments: "Tournaments",
+    no_tournaments: "No tournaments yet.", rating_over_time: "Rating over time (band: ± uncertainty)",
+    decisions: "Decisions", timeouts: "Timeouts", illegal_defaults: "Illegal-answer defaults",
+    disconnect_defaults: "Disconnect defaults", latest_matches: "Latest rated matches", match: "Match",
+    seat: "Seat", points: "Points", not_found: "Not found.", error: "Error: {message}",
+    opponents_hint: "House bots: {names}.", phase_passing: "Passing", phase_playing: "Playing",
+    phase_over: "Over", decision_time: "A person has {s} s per decision.",
+  },
+  id: {
+    title: "Hearts Arena", lobby: "Lobi", leaderboard: "Papan peringkat", language: "Bahasa",
+    live_matches: "Pertandingan langsung", recent_matches: "Pertandingan terakhir", nothing_yet: "Belum ada apa-apa.",
+    play_title: "Main melawan bot rumah", ruleset: "Aturan", players: "Pemain", opponent: "Lawan {n}",
+    play_button: "Main melawan bot rumah", watch: "Tonton", replay: "Tayangan ulang", deals_n: "{n} ronde",
+    running: "berjalan", finished: "selesai", aborted: "dibatalkan server", cancelled: "dibatalkan",
+    you: "Kamu", cards_n: "{n} kartu", points_n: "{n} poin", tricks_n: "{n} trik",
+    seat_label: "{name}, {position}: {cards} kartu, {points} poin",
+    your_hand: "Kartu di tanganmu", trick: "Trik {n}", the_trick: "Trik",
+    pass_button: "Oper kartu {direction}", to_position: "ke {position}",
+    pass_hint: "Angkat {n} kartu untuk dioper {direction}.", pass_lifted: "{k} dari {n} terangkat.",
+    pass_waiting: "Sudah dioper. Menunggu pemain lain…", hold_deal: "Ronde ini tanpa oper kartu.",
+    received: "Kamu menerima {cards}.",
+    your_turn: "Giliranmu: mainkan kartu yang ditandai.", your_lead: "Kamu membuka trik.", waiting_for: "Menunggu {name}…",
+    leads: "{name} membuka", wins_trick: "{name} memenangkan trik ({points} poin)",
+    you_lead: "Kamu membuka", you_win_trick: "Kamu memenangkan trik ({points} poin)",
+    hearts_broken: "Hati sudah dibuka", hearts_not_broken: "Hati belum dibuka",
+    clock: "Sisa waktu", bank: "cadangan {s}", seconds: "{s} dtk",
+    score: "Skor", deal: "Ronde", deal_n: "Ronde {n}", total: "Total", moon_mark: "tembak bulan",
+    moon_title: "Kamu tembak bulan!", moon_text: "Kamu mendapat semua kartu penalti. Pilih cara menghitungnya:",
+    moon_add_to_others: "Tambahkan {n} ke semua lawan", moon_subtract_from_self: "Kurangi skormu {n}",
+    default_choice: "(bawaan jika waktu habis)",
+    result_title: "Pertandingan selesai", winner: "Pemenang: {names}", winners: "Pemenang: {names}", you_won: "Kamu menang!",
+    rank_n: "Kamu di peringkat {rank} dari {n}.", ended_because: "Pertandingan berakhir: {reason}.",
+    refused: "Ditolak: {reason}", watch_replay: "Tonton tayangan ulang", back_to_lobby: "Kembali ke lobi",
+    connecting: "Menghubungkan…", reconnecting: "Koneksi terputus, menghubungkan lagi…",
+    played_card: "{name} memainkan {card}", passed_cards: "{name} mengoper {cards}", chose_moon: "{name} memilih: {option}",
+    dealt: "Ronde {n} dibagikan", live: "Langsung", replay_mode: "Tayangan ulang",
+    step_back: "Mundur", step_forward: "Maju", play: "Putar", pause: "Jeda", speed: "Kecepatan",
+    prev_deal: "Ronde sebelumnya", next_deal: "Ronde berikutnya", jump_deal: "Ronde", jump_trick: "Trik",
+    trick_start: "Awal ronde", trick_after: "Setelah trik {n}", frame_n: "Langkah {k} dari {n}",
+    provenance: "Asal keputusan", think_ms: "{ms} md",
+    prov_bot: "bot", prov_house: "bot rumah", prov_human: "orang", prov_timeout: "waktu habis (bawaan)",
+    prov_illegal: "jawaban tidak sah (bawaan)", prov_disconnect: "terputus (bawaan)", prov_auto: "dimainkan otomatis (bawaan)",
+    rejected_n: "{n} ditolak", no_live_cards: "Selama pertandingan berjalan, tidak ada kartu tersembunyi yang ditampilkan.",
+    bot: "Bot", owner: "Pemilik", rating: "Rating", uncertainty: "±", conservative: "Konservatif",
+    matches: "Pertandingan", points_per_deal: "Poin/ronde", reliability: "Keandalan", unreliable: "tidak andal",
+    rank: "#", no_ratings: "Belum ada pertandingan berperingkat untuk aturan ini.", tournaments: "Turnamen",
+    no_tournaments: "Belum ada turnamen.", rating_over_time: "Rating dari waktu ke waktu (pita: ± ketidakpastian)",
+    decisions: "Keputusan", timeouts: "Waktu habis", illegal_defaults: "Bawaan karena jawaban tidak sah",
+    disconnect_defaults: "Bawaan karena terputus", latest_matches: "Pertandingan berperingkat terakhir", match: "Pertandingan",
+    seat: "Kursi", points: "Poin", not_found: "Tidak ditemukan.", error: "Galat: {message}",
+    opponents_hint: "Bot rumah: {names}.", phase_passing: "Oper kartu", phase_playing: "Bermain",
+    phase_over: "Selesai", decision_time: "Seorang pemain punya {s} dtk per keputusan.",
+  },
+  vi: {
+    title: "Hearts Arena", lobby: "Sảnh", leaderboard: "Bảng xếp hạng", language: "Ngôn ngữ",
+    live_matches: "Trận đang diễn ra", recent_matches: "Trận gần đây", nothing_yet: "Chưa có gì.",
+    play_title: "Chơi với máy", ruleset: "Luật chơi", players: "Số người", opponent: "Đối thủ {n}",
+    play_button: "Chơi với máy", watch: "Xem", replay: "Xem lại", deals_n: "{n} ván",
+    running: "đang chơi", finished: "đã xong", aborted: "bị huỷ do máy chủ", cancelled: "bị huỷ",
+    you: "Bạn", cards_n: "{n} lá", points_n: "{n} điểm", tricks_n: "{n} vòng",
+    seat_label: "{name}, {position}: {cards} lá, {points} điểm",
+    your_hand: "Bài trên tay bạn", trick: "Vòng {n}", the_trick: "Vòng bài",
+    pass_button: "Chuyền bài {direction}", to_position: "cho {position}",
+    pass_hint: "Nhấc {n} lá để chuyền {direction}.", pass_lifted: "Đã nhấc {k}/{n} lá.",
+    pass_waiting: "Đã chuyền. Đang chờ người khác…", hold_deal: "Ván này không chuyền bài.",
+    received: "Bạn nhận được {cards}.",
+    your_turn: "Đến lượt bạn: đánh một lá được đánh dấu.", your_lead: "Bạn đánh trước.", waiting_for: "Đang chờ {name}…",
+    leads: "{name} đánh trước", wins_trick: "{name} thắng vòng ({points} điểm)",
+    you_lead: "Bạn đánh trước", you_win_trick: "Bạn thắng vòng ({points} điểm)",
+    hearts_broken: "Đã mở cơ", hearts_not_broken: "Chưa mở cơ",
+    clock: "Thời gian còn", bank: "dự trữ {s}", seconds: "{s} giây",
+    score: "Điểm", deal: "Ván", deal_n: "Ván {n}", total: "Tổng", moon_mark: "ăn trọn",
+    moon_title: "Bạn đã ăn trọn!", moon_text: "Bạn ăn hết các lá bài phạt. Chọn cách tính điểm:",
+    moon_add_to_others: "Cộng {n} cho mọi người khác", moon_subtract_from_self: "Trừ {n} điểm của bạn",
+    default_choice: "(mặc định nếu hết giờ)",
+    result_title: "Trận đấu kết thúc", winner: "Người thắng: {names}", winners: "Người thắng: {names}", you_won: "Bạn thắng!",
+    rank_n: "Bạn xếp hạng {rank} trên {n}.", ended_because: "Trận đấu kết thúc: {reason}.",
+    refused: "Bị từ chối: {reason}", watch_replay: "Xem lại trận", back_to_lobby: "Về sảnh",
+    connecting: "Đang kết nối…", reconnecting: "Mất kết nối, đang kết nối lại…",
+    played_card: "{name} đánh {card}", passed_cards: "{name} chuyền {cards}", chose_moon: "{name} chọn: {option}",
+    dealt: "Chia ván {n}", live: "Trực tiếp", replay_mode: "Xem lại",
+    step_back: "Lùi một bước", step_forward: "Tiến một bước", play: "Phát", pause: "Tạm dừng", speed: "Tốc độ",
+    prev_deal: "Ván trước", next_deal: "Ván sau", jump_deal: "Ván", jump_trick: "Vòng",
+    trick_start: "Đầu ván", trick_after: "Sau vòng {n}", frame_n: "Bước {k}/{n}",
+    provenance: "Nguồn gốc", think_ms: "{ms} ms",
+    prov_bot: "bot", prov_house: "máy", prov_human: "người chơi", prov_timeout: "hết giờ (mặc định)",
+    prov_illegal: "trả lời sai luật (mặc định)", prov_disconnect: "mất kết nối (mặc định)", prov_auto: "tự động (mặc định)",
+    rejected_n: "{n} lần bị từ chối", no_live_cards: "Khi trận đang diễn ra, không lá bài ẩn nào được hiện ở đây.",
+    bot: "Bot", owner: "Chủ", rating: "Điểm xếp hạng", uncertainty: "±", conservative: "Thận trọng",
+    matches: "Số trận", points_per_deal: "Điểm/ván", reliability: "Độ tin cậy", unreliable: "không ổn định",
+    rank: "#", no_ratings: "Chưa có trận xếp hạng nào cho luật này.", tournaments: "Giải đấu",
+    no_tournaments: "Chưa có giải đấu nào.", rating_over_time: "Điểm xếp hạng theo thời gian (dải: ± độ bất định)",
+    decisions: "Quyết định", timeouts: "Hết giờ", illegal_defaults: "Mặc định do trả lời sai luật",
+    disconnect_defaults: "Mặc định do mất kết nối", latest_matches: "Các trận xếp hạng gần đây", match: "Trận",
+    seat: "Ghế", points: "Điểm", not_found: "Không tìm thấy.", error: "Lỗi: {message}",
+    opponents_hint: "Máy: {names}.", phase_passing: "Chuyền bài", phase_playing: "Đang chơi",
+    phase_over: "Kết thúc", decision_time: "Người chơi có {s} giây cho mỗi quyết định.",
+  },
+};
+
+export const LANGUAGES = { en: "English", id: "Bahasa Indonesia", vi: "Tiếng Việt" };
+
+const POSITIONS = {
+  en: { south: "South", south_west: "South-West", west: "West", north_west: "North-West", north: "North",
+        north_east: "North-East", east: "East", south_east: "South-East" },
+  id: { south: "Selatan", south_west: "Barat Daya", west: "Barat", north_west: "Barat Laut", north: "Utara",
+        north_east: "Timur Laut", east: "Timur", south_east: "Tenggara" },
+  vi: { south: "Nam", south_west: "Tây Nam", west: "Tây", north_west: "Tây Bắc", north: "Bắc",
+        north_east: "Đông Bắc", east: "Đông", south_east: "Đông Nam" },
+};
+
+const POSITIONS_SHORT = {
+  en: { south: "S", south_west: "SW", west: "W", north_west: "NW", north: "N", north_east: "NE", east: "E", south_east: "SE" },
+  id: { south: "S", south_west: "BD", west: "B", north_west: "BL", north: "U", north_east: "TL", east: "T", south_east: "TG" },
+  vi: { south: "N", south_west: "TN", west: "T", north_west: "TB", north: "B", north_east: "ĐB", east: "Đ", south_east: "ĐN" },
+};
+
+const RANKS = {
+  en: { 2: "Two", 3: "Three", 4: "Four", 5: "Five", 6: "Six", 7: "Seven", 8: "Eight", 9: "Nine", T: "Ten",
+        J: "Jack", Q: "Queen", K: "King", A: "Ace" },
+  id: { 2: "2", 3: "3", 4: "4", 5: "5", 6: "6", 7: "7", 8: "8", 9: "9", T: "10", J: "Jack", Q: "Queen", K: "King", A: "As" },
+  vi: { 2: "2", 3: "3", 4: "4", 5: "5", 6: "6", 7: "7", 8: "8", 9: "9", T: "10", J: "J", Q: "Q", K: "K", A: "A" },
+};
+const SUITS = {
+  en: { C: "clubs", D: "diamonds", H: "hearts", S: "spades" },
+  id: { C: "keriting", D: "wajik", H: "hati", S: "sekop" },
+  vi: { C: "chuồn", D: "rô", H: "cơ", S: "bích" },
+};
+
+let lang = pickLanguage();
+const listeners = new Set();
+
+function pickLanguage() {
+  const asked = new URLSearchParams(location.search).get("lang");
+  const stored = (() => { try { return localStorage.getItem("lang"); } catch { return null; } })();
+  for (const candidate of [asked, stored, ...(navigator.languages || []).map((l) => l.slice(0, 2))]) {
+    if (candidate && STRINGS[candidate]) return candidate;
+  }
+  return "en";
+}
+
+export function language() { return lang; }
+
+export function setLanguage(next) {
+  if (!STRINGS[next] || next === lang) return;
+  lang = next;
+  try { localStorage.setItem("lang", next); } catch { /* private mode */ }
+  document.documentElement.lang = next;
+  for (const listener of listeners) listener(next);
+}
+
+export function onLanguage(listener) { listeners.add(listener); }
+
+export function t(key, params = {}) {
+  const text = STRINGS[lang][key] ?? STRINGS.en[key] ?? key;
+  return text.replace(/\{(\w+)\}/g, (_, name) => (name in params ? String(params[name]) : `{${name}}`));
+}
+
+// "QS" -> "Queen of spades" (en), "Queen sekop" (id), "Q bích" (vi): what a screen reader says.
+export function cardLabel(code) {
+  const rank = RANKS[lang][code.slice(0, -1)] ?? code.slice(0, -1);
+  const suit = SUITS[lang][code.slice(-1)] ?? code.slice(-1);
+  return lang === "en" ? `${rank} of ${suit}` : `${rank} ${suit}`;
+}
+
+export function positionName(position) { return POSITIONS[lang][position] ?? position; }
+export function positionShort(position) { return POSITIONS_SHORT[lang][position] ?? position; }
+
+document.documentElement.lang = lang;

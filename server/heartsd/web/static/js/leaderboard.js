@@ -1,0 +1,63 @@
+// The leaderboard of a ruleset (the ladder's ratings), and tournament standings when
+// there are any.
+import { el, getJSON, header, showError } from "./common.js";
+import { t } from "./i18n.js";
+
+const $ = (id) => document.getElementById(id);
+const params = new URLSearchParams(location.search);
+let ruleset = params.get("ruleset") || "standard";
+let board = null;
+let tournaments = [];
+
+header("leaderboard", () => render());
+
+const fixed = (x, digits = 2) => (x === null || x === undefined ? "—" : Number(x).toFixed(digits));
+
+function row(entry) {
+  const href = `/bots/${encodeURIComponent(entry.bot)}?ruleset=${encodeURIComponent(ruleset)}`;
+  const rate = entry.decisions ? ((entry.timeouts + entry.disconnect_defaults) / entry.decisions) * 100 : 0;
+  return el("tr", { dataset: { bot: entry.bot } },
+    el("td", {}, entry.rank),
+    el("td", {}, el("a", { href }, entry.bot), entry.unreliable ? el("span", { class: "flag" }, " ", t("unreliable")) : null),
+    el("td", {}, entry.owner),
+    el("td", { dataset: { rating: entry.rating } }, fixed(entry.rating)),
+    el("td", {}, fixed(entry.uncertainty)),
+    el("td", {}, fixed(entry.conservative)),
+    el("td", {}, entry.matches),
+    el("td", {}, fixed(entry.points_per_deal), entry.points_per_deal_ci === null ? "" : ` ±${fixed(entry.points_per_deal_ci)}`),
+    el("td", {}, `${fixed(rate, 1)}%`));
+}
+
+function render() {
+  $("heading").textContent = `${t("leaderboard")}: ${ruleset}`;
+  $("tournaments-title").textContent = t("tournaments");
+  if (board) {
+    $("pick").replaceChildren(el("label", {}, t("ruleset"), " ", el("select", { id: "ruleset", onchange: (e) => {
+      ruleset = e.target.value;
+      history.replaceState(null, "", `?ruleset=${encodeURIComponent(ruleset)}`);
+      load();
+    } }, board.rulesets.map((r) => el("option", { value: r, selected: r === ruleset }, r)))));
+    const head = el("tr", {}, [t("rank"), t("bot"), t("owner"), t("rating"), t("uncertainty"), t("conservative"),
+      t("matches"), t("points_per_deal"), t("timeouts")].map((h) => el("th", { scope: "col" }, h)));
+    $("board").replaceChildren(board.entries.length
+      ? el("table", { class: "board", id: "standings" }, el("thead", {}, head), el("tbody", {}, board.entries.map(row)))
+      : el("p", { class: "muted" }, t("no_ratings")));
+  }
+  // Tournaments (none exist yet): each {name, ruleset, standings: [{rank, bot, points, ci}]}.
+  $("tournaments").replaceChildren(tournaments.length ? el("div", {}, tournaments.map((tour) => el("section", {},
+    el("h3", {}, tour.name), el("ol", {}, (tour.standings ?? []).map((s) => el("li", {}, `${s.bot} ${fixed(s.points)}`))))))
+    : el("p", { class: "muted" }, t("no_tournaments")));
+}
+
+async function load() {
+  try {
+    [board, { tournaments }] = await Promise.all([
+      getJSON(`/api/leaderboard?ruleset=${encodeURIComponent(ruleset)}`), getJSON("/api/tournaments")]);
+    render();
+  } catch (error) {
+    showError($("board"), error);
+  }
+}
+
+render();
+load();

@@ -1,0 +1,98 @@
+// The lobby: take a seat against the house, and the live and recent matches.
+import { el, getJSON, header, postJSON, seatName, showError } from "./common.js";
+import { t } from "./i18n.js";
+
+const $ = (id) => document.getElementById(id);
+let options = null;
+let matches = null;
+let choice = { ruleset: "standard", players: 4, opponents: [] };
+
+header("lobby", () => { drawForm(); render(); });
+
+function playForm() {
+  const rules = options.rulesets.find((r) => r.name === choice.ruleset) ?? options.rulesets[0];
+  if (!rules.players.includes(choice.players)) choice.players = rules.default_players;
+  const opponents = Array.from({ length: choice.players - 1 }, (_, i) => choice.opponents[i] ?? options.opponents[0]);
+  choice.opponents = opponents;
+  const select = (id, label, values, current, onchange, text = (v) => v) => [
+    el("label", { for: id }, label),
+    el("select", { id, onchange: (e) => { onchange(e.target.value); drawForm(); } },
+      values.map((v) => el("option", { value: v, selected: String(v) === String(current) }, text(v)))),
+  ];
+  const error = el("p", { class: "error", role: "alert", id: "play-error" });
+  return el("form", { class: "play-form", onsubmit: async (event) => {
+    event.preventDefault();
+    error.textContent = "";
+    try {
+      const seat = await postJSON("/api/play", choice);
+      location.assign(seat.play_url);
+    } catch (failure) {
+      error.textContent = t("error", { message: failure.message });
+    }
+  } },
+  select("ruleset", t("ruleset"), options.rulesets.map((r) => r.name), choice.ruleset, (v) => { choice.ruleset = v; }),
+  select("players", t("players"), rules.players, choice.players, (v) => { choice.players = Number(v); }),
+  opponents.map((o, i) => select(`opponent-${i + 1}`, t("opponent", { n: i + 1 }), options.opponents, o,
+    (v) => { choice.opponents[i] = v; })),
+  el("button", { type: "submit", class: "primary", id: "play-button" }, t("play_button")),
+  el("p", { class: "muted" }, t("decision_time", { s: Math.round(options.human_decision_ms / 1000) })),
+  error);
+}
+
+function matchItem(match, live) {
+  const href = `/watch/${encodeURIComponent(match.match_id)}`;
+  return el("li", { dataset: { match: match.match_id } },
+    el("a", { href }, live ? t("watch") : t("replay")),
+    el("span", {}, match.ruleset),
+    el("span", { class: "muted" }, t("deals_n", { n: match.deals }), " · ", t(match.status)),
+    el("span", { class: "seats" }, match.seats.map((s) => seatName(s)).join(", "),
+      match.totals.length ? ` — ${match.totals.join(" / ")}` : ""));
+}
+
+function list(items, live) {
+  return items.length ? el("ul", { class: "match-list" }, items.map((m) => matchItem(m, live)))
+    : el("p", { class: "muted" }, t("nothing_yet"));
+}
+
+// The form is drawn again when a choice changes (the opponents follow the player
+// count); focus stays on the control that had it.
+function drawForm() {
+  if (!options) return;
+  const focused = document.activeElement?.id;
+  $("play").replaceChildren(playForm());
+  if (focused && document.getElementById(focused)) document.getElementById(focused).focus();
+}
+
+function render() {
+  $("heading").textContent = t("title");
+  $("play-title").textContent = t("play_title");
+  $("live-title").textContent = t("live_matches");
+  $("recent-title").textContent = t("recent_matches");
+  if (matches) {
+    $("live").replaceChildren(list(matches.live, true));
+    $("recent").replaceChildren(list(matches.recent, false));
+  }
+}
+
+async function refresh() {
+  try {
+    matches = await getJSON("/api/matches");
+    render();
+  } catch (error) {
+    showError($("live"), error);
+  }
+}
+
+async function start() {
+  try {
+    options = await getJSON("/api/options");
+  } catch (error) {
+    showError($("play"), error);
+  }
+  drawForm();
+  render();
+  await refresh();
+  setInterval(refresh, 5000);
+}
+
+start();

@@ -1,0 +1,286 @@
+// The Playboard: a person's seat. The server sends snapshots of exactly what this seat
+// knows (its hand, the legal cards of its request, the public table); the page draws
+// them and sends answers. It never decides what is legal: unmarked cards cannot be
+// played from the page, and any answer, however sent, is checked by the server.
+import { el, getJSON, header, seatName, showError, socketURL } from "./common.js";
+import { faceUp, syncCards } from "./cards.js";
+import { cardLabel, onLanguage, t } from "./i18n.js";
+import { nextToPlay, positionOf, renderScores, renderTable } from "./table.js";
+
+const matchId = decodeURIComponent(location.pathname.split("/").pop());
+const $ = (id) => document.getElementById(id);
+let state = null;
+let receivedAt = 0;
+let lifted = new Set();
+let liftedFor = null; // the request the lifted cards belong to
+let sentFor = null; // the request an answer was sent for (until the server's next snapshot)
+let socket = null;
+let retry = 500;
+let announced = "";
+
+header("play", () => render());
+
+function send(answer) {
+  if (!socket || socket.readyState !== WebSocket.OPEN || !state?.request) return false;
+  const message = { type: "answer", request_id: state.request.id, ...answer };
+  socket.send(JSON.stringify(message));
+  sentFor = state.request.id;
+  render(); // at once: the cards of an answered request are no longer playable
+  return true;
+}
+
+// For scripts and tests: send any answer, bypassing what the page allows. The server
+// still checks it and the page shows its reason when it refuses.
+window.arena = {
+  play: (card) => send({ play: card }),
+  pass: (cards) => send({ pass: cards }),
+  moon: (option) => send({ moon: option }),
+  state: () => state,
+};
+
+function myRequest(kind) {
+  const request = state?.request;
+  return request && request.kind === kind && !request.answered && sentFor !== request.id ? request : null;
+}
+
+function directionText() {
+  const n = state.ruleset.players;
+  const to = state.request?.pass_to ?? state.pass_to;
+  if (to === undefined || to < 0) return "";
+  return t("to_position", { position: positionOf(to, state.you, n) });
+}
+
+function onCard(code) {
+  const passing = myRequest("pass");
+  if (passing) {
+    if (lifted.has(code)) lifted.delete(code); else lifted.add(code);
+    render();
+    return;
+  }
+  const playing = myRequest("play");
+  if (playing && playing.legal.includes(code)) send({ play: code });
+}
+
+function onHandKey(event) {
+  const cards = [...$("hand").querySelectorAll("[data-card]")];
+  const index = cards.indexOf(document.activeElement);
+  if (index < 0) return;
+  const moves = { ArrowLeft: -1, ArrowUp: -1, ArrowRight: 1, ArrowDown: 1, Home: -Infinity, End: Infinity };
+  if (!(event.key in moves)) return;
+  event.preventDefault();
+  const step = moves[event.key];
+  const next = step === -Infinity ? 0 : step === Infinity ? cards.length - 1
+    : (index + step + cards.length) % cards.length;
+  focusCard(cards, next);
+}
+
+function focusCard(cards, index) {
+  cards.forEach((card, i) => { card.tabIndex = i === index ? 0 : -1; });
+  cards[index]?.focus();
+}
+
+function renderHand() {
+  const hand = $("hand");
+  hand.setAttribute("aria-label", t("your_hand"));
+  const hadFocus = hand.contains(document.activeElement);
+  const focused = hadFocus ? document.activeElement.dataset.card : null;
+  const passing = myRequest("pass");
+  const playing = myRequest("play");
+  const legal = new Set(playing?.legal ?? []);
+  const codes = state.hand ?? [];
+  const cards = syncCards(hand, codes, (code) => {
+    const card = faceUp(code, { button: true });
+    card.addEventListener("click", () => onCard(code));
+    return card;
+  });
+  let tabStop = codes.indexOf(focused);
+  for (const [i, card] of cards.entries()) {
+    const code = codes[i];
+    const usable = passing ? true : legal.has(code);
+    card.classList.toggle("legal", Boolean(playing) && legal.has(code));
+    card.classList.toggle("not-legal", Boolean(playing) && !legal.has(code));
+    card.classList.toggle("lifted", Boolean(passing || state.request?.kind === "pass") && lifted.has(code));
+    card.setAttribute("aria-disabled", usable ? "false" : "true");
+    if (passing) card.setAttribute("aria-pressed", lifted.has(code) ? "true" : "false");
+    else card.removeAttribute("aria-pressed");
+    card.setAttribute("aria-label", cardLabel(code));
+    if (tabStop < 0 && usable) tabStop = i;
+  }
+  cards.forEach((card, i) => { card.tabIndex = i === Math.max(0, tabStop) ? 0 : -1; });
+  if (hadFocus && !hand.contains(document.activeElement) && cards.length) focusCard(cards, Math.max(0, tabStop));
+}
+
+function renderPassBar() {
+  const bar = $("pass-bar");
+  const request = state.request?.kind === "pass" ? state.request : null;
+  if (state.phase !== "passing") {
+    // Until the first trick is won, the cards just received are named.
+    const fresh = state.phase === "playing" && state.received && (state.tricks_won ?? []).every((w) => w === 0);
+    bar.replaceChildren(fresh ? el("p", { class: "received" },
+      t("received", { cards: state.received.map(cardLabel).join(", ") })) : "");
+    bar.hidden = !fresh;
+    return;
+  }
+  bar.hidden = false;
+  if (!request || request.answered || sentFor === request.id) {
+    bar.replaceChildren(el("p", {}, t("pass_waiting")));
+    return;
+  }
+  const n = request.pass_count;
+  const direction = directionText();
+  const button = el("button", { id: "pass-button", type: "button", class: "primary",
+                                disabled: lifted.size !== n, onclick: () => {
+    if (lifted.size === n) send({ pass: [...lifted] });
+  } }, t("pass_button", { direction }));
+  bar.replaceChildren(el("p", { class: "hint" }, t("pass_hint", { n, direction }), " ",
+    el("span", { class: "lifted-count" }, t("pass_lifted", { k: lifted.size, n }))), button);
+}
+
+function renderStatus() {
+  const status = $("status");
+  const request = state.request;
+  let text = "";
+  if (state.result) text = t("result_title");
+  else if (request?.kind === "play" && !request.answered) text = state.trick.cards.length ? t("your_turn") : t("your_lead");
+  else if (request?.kind === "moon") text = t("moon_title");
+  else if (state.phase === "passing") text = state.pass_direction === "hold" ? t("hold_deal") : t("pass_hint", {
+    n: state.ruleset.pass_count, direction: directionText() });
+  else if (state.phase === "playing") {
+    const seat = nextToPlay(state);
+    if (seat >= 0 && seat !== state.you) text = t("waiting_for", { name: seatName(state.seats[seat], state.you) });
+  }
+  status.replaceChildren(el("span", { class: "deal-no" }, t("deal_n", { n: state.deal + 1 })), " ", el("span", {}, text));
+}
+
+function renderClock() {
+  const clock = $("clock");
+  const request = state?.request;
+  if (!request || request.answered || state.result) {
+    clock.replaceChildren();
+    clock.hidden = true;
+    return;
+  }
+  clock.hidden = false;
+  const spent = request.age_ms + (performance.now() - receivedAt);
+  const decision = Math.max(0, request.decision_ms - spent);
+  const bank = Math.max(0, request.bank_ms - Math.max(0, spent - request.decision_ms));
+  const share = request.decision_ms ? decision / request.decision_ms : 0;
+  clock.replaceChildren(el("span", { class: "label" }, t("clock")), " ",
+    el("strong", { class: decision < 5000 ? "low" : null }, t("seconds", { s: Math.ceil(decision / 1000) })),
+    " ", el("span", { class: "bank" }, t("bank", { s: t("seconds", { s: Math.ceil(bank / 1000) }) })),
+    el("div", { class: "bar", role: "progressbar", "aria-valuemin": 0, "aria-valuemax": 100,
+                "aria-valuenow": Math.round(share * 100), "aria-label": t("clock") },
+      el("div", { class: "fill", style: { width: `${(share * 100).toFixed(1)}%` } })));
+}
+
+function renderMoon() {
+  const dialog = $("moon");
+  const request = myRequest("moon");
+  if (!request) {
+    if (dialog.open) dialog.close();
+    return;
+  }
+  const total = state.ruleset.deal_total;
+  dialog.replaceChildren(el("h2", {}, t("moon_title")), el("p", {}, t("moon_text")),
+    el("div", { class: "choices" }, request.moon_options.map((option) => el("button", {
+      type: "button", class: option === request.default_moon ? "primary" : null, dataset: { moon: option },
+      onclick: () => send({ moon: option }),
+    }, t(`moon_${option}`, { n: total }), option === request.default_moon ? ` ${t("default_choice")}` : ""))));
+  if (!dialog.open) dialog.showModal();
+}
+
+function renderRejection() {
+  const box = $("rejection");
+  const rejection = state.rejection;
+  box.replaceChildren(rejection ? el("p", {}, t("refused", { reason: rejection.reason })) : "");
+  box.hidden = !rejection;
+}
+
+function renderResult() {
+  const box = $("result");
+  const result = state.result;
+  if (!result) { box.replaceChildren(); box.hidden = true; return; }
+  box.hidden = false;
+  const names = result.winners.map((s) => seatName(state.seats[s], state.you)).join(", ");
+  const won = result.winners.includes(state.you);
+  box.replaceChildren(el("h2", {}, t("result_title")),
+    result.status === "finished"
+      ? el("p", { class: "winner-line" }, won ? t("you_won") : t(result.winners.length > 1 ? "winners" : "winner", { names }))
+      : el("p", {}, t("ended_because", { reason: result.reason })),
+    result.ranks.length ? el("p", {}, t("rank_n", { rank: result.ranks[state.you], n: result.ranks.length })) : null,
+    el("p", {}, el("a", { href: `/watch/${encodeURIComponent(matchId)}` }, t("watch_replay")), " · ",
+      el("a", { href: "/" }, t("back_to_lobby"))));
+}
+
+function announce() {
+  const shown = state.trick.cards.length ? state.trick : state.last_trick;
+  const last = shown?.cards?.[shown.cards.length - 1];
+  const key = last ? `${state.deal}:${shown.number}:${last.card}` : "";
+  let text = "";
+  if (key && key !== announced && last.seat !== state.you) {
+    text = t("played_card", { name: seatName(state.seats[last.seat], state.you), card: cardLabel(last.card) });
+  }
+  announced = key || announced;
+  if (state.rejection) text = t("refused", { reason: state.rejection.reason });
+  if (text) $("announce").textContent = text;
+}
+
+function render() {
+  if (!state || !state.ruleset?.players) return;
+  if (state.request?.kind === "pass" && liftedFor !== state.request.id) {
+    lifted = new Set();
+    liftedFor = state.request.id;
+  }
+  document.body.dataset.phase = state.phase;
+  renderTable($("table"), $("table-info"), state, { bottom: state.you, you: state.you });
+  renderStatus();
+  renderPassBar();
+  renderHand();
+  renderRejection();
+  renderClock();
+  renderScores($("scores"), state, { you: state.you });
+  renderResult();
+  renderMoon();
+  announce();
+}
+
+function connect() {
+  $("status").textContent = t("connecting");
+  socket = new WebSocket(socketURL(`/ws/play/${encodeURIComponent(matchId)}`));
+  socket.addEventListener("open", () => { retry = 500; });
+  socket.addEventListener("message", (event) => {
+    const data = JSON.parse(event.data);
+    if (data.error) { showError($("status"), data.error); return; }
+    state = data;
+    receivedAt = performance.now();
+    // The answer sent is settled once the server's snapshot shows it: answered, refused, or moved on.
+    const request = state.request;
+    if (sentFor && (!request || request.id !== sentFor || request.answered || state.rejection?.request_id === sentFor)) {
+      sentFor = null;
+    }
+    render();
+  });
+  socket.addEventListener("close", () => {
+    socket = null;
+    if (state?.result) return;
+    $("status").textContent = t("reconnecting");
+    setTimeout(connect, retry);
+    retry = Math.min(retry * 2, 8000);
+  });
+}
+
+async function start() {
+  $("hand").addEventListener("keydown", onHandKey);
+  try {
+    await getJSON(`/api/seat/${encodeURIComponent(matchId)}`);
+  } catch (error) {
+    showError($("status"), error);
+    $("status").append(el("p", {}, el("a", { href: `/watch/${encodeURIComponent(matchId)}` }, t("watch"))));
+    return;
+  }
+  connect();
+  setInterval(() => { if (state) renderClock(); }, 250);
+}
+
+onLanguage(() => render());
+start();

@@ -1,0 +1,136 @@
+// The table: seats around it (3 to 7), the trick in the middle, the score panel. Used
+// by the Playboard, the live table and replays alike; it draws the state it is given
+// (from the server) and decides nothing about the rules.
+import { el, seatName } from "./common.js";
+import { faceDown, faceUp, shortName } from "./cards.js";
+import { cardLabel, positionName, positionShort, t } from "./i18n.js";
+
+const COMPASS = [[0, "east"], [45, "south_east"], [90, "south"], [135, "south_west"], [180, "west"],
+                 [225, "north_west"], [270, "north"], [315, "north_east"], [360, "east"]];
+
+// Where seat `seat` sits for a viewer whose own seat (at the bottom) is `bottom`:
+// clockwise from the bottom, evenly around the table. Returns {angle, position}.
+export function placement(seat, bottom, players) {
+  const r = (((seat - bottom) % players) + players) % players;
+  const angle = 90 + (r * 360) / players;
+  const a = ((angle % 360) + 360) % 360;
+  let best = COMPASS[0];
+  for (const entry of COMPASS) if (Math.abs(entry[0] - a) < Math.abs(best[0] - a)) best = entry;
+  return { angle, position: best[1], relative: r };
+}
+
+export function positionOf(seat, bottom, players) { return positionName(placement(seat, bottom, players).position); }
+
+function at(node, angle, rx, ry) {
+  const rad = (angle * Math.PI) / 180;
+  node.style.setProperty("--x", `${(50 + rx * Math.cos(rad)).toFixed(2)}%`);
+  node.style.setProperty("--y", `${(50 + ry * Math.sin(rad)).toFixed(2)}%`);
+  return node;
+}
+
+// Who is to play next in the open trick, for display ("Waiting for West").
+export function nextToPlay(state) {
+  const trick = state.trick;
+  if (!trick || trick.leader < 0) return -1;
+  return (trick.leader + trick.cards.length) % state.ruleset.players;
+}
+
+// Draw the table into `root` and its caption (who leads, who won, hearts) into `info`.
+// options: bottom (seat drawn at the bottom), you (the viewer's own seat or -1),
+// faceUpHands (every hand is drawn elsewhere, face up: replays).
+export function renderTable(root, info, state, { bottom = 0, you = -1, faceUpHands = false } = {}) {
+  const n = state.ruleset.players;
+  root.className = "table";
+  root.dataset.players = n;
+  const seats = [];
+  const toPlay = state.phase === "playing" ? nextToPlay(state) : -1;
+  for (let s = 0; s < n; s += 1) {
+    const place = placement(s, bottom, n);
+    const info = state.seats[s];
+    const name = seatName(info, you);
+    const count = state.hand_sizes?.[s] ?? 0;
+    const points = state.points_taken?.[s] ?? 0;
+    const box = el("section", {
+      class: `seat pos-${place.position}${s === toPlay ? " to-play" : ""}${s === you ? " mine" : ""}`,
+      dataset: { seat: s, position: place.position },
+      "aria-label": t("seat_label", { name, position: positionName(place.position), cards: count, points }),
+    },
+    el("span", { class: "who" }, name),
+    el("div", { class: "line" }, el("span", { class: "where" }, positionName(place.position)),
+      s === you || faceUpHands ? null : el("span", { class: "stack", "aria-hidden": "true" },
+        count > 0 ? faceDown({ small: true }) : null, el("span", { class: "count" }, count))),
+    el("div", { class: "seat-stats" }, t("points_n", { n: points }),
+      el("span", { class: "tricks" }, " · ", t("tricks_n", { n: state.tricks_won?.[s] ?? 0 }))));
+    seats.push(at(box, place.angle, 38, 38));
+  }
+  const showing = state.trick?.cards?.length ? state.trick : state.last_trick;
+  const complete = showing && showing.winner !== undefined && showing === state.last_trick;
+  const trickBox = el("div", { class: `trick${complete ? " complete" : ""}`, role: "group",
+                               "aria-label": showing ? t("trick", { n: showing.number + 1 }) : t("the_trick") });
+  for (const played of showing?.cards ?? []) {
+    const place = placement(played.seat, bottom, n);
+    const card = faceUp(played.card, { small: true });
+    card.classList.add("in-trick");
+    if (played.seat === showing.leader) card.classList.add("leader");
+    if (complete && played.seat === showing.winner) card.classList.add("winner");
+    card.dataset.seat = played.seat;
+    trickBox.append(at(card, place.angle, 19, 21));
+  }
+  root.replaceChildren(...seats, trickBox);
+  const caption = el("span", { class: "trick-caption" });
+  if (showing && showing.leader >= 0) {
+    caption.append(el("span", { class: "leader-text" }, showing.leader === you ? t("you_lead")
+      : t("leads", { name: seatName(state.seats[showing.leader], you) })));
+    if (complete) {
+      const points = showing.points ?? 0;
+      caption.append(" · ", el("strong", { class: "winner-text" }, showing.winner === you ? t("you_win_trick", { points })
+        : t("wins_trick", { name: seatName(state.seats[showing.winner], you), points })));
+    }
+  }
+  const hearts = el("span", { class: `hearts-state${state.hearts_broken ? " broken" : ""}`,
+                              dataset: { broken: state.hearts_broken ? "1" : "0" } },
+    el("span", { "aria-hidden": "true" }, "♥ "), state.hearts_broken ? t("hearts_broken") : t("hearts_not_broken"));
+  info.className = "table-info";
+  info.replaceChildren(hearts, caption);
+}
+
+// Every seat's hand face up, one row per seat (replays).
+export function renderHands(root, state, { bottom = 0 } = {}) {
+  const n = state.ruleset.players;
+  root.replaceChildren(...Array.from({ length: n }, (_, i) => {
+    const s = (bottom + i) % n;
+    const row = el("div", { class: "hand-row", dataset: { seat: s } },
+      el("span", { class: "hand-owner" }, seatName(state.seats[s]), " · ", positionOf(s, bottom, n)));
+    const cards = el("div", { class: "mini-hand" }, (state.hands?.[s] ?? []).map((c) => faceUp(c, { small: true })));
+    row.append(cards);
+    if (state.passes?.[s]) {
+      row.append(el("span", { class: "passed-note" }, "→ ", state.passes[s].map(shortName).join(" ")));
+    }
+    return row;
+  }));
+}
+
+// The score panel: a row per deal (moons marked), then the totals.
+// Columns are named by table position (short, and the same words as around the table).
+export function renderScores(root, state, { you = -1, bottom = you < 0 ? 0 : you } = {}) {
+  const n = state.ruleset.players;
+  const head = el("tr", {}, el("th", { scope: "col" }, t("deal")),
+    Array.from({ length: n }, (_, s) => {
+      const position = placement(s, bottom, n).position;
+      const full = `${seatName(state.seats[s], you)}, ${positionName(position)}`;
+      return el("th", { scope: "col", dataset: { seat: s }, title: full, "aria-label": full },
+        s === you ? t("you") : n > 4 ? positionShort(position) : positionName(position));
+    }));
+  const rows = (state.deal_scores ?? []).map((score) => el("tr", { dataset: { deal: score.deal } },
+    el("th", { scope: "row" }, score.deal + 1),
+    score.points.map((p, s) => el("td", {
+      class: score.shooter === s ? "moon" : null, dataset: { points: p, seat: s },
+      title: score.shooter === s ? t("moon_mark") : null,
+    }, score.shooter === s ? el("span", { class: "moon-mark", "aria-label": t("moon_mark") }, "☾ ") : null, p))));
+  const totals = el("tr", { class: "totals" }, el("th", { scope: "row" }, t("total")),
+    (state.totals ?? []).map((p, s) => el("td", { dataset: { points: p, seat: s } }, p)));
+  root.replaceChildren(el("table", { class: "scores" }, el("caption", {}, t("score")),
+    el("thead", {}, head), el("tbody", {}, rows), el("tfoot", {}, totals)));
+}
+
+export function cardsText(codes) { return codes.map(cardLabel).join(", "); }

@@ -1,0 +1,218 @@
+// The table view: a live match for spectators (its public feed only: no card is shown
+// before it is played), or a finished match as a replay with every hand, step by step.
+// Like the Battlesnake board, one page serves both, driven by URL parameters:
+//   /watch/<id>?deal=3&trick=5     deal 3 (1-based), after its 5th trick (0: as dealt)
+//   &step=12                       or the 12th step of that deal (0: as dealt)
+//   &autoplay=1&speed=2            play from there, twice the normal pace
+import { el, getJSON, header, seatName, showError, socketURL } from "./common.js";
+import { shortName } from "./cards.js";
+import { onLanguage, t } from "./i18n.js";
+import { renderHands, renderScores, renderTable } from "./table.js";
+
+const matchId = decodeURIComponent(location.pathname.split("/").pop());
+const params = new URLSearchParams(location.search);
+const $ = (id) => document.getElementById(id);
+const STEP_MS = 800;
+let mode = null;
+let live = null; // the latest live snapshot
+let replay = null; // {index, frames: Map(deal -> frames), deal, step, timer, speed}
+let triedLive = false; // a match that is neither live nor replayable (aborted early) is said so once
+
+header("watch", () => draw());
+
+function draw() {
+  if (mode === "live" && live) drawLive();
+  if (mode === "replay" && replay) drawReplay();
+}
+
+function status(text, badge) {
+  $("status").replaceChildren(el("span", { class: `badge ${badge}` }, badge === "live" ? t("live") : t("replay_mode")), " ", text);
+}
+
+// -- live ----------------------------------------------------------------------------
+
+function drawLive() {
+  const state = live;
+  status(t("deal_n", { n: state.deal + 1 }), "live");
+  $("table").dataset.deal = state.deal;
+  renderTable($("table"), $("table-info"), state, { bottom: 0, you: -1 });
+  renderScores($("scores"), state, { you: -1, bottom: 0 });
+  const note = $("decision");
+  note.hidden = false;
+  note.replaceChildren(el("span", { class: "muted" }, t("no_live_cards")));
+}
+
+function watchLive() {
+  mode = "live";
+  triedLive = true;
+  const socket = new WebSocket(socketURL(`/ws/watch/${encodeURIComponent(matchId)}`));
+  socket.addEventListener("message", (event) => {
+    const data = JSON.parse(event.data);
+    if (data.error) {
+      if (data.status === 409) loadReplay();
+      else showError($("status"), data.error);
+      return;
+    }
+    live = data;
+    drawLive();
+  });
+  socket.addEventListener("close", () => {
+    if (mode !== "live") return;
+    if (live?.result) setTimeout(loadReplay, 300); // over: the record is stored, show it
+    else setTimeout(watchLive, 2000);
+  });
+}
+
+// -- replay --------------------------------------------------------------------------
+
+async function frames(deal) {
+  if (!replay.frames.has(deal)) {
+    const data = await getJSON(`/api/replay/${encodeURIComponent(matchId)}/deals/${deal}`);
+    replay.frames.set(deal, data.frames);
+  }
+  return replay.frames.get(deal);
+}
+
+function dealIndex() { return replay.index.deals.findIndex((d) => d.number === replay.deal); }
+
+async function show(deal, step) {
+  const list = await frames(deal);
+  replay.deal = deal;
+  replay.step = Math.max(0, Math.min(step, list.length - 1));
+  drawReplay();
+}
+
+function stepFor(list, trick) {
+  if (trick <= 0) return 0;
+  const found = list.findIndex((f) => f.tricks_done >= trick);
+  return found < 0 ? list.length - 1 : found;
+}
+
+async function move(delta) {
+  const list = await frames(replay.deal);
+  const next = replay.step + delta;
+  const i = dealIndex();
+  if (next >= list.length && i + 1 < replay.index.deals.length) return show(replay.index.deals[i + 1].number, 0);
+  if (next < 0 && i > 0) {
+    const previous = replay.index.deals[i - 1].number;
+    return show(previous, (await frames(previous)).length - 1);
+  }
+  if (next >= list.length) stop();
+  return show(replay.deal, next);
+}
+
+function stop() {
+  if (replay.timer) clearInterval(replay.timer);
+  replay.timer = null;
+  drawControls();
+}
+
+function play() {
+  if (replay.timer) return stop();
+  replay.timer = setInterval(() => move(1), STEP_MS / replay.speed);
+  return drawControls();
+}
+
+function decisionText(state) {
+  const d = state.decision;
+  if (!d) return t("dealt", { n: state.deal + 1 });
+  const name = seatName(state.seats[d.seat]);
+  const action = d.kind === "play" ? t("played_card", { name, card: shortName(d.cards[0]) })
+    : d.kind === "pass" ? t("passed_cards", { name, cards: d.cards.map(shortName).join(" ") })
+    : t("chose_moon", { name, option: t(`moon_${d.moon}`, { n: state.ruleset.deal_total }) });
+  return action;
+}
+
+function drawControls() {
+  const index = replay.index;
+  const list = replay.frames.get(replay.deal) ?? [];
+  const info = index.deals[dealIndex()] ?? { tricks: 0 };
+  const button = (id, label, symbol, onclick) => el("button", { type: "button", id, "aria-label": label, title: label, onclick }, symbol);
+  const trickNow = list[replay.step]?.tricks_done ?? 0;
+  $("controls").hidden = false;
+  $("controls").replaceChildren(
+    button("prev-deal", t("prev_deal"), "⏮", () => { const i = dealIndex(); if (i > 0) show(index.deals[i - 1].number, 0); }),
+    button("step-back", t("step_back"), "◀", () => move(-1)),
+    button("play", replay.timer ? t("pause") : t("play"), replay.timer ? "⏸" : "▶", play),
+    button("step-forward", t("step_forward"), "▶▶", () => move(1)),
+    button("next-deal", t("next_deal"), "⏭", () => { const i = dealIndex(); if (i + 1 < index.deals.length) show(index.deals[i + 1].number, 0); }),
+    el("label", {}, t("speed"), " ", el("select", { id: "speed", onchange: (e) => {
+      replay.speed = Number(e.target.value);
+      if (replay.timer) { stop(); play(); }
+    } }, [0.5, 1, 2, 4, 8].map((s) => el("option", { value: s, selected: s === replay.speed }, `${s}×`)))),
+    el("label", {}, t("jump_deal"), " ", el("select", { id: "jump-deal", onchange: (e) => show(Number(e.target.value), 0) },
+      index.deals.map((d) => el("option", { value: d.number, selected: d.number === replay.deal }, d.number + 1)))),
+    el("label", {}, t("jump_trick"), " ", el("select", { id: "jump-trick", onchange: async (e) => {
+      const target = Number(e.target.value);
+      show(replay.deal, stepFor(await frames(replay.deal), target));
+    } }, Array.from({ length: info.tricks + 1 }, (_, k) => el("option", { value: k, selected: k === trickNow },
+      k === 0 ? t("trick_start") : t("trick_after", { n: k }))))),
+    el("input", { type: "range", id: "scrub", min: 0, max: Math.max(0, list.length - 1), value: replay.step,
+                  "aria-label": t("frame_n", { k: replay.step, n: list.length - 1 }),
+                  oninput: (e) => show(replay.deal, Number(e.target.value)) }),
+    el("span", { class: "muted", id: "frame-no" }, t("frame_n", { k: replay.step, n: Math.max(0, list.length - 1) })));
+}
+
+function drawReplay() {
+  const index = replay.index;
+  const frame = replay.frames.get(replay.deal)?.[replay.step];
+  if (!frame) return;
+  const state = { ...frame, ruleset: index.ruleset, seats: index.seats };
+  status(t("deal_n", { n: frame.deal + 1 }), "replay");
+  const table = $("table");
+  Object.assign(table.dataset, { deal: frame.deal, step: replay.step, tricksDone: frame.tricks_done });
+  renderTable(table, $("table-info"), state, { bottom: 0, you: -1, faceUpHands: true });
+  $("hands").hidden = false;
+  renderHands($("hands"), state, { bottom: 0 });
+  renderScores($("scores"), state, { you: -1, bottom: 0 });
+  const note = $("decision");
+  note.hidden = false;
+  const d = frame.decision;
+  const defaulted = d && !["bot", "house", "human"].includes(d.provenance);
+  note.replaceChildren(el("span", { class: "what" }, decisionText(state)),
+    d ? el("span", { class: `prov${defaulted ? " default" : ""}`, dataset: { provenance: d.provenance } },
+      t(`prov_${d.provenance}`)) : null,
+    d ? el("span", { class: "muted think", dataset: { thinkMs: d.think_ms } }, " ", t("think_ms", { ms: d.think_ms })) : null,
+    d?.rejected ? el("span", { class: "muted" }, " · ", t("rejected_n", { n: d.rejected })) : null);
+  drawControls();
+  drawResult();
+  const query = new URLSearchParams(location.search);
+  query.set("deal", frame.deal + 1);
+  query.set("step", replay.step);
+  query.delete("trick");
+  history.replaceState(null, "", `${location.pathname}?${query}`);
+}
+
+function drawResult() {
+  const result = replay.index.result;
+  const box = $("result");
+  box.hidden = false;
+  const names = result.winners.map((s) => seatName(replay.index.seats[s])).join(", ");
+  box.replaceChildren(el("h2", {}, t("result_title")),
+    result.status === "finished" ? el("p", {}, t(result.winners.length > 1 ? "winners" : "winner", { names }))
+      : el("p", {}, t("ended_because", { reason: result.reason })));
+}
+
+async function loadReplay() {
+  mode = "replay";
+  try {
+    const index = await getJSON(`/api/replay/${encodeURIComponent(matchId)}`);
+    replay = { index, frames: new Map(), deal: 0, step: 0, timer: null, speed: Number(params.get("speed")) || 1 };
+    if (!index.deals.length) {
+      status(t("nothing_yet"), "replay");
+      return;
+    }
+    const wanted = Number(params.get("deal") || 1) - 1;
+    const deal = (index.deals.find((d) => d.number === wanted) ?? index.deals[0]).number;
+    const list = await frames(deal);
+    const step = params.has("trick") ? stepFor(list, Number(params.get("trick"))) : Number(params.get("step") || 0);
+    await show(deal, step);
+    if (params.get("autoplay") === "1") play();
+  } catch (error) {
+    if (error.status === 409 && !triedLive) watchLive();
+    else showError($("status"), error);
+  }
+}
+
+onLanguage(() => draw());
+loadReplay();

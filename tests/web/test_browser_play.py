@@ -1,0 +1,238 @@
+"""The Playboard in a real browser (headless Chromium): a person plays whole matches.
+
+These drive the pages as a person does, by clicks or by keys, against house bots on a
+real daemon, and compare what the page showed with the stored record.
+"""
+
+from __future__ import annotations
+
+import re
+from playwright.sync_api import Browser, Page, expect
+
+from .browser import DESKTOP, PHONE, screenshot, watch_errors
+from .harness import ThreadedDaemon
+
+TURN = """() => {
+  if (document.querySelector('#pass-button')) return 'pass';
+  if (document.querySelector('#hand .card.legal')) return 'play';
+  if (document.querySelector('#moon[open]')) return 'moon';
+  const result = document.querySelector('#result');
+  if (result && !result.hidden) return 'over';
+  return false;
+}"""
+
+
+def turn(page: Page, timeout_ms: float = 30_000) -> str:
+    return page.wait_for_function(TURN, timeout=timeout_ms).json_value()  # type: ignore[no-any-return]
+
+
+def hand(page: Page) -> list[str]:
+    return page.eval_on_selector_all("#hand [data-card]", "cards => cards.map(c => c.dataset.card)")
+
+
+def lifted(page: Page) -> int:
+    return page.locator("#hand .card.lifted").count()
+
+
+def score_panel(page: Page) -> tuple[list[list[int]], list[int]]:
+    rows = page.eval_on_selector_all(
+        "#scores tbody tr", "rows => rows.map(r => [...r.querySelectorAll('td')].map(td => Number(td.dataset.points)))")
+    totals = page.eval_on_selector_all("#scores tfoot td", "cells => cells.map(td => Number(td.dataset.points))")
+    return rows, totals
+
+
+def start_from_lobby(page: Page, url: str, by_keyboard: bool = False) -> str:
+    page.goto(f"{url}/")
+    expect(page.locator("#play-button")).to_be_visible()
+    if by_keyboard:
+        for _ in range(40):
+            if page.evaluate("document.activeElement?.id") == "play-button":
+                break
+            page.keyboard.press("Tab")
+        assert page.evaluate("document.activeElement?.id") == "play-button"
+        page.keyboard.press("Enter")
+    else:
+        page.click("#play-button")
+    page.wait_for_url(re.compile(r"/play/m-[0-9a-f]+$"))
+    return page.url.rsplit("/", 1)[1]
+
+
+def check_record(daemon: ThreadedDaemon, match_id: str, page: Page) -> None:
+    """The match is stored, the person's decisions are HUMAN, the panel is the record's."""
+    stored = daemon.arena.store.get(match_id)
+    assert stored is not None and stored.status == "finished", stored
+    record = stored.record
+    assert record.seats[0].human
+    assert {d.provenance for d in record.decisions if d.seat == 0} == {7}  # PROVENANCE_HUMAN, every one
+    rows, totals = score_panel(page)
+    assert rows == [list(d.points) for d in record.deal_scores]
+    assert totals == list(record.result.totals)
+
+
+def test_a_person_plays_a_whole_standard_match_by_clicks(tmp_path, browser: Browser) -> None:
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        page.goto(f"{daemon.url}/")
+        expect(page.locator("#play-button")).to_be_visible()
+        screenshot(page, "lobby-desktop")
+        match_id = start_from_lobby(page, daemon.url)
+        first_pass, illegal_tried = True, False
+        while (now := turn(page)) != "over":
+            if now == "pass":
+                cards = page.locator("#hand [data-card]")
+                button = page.locator("#pass-button")
+                if first_pass:
+                    expect(page.locator("#pass-button")).to_have_text(re.compile(r"^Pass cards to (West|North|East)$"))
+                    for k in range(5):
+                        if k == 3:
+                            expect(button).to_be_enabled()
+                        else:
+                            expect(button).to_be_disabled()
+                        assert lifted(page) == k
+                        if k < 4:
+                            cards.nth(k).click()
+                    cards.nth(3).click()  # lower the fourth again: three lifted
+                    expect(button).to_be_enabled()
+                    screenshot(page, "playboard-pass")
+                    first_pass = False
+                else:
+                    for k in range(3):
+                        cards.nth(k).click()
+                button.click()
+            elif now == "play":
+                blocked = page.locator("#hand .card.not-legal")
+                if not illegal_tried and blocked.count():
+                    illegal = blocked.first.get_attribute("data-card")
+                    before = hand(page)
+                    blocked.first.click(force=True)  # an unmarked card: the page sends nothing
+                    page.wait_for_timeout(300)
+                    assert hand(page) == before and page.locator("#rejection").is_hidden()
+                    assert page.evaluate("window.arena.state().request.answered") is False
+                    page.evaluate(f"window.arena.play({illegal!r})")  # forced through the page's script
+                    expect(page.locator("#rejection")).to_be_visible()
+                    expect(page.locator("#rejection")).to_contain_text("Refused:")
+                    reason = page.locator("#rejection").inner_text()
+                    assert re.search(r"must follow|may not be played|first lead|not broken|queen of spades", reason), reason
+                    assert illegal in hand(page)
+                    screenshot(page, "playboard-refused")
+                    illegal_tried = True
+                page.locator("#hand .card.legal").first.click()
+            else:
+                raise AssertionError(f"unexpected turn {now}")
+        expect(page.locator("#result")).to_contain_text("Match over")
+        screenshot(page, "playboard-result")
+        assert illegal_tried, "no play request ever had an unplayable card"
+        check_record(daemon, match_id, page)
+        assert not errors, errors
+
+
+def test_a_person_plays_a_whole_standard_match_by_keyboard(tmp_path, browser: Browser) -> None:
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        match_id = start_from_lobby(page, daemon.url, by_keyboard=True)
+
+        def focus_hand() -> None:
+            for _ in range(30):
+                if page.evaluate("!!document.activeElement?.closest('#hand')"):
+                    return
+                page.keyboard.press("Tab")
+            raise AssertionError("Tab never reached the hand")
+
+        def focused_index() -> int:
+            return page.evaluate("[...document.querySelectorAll('#hand [data-card]')].indexOf(document.activeElement)")
+
+        while (now := turn(page)) != "over":
+            focus_hand()
+            if now == "pass":
+                page.keyboard.press("Home")
+                for k in range(3):
+                    page.keyboard.press("Enter")  # lift the focused card
+                    if k < 2:
+                        page.keyboard.press("ArrowRight")
+                assert lifted(page) == 3
+                page.keyboard.press("Tab")
+                assert page.evaluate("document.activeElement?.id") == "pass-button"
+                page.keyboard.press("Enter")
+            elif now == "play":
+                target = page.eval_on_selector_all("#hand [data-card]",
+                                                   "cards => cards.findIndex(c => c.classList.contains('legal'))")
+                page.keyboard.press("Home")
+                for _ in range(target):
+                    page.keyboard.press("ArrowRight")
+                assert focused_index() == target
+                label = page.evaluate("document.activeElement.getAttribute('aria-label')")
+                assert re.fullmatch(r"(Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|Jack|Queen|King|Ace) of "
+                                    r"(clubs|diamonds|hearts|spades)", label), label
+                page.keyboard.press("Enter")
+            else:
+                raise AssertionError(f"unexpected turn {now}")
+        check_record(daemon, match_id, page)
+        assert not errors, errors
+
+
+def _boxes(page: Page) -> list[tuple[str, dict[str, float]]]:
+    return page.evaluate("""() => {
+      const out = [];
+      const add = (label, node) => { const r = node.getBoundingClientRect(); out.push([label, {x: r.x, y: r.y, w: r.width, h: r.height}]); };
+      document.querySelectorAll('#table .seat').forEach((n) => add(`seat ${n.dataset.seat}`, n));
+      document.querySelectorAll('#table .trick [data-card]').forEach((n) => add(`trick ${n.dataset.card}`, n));
+      document.querySelectorAll('#hand [data-card]').forEach((n) => add(`hand ${n.dataset.card}`, n));
+      return out;
+    }""")
+
+
+def _overlaps(boxes: list[tuple[str, dict[str, float]]]) -> list[tuple[str, str]]:
+    found = []
+    for i, (a, p) in enumerate(boxes):
+        for b, q in boxes[i + 1:]:
+            dx = min(p["x"] + p["w"], q["x"] + q["w"]) - max(p["x"], q["x"])
+            dy = min(p["y"] + p["h"], q["y"] + q["h"]) - max(p["y"], q["y"])
+            if dx > 0.5 and dy > 0.5:
+                found.append((a, b))
+    return found
+
+
+def _full_trick(page: Page, players: int) -> None:
+    """Play (by clicks) until the table shows a complete trick of ``players`` cards."""
+    full = f"document.querySelectorAll('#table .trick [data-card]').length === {players}"
+    for _ in range(200):
+        now = page.wait_for_function(f"() => ({full}) ? 'full' : ({TURN})()", timeout=30_000).json_value()
+        if now == "full":
+            return
+        if now == "pass":
+            for k in range(3):
+                page.locator("#hand [data-card]").nth(k).click()
+            page.click("#pass-button")
+        elif now == "play":
+            page.locator("#hand .card.legal").first.click()
+        else:
+            raise AssertionError(f"no complete trick was shown ({now})")
+    raise AssertionError("no complete trick was shown")
+
+
+def test_tables_of_3_5_and_7_lay_out_without_overlapping_cards(tmp_path, browser: Browser) -> None:
+    with ThreadedDaemon(tmp_path, web_house_delay_ms=500, web_tables_per_peer=3) as daemon:
+        for players in (3, 5, 7):
+            page = browser.new_page(viewport=DESKTOP)
+            errors = watch_errors(page)
+            page.goto(f"{daemon.url}/")
+            page.select_option("#ruleset", "classic")
+            page.select_option("#players", str(players))
+            expect(page.locator(f"#opponent-{players - 1}")).to_be_visible()
+            page.click("#play-button")
+            page.wait_for_url(re.compile(r"/play/"))
+            for name, size in (("desktop", DESKTOP), ("phone", PHONE)):
+                page.set_viewport_size(size)
+                _full_trick(page, players)
+                boxes = _boxes(page)
+                assert sum(1 for label, _ in boxes if label.startswith("trick")) == players
+                assert sum(1 for label, _ in boxes if label.startswith("seat")) == players
+                assert not _overlaps(boxes), (players, name, _overlaps(boxes))
+                width = page.evaluate("document.documentElement.scrollWidth")
+                assert width <= size["width"], f"{players} players at {name} width scrolls sideways ({width}px)"
+                screenshot(page, f"playboard-{players}-players-{name}")
+            assert not errors, errors
+            page.close()
+

@@ -1,0 +1,44 @@
+"""``heartsd serve --web`` as users run it: a real process, its printed address, its errors."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import urllib.request
+
+from tests.server.test_daemon_process import HEARTSD, start
+
+
+def test_serve_web_prints_its_address_and_serves_the_lobby(tmp_path) -> None:
+    proc, _ = start(tmp_path, "--web", "127.0.0.1:0")
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("heartsd web front on http://127.0.0.1:"), line
+        url = line.split(" on ", 1)[1].strip()
+        with urllib.request.urlopen(url) as page:
+            body = page.read().decode()
+            assert page.status == 200 and '<script type="module" src="/static/js/lobby.js">' in body
+            assert "script-src 'self'" in page.headers["Content-Security-Policy"]
+        with urllib.request.urlopen(url + "static/js/playboard.js") as script:
+            assert "javascript" in script.headers["Content-Type"]
+        with urllib.request.urlopen(url + "api/options") as options:
+            names = [r["name"] for r in json.load(options)["rulesets"]]
+            assert "standard" in names and "classic" in names
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(20) == 0
+
+
+def test_a_bad_or_taken_web_address_stops_the_daemon_with_a_clear_message(tmp_path) -> None:
+    bad = subprocess.run([*HEARTSD, "serve", "--port", "0", "--web", "localhost"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "web: expected HOST:PORT" in bad.stderr
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        bad = subprocess.run([*HEARTSD, "serve", "--port", "0", "--db", str(tmp_path / "d.db"), "--web", f"127.0.0.1:{port}"],
+                             capture_output=True, text=True, timeout=30)
+    assert bad.returncode == 1 and f"cannot bind the web front to 127.0.0.1:{port}" in bad.stderr, bad.stderr
