@@ -196,7 +196,7 @@ async def serve(
     server, port, health_servicer = await build_server(settings, arena)
     web = None
     if settings.web:  # bound before anything is announced: a taken port stops the daemon
-        from .web import WebFront
+        from .web.app import WebFront
 
         web = WebFront(settings, arena)
         await web.start()

@@ -165,7 +165,8 @@ async def page(arena: Arena, status: str | None, limit: int, after: tuple[int, s
         hidden = bool(m.set_id) and (m.status == "running" or m.set_id in running_sets)
         out.append(spectator_pb2.MatchSummary(
             match_id=m.id, ruleset=m.ruleset,
-            seats=[P.SeatInfo(seat=i, name=n, house=n.startswith("house:")) for i, n in enumerate(m.seats)],
+            seats=[P.SeatInfo(seat=i, name=n, house=n.startswith("house:"), human=n.startswith("human:"))
+                   for i, n in enumerate(m.seats)],
             status=STATUS_VALUES[m.status], created_unix_ms=m.created_ms,
             deals_played=0 if hidden else m.deals_played, totals=[] if hidden else m.totals,
             result=m.record.result if m.record and m.status != "running" and not hidden else None))

@@ -22,7 +22,7 @@ from heartsd.arena import Arena
 from heartsd.config import Settings
 from heartsd.logs import configure
 from heartsd.server import embedded
-from heartsd.web import WebFront
+from heartsd.web.app import WebFront
 
 from tests.server.harness import ADMIN, BOTS
 

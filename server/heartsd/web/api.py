@@ -20,7 +20,7 @@ from .replays import Replay
 from .seats import SeatError
 
 if TYPE_CHECKING:
-    from .app import WebFront
+    from .front import WebContext
 
 REPLAYS_KEPT = 8  # finished records replayed, newest used first: a bounded cache for every viewer
 RECENT_MATCHES = 30
@@ -44,7 +44,7 @@ RULESET_OPTIONS = [{"name": name, "players": player_counts(name), "default_playe
 
 
 class Api:
-    def __init__(self, front: WebFront) -> None:
+    def __init__(self, front: WebContext) -> None:
         self.front = front
         self._replays: OrderedDict[str, Replay] = OrderedDict()
         self._histories: dict[str, tuple[int, dict[str, list[tuple[int, int, float, float]]]]] = {}

@@ -11,9 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from urllib.parse import urlsplit
-
-import grpc
 import structlog
 from aiohttp import web
 
@@ -22,9 +19,9 @@ from ..config import Settings
 from . import sockets
 from .api import Api
 from .errors import HTTP_OF_ARENA, HTTP_OF_GRPC
-from .limits import PeerLimits
-from .seats import HumanSeats, SeatError
-from .spectate import Refused, Spectating
+from .front import WebContext
+from .seats import SeatError
+from .spectate import Refused
 
 log = structlog.get_logger("heartsd.web")
 STATIC = Path(__file__).parent / "static"
@@ -39,16 +36,11 @@ SECURITY_HEADERS = {
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-class WebFront:
+class WebFront(WebContext):
     """The web front of one daemon; :meth:`start` binds it, :meth:`stop` ends it."""
 
     def __init__(self, settings: Settings, arena: Arena) -> None:
-        self.settings = settings
-        self.arena = arena
-        self.seats = HumanSeats(arena, settings)
-        self.spectating = Spectating(arena)
-        self.limits = PeerLimits(settings.web_rate_per_s, settings.web_burst, settings.web_max_sockets,
-                                 settings.web_sockets_per_peer)
+        super().__init__(settings, arena)
         self.api = Api(self)
         self.app = self._build()
         self._runner: web.AppRunner | None = None
@@ -86,27 +78,6 @@ class WebFront:
             await self._runner.cleanup()
             self._runner = None
 
-    # -- helpers the handlers share --------------------------------------------------
-
-    @staticmethod
-    def peer(request: web.Request) -> str:
-        return request.remote or "unknown"
-
-    @staticmethod
-    def cookie_name(match_id: str) -> str:
-        return f"seat-{match_id}"
-
-    @staticmethod
-    def http_status(code: grpc.StatusCode) -> int:
-        return HTTP_OF_GRPC.get(code, 500)
-
-    @staticmethod
-    def check_origin(request: web.Request) -> None:
-        """A browser always says where a request comes from: refuse other sites' pages."""
-        origin = request.headers.get("Origin")
-        if origin and urlsplit(origin).netloc != request.host:
-            raise SeatError(403, "requests from other sites are refused")
-
     # -- the application ---------------------------------------------------------------
 
     def _build(self) -> web.Application:
@@ -137,7 +108,7 @@ class WebFront:
         except SeatError as exc:
             return _error(exc.status, exc.message)
         except Refused as exc:
-            return _error(self.http_status(exc.code), exc.details)
+            return _error(HTTP_OF_GRPC.get(exc.code, 500), exc.details)
         except ArenaError as exc:
             return _error(HTTP_OF_ARENA.get(exc.kind, 500), exc.message)
         except web.HTTPException as exc:

@@ -92,6 +92,9 @@ class HumanSeat:
             # A page that opens shows the person is back: their seat leaves auto-play now
             # (a bot leaves it with its first answer; a person should not lose a card to it).
             self.slot.auto = False
+            # What was pending when the last page left may have been defaulted since: the
+            # resume below sends the request that is open now, if any.
+            self.tracker.forget_request()
             self.arena.connect(session)
             loop = asyncio.get_running_loop()
             self._tasks = [loop.create_task(self._pump(session)), loop.create_task(self._follow(session))]

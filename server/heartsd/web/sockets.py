@@ -22,7 +22,7 @@ from .errors import HTTP_OF_ARENA
 from .tables import TableTracker
 
 if TYPE_CHECKING:
-    from .app import WebFront
+    from .front import WebContext
 
 SEND_TIMEOUT_S = 10.0
 HEARTBEAT_S = 20.0  # pings; a peer that stops answering them is dropped
@@ -54,7 +54,7 @@ def _socket() -> web.WebSocketResponse:
     return web.WebSocketResponse(heartbeat=HEARTBEAT_S, max_msg_size=MAX_MESSAGE_BYTES, compress=False)
 
 
-async def play(request: web.Request, front: WebFront, match_id: str, peer: str) -> web.WebSocketResponse:
+async def play(request: web.Request, front: WebContext, match_id: str, peer: str) -> web.WebSocketResponse:
     """The Playboard's socket: the seat's snapshots out, the person's answers in."""
     seat = front.seats.owned(match_id, request.cookies.get(front.cookie_name(match_id)))
     lease = front.limits.open(peer)
@@ -87,7 +87,7 @@ async def play(request: web.Request, front: WebFront, match_id: str, peer: str) 
     return ws
 
 
-async def watch(request: web.Request, front: WebFront, match_id: str, peer: str) -> web.WebSocketResponse:
+async def watch(request: web.Request, front: WebContext, match_id: str, peer: str) -> web.WebSocketResponse:
     """A spectator's socket: the live table, made only of spectator events (what gRPC
     WatchMatch sends: heartsd.spectating). A refusal (unknown match, over) is sent as an error."""
     lease = front.limits.open(peer)
@@ -114,7 +114,7 @@ async def watch(request: web.Request, front: WebFront, match_id: str, peer: str)
     return ws
 
 
-async def _feed(front: WebFront, peer: str, match_id: str, tracker: TableTracker, changed: asyncio.Event,
+async def _feed(front: WebContext, peer: str, match_id: str, tracker: TableTracker, changed: asyncio.Event,
                 ws: web.WebSocketResponse) -> None:
     events = front.spectating.events(peer, match_id)
     try:

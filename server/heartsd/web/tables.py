@@ -96,6 +96,13 @@ class TableTracker:
         self.rejection = {"reason": reason, "code": "malformed", "retry": True, "request_id": ""}
         self.version += 1
 
+    def forget_request(self) -> None:
+        """The seat's stream starts again (a page reconnected): the server re-sends the
+        request that is open now, if any; the one kept here may be resolved already."""
+        if self.request is not None:
+            self.request = None
+            self.version += 1
+
     def answered(self, request_id: str) -> None:
         """An answer to ``request_id`` went to the server (it may still be rejected)."""
         if self.request is not None and self.request["id"] == request_id:

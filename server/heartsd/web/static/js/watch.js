@@ -16,7 +16,6 @@ const STEP_MS = 800;
 let mode = null;
 let live = null; // the latest live snapshot
 let replay = null; // {index, frames: Map(deal -> frames), deal, step, timer, speed}
-let triedLive = false; // a match that is neither live nor replayable (aborted early) is said so once
 
 header("watch", () => draw());
 
@@ -44,11 +43,11 @@ function drawLive() {
 
 function watchLive() {
   mode = "live";
-  triedLive = true;
   const socket = new WebSocket(socketURL(`/ws/watch/${encodeURIComponent(matchId)}`));
   socket.addEventListener("message", (event) => {
     const data = JSON.parse(event.data);
     if (data.error) {
+      mode = "error";
       if (data.status === 409) loadReplay();
       else showError($("status"), data.error);
       return;
@@ -209,10 +208,11 @@ async function loadReplay() {
     await show(deal, step);
     if (params.get("autoplay") === "1") play();
   } catch (error) {
-    if (error.status === 409 && !triedLive) watchLive();
-    else showError($("status"), error);
+    showError($("status"), error);
   }
 }
 
 onLanguage(() => draw());
-loadReplay();
+// The live feed first: for a match that is over it answers 409 at once, and the replay
+// is loaded instead (a failed fetch would be a console error in every replay).
+watchLive();

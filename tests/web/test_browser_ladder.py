@@ -1,0 +1,65 @@
+"""The leaderboard and a bot page in a real browser, from a real ladder run: house
+strategies registered as ladder bots, playing rated matches the matchmaker arranges."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from playwright.sync_api import Browser, expect
+
+from heartsd.server import start_ladder
+
+from .browser import DESKTOP, PHONE, screenshot, watch_errors
+from .harness import ThreadedDaemon
+
+RATED = 4
+
+
+def test_the_leaderboard_and_a_bot_page_render_from_a_real_ladder_run(tmp_path, browser: Browser) -> None:
+    with ThreadedDaemon(tmp_path, ladder=True, ladder_house=("random", "heuristic", "random", "heuristic", "random"),
+                        ladder_deals=4, ladder_interval_s=0.2, decision_ms=500) as daemon:
+        tasks = daemon.call(lambda: start_ladder(daemon.settings, daemon.arena, daemon.web.grpc_port))
+        ladder = daemon.arena.store.ladder
+        deadline = time.monotonic() + 120
+        while ladder.latest_seq("standard") < RATED:
+            assert time.monotonic() < deadline, "the ladder did not play its rated matches"
+            time.sleep(0.2)
+        standings = ladder.standings("standard")
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        page.goto(f"{daemon.url}/leaderboard?ruleset=standard")
+        rows = page.locator("#standings tbody tr")
+        expect(rows.first).to_be_visible()
+        shown = page.eval_on_selector_all("#standings tbody tr", "rows => rows.map(r => r.dataset.bot)")
+        listed = [s.bot for s in ladder.standings("standard")]
+        assert shown == listed[: len(shown)] and len(shown) >= len(standings) >= 4
+        screenshot(page, "leaderboard-desktop")
+        best = shown[0]
+        page.click(f"#standings tbody tr[data-bot='{best}'] a")
+        page.wait_for_url(f"**/bots/{best}?ruleset=standard")
+        expect(page.locator("#heading")).to_have_text(best)
+        chart = page.locator("#rating-chart")
+        expect(chart).to_be_visible()
+        history = ladder.rating_history("standard")[best]
+        points = page.eval_on_selector_all("#rating-chart circle", "cs => cs.map(c => Number(c.dataset.rating))")
+        assert points == [round(mu, 12) for _, _, mu, _ in history] or [round(p, 9) for p in points] == [
+            round(mu, 9) for _, _, mu, _ in history]
+        entry = next(s for s in ladder.standings("standard") if s.bot == best)
+        assert abs(history[-1][2] - entry.mu) < 1e-9  # the chart ends at the rating the board shows
+        expect(page.locator("#decisions")).to_have_text(str(entry.decisions))
+        matches = page.locator("#bot-matches tbody tr")
+        expect(matches.first).to_be_visible()
+        ids = page.eval_on_selector_all("#bot-matches tbody tr", "rows => rows.map(r => r.dataset.match)")
+        assert ids == [m[0] for m in ladder.history(best, 50, "standard")]
+        screenshot(page, "bot-desktop")
+        page.set_viewport_size(PHONE)
+        screenshot(page, "bot-phone")
+        page.click(f"#bot-matches tbody tr[data-match='{ids[0]}'] a")
+        page.wait_for_url(f"**/watch/{ids[0]}*")
+        expect(page.locator(".badge.replay")).to_be_visible()
+        expect(page.locator("#hands [data-card]").first).to_be_visible()
+        assert not errors, errors
+        for task in tasks:
+            daemon.loop.call_soon_threadsafe(task.cancel)
+        daemon.call(lambda: asyncio.sleep(0.1))

@@ -1,0 +1,193 @@
+"""The table view in a real browser: live matches (no hidden card, ever) and replays
+(exactly the record's state at any deal and trick)."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from playwright.sync_api import Browser, Page, expect
+
+from hearts_engine import Match, MatchRecord, card_name, cards_of
+from heartsbot.proto import admin_pb2, game_pb2
+
+from heartsd.arena import SeatRequest
+
+from .browser import DESKTOP, PHONE, screenshot, watch_errors
+from .harness import ThreadedDaemon
+
+# Every data-card ever added to the page, with the time (epoch ms) it appeared, until the
+# page turns into the replay (the match is over: nothing is held any more).
+OBSERVE = """() => {
+  window.seen = [];
+  window.backsWithIdentity = 0;
+  const note = () => {
+    if (document.querySelector('.badge.replay')) return;
+    const now = performance.timeOrigin + performance.now();
+    for (const node of document.querySelectorAll('[data-card]')) window.seen.push([node.dataset.card, now]);
+    window.backsWithIdentity += document.querySelectorAll('.card.back[data-card]').length;
+  };
+  new MutationObserver(note).observe(document.body, {subtree: true, childList: true, attributes: true});
+  note();
+}"""
+
+
+def house_match(daemon: ThreadedDaemon, deals: int) -> Any:
+    seats = [SeatRequest(house=s) for s in ("heuristic", "random", "heuristic", "random")]
+    return daemon.call(lambda: daemon.arena.create_match(
+        "standard", 4, admin_pb2.RulesetOptions(), game_pb2.MatchFormat(fixed_deals=deals), None, seats,
+        game_pb2.ClockSettings()))
+
+
+def test_a_live_table_never_shows_a_card_that_a_seat_still_holds(tmp_path, browser: Browser) -> None:
+    """Watched through a whole match, the page never has a data-card before that card was
+    played: each card's first appearance is after the server published its CardPlayed
+    event (house moves are 60 ms apart, far above the clocks' skew)."""
+    with ThreadedDaemon(tmp_path, house_delay_ms=60) as daemon:
+        runner = house_match(daemon, deals=2)
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        page.goto(f"{daemon.url}/watch/{runner.id}")
+        page.wait_for_selector(".badge.live")
+        page.evaluate(OBSERVE)
+        page.wait_for_selector("#table .trick [data-card]", timeout=20_000)
+        screenshot(page, "table-live")
+        daemon.call(lambda: runner.finished.wait(), timeout=120)
+        page.wait_for_selector(".badge.replay", timeout=20_000)  # over: the page shows the replay
+        seen = page.evaluate("window.seen")
+        assert page.evaluate("window.backsWithIdentity") == 0
+        # When each card was played, on the same wall clock as the page's.
+        offset = time.time() - time.monotonic()
+        played: dict[tuple[int, str], float] = {}
+        deal = -1
+        for at, event in runner.log_events.revealed_after(0):
+            kind = event.WhichOneof("kind")
+            if kind == "deal_started":
+                deal = event.deal_started.deal_number
+            elif kind == "card_played":
+                card = event.card_played.card
+                played[(deal, card_name((card.suit - 1) * 13 + card.rank - 2))] = (at + offset) * 1000
+        by_card: dict[str, list[float]] = {}
+        for (_, card), at in played.items():
+            by_card.setdefault(card, []).append(at)
+        assert len(seen) > 50, "the page showed the match's cards as they were played"
+        for card, at in seen:
+            assert card in by_card, f"{card} was never played, yet the page showed it"
+            assert any(at >= t - 15 for t in by_card[card]), f"{card} was shown before it was played"
+        assert not errors, errors
+
+
+def _record_state(record: Any, deal: int, tricks: int) -> dict[str, Any]:
+    """The engine's state at (deal, after ``tricks`` tricks), from the stored record alone."""
+    engine = MatchRecord.from_json(record.engine_record_json)
+    match = Match(engine.rules, engine.format, engine.seed)
+    steps = iter(engine.actions)
+    while match.deal.number < deal:
+        step = next(steps)
+        match.apply(step.seat, step.action)
+    d = match.deal  # kept: after its last trick the match moves on to the next deal
+    while tricks and not (len(d.tricks) == tricks and not d.trick):
+        step = next(steps)
+        match.apply(step.seat, step.action)
+    last = d.tricks[-1] if d.tricks else None
+    return {
+        "hands": [sorted(card_name(c) for c in cards_of(h)) for h in d.hands],
+        "trick": sorted(card_name(c) for c in last.cards) if last else [],
+        "winner": last.winner if last else None,
+        "points": [d.rules.points_of(t) for t in d.taken],
+        "totals": list(match.totals),
+        "scores": [list(r.score) for r in match.results],
+        "leader": last.leader if last else None,
+    }
+
+
+def _page_state(page: Page) -> dict[str, Any]:
+    return page.evaluate("""() => ({
+      hands: [...document.querySelectorAll('#hands .hand-row')].sort((a, b) => a.dataset.seat - b.dataset.seat)
+        .map((row) => [...row.querySelectorAll('[data-card]')].map((c) => c.dataset.card).sort()),
+      trick: [...document.querySelectorAll('#table .trick [data-card]')].map((c) => c.dataset.card).sort(),
+      winner: [...document.querySelectorAll('#table .trick .winner')].map((c) => Number(c.dataset.seat)),
+      leader: [...document.querySelectorAll('#table .trick .leader')].map((c) => Number(c.dataset.seat)),
+      points: [...document.querySelectorAll('#table .seat')].sort((a, b) => a.dataset.seat - b.dataset.seat)
+        .map((s) => Number(s.querySelector('.seat-stats').textContent.match(/-?\\d+/)[0])),
+      scores: [...document.querySelectorAll('#scores tbody tr')].map((r) => [...r.querySelectorAll('td')].map((td) => Number(td.dataset.points))),
+      totals: [...document.querySelectorAll('#scores tfoot td')].map((td) => Number(td.dataset.points)),
+      deal: Number(document.querySelector('#table').dataset.deal),
+      tricksDone: Number(document.querySelector('#table').dataset.tricksDone),
+    })""")
+
+
+def test_a_replay_scrubbed_to_deal_k_trick_t_shows_the_record_there(tmp_path, browser: Browser) -> None:
+    with ThreadedDaemon(tmp_path) as daemon:
+        runner = house_match(daemon, deals=3)
+        daemon.call(lambda: runner.finished.wait(), timeout=60)
+        record = daemon.arena.store.get(runner.id).record
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        for deal, tricks in ((1, 5), (2, 13), (0, 1), (1, 0)):
+            page.goto(f"{daemon.url}/watch/{runner.id}?deal={deal + 1}&trick={tricks}")
+            expect(page.locator("#table")).to_have_attribute("data-deal", str(deal))
+            want = _record_state(record, deal, tricks)
+            got = _page_state(page)
+            assert got["deal"] == deal and got["tricksDone"] == tricks
+            assert got["hands"] == want["hands"], (deal, tricks)
+            assert got["trick"] == want["trick"], (deal, tricks)
+            if want["winner"] is not None:
+                assert got["winner"] == [want["winner"]] and got["leader"] == [want["leader"]]
+            assert got["points"] == want["points"]
+            assert got["scores"] == want["scores"] and got["totals"] == want["totals"]
+        screenshot(page, "replay-desktop")
+        # The controls: jump by trick, step, and each decision's provenance and think time.
+        page.goto(f"{daemon.url}/watch/{runner.id}?deal=2&step=0")
+        expect(page.locator("#table")).to_have_attribute("data-step", "0")
+        page.select_option("#jump-trick", value="3")
+        expect(page.locator("#table")).to_have_attribute("data-tricks-done", "3")
+        step = int(page.locator("#table").get_attribute("data-step"))
+        page.click("#step-forward")
+        expect(page.locator("#table")).to_have_attribute("data-step", str(step + 1))
+        index = page.evaluate("window.location.search")
+        assert "step=" in index
+        decisions = [d for d in record.decisions]
+        first_of_deal = next(i for i, d in enumerate(decisions) if d.deal_number == 1)
+        decision = decisions[first_of_deal + step]  # frame step+1 follows decision number `step` of the deal
+        prov = page.locator(".decision .prov")
+        expect(prov).to_have_attribute("data-provenance", game_pb2.Provenance.Name(decision.provenance)
+                                       .removeprefix("PROVENANCE_").lower())
+        expect(page.locator(".decision .think")).to_have_attribute("data-think-ms", str(decision.think_ms))
+        page.click("#step-back")
+        expect(page.locator("#table")).to_have_attribute("data-step", str(step))
+        page.select_option("#speed", value="8")
+        page.click("#play")
+        expect(page.locator("#play")).to_have_attribute("aria-label", "Pause")
+        page.wait_for_function(f"() => Number(document.querySelector('#table').dataset.step) > {step + 2}")
+        page.click("#play")
+        expect(page.locator("#play")).to_have_attribute("aria-label", "Play")
+        page.select_option("#jump-deal", index=2)  # deals 0, 1, 2: the third
+        expect(page.locator("#table")).to_have_attribute("data-deal", "2")
+        page.set_viewport_size(PHONE)
+        screenshot(page, "replay-phone")
+        assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+        assert not errors, errors
+
+
+def test_pages_switch_language(tmp_path, browser: Browser) -> None:
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=PHONE)
+        page.goto(f"{daemon.url}/")
+        expect(page.locator("#play-button")).to_have_text("Play against the house")
+        page.select_option("#lang", "id")
+        expect(page.locator("#play-button")).to_have_text("Main melawan bot rumah")
+        page.reload()  # the choice is kept
+        expect(page.locator("#play-button")).to_have_text("Main melawan bot rumah")
+        page.select_option("#lang", "vi")
+        expect(page.locator("#play-button")).to_have_text("Chơi với máy")
+        page.click("#play-button")
+        page.wait_for_url(re.compile(r"/play/"))
+        expect(page.locator("#pass-button")).to_have_text(re.compile(r"^Chuyền bài cho (Tây|Bắc|Đông)$"))
+        expect(page.locator("#hand [data-card]").first).to_have_attribute("aria-label", re.compile(r" (chuồn|rô|cơ|bích)$"))
+        screenshot(page, "playboard-vi-phone")
+        page.select_option("#lang", "id")
+        expect(page.locator("#pass-button")).to_have_text(re.compile(r"^Oper kartu ke (Barat|Utara|Timur)$"))
+        page.select_option("#lang", "en")
+        expect(page.locator("#pass-button")).to_have_text(re.compile(r"^Pass cards to (West|North|East)$"))

@@ -1,0 +1,107 @@
+"""The spectators' side of the web front without a browser: live feeds carry no hidden
+card and stay bounded for a slow reader; replays only once a match is over."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import aiohttp
+from heartsbot.proto import admin_pb2, game_pb2
+
+from heartsd.arena import SeatRequest
+from heartsd.web import sockets
+
+from tests.server.harness import run
+from tests.web.harness import web_daemon
+
+
+async def house_match(arena: Any, deals: int) -> Any:
+    seats = [SeatRequest(house="heuristic"), SeatRequest(house="random")] * 2
+    return await arena.create_match("standard", 4, admin_pb2.RulesetOptions(), game_pb2.MatchFormat(fixed_deals=deals),
+                                    None, seats, game_pb2.ClockSettings())
+
+
+def test_a_live_feed_shows_played_cards_only_and_replays_wait_for_the_end(tmp_path) -> None:
+    async def main() -> None:
+        async with web_daemon(tmp_path, house_delay_ms=5) as web, aiohttp.ClientSession() as http:
+            runner = await house_match(web.arena, deals=2)
+            async with http.get(f"{web.url}/api/replay/{runner.id}") as r:
+                assert r.status == 409 and "still running" in (await r.json())["error"]
+            played: set[str] = set()
+            snapshots = 0
+            async with http.ws_connect(f"{web.url}/ws/watch/{runner.id}") as ws:
+                async for message in ws:
+                    snapshot = json.loads(message.data)
+                    snapshots += 1
+                    assert snapshot["hand"] is None and snapshot["hands"] is None and snapshot["you"] == -1
+                    assert snapshot["passed"] is None and snapshot["received"] is None and snapshot["request"] is None
+                    for trick in (snapshot["trick"], snapshot["last_trick"]):
+                        for card in (trick or {}).get("cards", []):
+                            played.add(card["card"])
+            # Snapshots are coalesced (at most ten a second), so only some cards are seen;
+            # the last snapshot has the result.
+            assert snapshots > 1 and played and snapshot["result"]["status"] == "finished"
+            await runner.finished.wait()
+            async with http.get(f"{web.url}/api/replay/{runner.id}") as r:
+                index = await r.json()
+            assert [d["number"] for d in index["deals"]] == [0, 1] and all(d["tricks"] == 13 for d in index["deals"])
+            async with http.get(f"{web.url}/api/replay/{runner.id}/deals/1") as r:
+                frames = (await r.json())["frames"]
+            assert len(frames) == 1 + 4 + 52 and frames[0]["decision"] is None
+            assert all(len(set(sum(f["hands"], []))) == sum(f["hand_sizes"]) for f in frames)
+            assert frames[-1]["totals"] == list(web.arena.store.get(runner.id).record.result.totals)
+            for path, status in ((f"/api/replay/{runner.id}/deals/7", 404), ("/api/replay/m-nope", 404),
+                                 (f"/api/replay/{runner.id}/deals/x", 404)):
+                async with http.get(web.url + path) as r:
+                    assert r.status == status, path
+            async with http.ws_connect(f"{web.url}/ws/watch/{runner.id}") as ws:  # over: the page loads the replay
+                refusal = json.loads((await ws.receive(timeout=5)).data)
+                assert refusal["status"] == 409
+
+    run(main())
+
+
+class StuckSocket:
+    """A WebSocket whose reader never reads: every send waits forever."""
+
+    def __init__(self) -> None:
+        self.closed = False
+        self.sends = 0
+        self.closed_with: tuple[int, bytes] | None = None
+
+    async def send_str(self, data: str) -> None:
+        self.sends += 1
+        await asyncio.Event().wait()
+
+    async def close(self, code: int = 1000, message: bytes = b"") -> None:
+        self.closed = True
+        self.closed_with = (code, message)
+
+
+def test_a_slow_reader_costs_one_snapshot_then_is_cut_off(monkeypatch) -> None:
+    """However many changes happen while a reader is stuck, one snapshot is in flight and
+    nothing queues; after SEND_TIMEOUT_S the socket is closed."""
+    monkeypatch.setattr(sockets, "SEND_TIMEOUT_S", 0.3)
+
+    async def main() -> tuple[StuckSocket, int]:
+        ws = StuckSocket()
+        changed = asyncio.Event()
+        built = 0
+
+        def snapshot() -> dict[str, Any]:
+            nonlocal built
+            built += 1
+            return {"v": built}
+
+        sender = asyncio.get_running_loop().create_task(sockets.send_latest(ws, snapshot, changed))  # type: ignore[arg-type]
+        for _ in range(10_000):
+            changed.set()
+            await asyncio.sleep(0)
+        await asyncio.wait_for(sender, 5)
+        return ws, built
+
+    ws, built = run(main())
+    assert ws.sends == 1 and built == 1
+    assert ws.closed_with is not None and ws.closed_with[0] == 1008 and b"too slow" in ws.closed_with[1]
