@@ -248,7 +248,7 @@ def start_heartsd(tmp: Path, bots: int, web: bool = False) -> tuple[subprocess.P
     config = tmp / "bench.toml"
     lines = [f'admin_token = "{ADMIN}"', f'db_path = "{tmp / "bench.db"}"', 'log_level = "error"']
     if web:  # one caller opens a watch per new match: lift the per-caller request rate
-        lines += ['web = "127.0.0.1:0"', "web_rate_per_s = 10000", "web_burst = 10000"]
+        lines += ['web = "127.0.0.1:0"', "web_rate_per_s = 10000", "web_burst = 10000", "max_spectator_calls_per_peer = 100"]
     lines += ["[bot_tokens]", *(f'b{i} = "tok-b{i}-bench"' for i in range(bots))]
     config.write_text("\n".join(lines) + "\n")
     proc, port = spawn([sys.executable, "-m", "heartsd.cli", "serve", "--config", str(config), "--port", "0"])

@@ -92,11 +92,10 @@ class Settings:
     web_opponents: tuple[str, ...] = ("heuristic", "random")  # house strategies a person may pick
     web_max_tables: int = 16  # live matches with a person's seat, on this daemon
     web_tables_per_peer: int = 2
-    # Every web caller (by address) gets this request rate and these open live feeds.
+    # Every web caller (by address) gets this request rate; what it may hold open at once
+    # (requests, live feeds) is the spectator budget (max_spectator_calls[_per_peer]).
     web_rate_per_s: float = 20.0
     web_burst: int = 60
-    web_max_sockets: int = 512
-    web_sockets_per_peer: int = 16
 
     @property
     def web_address(self) -> tuple[str, int] | None:
@@ -191,7 +190,7 @@ class Settings:
         self.web_address  # raises ConfigError when malformed
         if self.human_decision_ms < 1 or self.human_bank_ms < 0 or self.web_house_delay_ms < 0:
             raise ConfigError("human_decision_ms must be >= 1; human_bank_ms and web_house_delay_ms >= 0")
-        for name in ("web_max_tables", "web_tables_per_peer", "web_burst", "web_max_sockets", "web_sockets_per_peer"):
+        for name in ("web_max_tables", "web_tables_per_peer", "web_burst"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name}: must be at least 1")
         if self.web_rate_per_s <= 0:
@@ -331,6 +330,4 @@ _FIELDS = {
     "web_tables_per_peer": _int,
     "web_rate_per_s": _float,
     "web_burst": _int,
-    "web_max_sockets": _int,
-    "web_sockets_per_peer": _int,
 }

@@ -255,7 +255,7 @@ def test_web_callers_are_rate_limited(tmp_path) -> None:
 
 def test_open_live_feeds_per_caller_are_capped(tmp_path) -> None:
     async def main() -> None:
-        async with web_daemon(tmp_path, web_sockets_per_peer=2, house_matches=1, house_delay_ms=50) as web, client() as http:
+        async with web_daemon(tmp_path, max_spectator_calls_per_peer=2, house_matches=1, house_delay_ms=50) as web, client() as http:
             web.arena.start_house_matches()
             while not web.arena.runners:
                 await asyncio.sleep(0.05)

@@ -15,6 +15,7 @@ import structlog
 from aiohttp import web
 
 from ..arena import Arena, ArenaError
+from ..budgets import BudgetExhausted
 from ..config import Settings
 from . import sockets
 from .api import Api
@@ -107,6 +108,8 @@ class WebFront(WebContext):
             return await handler(request)
         except SeatError as exc:
             return _error(exc.status, exc.message)
+        except BudgetExhausted as exc:
+            return _error(429, exc.message)
         except Refused as exc:
             return _error(HTTP_OF_GRPC.get(exc.code, 500), exc.details)
         except ArenaError as exc:
@@ -121,12 +124,17 @@ class WebFront(WebContext):
 
     @web.middleware
     async def _rate_limit(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """Every request spends its caller's rate; a JSON request also holds a slot of the
+        spectator budget while it runs (a live feed holds one for its life: sockets.py)."""
         peer = self.peer(request)
-        if not self.limits.allow(peer):
-            retry = max(1, round(self.limits.retry_after_s(peer)))
+        if not self.rate.allow(peer):
+            retry = max(1, round(self.rate.retry_after_s(peer)))
             response = _error(429, "too many requests; slow down")
             response.headers["Retry-After"] = str(retry)
             return response
+        if request.path.startswith("/api/"):
+            with self.budget.hold(peer):
+                return await handler(request)
         return await handler(request)
 
 

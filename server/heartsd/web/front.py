@@ -10,7 +10,8 @@ from aiohttp import web
 
 from ..arena import Arena
 from ..config import Settings
-from .limits import PeerLimits
+from ..budgets import Budget
+from .limits import RequestRate
 from .seats import HumanSeats, SeatError
 from .spectate import Spectating
 
@@ -21,12 +22,16 @@ class WebContext:
         self.arena = arena
         self.seats = HumanSeats(arena, settings)
         self.spectating = Spectating(arena)
-        self.limits = PeerLimits(settings.web_rate_per_s, settings.web_burst, settings.web_max_sockets,
-                                 settings.web_sockets_per_peer)
+        self.rate = RequestRate(settings.web_rate_per_s, settings.web_burst)
+        # Calls and live feeds at once: the daemon's spectator budget, shared with gRPC's
+        # SpectatorService and LadderService (one address counts the same on both).
+        self.budget: Budget = arena.budgets.spectators
 
     @staticmethod
     def peer(request: web.Request) -> str:
-        return request.remote or "unknown"
+        """The caller's address as the gRPC budgets name it ("ipv4:1.2.3.4", "ipv6:[::1]")."""
+        host = request.remote or "unknown"
+        return f"ipv6:[{host}]" if ":" in host else f"ipv4:{host}"
 
     @staticmethod
     def cookie_name(match_id: str) -> str:

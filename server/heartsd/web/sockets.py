@@ -57,11 +57,8 @@ def _socket() -> web.WebSocketResponse:
 async def play(request: web.Request, front: WebContext, match_id: str, peer: str) -> web.WebSocketResponse:
     """The Playboard's socket: the seat's snapshots out, the person's answers in."""
     seat = front.seats.owned(match_id, request.cookies.get(front.cookie_name(match_id)))
-    lease = front.limits.open(peer)
-    if lease is None:
-        raise web.HTTPTooManyRequests(text="too many open live pages from your address")
     ws = _socket()
-    try:
+    with front.budget.hold(peer):  # a slot of the spectator budget for the socket's life
         await ws.prepare(request)
         session = seat.attach()
         sender = asyncio.get_running_loop().create_task(send_latest(ws, seat.tracker.snapshot, seat.changed))
@@ -82,19 +79,14 @@ async def play(request: web.Request, front: WebContext, match_id: str, peer: str
         finally:
             sender.cancel()
             seat.detach(session)
-    finally:
-        lease.close()
     return ws
 
 
 async def watch(request: web.Request, front: WebContext, match_id: str, peer: str) -> web.WebSocketResponse:
     """A spectator's socket: the live table, made only of spectator events (what gRPC
     WatchMatch sends: heartsd.spectating). A refusal (unknown match, over) is sent as an error."""
-    lease = front.limits.open(peer)
-    if lease is None:
-        raise web.HTTPTooManyRequests(text="too many open live pages from your address")
     ws = _socket()
-    try:
+    with front.budget.hold(peer):
         await ws.prepare(request)
         tracker = TableTracker(-1)
         changed = asyncio.Event()
@@ -109,8 +101,6 @@ async def watch(request: web.Request, front: WebContext, match_id: str, peer: st
             feed.cancel()
             sender.cancel()
             await asyncio.gather(feed, sender, return_exceptions=True)
-    finally:
-        lease.close()
     return ws
 
 
