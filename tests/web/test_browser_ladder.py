@@ -25,6 +25,12 @@ def test_the_leaderboard_and_a_bot_page_render_from_a_real_ladder_run(tmp_path, 
         while ladder.latest_seq("standard") < RATED:
             assert time.monotonic() < deadline, "the ladder did not play its rated matches"
             time.sleep(0.2)
+        # Stop matchmaking (the last task) and let the matches in play finish, so the
+        # ratings stand still while the pages are compared with them.
+        daemon.loop.call_soon_threadsafe(tasks[-1].cancel)
+        while daemon.arena.runners:
+            assert time.monotonic() < deadline, "the ladder's last matches did not finish"
+            time.sleep(0.2)
         standings = ladder.standings("standard")
         page = browser.new_page(viewport=DESKTOP)
         errors = watch_errors(page)
