@@ -172,15 +172,14 @@ def test_a_person_plays_a_whole_standard_match_by_keyboard(tmp_path, browser: Br
         assert not errors, errors
 
 
-def _boxes(page: Page) -> list[tuple[str, dict[str, float]]]:
-    return page.evaluate("""() => {
-      const out = [];
-      const add = (label, node) => { const r = node.getBoundingClientRect(); out.push([label, {x: r.x, y: r.y, w: r.width, h: r.height}]); };
-      document.querySelectorAll('#table .seat').forEach((n) => add(`seat ${n.dataset.seat}`, n));
-      document.querySelectorAll('#table .trick [data-card]').forEach((n) => add(`trick ${n.dataset.card}`, n));
-      document.querySelectorAll('#hand [data-card]').forEach((n) => add(`hand ${n.dataset.card}`, n));
-      return out;
-    }""")
+BOXES = """() => {
+  const out = [];
+  const add = (label, node) => { const r = node.getBoundingClientRect(); out.push([label, {x: r.x, y: r.y, w: r.width, h: r.height}]); };
+  document.querySelectorAll('#table .seat').forEach((n) => add(`seat ${n.dataset.seat}`, n));
+  document.querySelectorAll('#table .trick [data-card]').forEach((n) => add(`trick ${n.dataset.card}`, n));
+  document.querySelectorAll('#hand [data-card]').forEach((n) => add(`hand ${n.dataset.card}`, n));
+  return out;
+}"""
 
 
 def _overlaps(boxes: list[tuple[str, dict[str, float]]]) -> list[tuple[str, str]]:
@@ -194,13 +193,14 @@ def _overlaps(boxes: list[tuple[str, dict[str, float]]]) -> list[tuple[str, str]
     return found
 
 
-def _full_trick(page: Page, players: int) -> None:
-    """Play (by clicks) until the table shows a complete trick of ``players`` cards."""
+def _full_trick(page: Page, players: int) -> list[tuple[str, dict[str, float]]]:
+    """Play (by clicks) until the table shows a complete trick of ``players`` cards; the
+    boxes of the cards and seats, measured in the same instant (a house bot plays on soon)."""
     full = f"document.querySelectorAll('#table .trick [data-card]').length === {players}"
     for _ in range(200):
-        now = page.wait_for_function(f"() => ({full}) ? 'full' : ({TURN})()", timeout=30_000).json_value()
-        if now == "full":
-            return
+        now = page.wait_for_function(f"() => ({full}) ? ({BOXES})() : ({TURN})()", timeout=30_000).json_value()
+        if isinstance(now, list):
+            return now  # type: ignore[no-any-return]
         if now == "pass":
             for k in range(3):
                 page.locator("#hand [data-card]").nth(k).click()
@@ -225,8 +225,7 @@ def test_tables_of_3_5_and_7_lay_out_without_overlapping_cards(tmp_path, browser
             page.wait_for_url(re.compile(r"/play/"))
             for name, size in (("desktop", DESKTOP), ("phone", PHONE)):
                 page.set_viewport_size(size)
-                _full_trick(page, players)
-                boxes = _boxes(page)
+                boxes = _full_trick(page, players)
                 assert sum(1 for label, _ in boxes if label.startswith("trick")) == players
                 assert sum(1 for label, _ in boxes if label.startswith("seat")) == players
                 assert not _overlaps(boxes), (players, name, _overlaps(boxes))
