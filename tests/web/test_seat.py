@@ -281,7 +281,8 @@ def test_a_person_who_leaves_is_defaulted_then_resumes_like_a_bot(tmp_path) -> N
     defaults (DISCONNECT); opening it again resumes with the pending request."""
 
     async def main() -> None:
-        async with web_daemon(tmp_path, grace_ms=200, human_decision_ms=60_000) as web, client() as http:
+        # House bots 50 ms apart: a seat defaulted at once while away must not see the match end.
+        async with web_daemon(tmp_path, grace_ms=200, human_decision_ms=60_000, web_house_delay_ms=50) as web, client() as http:
             seat = await take_seat(http, web.url)
             match_id = seat["match_id"]
             async with http.ws_connect(f"{web.url}/ws/play/{match_id}") as ws:
