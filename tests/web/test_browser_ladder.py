@@ -8,6 +8,8 @@ import time
 
 from playwright.sync_api import Browser, expect
 
+from heartsbot.proto import game_pb2
+
 from heartsd.server import start_ladder
 
 from .browser import DESKTOP, PHONE, screenshot, watch_errors
@@ -32,6 +34,13 @@ def test_the_leaderboard_and_a_bot_page_render_from_a_real_ladder_run(tmp_path, 
             assert time.monotonic() < deadline, "the ladder's last matches did not finish"
             time.sleep(0.2)
         standings = ladder.standings("standard")
+        # A tournament among the same (connected) bots: its standings show on the page too.
+        roster = sorted(ladder.owners())
+        tour = daemon.call(lambda: daemon.arena.tournaments.create(
+            "Web Cup", roster, "standard", 4, 1, 4, None, game_pb2.ClockSettings()))
+        while daemon.arena.tournaments.store.get(tour.id).status != "finished":
+            assert time.monotonic() < deadline, "the tournament did not finish"
+            time.sleep(0.2)
         page = browser.new_page(viewport=DESKTOP)
         errors = watch_errors(page)
         page.goto(f"{daemon.url}/leaderboard?ruleset=standard")
@@ -40,6 +49,12 @@ def test_the_leaderboard_and_a_bot_page_render_from_a_real_ladder_run(tmp_path, 
         shown = page.eval_on_selector_all("#standings tbody tr", "rows => rows.map(r => r.dataset.bot)")
         listed = [s.bot for s in ladder.standings("standard")]
         assert shown == listed[: len(shown)] and len(shown) >= len(standings) >= 4
+        cup = page.locator(f".tournament[data-tournament='{tour.id}']")
+        expect(cup).to_contain_text("Web Cup")
+        expect(cup).to_contain_text("finished")
+        final = daemon.call(lambda: daemon.web.front.spectating.tournament("test", tour.id))
+        listed_bots = cup.locator("tbody tr").evaluate_all("rows => rows.map(r => r.dataset.bot)")
+        assert listed_bots == [r.bot for r in final.standings.rows] and len(listed_bots) >= 4
         screenshot(page, "leaderboard-desktop")
         best = shown[0]
         page.click(f"#standings tbody tr[data-bot='{best}'] a")
@@ -53,7 +68,7 @@ def test_the_leaderboard_and_a_bot_page_render_from_a_real_ladder_run(tmp_path, 
             round(mu, 9) for _, _, mu, _ in history]
         entry = next(s for s in ladder.standings("standard") if s.bot == best)
         assert abs(history[-1][2] - entry.mu) < 1e-9  # the chart ends at the rating the board shows
-        expect(page.locator("#decisions")).to_have_text(str(entry.decisions))
+        expect(page.locator("#fig-decisions")).to_have_text(str(entry.decisions))
         matches = page.locator("#bot-matches tbody tr")
         expect(matches.first).to_be_visible()
         ids = page.eval_on_selector_all("#bot-matches tbody tr", "rows => rows.map(r => r.dataset.match)")
@@ -61,6 +76,7 @@ def test_the_leaderboard_and_a_bot_page_render_from_a_real_ladder_run(tmp_path, 
         screenshot(page, "bot-desktop")
         page.set_viewport_size(PHONE)
         screenshot(page, "bot-phone")
+        assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
         page.click(f"#bot-matches tbody tr[data-match='{ids[0]}'] a")
         page.wait_for_url(f"**/watch/{ids[0]}*")
         expect(page.locator(".badge.replay")).to_be_visible()

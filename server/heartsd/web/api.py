@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 REPLAYS_KEPT = 8  # finished records replayed, newest used first: a bounded cache for every viewer
 RECENT_MATCHES = 30
 BOT_MATCHES = 50
+TOURNAMENTS_SHOWN = 5
 
 
 def player_counts(name: str) -> list[int]:
@@ -150,7 +151,10 @@ class Api:
         return cached[1]
 
     async def tournaments(self, request: web.Request) -> web.Response:
-        # Tournaments are not built yet: the leaderboard page shows this list when it
-        # has entries ({name, ruleset, standings: [{rank, bot, points, ci}]}).
-        return web.json_response({"tournaments": []})
+        """The newest tournaments with their standings (final once finished), as the
+        TournamentService serves them."""
+        peer = self.front.peer(request)
+        listed = (await self.front.spectating.tournament_list(peer))[:TOURNAMENTS_SHOWN]
+        full = [await self.front.spectating.tournament(peer, t.id) for t in listed]
+        return web.json_response({"tournaments": [present.tournament(t) for t in full]})
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from heartsbot.proto import bot_pb2, cards_pb2, game_pb2, ladder_pb2, spectator_pb2
+from heartsbot.proto import bot_pb2, cards_pb2, game_pb2, ladder_pb2, spectator_pb2, tournament_pb2
 
 from hearts_engine import card_name
 
@@ -34,6 +34,7 @@ MOON_OPTIONS = _names(P.MoonOption, "MOON_OPTION_")
 MOON_VALUES = {v: k for k, v in MOON_OPTIONS.items()}
 KINDS = _names(P.DecisionKind, "DECISION_KIND_")
 STATUSES = _names(P.MatchStatus, "MATCH_STATUS_")
+TOURNAMENT_STATUSES = _names(tournament_pb2.TournamentStatus, "TOURNAMENT_STATUS_")
 REJECTIONS = _names(bot_pb2.RejectionCode, "REJECTION_CODE_")
 # A hand is shown sorted by suit with the colours alternating (clubs, diamonds, spades,
 # hearts), low to high: presentation only, the server's order of legal cards is kept.
@@ -113,3 +114,16 @@ def standing(e: ladder_pb2.LeaderboardEntry) -> dict[str, Any]:
 def bot_match(m: ladder_pb2.BotMatch) -> dict[str, Any]:
     return {"match_id": m.match_id, "ruleset": m.ruleset, "seat": m.seat, "rank": m.rank,
             "points": m.points, "deals": m.deals}
+
+
+def tournament(t: tournament_pb2.Tournament) -> dict[str, Any]:
+    return {
+        "id": t.id, "name": t.name, "status": TOURNAMENT_STATUSES.get(t.status, "unknown"), "ruleset": t.ruleset,
+        "players": t.players, "rounds": t.rounds, "matches_finished": t.matches_finished,
+        "matches_total": t.matches_total, "reason": t.reason, "test": t.standings.test,
+        "standings": [{"rank": r.rank, "bot": r.bot, "version": r.version, "points_per_deal": r.points_per_deal,
+                       "ci_low": r.ci_low, "ci_high": r.ci_high, "p_best": r.p_best, "matches": r.matches,
+                       "deals": r.deals, "tied_with": list(r.tied_with)} for r in t.standings.rows],
+        "tables": [{"round": x.round, "table": x.table, "bots": list(x.bots), "status": x.status,
+                    "match_id": x.match_id} for x in t.tables],
+    }

@@ -4,8 +4,9 @@ Hidden information is decided in one place, :mod:`heartsd.spectating` ("what a s
 may see of a match, and when"): live tables, replays and match lists come from its
 functions, the same ones WatchMatch, GetMatchRecord and ListMatches delegate to, so a
 change there (a delay, a store shared by several daemons) reaches the browser with no
-change here. The leaderboard and bot pages run the ``LadderService`` handlers
-themselves, with a small stand-in for the gRPC context, so they show what gRPC does.
+change here. The leaderboard, bot pages and tournament standings run the
+``LadderService`` and ``TournamentService`` handlers themselves, with a small stand-in
+for the gRPC context, so they show what gRPC does.
 
 Refusals raise ``ArenaError`` (spectating) or :class:`Refused` (a handler's
 ``context.abort``); the web front's one error mapper (app.py) turns either into an
@@ -17,11 +18,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import grpc
-from heartsbot.proto import game_pb2, ladder_pb2, spectator_pb2
+from heartsbot.proto import game_pb2, ladder_pb2, spectator_pb2, tournament_pb2
 
 from .. import spectating
 from ..arena import Arena
 from ..services import LadderService
+from ..tournament_service import TournamentService
 
 
 class Refused(grpc.aio.AbortError):
@@ -61,6 +63,8 @@ class Spectating:
     def __init__(self, arena: Arena) -> None:
         self.arena = arena
         self.ladder = LadderService(arena)
+        directors = getattr(arena, "tournaments", None)  # set by server.build_server
+        self.tournaments = TournamentService(directors) if directors is not None else None
 
     async def matches(self, peer: str, status: str | None = None, limit: int = 100) -> list[spectator_pb2.MatchSummary]:
         return await spectating.summaries(self.arena, status, limit)
@@ -80,3 +84,16 @@ class Spectating:
     async def bot(self, peer: str, bot: str, ruleset: str, limit: int) -> ladder_pb2.GetBotProfileResponse:
         return await self.ladder.GetBotProfile(
             ladder_pb2.GetBotProfileRequest(bot=bot, ruleset=ruleset, limit=limit), _Context(peer))  # type: ignore[arg-type]
+
+    async def tournament_list(self, peer: str) -> list[tournament_pb2.Tournament]:
+        if self.tournaments is None:
+            return []
+        response = await self.tournaments.ListTournaments(
+            tournament_pb2.ListTournamentsRequest(), _Context(peer))  # type: ignore[arg-type]
+        return list(response.tournaments)
+
+    async def tournament(self, peer: str, tournament_id: str) -> tournament_pb2.Tournament:
+        assert self.tournaments is not None
+        response = await self.tournaments.GetTournament(
+            tournament_pb2.GetTournamentRequest(id=tournament_id), _Context(peer))  # type: ignore[arg-type]
+        return response.tournament

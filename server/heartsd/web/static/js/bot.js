@@ -50,7 +50,7 @@ function render() {
   $("pick").replaceChildren(el("a", { href: `/leaderboard?ruleset=${encodeURIComponent(ruleset)}` }, `← ${t("leaderboard")}: ${ruleset}`));
   if (!profile) return;
   const s = profile.standing;
-  const figure = (label, value, id) => [el("dt", {}, label), el("dd", { id }, value)];
+  const figure = (label, value, id) => [el("dt", {}, label), el("dd", { id: `fig-${id}` }, value)];
   $("standing").replaceChildren(s ? el("dl", { class: "figures" },
     figure(t("rank"), s.rank, "rank"), figure(t("owner"), profile.owner, "owner"),
     figure(t("rating"), `${fixed(s.rating)} ± ${fixed(s.uncertainty)}`, "rating"),
@@ -65,7 +65,7 @@ function render() {
     s.unreliable ? el("dd", { class: "flag" }, t("unreliable")) : null) : "");
   $("chart").replaceChildren(chart(profile.history));
   const head = el("tr", {}, [t("match"), t("ruleset"), t("seat"), t("rank"), t("points"), t("deal")].map((h) => el("th", { scope: "col" }, h)));
-  $("matches").replaceChildren(el("table", { class: "board", id: "bot-matches" }, el("thead", {}, head),
+  $("matches").replaceChildren(el("table", { class: "data", id: "bot-matches" }, el("thead", {}, head),
     el("tbody", {}, profile.matches.map((m) => el("tr", { dataset: { match: m.match_id } },
       el("td", {}, el("a", { href: `/watch/${encodeURIComponent(m.match_id)}` }, m.match_id)),
       el("td", {}, m.ruleset), el("td", {}, m.seat), el("td", {}, m.rank), el("td", {}, m.points), el("td", {}, m.deals))))));

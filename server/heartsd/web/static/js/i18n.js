@@ -46,7 +46,7 @@ const STRINGS = {
     disconnect_defaults: "Disconnect defaults", latest_matches: "Latest rated matches", match: "Match",
     seat: "Seat", points: "Points", not_found: "Not found.", error: "Error: {message}",
     opponents_hint: "House bots: {names}.", phase_passing: "Passing", phase_playing: "Playing",
-    phase_over: "Over", decision_time: "A person has {s} s per decision.",
+    phase_over: "Over", decision_time: "A person has {s} s per decision.", paused: "paused",
   },
   id: {
     title: "Hearts Arena", lobby: "Lobi", leaderboard: "Papan peringkat", language: "Bahasa",
@@ -91,7 +91,7 @@ const STRINGS = {
     disconnect_defaults: "Bawaan karena terputus", latest_matches: "Pertandingan berperingkat terakhir", match: "Pertandingan",
     seat: "Kursi", points: "Poin", not_found: "Tidak ditemukan.", error: "Galat: {message}",
     opponents_hint: "Bot rumah: {names}.", phase_passing: "Oper kartu", phase_playing: "Bermain",
-    phase_over: "Selesai", decision_time: "Seorang pemain punya {s} dtk per keputusan.",
+    phase_over: "Selesai", decision_time: "Seorang pemain punya {s} dtk per keputusan.", paused: "dijeda",
   },
   vi: {
     title: "Hearts Arena", lobby: "Sảnh", leaderboard: "Bảng xếp hạng", language: "Ngôn ngữ",
@@ -136,7 +136,7 @@ const STRINGS = {
     disconnect_defaults: "Mặc định do mất kết nối", latest_matches: "Các trận xếp hạng gần đây", match: "Trận",
     seat: "Ghế", points: "Điểm", not_found: "Không tìm thấy.", error: "Lỗi: {message}",
     opponents_hint: "Máy: {names}.", phase_passing: "Chuyền bài", phase_playing: "Đang chơi",
-    phase_over: "Kết thúc", decision_time: "Người chơi có {s} giây cho mỗi quyết định.",
+    phase_over: "Kết thúc", decision_time: "Người chơi có {s} giây cho mỗi quyết định.", paused: "tạm dừng",
   },
 };
 

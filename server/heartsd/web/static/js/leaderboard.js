@@ -28,6 +28,25 @@ function row(entry) {
     el("td", {}, `${fixed(rate, 1)}%`));
 }
 
+// A tournament: its progress, its standings (ranks the data separates; ties shared) and
+// its finished matches, each linking to its replay.
+function tournamentPanel(tour) {
+  const head = el("tr", {}, [t("rank"), t("bot"), t("points_per_deal"), "95%", "p(best)", t("matches")]
+    .map((h) => el("th", { scope: "col" }, h)));
+  const rows = tour.standings.map((s) => el("tr", { dataset: { bot: s.bot } },
+    el("td", {}, s.rank), el("td", {}, el("a", { href: `/bots/${encodeURIComponent(s.bot)}?ruleset=${encodeURIComponent(tour.ruleset)}` }, s.bot)),
+    el("td", {}, fixed(s.points_per_deal)), el("td", {}, `${fixed(s.ci_low)} – ${fixed(s.ci_high)}`),
+    el("td", {}, fixed(s.p_best)), el("td", {}, s.matches)));
+  const played = tour.tables.filter((x) => x.status === "finished" && x.match_id);
+  return el("section", { class: "panel tournament", dataset: { tournament: tour.id } },
+    el("h3", {}, tour.name, " ", el("span", { class: "muted" },
+      `${tour.ruleset} · ${t(tour.status)} · ${tour.matches_finished}/${tour.matches_total}`)),
+    tour.standings.length ? el("div", { class: "scroll" }, el("table", { class: "data" }, el("thead", {}, head), el("tbody", {}, rows)))
+      : el("p", { class: "muted" }, t("nothing_yet")),
+    played.length ? el("p", {}, t("matches"), ": ", played.map((x, i) => [i ? " · " : "",
+      el("a", { href: `/watch/${encodeURIComponent(x.match_id)}` }, `${x.round + 1}.${x.table + 1}`)])) : null);
+}
+
 function render() {
   $("heading").textContent = `${t("leaderboard")}: ${ruleset}`;
   $("tournaments-title").textContent = t("tournaments");
@@ -40,12 +59,10 @@ function render() {
     const head = el("tr", {}, [t("rank"), t("bot"), t("owner"), t("rating"), t("uncertainty"), t("conservative"),
       t("matches"), t("points_per_deal"), t("timeouts")].map((h) => el("th", { scope: "col" }, h)));
     $("board").replaceChildren(board.entries.length
-      ? el("table", { class: "board", id: "standings" }, el("thead", {}, head), el("tbody", {}, board.entries.map(row)))
+      ? el("table", { class: "data", id: "standings" }, el("thead", {}, head), el("tbody", {}, board.entries.map(row)))
       : el("p", { class: "muted" }, t("no_ratings")));
   }
-  // Tournaments (none exist yet): each {name, ruleset, standings: [{rank, bot, points, ci}]}.
-  $("tournaments").replaceChildren(tournaments.length ? el("div", {}, tournaments.map((tour) => el("section", {},
-    el("h3", {}, tour.name), el("ol", {}, (tour.standings ?? []).map((s) => el("li", {}, `${s.bot} ${fixed(s.points)}`))))))
+  $("tournaments").replaceChildren(tournaments.length ? el("div", {}, tournaments.map(tournamentPanel))
     : el("p", { class: "muted" }, t("no_tournaments")));
 }
 
