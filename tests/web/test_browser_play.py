@@ -7,6 +7,7 @@ real daemon, and compare what the page showed with the stored record.
 from __future__ import annotations
 
 import re
+from typing import Any
 from playwright.sync_api import Browser, Page, expect
 
 from .browser import DESKTOP, PHONE, screenshot, watch_errors
@@ -235,3 +236,75 @@ def test_tables_of_3_5_and_7_lay_out_without_overlapping_cards(tmp_path, browser
             assert not errors, errors
             page.close()
 
+
+
+RANKS = "23456789TJQKA"
+
+
+def _by_rank(code: str) -> tuple[int, int]:
+    """The conformance Shooter's order of cards (rank, then suit), for codes like "QS"."""
+    return RANKS.index(code[0]), "CDHS".index(code[1])
+
+
+def test_the_classic_moon_choice_is_a_dialog_and_the_panel_marks_the_moon(tmp_path, browser: Browser) -> None:
+    """A classic deal arranged like the conformance kit's moon check (its seed, Feeders at
+    the other seats): the person, clicking the Shooter's cards, takes every penalty card;
+    the choice comes as a dialog, the answer is checked and recorded as HUMAN, and the
+    score panel marks the moon."""
+    from heartsbot.proto import admin_pb2, game_pb2
+
+    from heartsd.arena import SeatRequest
+    from heartsd.conformance import Feeder, moon_seed
+    from heartsd.web.seats import HumanSeat, secret_digest
+
+    seed = moon_seed("classic", 0)
+    secret = "a-secret-for-the-moon-test-only"
+    with ThreadedDaemon(tmp_path) as daemon:
+        arena, front = daemon.arena, daemon.web.front
+
+        async def arrange() -> Any:
+            def prepare(runner: Any) -> None:
+                runner.house_delay_s = 0.0
+                for slot in runner.seats[1:]:
+                    slot.house = Feeder()
+
+            seats = [SeatRequest(human="human:h-moon"), *[SeatRequest(house="random")] * 3]
+            runner = await arena.create_match("classic", 4, admin_pb2.RulesetOptions(),
+                                              game_pb2.MatchFormat(fixed_deals=1), seed, seats,
+                                              game_pb2.ClockSettings(), prepare=prepare)
+            front.seats.by_match[runner.id] = HumanSeat(arena, runner, runner.seats[0], secret_digest(secret), "test")
+            return runner
+
+        runner = daemon.call(arrange)
+        context = browser.new_context(viewport=DESKTOP)
+        context.add_cookies([{"name": f"seat-{runner.id}", "value": secret, "url": daemon.url}])
+        page = context.new_page()
+        errors = watch_errors(page)
+        page.goto(f"{daemon.url}/play/{runner.id}")
+        while (now := turn(page)) != "moon":
+            if now == "pass":
+                lowest = sorted(hand(page), key=_by_rank)[:3]
+                for code in lowest:
+                    page.click(f"#hand [data-card='{code}']")
+                page.click("#pass-button")
+            elif now == "play":
+                legal = page.eval_on_selector_all("#hand .card.legal", "cards => cards.map(c => c.dataset.card)")
+                page.click(f"#hand [data-card='{max(legal, key=_by_rank)}']")
+            else:
+                raise AssertionError(f"the deal ended without a moon choice ({now})")
+        dialog = page.locator("#moon")
+        expect(dialog).to_contain_text("You shot the moon!")
+        expect(dialog.locator("[data-moon]")).to_have_count(2)
+        expect(dialog.locator("button.primary")).to_contain_text("(default if time runs out)")
+        screenshot(page, "playboard-moon")
+        dialog.locator("[data-moon='subtract_from_self']").click()
+        expect(page.locator("#result")).to_contain_text("Match over")
+        expect(page.locator("#scores tbody td.moon[data-seat='0']")).to_contain_text("☾")
+        rows, totals = score_panel(page)
+        assert rows == [[-26, 0, 0, 0]] and totals == [-26, 0, 0, 0]
+        record = arena.store.get(runner.id).record
+        moon = [d for d in record.decisions if d.kind == game_pb2.DECISION_KIND_MOON]
+        assert len(moon) == 1 and moon[0].seat == 0 and moon[0].provenance == game_pb2.PROVENANCE_HUMAN
+        assert record.deal_scores[0].shooter == 0
+        assert record.deal_scores[0].moon_option == game_pb2.MOON_OPTION_SUBTRACT_FROM_SELF
+        assert not errors, errors

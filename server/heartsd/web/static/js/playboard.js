@@ -181,7 +181,7 @@ function renderMoon() {
     return;
   }
   const total = state.ruleset.deal_total;
-  dialog.replaceChildren(el("h2", {}, t("moon_title")), el("p", {}, t("moon_text")),
+  dialog.replaceChildren(el("h2", { id: "moon-title" }, t("moon_title")), el("p", {}, t("moon_text")),
     el("div", { class: "choices" }, request.moon_options.map((option) => el("button", {
       type: "button", class: option === request.default_moon ? "primary" : null, dataset: { moon: option },
       onclick: () => send({ moon: option }),
