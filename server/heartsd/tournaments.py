@@ -160,14 +160,17 @@ def _tournament(r: tuple[Any, ...]) -> TournamentRow:
 
 
 def compute_standings(store: Store, t: TournamentRow) -> stats.Standings:
-    """Standings from the records of the matches the schedule's rows name as finished."""
+    """Standings from the records of the matches the schedule's rows name as finished. A
+    table of a duplicate set counts once every table of its set is over: until then its
+    scores are those of deals its sibling tables' seats are still holding (spectating.py)."""
     deals, tables = [], []
+    running_sets = store.running_sets()
     reliability: dict[str, stats.Reliability] = {r["bot"]: stats.Reliability() for r in t.roster}
     for row in t.tables:
         if row.status != "finished":
             continue
         stored = store.get(row.match_id)
-        if stored is None or stored.record is None or stored.status != "finished":
+        if stored is None or stored.record is None or stored.status != "finished" or stored.set_id in running_sets:
             continue
         record = stored.record
         names = [s.name for s in record.seats]

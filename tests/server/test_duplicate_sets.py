@@ -15,7 +15,7 @@ from heartsbot.proto import game_pb2, spectator_pb2, spectator_pb2_grpc
 from heartsd import duplicate, shuffles
 from heartsd.ladder import SetRow, set_rating_events
 from heartsd.matchmaker import LadderSettings, Matchmaker
-from heartsd.store import Store
+from heartsd.tournaments import TableRow, TournamentRow, compute_standings
 
 from .harness import Bot, random_legal, run, running_daemon
 
@@ -177,16 +177,27 @@ def test_no_spectator_or_record_shows_a_set_tables_cards_while_another_table_hol
                     refused = exc
                 listed = {m.match_id: m for m in (await stub.ListMatches(spectator_pb2.ListMatchesRequest())).matches}
             b_deals_then = len(b.match.results)
+            # A tournament's live standings count table A only once its set is over.
+            tournament = TournamentRow("t-1", "t", 0, None, "running", "", "standard", 4, 1, 3, 1, {},
+                                       [{"bot": n, "owner": f"owner-{n}", "version": "test"} for n in names],
+                                       "heartsd", None, [TableRow(0, 0, names[:4], "finished", a.id, 1),
+                                                         TableRow(0, 1, names[4:], "running", b.id, 1)])
+            store = daemon.arena.store
+            standings_during = compute_standings(store, tournament).to_dict()
             await daemon.wait_finished(b.id)
+            tournament.tables[1].status = "finished"
+            standings_after = compute_standings(store, tournament).to_dict()
             await asyncio.wait_for(asyncio.gather(*watchers), 10)
             async with daemon.channel() as channel:
                 record = await spectator_pb2_grpc.SpectatorServiceStub(channel).GetMatchRecord(
                     spectator_pb2.GetMatchRecordRequest(match_id=a.id))
             for bot in fast + slow_bots:
                 await bot.close()
-            return seen_a, at_a, refused, listed, b_deals_then, a, b, record
+            return seen_a, at_a, refused, listed, b_deals_then, a, b, record, standings_during, standings_after
 
-    seen_a, at_a, refused, listed, b_deals_then, a, b, record = run(scenario())
+    seen_a, at_a, refused, listed, b_deals_then, a, b, record, during, after = run(scenario())
+    assert all(row["matches"] == 0 for row in during["bots"])
+    assert sorted(row["matches"] for row in after["bots"]) == [1] * 8
     assert b_deals_then < 3, "table B was still playing when A finished"
     assert refused is not None and refused.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert "duplicate set" in refused.details()
