@@ -84,7 +84,7 @@ for sub in ("engine", "clients/python", "server"):
 
 from hearts_engine import Match, MatchFormat, Phase, preset  # noqa: E402
 from heartsbot.client import BotClient  # noqa: E402
-from heartsbot.strategies import HeuristicStrategy  # noqa: E402
+from heartsbot.strategies.graded import GradedStrategy  # noqa: E402
 from heartsd.config import Settings  # noqa: E402
 from heartsbot import convert  # noqa: E402
 from heartsd.ladder import MODEL, SetRow, _rate, set_rating_events  # noqa: E402
@@ -100,40 +100,10 @@ REPLAYS = 100  # matches per run replayed with the engine to check the bots play
 RULES = preset("standard")
 
 
-class Reckless(HeuristicStrategy):
-    """The heuristic, except in a share ``reckless`` of its plays, where it plays to take
-    the trick: when following it wins if it can (highest card), when void it discards its
-    lowest non-point card, when leading it leads its highest card; and in a share
-    ``rand`` of the other plays a random legal card. The draws are a fixed function of
-    the position (hand, trick so far, tricks played), the same for every bot, so the bot
-    is deterministic: its strength is fixed and it plays a replayed hand the same way."""
-
-    reckless = 0.0
-    rand = 0.0
-
-    def choose_play(self, view):  # type: ignore[no-untyped-def]
-        legal = sorted(view.legal)
-        if len(legal) == 1:
-            return legal[0]
-        draw = random.Random(hash((tuple(sorted(view.hand)), tuple(view.trick), len(view.tricks))))
-        reckless, rand = draw.random() < self.reckless, draw.random() < self.rand
-        if reckless:
-            values = view.rules.points_by_card
-            if not view.trick:
-                return max(legal, key=lambda c: (c % 13, c))
-            led = view.trick[0] // 13
-            if legal[0] // 13 != led:
-                return min(legal, key=lambda c: (values[c] != 0, c % 13, c))
-            winning = max(c for c in view.trick if c // 13 == led)
-            if legal[-1] > winning:
-                return legal[-1]
-        if rand:
-            return draw.choice(legal)
-        return super().choose_play(view)
-
-
-def make_bot(i: int) -> Reckless:
-    bot = Reckless(i)
+def make_bot(i: int) -> GradedStrategy:
+    """The heuristic, reckless in a share LEVELS[i] of its plays (heartsbot's graded
+    strategies: deterministic, a fixed strength, a replayed hand played the same way)."""
+    bot = GradedStrategy(i)
     bot.reckless, bot.rand = LEVELS[i]
     return bot
 
@@ -146,7 +116,7 @@ def bot_name(i: int) -> str:
 # -- the true strengths, with the engine alone ---------------------------------------------
 
 
-def play(bots: list[Reckless], seed: int, duplicate: bool) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def play(bots: list[GradedStrategy], seed: int, duplicate: bool) -> tuple[tuple[int, ...], tuple[int, ...]]:
     match = Match(RULES, MatchFormat.fixed(DEALS, duplicate=duplicate), seed=seed)
     while not match.is_over:
         seat = match.to_act()[0]

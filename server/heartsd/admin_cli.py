@@ -60,7 +60,7 @@ def add_parser(sub: Any) -> None:
                        help="the daemon's admin token (env HEARTSD_ADMIN_TOKEN; printed by heartsd serve)")
         p.add_argument("--json", action="store_true", help="print the response as JSON")
         p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the daemon's answer")
-        p.set_defaults(run=lambda args: _run(args, run))
+        p.set_defaults(run=lambda args: run_command(args, run))
         return p
 
     bots = command("bots", "list connected bots: version, slots in use, reserved, their matches", _bots)
@@ -89,20 +89,23 @@ def add_parser(sub: Any) -> None:
                        help="print the table after each trick instead of a live view (also when not a terminal)")
 
 
-def _run(args: argparse.Namespace, command: Callable[[argparse.Namespace, Console], int]) -> int:
+def run_command(args: argparse.Namespace, command: Callable[[argparse.Namespace, Console], int],
+                prog: str = "heartsd admin") -> int:
+    """Run one subcommand with a console sized for where it prints, its errors mapped to
+    the documented exit codes (1 refused, 2 usage, 4 unreachable)."""
     console = Console()
     if not console.is_terminal:  # a pipe or a file: no wrapping at 80 columns
         console = Console(width=200)
     try:
         return command(args, console)
     except Refused as exc:
-        print(f"heartsd admin: {exc}", file=sys.stderr)
+        print(f"{prog}: {exc}", file=sys.stderr)
         return EXIT_REFUSED
     except ValueError as exc:
-        print(f"heartsd admin: {exc}", file=sys.stderr)
+        print(f"{prog}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except ConnectionError as exc:
-        print(f"heartsd admin: {exc}", file=sys.stderr)
+        print(f"{prog}: {exc}", file=sys.stderr)
         return EXIT_UNREACHABLE
 
 

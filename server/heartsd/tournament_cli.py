@@ -24,7 +24,6 @@ import asyncio
 import json
 import os
 import secrets
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -39,7 +38,7 @@ from rich.table import Table
 from heartsbot.help import DefaultsHelp
 from heartsbot.proto import tournament_pb2, tournament_pb2_grpc
 
-from .admin_cli import DEFAULT_SERVER, EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE, Refused, translate_error
+from .admin_cli import DEFAULT_SERVER, run_command, translate_error
 from .standings import Standings
 
 STATUS = {v: k.removeprefix("TOURNAMENT_STATUS_").lower() for k, v in tournament_pb2.TournamentStatus.items()}
@@ -58,7 +57,7 @@ def add_parser(sub: Any) -> None:
                            help="the daemon (env HEARTS_SERVER)")
             p.add_argument("--admin-token", help="the daemon's admin token (env HEARTSD_ADMIN_TOKEN)")
             p.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the daemon's answer")
-        p.set_defaults(run=lambda args: _run(args, run))
+        p.set_defaults(run=lambda args: run_command(args, run, "heartsd tournament"))
         return p
 
     create = command("create", "freeze a roster of connected bots and start the schedule", _create)
@@ -94,23 +93,6 @@ def _settings(p: argparse.ArgumentParser) -> None:
     p.add_argument("--deals", type=int, default=0, help="fixed deals per match (0: four per seat)")
     p.add_argument("--seed", type=int, help="the schedule and shuffles derive from it (default: random)")
     p.add_argument("--decision-ms", type=int, default=0, help="time per decision (0: the daemon's default)")
-
-
-def _run(args: argparse.Namespace, command: Callable[[argparse.Namespace, Console], int]) -> int:
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=200)
-    try:
-        return command(args, console)
-    except Refused as exc:
-        print(f"heartsd tournament: {exc}", file=sys.stderr)
-        return EXIT_REFUSED
-    except ValueError as exc:
-        print(f"heartsd tournament: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except ConnectionError as exc:
-        print(f"heartsd tournament: {exc}", file=sys.stderr)
-        return EXIT_UNREACHABLE
 
 
 def _stub(channel: grpc.Channel) -> tournament_pb2_grpc.TournamentServiceStub:
