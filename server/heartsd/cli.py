@@ -43,6 +43,7 @@ def _serve(args: argparse.Namespace) -> int:
         "ladder_ruleset": args.ladder_ruleset,
         "ladder_house": ",".join(args.ladder_house) if args.ladder_house else None,
         "ladder_fill": True if args.ladder_fill else None,
+        "ladder_same_owner": True if args.ladder_same_owner else None,
         "ladder_deals": args.ladder_deals,
         "ladder_set_tables": args.ladder_set_tables,
         "spectator_delay_s": args.spectator_delay_s,
@@ -236,6 +237,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                             "shuffles at once (default 2; 1: plain tables only)")
     serve.add_argument("--ladder-fill", action="store_true",
                        help="house bots only complete tables the connected bots cannot fill (default: they play always)")
+    serve.add_argument("--ladder-same-owner", action="store_true",
+                       help="let two bots of one owner meet at a plain ladder table (a duplicate set never mixes them)")
     serve.add_argument("--spectator-delay-s", type=float, help="show spectators all hands, this much later")
     serve.add_argument("--shutdown-grace-s", type=float)
     serve.add_argument("--web", metavar="HOST:PORT",
