@@ -118,8 +118,8 @@ class ClientStats:
     matches_ended: int = 0
     results: dict[str, game_pb2.MatchResult] = field(default_factory=dict)
     # The strategy's own failures by kind (EXCEPTION, MISSING, ILLEGAL, TIMEOUT), each
-    # answered with a safe default; and its overruns: decisions that took longer than its
-    # time_limit_s (answered in time only by drawing on the match's time bank).
+    # answered with a safe default; and its overruns: decisions that took longer than the
+    # server's decision time (answered in time only by drawing on the match's time bank).
     problems: dict[str, Problem] = field(default_factory=dict)
     overruns: int = 0
     slowest_s: float = 0.0
@@ -334,7 +334,7 @@ class BotClient:
             decided = await asyncio.wait_for(asyncio.to_thread(self._choose, view, request.kind), hard_s)
             took = time.monotonic() - started
             self.stats.slowest_s = max(self.stats.slowest_s, took)
-            if took > think_s:
+            if took > clock.decision_ms / 1000:  # answered only thanks to the time bank
                 self.stats.overruns += 1
             problem = answer_problem(request, decided)
             if problem is not None:
