@@ -5,6 +5,8 @@ from the engine's state gives."""
 from __future__ import annotations
 
 import asyncio
+import math
+import time
 
 import pytest
 
@@ -22,14 +24,18 @@ from heartsd.store import Store
 P = game_pb2
 
 
-def expected_request(runner, seat: int, parsed: bot_pb2.DecisionRequest, resent: bool = False) -> bot_pb2.DecisionRequest:
-    """``resent``: the request is sent again (resume) and its clock shows what is left."""
+def expected_request(runner, seat: int, parsed: bot_pb2.DecisionRequest,
+                     resent_within_ms: int | None = None) -> bot_pb2.DecisionRequest:
+    """``resent_within_ms``: the request was sent again (resume) at most this long after it
+    was first sent, and its clock shows what is left: the decision time goes first."""
     match = runner.match
     clock = runner.seats[seat].clock
     full = bot_pb2.Clock(decision_ms=clock.decision_ms, bank_ms=clock.bank_ms)
-    if resent:  # at most a few ms went by; the decision time goes first
-        assert full.decision_ms - 50 <= parsed.clock.decision_ms <= full.decision_ms
-        assert parsed.clock.bank_ms == full.bank_ms
+    if resent_within_ms is not None:
+        left, whole = parsed.clock.decision_ms + parsed.clock.bank_ms, full.decision_ms + full.bank_ms
+        assert whole - resent_within_ms <= left <= whole
+        assert parsed.clock.decision_ms <= full.decision_ms and parsed.clock.bank_ms <= full.bank_ms
+        assert parsed.clock.bank_ms == full.bank_ms or parsed.clock.decision_ms == 0
         full = parsed.clock
     deal = match.deal
     view = seat_view(deal, seat, match.totals, [r.score for r in match.results])
@@ -192,7 +198,7 @@ def test_assembled_requests_equal_requests_built_field_by_field(tmp_path, rulese
         runner = await arena.create_match(ruleset, players, admin_pb2.RulesetOptions(), P.MatchFormat(fixed_deals=deals),
                                           seed, [SeatRequest(bot=n) for n in names], P.ClockSettings())
         checked = 0
-        resumed: set[str] = set()
+        resumed: dict[str, int] = {}  # request id -> the most ms between its sending and its resending
         kinds: set[int] = set()
         phases: set[int] = set()
         while not runner.finished.is_set():
@@ -207,7 +213,7 @@ def test_assembled_requests_equal_requests_built_field_by_field(tmp_path, rulese
                         continue
                     request = message.update.request
                     seat = message.update.seat
-                    assert request == expected_request(runner, seat, request, resent=request.request_id in resumed)
+                    assert request == expected_request(runner, seat, request, resumed.get(request.request_id))
                     kinds.add(request.kind)
                     phases.add(request.scoring_phase)
                     assert_same_view(convert.view_from_request(request), runner, seat)
@@ -218,9 +224,10 @@ def test_assembled_requests_equal_requests_built_field_by_field(tmp_path, rulese
                         assert runner._record(running) == expected_record(runner, running)
                         assert all(d.to_bytes() == d.to_wire().SerializeToString() for d in runner.decisions)
                     if checked % 53 == 0 and request.request_id not in resumed:
-                        resumed.add(request.request_id)
                         back = max(0, request.last_sequence - 3)
+                        sent_at = runner.seats[seat].pending.sent_at
                         assert arena.resume(session, bot_pb2.Resume(match_id=runner.id, seat=seat, last_sequence=back)) is None
+                        resumed[request.request_id] = math.ceil((time.monotonic() - sent_at) * 1000) + 1
                         progressed = True
                         continue
                     answer = answer_for(seat, request)
