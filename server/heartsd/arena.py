@@ -79,7 +79,7 @@ class SeatRequest:
 class Arena:
     runner_class: type[MatchRunner] = MatchRunner  # the conformance kit runs arranged matches
 
-    def __init__(self, settings: Settings, store: Store) -> None:
+    def __init__(self, settings: Settings, store: Store, budgets: Budgets | None = None) -> None:
         self.settings = settings
         self.store = store
         self.sessions = SessionRegistry()
@@ -95,7 +95,9 @@ class Arena:
         self.tokens = TokenRegistry(settings.bot_tokens, url=None if memory else store.path,
                                     shared=store.db if memory else None)
         self.tokens.on_change = self.check_tokens
-        self.budgets = Budgets.from_settings(settings)  # calls at once per class of caller (budgets.py)
+        # Calls at once per class of caller (budgets.py); given when the server that counts
+        # them was made first (serve binds its port before the store and the arena exist).
+        self.budgets = budgets or Budgets.from_settings(settings)
         self.loop_monitor = LoopMonitor()  # started with the server or the first match
 
     # -- bots -------------------------------------------------------------------------

@@ -60,25 +60,55 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"heartsd: configuration error: {exc}", file=sys.stderr)
         return 2
     configure(settings.log_format, settings.log_level)
-    if not args.admin_token and not os.environ.get("HEARTSD_ADMIN_TOKEN"):
-        print(f"admin token (generated for this run): {settings.admin_token}", flush=True)
-    from .server import serve
+    from .db import StoreError
+    from .lease import LeaseHeld
+    from .server import ListenError, serve
 
+    generated = not args.admin_token and not os.environ.get("HEARTSD_ADMIN_TOKEN") and not _in_file(args.config)
     try:
-        asyncio.run(serve(settings))
+        asyncio.run(serve(settings, show_admin_token=generated))
+    except (ListenError, LeaseHeld, StoreError) as exc:
+        print(f"heartsd: {exc}", file=sys.stderr)
+        return 2
     except OSError as exc:
         print(f"heartsd: {exc}", file=sys.stderr)
         return 1
     return 0
 
 
-def _open_store(path: str):  # type: ignore[no-untyped-def]
+def _in_file(config: str | None) -> bool:
+    """Whether the config file sets the admin token (then it was not generated)."""
+    if not config:
+        return False
+    import tomllib
+
+    try:
+        with open(config, "rb") as f:
+            return "admin_token" in tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError):
+        return False
+
+
+def _open_store(path: str, write: bool = False):  # type: ignore[no-untyped-def]
+    """The existing store at ``path`` (never a new one); read-only unless ``write``.
+    A missing, unreadable or too new store ends the command: its message, exit 2."""
+    from .db import StoreError
     from .store import Store
 
-    if not os.path.exists(path):
-        print(f"heartsd: no database at {path}", file=sys.stderr)
-        raise SystemExit(1)
-    return Store(path)
+    try:
+        return Store.open_existing(path, write=write)
+    except StoreError as exc:
+        print(f"heartsd: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def _known_ruleset(name: str, command: str) -> None:
+    """Exit 2 listing the known rulesets unless ``name`` is one."""
+    from hearts_engine.presets import PRESETS
+
+    if name not in PRESETS:
+        print(f"{command}: unknown ruleset {name!r}; known: {', '.join(sorted(PRESETS))}", file=sys.stderr)
+        raise SystemExit(2)
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -119,14 +149,20 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _ladder(args: argparse.Namespace) -> int:
+    from .db import StoreError
     from .ladder import LadderError
     from .store import Store
 
-    is_url = args.db.startswith(("postgresql://", "postgres://"))
-    if args.ladder_command != "add-bot" and not is_url and not os.path.exists(args.db):
-        print(f"heartsd ladder: no database at {args.db}", file=sys.stderr)
-        return 1
-    store = Store(args.db)
+    if getattr(args, "ruleset", None) is not None:
+        _known_ruleset(args.ruleset, "heartsd ladder")
+    if args.ladder_command == "add-bot" and args.create:
+        try:
+            store = Store(args.db)
+        except StoreError as exc:
+            print(f"heartsd: {exc}", file=sys.stderr)
+            return 2
+    else:
+        store = _open_store(args.db, write=args.ladder_command != "leaderboard")
     ladder = store.ladder
     try:
         if args.ladder_command == "add-bot":
@@ -134,8 +170,9 @@ def _ladder(args: argparse.Namespace) -> int:
             print(f"bot {args.name} (owner {args.owner}) registered. Its token, shown only this once:")
             print(token)
         elif args.ladder_command == "rotate":
+            token = ladder.rotate(args.name)
             print(f"new token for {args.name} (the old one no longer works), shown only this once:")
-            print(ladder.rotate(args.name))
+            print(token)
         elif args.ladder_command == "revoke":
             ladder.revoke(args.name)
             print(f"bot {args.name}: token revoked")
@@ -264,6 +301,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     add = ladder_sub.add_parser("add-bot", help="register a bot and print its token once")
     add.add_argument("name")
     add.add_argument("--owner", required=True)
+    add.add_argument("--create", action="store_true",
+                     help="create the store if there is none (otherwise a missing store is an error)")
     for name, text in (("rotate", "issue a new token (printed once), retiring the old one"),
                        ("revoke", "refuse the bot's token from now on")):
         p = ladder_sub.add_parser(name, help=text)

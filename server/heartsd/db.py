@@ -17,8 +17,11 @@ transaction, and recorded in ``schema_version``.
 from __future__ import annotations
 
 import contextlib
+import os
+import re
 import sqlite3
 import threading
+import urllib.parse
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -33,6 +36,58 @@ TYPES = {
 }
 
 Migration = tuple[int, Sequence[str]]
+
+
+class StoreError(Exception):
+    """The store cannot be used as asked. The message names the store and the setting
+    (``db_path``: ``--db``, ``HEARTSD_DB_PATH``) and says what to do; commands print it
+    and exit 2."""
+
+
+SETTING = "--db / HEARTSD_DB_PATH"
+
+
+def redacted(url: str) -> str:
+    """``url`` without a password, for messages and logs."""
+    return re.sub(r"^(postgres(?:ql)?://[^:/@]+):[^@]*@", r"\1:***@", url)
+
+
+def is_postgresql(url: str) -> bool:
+    return url.startswith(("postgresql://", "postgres://"))
+
+
+def sqlite_path(url: str) -> str:
+    return url.removeprefix("sqlite:///")
+
+
+def check_writable(path: str) -> None:
+    """Raise :class:`StoreError` unless a daemon can write the SQLite store at ``path``
+    (the file, if it exists, and its directory, where SQLite keeps the -wal and -shm
+    files). Tried by opening, not by permission bits: root and read-only mounts differ."""
+    if path == ":memory:":
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise StoreError(f"the store's folder {folder} does not exist ({SETTING}): create it, or point the "
+                         "setting at an existing folder")
+    problem = ""
+    if os.path.exists(path):
+        try:
+            os.close(os.open(path, os.O_RDWR))
+        except OSError as exc:
+            problem = exc.strerror or str(exc)
+    if not problem:
+        try:
+            probe = os.path.join(folder, f".heartsd-write-test-{os.getpid()}")
+            os.close(os.open(probe, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
+            os.unlink(probe)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            problem = f"its folder {folder}: {exc.strerror or exc}"
+    if problem:
+        raise StoreError(f"the store {path} is read-only ({problem}); heartsd serve and the ladder commands "
+                         f"write to it: make it writable, or point {SETTING} at a writable copy")
 
 
 class Transaction:
@@ -66,16 +121,39 @@ class Database:
         self._lock = threading.Lock()
 
     @classmethod
-    def open(cls, url: str) -> Database:
-        """``postgresql://...`` for PostgreSQL; anything else is a SQLite path (or ``:memory:``)."""
-        if url.startswith(("postgresql://", "postgres://")):
+    def open(cls, url: str, create: bool = True, read_only: bool = False) -> Database:
+        """``postgresql://...`` for PostgreSQL; anything else is a SQLite path (or ``:memory:``).
+
+        ``create=False``: a missing SQLite file is a :class:`StoreError` instead of a new
+        empty store (a typo in a path must not make one). ``read_only``: nothing is ever
+        written (SQLite ``mode=ro``), so a store on read-only media can still be read."""
+        if is_postgresql(url):
             import psycopg
 
-            connection = psycopg.connect(url, autocommit=True)
+            try:
+                connection = psycopg.connect(url, autocommit=True)
+            except psycopg.Error as exc:
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise StoreError(f"cannot open the store {redacted(url)} ({SETTING}): {first}") from None
+            if read_only:
+                connection.read_only = True
             return cls("postgresql", connection, url)
-        path = url.removeprefix("sqlite:///")
+        path = sqlite_path(url)
+        if path != ":memory:" and not os.path.isfile(path):
+            if os.path.exists(path):
+                raise StoreError(f"the store {path} is not a file ({SETTING})")
+            if not create:
+                raise StoreError(f"no store at {os.path.abspath(path)} ({SETTING}): check the path and the working "
+                                 "folder; `heartsd serve` creates a store, as does `heartsd ladder add-bot --create`")
+        if read_only:
+            return cls("sqlite", _open_sqlite_read_only(path), path)
+        check_writable(path)
         connection = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
-        connection.execute("PRAGMA journal_mode=WAL")
+        try:
+            connection.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.DatabaseError as exc:
+            connection.close()
+            raise StoreError(f"cannot open the store {path} ({SETTING}): {exc}") from None
         connection.execute("PRAGMA foreign_keys=ON")
         connection.execute("PRAGMA busy_timeout=10000")
         return cls("sqlite", connection, path)
@@ -135,6 +213,18 @@ class Database:
                         cursor.close()
             raise AssertionError("unreachable")
 
+    def schema_version(self, newest: int) -> int:
+        """The store's schema version, checked without changing anything: a
+        :class:`StoreError` if it is not a heartsd store or is newer than ``newest``."""
+        try:
+            rows = self.query("SELECT version FROM schema_version")
+        except Exception:
+            raise StoreError(f"{redacted(self.url)} is not a heartsd store (no schema_version table; {SETTING})") from None
+        current = int(rows[0][0]) if rows else 0
+        if current > newest:
+            raise StoreError(_newer(self.url, current, newest))
+        return current
+
     def migrate(self, migrations: Sequence[Migration]) -> int:
         """Apply every migration newer than the database; return the schema version."""
         with self.transaction() as tx:
@@ -146,7 +236,7 @@ class Database:
                 tx.execute("INSERT INTO schema_version VALUES (0)")
             newest = max((v for v, _ in migrations), default=0)
             if current > newest:
-                raise RuntimeError(f"{self.url}: schema version {current} is newer than this heartsd ({newest})")
+                raise StoreError(_newer(self.url, current, newest))
             for version, statements in sorted(migrations):
                 if version > current:
                     for statement in statements:
@@ -158,6 +248,27 @@ class Database:
     def close(self) -> None:
         with self._lock:
             self._connection.close()
+
+
+def _newer(url: str, current: int, newest: int) -> str:
+    return (f"the store {redacted(url)} has schema version {current}, newer than this heartsd knows ({newest}): "
+            f"a newer heartsd wrote it. Upgrade heartsd, or point {SETTING} at another store")
+
+
+def _open_sqlite_read_only(path: str) -> sqlite3.Connection:
+    """A read-only connection. ``mode=ro`` reads a live daemon's WAL store; a store on
+    read-only media whose -shm file cannot be made is opened ``immutable`` instead."""
+    uri = "file:" + urllib.parse.quote(os.path.abspath(path))
+    for suffix in ("?mode=ro", "?mode=ro&immutable=1"):
+        connection = sqlite3.connect(uri + suffix, uri=True, check_same_thread=False, isolation_level=None, timeout=10)
+        try:
+            connection.execute("PRAGMA busy_timeout=10000")
+            connection.execute("SELECT COUNT(*) FROM sqlite_master").fetchall()
+            return connection
+        except sqlite3.DatabaseError as exc:
+            connection.close()
+            error = exc
+    raise StoreError(f"cannot read the store {path} ({SETTING}): {error}")
 
 
 def _plain(row: Sequence[Any]) -> tuple[Any, ...]:

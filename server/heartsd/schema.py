@@ -134,4 +134,13 @@ MIGRATIONS: list[Migration] = [
             PRIMARY KEY (tournament_id, round, table_no)
         )""",
     ]),
+    (11, [
+        # One live daemon per instance: the holder of each instance's lease and its last
+        # heartbeat (PostgreSQL; on SQLite a lock file beside the database does it). See lease.py.
+        """CREATE TABLE IF NOT EXISTS leases (
+            instance {text} PRIMARY KEY,
+            holder {text} NOT NULL,
+            heartbeat_ms {bigint} NOT NULL
+        )""",
+    ]),
 ]

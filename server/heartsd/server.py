@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import gc
 import signal
+import socket
 from collections.abc import AsyncIterator
 
 import grpc
@@ -32,8 +34,10 @@ from heartsbot.proto import (
 )
 
 from .arena import Arena
-from .budgets import BudgetInterceptor
+from .budgets import BudgetInterceptor, Budgets
 from .config import Settings
+from .db import redacted
+from .lease import HEARTBEAT_S, Lease, open_leased
 from .services import AdminService, BotService, LadderService, SpectatorService, read_play_request
 from .store import Store
 from .tournament_service import TournamentService
@@ -82,8 +86,47 @@ def server_options(settings: Settings) -> list[tuple[str, int]]:
     ]
 
 
-async def build_server(settings: Settings, arena: Arena) -> tuple[grpc.aio.Server, int, health.aio.HealthServicer]:
-    budgets = arena.budgets
+class ListenError(OSError):
+    """The daemon cannot listen where it was told to; the message says why and what to do."""
+
+
+def probe_port(host: str, port: int, setting: str = "--port (HEARTSD_PORT; 0 picks a free one)") -> None:
+    """Fail with a clear :class:`ListenError` if ``host:port`` cannot be bound, before gRPC
+    tries (it logs a C-level error and raises a generic RuntimeError)."""
+    if port == 0:
+        return
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise ListenError(f"cannot listen on {host}:{port}: {host!r} is not a known address ({exc.strerror}); "
+                          "fix --host (HEARTSD_HOST)") from None
+    for family, kind, proto, _, address in infos:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gRPC does: TIME_WAIT is no conflict
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                raise ListenError(listen_problem(host, port, exc.errno, setting)) from None
+
+
+def listen_problem(host: str, port: int, code: int | None,
+                   setting: str = "--port (HEARTSD_PORT; 0 picks a free one)") -> str:
+    where = f"cannot listen on {host}:{port}"
+    if code == errno.EADDRINUSE:
+        return (f"{where}: the port is in use (another heartsd, or another program); stop it, or choose another "
+                f"{setting}")
+    if code == errno.EADDRNOTAVAIL:
+        return f"{where}: {host} is not an address of this machine; fix --host (HEARTSD_HOST)"
+    if code == errno.EACCES:
+        return f"{where}: permission denied (ports below 1024 need privileges); choose another --port (HEARTSD_PORT)"
+    return f"{where}; check --host and --port (HEARTSD_HOST, HEARTSD_PORT)"
+
+
+def new_server(settings: Settings, budgets: Budgets) -> tuple[grpc.aio.Server, int]:
+    """A gRPC server bound to the settings' address (port 0: a free one), its calls counted
+    against ``budgets`` (the arena's); (server, port). Bound before anything else happens,
+    so a daemon that cannot listen touches nothing."""
+    probe_port(settings.host, settings.port)
     interceptor = BudgetInterceptor({
         SERVICE_NAMES[0]: budgets.bots,
         SERVICE_NAMES[1]: budgets.spectators,
@@ -95,6 +138,22 @@ async def build_server(settings: Settings, arena: Arena) -> tuple[grpc.aio.Serve
     })
     server = grpc.aio.server(options=server_options(settings), maximum_concurrent_rpcs=settings.rpc_limit(),
                              interceptors=[interceptor])
+    try:
+        port = server.add_insecure_port(f"{settings.host}:{settings.port}")
+    except RuntimeError:
+        port = 0
+    if port == 0:
+        raise ListenError(listen_problem(settings.host, settings.port, None))
+    return server, port
+
+
+async def build_server(settings: Settings, arena: Arena) -> tuple[grpc.aio.Server, int, health.aio.HealthServicer]:
+    server, port = new_server(settings, arena.budgets)
+    return server, port, add_services(server, arena)
+
+
+def add_services(server: grpc.aio.Server, arena: Arena) -> health.aio.HealthServicer:
+    """Every service on ``server`` (before it starts); the health servicer."""
     arena.loop_monitor.start()  # the loop's lag: exported, and never charged to a bot (lag.py)
     add_bot_service(BotService(arena), server)
     spectator_pb2_grpc.add_SpectatorServiceServicer_to_server(SpectatorService(arena), server)
@@ -107,10 +166,7 @@ async def build_server(settings: Settings, arena: Arena) -> tuple[grpc.aio.Serve
     reflection.enable_server_reflection(
         (*SERVICE_NAMES, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME), server
     )
-    port = server.add_insecure_port(f"{settings.host}:{settings.port}")
-    if port == 0:
-        raise OSError(f"cannot bind {settings.host}:{settings.port}")
-    return server, port, health_servicer
+    return health_servicer
 
 
 async def start_ladder(settings: Settings, arena: Arena, port: int) -> list[asyncio.Task[None]]:
@@ -185,17 +241,58 @@ async def set_serving(health_servicer: health.aio.HealthServicer, serving: bool)
 
 
 async def serve(
-    settings: Settings, on_ready: asyncio.Future[int] | None = None, stop: asyncio.Event | None = None
+    settings: Settings, on_ready: asyncio.Future[int] | None = None, stop: asyncio.Event | None = None,
+    show_admin_token: bool = False,
 ) -> None:
-    """Run until SIGTERM/SIGINT (or until ``stop`` is set), then shut down gracefully."""
-    store = Store(settings.db_path, settings.instance)
+    """Run until SIGTERM/SIGINT (or until ``stop`` is set), then shut down gracefully.
+
+    The order protects a live daemon from a second one started by mistake: bind the
+    port (ListenError), then take the store's lease for this instance (LeaseHeld), and
+    only then open the store and mark aborted the matches this instance left running."""
+    budgets = Budgets.from_settings(settings)
+    web = settings.web_address
+    if web is not None:  # the web front's port too (it binds once the arena exists)
+        probe_port(*web, setting="--web HOST:PORT (HEARTSD_WEB)")
+    server, port = new_server(settings, budgets)
+    try:
+        store, lease = open_leased(settings.db_path, settings.instance,
+                                   lambda: Store(settings.db_path, settings.instance))
+    except BaseException:
+        await server.stop(None)
+        raise
+    try:
+        await _serve(settings, server, port, store, lease, budgets, on_ready, stop, show_admin_token)
+    finally:
+        if lease is not None:
+            await asyncio.to_thread(lease.release)
+        store.close()
+
+
+async def _keep_lease(lease: Lease, stop: asyncio.Event) -> None:
+    """Renew the lease; if another daemon took it over (this one stalled past STALE_S),
+    this one stops: that daemon has already marked this one's matches aborted."""
+    while True:
+        await asyncio.sleep(HEARTBEAT_S)
+        try:
+            held = await asyncio.to_thread(lease.heartbeat)
+        except Exception:
+            log.warning("could not renew the store lease; retrying", exc_info=True)
+            continue
+        if not held:
+            log.error("the store lease was taken over by another daemon of this instance; stopping")
+            stop.set()
+            return
+
+
+async def _serve(settings: Settings, server: grpc.aio.Server, port: int, store: Store, lease: Lease | None,
+                 budgets: Budgets, on_ready: asyncio.Future[int] | None, stop: asyncio.Event | None, show_admin_token: bool) -> None:
     aborted = store.abort_interrupted()
     if aborted:
         log.warning("matches interrupted by the last stop are marked aborted", matches=aborted)
-    arena = Arena(settings, store)
-    server, port, health_servicer = await build_server(settings, arena)
+    arena = Arena(settings, store, budgets)
+    health_servicer = add_services(server, arena)
     web = None
-    if settings.web:  # bound before anything is announced: a taken port stops the daemon
+    if settings.web:  # its port was probed before the store was opened (serve)
         from .web.app import WebFront
 
         web = WebFront(settings, arena)
@@ -203,13 +300,16 @@ async def serve(
     await server.start()
     await set_serving(health_servicer, True)
     stop = stop or asyncio.Event()
+    keeper = asyncio.get_running_loop().create_task(_keep_lease(lease, stop)) if lease is not None else None
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         try:
             loop.add_signal_handler(sig, stop.set)
         except (NotImplementedError, RuntimeError):
             pass
-    log.info("heartsd serving", host=settings.host, port=port, db=settings.db_path)
+    log.info("heartsd serving", host=settings.host, port=port, db=redacted(settings.db_path))
+    if show_admin_token:
+        print(f"admin token (generated for this run): {settings.admin_token}", flush=True)
     print(f"heartsd listening on {settings.host}:{port}", flush=True)
     if web is not None:
         print(f"heartsd web front on {web.url}", flush=True)
@@ -232,5 +332,6 @@ async def serve(
         await web.stop()  # its seats go the way of disconnected bots; running matches end below
     await arena.shutdown(settings.shutdown_grace_s)
     await server.stop(2)
-    store.close()
+    if keeper is not None:
+        keeper.cancel()
     log.info("stopped")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from heartsbot.proto import game_pb2, spectator_pb2
 
-from .db import Database, Transaction
+from .db import Database, StoreError, Transaction  # noqa: F401  (StoreError: part of the store's interface)
 from .ladder import Ladder
 from .schema import MIGRATIONS
 from .shuffles import ShuffleRepeated
@@ -57,13 +57,32 @@ class StoredMatch:
 class Store:
     """Thread-safe; call from ``asyncio.to_thread`` in the daemon."""
 
-    def __init__(self, url: str, instance: str = "heartsd") -> None:
-        self.db = Database.open(url)
+    def __init__(self, url: str, instance: str = "heartsd", create: bool = True, read_only: bool = False) -> None:
+        """Open (and migrate) the store at ``url``. ``create=False``: a missing store is a
+        StoreError naming the path. ``read_only``: nothing is written, not even a migration
+        (for commands that only read; see :meth:`open_existing`)."""
+        self.db = Database.open(url, create=create, read_only=read_only)
         self.path = url
         self.instance = instance  # the daemon whose running matches these are (Settings.instance)
-        self.db.migrate(MIGRATIONS)
-        self.ladder = Ladder(self.db)
-        self.ladder.ensure_ratings()
+        self.read_only = read_only
+        try:
+            if read_only:
+                self.db.schema_version(max(v for v, _ in MIGRATIONS))
+            else:
+                self.db.migrate(MIGRATIONS)
+            self.ladder = Ladder(self.db)
+            if not read_only:
+                self.ladder.ensure_ratings()
+        except BaseException:
+            self.db.close()
+            raise
+
+    @classmethod
+    def open_existing(cls, url: str, write: bool = False) -> Store:
+        """For commands other than ``serve``: never creates a store (a missing one is a
+        StoreError naming the path). Readers (``write=False``) open it read-only and without
+        migrating, so a store on read-only media, or one a live daemon is using, can be read."""
+        return cls(url, create=False, read_only=not write)
 
     def close(self) -> None:
         self.db.close()

@@ -20,7 +20,7 @@ HEARTSD = [sys.executable, "-m", "heartsd.cli"]
 
 def test_add_bot_prints_a_token_once_and_stores_only_its_hash(tmp_path):
     db = str(tmp_path / "l.db")
-    out = subprocess.run([*HEARTSD, "ladder", "add-bot", "alpha", "--owner", "ann", "--db", db],
+    out = subprocess.run([*HEARTSD, "ladder", "add-bot", "alpha", "--owner", "ann", "--db", db, "--create"],
                          capture_output=True, text=True)
     assert out.returncode == 0
     token = out.stdout.strip().splitlines()[-1]

@@ -8,7 +8,7 @@ import grpc
 import pytest
 
 from heartsbot.proto import game_pb2, spectator_pb2
-from heartsd.db import Database
+from heartsd.db import Database, StoreError
 from heartsd.schema import MIGRATIONS
 from heartsd.store import Store
 
@@ -72,7 +72,7 @@ def test_migrations_are_versioned_and_refuse_a_newer_schema(store_url):
     with db.transaction() as tx:
         tx.execute("UPDATE schema_version SET version = 99")
     db.close()
-    with pytest.raises(RuntimeError, match="newer than this heartsd"):
+    with pytest.raises(StoreError, match="newer than this heartsd"):
         Store(store_url)
 
 

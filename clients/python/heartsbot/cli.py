@@ -136,7 +136,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     add_parsers(sub, DefaultsHelp)
     args = parser.parse_args(argv)
+    unknown = _unknown_rulesets(getattr(args, "rulesets", None) or ())
+    if unknown:
+        print(unknown, file=sys.stderr)
+        return 2
     return int(args.run(args))
+
+
+def _unknown_rulesets(names: Sequence[str]) -> str:
+    """The message for ``--rulesets`` naming rulesets that do not exist ("" if all do)."""
+    from hearts_engine.presets import PRESETS
+
+    unknown = [n for n in names if n not in PRESETS]
+    if not unknown:
+        return ""
+    return f"heartsbot: unknown ruleset{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; " \
+           f"known: {', '.join(sorted(PRESETS))}"
 
 
 if __name__ == "__main__":

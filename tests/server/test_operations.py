@@ -1,0 +1,294 @@
+"""Operators' mistakes: a second daemon, a wrong path, a read-only or too new store, a
+port in use, a typo in a ruleset. Each gets a clear message and exit 2, and loses nothing."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from heartsd.db import Database, StoreError
+from heartsd.lease import FileLease, LeaseHeld, RowLease, open_leased
+from heartsd.store import Store
+
+from .harness import ADMIN, run, running_daemon
+
+ROOT = Path(__file__).resolve().parents[2]
+HEARTSD = [sys.executable, "-m", "heartsd.cli"]
+HEARTSBOT = [sys.executable, "-m", "heartsbot.cli"]
+
+
+def heartsd(*args: str, as_user: bool = False, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Run a heartsd command. ``as_user``: without root's power to write read-only files
+    (the tests run as root, which file modes do not stop)."""
+    prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"] if as_user and os.geteuid() == 0 else []
+    return subprocess.run([*prefix, *HEARTSD, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def run_command_args() -> list[str]:
+    """The `heartsd serve` arguments of the README's run command (scripts/run)."""
+    text = (ROOT / "scripts" / "run").read_text()
+    line = next(ln for ln in text.replace("\\\n", " ").splitlines() if ln.strip().startswith("exec "))
+    words = shlex.split(line)
+    return [w for w in words[words.index("serve") + 1:] if w != '"$@"' and w != "$@"]
+
+
+# -- one live daemon per instance per store ---------------------------------------------------
+
+
+def test_the_run_command_started_twice_refuses_the_second_and_the_first_loses_nothing(tmp_path):
+    db = str(tmp_path / "heartsd.db")
+    port = free_port()
+    # scripts/run's own arguments; shorter matches (one duplicate block), the store in tmp.
+    args = [*run_command_args(), "--port", str(port), "--db", db, "--ladder-blocks", "1", "--log-format", "json",
+            "--log-level", "warning", "--admin-token", ADMIN]
+    first = subprocess.Popen([*HEARTSD, "serve", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert "listening on" in first.stdout.readline()
+        deadline = time.time() + 60
+        running: list[str] = []
+        while time.time() < deadline and not running:
+            time.sleep(0.3)
+            store = Store.open_existing(db)
+            running = [m.id for m in store.list(status="running") if m.seats[0].startswith("house-")]
+            store.close()
+        assert running, "a ladder match is running in the first daemon"
+        # The same command again: the port is taken; then on another port: the store is.
+        same = subprocess.run([*HEARTSD, "serve", *args], capture_output=True, text=True, timeout=60)
+        other = subprocess.run([*HEARTSD, "serve", *args, "--port", "0"], capture_output=True, text=True, timeout=60)
+        assert same.returncode == 2 and other.returncode == 2
+        assert len(same.stderr.strip().splitlines()) == 1 and "in use" in same.stderr and "--port" in same.stderr
+        assert "another heartsd" in other.stderr and "instance 'heartsd'" in other.stderr
+        assert "Traceback" not in same.stderr + other.stderr
+        # The first daemon's matches go on: the ones running then finish and are rated.
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            store = Store.open_existing(db)
+            statuses = {i: store.get(i).status for i in running}
+            store.close()
+            if all(s != "running" for s in statuses.values()):
+                break
+            time.sleep(0.5)
+        assert set(statuses.values()) == {"finished"}, statuses
+    finally:
+        first.send_signal(signal.SIGTERM)
+        assert first.wait(60) == 0
+    store = Store.open_existing(db)
+    rated = {r[0] for r in store.db.query("SELECT DISTINCT match_id FROM results")}
+    assert set(running) <= rated, "the rated results of the first daemon's matches are kept"
+    assert not [m for m in store.list(limit=1000) if m.reason == "server stopped while the match was running"]
+    store.close()
+
+
+def test_sqlite_lease_is_a_lock_file_released_with_its_holder(tmp_path):
+    db = str(tmp_path / "s.db")
+    lease = FileLease.acquire(db, "heartsd")
+    with pytest.raises(LeaseHeld, match="another heartsd"):
+        FileLease.acquire(db, "heartsd")
+    FileLease.acquire(db, "pod-2").release()  # another instance has its own lease
+    lease.release()
+    FileLease.acquire(db, "heartsd").release()
+    # A killed holder's lock goes with its process.
+    holder = subprocess.Popen([sys.executable, "-c", f"from heartsd.lease import FileLease; "
+                               f"FileLease.acquire({db!r}, 'heartsd'); print('held', flush=True); "
+                               "import time; time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    with pytest.raises(LeaseHeld, match="pid"):
+        FileLease.acquire(db, "heartsd")
+    holder.kill()
+    holder.wait()
+    FileLease.acquire(db, "heartsd").release()
+
+
+def test_postgresql_lease_is_a_row_with_a_heartbeat_taken_over_when_its_holder_is_gone(postgres_server):
+    from tests.postgres import fresh_database
+
+    with fresh_database(postgres_server) as url:
+        store_a, lease_a = open_leased(url, "pod-0", lambda: Store(url, "pod-0"))
+        with pytest.raises(LeaseHeld, match="pod-0"):
+            open_leased(url, "pod-0", lambda: Store(url, "pod-0"))
+        store_b, lease_b = open_leased(url, "pod-1", lambda: Store(url, "pod-1"))  # its own instance
+        assert lease_a.heartbeat() and lease_b.heartbeat()
+        # A frozen holder (its connection open, its heartbeat stopped) is taken over once stale.
+        with store_a.db.transaction() as tx:
+            tx.execute("UPDATE leases SET heartbeat_ms = heartbeat_ms - 600000 WHERE instance = 'pod-0'")
+        taker = RowLease.acquire(store_b.db, "pod-0")
+        assert not lease_a.heartbeat(), "the old holder learns it lost the lease"
+        with pytest.raises(LeaseHeld):
+            RowLease.acquire(store_b.db, "pod-0")
+        # A holder whose connection ended (killed) is replaced at once, heartbeat fresh or not.
+        taker.release()
+        lease_b.release()
+        holder = subprocess.Popen([sys.executable, "-c", f"from heartsd.store import Store; from heartsd.lease import "
+                                   f"RowLease; s = Store({url!r}, 'pod-1'); held = RowLease.acquire(s.db, 'pod-1'); "
+                                   "print('held', flush=True); import time; time.sleep(60)"],
+                                  stdout=subprocess.PIPE, text=True)
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(LeaseHeld):
+            RowLease.acquire(store_b.db, "pod-1")
+        holder.kill()
+        holder.wait()
+        for _ in range(50):  # the server notices the closed connection within moments
+            try:
+                RowLease.acquire(store_b.db, "pod-1").release()
+                break
+            except LeaseHeld:
+                time.sleep(0.1)
+        else:
+            pytest.fail("the killed holder's lease was not taken over")
+        lease_a.release()
+        store_a.close()
+        store_b.close()
+
+
+# -- the store: missing, read-only, too new ----------------------------------------------------
+
+
+def make_store_with_a_match(tmp_path: Path) -> tuple[str, str]:
+    db = str(tmp_path / "kept.db")
+
+    async def scenario() -> str:
+        async with running_daemon(tmp_path, db=db) as daemon:
+            match_id = await daemon.create_match(["house:random"] * 4)
+            await daemon.wait_finished(match_id)
+            daemon.arena.store.ladder.add_bot("kept", "ann")
+            return match_id
+
+    return db, run(scenario())
+
+
+def test_commands_that_read_or_administer_never_create_a_store(tmp_path):
+    missing = str(tmp_path / "typo.db")
+    for args in (("replay", "verify"), ("replay", "show", "m-1"), ("ladder", "leaderboard"),
+                 ("ladder", "add-bot", "x", "--owner", "y"), ("ladder", "rotate", "x"), ("ladder", "revoke", "x"),
+                 ("ladder", "recompute")):
+        out = heartsd(*args, "--db", missing)
+        assert out.returncode == 2, (args, out.stderr)
+        assert f"no store at {missing}" in out.stderr and "HEARTSD_DB_PATH" in out.stderr, out.stderr
+        assert out.stdout == "" and "Traceback" not in out.stderr
+        assert not [p for p in tmp_path.iterdir() if p.name.startswith("typo")], f"{args} created a store"
+    made = heartsd("ladder", "add-bot", "x", "--owner", "y", "--db", missing, "--create")
+    assert made.returncode == 0 and Path(missing).exists()
+
+
+def test_a_read_only_store_is_readable_and_the_daemon_refuses_it_naming_the_setting(tmp_path):
+    db, match_id = make_store_with_a_match(tmp_path)
+    folder = Path(db).parent
+    for p in folder.iterdir():
+        if p.name.startswith("kept.db"):
+            p.chmod(0o444)
+    folder.chmod(0o555)
+    try:
+        verify = heartsd("replay", "verify", "--db", db, as_user=True)
+        assert verify.returncode == 0 and f"{match_id}: OK" in verify.stdout, verify.stdout + verify.stderr
+        show = heartsd("replay", "show", match_id, "--db", db, as_user=True)
+        assert show.returncode == 0 and "trick:" in show.stdout, show.stderr
+        board = heartsd("ladder", "leaderboard", "--db", db, as_user=True)
+        assert board.returncode == 0 and "no rated standard matches yet" in board.stdout, board.stderr
+        for args in (("serve", "--port", "0"), ("ladder", "add-bot", "y", "--owner", "z"), ("ladder", "revoke", "kept")):
+            out = heartsd(*args, "--db", db, as_user=True)
+            assert out.returncode == 2, (args, out.stdout, out.stderr)
+            assert "read-only" in out.stderr and "HEARTSD_DB_PATH" in out.stderr and "Traceback" not in out.stderr
+            assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+    finally:
+        folder.chmod(0o755)
+    store = Store(db)
+    assert "kept" in store.ladder.owners(), "nothing was changed"
+    store.close()
+
+
+def test_a_store_newer_than_the_daemon_is_refused_by_every_command(tmp_path):
+    db, match_id = make_store_with_a_match(tmp_path)
+    store = Database.open(db)
+    with store.transaction() as tx:
+        tx.execute("UPDATE schema_version SET version = 999")
+    store.close()
+    for args in (("serve", "--port", "0"), ("replay", "verify"), ("replay", "show", match_id), ("ladder", "leaderboard"),
+                 ("ladder", "add-bot", "n", "--owner", "o")):
+        out = heartsd(*args, "--db", db)
+        assert out.returncode == 2, (args, out.stderr)
+        assert "schema version 999, newer than this heartsd" in out.stderr and "HEARTSD_DB_PATH" in out.stderr
+        assert "Traceback" not in out.stderr
+    with pytest.raises(StoreError):
+        Store(db)
+
+
+def test_a_port_in_use_is_one_line_and_exit_2_and_touches_no_store(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        out = heartsd("serve", "--port", str(port), "--db", str(tmp_path / "new.db"))
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        f"heartsd: cannot listen on 127.0.0.1:{port}: the port is in use (another heartsd, or another program); "
+        "stop it, or choose another --port (HEARTSD_PORT; 0 picks a free one)"]
+    assert out.stdout == "", "not even a generated admin token"
+    assert not (tmp_path / "new.db").exists()
+
+
+# -- commands that say what to do -----------------------------------------------------------------
+
+
+def test_replay_verify_and_show_work_on_postgresql(tmp_path, postgres_server):
+    from tests.postgres import fresh_database
+
+    with fresh_database(postgres_server) as url:
+        async def scenario() -> str:
+            async with running_daemon(tmp_path, db=url) as daemon:
+                match_id = await daemon.create_match(["house:random"] * 4)
+                await daemon.wait_finished(match_id)
+                return match_id
+
+        match_id = run(scenario())
+        verify = heartsd("replay", "verify", "--db", url)
+        assert verify.returncode == 0 and f"{match_id}: OK" in verify.stdout, verify.stdout + verify.stderr
+        show = heartsd("replay", "show", match_id, "--db", url)
+        assert show.returncode == 0 and "trick:" in show.stdout, show.stderr
+    gone = heartsd("replay", "verify", "--db", url)
+    assert gone.returncode == 2 and "cannot open the store" in gone.stderr and "Traceback" not in gone.stderr
+
+
+def test_rotate_or_revoke_of_an_unknown_bot_prints_only_the_error(tmp_path):
+    db = str(tmp_path / "l.db")
+    assert heartsd("ladder", "add-bot", "known", "--owner", "o", "--db", db, "--create").returncode == 0
+    for command in ("rotate", "revoke"):
+        out = heartsd("ladder", command, "nosuchbot", "--db", db)
+        assert out.returncode == 1 and out.stdout == "", out.stdout
+        assert out.stderr.strip() == "heartsd ladder: no bot named 'nosuchbot'" or "nosuchbot" in out.stderr
+
+
+UNKNOWN = "unknown ruleset 'standrad'; known: classic, hartenjagen, hartenjagen-quick, omnibus, standard"
+
+
+@pytest.mark.parametrize("command", [
+    [*HEARTSD, "ladder", "leaderboard", "--ruleset", "standrad"],
+    [*HEARTSD, "ladder", "recompute", "--ruleset", "standrad"],
+    [*HEARTSD, "serve", "--port", "0", "--ladder-ruleset", "standrad"],
+    [*HEARTSD, "serve", "--port", "0", "--house-ruleset", "standrad"],
+    [*HEARTSBOT, "play", "--server", "127.0.0.1:1", "--token", "t", "--name", "n", "--rulesets", "standrad"],
+    [*HEARTSBOT, "stdio", "--server", "127.0.0.1:1", "--token", "t", "--name", "n", "--rulesets", "standrad", "--",
+     "true"],
+    [*HEARTSBOT, "local", "--ruleset", "standrad"],
+])
+def test_an_unknown_ruleset_in_any_command_lists_the_known_ones(tmp_path, command):
+    db = str(tmp_path / "l.db")
+    Store(db).close()
+    out = subprocess.run([*command, "--db", db] if command[2] in ("ladder",) else command, capture_output=True,
+                         text=True, timeout=60, cwd=tmp_path)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert UNKNOWN.replace("unknown ruleset", "") in out.stderr.replace("unknown rulesets", "unknown ruleset"), out.stderr
+    assert "no rated" not in out.stdout
