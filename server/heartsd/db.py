@@ -62,32 +62,24 @@ def sqlite_path(url: str) -> str:
 
 def check_writable(path: str) -> None:
     """Raise :class:`StoreError` unless a daemon can write the SQLite store at ``path``
-    (the file, if it exists, and its directory, where SQLite keeps the -wal and -shm
-    files). Tried by opening, not by permission bits: root and read-only mounts differ."""
+    (the file, if it exists, and its folder, where SQLite keeps the -wal and -shm files).
+    ``access()`` answers for this process' real powers (root without CAP_DAC_OVERRIDE, a
+    read-only mount). The file itself is never opened here: closing any descriptor of a
+    database drops every POSIX lock this process' SQLite connections hold on it."""
     if path == ":memory:":
         return
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise StoreError(f"the store's folder {folder} does not exist ({SETTING}): create it, or point the "
                          "setting at an existing folder")
-    problem = ""
-    if os.path.exists(path):
-        try:
-            os.close(os.open(path, os.O_RDWR))
-        except OSError as exc:
-            problem = exc.strerror or str(exc)
-    if not problem:
-        try:
-            probe = os.path.join(folder, f".heartsd-write-test-{os.getpid()}")
-            os.close(os.open(probe, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
-            os.unlink(probe)
-        except FileExistsError:
-            pass
-        except OSError as exc:
-            problem = f"its folder {folder}: {exc.strerror or exc}"
-    if problem:
-        raise StoreError(f"the store {path} is read-only ({problem}); heartsd serve and the ladder commands "
-                         f"write to it: make it writable, or point {SETTING} at a writable copy")
+    if os.path.exists(path) and not os.access(path, os.R_OK | os.W_OK):
+        problem = "the file is not writable"
+    elif not os.access(folder, os.W_OK | os.X_OK):
+        problem = f"its folder {folder} is not writable"
+    else:
+        return
+    raise StoreError(f"the store {path} is read-only ({problem}); heartsd serve and the ladder commands "
+                     f"write to it: make it writable, or point {SETTING} at a writable copy")
 
 
 class Transaction:

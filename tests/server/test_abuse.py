@@ -139,7 +139,8 @@ def test_a_revoked_token_ends_its_session_at_once_and_is_never_seated_without_th
 def test_a_revoked_or_rotated_token_ends_its_session_with_a_reason_under_the_ladder(tmp_path):
     """With --ladder a revoked bot's stream closed with status OK and no reason."""
     db = str(tmp_path / "d.db")
-    subprocess.run([*HEARTSD, "ladder", "add-bot", "boot", "--owner", "x", "--db", db], check=True, capture_output=True)
+    subprocess.run([*HEARTSD, "ladder", "add-bot", "boot", "--owner", "x", "--db", db, "--create"], check=True,
+                   capture_output=True)
     proc, port = start_process(tmp_path, "--ladder")
     daemon = Remote(port)
     try:
