@@ -9,9 +9,12 @@
 //
 // Flags may come from the environment instead: HEARTS_SERVER, HEARTS_TOKEN, HEARTS_NAME,
 // HEARTS_PROTO_DIR (default: the repository's proto/, found relative to this file).
-// --matches-to-play N exits 0 once N matches have ended (0, the default: play until
-// Ctrl-C). Exit 1 when the server refuses the bot (bad token, wrong name), 2 on a usage
-// or setup error. A dropped stream is re-opened with exponential backoff and every
+// --matches-to-play N plays N matches: once the Nth has started the bot sends `drain`
+// (the server seats it in no new match), finishes its running matches and exits 0 when
+// the server ends the stream (0, the default: play until Ctrl-C). The first Ctrl-C (or
+// SIGTERM) drains the same way; a second leaves at once, naming the matches it abandons
+// (exit 130). Exit 1 when the server refuses the bot (bad token, wrong name), 2 on a
+// usage or setup error. A dropped stream is re-opened with exponential backoff and every
 // match is resumed from the last event seen (see docs/protocol.md, "Resume").
 'use strict';
 
@@ -80,18 +83,25 @@ class Bot {
     this.lastSequence = new Map(); // match_id -> newest event sequence seen
     this.pending = new Map(); // match_id -> { request, avoid, call, sent }: the latest request
     this.ended = new Set();
+    this.started = new Set(); // matches whose match_started was seen
+    this.active = new Set(); // matches we are seated in, as far as we have heard
+    this.draining = false; // drain sent (or to be sent after the next hello)
+    this.drained = false; // the server ended the stream with OK after our last match
+    this.abandoned = false;
     this.done = false;
     this.welcomed = false;
     this.call = null;
     this.wake = null;
   }
 
-  // Play until enough matches have ended (0) or the server refuses us (1).
+  // Play until drained (0), abandoned by a second Ctrl-C (130), or refused (1).
   async run() {
     let delay = BACKOFF_MS[0];
     for (;;) {
       this.welcomed = false;
       const status = await this.session();
+      if (this.abandoned) return 130;
+      if (this.drained) return 0;
       if (this.done) return 0;
       if (FATAL.has(status.code)) {
         console.error(`error: the server refused bot ${this.options.name}: ${statusName(status.code)}: ${status.details}`);
@@ -113,6 +123,32 @@ class Bot {
     this.done = true;
     if (this.call) this.call.end();
     else if (this.wake) this.wake(); // between connections: stop waiting
+  }
+
+  // Finish the running matches, take no new ones; run() resolves 0 when the server has
+  // ended the stream after the last of them. Sent again after a reconnect.
+  drain(reason) {
+    if (this.draining) return;
+    this.draining = true;
+    const running = [...this.active];
+    log(`draining (${reason}): finishing ${running.length} running match(es)${running.length ? `: ${running.join(', ')}` : ''}, taking no new ones`);
+    if (this.call && this.welcomed) this.call.write({ drain: { reason } });
+  }
+
+  // Leave at once: the running matches are abandoned (the server plays their seats by default).
+  abandon() {
+    const running = [...this.active];
+    log(`leaving now, abandoning ${running.length} match(es)${running.length ? `: ${running.join(', ')} (the server plays their seats by default)` : ''}`);
+    this.abandoned = running.length > 0;
+    this.done = true;
+    if (this.call) this.call.cancel();
+    else if (this.wake) this.wake();
+  }
+
+  // Ctrl-C or SIGTERM: the first drains, the second leaves at once.
+  interrupt() {
+    if (!this.draining) this.drain('Ctrl-C');
+    else this.abandon();
   }
 
   // One stream: hello, then messages until the stream ends; resolves with its status.
@@ -139,6 +175,7 @@ class Bot {
       case 'welcome': return this.onWelcome(call, message.welcome);
       case 'update': return this.onUpdate(call, message.update);
       case 'rejected': return this.onRejected(call, message.rejected);
+      case 'draining': return this.onDraining(message.draining);
       default: return log(`ignoring an unknown message (${message.kind})`);
     }
   }
@@ -151,13 +188,26 @@ class Bot {
     for (const active of welcome.active_matches) {
       const last = this.lastSequence.get(active.match_id) ?? 0;
       log(`resuming ${active.match_id} (seat ${active.seat}) after event ${last}`);
+      this.active.add(active.match_id);
       call.write({ resume: { match_id: active.match_id, seat: active.seat, last_sequence: last } });
+    }
+    if (this.draining) call.write({ drain: { reason: 'still draining after a reconnect' } });
+  }
+
+  // The server drains this stream; with no active match left it is the last message.
+  onDraining(draining) {
+    if (draining.active_matches.length) {
+      log(`the server is draining this stream (${draining.reason}); finishing ${draining.active_matches.join(', ')}`);
+    } else {
+      this.drained = true;
+      log(`drained (${draining.reason}): every match finished; leaving`);
     }
   }
 
   onUpdate(call, update) {
     const matchId = update.match_id;
     if (this.ended.has(matchId)) return;
+    this.active.add(matchId);
     for (const event of update.events) {
       if (event.sequence <= (this.lastSequence.get(matchId) ?? 0)) continue;
       this.lastSequence.set(matchId, event.sequence);
@@ -175,20 +225,19 @@ class Bot {
     if (event.kind === 'match_started') {
       const seats = event.match_started.seats.map((s) => s.name).join(', ');
       log(`match ${matchId} started: ${event.match_started.ruleset.name}, seat ${seat} of [${seats}]`);
+      this.started.add(matchId);
+      const target = this.options.matchesToPlay;
+      if (target > 0 && this.started.size >= target) this.drain(`${target} match(es) played`);
     } else if (event.kind === 'notice') {
       log(`match ${matchId}: ${event.notice.text}`);
     } else if (event.kind === 'match_ended') {
       const result = event.match_ended.result;
       this.ended.add(matchId);
+      this.active.delete(matchId);
       this.pending.delete(matchId);
       this.lastSequence.delete(matchId);
       console.log(`match ${matchId} ended (${result.reason}): seat ${seat}, totals ${result.totals.join(' ')}, `
         + `rank ${result.ranks[seat]}`);
-      const target = this.options.matchesToPlay;
-      if (target > 0 && this.ended.size >= target) {
-        log(`${this.ended.size} match(es) played; leaving`);
-        this.stop();
-      }
     }
   }
 
@@ -231,8 +280,8 @@ async function main() {
     return;
   }
   const bot = new Bot(options, BotService);
-  process.on('SIGINT', () => bot.stop());
-  process.on('SIGTERM', () => bot.stop());
+  process.on('SIGINT', () => bot.interrupt());
+  process.on('SIGTERM', () => bot.interrupt());
   process.exitCode = await bot.run();
   bot.client.close();
 }

@@ -69,6 +69,10 @@ def not_found(message: str) -> ArenaError:
 HUMAN_PREFIX = "human:"  # a person's seat (heartsd.web): never a bot's name
 
 
+def _draining(bot: str, reason: str) -> str:
+    return f"bot {bot!r} is draining ({reason}): it finishes its running matches and takes no new one"
+
+
 @dataclass(frozen=True)
 class SeatRequest:
     bot: str | None = None
@@ -127,11 +131,9 @@ class Arena:
 
     def token_rotated(self, session: BotSession) -> None:
         """The bot of ``session`` was given a new token (``heartsd ladder rotate``); the
-        session still runs on the old one. For now it ends like a revoked one; this is the
-        place to let it finish its running matches instead (a drain)."""
-        log.info("ending the session of a bot whose token was rotated", bot=session.bot)
-        self.end_session(session, "this bot's token was replaced (rotated): reconnect with the new token",
-                         "unauthenticated")
+        session still runs on the old one. It drains: it finishes its running matches
+        and takes no new one, then ends cleanly (the old token opens no new stream)."""
+        self.drain(session, "token rotated")
 
     def end_session(self, session: BotSession, reason: str, status: str) -> None:
         """End a bot's stream with ``status`` (an ArenaError kind) and ``reason``."""
@@ -162,6 +164,26 @@ class Arena:
         for runner in self.runners.values():
             for slot in runner.seats_of(session.bot):
                 runner.disconnected(slot)
+
+    def drain(self, session: BotSession, reason: str) -> None:
+        """The session finishes its running matches and takes no new one; it ends (OK)
+        when the last has ended, at once if there is none. Idempotent."""
+        if session.drain_reason or not session.connected:
+            return
+        session.drain_reason = reason
+        active = sorted(r.id for r in (*self.runners.values(), *self._starting.values()) if r.seats_of(session.bot))
+        log.info("bot draining", bot=session.bot, session=session.id, reason=reason, active=len(active))
+        if active:
+            session.send(bot_pb2.PlayResponse(draining=bot_pb2.Draining(reason=reason, active_matches=active)))
+        self._end_if_drained(session)
+
+    def _end_if_drained(self, session: BotSession) -> None:
+        """A draining session with no match left gets its last message, a ``draining`` with
+        no active match, and its stream ends with OK."""
+        if session.drain_reason and session.connected and self.active_matches(session.bot) == 0:
+            session.send(bot_pb2.PlayResponse(draining=bot_pb2.Draining(reason=session.drain_reason)))
+            session.close(f"drained ({session.drain_reason}): every match finished")
+            log.info("bot drained", bot=session.bot, session=session.id)
 
     def send_to_bot(self, bot: str, message: bot_pb2.PlayResponse) -> None:
         session = self.sessions.get(bot)
@@ -245,6 +267,8 @@ class Arena:
                 return f"bot {bot!r} is connected with a token that no longer counts"
             if not session.plays(ruleset):
                 return f"bot {bot!r} does not play {ruleset}"
+            if session.drain_reason:
+                return _draining(bot, session.drain_reason)
             if self.free_slots(bot, reservation) < 1:  # a match takes one slot, however many seats
                 held = ", ".join(f"{purpose} {match_id}" for match_id, purpose in self.matches_of(bot))
                 text = (f"bot {bot!r} has no free match slot: it plays at most {session.max_matches} at once "
@@ -261,6 +285,9 @@ class Arena:
         """Hold ``reservation`` until every bot of ``wanted`` can be seated, or ``deadline``
         (loop time) passes; ``wait_s`` is how long that was, for the message."""
         while (problem := self._seat_problem(wanted, ruleset, reservation, versions)) is not None:
+            draining = [b for b in wanted if (s := self.sessions.get(b)) is not None and s.drain_reason]
+            if draining:  # it will not come free on this stream: no point waiting
+                raise precondition(problem)
             left = deadline - asyncio.get_running_loop().time()
             if left <= 0 or not self.accepting:
                 raise ArenaError("deadline", f"waited {wait_s:g} s for the seats: {problem}")
@@ -534,6 +561,10 @@ class Arena:
             await runner.run()
         finally:
             self.forget(runner)
+            for bot in {s.name for s in runner.seats if s.house is None}:  # its match_ended is on the way
+                session = self.sessions.get(bot)
+                if session is not None:
+                    self._end_if_drained(session)
 
     def forget(self, runner: MatchRunner) -> None:
         """The match is over and stored: it no longer counts against its bots' limits."""

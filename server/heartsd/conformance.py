@@ -16,6 +16,10 @@ late       one answer is treated as arriving after its deadline: the default is 
            (TIMEOUT), the answer is rejected as stale, and it goes on answering correctly
 resume     the kit cuts the stream (UNAVAILABLE) when a request is due: it reconnects within
            the grace period, gets the pending request again and finishes the match
+drain      in the middle of a match the kit interrupts the client (SIGINT, as Ctrl-C does, when
+           the kit started it; otherwise it asks you to press Ctrl-C): it sends ``drain``,
+           answers the rest of the match itself, and leaves when the server ends the stream
+           (OK) without reconnecting; a client the kit started must then exit with status 0
 ========== ================================================================================
 
 The matches are real: the same runner, clock and rules as a production daemon; the
@@ -37,7 +41,7 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -51,13 +55,15 @@ from .config import Settings
 from .runner import P, Decision, MatchRunner, SeatSlot
 from .sessions import BotSession
 
-BEHAVIOURS = ("hello", "pass", "play", "moon", "rejection", "late", "resume")
+BEHAVIOURS = ("hello", "pass", "play", "moon", "rejection", "late", "resume", "drain")
 DEFAULT_NAME = "conformance-bot"
 HOUSE = "random"
 # Every check's clock: a second a decision and a short bank, so a missed answer costs
 # seconds, not the production default's eleven.
 CLOCK = game_pb2.ClockSettings(decision_ms=1000, bank_ms=2000)
 CUT_AT_REQUEST = 6  # the resume check cuts the stream instead of sending this request
+DRAIN_AT_REQUEST = 4  # the drain check interrupts the client as this request goes out
+MANUAL_HOUSE_DELAY_S = 0.5  # the drain check without a client command: time to press Ctrl-C
 REJECT_REASON = "conformance check: this answer is rejected on purpose; answer the same request again with another card"
 LATE_REASON = "too late: the default was played"
 CUT_REASON = "conformance check: the stream is cut on purpose; reconnect and resume"
@@ -144,6 +150,10 @@ class Arrangement:
     reconnected_after_s: float | None = None
     resumed_from: list[int] = field(default_factory=list)
     rejections: list[str] = field(default_factory=list)  # the reasons of every rejection sent
+    cue: Callable[[], None] | None = None  # the drain check: interrupt the client
+    cued_at: float | None = None
+    drained_at: float | None = None
+    drained_session: BotSession | None = None
 
 
 class ConformanceRunner(MatchRunner):
@@ -177,6 +187,9 @@ class ConformanceRunner(MatchRunner):
                     a.target = slot.pending.request_id if slot.pending else None
                     session.close(CUT_REASON, "unavailable")
                     return None  # not delivered: the reconnect must bring it
+            if a.kind == "drain" and a.requests == DRAIN_AT_REQUEST and a.cued_at is None and a.cue is not None:
+                a.cued_at = time.monotonic()
+                a.cue()
         return super()._send(slot, request)
 
     def resume(self, slot: SeatSlot, after: int) -> None:
@@ -223,6 +236,14 @@ class ConformanceArena(Arena):
             runner.arrangement.resumed_from.append(int(request.last_sequence))
         return super().resume(session, request)
 
+    def drain(self, session: BotSession, reason: str) -> None:
+        for runner in self.runners.values():
+            if isinstance(runner, ConformanceRunner) and runner.seats_of(session.bot):
+                a = runner.arrangement
+                if a.kind == "drain" and a.drained_at is None:
+                    a.drained_at, a.drained_session = time.monotonic(), session
+        super().drain(session, reason)
+
 
 # -- the checks ----------------------------------------------------------------------------
 
@@ -231,12 +252,17 @@ class Kit:
     """Runs the checks against the bot ``name`` connected to ``arena``."""
 
     def __init__(self, arena: Arena, name: str, timeout_s: float = 60.0, progress: bool = False,
-                 grace_ms: int = 10_000) -> None:
+                 grace_ms: int = 10_000, interrupt: Callable[[], None] | None = None,
+                 exited: Callable[[float], Awaitable[int | None]] | None = None) -> None:
         self.arena = arena
         self.name = name
         self.timeout_s = timeout_s
         self.progress = progress
         self.grace_ms = grace_ms
+        # The drain check: how to interrupt the client (SIGINT to the command the kit
+        # started; None: ask the person at the terminal), and how to learn its exit status.
+        self.interrupt = interrupt
+        self.exited = exited
 
     async def run(self) -> list[Result]:
         results = [await self._hello()]
@@ -247,6 +273,7 @@ class Kit:
         results.append(await self._rejection())
         results.append(await self._late())
         results.append(await self._resume())
+        results.append(await self._drain())
         return results
 
     def _say(self, text: str) -> None:
@@ -271,8 +298,8 @@ class Kit:
         return Result("hello", True, f"said hello as {self.name!r} (version {session.version!r}) and was welcomed")
 
     async def _play(self, arrangement: Arrangement, ruleset: str = "standard", seed: int = 1,
-                    clock: game_pb2.ClockSettings | None = None,
-                    house: Sequence[Strategy] = ()) -> tuple[ConformanceRunner | None, str]:
+                    clock: game_pb2.ClockSettings | None = None, house: Sequence[Strategy] = (),
+                    house_delay_s: float = 0.0) -> tuple[ConformanceRunner | None, str]:
         """One one-deal match, the bot at seat 0; the runner, or None and why."""
         if not await self._connected():
             return None, f"the bot was not connected (waited {self.timeout_s:.0f} s)"
@@ -281,6 +308,7 @@ class Kit:
         def arrange(runner: MatchRunner) -> None:  # before anything of the match happens
             assert isinstance(runner, ConformanceRunner)
             runner.arrangement = arrangement
+            runner.house_delay_s = house_delay_s or runner.house_delay_s
             for slot, strategy in zip(runner.seats[1:], house):
                 slot.house = strategy
 
@@ -407,6 +435,50 @@ class Kit:
             f"reconnected {a.reconnected_after_s:.2f} s after the cut, {how}, and finished the match"))
 
 
+    async def _drain(self) -> Result:
+        manual = self.interrupt is None
+        self._say("drain: the client is interrupted (Ctrl-C) in the middle of a match")
+
+        def ask() -> None:
+            print("  >>> drain check: press Ctrl-C in your bot now (it must drain: finish this match, then leave)",
+                  file=sys.stderr, flush=True)
+
+        a = Arrangement(kind="drain", cue=self.interrupt or ask)
+        runner, why = await self._play(a, seed=5, house_delay_s=MANUAL_HOUSE_DELAY_S if manual else 0.0)
+        if runner is None:
+            return Result("drain", False, why)
+        if a.cued_at is None:
+            return Result("drain", False, "the kit could not interrupt the client (too few requests)")
+        if a.drained_at is None:
+            return Result("drain", False, "it never sent drain after it was interrupted (Ctrl-C); the match was "
+                          "played to its end anyway" if not manual else "no drain arrived during the match")
+        flaw = self._flaws(self._mine(runner), runner)
+        if flaw:
+            return Result("drain", False, f"while draining: {flaw}")
+        session = a.drained_session
+        assert session is not None
+        deadline = time.monotonic() + 5
+        while session.connected and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        if session.connected or not session.close_reason.startswith("drained"):
+            return Result("drain", False, f"its stream did not end as drained ({session.close_reason or 'still open'})")
+        await asyncio.sleep(1.0)
+        again = self.arena.sessions.get(self.name)
+        if again is not None:
+            return Result("drain", False, "it connected again after its stream ended drained; a drained client leaves")
+        exit_note = ""
+        if self.exited is not None:
+            code = await self.exited(10.0)
+            if code is None:
+                return Result("drain", False, "it was still running 10 s after its stream ended drained")
+            if code != 0:
+                return Result("drain", False, f"it exited with status {code} after draining; a clean leave is 0")
+            exit_note = " and exited 0"
+        took = a.drained_at - a.cued_at
+        return Result("drain", True, f"sent drain {took:.2f} s after Ctrl-C, answered the rest of the match itself, "
+                      f"and left when the stream ended{exit_note}")
+
+
 # -- running it: an embedded daemon, an optional client command, the report ------------------
 
 
@@ -445,7 +517,22 @@ async def run_kit(host: str, port: int, name: str, token: str, timeout_s: float,
             env = dict(os.environ, HEARTS_SERVER=target, HEARTS_TOKEN=token, HEARTS_NAME=name)
             child = await asyncio.create_subprocess_exec(*argv, env=env, start_new_session=True)
         try:
-            results = await Kit(arena, name, timeout_s, progress=not as_json).run()
+            interrupt = exited = None
+            if child is not None:
+                process = child
+
+                def interrupt() -> None:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(process.pid, signal.SIGINT)
+
+                async def exited(within_s: float) -> int | None:
+                    try:
+                        return await asyncio.wait_for(process.wait(), within_s)
+                    except asyncio.TimeoutError:
+                        return None
+
+            results = await Kit(arena, name, timeout_s, progress=not as_json, interrupt=interrupt,
+                                exited=exited).run()
         finally:
             if child is not None and child.returncode is None:
                 with contextlib.suppress(ProcessLookupError):

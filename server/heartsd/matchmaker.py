@@ -88,7 +88,8 @@ class Matchmaker:
         out = []
         for session in self.arena.sessions.all():
             bot = session.bot
-            if bot in self._owners and session.plays(self.settings.ruleset) and self.arena.free_slots(bot) > 0:
+            if (bot in self._owners and not session.drain_reason and session.plays(self.settings.ruleset)
+                    and self.arena.free_slots(bot) > 0):
                 out.append(bot)
         return out
 

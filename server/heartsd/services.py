@@ -255,6 +255,9 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                                         "this stream; a resume re-sends the whole match", "exhausted")
                         return
                     rejection = self.arena.resume(session, resume)
+                elif kind == "drain":
+                    self.arena.drain(session, message.drain.reason[:200] or "the bot asked")
+                    continue
                 elif kind == "hello":
                     await self._end(session, context, "'hello' may only be sent once per stream", "invalid")
                     return
@@ -346,6 +349,7 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
                 reserved_slots=arena.slots.promised(name))
             if session is not None:
                 bot.version, bot.max_concurrent_matches = session.version, session.max_matches
+                bot.draining = bool(session.drain_reason)
                 bot.rulesets.extend(sorted(session.rulesets))
             for match_id, purpose in arena.matches_of(name):
                 bot.matches.add(match_id=match_id, purpose=purpose)

@@ -111,6 +111,9 @@ class BotSession:
     resumes: dict[tuple[str, int], int] = field(default_factory=dict)  # (match, seat) -> resumes so far
     draining: bool = False  # ended for what the bot sent; its last messages are being read and dropped
     max_outbox_bytes: int = MAX_OUTBOX_BYTES
+    # Set when the session drains (the bot sent `drain`, or its token was rotated): it is
+    # seated in no new match, and ends with OK once its running matches have ended.
+    drain_reason: str = ""
 
     def __post_init__(self) -> None:
         self.waste_cap = self.waste_allowance = WASTE_ALLOWANCE + 4 * self.max_matches

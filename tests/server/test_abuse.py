@@ -155,13 +155,15 @@ def test_a_revoked_or_rotated_token_ends_its_session_with_a_reason_under_the_lad
             fresh = await Bot(daemon, "yan", token=new_token).start()
             welcomed = fresh.welcome is not None
             await fresh.close()
-            return statuses, welcomed
+            return statuses, welcomed, [m.draining for m in yan.received if m.HasField("draining")]
 
-        ((zed_code, zed_details), (yan_code, yan_details)), welcomed = run(scenario())
+        ((zed_code, zed_details), (yan_code, yan_details)), welcomed, drained = run(scenario())
     finally:
-        stop_process(proc)
-    assert zed_code == grpc.StatusCode.UNAUTHENTICATED and "revoked" in zed_details
-    assert yan_code == grpc.StatusCode.UNAUTHENTICATED and "rotated" in yan_details
+        logged = stop_process(proc)
+    assert zed_code == grpc.StatusCode.UNAUTHENTICATED and "revoked" in zed_details, logged
+    # A rotated token drains its session (issue 14): with no running match it ends at once, cleanly.
+    assert yan_code == grpc.StatusCode.OK and [d.reason for d in drained] == ["token rotated"]
+    assert not drained[-1].active_matches
     assert welcomed
 
 

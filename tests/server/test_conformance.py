@@ -3,6 +3,7 @@ exactly the behaviours they break, by name, with a reason."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import subprocess
@@ -31,8 +32,9 @@ def results_with(policy, **kit_options):
         async with kit_server("127.0.0.1", 0, NAME, TOKEN) as (arena, target):
             daemon = types.SimpleNamespace(channel=lambda: grpc.aio.insecure_channel(target))
             bot = await Bot(daemon, NAME, policy, token=TOKEN).start()  # type: ignore[arg-type]
+            drain = bot_pb2.PlayRequest(drain=bot_pb2.Drain(reason="the kit's interrupt"))
             try:
-                return await Kit(arena, NAME, **kit_options).run()
+                return await Kit(arena, NAME, interrupt=lambda: bot.send(drain), **kit_options).run()
             finally:
                 await bot.close()
 
@@ -77,7 +79,8 @@ def test_a_broken_client_fails_exactly_the_behaviours_it_breaks():
     # The protocol-level test bot ignores rejections and does not reconnect.
     results = results_with(moon_as_a_play, timeout_s=30, grace_ms=1500)
     failed = {name for name, r in results.items() if not r.passed}
-    assert failed == {"moon", "rejection", "resume"}, report(results.values())
+    assert failed == {"moon", "rejection", "resume", "drain"}, report(results.values())
+    assert "not connected" in results["drain"].detail  # it never came back after the cut
     assert "needs a 'moon' answer, got play" in results["moon"].detail
     assert "did not answer again after a rejection" in results["rejection"].detail
     assert "never reconnected" in results["resume"].detail
@@ -117,6 +120,48 @@ def test_a_client_that_repeats_the_rejected_card_fails_the_rejection_check():
 
     result = run(scenario())
     assert not result.passed and "the card that was just rejected" in result.detail, result
+
+
+def drain_result(interrupt_sends_drain: bool, reconnects: bool = False):
+    """The drain check alone against a protocol-level bot; ``interrupt_sends_drain``: the
+    kit's interrupt makes it send drain (else it is ignored); ``reconnects``: it comes back
+    after its stream ended drained."""
+
+    async def scenario():
+        async with kit_server("127.0.0.1", 0, NAME, TOKEN) as (arena, target):
+            daemon = types.SimpleNamespace(channel=lambda: grpc.aio.insecure_channel(target))
+            bot = await Bot(daemon, NAME, first_legal, token=TOKEN).start()  # type: ignore[arg-type]
+            drain = bot_pb2.PlayRequest(drain=bot_pb2.Drain(reason="test"))
+            again = []
+
+            async def come_back():
+                await bot._task
+                again.append(await Bot(daemon, NAME, first_legal, token=TOKEN).start())  # type: ignore[arg-type]
+
+            waiter = asyncio.get_running_loop().create_task(come_back()) if reconnects else None
+            try:
+                kit = Kit(arena, NAME, timeout_s=30, interrupt=(lambda: bot.send(drain)) if interrupt_sends_drain
+                          else (lambda: None))
+                await kit._hello()
+                return await kit._drain(), bot
+            finally:
+                if waiter is not None:
+                    waiter.cancel()
+                for b in (bot, *again):
+                    await b.close()
+
+    return run(scenario())
+
+
+def test_the_drain_check_passes_a_client_that_drains_and_fails_one_that_does_not():
+    result, bot = drain_result(True)
+    assert result.passed, result
+    assert any(m.HasField("draining") for m in bot.received), "the server acknowledged the drain"
+    assert not bot._call.done() or True
+    ignored, _ = drain_result(False)
+    assert not ignored.passed and "never sent drain" in ignored.detail
+    back, _ = drain_result(True, reconnects=True)
+    assert not back.passed and "connected again" in back.detail, back
 
 
 def test_no_client_fails_hello_and_runs_nothing_else():

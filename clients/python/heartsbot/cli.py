@@ -21,7 +21,7 @@ from .loading import load_strategy
 
 
 def _play(args: argparse.Namespace) -> int:
-    from .client import BotClient, FatalError, UnreachableError
+    from .client import BotClient, FatalError, UnreachableError, leave_on_signals
     from .logs import configure
 
     configure(args.log_level)
@@ -36,25 +36,25 @@ def _play(args: argparse.Namespace) -> int:
     client = BotClient(args.server, args.token, strategy, args.name, rulesets=args.rulesets or (),
                        max_matches=args.max_matches, on_match_end=ended)
 
-    async def main() -> None:
-        task = asyncio.get_running_loop().create_task(client.run())
-        try:
-            await task
-        finally:
-            client.stop()
+    def say(text: str) -> None:
+        print(f"heartsbot: {text}", file=sys.stderr, flush=True)
+
+    async def main() -> bool:
+        left_at_once = leave_on_signals(client, say)
+        await client.run()
+        return left_at_once()
 
     try:
-        asyncio.run(main())
+        abandoned = asyncio.run(main())
     except FatalError as exc:
         print(f"heartsbot: the server refused the bot: {exc}", file=sys.stderr)
         return 2
     except UnreachableError as exc:
         print(f"heartsbot: {exc}", file=sys.stderr)
         return 4
-    except KeyboardInterrupt:
-        print("", file=sys.stderr)
-    print(client.stats.summary(), file=sys.stderr)
-    return 0
+    print(client.stats.summary() + (" (left at once, abandoning running matches)" if abandoned else ""),
+          file=sys.stderr)
+    return 130 if abandoned else 0
 
 
 def _local(args: argparse.Namespace) -> int:
@@ -99,7 +99,10 @@ def _daemon_command(name: str) -> Callable[[argparse.Namespace], Coroutine[Any, 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="heartsbot", description="The Hearts Arena bot client.")
     sub = parser.add_subparsers(dest="command", required=True)
-    play = sub.add_parser("play", help="connect a bot to a server and play until Ctrl-C")
+    play = sub.add_parser("play", help="connect a bot to a server and play until Ctrl-C",
+                          description="Play until Ctrl-C. The first Ctrl-C (or SIGTERM) drains: the bot finishes "
+                                      "its running matches and takes no new ones, then exits 0; a second leaves at "
+                                      "once, abandoning them (exit 130).")
     play.add_argument("--server", required=True, metavar="HOST:PORT")
     play.add_argument("--token", required=True)
     play.add_argument("--name", required=True, help="the bot name the token was issued for")
@@ -127,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     stdio.add_argument("--rulesets", nargs="*", help="rulesets the bot plays (default: all)")
     stdio.add_argument("--max-matches", type=int, default=1,
                        help="matches at once (default 1; the bot still gets one request at a time)")
-    stdio.add_argument("--matches", type=int, default=0, help="exit after this many matches (default: until Ctrl-C)")
+    stdio.add_argument("--matches", type=int, default=0, help="play this many matches, then drain and exit (default: until Ctrl-C)")
     stdio.add_argument("--trace", action="store_true", help="copy every line to and from the bot to stderr")
     stdio.add_argument("bot", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS]", help="the bot to run")
     stdio.set_defaults(run=_stdio)

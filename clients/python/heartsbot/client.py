@@ -12,7 +12,10 @@ A bot author writes a :class:`~heartsbot.strategies.Strategy` (``choose_pass`` a
   tried, so one bad answer never turns into a timeout;
 * a dropped connection is re-opened with exponential backoff; the server re-sends
   what was missed and the pending request;
-* ``stop()`` (or Ctrl-C in the CLI) ends the stream cleanly.
+* ``drain()`` (the first Ctrl-C in the CLI) leaves cleanly: the server seats the bot in
+  no new match, the running ones are played to their end, then ``run()`` returns;
+  ``drain_after=N`` drains by itself once N matches have started;
+* ``stop()`` (a second Ctrl-C) ends the stream at once, abandoning running matches.
 """
 
 from __future__ import annotations
@@ -115,6 +118,7 @@ class ClientStats:
     fallbacks: int = 0  # defaults the client answered itself (overrun or exception)
     rejections: int = 0
     reconnects: int = 0
+    matches_started: int = 0
     matches_ended: int = 0
     results: dict[str, game_pb2.MatchResult] = field(default_factory=dict)
     # The strategy's own failures by kind (EXCEPTION, MISSING, ILLEGAL, TIMEOUT), each
@@ -175,6 +179,7 @@ class BotClient:
         backoff_s: tuple[float, float] = (0.2, 10.0),
         on_match_end: Callable[[str, int, game_pb2.MatchResult], None] | None = None,
         connect_attempts: int = 5,
+        drain_after: int = 0,
     ) -> None:
         self.target = target
         self.token = token
@@ -190,9 +195,16 @@ class BotClient:
         # lost connection is retried until stop().
         self.connect_attempts = connect_attempts
         self.ever_connected = False
-        self.stats = ClientStats()
         self._fallbacks: dict[str, Counter[str]] = {}  # per match, until it ends
         self._server_defaults: dict[str, Counter[str]] = {}
+        self.drain_after = drain_after  # drain once this many matches have started (0: never by itself)
+        self.stats = ClientStats()
+        self.active: set[str] = set()  # matches this bot is seated in, as far as it has heard
+        self.draining = False  # drain() was called: no new matches, leave when the running ones end
+        self.drained = False  # the server ended the stream after the last match: run() returns
+        self._started: set[str] = set()
+        self._drain_reason = ""
+        self._lock: asyncio.Lock | None = None
         self.connected = asyncio.Event()
         self._stop = asyncio.Event()
         self._call: grpc.aio.StreamStreamCall | None = None
@@ -209,6 +221,8 @@ class BotClient:
             attempts += 1
             try:
                 await self._session()
+                if self.drained:
+                    break
                 delay = self.backoff_s[0]
             except asyncio.CancelledError:
                 task = asyncio.current_task()
@@ -241,10 +255,30 @@ class BotClient:
             delay = min(self.backoff_s[1], delay * 2)
 
     def stop(self) -> None:
+        """Leave at once: running matches are abandoned (the server defaults their seats)."""
         self._stop.set()
         if self._call is not None:
             self._call.cancel()
 
+    def drain(self, reason: str = "the bot asked") -> None:
+        """Take no new match, finish the running ones, then stop: ``run()`` returns once the
+        server has said every match ended (a ``draining`` with no active match) and ended
+        the stream. Sent again after a reconnect."""
+        if self.draining:
+            return
+        self.draining = True
+        self._drain_reason = reason
+        log.info("draining: finishing the running matches, taking no new ones", bot=self.name,
+                 running=len(self.active))
+        if self._call is not None and self.connected.is_set():
+            asyncio.get_running_loop().create_task(self._send_drain(self._call))
+
+    async def _send_drain(self, call: grpc.aio.StreamStreamCall) -> None:
+        try:
+            async with self._lock or asyncio.Lock():
+                await call.write(bot_pb2.PlayRequest(drain=bot_pb2.Drain(reason=self._drain_reason)))
+        except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
+            pass  # the stream ended meanwhile: the next one drains after its hello
 
 
     async def wait_match(self, match_id: str, timeout: float | None = None) -> game_pb2.MatchResult:
@@ -257,7 +291,7 @@ class BotClient:
         async with grpc.aio.insecure_channel(self.target, options=[("grpc.keepalive_time_ms", 20_000)]) as channel:
             call = bot_pb2_grpc.BotServiceStub(channel).Play(metadata=(("authorization", f"Bearer {self.token}"),))
             self._call = call
-            lock = asyncio.Lock()
+            lock = self._lock = asyncio.Lock()
             tasks: set[asyncio.Task[None]] = set()
             try:
                 await call.write(bot_pb2.PlayRequest(hello=bot_pb2.Hello(
@@ -274,8 +308,19 @@ class BotClient:
                     if kind == "welcome":
                         self.connected.set()
                         self.ever_connected = True
+                        self.active.update(m.match_id for m in message.welcome.active_matches)
                         log.info("connected", bot=self.name, session=message.welcome.session_id,
                                  resuming=len(message.welcome.active_matches))
+                        if self.draining:
+                            await self._send_drain(call)
+                    elif kind == "draining":
+                        if message.draining.active_matches:
+                            log.info("the server is draining this stream", bot=self.name,
+                                     reason=message.draining.reason, running=list(message.draining.active_matches))
+                        else:  # the last message: every match has ended; leave, do not reconnect
+                            self.drained = True
+                            log.info("drained: every match finished; leaving", bot=self.name,
+                                     reason=message.draining.reason)
                     elif kind == "rejected":
                         self.stats.rejections += 1
                         r = message.rejected
@@ -291,6 +336,7 @@ class BotClient:
 
     def _on_update(self, update: bot_pb2.MatchUpdate, call: grpc.aio.StreamStreamCall, lock: asyncio.Lock,
                    tasks: set[asyncio.Task[None]]) -> None:
+        self.active.add(update.match_id)
         for event in update.events:
             which = event.WhichOneof("kind")
             if which == "match_started":
@@ -299,7 +345,13 @@ class BotClient:
                 notice = event.notice
                 if notice.seat == update.seat and notice.provenance in SERVER_DEFAULTS:
                     self._server_defaults.setdefault(update.match_id, Counter())[SERVER_DEFAULTS[notice.provenance]] += 1
+                if update.match_id not in self._started:
+                    self._started.add(update.match_id)
+                    self.stats.matches_started += 1
+                    if self.drain_after and self.stats.matches_started >= self.drain_after:
+                        self.drain(f"{self.drain_after} match(es) played")
             elif which == "match_ended":
+                self.active.discard(update.match_id)
                 self.stats.matches_ended += 1
                 self.stats.results[update.match_id] = event.match_ended.result
                 self.stats.reports[update.match_id] = MatchReport(
@@ -441,6 +493,33 @@ def _names(cards: Sequence[object]) -> str:
     from hearts_engine import card_name
 
     return " ".join(card_name(c) if isinstance(c, int) and 0 <= c < 52 else repr(c) for c in cards)
+
+
+def leave_on_signals(client: BotClient, say: Callable[[str], None]) -> Callable[[], bool]:
+    """Ctrl-C (SIGINT) or SIGTERM once: drain (finish the running matches, take no new
+    ones); a second time: leave at once, saying what is abandoned. Returns a function
+    telling whether the bot left at once. Call on the running loop."""
+    import signal
+
+    abandoned = [False]
+
+    def on_signal() -> None:
+        if not client.draining:
+            running = sorted(client.active)
+            say(f"draining: finishing {len(running)} running match(es){': ' + ', '.join(running) if running else ''}, "
+                "taking no new ones (Ctrl-C again to leave at once)")
+            client.drain("Ctrl-C")
+        else:
+            running = sorted(client.active)
+            abandoned[0] = bool(running)
+            say(f"leaving now, abandoning {len(running)} match(es)" + (
+                f": {', '.join(running)} (the server plays their seats by default)" if running else ""))
+            client.stop()
+
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal)
+    return lambda: abandoned[0]
 
 
 def first_legal_answer(request: bot_pb2.DecisionRequest) -> bot_pb2.Answer:

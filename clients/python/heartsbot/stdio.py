@@ -365,8 +365,10 @@ def _trace(text: str) -> None:
 async def run_bridge(command: Sequence[str], server: str, token: str, name: str, rulesets: Sequence[str] = (),
                      max_matches: int = 1, matches: int = 0, trace: bool = False,
                      ready_timeout_s: float = READY_TIMEOUT_S) -> int:
-    """Play until Ctrl-C or until ``matches`` matches ended (0); 1 if the bot exits or never
-    says ``ok``, 2 if it cannot be started or the server refuses the token."""
+    """Play until Ctrl-C, or ``matches`` matches (0: no limit): the bridge drains once the
+    last of them has started and exits 0 when they have ended. A first Ctrl-C drains too, a
+    second leaves at once (130). 1 if the bot exits or never says ``ok``, 2 if it cannot be
+    started or the server refuses the token."""
     from .client import FatalError
 
     loop = asyncio.get_running_loop()
@@ -397,7 +399,6 @@ async def run_bridge(command: Sequence[str], server: str, token: str, name: str,
         return 1
 
     strategy = StdioStrategy(child, _say)
-    enough = asyncio.Event()
     informing: set[asyncio.Future[None]] = set()
 
     def on_end(match_id: str, seat: int, result: game_pb2.MatchResult) -> None:
@@ -412,23 +413,28 @@ async def run_bridge(command: Sequence[str], server: str, token: str, name: str,
         future = loop.run_in_executor(None, send)  # a stuck child must not block the event loop
         informing.add(future)
         future.add_done_callback(informing.discard)
-        if matches and client.stats.matches_ended >= matches:
-            enough.set()
 
+    # With --matches N the bridge drains once its Nth match has started: it is seated in no
+    # new match, finishes the running ones, and leaves when the server ends the stream.
     client = BotClient(server, token, strategy, name, version=f"heartsbot-stdio/{__version__}",
-                       rulesets=rulesets, max_matches=max_matches, on_match_end=on_end)
+                       rulesets=rulesets, max_matches=max_matches, on_match_end=on_end, drain_after=matches)
+    from .client import leave_on_signals
+
+    left_at_once = leave_on_signals(client, _say)
     playing = loop.create_task(client.run())
-    stopping = [loop.create_task(gone.wait()), loop.create_task(enough.wait())]
+    stopping = loop.create_task(gone.wait())
     announce = loop.create_task(_announce(client, child))
     code = 0
     try:
-        await asyncio.wait([playing, *stopping], return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait([playing, stopping], return_when=asyncio.FIRST_COMPLETED)
         if playing.done():
             try:
                 playing.result()
             except FatalError as exc:
                 _say(f"the server refused the bot: {exc}")
                 code = 2
+            if left_at_once():
+                code = 130
         elif gone.is_set():
             client.stop()
             _say(f"the bot {await asyncio.to_thread(child.status)} after {client.stats.decisions} decisions; "
@@ -436,9 +442,9 @@ async def run_bridge(command: Sequence[str], server: str, token: str, name: str,
             code = 1
     finally:
         client.stop()
-        for task in (playing, *stopping, announce):
+        for task in (playing, stopping, announce):
             task.cancel()
-        await asyncio.gather(playing, *stopping, announce, return_exceptions=True)
+        await asyncio.gather(playing, stopping, announce, return_exceptions=True)
         if informing:
             await asyncio.wait(informing, timeout=2)
         await asyncio.to_thread(child.close)

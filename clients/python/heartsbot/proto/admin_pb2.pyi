@@ -80,7 +80,7 @@ class ListBotsRequest(_message.Message):
     def __init__(self, include_registered: _Optional[bool] = ...) -> None: ...
 
 class ConnectedBot(_message.Message):
-    __slots__ = ("name", "version", "rulesets", "max_concurrent_matches", "active_matches", "connected", "registered", "owner", "revoked", "matches", "reserved_slots")
+    __slots__ = ("name", "version", "rulesets", "max_concurrent_matches", "active_matches", "connected", "registered", "owner", "revoked", "matches", "reserved_slots", "draining")
     NAME_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     RULESETS_FIELD_NUMBER: _ClassVar[int]
@@ -92,6 +92,7 @@ class ConnectedBot(_message.Message):
     REVOKED_FIELD_NUMBER: _ClassVar[int]
     MATCHES_FIELD_NUMBER: _ClassVar[int]
     RESERVED_SLOTS_FIELD_NUMBER: _ClassVar[int]
+    DRAINING_FIELD_NUMBER: _ClassVar[int]
     name: str
     version: str
     rulesets: _containers.RepeatedScalarFieldContainer[str]
@@ -103,7 +104,8 @@ class ConnectedBot(_message.Message):
     revoked: bool
     matches: _containers.RepeatedCompositeFieldContainer[BotMatchSlot]
     reserved_slots: int
-    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., rulesets: _Optional[_Iterable[str]] = ..., max_concurrent_matches: _Optional[int] = ..., active_matches: _Optional[int] = ..., connected: _Optional[bool] = ..., registered: _Optional[bool] = ..., owner: _Optional[str] = ..., revoked: _Optional[bool] = ..., matches: _Optional[_Iterable[_Union[BotMatchSlot, _Mapping]]] = ..., reserved_slots: _Optional[int] = ...) -> None: ...
+    draining: bool
+    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., rulesets: _Optional[_Iterable[str]] = ..., max_concurrent_matches: _Optional[int] = ..., active_matches: _Optional[int] = ..., connected: _Optional[bool] = ..., registered: _Optional[bool] = ..., owner: _Optional[str] = ..., revoked: _Optional[bool] = ..., matches: _Optional[_Iterable[_Union[BotMatchSlot, _Mapping]]] = ..., reserved_slots: _Optional[int] = ..., draining: _Optional[bool] = ...) -> None: ...
 
 class BotMatchSlot(_message.Message):
     __slots__ = ("match_id", "purpose")

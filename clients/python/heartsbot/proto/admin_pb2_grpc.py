@@ -65,10 +65,11 @@ class AdminServiceServicer:
         """Start a match between connected bots and/or house bots. INVALID_ARGUMENT for an
         unknown ruleset, a bad player count or format, or in-match duplicate seating
         (format.duplicate) with a bot in any seat; FAILED_PRECONDITION when a named bot is
-        not connected, does not play the ruleset or has no free match slot (the message
-        names the matches that hold its slots), unless `wait_for_seats_ms` lets the request
-        wait (DEADLINE_EXCEEDED when that wait runs out), or when a rated match's explicit
-        seed deals a shuffle that was dealt before.
+        not connected, does not play the ruleset, is draining (it sent `drain`, or its token
+        was rotated: it takes no new match; no waiting helps) or has no free match slot (the
+        message names the matches that hold its slots), unless `wait_for_seats_ms` lets the
+        request wait (DEADLINE_EXCEEDED when that wait runs out), or when a rated match's
+        explicit seed deals a shuffle that was dealt before.
 
         No bot is dealt a shuffle twice: every deal's hands are recorded, per bot, before
         the first card is dealt. A seed the server draws never repeats a shuffle dealt to

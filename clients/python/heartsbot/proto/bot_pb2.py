@@ -26,39 +26,43 @@ from . import cards_pb2 as hearts_dot_v1_dot_cards__pb2
 from . import game_pb2 as hearts_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13hearts/v1/bot.proto\x12\thearts.v1\x1a\x15hearts/v1/cards.proto\x1a\x14hearts/v1/game.proto\"\x82\x01\n\x0bPlayRequest\x12!\n\x05hello\x18\x01 \x01(\x0b\x32\x10.hearts.v1.HelloH\x00\x12#\n\x06\x61nswer\x18\x02 \x01(\x0b\x32\x11.hearts.v1.AnswerH\x00\x12#\n\x06resume\x18\x03 \x01(\x0b\x32\x11.hearts.v1.ResumeH\x00\x42\x06\n\x04kind\"X\n\x05Hello\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x10\n\x08rulesets\x18\x03 \x03(\t\x12\x1e\n\x16max_concurrent_matches\x18\x04 \x01(\x05\"?\n\x06Resume\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x15\n\rlast_sequence\x18\x03 \x01(\x04\"\xac\x01\n\x06\x41nswer\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12*\n\npass_cards\x18\x03 \x01(\x0b\x32\x14.hearts.v1.PassCardsH\x00\x12\x1f\n\x04play\x18\x04 \x01(\x0b\x32\x0f.hearts.v1.CardH\x00\x12%\n\x04moon\x18\x05 \x01(\x0e\x32\x15.hearts.v1.MoonOptionH\x00\x42\x08\n\x06\x61\x63tion\"+\n\tPassCards\x12\x1e\n\x05\x63\x61rds\x18\x01 \x03(\x0b\x32\x0f.hearts.v1.Card\"\x96\x01\n\x0cPlayResponse\x12%\n\x07welcome\x18\x01 \x01(\x0b\x32\x12.hearts.v1.WelcomeH\x00\x12(\n\x06update\x18\x02 \x01(\x0b\x32\x16.hearts.v1.MatchUpdateH\x00\x12-\n\x08rejected\x18\x03 \x01(\x0b\x32\x19.hearts.v1.AnswerRejectedH\x00\x42\x06\n\x04kind\"\x97\x01\n\x07Welcome\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x10\n\x08\x62ot_name\x18\x02 \x01(\t\x12\x16\n\x0eserver_version\x18\x03 \x01(\t\x12.\n\x0e\x61\x63tive_matches\x18\x04 \x03(\x0b\x32\x16.hearts.v1.ActiveMatch\x12\x1e\n\x16max_concurrent_matches\x18\x05 \x01(\x05\"]\n\x0b\x41\x63tiveMatch\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x15\n\rlast_sequence\x18\x03 \x01(\x04\x12\x17\n\x0frequest_pending\x18\x04 \x01(\x08\"|\n\x0bMatchUpdate\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12 \n\x06\x65vents\x18\x03 \x03(\x0b\x32\x10.hearts.v1.Event\x12+\n\x07request\x18\x04 \x01(\x0b\x32\x1a.hearts.v1.DecisionRequest\"-\n\x05\x43lock\x12\x13\n\x0b\x64\x65\x63ision_ms\x18\x01 \x01(\x05\x12\x0f\n\x07\x62\x61nk_ms\x18\x02 \x01(\x05\"\x8d\x06\n\x0f\x44\x65\x63isionRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12%\n\x04kind\x18\x02 \x01(\x0e\x32\x17.hearts.v1.DecisionKind\x12\x13\n\x0b\x64\x65\x61l_number\x18\x03 \x01(\x05\x12\x11\n\tyour_seat\x18\x04 \x01(\x05\x12#\n\x07ruleset\x18\x05 \x01(\x0b\x32\x12.hearts.v1.Ruleset\x12\x1d\n\x04hand\x18\x06 \x03(\x0b\x32\x0f.hearts.v1.Card\x12$\n\x0blegal_cards\x18\x07 \x03(\x0b\x32\x0f.hearts.v1.Card\x12\x12\n\npass_count\x18\x08 \x01(\x05\x12\x30\n\x0epass_direction\x18\t \x01(\x0e\x32\x18.hearts.v1.PassDirection\x12\x0f\n\x07pass_to\x18\n \x01(\x05\x12\x1f\n\x06passed\x18\x0b \x03(\x0b\x32\x0f.hearts.v1.Card\x12!\n\x08received\x18\x0c \x03(\x0b\x32\x0f.hearts.v1.Card\x12\'\n\rcurrent_trick\x18\r \x01(\x0b\x32\x10.hearts.v1.Trick\x12 \n\x06tricks\x18\x0e \x03(\x0b\x32\x10.hearts.v1.Trick\x12\x15\n\rhearts_broken\x18\x0f \x01(\x08\x12\x14\n\x0cpoints_taken\x18\x10 \x03(\x05\x12\x12\n\nhand_sizes\x18\x11 \x03(\x05\x12\x0e\n\x06totals\x18\x12 \x03(\x05\x12)\n\x0b\x64\x65\x61l_scores\x18\x13 \x03(\x0b\x32\x14.hearts.v1.DealScore\x12\x1f\n\x05\x63lock\x18\x14 \x01(\x0b\x32\x10.hearts.v1.Clock\x12+\n\x0cmoon_options\x18\x15 \x03(\x0e\x32\x15.hearts.v1.MoonOption\x12\x32\n\x13\x64\x65\x66\x61ult_moon_option\x18\x16 \x01(\x0e\x32\x15.hearts.v1.MoonOption\x12\x15\n\rlast_sequence\x18\x17 \x01(\x04\x12\x1b\n\x13hearts_broken_trick\x18\x18 \x01(\x05\x12\x15\n\rscoring_phase\x18\x19 \x01(\x05\"\x93\x01\n\x0e\x41nswerRejected\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12&\n\x04\x63ode\x18\x03 \x01(\x0e\x32\x18.hearts.v1.RejectionCode\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12\r\n\x05retry\x18\x05 \x01(\x08\x12\x14\n\x0cremaining_ms\x18\x06 \x01(\x05*\xd1\x01\n\rRejectionCode\x12\x1e\n\x1aREJECTION_CODE_UNSPECIFIED\x10\x00\x12\x1a\n\x16REJECTION_CODE_ILLEGAL\x10\x01\x12\x1c\n\x18REJECTION_CODE_MALFORMED\x10\x02\x12\"\n\x1eREJECTION_CODE_UNKNOWN_REQUEST\x10\x03\x12 \n\x1cREJECTION_CODE_STALE_REQUEST\x10\x04\x12 \n\x1cREJECTION_CODE_UNKNOWN_MATCH\x10\x05\x32I\n\nBotService\x12;\n\x04Play\x12\x16.hearts.v1.PlayRequest\x1a\x17.hearts.v1.PlayResponse(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13hearts/v1/bot.proto\x12\thearts.v1\x1a\x15hearts/v1/cards.proto\x1a\x14hearts/v1/game.proto\"\xa5\x01\n\x0bPlayRequest\x12!\n\x05hello\x18\x01 \x01(\x0b\x32\x10.hearts.v1.HelloH\x00\x12#\n\x06\x61nswer\x18\x02 \x01(\x0b\x32\x11.hearts.v1.AnswerH\x00\x12#\n\x06resume\x18\x03 \x01(\x0b\x32\x11.hearts.v1.ResumeH\x00\x12!\n\x05\x64rain\x18\x04 \x01(\x0b\x32\x10.hearts.v1.DrainH\x00\x42\x06\n\x04kind\"\x17\n\x05\x44rain\x12\x0e\n\x06reason\x18\x01 \x01(\t\"X\n\x05Hello\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x10\n\x08rulesets\x18\x03 \x03(\t\x12\x1e\n\x16max_concurrent_matches\x18\x04 \x01(\x05\"?\n\x06Resume\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x15\n\rlast_sequence\x18\x03 \x01(\x04\"\xac\x01\n\x06\x41nswer\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12*\n\npass_cards\x18\x03 \x01(\x0b\x32\x14.hearts.v1.PassCardsH\x00\x12\x1f\n\x04play\x18\x04 \x01(\x0b\x32\x0f.hearts.v1.CardH\x00\x12%\n\x04moon\x18\x05 \x01(\x0e\x32\x15.hearts.v1.MoonOptionH\x00\x42\x08\n\x06\x61\x63tion\"+\n\tPassCards\x12\x1e\n\x05\x63\x61rds\x18\x01 \x03(\x0b\x32\x0f.hearts.v1.Card\"\xbf\x01\n\x0cPlayResponse\x12%\n\x07welcome\x18\x01 \x01(\x0b\x32\x12.hearts.v1.WelcomeH\x00\x12(\n\x06update\x18\x02 \x01(\x0b\x32\x16.hearts.v1.MatchUpdateH\x00\x12-\n\x08rejected\x18\x03 \x01(\x0b\x32\x19.hearts.v1.AnswerRejectedH\x00\x12\'\n\x08\x64raining\x18\x04 \x01(\x0b\x32\x13.hearts.v1.DrainingH\x00\x42\x06\n\x04kind\"2\n\x08\x44raining\x12\x0e\n\x06reason\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x63tive_matches\x18\x02 \x03(\t\"\x97\x01\n\x07Welcome\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x10\n\x08\x62ot_name\x18\x02 \x01(\t\x12\x16\n\x0eserver_version\x18\x03 \x01(\t\x12.\n\x0e\x61\x63tive_matches\x18\x04 \x03(\x0b\x32\x16.hearts.v1.ActiveMatch\x12\x1e\n\x16max_concurrent_matches\x18\x05 \x01(\x05\"]\n\x0b\x41\x63tiveMatch\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x15\n\rlast_sequence\x18\x03 \x01(\x04\x12\x17\n\x0frequest_pending\x18\x04 \x01(\x08\"|\n\x0bMatchUpdate\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12 \n\x06\x65vents\x18\x03 \x03(\x0b\x32\x10.hearts.v1.Event\x12+\n\x07request\x18\x04 \x01(\x0b\x32\x1a.hearts.v1.DecisionRequest\"-\n\x05\x43lock\x12\x13\n\x0b\x64\x65\x63ision_ms\x18\x01 \x01(\x05\x12\x0f\n\x07\x62\x61nk_ms\x18\x02 \x01(\x05\"\x8d\x06\n\x0f\x44\x65\x63isionRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12%\n\x04kind\x18\x02 \x01(\x0e\x32\x17.hearts.v1.DecisionKind\x12\x13\n\x0b\x64\x65\x61l_number\x18\x03 \x01(\x05\x12\x11\n\tyour_seat\x18\x04 \x01(\x05\x12#\n\x07ruleset\x18\x05 \x01(\x0b\x32\x12.hearts.v1.Ruleset\x12\x1d\n\x04hand\x18\x06 \x03(\x0b\x32\x0f.hearts.v1.Card\x12$\n\x0blegal_cards\x18\x07 \x03(\x0b\x32\x0f.hearts.v1.Card\x12\x12\n\npass_count\x18\x08 \x01(\x05\x12\x30\n\x0epass_direction\x18\t \x01(\x0e\x32\x18.hearts.v1.PassDirection\x12\x0f\n\x07pass_to\x18\n \x01(\x05\x12\x1f\n\x06passed\x18\x0b \x03(\x0b\x32\x0f.hearts.v1.Card\x12!\n\x08received\x18\x0c \x03(\x0b\x32\x0f.hearts.v1.Card\x12\'\n\rcurrent_trick\x18\r \x01(\x0b\x32\x10.hearts.v1.Trick\x12 \n\x06tricks\x18\x0e \x03(\x0b\x32\x10.hearts.v1.Trick\x12\x15\n\rhearts_broken\x18\x0f \x01(\x08\x12\x14\n\x0cpoints_taken\x18\x10 \x03(\x05\x12\x12\n\nhand_sizes\x18\x11 \x03(\x05\x12\x0e\n\x06totals\x18\x12 \x03(\x05\x12)\n\x0b\x64\x65\x61l_scores\x18\x13 \x03(\x0b\x32\x14.hearts.v1.DealScore\x12\x1f\n\x05\x63lock\x18\x14 \x01(\x0b\x32\x10.hearts.v1.Clock\x12+\n\x0cmoon_options\x18\x15 \x03(\x0e\x32\x15.hearts.v1.MoonOption\x12\x32\n\x13\x64\x65\x66\x61ult_moon_option\x18\x16 \x01(\x0e\x32\x15.hearts.v1.MoonOption\x12\x15\n\rlast_sequence\x18\x17 \x01(\x04\x12\x1b\n\x13hearts_broken_trick\x18\x18 \x01(\x05\x12\x15\n\rscoring_phase\x18\x19 \x01(\x05\"\x93\x01\n\x0e\x41nswerRejected\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12&\n\x04\x63ode\x18\x03 \x01(\x0e\x32\x18.hearts.v1.RejectionCode\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12\r\n\x05retry\x18\x05 \x01(\x08\x12\x14\n\x0cremaining_ms\x18\x06 \x01(\x05*\xd1\x01\n\rRejectionCode\x12\x1e\n\x1aREJECTION_CODE_UNSPECIFIED\x10\x00\x12\x1a\n\x16REJECTION_CODE_ILLEGAL\x10\x01\x12\x1c\n\x18REJECTION_CODE_MALFORMED\x10\x02\x12\"\n\x1eREJECTION_CODE_UNKNOWN_REQUEST\x10\x03\x12 \n\x1cREJECTION_CODE_STALE_REQUEST\x10\x04\x12 \n\x1cREJECTION_CODE_UNKNOWN_MATCH\x10\x05\x32I\n\nBotService\x12;\n\x04Play\x12\x16.hearts.v1.PlayRequest\x1a\x17.hearts.v1.PlayResponse(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'hearts.v1.bot_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_REJECTIONCODE']._serialized_start=2097
-  _globals['_REJECTIONCODE']._serialized_end=2306
+  _globals['_REJECTIONCODE']._serialized_start=2250
+  _globals['_REJECTIONCODE']._serialized_end=2459
   _globals['_PLAYREQUEST']._serialized_start=80
-  _globals['_PLAYREQUEST']._serialized_end=210
-  _globals['_HELLO']._serialized_start=212
-  _globals['_HELLO']._serialized_end=300
-  _globals['_RESUME']._serialized_start=302
-  _globals['_RESUME']._serialized_end=365
-  _globals['_ANSWER']._serialized_start=368
-  _globals['_ANSWER']._serialized_end=540
-  _globals['_PASSCARDS']._serialized_start=542
-  _globals['_PASSCARDS']._serialized_end=585
-  _globals['_PLAYRESPONSE']._serialized_start=588
-  _globals['_PLAYRESPONSE']._serialized_end=738
-  _globals['_WELCOME']._serialized_start=741
-  _globals['_WELCOME']._serialized_end=892
-  _globals['_ACTIVEMATCH']._serialized_start=894
-  _globals['_ACTIVEMATCH']._serialized_end=987
-  _globals['_MATCHUPDATE']._serialized_start=989
-  _globals['_MATCHUPDATE']._serialized_end=1113
-  _globals['_CLOCK']._serialized_start=1115
-  _globals['_CLOCK']._serialized_end=1160
-  _globals['_DECISIONREQUEST']._serialized_start=1163
-  _globals['_DECISIONREQUEST']._serialized_end=1944
-  _globals['_ANSWERREJECTED']._serialized_start=1947
-  _globals['_ANSWERREJECTED']._serialized_end=2094
-  _globals['_BOTSERVICE']._serialized_start=2308
-  _globals['_BOTSERVICE']._serialized_end=2381
+  _globals['_PLAYREQUEST']._serialized_end=245
+  _globals['_DRAIN']._serialized_start=247
+  _globals['_DRAIN']._serialized_end=270
+  _globals['_HELLO']._serialized_start=272
+  _globals['_HELLO']._serialized_end=360
+  _globals['_RESUME']._serialized_start=362
+  _globals['_RESUME']._serialized_end=425
+  _globals['_ANSWER']._serialized_start=428
+  _globals['_ANSWER']._serialized_end=600
+  _globals['_PASSCARDS']._serialized_start=602
+  _globals['_PASSCARDS']._serialized_end=645
+  _globals['_PLAYRESPONSE']._serialized_start=648
+  _globals['_PLAYRESPONSE']._serialized_end=839
+  _globals['_DRAINING']._serialized_start=841
+  _globals['_DRAINING']._serialized_end=891
+  _globals['_WELCOME']._serialized_start=894
+  _globals['_WELCOME']._serialized_end=1045
+  _globals['_ACTIVEMATCH']._serialized_start=1047
+  _globals['_ACTIVEMATCH']._serialized_end=1140
+  _globals['_MATCHUPDATE']._serialized_start=1142
+  _globals['_MATCHUPDATE']._serialized_end=1266
+  _globals['_CLOCK']._serialized_start=1268
+  _globals['_CLOCK']._serialized_end=1313
+  _globals['_DECISIONREQUEST']._serialized_start=1316
+  _globals['_DECISIONREQUEST']._serialized_end=2097
+  _globals['_ANSWERREJECTED']._serialized_start=2100
+  _globals['_ANSWERREJECTED']._serialized_end=2247
+  _globals['_BOTSERVICE']._serialized_start=2461
+  _globals['_BOTSERVICE']._serialized_end=2534
 # @@protoc_insertion_point(module_scope)

@@ -25,14 +25,22 @@ REJECTION_CODE_STALE_REQUEST: RejectionCode
 REJECTION_CODE_UNKNOWN_MATCH: RejectionCode
 
 class PlayRequest(_message.Message):
-    __slots__ = ("hello", "answer", "resume")
+    __slots__ = ("hello", "answer", "resume", "drain")
     HELLO_FIELD_NUMBER: _ClassVar[int]
     ANSWER_FIELD_NUMBER: _ClassVar[int]
     RESUME_FIELD_NUMBER: _ClassVar[int]
+    DRAIN_FIELD_NUMBER: _ClassVar[int]
     hello: Hello
     answer: Answer
     resume: Resume
-    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., answer: _Optional[_Union[Answer, _Mapping]] = ..., resume: _Optional[_Union[Resume, _Mapping]] = ...) -> None: ...
+    drain: Drain
+    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., answer: _Optional[_Union[Answer, _Mapping]] = ..., resume: _Optional[_Union[Resume, _Mapping]] = ..., drain: _Optional[_Union[Drain, _Mapping]] = ...) -> None: ...
+
+class Drain(_message.Message):
+    __slots__ = ("reason",)
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    def __init__(self, reason: _Optional[str] = ...) -> None: ...
 
 class Hello(_message.Message):
     __slots__ = ("name", "version", "rulesets", "max_concurrent_matches")
@@ -77,14 +85,24 @@ class PassCards(_message.Message):
     def __init__(self, cards: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ...) -> None: ...
 
 class PlayResponse(_message.Message):
-    __slots__ = ("welcome", "update", "rejected")
+    __slots__ = ("welcome", "update", "rejected", "draining")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     UPDATE_FIELD_NUMBER: _ClassVar[int]
     REJECTED_FIELD_NUMBER: _ClassVar[int]
+    DRAINING_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     update: MatchUpdate
     rejected: AnswerRejected
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., update: _Optional[_Union[MatchUpdate, _Mapping]] = ..., rejected: _Optional[_Union[AnswerRejected, _Mapping]] = ...) -> None: ...
+    draining: Draining
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., update: _Optional[_Union[MatchUpdate, _Mapping]] = ..., rejected: _Optional[_Union[AnswerRejected, _Mapping]] = ..., draining: _Optional[_Union[Draining, _Mapping]] = ...) -> None: ...
+
+class Draining(_message.Message):
+    __slots__ = ("reason", "active_matches")
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_MATCHES_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    active_matches: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, reason: _Optional[str] = ..., active_matches: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Welcome(_message.Message):
     __slots__ = ("session_id", "bot_name", "server_version", "active_matches", "max_concurrent_matches")
