@@ -188,12 +188,16 @@ def _ladder(args: argparse.Namespace) -> int:
                 print(f"no rated {args.ruleset} matches yet")
             else:
                 print(f"{'#':>3}  {'bot':<20}{'owner':<20}{'rating':>8}{'sigma':>7}{'conservative':>14}{'matches':>9}"
-                      f"{'points/deal':>18}  {'timeouts':>8} {'left':>5}")
+                      f"{'points/deal':>18}  {'decisions':>9} {'defaulted':>9}  timeout/illegal/left/auto")
                 for i, s in enumerate(standings, 1):
                     ci = "±inf" if s.ppd_ci == float("inf") else f"±{s.ppd_ci:.2f}"
                     flag = "  UNRELIABLE" if s.unreliable else ""
+                    kinds = f"{s.timeouts}/{s.illegal}/{s.disconnects}/{s.auto}"
                     print(f"{i:>3}  {s.bot:<20}{s.owner:<20}{s.mu:>8.2f}{s.sigma:>7.2f}{s.conservative:>14.2f}"
-                          f"{s.matches:>9}{s.points_per_deal:>11.2f} {ci:>6}  {s.timeouts:>8} {s.disconnects:>5}{flag}")
+                          f"{s.matches:>9}{s.points_per_deal:>11.2f} {ci:>6}  {s.decisions:>9} "
+                          f"{s.default_share:>8.1%}  {kinds:<25}{flag}")
+                print("defaulted: decisions the server played for the bot (timeout, illegal answers, away, "
+                      "auto-played after it stopped answering); UNRELIABLE above 5%")
     except LadderError as exc:
         print(f"heartsd ladder: {exc}", file=sys.stderr)
         return 1

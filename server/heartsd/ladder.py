@@ -52,7 +52,7 @@ def new_token() -> str:
     return "hb_" + secrets.token_urlsafe(24)
 
 
-FLAG_RATE = 0.05  # timeouts + disconnect defaults above this share of decisions flag a bot
+FLAG_RATE = 0.05  # defaulted decisions (of every kind) above this share of decisions flag a bot
 
 
 @dataclass(frozen=True)
@@ -68,14 +68,24 @@ class Standing:
     timeouts: int = 0
     illegal: int = 0
     disconnects: int = 0
+    auto: int = 0  # played by default without waiting, after repeated defaults (a bot that left)
 
     @property
     def conservative(self) -> float:
         return self.mu - 3 * self.sigma
 
     @property
+    def defaults(self) -> int:
+        """Decisions the server played for the bot: timeouts, illegal, disconnect, auto-play."""
+        return self.timeouts + self.illegal + self.disconnects + self.auto
+
+    @property
+    def default_share(self) -> float:
+        return self.defaults / self.decisions if self.decisions else 0.0
+
+    @property
     def unreliable(self) -> bool:
-        return self.decisions > 0 and (self.timeouts + self.disconnects) / self.decisions > FLAG_RATE
+        return self.default_share > FLAG_RATE
 
 
 class Ladder:
@@ -153,17 +163,18 @@ class Ladder:
     @staticmethod
     def record_result(tx: Transaction, match_id: str, ruleset: str, bots: Sequence[str], ranks: Sequence[int],
                       points: Sequence[int], deals: int,
-                      provenance: Sequence[tuple[int, int, int, int]] | None = None) -> None:
+                      provenance: Sequence[tuple[int, int, int, int, int]] | None = None) -> None:
         """Insert a rated match's result, inside the transaction that stores its record.
-        ``provenance`` per seat: (decisions, timeouts, illegal defaults, disconnect defaults)."""
+        ``provenance`` per seat: (decisions, timeouts, illegal defaults, disconnect defaults,
+        auto-played)."""
         now = _now_ms()
-        counts = provenance or [(0, 0, 0, 0)] * len(bots)
+        counts = provenance or [(0, 0, 0, 0, 0)] * len(bots)
         tx.lock()  # two matches finishing at once take their seq and ratings one after the other
         seq = tx.query("SELECT COALESCE(MAX(seq), 0) + 1 FROM results")[0][0]
         for seat, (bot, rank, pts) in enumerate(zip(bots, ranks, points)):
             tx.execute(
                 "INSERT INTO results (match_id, ruleset, bot, seat, rank, points, deals, finished_ms, "
-                "decisions, timeouts, illegal, disconnects, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "decisions, timeouts, illegal, disconnects, auto, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (match_id, ruleset, bot, seat, rank, pts, deals, now, *counts[seat], seq),
             )
         # The ratings move in the same transaction: a result is never stored unrated.
@@ -172,7 +183,7 @@ class Ladder:
     @staticmethod
     def record_set(tx: Transaction, set_id: str, ruleset: str,
                    tables: Sequence[tuple[str, Sequence[str], Sequence[int], Sequence[int], int,
-                                          Sequence[tuple[int, int, int, int]]]]) -> None:
+                                          Sequence[tuple[int, int, int, int, int]]]]) -> None:
         """Insert a finished duplicate set's results, rated together with one ``seq``
         (set_rating_events), inside the transaction that ends its last table.
         ``tables``: (match id, bots, ranks, points, deals, provenance) per table."""
@@ -184,19 +195,35 @@ class Ladder:
             for seat, (bot, rank, pts) in enumerate(zip(bots, ranks, points)):
                 tx.execute(
                     "INSERT INTO results (match_id, ruleset, bot, seat, rank, points, deals, finished_ms, "
-                    "decisions, timeouts, illegal, disconnects, seq, set_id) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "decisions, timeouts, illegal, disconnects, auto, seq, set_id) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (match_id, ruleset, bot, seat, rank, pts, deals, now, *provenance[seat], seq, set_id),
                 )
                 rows.append(SetRow(match_id, bot, seat, rank, pts))
         _apply(tx, ruleset, set_rating_events(rows), [r.bot for r in rows])
 
-    def reliability(self, ruleset: str) -> dict[str, tuple[int, int, int, int]]:
-        """Per bot: decisions, timeouts, illegal-answer defaults, disconnect defaults."""
+    def reliability(self, ruleset: str) -> dict[str, tuple[int, int, int, int, int]]:
+        """Per bot: decisions, timeouts, illegal-answer defaults, disconnect defaults, auto-played
+        (a result not yet counted for auto-play, see :meth:`count_auto_defaults`, adds 0)."""
         rows = self.db.query(
-            "SELECT bot, SUM(decisions), SUM(timeouts), SUM(illegal), SUM(disconnects) FROM results "
-            "WHERE ruleset = ? GROUP BY bot", (ruleset,))
-        return {r[0]: (int(r[1]), int(r[2]), int(r[3]), int(r[4])) for r in rows}
+            "SELECT bot, SUM(decisions), SUM(timeouts), SUM(illegal), SUM(disconnects), "
+            "SUM(CASE WHEN auto < 0 THEN 0 ELSE auto END) FROM results WHERE ruleset = ? GROUP BY bot", (ruleset,))
+        return {r[0]: (int(r[1]), int(r[2]), int(r[3]), int(r[4]), int(r[5])) for r in rows}
+
+    def count_auto_defaults(self, provenance_of: Callable[[bytes], Sequence[tuple[int, ...]]]) -> int:
+        """Upgrade path, run at start: results stored before auto-played decisions were
+        counted (auto = -1) get their count from their match's stored record, so an old
+        ladder's reliability figures become honest too. ``provenance_of``: a record's bytes
+        to per-seat counts (store._provenance). Returns the matches counted."""
+        pending = [r[0] for r in self.db.query("SELECT DISTINCT match_id FROM results WHERE auto < 0")]
+        for match_id in pending:
+            rows = self.db.query("SELECT record FROM matches WHERE id = ?", (match_id,))
+            counts = provenance_of(rows[0][0]) if rows and rows[0][0] is not None else None
+            with self.db.transaction() as tx:
+                for (seat,) in tx.query("SELECT seat FROM results WHERE match_id = ? AND auto < 0", (match_id,)):
+                    auto = counts[seat][4] if counts is not None and seat < len(counts) else 0
+                    tx.execute("UPDATE results SET auto = ? WHERE match_id = ? AND seat = ?", (auto, match_id, seat))
+        return len(pending)
 
     def history(self, bot: str, limit: int = 20, ruleset: str | None = None) -> list[tuple[str, str, int, int, int, int]]:
         """The bot's latest rated matches: (match id, ruleset, seat, rank, points, deals)."""
@@ -262,7 +289,8 @@ class Ladder:
             values = per_deal.get(bot, [0.0])
             mean = sum(values) / len(values)
             ci = 1.96 * _stdev(values) / math.sqrt(len(values)) if len(values) > 1 else float("inf")
-            out.append(Standing(bot, owners.get(bot, ""), mu, sigma, matches, mean, ci, *counts.get(bot, (0, 0, 0, 0))))
+            out.append(Standing(bot, owners.get(bot, ""), mu, sigma, matches, mean, ci,
+                                *counts.get(bot, (0, 0, 0, 0, 0))))
         return sorted(out, key=lambda s: (-s.conservative, s.bot))
 
 

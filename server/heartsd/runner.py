@@ -249,6 +249,7 @@ class SeatSlot:
     pending: Pending | None = None
     consecutive_defaults: int = 0
     auto: bool = False
+    auto_played: int = 0  # decisions auto-played since auto-play started (for the log's summary)
     away_since: float | None = None
     issued: set[str] = field(default_factory=set)  # every request id sent to this seat
     # The provenance of the seat's own answers: BOT for a remote bot, HUMAN for a person
@@ -556,7 +557,7 @@ class MatchRunner:
         credit = self._stalled(pending.sent_at, now)
         slot.clock.charge(elapsed - credit)  # the time a defaulted decision took still counts
         self._resolve(slot, pending, pending.default, provenance, elapsed, credit)
-        self._notice(slot.seat, provenance)
+        self._notice(slot, provenance)
         self._advance()
 
     def _resolve(self, slot: SeatSlot, pending: Pending, action: Action, provenance: int, elapsed: float,
@@ -603,6 +604,8 @@ class MatchRunner:
             return rejection
         slot.clock.charge(elapsed - credit)
         slot.consecutive_defaults = 0
+        if slot.auto_played:
+            self._auto_ended(slot, "its bot answered again")
         self._close_pending(slot)
         self._guarded(self._accepted, slot, action, elapsed, pending.rejected, credit)
         return None
@@ -801,17 +804,33 @@ class MatchRunner:
         dealt = wire.int_field(_DEALT_DEAL_TAG, deal.number) + b"".join([wire.length_delimited(DEALT_HANDS, h) for h in hands])
         self._dealt_wire += wire.length_delimited(RECORD_DEALS, dealt)
 
-    def _notice(self, seat: int, provenance: int) -> None:
+    def _notice(self, slot: SeatSlot, provenance: int) -> None:
+        """Tell the table a default was played. The log gets one line per default, except
+        that a seat on auto-play (its bot stopped answering: left, crashed, hung) is
+        summarised: one line when auto-play starts and one when it ends (_auto_ended)."""
+        seat = slot.seat
         why = {
             P.PROVENANCE_TIMEOUT: "ran out of time",
             P.PROVENANCE_ILLEGAL: "gave too many rejected answers",
             P.PROVENANCE_DISCONNECT: "is disconnected",
             P.PROVENANCE_AUTO: "is being auto-played after repeated defaults",
         }.get(provenance, "")
-        if why:
-            self.log.info("default played", seat=seat, why=PROVENANCE_NAMES[provenance])
-            self.log_events.add(P.Event(notice=P.Notice(
-                text=f"seat {seat} {why}; the server played its default", seat=seat, provenance=provenance)))
+        if not why:
+            return
+        if provenance == P.PROVENANCE_AUTO:
+            slot.auto_played += 1
+            if slot.auto_played == 1:
+                self.log.info("auto-play started: the seat's decisions are played by default without waiting "
+                              "until its bot answers again", seat=seat, bot=slot.name,
+                              after_defaults=slot.consecutive_defaults - 1)
+        else:
+            self.log.info("default played", seat=seat, bot=slot.name, why=PROVENANCE_NAMES[provenance])
+        self.log_events.add(P.Event(notice=P.Notice(
+            text=f"seat {seat} {why}; the server played its default", seat=seat, provenance=provenance)))
+
+    def _auto_ended(self, slot: SeatSlot, how: str) -> None:
+        self.log.info("auto-play ended", seat=slot.seat, bot=slot.name, how=how, auto_played=slot.auto_played)
+        slot.auto_played = 0
 
     # -- messages to bots -----------------------------------------------------------------
 
@@ -1025,6 +1044,8 @@ class MatchRunner:
             status, reason = P.MATCH_STATUS_FINISHED, "completed"
         for slot in self.seats:
             self._close_pending(slot)
+            if slot.auto_played:
+                self._auto_ended(slot, "the match ended")
         if self._house_timer is not None:
             self._house_timer.cancel()
         if self._deadline_timer is not None:

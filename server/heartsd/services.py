@@ -437,4 +437,4 @@ def _entry(rank: int, s: Any) -> ladder_pb2.LeaderboardEntry:
         matches=s.matches, points_per_deal=s.points_per_deal,
         points_per_deal_ci=0.0 if s.ppd_ci == float("inf") else s.ppd_ci,
         decisions=s.decisions, timeouts=s.timeouts, illegal_defaults=s.illegal, disconnect_defaults=s.disconnects,
-        unreliable=s.unreliable)
+        auto_defaults=s.auto, default_share=s.default_share, unreliable=s.unreliable)

@@ -73,6 +73,7 @@ class Store:
             self.ladder = Ladder(self.db)
             if not read_only:
                 self.ladder.ensure_ratings()
+                self.ladder.count_auto_defaults(lambda blob: _provenance(spectator_pb2.MatchRecord.FromString(blob)))
         except BaseException:
             self.db.close()
             raise
@@ -289,10 +290,11 @@ def _rate_set_if_over(tx: Transaction, set_id: str) -> None:
     Ladder.record_set(tx, set_id, record.ruleset.name, tables)
 
 
-def _provenance(record: spectator_pb2.MatchRecord) -> list[tuple[int, int, int, int]]:
-    """Per seat: decisions, timeouts, illegal-answer defaults, disconnect defaults."""
-    counts = [[0, 0, 0, 0] for _ in record.seats]
-    column = {game_pb2.PROVENANCE_TIMEOUT: 1, game_pb2.PROVENANCE_ILLEGAL: 2, game_pb2.PROVENANCE_DISCONNECT: 3}
+def _provenance(record: spectator_pb2.MatchRecord) -> list[tuple[int, int, int, int, int]]:
+    """Per seat: decisions, timeouts, illegal-answer defaults, disconnect defaults, auto-played."""
+    counts = [[0, 0, 0, 0, 0] for _ in record.seats]
+    column = {game_pb2.PROVENANCE_TIMEOUT: 1, game_pb2.PROVENANCE_ILLEGAL: 2, game_pb2.PROVENANCE_DISCONNECT: 3,
+              game_pb2.PROVENANCE_AUTO: 4}
     for d in record.decisions:
         counts[d.seat][0] += 1
         if d.provenance in column:

@@ -13,7 +13,7 @@ class GetLeaderboardRequest(_message.Message):
     def __init__(self, ruleset: _Optional[str] = ...) -> None: ...
 
 class LeaderboardEntry(_message.Message):
-    __slots__ = ("rank", "bot", "owner", "rating", "uncertainty", "conservative", "matches", "points_per_deal", "points_per_deal_ci", "decisions", "timeouts", "illegal_defaults", "disconnect_defaults", "unreliable")
+    __slots__ = ("rank", "bot", "owner", "rating", "uncertainty", "conservative", "matches", "points_per_deal", "points_per_deal_ci", "decisions", "timeouts", "illegal_defaults", "disconnect_defaults", "unreliable", "auto_defaults", "default_share")
     RANK_FIELD_NUMBER: _ClassVar[int]
     BOT_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
@@ -28,6 +28,8 @@ class LeaderboardEntry(_message.Message):
     ILLEGAL_DEFAULTS_FIELD_NUMBER: _ClassVar[int]
     DISCONNECT_DEFAULTS_FIELD_NUMBER: _ClassVar[int]
     UNRELIABLE_FIELD_NUMBER: _ClassVar[int]
+    AUTO_DEFAULTS_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_SHARE_FIELD_NUMBER: _ClassVar[int]
     rank: int
     bot: str
     owner: str
@@ -42,7 +44,9 @@ class LeaderboardEntry(_message.Message):
     illegal_defaults: int
     disconnect_defaults: int
     unreliable: bool
-    def __init__(self, rank: _Optional[int] = ..., bot: _Optional[str] = ..., owner: _Optional[str] = ..., rating: _Optional[float] = ..., uncertainty: _Optional[float] = ..., conservative: _Optional[float] = ..., matches: _Optional[int] = ..., points_per_deal: _Optional[float] = ..., points_per_deal_ci: _Optional[float] = ..., decisions: _Optional[int] = ..., timeouts: _Optional[int] = ..., illegal_defaults: _Optional[int] = ..., disconnect_defaults: _Optional[int] = ..., unreliable: _Optional[bool] = ...) -> None: ...
+    auto_defaults: int
+    default_share: float
+    def __init__(self, rank: _Optional[int] = ..., bot: _Optional[str] = ..., owner: _Optional[str] = ..., rating: _Optional[float] = ..., uncertainty: _Optional[float] = ..., conservative: _Optional[float] = ..., matches: _Optional[int] = ..., points_per_deal: _Optional[float] = ..., points_per_deal_ci: _Optional[float] = ..., decisions: _Optional[int] = ..., timeouts: _Optional[int] = ..., illegal_defaults: _Optional[int] = ..., disconnect_defaults: _Optional[int] = ..., unreliable: _Optional[bool] = ..., auto_defaults: _Optional[int] = ..., default_share: _Optional[float] = ...) -> None: ...
 
 class GetLeaderboardResponse(_message.Message):
     __slots__ = ("ruleset", "entries")
