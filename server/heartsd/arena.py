@@ -627,8 +627,9 @@ class Arena:
 
     # -- shutdown ---------------------------------------------------------------------------
 
-    async def shutdown(self, grace_s: float) -> None:
-        """Stop accepting matches, let running ones finish for ``grace_s``, abort the rest."""
+    async def shutdown(self, grace_s: float, hurry: asyncio.Event | None = None) -> None:
+        """Stop accepting matches, let running ones finish for ``grace_s`` (or until
+        ``hurry`` is set: a second signal), then abort and record the rest."""
         self.accepting = False
         self.tokens.stop()
         self.loop_monitor.stop()
@@ -638,7 +639,17 @@ class Arena:
             await asyncio.wait(list(self._starts), timeout=max(grace_s, 1.0))
         tasks = list(self._tasks)
         if tasks:
-            done, _ = await asyncio.wait(tasks, timeout=grace_s)
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + grace_s
+            hurried = asyncio.ensure_future(hurry.wait()) if hurry is not None else None
+            waiting: set[asyncio.Future[object]] = set(tasks)  # type: ignore[arg-type]
+            while waiting and (left := deadline - loop.time()) > 0 and not (hurried and hurried.done()):
+                _, waiting = await asyncio.wait([*waiting, *([hurried] if hurried else [])], timeout=left,
+                                                return_when=asyncio.FIRST_COMPLETED)
+                waiting.discard(hurried)  # type: ignore[arg-type]
+            if hurried is not None:
+                hurried.cancel()
+            done = {t for t in tasks if t.done()}
             for runner in list(self.runners.values()):
                 runner.stop(P.MATCH_STATUS_ABORTED, "server shutdown")
             if len(done) < len(tasks):

@@ -15,6 +15,8 @@ import gc
 import signal
 import socket
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import grpc
 import structlog
@@ -42,6 +44,9 @@ from .services import AdminService, BotService, LadderService, SpectatorService,
 from .store import Store
 from .tournament_service import TournamentService
 from .tournaments import Tournaments
+
+if TYPE_CHECKING:
+    from heartsbot.client import BotClient
 
 log = structlog.get_logger("heartsd")
 
@@ -169,11 +174,36 @@ def add_services(server: grpc.aio.Server, arena: Arena) -> health.aio.HealthServ
     return health_servicer
 
 
-async def start_ladder(settings: Settings, arena: Arena, port: int) -> list[asyncio.Task[None]]:
+@dataclass
+class LadderRun:
+    """The ladder's tasks in this process: the matchmaker and the house bots' clients."""
+
+    matchmaker: asyncio.Task[None] | None = None
+    house: list[tuple[BotClient, asyncio.Task[None]]] = field(default_factory=list)
+
+    def stop_matchmaking(self) -> None:
+        if self.matchmaker is not None:
+            self.matchmaker.cancel()
+
+    def drain_house(self) -> None:
+        """The house bots finish their running matches (shutdown's grace), taking no new one."""
+        for client, _ in self.house:
+            client.drain("server shutdown")
+
+    async def stop(self) -> None:
+        self.stop_matchmaking()
+        for client, task in self.house:
+            client.stop()
+            task.cancel()
+        tasks = [t for _, t in self.house] + ([self.matchmaker] if self.matchmaker else [])
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def start_ladder(settings: Settings, arena: Arena, port: int) -> LadderRun:
     """The matchmaker, and the house strategies playing as registered ladder bots over
     loopback gRPC like any other bot (each start issues them fresh tokens)."""
     if not settings.ladder:
-        return []
+        return LadderRun()
     from heartsbot.client import BotClient
     from heartsbot.strategies import make_strategy
 
@@ -181,7 +211,7 @@ async def start_ladder(settings: Settings, arena: Arena, port: int) -> list[asyn
     from .matchmaker import LadderSettings, Matchmaker
 
     loop = asyncio.get_running_loop()
-    tasks = []
+    run = LadderRun()
     ladder = arena.store.ladder
     seen: dict[str, int] = {}
     house: set[str] = set()
@@ -201,14 +231,14 @@ async def start_ladder(settings: Settings, arena: Arena, port: int) -> list[asyn
         client = BotClient(f"127.0.0.1:{port}", token, make_strategy(name, seed=i), bot,
                            rulesets=[settings.ladder_ruleset], max_matches=2)
         house.add(bot)
-        tasks.append(loop.create_task(client.run()))
+        run.house.append((client, loop.create_task(client.run())))
     matchmaker = Matchmaker(arena, LadderSettings(settings.ladder_ruleset, settings.ladder_deals,
                                                   settings.ladder_interval_s, settings.ladder_same_owner,
                                                   house=frozenset(house), fill_only=settings.ladder_fill,
                                                   set_tables=settings.ladder_set_tables))
-    tasks.append(loop.create_task(matchmaker.run()))
+    run.matchmaker = loop.create_task(matchmaker.run())
     log.info("ladder on", ruleset=settings.ladder_ruleset, house_bots=list(settings.ladder_house))
-    return tasks
+    return run
 
 
 @contextlib.asynccontextmanager
@@ -268,6 +298,12 @@ async def serve(
         store.close()
 
 
+def _hurry(hurry: asyncio.Event) -> None:
+    if not hurry.is_set():
+        log.warning("second signal: aborting and recording the running matches now")
+        hurry.set()
+
+
 async def _keep_lease(lease: Lease, stop: asyncio.Event) -> None:
     """Renew the lease; if another daemon took it over (this one stalled past STALE_S),
     this one stops: that daemon has already marked this one's matches aborted."""
@@ -316,21 +352,29 @@ async def _serve(settings: Settings, server: grpc.aio.Server, port: int, store: 
     if on_ready is not None:
         on_ready.set_result(port)
     arena.start_house_matches()
-    ladder_tasks = await start_ladder(settings, arena, port)
+    ladder = await start_ladder(settings, arena, port)
     await arena.tournaments.resume_all()  # type: ignore[attr-defined]
     # Objects made at start-up live forever: keep them out of every collection, and
     # collect less often (a decision allocates many short-lived objects, no cycles).
     gc.freeze()
     gc.set_threshold(50_000, 20, 20)
     await stop.wait()
-    log.info("shutting down", running_matches=len(arena.runners))
+    # The order: NOT_SERVING and no new match; the running ones may finish within the
+    # grace (the house bots keep playing theirs); a second signal aborts and records them.
+    hurry = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, _hurry, hurry)
+    log.info("shutting down: running matches may finish; a second SIGINT/SIGTERM aborts and records them now",
+             running_matches=len(arena.runners), grace_s=settings.shutdown_grace_s)
     await set_serving(health_servicer, False)
-    for task in ladder_tasks:
-        task.cancel()
+    ladder.stop_matchmaking()
+    ladder.drain_house()
     await arena.tournaments.stop()  # type: ignore[attr-defined]
     if web is not None:
         await web.stop()  # its seats go the way of disconnected bots; running matches end below
-    await arena.shutdown(settings.shutdown_grace_s)
+    await arena.shutdown(settings.shutdown_grace_s, hurry)
+    await ladder.stop()
     await server.stop(2)
     if keeper is not None:
         keeper.cancel()
