@@ -5,7 +5,8 @@
 //
 //   npm ci --prefix clients/node            # once (bash scripts/test does it too)
 //   node clients/node/bot.js --server 127.0.0.1:50051 --token TOKEN --name NAME \
-//       [--max-matches N] [--matches-to-play N] [--proto-dir DIR]
+//       [--max-matches N] [--matches-to-play N] [--proto-dir DIR] [--tls] [--ca FILE]
+//       [--cert FILE --key FILE]
 //
 // Flags may come from the environment instead: HEARTS_SERVER, HEARTS_TOKEN, HEARTS_NAME,
 // HEARTS_PROTO_DIR (default: the repository's proto/, found relative to this file).
@@ -30,6 +31,7 @@ const FATAL = new Set([grpc.status.UNAUTHENTICATED, grpc.status.PERMISSION_DENIE
 const BACKOFF_MS = [200, 10_000];
 const USAGE = `usage: node bot.js --server HOST:PORT --token TOKEN --name NAME
                    [--max-matches N] [--matches-to-play N] [--proto-dir DIR]
+                   [--tls] [--ca FILE] [--cert FILE --key FILE]
 (or HEARTS_SERVER, HEARTS_TOKEN, HEARTS_NAME, HEARTS_PROTO_DIR in the environment)`;
 
 const log = (...parts) => console.error('[node-bot]', ...parts);
@@ -46,6 +48,10 @@ function parseOptions(argv, env) {
       'max-matches': { type: 'string', default: '1' },
       'matches-to-play': { type: 'string', default: '0' },
       'proto-dir': { type: 'string', default: env.HEARTS_PROTO_DIR || path.resolve(__dirname, '..', '..', 'proto') },
+      tls: { type: 'boolean', default: false },
+      ca: { type: 'string', default: '' },
+      cert: { type: 'string', default: '' },
+      key: { type: 'string', default: '' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -57,10 +63,29 @@ function parseOptions(argv, env) {
     if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${flag} must be a whole number, got ${values[flag]}`);
     return n;
   };
+  if (Boolean(values.cert) !== Boolean(values.key)) {
+    throw new UsageError('--cert and --key go together (a client certificate and its key)');
+  }
   return {
     server: values.server, token: values.token, name: values.name, protoDir: values['proto-dir'],
     maxMatches: count('max-matches'), matchesToPlay: count('matches-to-play'),
+    credentials: channelCredentials(values),
   };
+}
+
+// --tls trusts the system's CAs; --ca FILE (implies --tls) trusts that PEM CA; --cert and
+// --key present a client certificate (mutual TLS). Without any: a plain channel.
+function channelCredentials({ tls, ca, cert, key }) {
+  if (!tls && !ca && !cert) return grpc.credentials.createInsecure();
+  const read = (flag, file) => {
+    if (!file) return null;
+    try {
+      return fs.readFileSync(file);
+    } catch (error) {
+      throw new UsageError(`--${flag}: cannot read ${file}: ${error.message}`);
+    }
+  };
+  return grpc.credentials.createSsl(read('ca', ca), read('key', key), read('cert', cert));
 }
 
 function loadBotService(protoDir) {
@@ -77,7 +102,7 @@ function loadBotService(protoDir) {
 class Bot {
   constructor(options, BotService) {
     this.options = options;
-    this.client = new BotService(options.server, grpc.credentials.createInsecure(), {
+    this.client = new BotService(options.server, options.credentials, {
       'grpc.keepalive_time_ms': 20_000,
     });
     this.lastSequence = new Map(); // match_id -> newest event sequence seen

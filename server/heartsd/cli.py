@@ -30,6 +30,9 @@ def _serve(args: argparse.Namespace) -> int:
         "db_path": args.db,
         "instance": args.instance,
         "admin_token": args.admin_token,
+        "tls_cert": args.tls_cert,
+        "tls_key": args.tls_key,
+        "tls_client_ca": args.tls_client_ca,
         "bot_tokens": ",".join(args.bot) if args.bot else None,
         "decision_ms": args.decision_ms,
         "bank_ms": args.bank_ms,
@@ -211,7 +214,14 @@ def _health(args: argparse.Namespace) -> int:
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-    with grpc.insecure_channel(args.target) as channel:
+    from heartsbot import tls
+
+    try:
+        settings = tls.from_args(args)
+    except ValueError as exc:
+        print(f"heartsd health: {exc}", file=sys.stderr)
+        return 2
+    with tls.channel(args.target, settings, args.tls_name) as channel:
         try:
             response = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=args.timeout)
         except grpc.RpcError as exc:
@@ -236,7 +246,9 @@ def _conformance(args: argparse.Namespace) -> int:
     token = args.token or "ct_" + secrets.token_urlsafe(24)
     configure("console", "error")
     try:
-        return asyncio.run(run_kit(args.host, args.port, args.name, token, args.timeout, command, args.json))
+        tls = {k: v for k, v in (("tls_cert", args.tls_cert), ("tls_key", args.tls_key),
+                                 ("tls_client_ca", args.tls_client_ca)) if v}
+        return asyncio.run(run_kit(args.host, args.port, args.name, token, args.timeout, command, args.json, tls))
     except ConfigError as exc:
         print(f"heartsd conformance: {exc}", file=sys.stderr)
         return 2
@@ -256,7 +268,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument("--port", type=int, help="0 picks a free port (printed at start)")
     serve.add_argument("--db", help="SQLite path or postgresql:// URL (default heartsd.db)")
     serve.add_argument("--instance", help="this daemon's name in a store shared by several (default heartsd)")
-    serve.add_argument("--admin-token")
+    serve.add_argument("--admin-token", help="required when --host listens beyond loopback")
+    serve.add_argument("--tls-cert", metavar="FILE", help="serve TLS with this PEM certificate chain (and --tls-key)")
+    serve.add_argument("--tls-key", metavar="FILE", help="the PEM private key of --tls-cert")
+    serve.add_argument("--tls-client-ca", metavar="FILE",
+                       help="mutual TLS: every client must present a certificate signed by this PEM CA")
     serve.add_argument("--bot", action="append", metavar="NAME:TOKEN", help="a bot and its token (repeatable)")
     serve.add_argument("--decision-ms", type=int)
     serve.add_argument("--bank-ms", type=int)
@@ -321,6 +337,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     health = sub.add_parser("health", help="check that a daemon answers SERVING")
     health.add_argument("--target", default="127.0.0.1:50051")
     health.add_argument("--timeout", type=float, default=3.0)
+    from heartsbot import tls
+
+    tls.add_options(health)
+    health.add_argument("--tls-name", default="", metavar="NAME",
+                        help="the name on the server's certificate, when --target is another (e.g. 127.0.0.1)")
     health.set_defaults(run=_health)
     kit = sub.add_parser(
         "conformance", help="check a bot client against every protocol behaviour",
@@ -334,6 +355,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     kit.add_argument("--token", help="the token the client must present (default: generated, printed)")
     kit.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the bot and for each match")
     kit.add_argument("--json", action="store_true", help="also print the results as one JSON line at the end")
+    kit.add_argument("--tls-cert", metavar="FILE", help="serve the kit over TLS with this PEM certificate (and --tls-key)")
+    kit.add_argument("--tls-key", metavar="FILE")
+    kit.add_argument("--tls-client-ca", metavar="FILE", help="mutual TLS: require client certificates signed by this CA")
     kit.add_argument("client_command", nargs=argparse.REMAINDER, metavar="-- COMMAND",
                      help="the client to start, e.g. -- node bot.js --server {target} --token {token} --name {name}")
     kit.set_defaults(run=_conformance)

@@ -49,6 +49,11 @@ class Settings:
     # stable name of its own (e.g. the StatefulSet pod name).
     instance: str = "heartsd"
     admin_token: str = ""
+    # TLS: the server's certificate chain and key (PEM files); with tls_client_ca every
+    # client must present a certificate signed by that CA (mutual TLS).
+    tls_cert: str = ""
+    tls_key: str = ""
+    tls_client_ca: str = ""
     bot_tokens: Mapping[str, str] = field(default_factory=dict)
     clock: ClockDefaults = field(default_factory=ClockDefaults)
     max_message_bytes: int = 64 * 1024
@@ -148,12 +153,30 @@ class Settings:
         settings = cls(clock=clock, **values)
         settings._check()
         if not settings.admin_token:
+            if not is_loopback(settings.host):
+                raise ConfigError(
+                    f"admin_token: heartsd listens on {settings.host or 'every interface'}, beyond this machine, and "
+                    "would make up an admin token nobody can see in its logs; set one (--admin-token, "
+                    "HEARTSD_ADMIN_TOKEN, or admin_token in --config), or listen on 127.0.0.1 (--host)")
             # A prefix, so a generated token never starts with '-': it is pasted after
             # --admin-token, where a leading '-' reads as an option.
             settings = dataclasses.replace(settings, admin_token="ha_" + secrets.token_urlsafe(24))
         return settings
 
+    def tls_files(self) -> tuple[bytes, bytes, bytes | None] | None:
+        """(certificate chain, key, client CA or None) read from the TLS settings; None
+        without TLS."""
+        if not self.tls_cert:
+            return None
+        ca = _read_pem("tls_client_ca", self.tls_client_ca) if self.tls_client_ca else None
+        return _read_pem("tls_cert", self.tls_cert), _read_pem("tls_key", self.tls_key), ca
+
     def _check(self) -> None:
+        if bool(self.tls_cert) != bool(self.tls_key):
+            raise ConfigError("tls_cert and tls_key: give both (--tls-cert FILE --tls-key FILE) or neither")
+        if self.tls_client_ca and not self.tls_cert:
+            raise ConfigError("tls_client_ca: mutual TLS needs the server's own --tls-cert and --tls-key too")
+        self.tls_files()  # each file readable and PEM, or a ConfigError naming it
         if not 0 <= self.port <= 65535:
             raise ConfigError(f"port: must be 0-65535, got {self.port}")
         c = self.clock
@@ -213,6 +236,28 @@ class Settings:
             raise ConfigError("bot_tokens: two bots share a token")
         if self.admin_token and self.admin_token in self.bot_tokens.values():
             raise ConfigError("admin_token: must differ from every bot token")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` only listens on this machine (127.0.0.0/8, ::1, localhost)."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _read_pem(key: str, path: str) -> bytes:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{key}: cannot read {path}: {exc.strerror}") from None
+    if b"-----BEGIN " not in data:
+        raise ConfigError(f"{key}: {path} is not a PEM file (no -----BEGIN line)")
+    return data
 
 
 def _flatten(data: Mapping[str, Any]) -> dict[str, Any]:
@@ -289,6 +334,9 @@ _FIELDS = {
     "db_path": _str,
     "instance": _str,
     "admin_token": _str,
+    "tls_cert": _str,
+    "tls_key": _str,
+    "tls_client_ca": _str,
     "bot_tokens": _tokens,
     "decision_ms": _int,
     "bank_ms": _int,

@@ -492,23 +492,25 @@ def report(results: Sequence[Result]) -> list[str]:
 
 
 @contextlib.asynccontextmanager
-async def kit_server(host: str, port: int, name: str, token: str) -> AsyncIterator[tuple[ConformanceArena, str]]:
-    """A daemon with one bot account ``name``/``token`` and a throwaway store; (arena, target)."""
+async def kit_server(host: str, port: int, name: str, token: str,
+                     tls: dict[str, str] | None = None) -> AsyncIterator[tuple[ConformanceArena, str]]:
+    """A daemon with one bot account ``name``/``token`` and a throwaway store; (arena, target).
+    ``tls``: the TLS settings (tls_cert, tls_key, tls_client_ca) for a kit served over TLS."""
     from .server import embedded  # the gRPC layer only when actually serving
 
     with tempfile.TemporaryDirectory(prefix="heartsd-conformance-") as tmp:
         settings = Settings.load(env={}, flags=dict(
             host=host, port=port, db_path=str(Path(tmp) / "conformance.db"), admin_token=secrets.token_urlsafe(16),
-            bot_tokens=f"{name}:{token}", log_level="error", shutdown_grace_s=1))
+            bot_tokens=f"{name}:{token}", log_level="error", shutdown_grace_s=1, **(tls or {})))
         async with embedded(settings, ConformanceArena) as (arena, bound):
             assert isinstance(arena, ConformanceArena)
             yield arena, f"{host}:{bound}"
 
 
 async def run_kit(host: str, port: int, name: str, token: str, timeout_s: float, command: Sequence[str],
-                  as_json: bool) -> int:
+                  as_json: bool, tls: dict[str, str] | None = None) -> int:
     """The ``heartsd conformance`` command: serve, optionally start the client, check, report."""
-    async with kit_server(host, port, name, token) as (arena, target):
+    async with kit_server(host, port, name, token, tls) as (arena, target):
         print(f"conformance server on {target}: connect your bot as {name!r} with token {token}", flush=True)
         child = None
         if command:

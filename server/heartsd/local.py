@@ -22,6 +22,7 @@ from heartsbot.client import BotClient, ClientStats
 from heartsbot.loading import load_strategy
 from heartsbot.proto import admin_pb2, admin_pb2_grpc, game_pb2, spectator_pb2, spectator_pb2_grpc
 from heartsbot.strategies import Strategy
+from heartsbot.tls import Tls, aio_channel
 
 from .config import Settings
 from .logs import configure
@@ -43,14 +44,17 @@ async def run_local(args: argparse.Namespace) -> int:
         db = args.db or str(Path(tmp) / "local.db")
         settings = Settings.load(env={}, flags=dict(
             port=0, db_path=db, admin_token=admin, bot_tokens=tokens, log_level="error",
-            decision_ms=args.decision_ms, bank_ms=max(2000, args.decision_ms * 10)))
+            decision_ms=args.decision_ms, bank_ms=max(2000, args.decision_ms * 10),
+            tls_cert=getattr(args, "tls_cert", None), tls_key=getattr(args, "tls_key", None),
+            tls_client_ca=getattr(args, "tls_client_ca", None)))
+        tls = _client_tls(args, settings)
         async with embedded(settings) as (_, port):
             target = f"127.0.0.1:{port}"
-            clients = [BotClient(target, tokens[n], s, n, max_matches=1) for n, s in zip(names, strategies)]
+            clients = [BotClient(target, tokens[n], s, n, max_matches=1, tls=tls) for n, s in zip(names, strategies)]
             tasks = [asyncio.get_running_loop().create_task(c.run()) for c in clients]
             try:
                 await asyncio.gather(*(asyncio.wait_for(c.connected.wait(), 10) for c in clients))
-                async with grpc.aio.insecure_channel(target) as channel:
+                async with aio_channel(target, tls) as channel:
                     records = []
                     for i in range(args.matches):
                         record = await _one_match(channel, admin, args, names, args.seed + i, clients)
@@ -98,6 +102,18 @@ def problem_report(name: str, stats: ClientStats, decision_ms: int) -> list[str]
         kinds = ", ".join(f"{n} {k}" for k, n in sorted(server.items()))
         lines.append(f"{name}: the server played {sum(server.values())} default(s) for it ({kinds})")
     return lines
+
+
+def _client_tls(args: argparse.Namespace, settings: Settings) -> Tls | None:
+    """How the seats connect: as --tls/--ca/--cert/--key say; to a TLS daemon without
+    --ca, trusting its own certificate (a self-signed one, made for the occasion)."""
+    tls = getattr(args, "tls_config", None)
+    files = settings.tls_files()
+    if files is None:
+        return tls
+    if tls is None or tls.ca is None:
+        return Tls(ca=files[0], cert=tls.cert if tls else None, key=tls.key if tls else None)
+    return tls
 
 
 async def _one_match(channel: grpc.aio.Channel, admin: str, args: argparse.Namespace, names: list[str], seed: int,

@@ -143,8 +143,16 @@ def new_server(settings: Settings, budgets: Budgets) -> tuple[grpc.aio.Server, i
     })
     server = grpc.aio.server(options=server_options(settings), maximum_concurrent_rpcs=settings.rpc_limit(),
                              interceptors=[interceptor])
+    address = f"{settings.host}:{settings.port}"
+    tls = settings.tls_files()
     try:
-        port = server.add_insecure_port(f"{settings.host}:{settings.port}")
+        if tls is None:
+            port = server.add_insecure_port(address)
+        else:
+            cert, key, client_ca = tls
+            credentials = grpc.ssl_server_credentials(
+                [(key, cert)], root_certificates=client_ca, require_client_auth=client_ca is not None)
+            port = server.add_secure_port(address, credentials)
     except RuntimeError:
         port = 0
     if port == 0:

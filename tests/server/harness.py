@@ -18,6 +18,7 @@ import grpc
 
 from heartsbot.proto import admin_pb2, admin_pb2_grpc, bot_pb2, bot_pb2_grpc, game_pb2, spectator_pb2_grpc
 from heartsbot.client import first_legal_answer
+from heartsbot.tls import Tls, aio_channel
 from heartsd.arena import Arena
 from heartsd.config import Settings
 from heartsd.logs import configure
@@ -32,13 +33,14 @@ class Daemon:
     arena: Arena
     port: int
     settings: Settings
+    client_tls: Tls | None = None  # how the test's own channels connect (a daemon serving TLS)
 
     @property
     def target(self) -> str:
         return f"127.0.0.1:{self.port}"
 
     def channel(self) -> grpc.aio.Channel:
-        return grpc.aio.insecure_channel(self.target)
+        return aio_channel(self.target, self.client_tls)
 
     async def create_match(self, seats: list[str], ruleset: str = "standard", deals: int = 1, **kw: Any) -> str:
         """Seats: bot names, or "house:<strategy>"."""
@@ -79,6 +81,7 @@ def auth(token: str) -> tuple[tuple[str, str], ...]:
 @contextlib.asynccontextmanager
 async def running_daemon(tmp_path: Any, **overrides: Any) -> AsyncIterator[Daemon]:
     log_level = overrides.pop("log_level", "warning")
+    client_tls = overrides.pop("client_tls", None)
     configure("console", log_level, cache=False)
     clock = dict(decision_ms=2000, bank_ms=5000, max_illegal=3, auto_after=3, grace_ms=3000)
     clock.update({k: overrides.pop(k) for k in list(overrides) if k in clock})
@@ -88,7 +91,7 @@ async def running_daemon(tmp_path: Any, **overrides: Any) -> AsyncIterator[Daemo
         flags=dict(port=0, db_path=db, admin_token=ADMIN, bot_tokens=BOTS, log_level=log_level, **clock, **overrides),
     )
     async with embedded(settings) as (arena, port):
-        yield Daemon(arena, port, settings)
+        yield Daemon(arena, port, settings, client_tls)
 
 
 Policy = Callable[[bot_pb2.DecisionRequest, "Bot"], Any]

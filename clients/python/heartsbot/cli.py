@@ -17,6 +17,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from importlib.metadata import entry_points
 from typing import Any
 
+from . import tls
 from .loading import load_strategy
 
 
@@ -34,7 +35,7 @@ def _play(args: argparse.Namespace) -> int:
             print(report.line(), flush=True)
 
     client = BotClient(args.server, args.token, strategy, args.name, rulesets=args.rulesets or (),
-                       max_matches=args.max_matches, on_match_end=ended)
+                       max_matches=args.max_matches, on_match_end=ended, tls=args.tls_config)
 
     def say(text: str) -> None:
         print(f"heartsbot: {text}", file=sys.stderr, flush=True)
@@ -84,7 +85,8 @@ def _stdio(args: argparse.Namespace) -> int:
         return 2
     try:
         return asyncio.run(run_bridge(command, args.server, args.token, args.name, rulesets=args.rulesets or (),
-                                      max_matches=args.max_matches, matches=args.matches, trace=args.trace))
+                                      max_matches=args.max_matches, matches=args.matches, trace=args.trace,
+                                      tls=args.tls_config))
     except KeyboardInterrupt:
         return 0
 
@@ -110,6 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     play.add_argument("--rulesets", nargs="*", help="rulesets the bot plays (default: all)")
     play.add_argument("--max-matches", type=int, default=4)
     play.add_argument("--seed", type=int, default=0)
+    tls.add_options(play)
     play.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default="info",
                       help="debug logs every answer")
     play.set_defaults(run=_play)
@@ -122,6 +125,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     local.add_argument("--deals", type=int, default=0, help="fixed deals per match (default: a game to the end)")
     local.add_argument("--decision-ms", type=int, default=200, help="time per decision (mc thinks most of it)")
     local.add_argument("--db", help="keep the matches in this SQLite file (default: a temporary one)")
+    local.add_argument("--tls-cert", metavar="FILE", help="the embedded daemon serves TLS with this PEM certificate "
+                       "(and --tls-key); the seats trust it, or --ca")
+    local.add_argument("--tls-key", metavar="FILE", help="the PEM private key of --tls-cert")
+    local.add_argument("--tls-client-ca", metavar="FILE", help="mutual TLS: the daemon requires client certificates "
+                       "signed by this CA (the seats present --cert and --key)")
+    tls.add_options(local)
     local.set_defaults(run=_local)
     stdio = sub.add_parser("stdio", help="play a bot in any language through lines on its stdin/stdout (docs/stdio.md)")
     stdio.add_argument("--server", required=True, metavar="HOST:PORT")
@@ -132,6 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                        help="matches at once (default 1; the bot still gets one request at a time)")
     stdio.add_argument("--matches", type=int, default=0, help="play this many matches, then drain and exit (default: until Ctrl-C)")
     stdio.add_argument("--trace", action="store_true", help="copy every line to and from the bot to stderr")
+    tls.add_options(stdio)
     stdio.add_argument("bot", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS]", help="the bot to run")
     stdio.set_defaults(run=_stdio)
     from .help import DefaultsHelp
@@ -142,6 +152,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = _unknown_rulesets(getattr(args, "rulesets", None) or ())
     if unknown:
         print(unknown, file=sys.stderr)
+        return 2
+    try:
+        args.tls_config = tls.from_args(args) if hasattr(args, "tls") else None
+    except ValueError as exc:
+        print(f"heartsbot: {exc}", file=sys.stderr)
         return 2
     return int(args.run(args))
 

@@ -37,6 +37,7 @@ from . import convert
 from .logs import get_logger
 from .proto import bot_pb2, bot_pb2_grpc, game_pb2
 from .strategies import Strategy
+from .tls import Tls, aio_channel
 
 log = get_logger("heartsbot")
 P = game_pb2
@@ -180,6 +181,7 @@ class BotClient:
         on_match_end: Callable[[str, int, game_pb2.MatchResult], None] | None = None,
         connect_attempts: int = 5,
         drain_after: int = 0,
+        tls: Tls | None = None,
     ) -> None:
         self.target = target
         self.token = token
@@ -198,6 +200,7 @@ class BotClient:
         self._fallbacks: dict[str, Counter[str]] = {}  # per match, until it ends
         self._server_defaults: dict[str, Counter[str]] = {}
         self.drain_after = drain_after  # drain once this many matches have started (0: never by itself)
+        self.tls = tls  # None: a plain channel
         self.stats = ClientStats()
         self.active: set[str] = set()  # matches this bot is seated in, as far as it has heard
         self.draining = False  # drain() was called: no new matches, leave when the running ones end
@@ -288,7 +291,7 @@ class BotClient:
         return self.stats.results[match_id]
 
     async def _session(self) -> None:
-        async with grpc.aio.insecure_channel(self.target, options=[("grpc.keepalive_time_ms", 20_000)]) as channel:
+        async with aio_channel(self.target, self.tls, [("grpc.keepalive_time_ms", 20_000)]) as channel:
             call = bot_pb2_grpc.BotServiceStub(channel).Play(metadata=(("authorization", f"Bearer {self.token}"),))
             self._call = call
             lock = self._lock = asyncio.Lock()

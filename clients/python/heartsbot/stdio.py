@@ -44,6 +44,7 @@ from . import __version__, convert
 from .proto import bot_pb2, game_pb2
 from .client import BotClient, current_decision
 from .strategies import Strategy
+from .tls import Tls
 from .strategies.base import best_moon_option
 
 PROTOCOL_VERSION = 1
@@ -364,7 +365,7 @@ def _trace(text: str) -> None:
 
 async def run_bridge(command: Sequence[str], server: str, token: str, name: str, rulesets: Sequence[str] = (),
                      max_matches: int = 1, matches: int = 0, trace: bool = False,
-                     ready_timeout_s: float = READY_TIMEOUT_S) -> int:
+                     ready_timeout_s: float = READY_TIMEOUT_S, tls: Tls | None = None) -> int:
     """Play until Ctrl-C, or ``matches`` matches (0: no limit): the bridge drains once the
     last of them has started and exits 0 when they have ended. A first Ctrl-C drains too, a
     second leaves at once (130). 1 if the bot exits or never says ``ok``, 2 if it cannot be
@@ -417,7 +418,7 @@ async def run_bridge(command: Sequence[str], server: str, token: str, name: str,
     # With --matches N the bridge drains once its Nth match has started: it is seated in no
     # new match, finishes the running ones, and leaves when the server ends the stream.
     client = BotClient(server, token, strategy, name, version=f"heartsbot-stdio/{__version__}",
-                       rulesets=rulesets, max_matches=max_matches, on_match_end=on_end, drain_after=matches)
+                       rulesets=rulesets, max_matches=max_matches, on_match_end=on_end, drain_after=matches, tls=tls)
     from .client import leave_on_signals
 
     left_at_once = leave_on_signals(client, _say)

@@ -1,0 +1,84 @@
+"""TLS for the clients: the same four options in every client (``--tls``, ``--ca FILE``,
+``--cert FILE``, ``--key FILE``) and the channel they open.
+
+``--tls`` trusts the system's certificate authorities; ``--ca FILE`` (which implies
+``--tls``) trusts that PEM CA instead, e.g. an organiser's own; ``--cert`` and ``--key``
+present a client certificate, for a server that requires one (mutual TLS).
+
+>>> Tls.from_options(tls=False) is None
+True
+>>> Tls.from_options(tls=False, cert="c.pem")
+Traceback (most recent call last):
+...
+ValueError: --cert and --key go together (a client certificate and its key)
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+
+
+@dataclass(frozen=True)
+class Tls:
+    """What a TLS channel trusts and presents (PEM bytes; None: the defaults)."""
+
+    ca: bytes | None = None
+    cert: bytes | None = None
+    key: bytes | None = None
+
+    @classmethod
+    def from_options(cls, tls: bool, ca: str | None = None, cert: str | None = None,
+                     key: str | None = None) -> Tls | None:
+        """From the command-line options; None for a plain channel. ValueError says why not."""
+        if bool(cert) != bool(key):
+            raise ValueError("--cert and --key go together (a client certificate and its key)")
+        if not (tls or ca or cert):
+            return None
+        return cls(_read("--ca", ca), _read("--cert", cert), _read("--key", key))
+
+    def credentials(self) -> grpc.ChannelCredentials:
+        return grpc.ssl_channel_credentials(root_certificates=self.ca, private_key=self.key,
+                                            certificate_chain=self.cert)
+
+
+def aio_channel(target: str, tls: Tls | None, options: Sequence[tuple[str, object]] = ()) -> grpc.aio.Channel:
+    if tls is None:
+        return grpc.aio.insecure_channel(target, options=list(options))
+    return grpc.aio.secure_channel(target, tls.credentials(), options=list(options))
+
+
+def channel(target: str, tls: Tls | None, server_name: str = "") -> grpc.Channel:
+    """A blocking channel; ``server_name``: the name the server's certificate must carry
+    when ``target`` is another (a health check on 127.0.0.1 of a certificate for a host name)."""
+    if tls is None:
+        return grpc.insecure_channel(target)
+    options = [("grpc.ssl_target_name_override", server_name)] if server_name else []
+    return grpc.secure_channel(target, tls.credentials(), options=options)
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tls", action="store_true", help="connect over TLS (trusting the system's CAs)")
+    parser.add_argument("--ca", metavar="FILE", help="trust this PEM certificate authority (implies --tls)")
+    parser.add_argument("--cert", metavar="FILE", help="present this PEM client certificate (mutual TLS; with --key)")
+    parser.add_argument("--key", metavar="FILE", help="the PEM private key of --cert")
+
+
+def from_args(args: argparse.Namespace) -> Tls | None:
+    return Tls.from_options(args.tls, args.ca, args.cert, args.key)
+
+
+def _read(option: str, path: str | None) -> bytes | None:
+    if not path:
+        return None
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ValueError(f"{option}: cannot read {path}: {exc.strerror}") from None
+    if b"-----BEGIN " not in data:
+        raise ValueError(f"{option}: {path} is not a PEM file (no -----BEGIN line)")
+    return data
