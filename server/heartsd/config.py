@@ -251,12 +251,13 @@ def is_loopback(host: str) -> bool:
 
 
 def _read_pem(key: str, path: str) -> bytes:
+    from heartsbot.tls import read_pem
+
     try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"{key}: cannot read {path}: {exc.strerror}") from None
-    if b"-----BEGIN " not in data:
-        raise ConfigError(f"{key}: {path} is not a PEM file (no -----BEGIN line)")
+        data = read_pem(key, path)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    assert data is not None
     return data
 
 

@@ -39,7 +39,7 @@ class Tls:
             raise ValueError("--cert and --key go together (a client certificate and its key)")
         if not (tls or ca or cert):
             return None
-        return cls(_read("--ca", ca), _read("--cert", cert), _read("--key", key))
+        return cls(read_pem("--ca", ca), read_pem("--cert", cert), read_pem("--key", key))
 
     def credentials(self) -> grpc.ChannelCredentials:
         return grpc.ssl_channel_credentials(root_certificates=self.ca, private_key=self.key,
@@ -72,7 +72,9 @@ def from_args(args: argparse.Namespace) -> Tls | None:
     return Tls.from_options(args.tls, args.ca, args.cert, args.key)
 
 
-def _read(option: str, path: str | None) -> bytes | None:
+def read_pem(option: str, path: str | None) -> bytes | None:
+    """The PEM file at ``path`` (None for none); ValueError naming ``option`` if it cannot be
+    read or is not PEM (the daemon's own TLS settings are read the same way)."""
     if not path:
         return None
     try:
