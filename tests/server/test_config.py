@@ -9,9 +9,9 @@ from heartsd.config import ConfigError, Settings
 
 def test_precedence_defaults_file_env_flags(tmp_path):
     config = tmp_path / "h.toml"
-    config.write_text('port = 7000\nhost = "0.0.0.0"\n[clock]\ndecision_ms = 400\nbank_ms = 100\n[bot_tokens]\nann = "token-ann-123"\n')
+    config.write_text('port = 7000\nhost = "127.0.0.2"\n[clock]\ndecision_ms = 400\nbank_ms = 100\n[bot_tokens]\nann = "token-ann-123"\n')
     s = Settings.load(file=str(config), env={"HEARTSD_PORT": "7100", "HEARTSD_BANK_MS": "900"}, flags={"port": 7200})
-    assert (s.port, s.host, s.clock.decision_ms, s.clock.bank_ms) == (7200, "0.0.0.0", 400, 900)
+    assert (s.port, s.host, s.clock.decision_ms, s.clock.bank_ms) == (7200, "127.0.0.2", 400, 900)
     assert s.bot_tokens == {"ann": "token-ann-123"}
     assert s.admin_token.startswith("ha_")  # generated when not given; never starts with '-'
 

@@ -100,7 +100,7 @@ def test_the_matchmaker_never_seats_a_draining_bot(tmp_path):
             while not daemon.arena.sessions.get("d2").drain_reason:
                 await asyncio.sleep(0.005)
             assert daemon.arena.runners.get(busy) is not None, "d2 is still playing"
-            maker = Matchmaker(daemon.arena, LadderSettings(blocks=1, interval_s=0.05), seed=2)
+            maker = Matchmaker(daemon.arena, LadderSettings(deals=4, interval_s=0.05), seed=2)
             await asyncio.to_thread(maker._refresh)
             candidates = maker.candidates()
             created = await maker.tick()

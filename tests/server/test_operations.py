@@ -53,7 +53,7 @@ def test_the_run_command_started_twice_refuses_the_second_and_the_first_loses_no
     db = str(tmp_path / "heartsd.db")
     port = free_port()
     # scripts/run's own arguments; shorter matches (one duplicate block), the store in tmp.
-    args = [*run_command_args(), "--port", str(port), "--db", db, "--ladder-blocks", "1", "--log-format", "json",
+    args = [*run_command_args(), "--port", str(port), "--db", db, "--ladder-deals", "4", "--log-format", "json",
             "--log-level", "warning", "--admin-token", ADMIN]
     first = subprocess.Popen([*HEARTSD, "serve", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

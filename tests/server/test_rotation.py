@@ -28,7 +28,7 @@ async def ladder_with_a_rated_match(daemon, names):
     ladder = daemon.arena.store.ladder
     tokens = {n: ladder.add_bot(n, f"o-{n}") for n in names}
     bots = {n: await Bot(daemon, n, slow, token=tokens[n], max_matches=2).start() for n in names}
-    maker = Matchmaker(daemon.arena, LadderSettings(blocks=1, interval_s=0.05), seed=1)
+    maker = Matchmaker(daemon.arena, LadderSettings(deals=4, interval_s=0.05), seed=1)
     await asyncio.to_thread(maker._refresh)
     created = await maker.tick()
     assert len(created) == 1

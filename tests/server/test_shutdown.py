@@ -12,7 +12,7 @@ from .test_daemon_process import start
 
 # mc thinks most of its decision time: a 4-deal match lasts several seconds.
 LADDER = ("--ladder", "--ladder-house", "mc", "heuristic", "random", "heuristic", "--decision-ms", "150",
-          "--ladder-blocks", "1")
+          "--ladder-deals", "4")
 
 
 def running_ladder_match(db: str, deals_played: int = 0) -> str:
