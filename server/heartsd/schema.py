@@ -143,7 +143,7 @@ MIGRATIONS: list[Migration] = [
             heartbeat_ms {bigint} NOT NULL
         )""",
     ]),
-    (11, [
+    (12, [
         # Auto-played decisions count against a bot's reliability like every other default.
         # -1: a result stored before this column, counted from its match record at start
         # (Ladder.count_auto_defaults).
