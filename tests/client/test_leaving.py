@@ -31,10 +31,23 @@ async def connected(daemon, proc, name: str) -> None:
     raise AssertionError("did not connect")
 
 
+async def draining(daemon, name: str, timeout: float = 60) -> None:
+    """Until ``name``'s session drains (a client that never does fails the test, not hangs it)."""
+    async def wait() -> None:
+        while not ((session := daemon.arena.sessions.get(name)) and session.drain_reason):
+            await asyncio.sleep(0.01)
+
+    await asyncio.wait_for(wait(), timeout)
+
+
 async def played(daemon, match_id: str, seat_decisions: int) -> None:
     runner = daemon.arena.runners[match_id]
-    while sum(d.seat == 0 for d in runner.decisions) < seat_decisions:
-        await asyncio.sleep(0.005)
+
+    async def wait() -> None:
+        while sum(d.seat == 0 for d in runner.decisions) < seat_decisions:
+            await asyncio.sleep(0.005)
+
+    await asyncio.wait_for(wait(), 60)
 
 
 async def exit_of(proc, timeout: float = 60) -> tuple[int, str]:
@@ -70,8 +83,7 @@ def test_heartsbot_play_drains_on_ctrl_c_and_its_match_is_played_to_the_end(tmp_
             match_id = await daemon.create_match(["alice", *HOUSE3], deals=2, seed=4)
             await played(daemon, match_id, 3)
             proc.send_signal(signal.SIGINT)
-            while not daemon.arena.sessions.get("alice").drain_reason:
-                await asyncio.sleep(0.01)
+            await draining(daemon, "alice")
             refused = await refused_new_match(daemon, "alice")
             code, err = await exit_of(proc)
             return code, err, refused, match_id, daemon.stored(match_id)
@@ -92,8 +104,7 @@ def test_a_second_ctrl_c_leaves_at_once_naming_what_it_abandons(tmp_path):
             match_id = await daemon.create_match(["bob", *HOUSE3], deals=3, seed=5)
             await played(daemon, match_id, 2)
             proc.send_signal(signal.SIGINT)
-            while not daemon.arena.sessions.get("bob").drain_reason:
-                await asyncio.sleep(0.01)
+            await draining(daemon, "bob")
             proc.send_signal(signal.SIGINT)
             code, err = await exit_of(proc, 20)
             still_running = match_id in daemon.arena.runners
@@ -115,8 +126,7 @@ def test_the_stdio_bridge_drains_when_its_last_match_starts_and_is_never_seated_
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=ROOT)
             await connected(daemon, proc, "carol")
             match_id = await daemon.create_match(["carol", *HOUSE3], deals=2, seed=6)
-            while not daemon.arena.sessions.get("carol").drain_reason:
-                await asyncio.sleep(0.01)
+            await draining(daemon, "carol")
             refused = await refused_new_match(daemon, "carol")  # it still has a free slot
             code, err = await exit_of(proc)
             return code, err, refused, daemon.stored(match_id)
@@ -137,8 +147,7 @@ def test_the_node_bot_drains_at_its_match_count_and_on_ctrl_c(tmp_path):
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
             await connected(daemon, counted, "dave")
             first = await daemon.create_match(["dave", *HOUSE3], deals=2, seed=7)
-            while not daemon.arena.sessions.get("dave").drain_reason:
-                await asyncio.sleep(0.01)
+            await draining(daemon, "dave")
             refused = await refused_new_match(daemon, "dave")
             counted_exit = await exit_of(counted)
             interrupted = await asyncio.create_subprocess_exec(

@@ -344,15 +344,15 @@ class BotClient:
             which = event.WhichOneof("kind")
             if which == "match_started":
                 self._rules[update.match_id] = convert.ruleset_from_wire(event.match_started.ruleset)
-            elif which == "notice":
-                notice = event.notice
-                if notice.seat == update.seat and notice.provenance in SERVER_DEFAULTS:
-                    self._server_defaults.setdefault(update.match_id, Counter())[SERVER_DEFAULTS[notice.provenance]] += 1
                 if update.match_id not in self._started:
                     self._started.add(update.match_id)
                     self.stats.matches_started += 1
                     if self.drain_after and self.stats.matches_started >= self.drain_after:
                         self.drain(f"{self.drain_after} match(es) played")
+            elif which == "notice":
+                notice = event.notice
+                if notice.seat == update.seat and notice.provenance in SERVER_DEFAULTS:
+                    self._server_defaults.setdefault(update.match_id, Counter())[SERVER_DEFAULTS[notice.provenance]] += 1
             elif which == "match_ended":
                 self.active.discard(update.match_id)
                 self.stats.matches_ended += 1
