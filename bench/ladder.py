@@ -241,7 +241,7 @@ async def run_ladder(duplicate: bool, matches: int, seed: int, progress: str) ->
     # bots on the ladder are exactly the bots whose strength was measured.
     same = sum(play([make_bot(i) for i in seats], seed, False)[0] == totals for seed, seats, totals in replays)
     fallbacks = sum(c.stats.fallbacks for c in clients)
-    defaults = sum(t + i + d for _, t, i, d in reliability.values())
+    defaults = sum(t + i + d + a for _, t, i, d, a in reliability.values())  # every kind, auto-play too
     # The leaderboard after every rating event (a plain match, or a whole set: two
     # matches): the ratings are a pure function of the results in rated order (what
     # `heartsd ladder recompute` relies on), replayed here with the ladder's own rules.
