@@ -288,11 +288,11 @@ async def serve(
     port (ListenError), then take the store's lease for this instance (LeaseHeld), and
     only then open the store and mark aborted the matches this instance left running."""
     budgets = Budgets.from_settings(settings)
-    web = settings.web_address
-    if web is not None:  # the web front's port too (it binds once the arena exists)
-        probe_port(*web, setting="--web HOST:PORT (HEARTSD_WEB)")
     server, port = new_server(settings, budgets)
     try:
+        web = settings.web_address
+        if web is not None:  # the web front's port too (it binds once the arena exists)
+            probe_port(*web, setting="--web HOST:PORT (HEARTSD_WEB)")
         store, lease = open_leased(settings.db_path, settings.instance,
                                    lambda: Store(settings.db_path, settings.instance))
     except BaseException:

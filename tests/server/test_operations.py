@@ -51,10 +51,10 @@ def run_command_args() -> list[str]:
 
 def test_the_run_command_started_twice_refuses_the_second_and_the_first_loses_nothing(tmp_path):
     db = str(tmp_path / "heartsd.db")
-    port = free_port()
-    # scripts/run's own arguments; shorter matches (one duplicate block), the store in tmp.
-    args = [*run_command_args(), "--port", str(port), "--db", db, "--ladder-deals", "4", "--log-format", "json",
-            "--log-level", "warning", "--admin-token", ADMIN]
+    port, web = free_port(), free_port()
+    # scripts/run's own arguments; shorter matches, the store in tmp, free ports.
+    args = [*run_command_args(), "--port", str(port), "--web", f"127.0.0.1:{web}", "--db", db, "--ladder-deals", "4",
+            "--log-format", "json", "--log-level", "warning", "--admin-token", ADMIN]
     first = subprocess.Popen([*HEARTSD, "serve", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert "listening on" in first.stdout.readline()
@@ -68,7 +68,8 @@ def test_the_run_command_started_twice_refuses_the_second_and_the_first_loses_no
         assert running, "a ladder match is running in the first daemon"
         # The same command again: the port is taken; then on another port: the store is.
         same = subprocess.run([*HEARTSD, "serve", *args], capture_output=True, text=True, timeout=60)
-        other = subprocess.run([*HEARTSD, "serve", *args, "--port", "0"], capture_output=True, text=True, timeout=60)
+        other = subprocess.run([*HEARTSD, "serve", *args, "--port", "0", "--web", "127.0.0.1:0"], capture_output=True,
+                               text=True, timeout=60)
         assert same.returncode == 2 and other.returncode == 2
         assert len(same.stderr.strip().splitlines()) == 1 and "in use" in same.stderr and "--port" in same.stderr
         assert "another heartsd" in other.stderr and "instance 'heartsd'" in other.stderr

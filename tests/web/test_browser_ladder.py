@@ -3,7 +3,6 @@ strategies registered as ladder bots, playing rated matches the matchmaker arran
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 from playwright.sync_api import Browser, expect
@@ -21,15 +20,15 @@ RATED = 4
 def test_the_leaderboard_and_a_bot_page_render_from_a_real_ladder_run(tmp_path, browser: Browser) -> None:
     with ThreadedDaemon(tmp_path, ladder=True, ladder_house=("random", "heuristic", "random", "heuristic", "random"),
                         ladder_deals=4, ladder_interval_s=0.2, decision_ms=500) as daemon:
-        tasks = daemon.call(lambda: start_ladder(daemon.settings, daemon.arena, daemon.web.grpc_port))
+        ladder_run = daemon.call(lambda: start_ladder(daemon.settings, daemon.arena, daemon.web.grpc_port))
         ladder = daemon.arena.store.ladder
         deadline = time.monotonic() + 120
         while ladder.latest_seq("standard") < RATED:
             assert time.monotonic() < deadline, "the ladder did not play its rated matches"
             time.sleep(0.2)
-        # Stop matchmaking (the last task) and let the matches in play finish, so the
-        # ratings stand still while the pages are compared with them.
-        daemon.loop.call_soon_threadsafe(tasks[-1].cancel)
+        # Stop matchmaking and let the matches in play finish, so the ratings stand still
+        # while the pages are compared with them.
+        daemon.loop.call_soon_threadsafe(ladder_run.stop_matchmaking)
         while daemon.arena.runners:
             assert time.monotonic() < deadline, "the ladder's last matches did not finish"
             time.sleep(0.2)
@@ -82,6 +81,4 @@ def test_the_leaderboard_and_a_bot_page_render_from_a_real_ladder_run(tmp_path, 
         expect(page.locator(".badge.replay")).to_be_visible()
         expect(page.locator("#hands [data-card]").first).to_be_visible()
         assert not errors, errors
-        for task in tasks:
-            daemon.loop.call_soon_threadsafe(task.cancel)
-        daemon.call(lambda: asyncio.sleep(0.1))
+        daemon.call(ladder_run.stop)  # the house bots' clients and the matchmaker

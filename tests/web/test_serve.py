@@ -41,4 +41,6 @@ def test_a_bad_or_taken_web_address_stops_the_daemon_with_a_clear_message(tmp_pa
         port = taken.getsockname()[1]
         bad = subprocess.run([*HEARTSD, "serve", "--port", "0", "--db", str(tmp_path / "d.db"), "--web", f"127.0.0.1:{port}"],
                              capture_output=True, text=True, timeout=30)
-    assert bad.returncode == 1 and f"cannot bind the web front to 127.0.0.1:{port}" in bad.stderr, bad.stderr
+    # Probed before the store is touched (issue 14): one line, exit 2, naming the setting.
+    assert bad.returncode == 2 and f"cannot listen on 127.0.0.1:{port}: the port is in use" in bad.stderr, bad.stderr
+    assert "--web" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
