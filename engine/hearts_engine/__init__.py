@@ -9,7 +9,17 @@ Start with :func:`preset` for a ruleset, :class:`Deal` for one deal and
 >>> m = Match(preset("standard"), MatchFormat.fixed(4, duplicate=True), seed=42)
 >>> m.deal.phase.value, m.deal.pass_direction.value
 ('passing', 'left')
+
+The hot modules may be compiled (mypyc; see engine/setup.py): :data:`COMPILED` says
+whether they run compiled here, and ``HEARTS_ENGINE_PURE=1`` in the environment runs
+the Python sources instead. Both behave identically.
 """
+
+from pathlib import Path as _Path
+
+from ._select import use_sources as _use_sources
+
+_use_sources(__name__, _Path(__file__).parent)  # before any submodule is imported
 
 from .actions import PLAY_ACTIONS, Action, MoonAction, PassAction, PlayAction, parse_action
 from .cards import Card, Mask, card_name, card_symbol, cards_of, format_cards, mask_of, parse_card, parse_cards
@@ -38,7 +48,13 @@ from .ruleset import (
 from .scoring import DealResult, Outcome
 from .views import SeatView, determinize, sample_hands, seat_view
 
+from . import deal as _deal  # noqa: E402
+
+COMPILED: bool = not str(_deal.__file__).endswith(".py")
+"""True when the compiled (mypyc) modules run, False for the pure-Python sources."""
+
 __all__ = [
+    "COMPILED",
     "Action",
     "ActionError",
     "Card",

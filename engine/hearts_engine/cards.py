@@ -18,6 +18,7 @@ Cancellation Hearts (two packs) would need duplicate identities; it can use ids
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Final
 
 Card = int
 """A card id in ``range(52)``."""
@@ -25,18 +26,21 @@ Card = int
 Mask = int
 """A set of cards: bit ``card`` is set when the card is in the set."""
 
-CLUBS, DIAMONDS, HEARTS, SPADES = 0, 1, 2, 3
-SUITS = (CLUBS, DIAMONDS, HEARTS, SPADES)
-SUIT_CHARS = "CDHS"
-SUIT_SYMBOLS = "♣♦♥♠"
-RANK_CHARS = "23456789TJQKA"
-RANKS_PER_SUIT = 13
-DECK_SIZE = 52
+CLUBS: Final = 0
+DIAMONDS: Final = 1
+HEARTS: Final = 2
+SPADES: Final = 3
+SUITS: Final = (CLUBS, DIAMONDS, HEARTS, SPADES)
+SUIT_CHARS: Final = "CDHS"
+SUIT_SYMBOLS: Final = "♣♦♥♠"
+RANK_CHARS: Final = "23456789TJQKA"
+RANKS_PER_SUIT: Final = 13
+DECK_SIZE: Final = 52
 
-FULL_DECK: Mask = (1 << DECK_SIZE) - 1
-SUIT_MASKS: tuple[Mask, ...] = tuple(((1 << RANKS_PER_SUIT) - 1) << (13 * s) for s in SUITS)
-SUIT_OF: tuple[int, ...] = tuple(c // 13 for c in range(DECK_SIZE))
-RANK_OF: tuple[int, ...] = tuple(c % 13 for c in range(DECK_SIZE))
+FULL_DECK: Final[Mask] = (1 << DECK_SIZE) - 1
+SUIT_MASKS: Final[tuple[Mask, ...]] = tuple(((1 << RANKS_PER_SUIT) - 1) << (13 * s) for s in SUITS)
+SUIT_OF: Final[tuple[int, ...]] = tuple(c // 13 for c in range(DECK_SIZE))
+RANK_OF: Final[tuple[int, ...]] = tuple(c % 13 for c in range(DECK_SIZE))
 
 
 def card(rank: int, suit: int) -> Card:
@@ -44,25 +48,28 @@ def card(rank: int, suit: int) -> Card:
     return suit * 13 + rank
 
 
-TWO_OF_CLUBS = card(0, CLUBS)
-JACK_OF_CLUBS = card(9, CLUBS)
-JACK_OF_DIAMONDS = card(9, DIAMONDS)
-QUEEN_OF_SPADES = card(10, SPADES)
+TWO_OF_CLUBS: Final = card(0, CLUBS)
+JACK_OF_CLUBS: Final = card(9, CLUBS)
+JACK_OF_DIAMONDS: Final = card(9, DIAMONDS)
+QUEEN_OF_SPADES: Final = card(10, SPADES)
 
-_SUIT_TABLE_SIZE = 1 << RANKS_PER_SUIT
+_SUIT_TABLE_SIZE: Final = 1 << RANKS_PER_SUIT
 # For every suit and every 13-bit pattern, the tuple of card ids it stands for.
 # Turning a mask into a list of cards is then four lookups, not a bit loop:
 # this is what keeps legal-move generation cheap for Monte Carlo playouts.
-CARDS_BY_SUIT_PATTERN: tuple[tuple[tuple[Card, ...], ...], ...] = tuple(
+CARDS_BY_SUIT_PATTERN: Final[tuple[tuple[tuple[Card, ...], ...], ...]] = tuple(
     tuple(
         tuple(13 * s + r for r in range(RANKS_PER_SUIT) if pattern >> r & 1)
         for pattern in range(_SUIT_TABLE_SIZE)
     )
     for s in SUITS
 )
-_T0, _T1, _T2, _T3 = CARDS_BY_SUIT_PATTERN
-_LOW13 = _SUIT_TABLE_SIZE - 1
-_LOW26 = (1 << 26) - 1
+_T0: Final = CARDS_BY_SUIT_PATTERN[0]
+_T1: Final = CARDS_BY_SUIT_PATTERN[1]
+_T2: Final = CARDS_BY_SUIT_PATTERN[2]
+_T3: Final = CARDS_BY_SUIT_PATTERN[3]
+_LOW13: Final = _SUIT_TABLE_SIZE - 1
+_LOW26: Final = (1 << 26) - 1
 
 
 def cards_of(mask: Mask) -> tuple[Card, ...]:

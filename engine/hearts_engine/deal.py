@@ -20,7 +20,7 @@ from __future__ import annotations
 import enum
 import random
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from typing import Final, NamedTuple, cast
 
 from .actions import Action, MoonAction, PassAction, PlayAction
 from .cards import (
@@ -36,16 +36,15 @@ from .cards import (
     cards_of,
     lowest,
     mask_of,
-
 )
 from .errors import IllegalActionError, InvalidActionError, NotYourTurnError, WrongPhaseError
 from .ruleset import FirstTrickFallback, HeartsBreak, MoonOption, MoonScoring, PassDirection, Ruleset
 from .scoring import deal_score, moon_shooter
 from .shuffle import deal_hands
 
-HEARTS_MASK = SUIT_MASKS[HEARTS]
-QUEEN_BIT = 1 << QUEEN_OF_SPADES
-SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
+HEARTS_MASK: Final = SUIT_MASKS[HEARTS]
+QUEEN_BIT: Final = 1 << QUEEN_OF_SPADES
+SUIT_NAMES: Final = ("clubs", "diamonds", "hearts", "spades")
 
 
 class Phase(enum.Enum):
@@ -57,9 +56,14 @@ class Phase(enum.Enum):
 
 # The phases as module constants: the hot paths compare against these (a global load,
 # where ``Phase.PASSING`` is a slower class-attribute lookup through the enum metaclass).
-_PASSING, _PLAYING, _MOON_CHOICE, _SCORED = Phase.PASSING, Phase.PLAYING, Phase.MOON_CHOICE, Phase.SCORED
-_HOLD = PassDirection.HOLD
-_DISCARD = HeartsBreak.DISCARD
+# Being Final, the compiled build (mypyc) reads them, and every constant here, without a
+# dictionary lookup.
+_PASSING: Final = Phase.PASSING
+_PLAYING: Final = Phase.PLAYING
+_MOON_CHOICE: Final = Phase.MOON_CHOICE
+_SCORED: Final = Phase.SCORED
+_HOLD: Final = PassDirection.HOLD
+_DISCARD: Final = HeartsBreak.DISCARD
 
 
 class Trick(NamedTuple):
@@ -74,9 +78,9 @@ class Trick(NamedTuple):
         return (self.leader + index) % players
 
 
-_BIT = tuple(1 << c for c in range(DECK_SIZE))
-_SUIT_SHIFT = (0, 13, 26, 39)
-_new_trick = tuple.__new__  # builds a Trick without NamedTuple's Python-level __new__
+_BIT: Final = tuple(1 << c for c in range(DECK_SIZE))
+_SUIT_SHIFT: Final = (0, 13, 26, 39)
+_new_trick: Final = tuple.__new__  # builds a Trick without NamedTuple's Python-level __new__
 
 
 class Deal:
@@ -121,6 +125,12 @@ class Deal:
     )
     _legal_cards: tuple[Card, ...]
 
+    def __new__(cls, *args: object, **kwargs: object) -> Deal:
+        """Only allocates: ``Deal.__new__(Deal)`` is a blank deal that the constructors
+        below fill in without re-checking what they know (spelled out, rather than left
+        to ``object.__new__``, so that the compiled build allows it too)."""
+        return super().__new__(cls)
+
     def __init__(
         self,
         rules: Ruleset,
@@ -137,7 +147,7 @@ class Deal:
         if len(hands) != n:
             raise InvalidActionError(f"expected {n} hands, got {len(hands)}")
         union = 0
-        for h in hands:
+        for h in cast("Sequence[object]", hands):  # untrusted: checked item by item
             if type(h) is not int or h & union or h.bit_count() != rules.hand_size:
                 raise InvalidActionError(f"hands must be disjoint and hold {rules.hand_size} cards each")
             union |= h
@@ -305,7 +315,11 @@ class Deal:
 
     # -- checked entry points ---------------------------------------------------
 
-    def apply(self, seat: int, action: Action) -> None:
+    # The checked entry points take untrusted input, so their parameters are typed as what
+    # they accept (anything) and narrowed by the checks: a compiled build then refuses a
+    # wrong type with the same typed error as the pure one, not a TypeError at the call.
+
+    def apply(self, seat: object, action: object) -> None:
         """Apply any action for ``seat``, checked."""
         if isinstance(action, PlayAction):
             self.play(seat, action.card)
@@ -316,7 +330,7 @@ class Deal:
         else:
             raise InvalidActionError(f"not an action: {action!r}")
 
-    def pass_cards(self, seat: int, cards: Iterable[Card]) -> None:
+    def pass_cards(self, seat: object, cards: object) -> None:
         """Choose the cards ``seat`` passes; they move once every seat has chosen.
 
         As in :meth:`play`, the accepted path is as short as possible (one compound
@@ -324,7 +338,7 @@ class Deal:
         explains any refusal.
         """
         try:
-            items = list(cards)
+            items = list(cast("Iterable[object]", cards))
         except TypeError:
             raise InvalidActionError(f"expected a list of cards, got {cards!r}") from None
         if (
@@ -345,8 +359,8 @@ class Deal:
                     return
         self._refuse_pass(seat, items)
 
-    def _refuse_pass(self, seat: int, cards: list[Card]) -> None:
-        self._check_seat(seat)
+    def _refuse_pass(self, seat: object, cards: list[object]) -> None:
+        seat = self._check_seat(seat)
         if self.phase is not Phase.PASSING:
             raise WrongPhaseError(f"cannot pass cards now: the deal is {self.phase.value}")
         if self.passed[seat] is not None:
@@ -360,31 +374,31 @@ class Deal:
             raise InvalidActionError("a card is listed twice")
         raise IllegalActionError(f"{card_name(lowest(mask & ~self.hands[seat]))} is not in your hand")
 
-    def play(self, seat: int, card: Card) -> None:
+    def play(self, seat: object, card: object) -> None:
         """Play ``card`` for ``seat``, checked.
 
         The accepted path is one compound test; any refusal is explained by
         :meth:`_refuse_play`, which works out the precise error.
         """
-        if seat == self.turn and type(card) is int and card >= 0 and self._legal >> card & 1 and type(seat) is int:
+        if type(seat) is int and seat == self.turn and type(card) is int and card >= 0 and self._legal >> card & 1:
             self.push_play(card)
         else:
             self._refuse_play(seat, card)
 
-    def _refuse_play(self, seat: int, card: Card) -> None:
-        self._check_seat(seat)
+    def _refuse_play(self, seat: object, played: object) -> None:
+        seat = self._check_seat(seat)
         if self.phase is not Phase.PLAYING:
             raise WrongPhaseError(f"cannot play a card now: the deal is {self.phase.value}")
-        _check_cards((card,))
+        (card,) = _check_cards((played,))
         if seat != self.turn:
             raise NotYourTurnError(f"it is seat {self.turn}'s turn to play, not seat {seat}'s")
         if not self.hands[seat] >> card & 1:
             raise IllegalActionError(f"{card_name(card)} is not in your hand")
         raise IllegalActionError(self._why_illegal(card))
 
-    def choose_moon(self, seat: int, option: MoonOption) -> None:
+    def choose_moon(self, seat: object, option: object) -> None:
         """The shooter's choice of moon scoring (``classic``)."""
-        self._check_seat(seat)
+        seat = self._check_seat(seat)
         if self.phase is not Phase.MOON_CHOICE:
             raise WrongPhaseError(f"there is no moon choice to make: the deal is {self.phase.value}")
         if seat != self.turn:
@@ -393,9 +407,10 @@ class Deal:
             raise InvalidActionError(f"not a moon option: {option!r}")
         self.push_moon(option)
 
-    def _check_seat(self, seat: int) -> None:
+    def _check_seat(self, seat: object) -> int:
         if type(seat) is not int or not 0 <= seat < self.players:
             raise InvalidActionError(f"seat must be between 0 and {self.players - 1}, got {seat!r}")
+        return seat
 
     def _why_illegal(self, c: Card) -> str:
         hand = self.hands[self.turn]
@@ -431,7 +446,7 @@ class Deal:
         seat = self.turn
         bit = 1 << card
         hands = self.hands
-        hands[seat] ^= bit
+        hands[seat] = hands[seat] ^ bit  # (not ^=: the compiled build keeps it a machine-int op)
         trick = self.trick
         if not trick:
             self.trick_leader = seat
@@ -465,7 +480,8 @@ class Deal:
         led = self.led_suit
         leader = self.trick_leader
         winner = (leader + trick.index((trick_mask & SUIT_MASKS[led]).bit_length() - 1)) % n
-        self.taken[winner] |= trick_mask
+        taken = self.taken
+        taken[winner] = taken[winner] | trick_mask
         self.played |= trick_mask
         tricks = self.tricks
         tricks.append(_new_trick(Trick, (leader, tuple(trick), winner)))
@@ -522,15 +538,39 @@ class Deal:
     # -- simulation ---------------------------------------------------------------
 
     def copy(self) -> Deal:
-        """An independent copy (for search)."""
+        """An independent copy (for search): every slot, the lists copied."""
         other = Deal.__new__(Deal)
-        for name in Deal.__slots__:
-            setattr(other, name, getattr(self, name))
+        other.rules = self.rules
+        other.players = self.players
+        other.number = self.number
+        other.pass_direction = self.pass_direction
+        other.scoring_phase = self.scoring_phase
+        other.dealt = self.dealt
         other.hands = list(self.hands)
         other.passed = list(self.passed)
+        other.phase = self.phase
+        other.turn = self.turn
         other.trick = list(self.trick)
+        other.trick_leader = self.trick_leader
+        other.led_suit = self.led_suit
+        other.trick_mask = self.trick_mask
         other.tricks = list(self.tricks)
         other.taken = list(self.taken)
+        other.played = self.played
+        other.hearts_broken = self.hearts_broken
+        other.broken_trick = self.broken_trick
+        other.shooter = self.shooter
+        other.moon_option = self.moon_option
+        other.score = self.score
+        other._pending_passes = self._pending_passes
+        other._lead_restricted = self._lead_restricted
+        other._first_trick_restricted = self._first_trick_restricted
+        other._break_needs_discard = self._break_needs_discard
+        other._breakers = self._breakers
+        other._penalty = self._penalty
+        other._legal = self._legal
+        other._legal_cards = self._legal_cards
+        other.is_over = self.is_over
         return other
 
     def playout(
@@ -556,15 +596,17 @@ class Deal:
         return self.score
 
 
-def _check_cards(cards: Iterable[Card]) -> list[Card]:
+def _check_cards(cards: Iterable[object]) -> list[Card]:
     try:
         items = list(cards)
     except TypeError:
         raise InvalidActionError(f"expected a list of cards, got {cards!r}") from None
-    if not all(type(c) is int and 0 <= c < DECK_SIZE for c in items):
-        bad = next(c for c in items if type(c) is not int or not 0 <= c < DECK_SIZE)
-        raise InvalidActionError(f"not a card: {bad!r} (cards are integers 0..51)")
-    return items
+    checked: list[Card] = []
+    for c in items:
+        if type(c) is not int or not 0 <= c < DECK_SIZE:
+            raise InvalidActionError(f"not a card: {c!r} (cards are integers 0..51)")
+        checked.append(c)
+    return checked
 
 
 def deal_at_position(

@@ -26,13 +26,15 @@ from __future__ import annotations
 import hashlib
 import struct
 from collections.abc import Sequence
+from typing import Final
 
 from .cards import DECK_SIZE, FULL_DECK, Card, Mask, cards_of
 
-MAX_SEED = (1 << 64) - 1
-_BIT = tuple(1 << c for c in range(DECK_SIZE))
-_FULL_DECK_CARDS = range(DECK_SIZE)
-_unpack_full_deck = struct.Struct(f">{DECK_SIZE}Q").unpack  # the common case, compiled once
+MAX_SEED: Final = (1 << 64) - 1
+_BIT: Final = tuple(1 << c for c in range(DECK_SIZE))
+_FULL_DECK_CARDS: Final = range(DECK_SIZE)
+_unpack_full_deck: Final = struct.Struct(f">{DECK_SIZE}Q").unpack  # the common case, compiled once
+_shake_256: Final = hashlib.shake_256
 
 
 def check_seed(seed: int) -> int:
@@ -45,7 +47,7 @@ def check_seed(seed: int) -> int:
 def shuffle_keys(seed: int, shuffle: int, count: int) -> tuple[int, ...]:
     """The first ``count`` 64-bit words of the stream for (seed, shuffle)."""
     key = b"hearts-arena/v1/deal/%d/%d" % (seed, shuffle)
-    stream = hashlib.shake_256(key).digest(8 * count)
+    stream = _shake_256(key).digest(8 * count)
     return _unpack_full_deck(stream) if count == DECK_SIZE else struct.unpack(f">{count}Q", stream)
 
 

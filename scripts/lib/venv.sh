@@ -36,9 +36,47 @@ ensure_venv() {
         # (pytest puts the root on sys.path), hiding its `heartsbot local` entry point.
         rm -rf hearts_arena.egg-info
         "$VENV/bin/python" -m pip install --quiet --upgrade pip
-        "$VENV/bin/python" -m pip install --quiet -e ./engine -e ./clients/python -e ".${extras:+[$extras]}"
-        touch "$stamp"
+        engine_build_env "$VENV/bin/python" -m pip install --quiet -e ./engine -e ./clients/python -e ".${extras:+[$extras]}"
+        touch "$stamp" "$VENV/.engine-built"
     fi
+}
+
+engine_build_env() {
+    # Run "$@" (an install of ./engine) so that, where a C compiler exists, a failed compile
+    # of the engine's hot modules fails the install instead of quietly leaving the pure-Python
+    # engine (engine/setup.py): the test script must really test the compiled path.
+    if command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1; then
+        HEARTS_ENGINE_REQUIRE_COMPILED=1 "$@"
+    else
+        echo "note: no C compiler: the engine is installed pure-Python only" >&2
+        "$@"
+    fi
+}
+
+ensure_engine_build() {
+    # The editable engine is compiled in place (extension modules beside the sources). After
+    # an edit of a compiled module's source, or of the build, compile again: otherwise the
+    # engine runs the edited sources (hearts_engine/_select.py) and the compiled pass of the
+    # tests would not test compiled code.
+    local stamp="$VENV/.engine-built" stale
+    stale=$(env -u HEARTS_ENGINE_PURE "$VENV/bin/python" - <<'PY'
+import importlib.util, pathlib
+spec = importlib.util.spec_from_file_location("_select", "engine/hearts_engine/_select.py")
+select = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(select)
+print(select.reason_for_sources(pathlib.Path("engine/hearts_engine")) or "")
+PY
+)
+    if [ -z "$stale" ] && [ -f "$stamp" ] && [ ! engine/setup.py -nt "$stamp" ] && [ ! engine/pyproject.toml -nt "$stamp" ]; then
+        return 0
+    fi
+    echo "compiling the engine (${stale:-the build changed})..." >&2
+    engine_build_env "$VENV/bin/python" -m pip install --quiet --no-deps -e ./engine
+    touch "$stamp"
+}
+
+engine_is_compiled() {
+    env -u HEARTS_ENGINE_PURE "$VENV/bin/python" -c 'import sys, hearts_engine; sys.exit(not hearts_engine.COMPILED)'
 }
 
 ensure_node_tools() {
