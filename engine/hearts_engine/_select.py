@@ -50,12 +50,16 @@ def reason_for_sources(directory: Path) -> str | None:
     if os.environ.get(PURE_ENV):
         return f"{PURE_ENV} is set"
     record = directory / "_compiled.json"
+    suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
     if not record.is_file():
-        suffixes = importlib.machinery.EXTENSION_SUFFIXES
-        if any(p.name.endswith(tuple(suffixes)) for p in directory.iterdir()):
+        if any(p.name.endswith(suffixes) for p in directory.iterdir()):
             return "compiled modules are present without _compiled.json (a partial build)"
         return None  # the pure-Python package: nothing to choose
     sources = json.loads(record.read_text())["sources"]
+    for path in directory.iterdir():
+        module = path.name.split(".", 1)[0]
+        if path.name.endswith(suffixes) and module not in sources and not module.endswith("__mypyc"):
+            return f"{path.name} is not part of the last build (remove it, or rebuild)"
     for module, digest in sources.items():
         source = directory / f"{module}.py"
         if source.is_file() and hashlib.sha256(source.read_bytes()).hexdigest() != digest:

@@ -113,12 +113,17 @@ def card_symbol(c: Card) -> str:
     return ("10" if rank == "T" else rank) + SUIT_SYMBOLS[c // 13]
 
 
-def parse_card(text: str) -> Card:
+def parse_card(text: object) -> Card:
     """Parse ``"QS"``, ``"qs"``, ``"10D"``, ``"TD"`` or ``"Q♠"``; raise ``ValueError``.
+
+    Anything that is not such a string, of any type (records and rulesets are parsed from
+    untrusted JSON), raises ``ValueError`` too.
 
     >>> [parse_card(t) for t in ("2C", "10d", "Q♠")]
     [0, 21, 49]
     """
+    if not isinstance(text, str):
+        raise ValueError(f"not a card: {text!r}")
     raw = text.strip().upper()
     if len(raw) < 2:
         raise ValueError(f"not a card: {text!r}")
