@@ -1,6 +1,14 @@
 """Drives one match: asks each seat in turn, enforces the clock and the rules,
 publishes events, stores the record before announcing the result.
 
+Read it as the match: ``_advance`` moves the match on (house seats play, remote seats
+are asked: ``_request_decision``); an answer arrives in ``on_answer`` (checked by the
+engine, rejected in-band, or applied); the clock runs out in ``_check_deadlines`` ->
+``_time_out`` -> ``_default`` (the default was chosen before asking); ``_after_apply``
+counts defaults towards auto-play; ``_publish`` tells the table; ``_finish`` stores the
+record, then announces the end. The bytes of every message come from the match's
+encoder (encoding.py); the host it runs in is a ``MatchHost`` (host.py).
+
 Every state change happens on the event loop without awaiting in between, so an
 answer is validated and applied (or rejected) in one step; the match task only
 waits for futures that answers, timers and disconnects resolve.
@@ -9,7 +17,6 @@ waits for futures that answers, timers and disconnects resolve.
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import secrets
 import time
@@ -23,25 +30,22 @@ from hearts_engine import (
     PLAY_ACTIONS,
     Action,
     ActionError,
-    Deal,
     Match,
     MatchFormat,
-    MatchRecord as EngineRecord,
     MoonAction,
     PassAction,
-    PassDirection,
     Phase,
     PlayAction,
     Ruleset,
 )
-from hearts_engine.cards import mask_of
 from hearts_engine.errors import InvalidActionError
-from heartsbot.proto import bot_pb2, game_pb2, spectator_pb2
 from heartsbot import convert
+from heartsbot.proto import bot_pb2, game_pb2, spectator_pb2
 from heartsbot.strategies import Strategy
 
-from . import shuffles, wire
+from . import encoding, shuffles
 from .clock import SeatClock
+from .encoding import EVENT_CARD_PLAYED, EVENT_CARDS_PASSED, EVENT_DEAL_STARTED, EVENT_TRICK_WON, MatchEncoder
 from .events import EventLog
 from .host import MatchHost
 from .releases import DealReleases
@@ -50,98 +54,6 @@ from .sessions import BotSession
 
 P = game_pb2
 CHECKPOINT_EVERY_S = 5.0
-# Field numbers used when assembling messages from bytes (see wire.py); a test checks
-# them against the generated descriptors.
-RESPONSE_UPDATE = bot_pb2.PlayResponse.DESCRIPTOR.fields_by_name["update"].number
-UPDATE_MATCH_ID = bot_pb2.MatchUpdate.DESCRIPTOR.fields_by_name["match_id"].number
-UPDATE_SEAT = bot_pb2.MatchUpdate.DESCRIPTOR.fields_by_name["seat"].number
-UPDATE_REQUEST = bot_pb2.MatchUpdate.DESCRIPTOR.fields_by_name["request"].number
-_REQUEST_FIELDS = bot_pb2.DecisionRequest.DESCRIPTOR.fields_by_name
-REQUEST_RULESET = _REQUEST_FIELDS["ruleset"].number
-REQUEST_HAND = _REQUEST_FIELDS["hand"].number
-REQUEST_LEGAL = _REQUEST_FIELDS["legal_cards"].number
-REQUEST_PASSED = _REQUEST_FIELDS["passed"].number
-REQUEST_RECEIVED = _REQUEST_FIELDS["received"].number
-REQUEST_TRICKS = _REQUEST_FIELDS["tricks"].number
-REQUEST_DEAL_SCORES = _REQUEST_FIELDS["deal_scores"].number
-REQUEST_CURRENT_TRICK = _REQUEST_FIELDS["current_trick"].number
-REQUEST_ID = _REQUEST_FIELDS["request_id"].number
-REQUEST_HAND_SIZES = _REQUEST_FIELDS["hand_sizes"].number
-REQUEST_POINTS_TAKEN = _REQUEST_FIELDS["points_taken"].number
-REQUEST_TOTALS = _REQUEST_FIELDS["totals"].number
-REQUEST_CLOCK = _REQUEST_FIELDS["clock"].number
-_KIND_FIELDS = {k: wire.tag(_REQUEST_FIELDS["kind"].number) + wire.varint(k) for k in P.DecisionKind.values()}
-_DEAL_NUMBER = wire.tag(_REQUEST_FIELDS["deal_number"].number)
-_YOUR_SEAT = wire.tag(_REQUEST_FIELDS["your_seat"].number)
-_PASS_COUNT = wire.tag(_REQUEST_FIELDS["pass_count"].number)
-_PASS_DIRECTION = wire.tag(_REQUEST_FIELDS["pass_direction"].number)
-_PASS_TO = wire.tag(_REQUEST_FIELDS["pass_to"].number)
-_HEARTS_BROKEN = wire.tag(_REQUEST_FIELDS["hearts_broken"].number) + wire.varint(1)
-_LAST_SEQUENCE = wire.tag(_REQUEST_FIELDS["last_sequence"].number)
-_BROKEN_TRICK = wire.tag(_REQUEST_FIELDS["hearts_broken_trick"].number)
-_SCORING_PHASE = wire.tag(_REQUEST_FIELDS["scoring_phase"].number)
-_CLOCK_DECISION = wire.tag(bot_pb2.Clock.DESCRIPTOR.fields_by_name["decision_ms"].number)
-_CLOCK_BANK = wire.tag(bot_pb2.Clock.DESCRIPTOR.fields_by_name["bank_ms"].number)
-_TRICK_FIELDS = game_pb2.Trick.DESCRIPTOR.fields_by_name
-TRICK_NUMBER = _TRICK_FIELDS["number"].number
-TRICK_LEADER = _TRICK_FIELDS["leader"].number
-TRICK_CARDS = _TRICK_FIELDS["cards"].number
-_TRICK_NUMBER_TAG = wire.tag(TRICK_NUMBER)
-_TRICK_LEADER_TAG = wire.tag(TRICK_LEADER)
-_TRICK_WINNER_TAG = wire.tag(_TRICK_FIELDS["winner"].number)
-EVENT_TRICK_WON = game_pb2.Event.DESCRIPTOR.fields_by_name["trick_won"].number
-_WON_FIELDS = game_pb2.TrickWon.DESCRIPTOR.fields_by_name
-_WON_DEAL_TAG = wire.tag(_WON_FIELDS["deal_number"].number)
-_WON_TRICK = _WON_FIELDS["trick"].number
-_WON_POINTS_TAG = wire.tag(_WON_FIELDS["points"].number)
-TRICK_OPEN_WINNER = game_pb2.Trick(winner=-1).SerializeToString()  # winner -1: in progress
-# Trick.number and .leader of an open trick, by number and leader + 1 (leader -1: nobody leads yet).
-_OPEN_TRICK_HEADS = tuple(
-    tuple(_TRICK_NUMBER_TAG + wire.varint(number) + _TRICK_LEADER_TAG + wire.varint(leader) for leader in range(-1, 8))
-    for number in range(53)
-)
-EVENT_CARD_PLAYED = game_pb2.Event.DESCRIPTOR.fields_by_name["card_played"].number
-EVENT_DEAL_STARTED = game_pb2.Event.DESCRIPTOR.fields_by_name["deal_started"].number
-EVENT_CARDS_PASSED = game_pb2.Event.DESCRIPTOR.fields_by_name["cards_passed"].number
-_STARTED_FIELDS = game_pb2.DealStarted.DESCRIPTOR.fields_by_name
-_STARTED_DEAL_TAG = wire.tag(_STARTED_FIELDS["deal_number"].number)
-_STARTED_DIRECTION_TAG = wire.tag(_STARTED_FIELDS["pass_direction"].number)
-STARTED_HAND = _STARTED_FIELDS["hand"].number
-STARTED_HANDS = _STARTED_FIELDS["hands"].number
-HAND_CARDS = game_pb2.Hand.DESCRIPTOR.fields_by_name["cards"].number
-_DEALT_DEAL_TAG = wire.tag(spectator_pb2.DealtHands.DESCRIPTOR.fields_by_name["deal_number"].number)
-DEALT_HANDS = spectator_pb2.DealtHands.DESCRIPTOR.fields_by_name["hands"].number
-_PASSED_FIELDS = game_pb2.CardsPassed.DESCRIPTOR.fields_by_name
-_PASSED_DEAL_TAG = wire.tag(_PASSED_FIELDS["deal_number"].number)
-PASSED_PASSED = _PASSED_FIELDS["passed"].number
-PASSED_RECEIVED = _PASSED_FIELDS["received"].number
-_PASSED_FROM_TAG = wire.tag(_PASSED_FIELDS["received_from"].number)
-_PLAYED_FIELDS = game_pb2.CardPlayed.DESCRIPTOR.fields_by_name
-_PLAYED_DEAL_TAG = wire.tag(_PLAYED_FIELDS["deal_number"].number)
-_PLAYED_TRICK_TAG = wire.tag(_PLAYED_FIELDS["trick_number"].number)
-_PLAYED_SEAT_TAG = wire.tag(_PLAYED_FIELDS["seat"].number)
-_PLAYED_CARD = _PLAYED_FIELDS["card"].number
-_PLAYED_CARD_FIELDS = tuple(wire.card_fields(_PLAYED_CARD, (c,)) for c in range(52))
-_PLAYED_PROVENANCE_TAG = wire.tag(_PLAYED_FIELDS["provenance"].number)
-# CardPlayed's seat and card fields, per seat and card; its provenance field per provenance.
-_PLAYED_SEAT_CARD = tuple(tuple(_PLAYED_SEAT_TAG + wire.varint(s) + _PLAYED_CARD_FIELDS[c] for c in range(52)) for s in range(8))
-_PLAYED_PROVENANCES = {p: _PLAYED_PROVENANCE_TAG + wire.varint(p) for p in game_pb2.Provenance.values()}
-_DECISION_FIELDS = spectator_pb2.RecordedDecision.DESCRIPTOR.fields_by_name
-_DECISION_TAGS = {name: wire.tag(f.number) for name, f in _DECISION_FIELDS.items()}  # varint fields
-_DECISION_CARDS = _DECISION_FIELDS["cards"].number
-_DECISION_PLAY = _DECISION_TAGS["kind"] + wire.varint(P.DECISION_KIND_PLAY)
-_DECISION_PASS = _DECISION_TAGS["kind"] + wire.varint(P.DECISION_KIND_PASS)
-_DECISION_MOON = _DECISION_TAGS["kind"] + wire.varint(P.DECISION_KIND_MOON)
-_DECISION_PLAYED = tuple(_DECISION_PLAY + wire.card_fields(_DECISION_CARDS, (c,)) for c in range(52))
-_DECISION_DEAL, _DECISION_THINK, _DECISION_REJECTED, _DECISION_CREDIT = (
-    _DECISION_TAGS[k] for k in ("deal_number", "think_ms", "rejected_answers", "stall_credit_ms"))
-_DECISION_SEATS = tuple(wire.int_field(_DECISION_TAGS["seat"], s) for s in range(8))
-_DECISION_PROVENANCES = {p: wire.int_field(_DECISION_TAGS["provenance"], p) for p in game_pb2.Provenance.values()}
-_PLAY_JSON = tuple(json.dumps(str(PlayAction(c))) for c in range(52))  # each play's "action" in the engine record
-_RECORD_FIELDS = spectator_pb2.MatchRecord.DESCRIPTOR.fields_by_name
-RECORD_DECISIONS = _RECORD_FIELDS["decisions"].number
-RECORD_DEALS = _RECORD_FIELDS["deals"].number
-RECORD_DEAL_SCORES = _RECORD_FIELDS["deal_scores"].number
 _CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution  # a timer may run this early
 MOVES_PER_TURN = 32  # moves in a row (house, defaults) before yielding to the event loop
 STATUS_NAMES = {
@@ -150,9 +62,7 @@ STATUS_NAMES = {
     P.MATCH_STATUS_CANCELLED: "cancelled",
 }
 ANSWER_FIELDS = {P.DECISION_KIND_PASS: "pass_cards", P.DECISION_KIND_PLAY: "play", P.DECISION_KIND_MOON: "moon"}
-_NO_ACTIONS = '"actions":[]'
 KIND = {Phase.PASSING: P.DECISION_KIND_PASS, Phase.PLAYING: P.DECISION_KIND_PLAY, Phase.MOON_CHOICE: P.DECISION_KIND_MOON}
-_ENCODE_HAND, _ENCODE_LEGAL = wire.mask_encoder(REQUEST_HAND), wire.mask_encoder(REQUEST_LEGAL)
 _PLAYING, _PASSING = Phase.PLAYING, Phase.PASSING  # compared by identity on every request (no enum hashing)
 _PLAY = P.DECISION_KIND_PLAY
 _CHOSEN = frozenset((P.PROVENANCE_BOT, P.PROVENANCE_HOUSE, P.PROVENANCE_HUMAN))  # provenances that are not defaults
@@ -190,23 +100,8 @@ class Decision(NamedTuple):
     credit_ms: int = 0
 
     def to_bytes(self) -> bytes:
-        """``to_wire().SerializeToString()``, assembled from pre-encoded parts (wire.py)."""
-        action = self.action
-        if isinstance(action, PlayAction):
-            kind = _DECISION_PLAYED[action.card]
-        elif isinstance(action, PassAction):
-            kind = _DECISION_PASS + wire.card_fields(_DECISION_CARDS, action.cards)
-        else:
-            kind = _DECISION_MOON + wire.int_field(_DECISION_TAGS["moon"], convert.MOON_OPTIONS[action.option])
-        return b"".join((
-            wire.int_field(_DECISION_DEAL, self.deal_number),
-            _DECISION_SEATS[self.seat],
-            kind,
-            _DECISION_PROVENANCES[self.provenance],
-            wire.int_field(_DECISION_THINK, self.think_ms),
-            wire.int_field(_DECISION_REJECTED, self.rejected),
-            wire.int_field(_DECISION_CREDIT, self.credit_ms),
-        ))
+        """``to_wire().SerializeToString()``, assembled from pre-encoded parts (encoding.py)."""
+        return encoding.decision_bytes(*self)
 
     def to_wire(self) -> spectator_pb2.RecordedDecision:
         action = self.action
@@ -294,8 +189,9 @@ class MatchRunner:
         self.rated = rated
         self.log_events = EventLog()
         self.decisions: list[Decision] = []
-        self._dealt_wire = b""  # MatchRecord.deals entries, encoded
-        self._scores_wire = b""  # MatchRecord.deal_scores entries, encoded
+        # Every message of the match is assembled by its encoder, from parts it keeps.
+        self._encoder = MatchEncoder(match_id, rules)
+        self._ruleset_pb = self._encoder.ruleset_pb
         self.status = P.MATCH_STATUS_RUNNING
         self.result: game_pb2.MatchResult | None = None
         self.created = time.time()
@@ -307,26 +203,7 @@ class MatchRunner:
         self.watchers: set[asyncio.Event] = set()
         self.finished = asyncio.Event()
         self._stopping: tuple[int, str] | None = None
-        self._trick_fields: list[bytes] = []  # DecisionRequest.tricks entries, encoded
-        self._deal_score_fields: list[bytes] = []  # DecisionRequest.deal_scores entries, encoded
-        self._pass_fields: list[bytes] = []
-        self._points_taken = [0] * rules.players
-        self._totals = [0] * rules.players
-        # Encoded request parts (see _request). The public ones change at most once per card
-        # played; _publish and _start_deal drop them (None) when what they show changed.
-        self._public_fields: bytes | None = None
-        self._clock_fields: dict[tuple[int, int], bytes] = {}
-        self._seat_fields = [wire.varint(UPDATE_SEAT << 3) + wire.varint(s.seat) for s in seats]
-        self._deal_fields: list[bytes] = []  # per seat, for the current deal (_start_deal)
-        self._trick_cards = b""  # Trick.cards of the trick in progress, encoded as they are played (_publish)
-        self._played_head = b""  # CardPlayed's deal and trick fields, for the trick in progress
-        self._hand_sizes_head = wire.varint(REQUEST_HAND_SIZES << 3 | 2) + wire.varint(rules.players)
         self._checkpoint: asyncio.Task[None] | None = None
-        # The record grows with the match and is stored at checkpoints and at the end: each
-        # decision is encoded once (MatchRecord.decisions entries; engine record actions).
-        self._decisions_wire = b""
-        self._decisions_encoded = 0
-        self._actions_json: list[str] = []
         self._last_checkpoint = time.monotonic()
         self._done = asyncio.Event()
         self._advancing = False
@@ -346,9 +223,6 @@ class MatchRunner:
         # Request ids need not be secret (an answer is only matched against the
         # sender's own seats), only unique: a random prefix per match plus a counter.
         self._id_prefix = f"r-{secrets.token_hex(4)}-"
-        self._ruleset_pb = convert.ruleset_to_wire(rules)
-        self._ruleset_field = wire.length_delimited(REQUEST_RULESET, self._ruleset_pb.SerializeToString())
-        self._match_id_field = wire.length_delimited(UPDATE_MATCH_ID, match_id.encode())
         self._loop = asyncio.get_running_loop()
         self._stalled = arena.loop_monitor.stalled  # the server's stalls during a request (lag.py)
         self.log = structlog.get_logger("heartsd.match").bind(match_id=match_id, ruleset=rules.name)
@@ -659,52 +533,27 @@ class MatchRunner:
         self._publish(deal_number, seat, action, provenance)
 
     def _publish(self, deal_number: int, seat: int, action: Action, provenance: int) -> None:
+        """Tell the table what just happened (events, in order), and the encoder what its
+        cached request parts no longer show; at a deal's end, send the seats their events,
+        checkpoint, and deal on."""
         deal = self._current_deal  # the deal the action belonged to
         log = self.log_events
+        encoder = self._encoder
         if type(action) is PlayAction:
-            card = action.card
-            # A trick's first card (every deal starts with one): CardPlayed's deal and trick
-            # fields, encoded once a trick.
-            if len(deal.trick) == 1:
-                self._played_head = b"".join((
-                    _PLAYED_DEAL_TAG, wire.varint(deal_number), _PLAYED_TRICK_TAG, wire.varint(len(deal.tricks))))
-            log.add_encoded(EVENT_CARD_PLAYED, self._played_head + _PLAYED_SEAT_CARD[seat][card] + _PLAYED_PROVENANCES[provenance])
+            log.add_encoded(EVENT_CARD_PLAYED, encoder.card_played(deal, deal_number, seat, action.card, provenance))
             if deal.hearts_broken and not self._broken:
                 self._broken = True
-                self._public_changed()
+                encoder.public_changed()
                 log.add(P.Event(hearts_broken=P.HeartsBroken(deal_number=deal_number, trick_number=deal.broken_trick)))
-            cards = self._trick_cards + wire.played_card_field(TRICK_CARDS, seat, card)
-            if deal.trick:
-                self._trick_cards = cards
-            else:  # the trick is complete
-                self._trick_cards = b""
-                trick_no = len(deal.tricks) - 1
-                trick = deal.tricks[-1]
-                encoded = b"".join((  # convert.trick_to_wire(trick_no, trick, players), encoded
-                    wire.int_field(_TRICK_NUMBER_TAG, trick_no),
-                    wire.int_field(_TRICK_LEADER_TAG, trick.leader),
-                    cards,
-                    wire.int_field(_TRICK_WINNER_TAG, trick.winner),
-                ))
-                self._trick_fields.append(wire.length_delimited(REQUEST_TRICKS, encoded))
-                self._points_taken[trick.winner] = self.rules.points_of(deal.taken[trick.winner])
-                self._public_changed()
-                log.add_encoded(EVENT_TRICK_WON, b"".join((
-                    wire.int_field(_WON_DEAL_TAG, deal_number),
-                    wire.length_delimited(_WON_TRICK, encoded),
-                    wire.int_field(_WON_POINTS_TAG, self.rules.points_of(mask_of(trick.cards))),
-                )))
-        elif isinstance(action, PassAction) and deal.phase is not Phase.PASSING:
-            self._publish_passes(deal)
+            if not deal.trick:  # the card completed the trick
+                log.add_encoded(EVENT_TRICK_WON, encoder.trick_won(deal, deal_number))
+        elif isinstance(action, PassAction) and deal.phase is not Phase.PASSING:  # every seat has passed
+            per_seat, hidden = encoder.passes(deal)
+            log.add_private_encoded(EVENT_CARDS_PASSED, per_seat, hidden, hidden)  # spectators: no cards, no giver
         if deal.is_over:
-            number = len(self.match.results) - 1
-            score = convert.deal_score_to_wire(number, self.match.results[-1])
-            encoded = score.SerializeToString()
-            self._deal_score_fields.append(wire.length_delimited(REQUEST_DEAL_SCORES, encoded))
-            self._scores_wire += wire.length_delimited(RECORD_DEAL_SCORES, encoded)
-            self._totals = list(self.match.totals)
-            self._public_changed()
-            log.add(P.Event(deal_scored=P.DealScored(score=score, totals=self._totals)))
+            totals = list(self.match.totals)
+            score = encoder.deal_scored(len(self.match.results) - 1, self.match.results[-1], totals)
+            log.add(P.Event(deal_scored=P.DealScored(score=score, totals=totals)))
             self.releases.update()
             for slot in self.seats:
                 if slot.house is None:
@@ -715,23 +564,6 @@ class MatchRunner:
                 self._next_deal()
         if self.watchers:
             self._wake_watchers()
-
-    def _publish_passes(self, deal: Deal) -> None:
-        """The pass is complete: each seat's CardsPassed event and request fields, encoded."""
-        n = self.rules.players
-        offset = deal.pass_direction.offset(n)
-        number = wire.int_field(_PASSED_DEAL_TAG, deal.number)
-        per_seat = []
-        self._pass_fields = []
-        for s in range(n):
-            giver = (s - offset) % n
-            passed, received = deal.passed[s] or 0, deal.passed[giver] or 0
-            per_seat.append(b"".join((
-                number, wire.mask_card_fields(PASSED_PASSED, passed), wire.mask_card_fields(PASSED_RECEIVED, received),
-                wire.int_field(_PASSED_FROM_TAG, giver))))
-            self._pass_fields.append(wire.mask_card_fields(REQUEST_PASSED, passed) + wire.mask_card_fields(REQUEST_RECEIVED, received))
-        hidden = number + wire.int_field(_PASSED_FROM_TAG, -1)  # spectators: no cards, no giver
-        self.log_events.add_private_encoded(EVENT_CARDS_PASSED, per_seat, hidden, hidden)
 
     def _start_events(self) -> None:
         n = self.rules.players
@@ -787,22 +619,10 @@ class MatchRunner:
             self._reserve_more()
         self._current_deal = deal
         self._broken = False
-        self._trick_fields = []
-        self._pass_fields: list[bytes] = []  # DecisionRequest.passed + received per seat, once passed
-        self._points_taken = [0] * self.rules.players
-        self._public_changed()
-        self._trick_cards = b""
-        self._encode_deal_fields(deal)
         # Each seat's DealStarted shows its own hand; spectators get none, or all as Hands.
-        head = wire.int_field(_STARTED_DEAL_TAG, deal.number) + wire.int_field(
-            _STARTED_DIRECTION_TAG, convert.PASS_DIRECTIONS[deal.pass_direction])
-        hands = [wire.mask_card_fields(HAND_CARDS, h) for h in deal.dealt]  # Hand messages
-        per_seat = [head + wire.mask_card_fields(STARTED_HAND, h) for h in deal.dealt]
-        revealed = head + b"".join([wire.length_delimited(STARTED_HANDS, h) for h in hands])
-        self.log_events.add_private_encoded(EVENT_DEAL_STARTED, per_seat, head, revealed)
+        per_seat, spectator, revealed = self._encoder.deal_started(deal)
+        self.log_events.add_private_encoded(EVENT_DEAL_STARTED, per_seat, spectator, revealed)
         self.deal_starts.append(self.log_events.last_sequence)
-        dealt = wire.int_field(_DEALT_DEAL_TAG, deal.number) + b"".join([wire.length_delimited(DEALT_HANDS, h) for h in hands])
-        self._dealt_wire += wire.length_delimited(RECORD_DEALS, dealt)
 
     def _notice(self, slot: SeatSlot, provenance: int) -> None:
         """Tell the table a default was played. The log gets one line per default, except
@@ -836,9 +656,8 @@ class MatchRunner:
 
     def _request(self, slot: SeatSlot, pending: Pending, spent_ms: int) -> bytes:
         """The serialized DecisionRequest: everything the seat needs, from its own and public
-        state only, assembled from encoded fields (wire.py). What stays the same for a deal
-        or a trick (ruleset, pass details, completed tricks, scores) is encoded once.
-        ``spent_ms``: the time the request has been open (0 unless sent again)."""
+        state only (assembled by the encoder). ``spent_ms``: the time the request has been
+        open (0 unless sent again), so that its clock shows what is left."""
         deal = self.match.deal
         seat = slot.seat
         phase = deal.phase
@@ -849,86 +668,13 @@ class MatchRunner:
         else:
             legal = deal.hands[seat] if phase is _PASSING and deal.passed[seat] is None else 0
             leader = -1
-        moon = b""
-        if pending.kind == P.DECISION_KIND_MOON:
-            moon = bot_pb2.DecisionRequest(
-                moon_options=list(convert.MOON_OPTIONS.values()),
-                default_moon_option=convert.MOON_OPTIONS[pending.default.option],  # type: ignore[union-attr]
-            ).SerializeToString()
-        return b"".join((
-            wire.length_delimited(REQUEST_ID, pending.request_id.encode()),
-            _KIND_FIELDS[pending.kind],
-            self._deal_fields[seat],
-            self._public_fields or self._encode_public_fields(deal),
-            self._hand_sizes_head,
-            bytes(map(int.bit_count, deal.hands)),  # packed: each size below 128 is a one-byte varint
-            self._clock_field(slot, spent_ms),
-            wire.int_field(_LAST_SEQUENCE, self.log_events.last_sequence),
-            moon,
-            _ENCODE_HAND(deal.hands[seat]),
-            _ENCODE_LEGAL(legal),
-            self._current_trick_field(deal, leader),
-            self._pass_fields[seat] if self._pass_fields else b"",
-        ))
-
-    def _public_changed(self) -> None:
-        """Something :meth:`_encode_public_fields` shows changed: encode them again when next needed."""
-        self._public_fields = None
-
-    def _encode_public_fields(self, deal: Deal) -> bytes:
-        """The request fields every seat gets alike that change at most once a trick, encoded
-        (never empty: the ruleset is one). They show hearts broken (and when), the points
-        taken, the totals, the scoring phase, the completed tricks and earlier deal scores;
-        whoever changes one of those calls :meth:`_public_changed` (_publish, _start_deal)."""
-        encoded = self._public_fields = b"".join((
-            _HEARTS_BROKEN if deal.hearts_broken else b"",
-            wire.packed_ints(REQUEST_POINTS_TAKEN, self._points_taken),
-            wire.packed_ints(REQUEST_TOTALS, self._totals),
-            wire.int_field(_BROKEN_TRICK, deal.broken_trick),
-            wire.int_field(_SCORING_PHASE, deal.scoring_phase),
-            self._ruleset_field,
-            *self._trick_fields,
-            *self._deal_score_fields,
-        ))
-        return encoded
-
-    def _encode_deal_fields(self, deal: Deal) -> None:
-        """Per seat, the request fields that stay the same for the whole deal."""
-        n = self.rules.players
-        hold = deal.pass_direction is PassDirection.HOLD
-        common = b"".join((
-            wire.int_field(_DEAL_NUMBER, deal.number),
-            wire.int_field(_PASS_COUNT, self.rules.pass_count),
-            wire.int_field(_PASS_DIRECTION, convert.PASS_DIRECTIONS[deal.pass_direction]),
-        ))
-        self._deal_fields = [
-            common
-            + wire.int_field(_YOUR_SEAT, seat)
-            + wire.int_field(_PASS_TO, -1 if hold else (seat + deal.pass_direction.offset(n)) % n)
-            for seat in range(n)
-        ]
-
-    def _clock_field(self, slot: SeatSlot, spent_ms: int) -> bytes:
-        """DecisionRequest.clock, encoded: the time left for a request open for ``spent_ms``
-        (all of it when new, less when sent again on resume). The decision time is spent
-        first, then the bank."""
-        decision, bank = slot.clock.decision_ms, slot.clock.bank_ms
-        if spent_ms > 0:
-            decision, bank = max(0, decision - spent_ms), max(0, bank - max(0, spent_ms - decision))
-        left = (decision, bank)
-        field = self._clock_fields.get(left)
-        if field is None:
-            if len(self._clock_fields) > 64:
-                self._clock_fields.clear()
-            body = wire.int_field(_CLOCK_DECISION, left[0]) + wire.int_field(_CLOCK_BANK, left[1])
-            field = self._clock_fields[left] = wire.length_delimited(REQUEST_CLOCK, body)
-        return field
-
-    def _current_trick_field(self, deal: Deal, leader: int) -> bytes:
-        """DecisionRequest.current_trick: the trick in progress (no cards when leading); its
-        cards were encoded as they were played (_publish)."""
-        head = _OPEN_TRICK_HEADS[len(deal.tricks)][leader + 1]
-        return wire.length_delimited(REQUEST_CURRENT_TRICK, head + self._trick_cards + TRICK_OPEN_WINNER)
+        clock = slot.clock
+        return self._encoder.request(
+            deal, seat, pending.request_id, pending.kind, legal, leader,
+            clock.left(spent_ms) if spent_ms > 0 else (clock.decision_ms, clock.bank_ms),
+            self.log_events.last_sequence,
+            pending.default.option if pending.kind == P.DECISION_KIND_MOON else None,  # type: ignore[union-attr]
+        )
 
     def _send(self, slot: SeatSlot, request: bytes | None) -> BotSession | None:
         """Flush the seat's undelivered events, with ``request`` if given, as one message;
@@ -940,13 +686,7 @@ class MatchRunner:
         if not events and request is None:
             return session
         slot.delivered = self.log_events.last_sequence
-        update = b"".join((
-            self._match_id_field,
-            self._seat_fields[slot.seat],
-            events,
-            wire.length_delimited(UPDATE_REQUEST, request) if request is not None else b"",
-        ))
-        session.send(wire.length_delimited(RESPONSE_UPDATE, update))
+        session.send(self._encoder.update(slot.seat, events, request))
         return session
 
     def deliver(self, slot: SeatSlot) -> None:
@@ -980,8 +720,7 @@ class MatchRunner:
         return spectator_pb2.MatchRecord.FromString(self._record_bytes(result))
 
     def _record_bytes(self, result: game_pb2.MatchResult) -> bytes:
-        """The MatchRecord so far, serialized: the fixed fields, then the dealt hands and
-        the decisions, which were encoded once each (concatenated fields are one message)."""
+        """The MatchRecord so far, serialized (its growing parts are encoded once each)."""
         match = self.match
         head = spectator_pb2.MatchRecord(
             match_id=self.id,
@@ -991,31 +730,8 @@ class MatchRunner:
             seats=self.seat_infos,
             clock=self.policy.to_wire(),
             result=result,
-            engine_record_json=self._engine_record_json(),
-        ).SerializeToString()
-        return head + self._scores_wire + self._dealt_wire + self._encoded_decisions()
-
-    def _encoded_decisions(self) -> bytes:
-        """``MatchRecord.decisions`` of every decision so far, encoded; each one only once."""
-        done = self._decisions_encoded
-        if done < len(self.decisions):
-            self._decisions_wire += b"".join([
-                wire.length_delimited(RECORD_DECISIONS, d.to_bytes()) for d in self.decisions[done:]])
-            self._decisions_encoded = len(self.decisions)
-        return self._decisions_wire
-
-    def _engine_record_json(self) -> str:
-        """``record_of(match).to_json()``, with each action's JSON made only once."""
-        history = self.match.history
-        cached = self._actions_json
-        # Exactly json.dumps(RecordedAction(d, s, a).to_dict(), separators=(",", ":")).
-        cached.extend(
-            f'{{"deal":{d},"seat":{s},"action":{_PLAY_JSON[a.card] if type(a) is PlayAction else json.dumps(str(a))}}}'
-            for d, s, a in history[len(cached):])
-        match = self.match
-        head, empty, tail = EngineRecord(match.rules, match.format, match.seed, (), match.outcome).to_json().partition(_NO_ACTIONS)
-        assert empty, "the engine record's JSON has no actions array"
-        return f"{head}\"actions\":[{','.join(cached)}]{tail}"
+        )
+        return self._encoder.record(head, match, self.decisions)
 
     def _save_checkpoint(self) -> None:
         """At a deal's end, at most every CHECKPOINT_EVERY_S: store the record so far, so a
