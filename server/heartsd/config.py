@@ -97,6 +97,12 @@ class Settings:
     web_opponents: tuple[str, ...] = ("heuristic", "random")  # house strategies a person may pick
     web_max_tables: int = 16  # live matches with a person's seat, on this daemon
     web_tables_per_peer: int = 2
+    web_abandon_s: float = 60.0  # a person's table with no page open this long is cancelled
+    # Open connections to the web front (each a file descriptor shared with the gRPC
+    # server's bots): at most this many, and never over a quarter of the process's
+    # descriptor limit (heartsd.web.connections); per address (a browser opens ~6).
+    web_max_connections: int = 1024
+    web_connections_per_peer: int = 64
     # Every web caller (by address) gets this request rate; what it may hold open at once
     # (requests, live feeds) is the spectator budget (max_spectator_calls[_per_peer]).
     web_rate_per_s: float = 20.0
@@ -213,11 +219,12 @@ class Settings:
         self.web_address  # raises ConfigError when malformed
         if self.human_decision_ms < 1 or self.human_bank_ms < 0 or self.web_house_delay_ms < 0:
             raise ConfigError("human_decision_ms must be >= 1; human_bank_ms and web_house_delay_ms >= 0")
-        for name in ("web_max_tables", "web_tables_per_peer", "web_burst"):
+        for name in ("web_max_tables", "web_tables_per_peer", "web_burst", "web_max_connections",
+                     "web_connections_per_peer"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name}: must be at least 1")
-        if self.web_rate_per_s <= 0:
-            raise ConfigError("web_rate_per_s: must be above 0")
+        if self.web_rate_per_s <= 0 or self.web_abandon_s <= 0:
+            raise ConfigError("web_rate_per_s and web_abandon_s: must be above 0")
         if self.ladder_deals < 0:
             raise ConfigError("ladder_deals: 0 (the players times the pass schedule's length) or more")
         from hearts_engine.presets import PRESETS
@@ -377,6 +384,9 @@ _FIELDS = {
     "web_opponents": _strategies,
     "web_max_tables": _int,
     "web_tables_per_peer": _int,
+    "web_abandon_s": _float,
+    "web_max_connections": _int,
+    "web_connections_per_peer": _int,
     "web_rate_per_s": _float,
     "web_burst": _int,
 }

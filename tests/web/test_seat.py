@@ -97,7 +97,7 @@ def test_a_person_plays_a_whole_match_and_the_record_says_human(tmp_path) -> Non
         async with web_daemon(tmp_path) as web, client() as http:
             seat = await take_seat(http, web.url, opponents=["heuristic", "random", "heuristic"])
             match_id = seat["match_id"]
-            async with http.ws_connect(f"{web.url}/ws/play/{match_id}") as ws:
+            async with http.ws_connect(f"{web.url}/api/seat/{match_id}/socket") as ws:
                 page = Page(ws)
                 final = await play_out(page)
             assert final["result"]["status"] == "finished"
@@ -133,7 +133,7 @@ def test_web_answers_are_checked_by_the_runner_with_reasons(tmp_path) -> None:
     async def main() -> None:
         async with web_daemon(tmp_path, max_illegal=3) as web, client() as http:
             seat = await take_seat(http, web.url)
-            async with http.ws_connect(f"{web.url}/ws/play/{seat['match_id']}") as ws:
+            async with http.ws_connect(f"{web.url}/api/seat/{seat['match_id']}/socket") as ws:
                 page = Page(ws)
                 snapshot = await page.until(lambda s: page.open_request(s) is not None)
                 request = page.open_request(snapshot)
@@ -185,7 +185,7 @@ def test_only_the_person_who_took_the_seat_can_act(tmp_path) -> None:
             other.cookie_jar.update_cookies({f"seat-{match_id}": "a-guessed-secret"})
             for session in (other,):
                 try:
-                    async with session.ws_connect(f"{web.url}/ws/play/{match_id}"):
+                    async with session.ws_connect(f"{web.url}/api/seat/{match_id}/socket"):
                         raise AssertionError("a stranger opened the seat's socket")
                 except aiohttp.WSServerHandshakeError as exc:
                     assert exc.status == 403
@@ -208,7 +208,7 @@ def test_other_sites_cannot_take_seats_or_open_them(tmp_path) -> None:
                 assert r.status == 403
             seat = await take_seat(http, web.url)
             try:
-                async with http.ws_connect(f"{web.url}/ws/play/{seat['match_id']}", origin="http://evil.example"):
+                async with http.ws_connect(f"{web.url}/api/seat/{seat['match_id']}/socket", origin="http://evil.example"):
                     raise AssertionError("a cross-site socket was accepted")
             except aiohttp.WSServerHandshakeError as exc:
                 assert exc.status == 403
@@ -285,7 +285,7 @@ def test_a_person_who_leaves_is_defaulted_then_resumes_like_a_bot(tmp_path) -> N
         async with web_daemon(tmp_path, grace_ms=200, human_decision_ms=60_000, web_house_delay_ms=50) as web, client() as http:
             seat = await take_seat(http, web.url)
             match_id = seat["match_id"]
-            async with http.ws_connect(f"{web.url}/ws/play/{match_id}") as ws:
+            async with http.ws_connect(f"{web.url}/api/seat/{match_id}/socket") as ws:
                 first = Page(ws)
                 await first.until(lambda s: first.open_request(s) is not None)
             runner = web.arena.runners[match_id]
@@ -294,7 +294,7 @@ def test_a_person_who_leaves_is_defaulted_then_resumes_like_a_bot(tmp_path) -> N
                     break
                 await asyncio.sleep(0.05)
             assert any(d.seat == 0 and d.provenance == P.PROVENANCE_DISCONNECT for d in runner.decisions)
-            async with http.ws_connect(f"{web.url}/ws/play/{match_id}") as ws:
+            async with http.ws_connect(f"{web.url}/api/seat/{match_id}/socket") as ws:
                 page = Page(ws)
                 snapshot = await page.until(lambda s: page.open_request(s) is not None)
                 request = page.open_request(snapshot)
@@ -317,7 +317,7 @@ def test_a_person_has_their_own_clock(tmp_path) -> None:
     async def main() -> None:
         async with web_daemon(tmp_path, human_decision_ms=250, human_bank_ms=0, decision_ms=5000) as web, client() as http:
             seat = await take_seat(http, web.url)
-            async with http.ws_connect(f"{web.url}/ws/play/{seat['match_id']}") as ws:
+            async with http.ws_connect(f"{web.url}/api/seat/{seat['match_id']}/socket") as ws:
                 page = Page(ws)
                 snapshot = await page.until(lambda s: page.open_request(s) is not None)
                 assert page.open_request(snapshot)["decision_ms"] <= 250

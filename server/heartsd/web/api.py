@@ -76,7 +76,7 @@ class Api:
 
     async def take_seat(self, request: web.Request) -> web.Response:
         front = self.front
-        front.check_origin(request)
+        front.check_post(request)
         try:
             body = await request.json()
         except ValueError:
@@ -87,8 +87,11 @@ class Api:
                                                body.get("opponents"))
         response = web.json_response({"match_id": seat.match_id, "seat": seat.slot.seat,
                                       "play_url": f"/play/{seat.match_id}", "watch_url": f"/watch/{seat.match_id}"})
+        # Scoped to the seat's own paths (its JSON and its socket): a browser sends it with
+        # nothing else, so the seats a person took never pile up in every request's header
+        # (aiohttp refuses a Cookie header over 8 KiB: ~120 seats in a day made every page 400).
         response.set_cookie(front.cookie_name(seat.match_id), secret, httponly=True, samesite="Strict",
-                            path="/", max_age=24 * 3600, secure=request.secure)
+                            path=f"/api/seat/{seat.match_id}", max_age=24 * 3600, secure=request.secure)
         return response
 
     async def seat(self, request: web.Request) -> web.Response:

@@ -17,10 +17,11 @@ from aiohttp import web
 from ..arena import Arena, ArenaError
 from ..budgets import BudgetExhausted
 from ..config import Settings
-from . import sockets
+from . import connections, sockets
 from .api import Api
 from .errors import HTTP_OF_ARENA, HTTP_OF_GRPC
 from .front import WebContext
+from .httplog import HttpLog
 from .seats import SeatError
 from .spectate import Refused
 
@@ -28,12 +29,21 @@ log = structlog.get_logger("heartsd.web")
 STATIC = Path(__file__).parent / "static"
 PAGES = {"lobby": "index.html", "play": "play.html", "watch": "watch.html", "leaderboard": "leaderboard.html",
          "bot": "bot.html"}
+# No page may be framed by another site (a framed Playboard could be clicked through a
+# disguise), nor read by one (COOP/CORP); nothing is inline or from another origin.
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
-                               "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'",
+                               "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+                               "frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
     "Referrer-Policy": "no-referrer",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
 }
+# A seat's socket sits under its JSON resource, so the seat's cookie (scoped to that
+# path: api.py) goes with the seat's own requests only.
+SEAT_SOCKET, SEAT_SOCKET_PATH = "seat-socket", "/api/seat/{match_id}/socket"
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -45,6 +55,7 @@ class WebFront(WebContext):
         self.api = Api(self)
         self.app = self._build()
         self._runner: web.AppRunner | None = None
+        self.site: connections.GatedSite | None = None
         self.port = 0
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -54,16 +65,25 @@ class WebFront(WebContext):
         address = self.settings.web_address
         assert address is not None, "the web front is off (settings.web is empty)"
         host, port = address
-        self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False, shutdown_timeout=2.0)
+        # aiohttp's own reports (malformed requests) as our log lines (httplog.py); idle
+        # connections closed after IDLE_S, and a bounded number open (connections.py).
+        self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False, shutdown_timeout=2.0,
+                                     logger=HttpLog(), keepalive_timeout=connections.IDLE_S)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, host, port, reuse_port=False, reuse_address=True)
+        wanted = self.settings.web_max_connections
+        total = connections.connection_cap(wanted)
+        if total < wanted:
+            log.warning("web connections capped below web_max_connections by the file descriptor limit",
+                        web_max_connections=wanted, cap=total)
+        site = connections.GatedSite(self._runner, host, port,
+                                     connections.ConnectionGate(total, self.settings.web_connections_per_peer))
         try:
             await site.start()
         except OSError as exc:
             await self._runner.cleanup()
             raise OSError(f"cannot bind the web front to {host}:{port}: {exc.strerror}") from None
-        server = site._server  # the bound port, for port 0
-        self.port = server.sockets[0].getsockname()[1] if server and server.sockets else port
+        self.site = site
+        self.port = site.port
         log.info("web front serving", host=host, port=self.port)
         return self.port
 
@@ -89,7 +109,7 @@ class WebFront(WebContext):
             app.router.add_get(path, _page(PAGES[name]), name=name)
         app.router.add_static("/static/", STATIC, name="static")
         app.router.add_routes(self.api.routes())
-        app.router.add_get("/ws/play/{match_id}", self._play_socket)
+        app.router.add_get(SEAT_SOCKET_PATH, self._play_socket, name=SEAT_SOCKET)
         app.router.add_get("/ws/watch/{match_id}", self._watch_socket)
         return app
 
@@ -132,7 +152,7 @@ class WebFront(WebContext):
             response = _error(429, "too many requests; slow down")
             response.headers["Retry-After"] = str(retry)
             return response
-        if request.path.startswith("/api/"):
+        if request.path.startswith("/api/") and request.match_info.route.name != SEAT_SOCKET:  # it holds its own
             with self.budget.hold(peer):
                 return await handler(request)
         return await handler(request)
@@ -154,3 +174,5 @@ def _page(filename: str) -> Handler:
 async def _security_headers(request: web.Request, response: web.StreamResponse) -> None:
     for key, value in SECURITY_HEADERS.items():
         response.headers.setdefault(key, value)
+    if request.path.startswith("/api/"):
+        response.headers.setdefault("Cache-Control", "no-store")  # a seat's answers stay out of caches

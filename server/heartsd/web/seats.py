@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
+import math
 import secrets
 import time
 from typing import Any
@@ -34,6 +35,8 @@ from ..runner import MatchRunner, SeatSlot
 from ..sessions import BotSession
 from . import present
 from .tables import TableTracker
+
+P = game_pb2
 
 log = structlog.get_logger("heartsd.web")
 LINGER_S = 600.0  # a finished seat's page still shows the result (and a reload works) this long
@@ -56,7 +59,8 @@ def secret_digest(secret: str) -> bytes:
 class HumanSeat:
     """One person's seat in one running match, and the page (at most one) playing it."""
 
-    def __init__(self, arena: Arena, runner: MatchRunner, slot: SeatSlot, digest: bytes, peer: str) -> None:
+    def __init__(self, arena: Arena, runner: MatchRunner, slot: SeatSlot, digest: bytes, peer: str,
+                 abandon_s: float = math.inf) -> None:
         self.arena = arena
         self.runner = runner
         self.slot = slot
@@ -67,6 +71,9 @@ class HumanSeat:
         self.session: BotSession | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self.finished_at: float | None = None
+        self._abandon_s = abandon_s
+        self._abandon_timer: asyncio.TimerHandle | None = None
+        self._away()  # no page has it yet
 
     @property
     def match_id(self) -> str:
@@ -85,6 +92,9 @@ class HumanSeat:
         """A page took the seat: it gets a session like a bot's stream (replacing the
         page that had it) and everything the seat was sent but has not seen yet."""
         self.detach(self.session)
+        if self._abandon_timer is not None:
+            self._abandon_timer.cancel()
+            self._abandon_timer = None
         session = BotSession(self.slot.name, "web", frozenset({self.runner.rules.name}), 1)
         session.on_overflow = lambda: self.detach(session)
         self.session = session
@@ -112,6 +122,29 @@ class HumanSeat:
             task.cancel()
         self._tasks = []
         self.arena.disconnect(session)
+        self._away()
+
+    def close(self) -> None:
+        """The web front forgets the seat (it stops, or the match is long over)."""
+        self.detach(self.session)
+        if self._abandon_timer is not None:
+            self._abandon_timer.cancel()
+            self._abandon_timer = None
+
+    def _away(self) -> None:
+        """No page has the seat: if none comes back within ``abandon_s`` the table is given
+        back (the match is cancelled). Otherwise a seat nobody opens, or one left for good,
+        would hold one of the few tables for people (web_max_tables) until its clock and
+        auto-play had played the whole match: about five minutes of a standard match."""
+        if self._abandon_timer is None and self.live and math.isfinite(self._abandon_s):
+            self._abandon_timer = asyncio.get_running_loop().call_later(self._abandon_s, self._abandon)
+
+    def _abandon(self) -> None:
+        self._abandon_timer = None
+        if self.session is None and self.live:
+            log.info("a person's table was left; the match is cancelled", match_id=self.match_id,
+                     after_s=self._abandon_s)
+            self.runner.stop(P.MATCH_STATUS_CANCELLED, f"the person left the table (no page for {self._abandon_s:g} s)")
 
     async def _pump(self, session: BotSession) -> None:
         """The seat's messages, as a bot's stream would carry them, into its tracker."""
@@ -217,6 +250,9 @@ class HumanSeats:
         self.arena = arena
         self.settings = settings
         self.by_match: dict[str, HumanSeat] = {}
+        # Seats being taken (their match is being created) per address: counted with the
+        # live ones, so requests sent at once cannot all pass the caps before any is seated.
+        self._taking: dict[str, int] = {}
 
     def get(self, match_id: str) -> HumanSeat | None:
         self._forget_old()
@@ -251,9 +287,9 @@ class HumanSeats:
         if unknown:
             raise SeatError(400, f"opponents may be {', '.join(allowed)}, not {', '.join(map(str, unknown))}")
         live = [s for s in self.by_match.values() if s.live]
-        if len(live) >= self.settings.web_max_tables:
+        if len(live) + sum(self._taking.values()) >= self.settings.web_max_tables:
             raise SeatError(503, "every table for people is taken; try again in a few minutes")
-        if sum(1 for s in live if s.peer == peer) >= self.settings.web_tables_per_peer:
+        if sum(1 for s in live if s.peer == peer) + self._taking.get(peer, 0) >= self.settings.web_tables_per_peer:
             raise SeatError(429, f"you already play {self.settings.web_tables_per_peer} matches here; finish one first")
         name = f"{HUMAN_PREFIX}h-{secrets.token_hex(4)}"
         seats = [SeatRequest(human=name), *(SeatRequest(house=o) for o in opponents)]
@@ -262,14 +298,20 @@ class HumanSeats:
         def prepare(runner: MatchRunner) -> None:
             runner.house_delay_s = delay_s  # house bots at a person's table play at a followable pace
 
+        self._taking[peer] = self._taking.get(peer, 0) + 1
         try:
             runner = await self.arena.create_match(
                 ruleset, players, admin_pb2.RulesetOptions(), game_pb2.MatchFormat(), None, seats,
                 game_pb2.ClockSettings(), prepare=prepare)
         except ArenaError as exc:
             raise SeatError({"invalid": 400, "unavailable": 503}.get(exc.kind, 409), exc.message) from None
+        finally:
+            if self._taking[peer] == 1:
+                del self._taking[peer]
+            else:
+                self._taking[peer] -= 1
         secret = secrets.token_urlsafe(32)
-        seat = HumanSeat(self.arena, runner, runner.seats[0], secret_digest(secret), peer)
+        seat = HumanSeat(self.arena, runner, runner.seats[0], secret_digest(secret), peer, self.settings.web_abandon_s)
         self.by_match[runner.id] = seat
         log.info("a person took a seat", match_id=runner.id, seat=0, ruleset=ruleset, opponents=opponents)
         return seat, secret
@@ -282,11 +324,11 @@ class HumanSeats:
                 if seat.finished_at is None:
                     seat.finished_at = now
                 elif now - seat.finished_at > LINGER_S:
-                    seat.detach(seat.session)
+                    seat.close()
                     del self.by_match[match_id]
 
     def close(self) -> None:
         for seat in self.by_match.values():
-            seat.detach(seat.session)
+            seat.close()
         self.by_match.clear()
 

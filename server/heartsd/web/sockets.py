@@ -94,9 +94,12 @@ async def watch(request: web.Request, front: WebContext, match_id: str, peer: st
         feed = loop.create_task(_feed(front, peer, match_id, tracker, changed, ws))
         sender = loop.create_task(send_latest(ws, tracker.snapshot, changed, WATCH_INTERVAL_S))
         try:
+            # Spectators have nothing to say: the page sends nothing, so anything sent
+            # ends the socket (a client streaming frames at it costs one frame).
             async for message in ws:
-                if message.type is not WSMsgType.TEXT:
-                    break  # spectators have nothing to say
+                if message.type in (WSMsgType.TEXT, WSMsgType.BINARY):
+                    await _close(ws, 1008, "spectators send nothing on this socket")
+                break
         finally:
             feed.cancel()
             sender.cancel()

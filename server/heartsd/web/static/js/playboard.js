@@ -246,7 +246,7 @@ function render() {
 
 function connect() {
   $("status").textContent = t("connecting");
-  socket = new WebSocket(socketURL(`/ws/play/${encodeURIComponent(matchId)}`));
+  socket = new WebSocket(socketURL(`/api/seat/${encodeURIComponent(matchId)}/socket`));
   socket.addEventListener("open", () => { retry = 500; });
   socket.addEventListener("message", (event) => {
     const data = JSON.parse(event.data);

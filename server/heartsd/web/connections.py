@@ -1,0 +1,149 @@
+"""Open connections to the web front, bounded in total and per address.
+
+Every connection is a file descriptor of the daemon's one process, the same pool the
+gRPC server accepts bots from. Unbounded, 1,100 idle connections to the web port (a
+loop of ``connect()``, nothing sent) exhausted a 1,024-descriptor process: bots could
+no longer connect and the health check went unanswered, even after the flood ended.
+So the web front admits at most ``total`` connections at once (and never more than a
+quarter of the process's descriptor limit, :func:`connection_cap`) and ``per_peer``
+from one address; a connection over either is answered 503 and closed before any
+request is read. An idle connection (nothing sent yet, or between requests) is closed
+after ``IDLE_S`` (aiohttp's keep-alive timeout; its default is an hour), so a client
+that opens connections and sends nothing, or half a request, holds them only that long.
+
+:class:`GatedSite` is aiohttp's TCP site with the gate in front of each connection.
+
+>>> gate = ConnectionGate(total=3, per_peer=2)
+>>> [gate.admit("ipv4:10.0.0.1") for _ in range(3)], gate.admit("ipv4:10.0.0.2"), gate.admit("ipv4:10.0.0.3")
+([True, True, False], True, False)
+>>> gate.release("ipv4:10.0.0.1"); gate.admit("ipv4:10.0.0.3"), gate.open
+(True, 3)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import resource
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+from aiohttp import web
+
+log = structlog.get_logger("heartsd.web")
+IDLE_S = 15.0  # an idle connection is closed after this (no request yet, or between requests)
+SHARE_OF_DESCRIPTORS = 4  # the web front holds at most 1/4 of the process's file descriptors
+REFUSAL = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 5\r\n"
+           b"Connection: close\r\nContent-Length: 58\r\n\r\n"
+           b'{"error": "too many connections; close some and retry"}\r\n')
+
+
+def peer_name(host: str | None) -> str:
+    """An address as the daemon's budgets name it ("ipv4:1.2.3.4", "ipv6:[::1]")."""
+    host = host or "unknown"
+    return f"ipv6:[{host}]" if ":" in host else f"ipv4:{host}"
+
+
+def connection_cap(wanted: int) -> int:
+    """``wanted``, or less if the process may not open that many more descriptors:
+    the rest belong to bots' gRPC connections and the store."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    return max(1, min(wanted, soft // SHARE_OF_DESCRIPTORS))
+
+
+class ConnectionGate:
+    """How many connections are open, in total and per peer; whether one more may be."""
+
+    def __init__(self, total: int, per_peer: int) -> None:
+        self.total = total
+        self.per_peer = per_peer
+        self.open = 0
+        self.refused = 0
+        self._by_peer: dict[str, int] = {}
+
+    def admit(self, peer: str) -> bool:
+        if self.open >= self.total or self._by_peer.get(peer, 0) >= self.per_peer:
+            self.refused += 1
+            return False
+        self.open += 1
+        self._by_peer[peer] = self._by_peer.get(peer, 0) + 1
+        return True
+
+    def release(self, peer: str) -> None:
+        self.open -= 1
+        left = self._by_peer[peer] - 1
+        if left:
+            self._by_peer[peer] = left
+        else:
+            del self._by_peer[peer]
+
+
+class _GatedConnection(asyncio.Protocol):
+    """One connection: refused at once over the gate's limits, otherwise handed to the
+    aiohttp request handler made for it (every protocol callback passes through)."""
+
+    def __init__(self, gate: ConnectionGate, handlers: Callable[[], asyncio.Protocol]) -> None:
+        self._gate = gate
+        self._handlers = handlers
+        self._inner: asyncio.Protocol | None = None
+        self._peer = ""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        address = transport.get_extra_info("peername")
+        peer = peer_name(address[0] if isinstance(address, tuple) and address else None)
+        if not self._gate.admit(peer):
+            assert isinstance(transport, asyncio.Transport)
+            transport.write(REFUSAL)
+            transport.close()
+            return
+        self._peer = peer
+        self._inner = self._handlers()
+        self._inner.connection_made(transport)
+
+    def data_received(self, data: bytes) -> None:
+        if self._inner is not None:
+            self._inner.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return self._inner.eof_received() if self._inner is not None else None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._inner is not None:
+            self._gate.release(self._peer)
+            inner, self._inner = self._inner, None
+            inner.connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        if self._inner is not None:
+            self._inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        if self._inner is not None:
+            self._inner.resume_writing()
+
+
+class GatedSite(web.BaseSite):
+    """aiohttp's TCP site, each connection through ``gate`` (see the module docstring)."""
+
+    def __init__(self, runner: web.BaseRunner, host: str, port: int, gate: ConnectionGate, **kw: Any) -> None:
+        super().__init__(runner, **kw)
+        self._host = host
+        self._port = port
+        self.gate = gate
+        self.port = port
+
+    @property
+    def name(self) -> str:
+        return f"http://{self._host}:{self.port}"
+
+    async def start(self) -> None:
+        await super().start()
+        handlers = self._runner.server
+        assert handlers is not None
+        self._server = await asyncio.get_running_loop().create_server(
+            lambda: _GatedConnection(self.gate, handlers), self._host, self._port, backlog=self._backlog,
+            reuse_address=True, reuse_port=False)
+        if self._server.sockets:
+            self.port = self._server.sockets[0].getsockname()[1]
