@@ -453,3 +453,69 @@ def test_a_seat_socket_refuses_huge_or_garbage_messages_and_the_seat_plays_on(tm
                 assert json.loads((await ws.receive(timeout=10)).data)["you"] == 0
 
     run(main())
+
+
+def test_deeply_nested_json_is_refused_with_a_reason_not_a_traceback(tmp_path) -> None:
+    """Before: json.loads raises RecursionError (not ValueError) on a body nested a
+    thousand deep: POST /api/play answered 500 "internal error" and logged a traceback at
+    error level, for anyone, 20 times a second; on a seat's socket the handler died with
+    one. Now both are refused like any JSON that is not the expected shape."""
+
+    async def main() -> list[dict[str, Any]]:
+        async with web_daemon(tmp_path, log_level="debug") as web, client() as http:
+            with capture_logs() as logs:
+                async with http.post(f"{web.url}/api/play", data="[" * 5000,
+                                     headers={"Content-Type": "application/json"}) as r:
+                    assert r.status == 400 and "JSON" in (await r.json())["error"]
+                match_id = (await take_seat(http, web.url))["match_id"]
+                async with http.ws_connect(f"{web.url}/api/seat/{match_id}/socket") as ws:
+                    await ws.receive(timeout=10)
+                    await ws.send_str("[" * 4000)
+                    for _ in range(50):
+                        reply = await ws.receive(timeout=10)
+                        assert reply.type is aiohttp.WSMsgType.TEXT, reply
+                        rejection = json.loads(reply.data)["rejection"]
+                        if rejection:
+                            assert rejection["code"] == "malformed"
+                            break
+                    else:
+                        raise AssertionError("the nested message was not refused")
+        return logs
+
+    logs = run(main())
+    assert not [e for e in logs if e["log_level"] == "error" or "exc_info" in e], logs
+
+
+def test_a_long_replay_costs_the_same_per_deal_and_its_frames_are_bounded(tmp_path) -> None:
+    """Before: every frame carried the scores of every earlier deal, and a replay kept
+    every deal's frames it was asked for: deal 199 of a 200-deal record answered 1.1 MB,
+    and scrubbing 40 of its deals kept 107 MiB (quadratic in the record's length, and
+    anyone may ask). Now a frame says how many deals are scored (the index has the
+    scores once) and a replay keeps its DEALS_KEPT latest deals."""
+    from heartsbot.proto import admin_pb2
+
+    from heartsd.arena import SeatRequest
+    from heartsd.web import replays
+
+    async def main() -> None:
+        async with web_daemon(tmp_path) as web, aiohttp.ClientSession() as http:
+            runner = await web.arena.create_match(
+                "standard", 4, admin_pb2.RulesetOptions(), P.MatchFormat(fixed_deals=40), None,
+                [SeatRequest(house="random")] * 4, P.ClockSettings())
+            await asyncio.wait_for(runner.finished.wait(), 120)
+            async with http.get(f"{web.url}/api/replay/{runner.id}") as r:
+                index = await r.json()
+            assert len(index["deal_scores"]) == 40
+            sizes = {}
+            for deal in range(40):
+                async with http.get(f"{web.url}/api/replay/{runner.id}/deals/{deal}") as r:
+                    body = await r.read()
+                    sizes[deal] = len(body)
+                    frames = json.loads(body)["frames"]
+                    assert frames[0]["deals_scored"] == deal and frames[-1]["deals_scored"] == deal + 1
+                    assert "deal_scores" not in frames[0]
+            assert sizes[39] < 1.5 * sizes[0], sizes
+            replay = web.front.api._replays[runner.id]
+            assert len(replay._frames) == replays.DEALS_KEPT
+
+    run(main())

@@ -16,6 +16,7 @@ from hearts_engine import RulesetError, preset
 from hearts_engine.presets import PRESETS
 
 from . import present
+from .front import parse_json
 from .replays import Replay
 from .seats import SeatError
 
@@ -78,7 +79,7 @@ class Api:
         front = self.front
         front.check_post(request)
         try:
-            body = await request.json()
+            body = parse_json(await request.text())
         except ValueError:
             raise SeatError(400, "expected a JSON body: {ruleset, players, opponents}") from None
         if not isinstance(body, dict):

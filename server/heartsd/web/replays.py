@@ -7,11 +7,16 @@ over), in the shape the live table and the Playboard use (see tables.py), plus t
 decision itself: who, what, its provenance and the think time the server measured.
 
 Frames are made one deal at a time (a page asks for the deal it shows), so a long
-record costs what is looked at.
+record costs what is looked at, and a replay keeps the frames of its ``DEALS_KEPT`` most
+recently asked deals. A frame says how many deals are scored (``deals_scored``); the
+scores themselves are in the index, once. (Each frame used to carry every earlier deal's
+score: deal 199 of a 200-deal record answered 1.1 MB, and scrubbing 40 of its deals kept
+107 MiB, growing with the square of the record's length.)
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 from heartsbot.proto import spectator_pb2
@@ -21,6 +26,7 @@ from hearts_engine.cards import cards_of
 
 from . import present
 
+DEALS_KEPT = 16
 PHASES = {Phase.PASSING: "passing", Phase.PLAYING: "playing", Phase.MOON_CHOICE: "moon"}
 
 
@@ -36,7 +42,7 @@ class Replay:
         self.deal_starts: dict[int, int] = {}  # deal number -> index of its first step
         for index, step in enumerate(self.steps):
             self.deal_starts.setdefault(step.deal, index)
-        self._frames: dict[int, list[dict[str, Any]]] = {}
+        self._frames: OrderedDict[int, list[dict[str, Any]]] = OrderedDict()
 
     @property
     def deal_numbers(self) -> list[int]:
@@ -71,6 +77,9 @@ class Replay:
         cached = self._frames.get(number)
         if cached is None:
             cached = self._frames[number] = self._play(number)
+            while len(self._frames) > DEALS_KEPT:
+                self._frames.popitem(last=False)
+        self._frames.move_to_end(number)
         return cached
 
     def _play(self, number: int) -> list[dict[str, Any]]:
@@ -94,7 +103,6 @@ class Replay:
         rules = self.rules
         n = rules.players
         exchanged = all(p is not None for p in deal.passed) or deal.phase is not Phase.PASSING
-        scores = [present.deal_score(d) for d in self.record.deal_scores][: len(match.results)]
         last = deal.tricks[-1] if deal.tricks else None
         frame: dict[str, Any] = {
             "deal": deal.number, "phase": "scored" if deal.is_over else PHASES.get(deal.phase, "playing"),
@@ -116,7 +124,7 @@ class Replay:
             "points_taken": [rules.points_of(t) for t in deal.taken],
             "tricks_won": deal.tricks_won,
             "totals": list(match.totals),
-            "deal_scores": scores,
+            "deals_scored": len(match.results),  # the index's first deal_scores
             "decision": None if index is None else self._decision(index),
         }
         return frame

@@ -19,6 +19,7 @@ from aiohttp import WSMsgType, web
 
 from ..arena import ArenaError
 from .errors import HTTP_OF_ARENA
+from .front import parse_json
 from .tables import TableTracker
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ async def play(request: web.Request, front: WebContext, match_id: str, peer: str
                 if message.type is not WSMsgType.TEXT:
                     break
                 try:
-                    data = json.loads(message.data)
+                    data = parse_json(message.data)
                 except ValueError:
                     data = None
                 if not seat.answer(session, data):

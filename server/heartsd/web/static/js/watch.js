@@ -156,7 +156,8 @@ function drawReplay() {
   const index = replay.index;
   const frame = replay.frames.get(replay.deal)?.[replay.step];
   if (!frame) return;
-  const state = { ...frame, ruleset: index.ruleset, seats: index.seats };
+  const state = { ...frame, ruleset: index.ruleset, seats: index.seats,
+                  deal_scores: index.deal_scores.slice(0, frame.deals_scored) };
   status(t("deal_n", { n: frame.deal + 1 }), "replay");
   const table = $("table");
   Object.assign(table.dataset, { deal: frame.deal, step: replay.step, tricksDone: frame.tricks_done });
