@@ -225,6 +225,14 @@ class Bot:
             return None
         return await self._call.code()  # type: ignore[no-any-return]
 
+    async def final_status(self, timeout: float = 10) -> grpc.StatusCode:
+        """The stream's final status, waiting for it to end: a token revoked in the store
+        is refused once the token registry has read the change (its refresh is about a
+        second), so a test waits for the outcome instead of sleeping a guess."""
+        while self._call is None:
+            await asyncio.sleep(0.01)
+        return await asyncio.wait_for(self._call.code(), timeout)  # type: ignore[no-any-return]
+
     async def wait_ended(self, match_id: str, timeout: float = 60) -> game_pb2.MatchResult:
         async def wait() -> game_pb2.MatchResult:
             while match_id not in self.ended:
