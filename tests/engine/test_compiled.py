@@ -1,7 +1,8 @@
 """The compiled engine (mypyc, engine/setup.py) and the pure-Python one are the same engine.
 
-scripts/test runs the whole suite on each (so every rule test and cross-check runs on
-both); these tests check that the run really used the build it says, that the two builds
+scripts/test runs the whole suite on the compiled build and every engine test (each rule
+test and cross-check), the client's and the server's match tests on the pure one
+(HEARTS_PURE_PASS=all: the whole suite on both); these tests check that the run really used the build it says, that the two builds
 give identical results on a broad random workload, that a stale extension never runs, and
 that a build without a working C compiler falls back to the pure package.
 """
