@@ -37,6 +37,7 @@ from hearts_engine import (
     Phase,
     PlayAction,
     Ruleset,
+    SeatView,
 )
 from hearts_engine.errors import InvalidActionError
 from heartsbot import convert
@@ -150,10 +151,20 @@ class SeatSlot:
     # The provenance of the seat's own answers: BOT for a remote bot, HUMAN for a person
     # on the web Playboard (same stream, clock and checks; see heartsd.web.seats).
     provenance: int = P.PROVENANCE_BOT
+    thinking: bool = False  # a searching house strategy is deciding in a worker thread
 
     @property
     def label(self) -> str:
         return f"house:{self.house.name}" if self.house else self.name
+
+
+def house_decision(house: Strategy, view: SeatView) -> Action:
+    """What a house strategy does with ``view`` (for the phase the view is in)."""
+    if view.phase is Phase.PASSING:
+        return PassAction(tuple(house.choose_pass(view)))
+    if view.phase is Phase.MOON_CHOICE:
+        return MoonAction(house.choose_moon(view))
+    return PlayAction(house.choose_play(view))
 
 
 class MatchStopped(Exception):
@@ -297,10 +308,15 @@ class MatchRunner:
                     if slot.pending is not None:
                         continue
                     if slot.house is not None:
+                        if slot.thinking:
+                            continue
                         if self.house_delay_s > 0 and not self._house_ready:
                             self._schedule_house()
                             continue
                         self._house_ready = False
+                        if slot.house.searches:
+                            self._house_think(slot)
+                            continue
                         self._house_move(slot)
                         moved = True
                     else:
@@ -330,15 +346,26 @@ class MatchRunner:
     def _house_move(self, slot: SeatSlot) -> None:
         assert slot.house is not None
         start = time.perf_counter()
-        view = self.match.view(slot.seat)
-        phase = self.match.deal.phase
-        if phase is Phase.PASSING:
-            action: Action = PassAction(tuple(slot.house.choose_pass(view)))
-        elif phase is Phase.MOON_CHOICE:
-            action = MoonAction(slot.house.choose_moon(view))
-        else:
-            action = PlayAction(slot.house.choose_play(view))
+        action = house_decision(slot.house, self.match.view(slot.seat))
         self._apply(slot.seat, action, P.PROVENANCE_HOUSE, time.perf_counter() - start, 0)
+
+    def _house_think(self, slot: SeatSlot) -> None:
+        """Let a searching strategy (Monte Carlo: ~85 ms a play) decide in a worker thread,
+        so that the event loop, and every other match and stream on it, never waits for it.
+        The view is an immutable snapshot; the action is applied back on the loop."""
+        assert slot.house is not None
+        slot.thinking = True
+        start = time.perf_counter()
+        thought = self._loop.run_in_executor(None, house_decision, slot.house, self.match.view(slot.seat))
+        thought.add_done_callback(lambda done: self._guarded(self._house_thought, slot, done, start))
+
+    def _house_thought(self, slot: SeatSlot, done: asyncio.Future[Action], start: float) -> None:
+        slot.thinking = False
+        if self._stopping is not None or self.match.is_over or done.cancelled():
+            return
+        action = done.result()  # a strategy's error aborts the match, as on the loop
+        self._apply(slot.seat, action, P.PROVENANCE_HOUSE, time.perf_counter() - start, 0)
+        self._advance()
 
     def _request_decision(self, slot: SeatSlot) -> None:
         """Send ``slot`` its request, or play the default at once (auto-play, long gone)."""

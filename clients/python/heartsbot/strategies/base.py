@@ -19,6 +19,9 @@ class Strategy:
     name = "strategy"
     time_limit_s = 1.0
     """How long the next decision may take; the client sets it from the server's clock."""
+    searches = False
+    """True for a strategy that spends its time limit searching: the daemon runs such a
+    strategy's house seats in a worker thread, off its event loop."""
 
     def __init__(self, seed: int = 0) -> None:
         self.rng = random.Random(seed)

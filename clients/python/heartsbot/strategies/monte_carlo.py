@@ -26,6 +26,7 @@ BUDGET_SHARE = 0.85  # of time_limit_s; the rest is margin for the answer to tra
 class MonteCarloStrategy(Strategy):
     name = "mc"
     time_limit_s = 0.1
+    searches = True
 
     def __init__(self, seed: int = 0) -> None:
         super().__init__(seed)
