@@ -5,18 +5,21 @@
 //
 //   npm ci --prefix clients/node            # once (bash scripts/test does it too)
 //   node clients/node/bot.js --server 127.0.0.1:50051 --token TOKEN --name NAME \
-//       [--max-matches N] [--matches-to-play N] [--proto-dir DIR] [--tls] [--ca FILE]
-//       [--cert FILE --key FILE]
+//       [--rulesets R ...] [--max-matches N] [--matches N] [--proto-dir DIR] [--tls]
+//       [--ca FILE] [--cert FILE --key FILE] [--version]
 //
 // Flags may come from the environment instead: HEARTS_SERVER, HEARTS_TOKEN, HEARTS_NAME,
 // HEARTS_PROTO_DIR (default: the repository's proto/, found relative to this file).
-// --matches-to-play N plays N matches: once the Nth has started the bot sends `drain`
-// (the server seats it in no new match), finishes its running matches and exits 0 when
-// the server ends the stream (0, the default: play until Ctrl-C). The first Ctrl-C (or
-// SIGTERM) drains the same way; a second leaves at once, naming the matches it abandons
-// (exit 130). Exit 1 when the server refuses the bot (bad token, wrong name), 2 on a
-// usage or setup error. A dropped stream is re-opened with exponential backoff and every
-// match is resumed from the last event seen (see docs/protocol.md, "Resume").
+// The options, environment variables and exit codes are those of every Hearts Arena
+// client (README, "Command-line convention"). --matches N plays N matches: once the Nth
+// has started the bot sends `drain` (the server seats it in no new match), finishes its
+// running matches and exits 0 when the server ends the stream (0, the default: play
+// until Ctrl-C; --matches-to-play, its old name, still works and says it is deprecated). The first Ctrl-C (or SIGTERM)
+// drains the same way; a second leaves at once, naming the matches it abandons (exit
+// 130). Exit 3 when the server refuses the bot (bad token, wrong name), 4 when it cannot
+// be reached (no connection after 5 attempts), 2 on a usage or setup error. A dropped
+// stream that once worked is re-opened with exponential backoff and every match is
+// resumed from the last event seen (see docs/protocol.md, "Resume").
 'use strict';
 
 const path = require('node:path');
@@ -26,41 +29,89 @@ const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 const strategy = require('./strategy');
 
-const VERSION = `node-bot/${require('./package.json').version}`;
+const PACKAGE_VERSION = require('./package.json').version;
+const VERSION = `node-bot/${PACKAGE_VERSION}`; // hello.version
 const FATAL = new Set([grpc.status.UNAUTHENTICATED, grpc.status.PERMISSION_DENIED, grpc.status.INVALID_ARGUMENT]);
 const BACKOFF_MS = [200, 10_000];
-const USAGE = `usage: node bot.js --server HOST:PORT --token TOKEN --name NAME
-                   [--max-matches N] [--matches-to-play N] [--proto-dir DIR]
-                   [--tls] [--ca FILE] [--cert FILE --key FILE]
-(or HEARTS_SERVER, HEARTS_TOKEN, HEARTS_NAME, HEARTS_PROTO_DIR in the environment)`;
+const CONNECT_ATTEMPTS = 5; // a server never reached is given up after this many tries
+// The exit codes of every Hearts Arena client (clients/python/heartsbot/exits.py; README).
+const EXIT = { done: 0, usage: 2, refused: 3, unreachable: 4, abandoned: 130 };
+const USAGE = `usage: node bot.js [--server HOST:PORT] --token TOKEN --name NAME [options]
+
+  --server HOST:PORT    the server (env HEARTS_SERVER; default 127.0.0.1:50051)
+  --token TOKEN         the bot's token (env HEARTS_TOKEN; required)
+  --name NAME           the bot name the token was issued for (env HEARTS_NAME; required)
+  --rulesets R [R ...]  rulesets the bot plays, by spaces or commas (default: all)
+  --max-matches N       matches at once (hello.max_concurrent_matches; default 1)
+  --matches N           play N matches, then finish them and exit 0 (default: 0, until Ctrl-C)
+                        (--matches-to-play N: its old name, deprecated)
+  --proto-dir DIR       where hearts/v1/bot.proto is (env HEARTS_PROTO_DIR; default: the repository's proto/)
+  --tls                 connect over TLS (trusting the system's CAs)
+  --ca FILE             trust this PEM certificate authority (implies --tls; default: the system's CAs)
+  --cert FILE           present this PEM client certificate (mutual TLS; with --key; default: none)
+  --key FILE            the PEM private key of --cert (default: none)
+  --version             print the version and exit
+  -h, --help            print this help and exit
+
+exit codes (the same in every Hearts Arena client):
+  0    done: --matches played, or stopped with Ctrl-C after finishing the running matches
+  2    usage: a bad or missing option (--token, --name), no proto/
+  3    refused by the server: an unknown token, a name that is not the token's, a bad hello
+  4    the server could not be reached (never connected after ${CONNECT_ATTEMPTS} attempts; a connection
+       that once worked is retried until Ctrl-C)
+  130  interrupted: a second Ctrl-C left at once, abandoning running matches`;
 
 const log = (...parts) => console.error('[node-bot]', ...parts);
 
 class UsageError extends Error {}
 
+// `--rulesets a b` takes every word up to the next option, as heartsbot's does: joined
+// with commas here, for parseArgs (which takes one value per option).
+function joinRulesets(argv) {
+  const out = [];
+  for (let i = 0; i < argv.length; i += 1) {
+    if (argv[i] !== '--rulesets') { out.push(argv[i]); continue; }
+    const names = [];
+    while (i + 1 < argv.length && !argv[i + 1].startsWith('-')) names.push(argv[(i += 1)]);
+    out.push(`--rulesets=${names.join(',')}`);
+  }
+  return out;
+}
+
 function parseOptions(argv, env) {
   const { values } = parseArgs({
-    args: argv,
+    args: joinRulesets(argv),
     options: {
       server: { type: 'string', default: env.HEARTS_SERVER || '127.0.0.1:50051' },
       token: { type: 'string', default: env.HEARTS_TOKEN || '' },
       name: { type: 'string', default: env.HEARTS_NAME || '' },
+      rulesets: { type: 'string', default: '' },
       'max-matches': { type: 'string', default: '1' },
-      'matches-to-play': { type: 'string', default: '0' },
+      matches: { type: 'string', default: '' },
+      'matches-to-play': { type: 'string', default: '' }, // the old name of --matches
       'proto-dir': { type: 'string', default: env.HEARTS_PROTO_DIR || path.resolve(__dirname, '..', '..', 'proto') },
       tls: { type: 'boolean', default: false },
       ca: { type: 'string', default: '' },
       cert: { type: 'string', default: '' },
       key: { type: 'string', default: '' },
       help: { type: 'boolean', short: 'h', default: false },
+      version: { type: 'boolean', default: false },
     },
   });
   if (values.help) return null;
+  if (values.version) return 'version';
   if (!values.token) throw new UsageError('--token (or HEARTS_TOKEN) is required');
   if (!values.name) throw new UsageError('--name (or HEARTS_NAME) is required');
-  const count = (flag) => {
+  if (values['matches-to-play'] !== '') {
+    log('--matches-to-play is deprecated: use --matches (the same option in every Hearts Arena client)');
+    if (values.matches === '') values.matches = values['matches-to-play'];
+  }
+  if (values.matches === '') values.matches = '0';
+  const count = (flag, least) => {
     const n = Number(values[flag]);
-    if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${flag} must be a whole number, got ${values[flag]}`);
+    if (!Number.isInteger(n) || n < least) {
+      throw new UsageError(`--${flag} must be a whole number of at least ${least}, got ${values[flag]}`);
+    }
     return n;
   };
   if (Boolean(values.cert) !== Boolean(values.key)) {
@@ -68,7 +119,8 @@ function parseOptions(argv, env) {
   }
   return {
     server: values.server, token: values.token, name: values.name, protoDir: values['proto-dir'],
-    maxMatches: count('max-matches'), matchesToPlay: count('matches-to-play'),
+    rulesets: values.rulesets.split(',').filter(Boolean),
+    maxMatches: count('max-matches', 1), matchesToPlay: count('matches', 0),
     credentials: channelCredentials(values),
   };
 }
@@ -115,26 +167,39 @@ class Bot {
     this.abandoned = false;
     this.done = false;
     this.welcomed = false;
+    this.everConnected = false;
     this.call = null;
     this.wake = null;
   }
 
-  // Play until drained (0), abandoned by a second Ctrl-C (130), or refused (1).
+  // Play until drained (0), abandoned by a second Ctrl-C (130), refused (3), or a server
+  // never reached after CONNECT_ATTEMPTS tries (4).
   async run() {
     let delay = BACKOFF_MS[0];
+    let attempts = 0;
     for (;;) {
       this.welcomed = false;
+      attempts += 1;
       const status = await this.session();
-      if (this.abandoned) return 130;
-      if (this.drained) return 0;
-      if (this.done) return 0;
+      if (this.abandoned) return EXIT.abandoned;
+      if (this.drained) return EXIT.done;
+      if (this.done) return EXIT.done;
       if (FATAL.has(status.code)) {
         console.error(`error: the server refused bot ${this.options.name}: ${statusName(status.code)}: ${status.details}`);
-        return 1;
+        return EXIT.refused;
+      }
+      if (this.welcomed) this.everConnected = true;
+      if (!this.everConnected && attempts >= CONNECT_ATTEMPTS) {
+        console.error(`error: could not connect to ${this.options.server} after ${attempts} attempts `
+          + `(${statusName(status.code)}: ${status.details || 'no details'}): is the server running there, `
+          + 'and are the host and port right?');
+        return EXIT.unreachable;
       }
       if (this.welcomed) delay = BACKOFF_MS[0];
       const wait = Math.round(delay * (0.5 + Math.random()));
-      log(`stream ended (${statusName(status.code)}: ${status.details || 'no details'}); reconnecting in ${wait} ms`);
+      const why = `${statusName(status.code)}: ${status.details || 'no details'}`;
+      if (this.everConnected) log(`stream ended (${why}); reconnecting in ${wait} ms`);
+      else log(`could not connect to ${this.options.server} (attempt ${attempts} of ${CONNECT_ATTEMPTS}; ${why}); retrying in ${wait} ms`);
       await new Promise((resolve) => {
         const timer = setTimeout(resolve, wait);
         this.wake = () => { clearTimeout(timer); resolve(); };
@@ -190,7 +255,10 @@ class Bot {
         resolve(status);
       });
       call.write({
-        hello: { name: this.options.name, version: VERSION, rulesets: [], max_concurrent_matches: this.options.maxMatches },
+        hello: {
+          name: this.options.name, version: VERSION, rulesets: this.options.rulesets,
+          max_concurrent_matches: this.options.maxMatches,
+        },
       });
     });
   }
@@ -297,11 +365,12 @@ async function main() {
   try {
     options = parseOptions(process.argv.slice(2), process.env);
     if (options === null) return console.log(USAGE);
+    if (options === 'version') return console.log(`node-bot ${PACKAGE_VERSION}`);
     BotService = loadBotService(options.protoDir);
   } catch (error) {
     const usage = error instanceof UsageError || String(error.code).startsWith('ERR_PARSE_ARGS');
     console.error(`error: ${error.message}${usage ? `\n${USAGE}` : ''}`);
-    process.exitCode = 2;
+    process.exitCode = EXIT.usage;
     return;
   }
   const bot = new Bot(options, BotService);

@@ -11,8 +11,9 @@ Every command talks to a running daemon (``--server``, or HEARTS_SERVER; default
 and ``matches`` need no token (they are the spectators' API). ``--json`` prints the
 response as JSON instead of tables. Output is drawn with rich (tables, a live view).
 
-Exit codes: 0 done; 1 the daemon refused the call (its status and reason are printed);
-2 a usage error; 4 the daemon could not be reached.
+Exit codes, those of every Hearts Arena client (heartsbot.exits): 0 done; 2 a usage
+error; 3 the daemon refused the call (its status and reason are printed); 4 the daemon
+could not be reached.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from heartsbot.exits import EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE
 from heartsbot.help import DefaultsHelp
 from heartsbot.proto import admin_pb2, admin_pb2_grpc, game_pb2, spectator_pb2, spectator_pb2_grpc
 
@@ -39,7 +41,6 @@ P = game_pb2
 DEFAULT_SERVER = "127.0.0.1:50051"
 STATUSES = {"running": P.MATCH_STATUS_RUNNING, "finished": P.MATCH_STATUS_FINISHED,
             "aborted": P.MATCH_STATUS_ABORTED, "cancelled": P.MATCH_STATUS_CANCELLED}
-EXIT_REFUSED, EXIT_USAGE, EXIT_UNREACHABLE = 1, 2, 4
 
 
 class Refused(Exception):
@@ -92,7 +93,7 @@ def add_parser(sub: Any) -> None:
 def run_command(args: argparse.Namespace, command: Callable[[argparse.Namespace, Console], int],
                 prog: str = "heartsd admin") -> int:
     """Run one subcommand with a console sized for where it prints, its errors mapped to
-    the documented exit codes (1 refused, 2 usage, 4 unreachable)."""
+    the exit codes of every client (2 usage, 3 refused, 4 unreachable: heartsbot.exits)."""
     console = Console()
     if not console.is_terminal:  # a pipe or a file: no wrapping at 80 columns
         console = Console(width=200)

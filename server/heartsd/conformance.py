@@ -259,21 +259,22 @@ class Kit:
         self.timeout_s = timeout_s
         self.progress = progress
         self.grace_ms = grace_ms
+        self.results: list[Result] = []
         # The drain check: how to interrupt the client (SIGINT to the command the kit
         # started; None: ask the person at the terminal), and how to learn its exit status.
         self.interrupt = interrupt
         self.exited = exited
 
     async def run(self) -> list[Result]:
-        results = [await self._hello()]
+        """Every check in turn; ``self.results`` holds those done so far (the kit reads
+        them when its client exits before the end)."""
+        results = self.results = [await self._hello()]
         if not results[0].passed:
-            return results + [Result(b, False, "not run: the bot never connected") for b in BEHAVIOURS[1:]]
+            results += [Result(b, False, "not run: the bot never connected") for b in BEHAVIOURS[1:]]
+            return results
         results += await self._pass_and_play()
-        results.append(await self._moon())
-        results.append(await self._rejection())
-        results.append(await self._late())
-        results.append(await self._resume())
-        results.append(await self._drain())
+        for check in (self._moon, self._rejection, self._late, self._resume, self._drain):
+            results.append(await check())
         return results
 
     def _say(self, text: str) -> None:
@@ -507,6 +508,37 @@ async def kit_server(host: str, port: int, name: str, token: str,
             yield arena, f"{host}:{bound}"
 
 
+CLIENT_EXIT_GRACE_S = 3.0  # a client that exits by itself: the check under way may still finish
+
+
+async def _until_client_exits(kit: Kit, child: asyncio.subprocess.Process | None,
+                              interrupted: list[bool]) -> list[Result]:
+    """Run the checks; if the client the kit started exits on its own (not asked to by the
+    drain check), stop soon after instead of waiting out every check's timeout: what was
+    not checked yet fails, naming the exit."""
+    checks = asyncio.ensure_future(kit.run())
+    if child is None:
+        return await checks
+    exit_waiter = asyncio.ensure_future(child.wait())
+    try:
+        await asyncio.wait({checks, exit_waiter}, return_when=asyncio.FIRST_COMPLETED)
+        if checks.done() or interrupted:
+            return await checks
+        try:
+            return await asyncio.wait_for(asyncio.shield(checks), CLIENT_EXIT_GRACE_S)
+        except asyncio.TimeoutError:
+            checks.cancel()
+            await asyncio.gather(checks, return_exceptions=True)
+        code = child.returncode
+        why = f"status {code}" if code is not None and code >= 0 else f"signal {-(code or 0)}"
+        done = {r.behaviour for r in kit.results}
+        print(f"the client exited ({why}) before the checks were done; stopping", file=sys.stderr, flush=True)
+        return kit.results + [Result(b, False, f"not run: the client exited with {why} first")
+                              for b in BEHAVIOURS if b not in done]
+    finally:
+        exit_waiter.cancel()
+
+
 async def run_kit(host: str, port: int, name: str, token: str, timeout_s: float, command: Sequence[str],
                   as_json: bool, tls: dict[str, str] | None = None) -> int:
     """The ``heartsd conformance`` command: serve, optionally start the client, check, report."""
@@ -520,10 +552,12 @@ async def run_kit(host: str, port: int, name: str, token: str, timeout_s: float,
             child = await asyncio.create_subprocess_exec(*argv, env=env, start_new_session=True)
         try:
             interrupt = exited = None
+            interrupted: list[bool] = []  # the drain check asked the client to leave
             if child is not None:
                 process = child
 
                 def interrupt() -> None:
+                    interrupted.append(True)
                     with contextlib.suppress(ProcessLookupError):
                         os.killpg(process.pid, signal.SIGINT)
 
@@ -533,8 +567,8 @@ async def run_kit(host: str, port: int, name: str, token: str, timeout_s: float,
                     except asyncio.TimeoutError:
                         return None
 
-            results = await Kit(arena, name, timeout_s, progress=not as_json, interrupt=interrupt,
-                                exited=exited).run()
+            kit = Kit(arena, name, timeout_s, progress=not as_json, interrupt=interrupt, exited=exited)
+            results = await _until_client_exits(kit, child, interrupted)
         finally:
             if child is not None and child.returncode is None:
                 with contextlib.suppress(ProcessLookupError):

@@ -13,8 +13,8 @@ the standings (with ``--json``, as one JSON object on the last line). The others
 a running daemon (``--server`` or HEARTS_SERVER; the admin token from ``--admin-token``
 or HEARTSD_ADMIN_TOKEN for create, pause, resume and cancel).
 
-Exit codes: 0 done; 1 the daemon refused the call; 2 a usage error; 4 the daemon could
-not be reached.
+Exit codes, those of every Hearts Arena client (heartsbot.exits): 0 done; 2 a usage
+error; 3 the daemon refused the call; 4 the daemon could not be reached.
 """
 
 from __future__ import annotations

@@ -219,7 +219,8 @@ def test_heartsbot_play_command_plays_and_stops_cleanly_on_ctrl_c(tmp_path):
             _, err = await asyncio.wait_for(proc.communicate(), 20)
             wrong = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "heartsbot.cli", "play", "--server", daemon.target, "--token", "nope-nope-nope",
-                "--name", "alice", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+                "--name", "alice", "--strategy", "random", stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE)
             _, wrong_err = await asyncio.wait_for(wrong.communicate(), 20)
             return proc.returncode, err.decode(), daemon.stored(match_id), wrong.returncode, wrong_err.decode()
 
@@ -227,4 +228,4 @@ def test_heartsbot_play_command_plays_and_stops_cleanly_on_ctrl_c(tmp_path):
     assert code == 0 and "stopped after" in err
     assert stored.status == "finished"
     assert all(d.provenance == P.PROVENANCE_BOT for d in stored.record.decisions if d.seat == 0)
-    assert wrong_code == 2 and "UNAUTHENTICATED" in wrong_err
+    assert wrong_code == 3 and "UNAUTHENTICATED" in wrong_err  # refused: 3 in every client

@@ -143,7 +143,7 @@ def test_the_node_bot_drains_at_its_match_count_and_on_ctrl_c(tmp_path):
         async with running_daemon(tmp_path, house_delay_ms=10) as daemon:
             counted = await asyncio.create_subprocess_exec(
                 node(), str(BOT_JS), "--server", daemon.target, "--token", BOTS["dave"], "--name", "dave",
-                "--matches-to-play", "1", "--max-matches", "2",
+                "--matches", "1", "--max-matches", "2",
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
             await connected(daemon, counted, "dave")
             first = await daemon.create_match(["dave", *HOUSE3], deals=2, seed=7)

@@ -92,7 +92,7 @@ def assert_consistent_scores(record) -> None:
 def test_the_node_bot_plays_a_whole_game_by_itself(tmp_path):
     async def scenario():
         async with running_daemon(tmp_path) as daemon:
-            proc = await start_bot(daemon, "--matches-to-play", "1")
+            proc = await start_bot(daemon, "--matches", "1")
             await connected(daemon, proc)
             match_id = await daemon.create_match(["alice", *HOUSE3], deals=0, seed=7)  # 0: to the target
             return match_id, await finished(proc), daemon.stored(match_id)
@@ -109,7 +109,7 @@ def test_the_node_bot_plays_a_whole_game_by_itself(tmp_path):
 def test_the_node_bot_reconnects_and_resumes_after_the_stream_drops(tmp_path):
     async def scenario():
         async with running_daemon(tmp_path, decision_ms=3000, grace_ms=5000) as daemon:
-            proc = await start_bot(daemon, "--matches-to-play", "1")
+            proc = await start_bot(daemon, "--matches", "1")
             await connected(daemon, proc)
             match_id = await daemon.create_match(["alice", *HOUSE3], deals=1, seed=3)
             runner = daemon.arena.runners[match_id]
@@ -135,5 +135,5 @@ def test_the_node_bot_exits_with_a_clear_message_when_refused(tmp_path, token, n
             return await finished(await start_bot(daemon, name=name, token=token), timeout=20)
 
     code, _, err = run(scenario())
-    assert code == 1, err
+    assert code == 3, err  # refused: 3 in every client
     assert f"error: the server refused bot {name}: {status}" in err, err

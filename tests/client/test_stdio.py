@@ -374,4 +374,4 @@ def test_a_bot_that_exits_stops_the_bridge_with_a_clear_message(tmp_path):
     assert "i give up" in err, "the bot's stderr is passed through"
     assert re.search(r"heartsbot stdio: the bot exited with status 3 after \d+ decisions; stopping", err), err
     assert missing_code == 2 and "cannot run" in missing_err and "no-such-bot" in missing_err
-    assert refused_code == 2 and "the server refused the bot: PERMISSION_DENIED" in refused_err, refused_err
+    assert refused_code == 3 and "the server refused the bot: PERMISSION_DENIED" in refused_err, refused_err

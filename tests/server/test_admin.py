@@ -248,6 +248,6 @@ def test_heartsd_admin_commands_over_grpc(tmp_path, capsys):
     assert listed[0] == 0 and "5 match(es)" in listed[1] and second in listed[1] and first in listed[1]
     assert bots[0] == 0 and "alice" in bots[1] and "erin" in bots[1]
     assert cancelled[0] == 0 and "cancelled" in cancelled[1]
-    assert refused[0] == 1 and "UNAUTHENTICATED" in refused[2]
+    assert refused[0] == 3 and "UNAUTHENTICATED" in refused[2]  # refused: 3, as in every client
     unreachable = cli.main(["admin", "matches", "--server", "127.0.0.1:1", "--timeout", "2"])
     assert unreachable == 4 and "could not connect to 127.0.0.1:1" in capsys.readouterr().err

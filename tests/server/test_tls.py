@@ -167,7 +167,7 @@ def test_tls_settings_are_checked_at_start(tmp_path, pki):
                              capture_output=True, text=True, timeout=60)
         assert out.returncode == 2 and message in out.stderr, out.stderr
     bad = subprocess.run([*HEARTSBOT, "play", "--server", "127.0.0.1:1", "--token", "t", "--name", "n",
-                          "--cert", str(pki.client_cert)], capture_output=True, text=True, timeout=60)
+                          "--strategy", "random", "--cert", str(pki.client_cert)], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--cert and --key go together" in bad.stderr
 
 

@@ -412,8 +412,8 @@ def test_heartsd_tournament_commands(tmp_path, capsys):
     assert shown[0] == 0 and csv_lines[0].startswith("rank,bot,version,points_per_deal") and len(csv_lines) == 5
     assert as_json[0] == 0 and len(json.loads(as_json[1])["bots"]) == 4
     assert listed[0] == 0 and "cup" in listed[1]
-    assert refused[0] == 1 and "FAILED_PRECONDITION" in refused[2]  # a finished tournament cannot pause
-    assert wrong[0] == 1 and "UNAUTHENTICATED" in wrong[2]
+    assert refused[0] == 3 and "FAILED_PRECONDITION" in refused[2]  # a finished tournament cannot pause
+    assert wrong[0] == 3 and "UNAUTHENTICATED" in wrong[2]  # refused: 3, as in every client
 
 
 def test_a_tournament_runs_alongside_the_ladder_and_no_bot_is_double_booked(tmp_path):

@@ -10,7 +10,9 @@ class DefaultsHelp(argparse.ArgumentDefaultsHelpFormatter):
     (no default, a flag that is off, or a help text that states it already)."""
 
     def _get_help_string(self, action: argparse.Action) -> str:
-        if action.default in (None, False, "", argparse.SUPPRESS) or "%(default)" in (action.help or "") \
+        default = action.default
+        if default is None or default is False or default == "" or default is argparse.SUPPRESS \
+                or "%(default)" in (action.help or "") \
                 or "default" in (action.help or ""):
             return action.help or ""
         return super()._get_help_string(action) or ""

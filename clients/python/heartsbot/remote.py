@@ -5,7 +5,9 @@ over its public gRPC services (LadderService, SpectatorService); no token needed
     heartsbot matches --server HOST:PORT [--status finished] [--limit 20] [--all]
     heartsbot matches --server HOST:PORT --bot NAME       # that bot's latest rated matches
 
-Exit codes: 0 done; 1 the server refused the call; 4 the server could not be reached.
+``--server`` defaults to ``HEARTS_SERVER`` (then 127.0.0.1:50051) and the TLS options are
+those of every client (:mod:`heartsbot.options`); the exit codes too (:mod:`heartsbot.exits`:
+0 done, 2 usage, 3 the server refused the call, 4 it could not be reached).
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ from collections.abc import Sequence
 import grpc
 from google.protobuf import json_format
 
+from . import options, tls
+from .exits import EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE, TABLE
 from .proto import game_pb2, ladder_pb2, ladder_pb2_grpc, spectator_pb2, spectator_pb2_grpc
 
 P = game_pb2
 STATUSES = {"running": P.MATCH_STATUS_RUNNING, "finished": P.MATCH_STATUS_FINISHED,
             "aborted": P.MATCH_STATUS_ABORTED, "cancelled": P.MATCH_STATUS_CANCELLED}
 STATUS_NAMES = {v: k for k, v in STATUSES.items()}
-EXIT_REFUSED, EXIT_UNREACHABLE = 1, 4
 
 
 class CallFailed(Exception):
@@ -61,7 +64,7 @@ def _json(message: object) -> None:
 
 
 def leaderboard(args: argparse.Namespace) -> int:
-    with grpc.insecure_channel(args.server) as channel:
+    with tls.channel(args.server, args.tls_config) as channel:
         try:
             response = _call(args.server, ladder_pb2_grpc.LadderServiceStub(channel).GetLeaderboard,
                              ladder_pb2.GetLeaderboardRequest(ruleset=args.ruleset), args.timeout)
@@ -98,11 +101,11 @@ def matches(args: argparse.Namespace) -> int:
 def _all_matches(args: argparse.Namespace) -> int:
     if not 0 < args.limit <= 1000:
         print("heartsbot: --limit must be between 1 and 1000", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     request = spectator_pb2.ListMatchesRequest(limit=args.limit, page_token=args.page_token,
                                                status=STATUSES.get(args.status or "", 0))
     rows = []
-    with grpc.insecure_channel(args.server) as channel:
+    with tls.channel(args.server, args.tls_config) as channel:
         stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
         while True:
             response = _call(args.server, stub.ListMatches, request, args.timeout)
@@ -128,7 +131,7 @@ def _all_matches(args: argparse.Namespace) -> int:
 
 
 def _bot_matches(args: argparse.Namespace) -> int:
-    with grpc.insecure_channel(args.server) as channel:
+    with tls.channel(args.server, args.tls_config) as channel:
         profile = _call(args.server, ladder_pb2_grpc.LadderServiceStub(channel).GetBotProfile,
                         ladder_pb2.GetBotProfileRequest(bot=args.bot, ruleset=args.ruleset, limit=min(args.limit, 200)),
                         args.timeout)
@@ -148,19 +151,25 @@ def _bot_matches(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parsers(sub: argparse._SubParsersAction, formatter: type[argparse.HelpFormatter]) -> None:  # type: ignore[type-arg]
-    board = sub.add_parser("leaderboard", help="a server's ladder ranking (LadderService)", formatter_class=formatter)
-    listing = sub.add_parser("matches", help="a server's matches, or one bot's rated matches",
-                             formatter_class=formatter)
+def add_parsers(sub: argparse._SubParsersAction,  # type: ignore[type-arg]
+                formatter: type[argparse.HelpFormatter]) -> list[argparse.ArgumentParser]:
+    def command(name: str, text: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=text, description=f"{text}\n\n{TABLE}", formatter_class=formatter)
+
+    board = command("leaderboard", "a server's ladder ranking (LadderService)")
+    listing = command("matches", "a server's matches, or one bot's rated matches")
     for p in (board, listing):
-        p.add_argument("--server", required=True, metavar="HOST:PORT", help="the server")
+        options.add_server(p)
         p.add_argument("--ruleset", default="standard", help="the ladder's ruleset")
         p.add_argument("--json", action="store_true", help="print the response as JSON")
         p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the server's answer")
+        tls.add_options(p)
     board.set_defaults(run=leaderboard)
-    listing.add_argument("--bot", help="list this bot's latest rated matches instead (GetBotProfile)")
-    listing.add_argument("--status", choices=sorted(STATUSES), help="only matches with this status")
+    listing.add_argument("--bot", help="list this bot's latest rated matches instead (GetBotProfile; "
+                                       "default: every match)")
+    listing.add_argument("--status", choices=sorted(STATUSES), help="only matches with this status (default: any)")
     listing.add_argument("--limit", type=int, default=20, help="matches per page (at most 1000)")
-    listing.add_argument("--page-token", default="", help="the next page, as printed after the previous one")
+    listing.add_argument("--page-token", default="", help="the next page, as printed after the previous one (default: the first)")
     listing.add_argument("--all", action="store_true", help="follow every page to the end")
     listing.set_defaults(run=matches)
+    return [board, listing]

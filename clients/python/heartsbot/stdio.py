@@ -41,6 +41,7 @@ from hearts_engine import MoonOption, Phase, SeatView
 from hearts_engine.cards import Card, card_name, parse_card
 
 from . import __version__, convert
+from .exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE
 from .proto import bot_pb2, game_pb2
 from .client import BotClient, current_decision
 from .strategies import Strategy
@@ -51,6 +52,13 @@ PROTOCOL_VERSION = 1
 GREETING = f"hearts {PROTOCOL_VERSION}"
 READY = "ok"
 READY_TIMEOUT_S = 30.0
+HINT_AFTER_S = 5.0  # a bot still silent at the handshake after this long is told why it may be
+# What a bot that is running but answers nothing most likely does wrong, and the fixes.
+BUFFERING = ("its output (or its input) is most likely buffered on the pipe, so 'ok' never leaves it: "
+             "flush every line you write. Python: print(..., flush=True), or run python -u; "
+             "awk: fflush() after each print, and mawk (Debian's awk) also reads a pipe in blocks unless run "
+             "as mawk -W interactive -f bot.awk; C: fflush(stdout) or setvbuf(stdout, NULL, _IOLBF, 0) "
+             "(docs/stdio.md, 'The conversation')")
 KINDS = {Phase.PASSING: "pass", Phase.PLAYING: "play", Phase.MOON_CHOICE: "moon"}
 MOON_WORDS = {o.value: o for o in MoonOption} | {"add": MoonOption.ADD_TO_OTHERS,
                                                   "subtract": MoonOption.SUBTRACT_FROM_SELF}
@@ -183,6 +191,7 @@ class Child:
         self._state = threading.Lock()  # guards _waiting and _owed between askers and the reader
         self._waiting = False  # a request is out and its answer not yet read
         self._greeting = False  # waiting for "ok": every line is read
+        self.heard = 0  # lines the bot wrote before "ok" (it writes, so it is not stuck in a buffer)
         self._owed = 0  # answers to requests that timed out: dropped when they arrive
         self._ask = threading.Lock()  # one request at a time
         self._write_lock = threading.Lock()
@@ -198,6 +207,7 @@ class Child:
             try:
                 line = self._exchange(GREETING, deadline)
                 while line is not None and line != READY:
+                    self.heard += 1
                     self.report(f"the bot wrote a line before {READY!r} (dropped): {line[:200]!r}")
                     line = self._exchange(None, deadline)
             finally:
@@ -369,8 +379,8 @@ async def run_bridge(command: Sequence[str], server: str, token: str, name: str,
     """Play until Ctrl-C, or ``matches`` matches (0: no limit): the bridge drains once the
     last of them has started and exits 0 when they have ended. A first Ctrl-C drains too, a
     second leaves at once (130). 1 if the bot exits or never says ``ok``, 2 if it cannot be
-    started or the server refuses the token."""
-    from .client import FatalError
+    started, 3 if the server refuses the token, 4 if the server cannot be reached."""
+    from .client import FatalError, UnreachableError
 
     loop = asyncio.get_running_loop()
     gone = asyncio.Event()
@@ -384,20 +394,22 @@ async def run_bridge(command: Sequence[str], server: str, token: str, name: str,
                       trace=_trace if trace else None, report=_say)
     except OSError as exc:
         _say(f"cannot run {command[0]!r}: {exc.strerror or exc}")
-        return 2
+        return EXIT_USAGE
     try:
-        ready = await asyncio.to_thread(child.handshake, time.monotonic() + ready_timeout_s)
+        ready = await _handshake(child, ready_timeout_s)
     except ChildGone:
         _say(f"the bot {await asyncio.to_thread(child.status)} before answering {GREETING!r} with {READY!r}")
         child.close()
-        return 1
+        return EXIT_FAILED
     except asyncio.CancelledError:  # Ctrl-C while it starts
         child.close(0.5)
         raise
     if not ready:
-        _say(f"the bot did not answer {GREETING!r} with {READY!r} within {ready_timeout_s:g} s; stopping it")
+        running = child.proc.poll() is None and not child.heard
+        _say(f"the bot did not answer {GREETING!r} with {READY!r} within {ready_timeout_s:g} s"
+             + (f" although it is running: {buffering_hint(command)}" if running else "") + "; stopping it")
         await asyncio.to_thread(child.close, 0.5)
-        return 1
+        return EXIT_FAILED
 
     strategy = StdioStrategy(child, _say)
     informing: set[asyncio.Future[None]] = set()
@@ -425,7 +437,7 @@ async def run_bridge(command: Sequence[str], server: str, token: str, name: str,
     playing = loop.create_task(client.run())
     stopping = loop.create_task(gone.wait())
     announce = loop.create_task(_announce(client, child))
-    code = 0
+    code = EXIT_OK
     try:
         await asyncio.wait([playing, stopping], return_when=asyncio.FIRST_COMPLETED)
         if playing.done():
@@ -433,14 +445,17 @@ async def run_bridge(command: Sequence[str], server: str, token: str, name: str,
                 playing.result()
             except FatalError as exc:
                 _say(f"the server refused the bot: {exc}")
-                code = 2
+                code = EXIT_REFUSED
+            except UnreachableError as exc:
+                _say(str(exc))
+                code = EXIT_UNREACHABLE
             if left_at_once():
-                code = 130
+                code = EXIT_INTERRUPTED
         elif gone.is_set():
             client.stop()
             _say(f"the bot {await asyncio.to_thread(child.status)} after {client.stats.decisions} decisions; "
                  "stopping")
-            code = 1
+            code = EXIT_FAILED
     finally:
         client.stop()
         for task in (playing, stopping, announce):
@@ -452,6 +467,57 @@ async def run_bridge(command: Sequence[str], server: str, token: str, name: str,
         _say(f"{client.stats.matches_ended} matches, {client.stats.decisions} decisions, "
              f"{strategy.defaults + client.stats.fallbacks} answered by the bridge")
     return code
+
+
+async def _handshake(child: Child, timeout_s: float) -> bool:
+    """:meth:`Child.handshake`; a bot still running and silent after HINT_AFTER_S (or half
+    the timeout) is told then what it most likely does wrong, not only at the timeout."""
+    handshake = asyncio.ensure_future(asyncio.to_thread(child.handshake, time.monotonic() + timeout_s))
+    hint_after = min(HINT_AFTER_S, timeout_s / 2)
+    done, _ = await asyncio.wait({handshake}, timeout=hint_after)
+    if not done and child.proc.poll() is None and not child.heard:
+        _say(f"the bot has not answered {GREETING!r} with {READY!r} after {hint_after:g} s and is still "
+             f"running: {buffering_hint(child.command)}")
+    return await handshake
+
+
+def buffering_hint(command: Sequence[str]) -> str:
+    """Why a running bot says nothing, most likely: buffering. The fix for the program's
+    own interpreter first when the command names one (mawk, python), then the rest.
+
+    >>> buffering_hint(["python3", "bot.py"]).startswith("python3 buffers its output on a pipe")
+    True
+    >>> buffering_hint(["mawk", "-W", "interactive", "-f", "bot.awk"]).startswith("its output")
+    True
+    """
+    program, words = _interpreter(command)
+    specific = ""
+    if program == "mawk" and "interactive" not in " ".join(words):
+        specific = ("mawk reads a pipe in blocks and buffers its output: run it as "
+                    "mawk -W interactive -f bot.awk (and fflush() after each print). ")
+    elif program.startswith("python") and "-u" not in words[1:]:
+        specific = f"{program} buffers its output on a pipe: run it with -u, or print(..., flush=True). "
+    return specific + BUFFERING
+
+
+def _interpreter(command: Sequence[str]) -> tuple[str, list[str]]:
+    """The program that will read the bot's lines and its arguments: the command itself
+    (``awk`` followed through its links: Debian's is mawk), or a script's ``#!`` line."""
+    import shutil
+
+    words = list(command[1:] if os.path.basename(command[0]) == "env" and len(command) > 1 else command)
+    name = os.path.basename(words[0])
+    if name not in ("awk", "mawk", "gawk") and not name.startswith("python"):
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            with open(shutil.which(words[0]) or words[0], encoding="utf-8") as script:
+                first = script.readline(200)
+            if first.startswith("#!") and first[2:].split():
+                line = first[2:].split()
+                line = line[1:] if os.path.basename(line[0]) == "env" and len(line) > 1 else line
+                words, name = line + words[1:], os.path.basename(line[0])
+    if name == "awk":
+        name = os.path.basename(os.path.realpath(shutil.which("awk") or "awk"))
+    return name, words
 
 
 async def _announce(client: BotClient, child: Child) -> None:

@@ -63,9 +63,11 @@ def channel(target: str, tls: Tls | None, server_name: str = "") -> grpc.Channel
 
 def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tls", action="store_true", help="connect over TLS (trusting the system's CAs)")
-    parser.add_argument("--ca", metavar="FILE", help="trust this PEM certificate authority (implies --tls)")
-    parser.add_argument("--cert", metavar="FILE", help="present this PEM client certificate (mutual TLS; with --key)")
-    parser.add_argument("--key", metavar="FILE", help="the PEM private key of --cert")
+    parser.add_argument("--ca", metavar="FILE",
+                        help="trust this PEM certificate authority (implies --tls; default: the system's CAs)")
+    parser.add_argument("--cert", metavar="FILE",
+                        help="present this PEM client certificate (mutual TLS; with --key; default: none)")
+    parser.add_argument("--key", metavar="FILE", help="the PEM private key of --cert (default: none)")
 
 
 def from_args(args: argparse.Namespace) -> Tls | None:

@@ -1,0 +1,34 @@
+"""The exit codes of every Hearts Arena command-line client, in one place.
+
+``heartsbot play|stdio|local|leaderboard|matches``, the Node bot (``clients/node/bot.js``
+keeps the same numbers) and ``heartsd admin|tournament`` exit with these, so a script or
+a supervisor that runs any of them reads one table (README, "Command-line convention").
+A refused token is 3 in every client; a server never reached is 4.
+
+>>> EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_INTERRUPTED
+(3, 4, 130)
+>>> print(TABLE.splitlines()[0])
+exit codes (the same in heartsbot, the Node bot, the stdio bridge and heartsd admin):
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_FAILED = 1  # the bot's own code failed (heartsbot local), or the stdio bot exited or never answered
+EXIT_USAGE = 2
+EXIT_REFUSED = 3
+EXIT_UNREACHABLE = 4
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a program Ctrl-C stopped
+
+TABLE = f"""exit codes (the same in heartsbot, the Node bot, the stdio bridge and heartsd admin):
+  {EXIT_OK:<4} done: --matches played, or stopped with Ctrl-C after finishing the running matches
+  {EXIT_FAILED:<4} the bot failed: its strategy raised, answered illegally or ran out of time (local),
+       or the bot program exited or never answered the handshake (stdio)
+  {EXIT_USAGE:<4} usage: a bad or missing option (--strategy, --token, --name), an unknown strategy,
+       file or ruleset, a bot program that cannot be started
+  {EXIT_REFUSED:<4} refused by the server: an unknown token, a name that is not the token's, a bad
+       hello, or a request it turned down (its status and reason on stderr)
+  {EXIT_UNREACHABLE:<4} the server could not be reached (never connected after 5 attempts; a connection
+       that once worked is retried until Ctrl-C)
+  {EXIT_INTERRUPTED:<4} interrupted: a second Ctrl-C left at once, abandoning running matches (or
+       Ctrl-C before there was anything to finish)"""

@@ -1,0 +1,76 @@
+"""The command-line options every Hearts Arena client shares, by the same names and with
+the same defaults (the Node bot in clients/node spells them the same way):
+
+``--server HOST:PORT`` (env ``HEARTS_SERVER``, default 127.0.0.1:50051), ``--token``
+(env ``HEARTS_TOKEN``), ``--name`` (env ``HEARTS_NAME``), ``--rulesets``,
+``--max-matches N`` (default 1), ``--matches N`` (default 0: until Ctrl-C), the TLS
+options of :mod:`heartsbot.tls`, and ``--version``. A flag wins over the environment,
+the environment over the default.
+
+The environment is read after parsing, not as an argparse default, so a token in
+``HEARTS_TOKEN`` never shows up in ``--help`` (which prints every default).
+
+>>> p = argparse.ArgumentParser(prog="x")
+>>> add_server(p)
+>>> resolve(p, p.parse_args([]), env={"HEARTS_SERVER": "arena:1"}).server
+'arena:1'
+>>> resolve(p, p.parse_args(["--server", "mine:2"]), env={"HEARTS_SERVER": "arena:1"}).server
+'mine:2'
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Mapping
+
+from . import __version__, tls
+
+DEFAULT_SERVER = "127.0.0.1:50051"
+# option destination -> the environment variable that stands in for it
+ENVIRONMENT = {"server": "HEARTS_SERVER", "token": "HEARTS_TOKEN", "name": "HEARTS_NAME"}
+
+
+def add_version(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--version", action="version", version=f"heartsbot {__version__}",
+                   help="print the version and exit")
+
+
+def add_server(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--server", metavar="HOST:PORT",
+                   help=f"the server (env HEARTS_SERVER; default {DEFAULT_SERVER})")
+
+
+def add_bot_connection(p: argparse.ArgumentParser) -> None:
+    """What a bot that plays on a server takes: the server, its token and name, how many
+    matches at once and in all, TLS."""
+    add_server(p)
+    p.add_argument("--token", help="the bot's token, sent as 'authorization: Bearer TOKEN' "
+                                   "(env HEARTS_TOKEN; required)")
+    p.add_argument("--name", help="the bot name the token was issued for (env HEARTS_NAME; required)")
+    p.add_argument("--rulesets", nargs="*", metavar="RULESET", help="rulesets the bot plays (default: all)")
+    p.add_argument("--max-matches", type=int, default=1, metavar="N",
+                   help="matches at once (hello.max_concurrent_matches)")
+    p.add_argument("--matches", type=int, default=0, metavar="N",
+                   help="play N matches, then finish them and exit 0 (default: 0, until Ctrl-C)")
+    tls.add_options(p)
+
+
+def resolve(p: argparse.ArgumentParser, args: argparse.Namespace,
+            env: Mapping[str, str] | None = None) -> argparse.Namespace:
+    """Fill ``--server``/``--token``/``--name`` left out from the environment (then the
+    default server); a bot option still missing is a usage error (exit 2) naming both."""
+    env = os.environ if env is None else env
+    for dest, var in ENVIRONMENT.items():
+        if hasattr(args, dest) and not getattr(args, dest):
+            setattr(args, dest, env.get(var) or None)
+    if hasattr(args, "server") and not args.server:
+        args.server = DEFAULT_SERVER
+    missing = [f"--{dest} (or {ENVIRONMENT[dest]})" for dest in ("token", "name")
+               if hasattr(args, dest) and not getattr(args, dest)]
+    if missing:
+        p.error(f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} required")
+    for dest, least in (("max_matches", 1), ("matches", 0)):
+        if hasattr(args, dest) and getattr(args, dest) < least:
+            p.error(f"--{dest.replace('_', '-')} must be at least {least}")
+    return args

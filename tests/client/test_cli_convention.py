@@ -1,0 +1,335 @@
+"""One command-line convention for every client (issue 16, point 4): ``heartsbot play``,
+``heartsbot stdio`` (the bridge for bots in any language), ``heartsbot local|leaderboard|
+matches`` and the Node bot take the same option names, read HEARTS_SERVER / HEARTS_TOKEN
+/ HEARTS_NAME (a flag wins), print ``--version`` and help that shows every default, and
+exit with the same codes (README, "Command-line convention"; heartsbot/exits.py). Also:
+the stdio bridge names the likely cause of a bot silent at the handshake, and the
+conformance kit stops as soon as the client it started exits.
+
+Each test exercises the real programs as subprocesses, against a real daemon where one
+is needed."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from heartsbot.proto import game_pb2 as P
+
+from ..server.harness import BOTS, run, running_daemon
+from .test_leaving import connected, draining, exit_of, played
+from .test_node_bot import BOT_JS, node
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "clients" / "stdio-examples"
+HEARTSBOT = [sys.executable, "-m", "heartsbot.cli"]
+EXIT_USAGE, EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_INTERRUPTED = 2, 3, 4, 130
+HOUSE3 = ["house:random", "house:random", "house:random"]
+# The options every client that plays on a server takes, by these names.
+SHARED = {"--server", "--token", "--name", "--rulesets", "--max-matches", "--matches", "--tls", "--ca", "--cert",
+          "--key", "--version", "--help"}
+
+
+def _run(argv: list[str], env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("HEARTS_")}
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                          env={**clean, "COLUMNS": "100", **(env or {})})
+
+
+def _options(help_text: str) -> dict[str, str]:
+    """Option invocation (``--server HOST:PORT``) -> its help text, from argparse's or the
+    Node bot's help: an entry starts at a line indented by two spaces then '-'; deeper
+    indented lines continue it."""
+    entries: dict[str, str] = {}
+    current = None
+    for line in help_text.splitlines():
+        if re.match(r"^  -", line) and not line.startswith("  -- "):  # not a positional "-- COMMAND"
+            head, *text = re.split(r"\s{2,}", line.strip(), maxsplit=1)
+            current = head
+            entries[current] = " ".join(text).strip()
+        elif current is not None and line.startswith("    ") and line.strip():
+            entries[current] = (entries[current] + " " + line.strip()).strip()
+        elif not line.strip() or not line.startswith(" "):
+            current = None
+    return entries
+
+
+def _long_names(entries: dict[str, str]) -> set[str]:
+    return {word.rstrip(",") for head in entries for word in head.split() if word.startswith("--")}
+
+
+def _takes_a_value(head: str) -> bool:
+    return any(len(variant.split()) > 1 for variant in head.split(", "))
+
+
+def test_every_client_prints_its_version_and_help_with_every_option_and_default():
+    """Today: no --version, most options without help text or a shown default, and the
+    same option named --matches in one client and --matches-to-play in the other."""
+    top = _run([*HEARTSBOT, "--version"])
+    assert top.returncode == 0 and re.fullmatch(r"heartsbot \d+\.\d+\.\d+\n", top.stdout), top
+    node_version = _run([node(), str(BOT_JS), "--version"])
+    assert node_version.returncode == 0 and re.fullmatch(r"node-bot \d+\.\d+\.\d+\n", node_version.stdout)
+    helps = {}
+    for command in ("play", "stdio", "local", "leaderboard", "matches"):
+        assert _run([*HEARTSBOT, command, "--version"]).stdout == top.stdout, command
+        shown = _run([*HEARTSBOT, command, "--help"], env={"HEARTS_TOKEN": "a-secret-token-in-the-environment"})
+        assert shown.returncode == 0 and "a-secret-token" not in shown.stdout, "a token never shows as a default"
+        helps[command] = shown.stdout
+    node_help = _run([node(), str(BOT_JS), "--help"])
+    assert node_help.returncode == 0
+    helps["node"] = node_help.stdout
+    for client, text in helps.items():
+        entries = _options(text)
+        assert entries, client
+        for head, explained in entries.items():
+            if head.startswith("-h") or head == "--version":
+                continue
+            assert explained, f"{client}: {head} has no help text"
+            if _takes_a_value(head):
+                assert "default" in explained or "required" in explained, f"{client}: {head} shows no default"
+        assert "exit codes" in text and "130" in text, f"{client}: the exit-code table is in its help"
+    for client in ("play", "stdio", "node"):
+        missing = SHARED - _long_names(_options(helps[client]))
+        assert not missing, f"{client} lacks the shared options {missing}"
+    play = " ".join(helps["play"].split())
+    assert "HEARTS_SERVER; default 127.0.0.1:50051" in play and "HEARTS_TOKEN" in play and "HEARTS_NAME" in play
+    assert "--matches-to-play" not in helps["play"] + helps["stdio"]
+
+
+def test_strategy_is_required_and_never_silently_heuristic():
+    """Today `heartsbot play` without --strategy plays `heuristic` under your bot's name."""
+    missing = _run([*HEARTSBOT, "play", "--server", "127.0.0.1:1", "--token", "t" * 10, "--name", "x"])
+    assert missing.returncode == EXIT_USAGE and "--strategy" in missing.stderr, missing
+    unknown = _run([*HEARTSBOT, "play", "--server", "127.0.0.1:1", "--token", "t" * 10, "--name", "x",
+                    "--strategy", "genius"])
+    assert unknown.returncode == EXIT_USAGE and "unknown strategy 'genius'" in unknown.stderr, unknown
+    no_token = _run([*HEARTSBOT, "play", "--strategy", "random", "--name", "x"])
+    assert no_token.returncode == EXIT_USAGE and "--token (or HEARTS_TOKEN) is required" in no_token.stderr
+
+
+def test_refused_and_unreachable_exit_the_same_way_in_every_client(tmp_path):
+    """Today a refused token exits 2 from heartsbot and 1 from the Node bot, and the Node
+    bot retries a server it never reached forever. The environment names the right
+    server, token and name; the one flag given wins over it."""
+    bridge = [*HEARTSBOT, "stdio", "--", "sh", str(EXAMPLES / "first_legal.sh")]
+    clients = {"play": [*HEARTSBOT, "play", "--strategy", "random"], "node": [node(), str(BOT_JS)],
+               "stdio": bridge}
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            env = {"HEARTS_SERVER": daemon.target, "HEARTS_TOKEN": BOTS["alice"], "HEARTS_NAME": "alice"}
+            runs = {}
+            for client, argv in clients.items():
+                # stdio's options go before its "--"
+                def with_flags(*flags: str, argv: list[str] = argv) -> list[str]:
+                    cut = argv.index("--") if "--" in argv else len(argv)
+                    return [*argv[:cut], *flags, *argv[cut:]]
+
+                runs[(client, "token")] = with_flags("--token", "wrong-token-0123456789")
+                runs[(client, "name")] = with_flags("--name", "bob")
+                runs[(client, "server")] = with_flags("--server", "127.0.0.1:1")
+            runs[("matches", "token")] = [*HEARTSBOT, "matches", "--page-token", "not-a-page-token"]
+            runs[("leaderboard", "server")] = [*HEARTSBOT, "leaderboard", "--server", "127.0.0.1:1"]
+            done = await asyncio.gather(*(asyncio.to_thread(_run, argv, env) for argv in runs.values()))
+            return dict(zip(runs, done))
+
+    for (client, wrong), done in run(scenario()).items():
+        if wrong == "server":
+            assert done.returncode == EXIT_UNREACHABLE, (client, done.stderr)
+            assert "could not connect to 127.0.0.1:1" in done.stderr, (client, done.stderr)
+        else:
+            assert done.returncode == EXIT_REFUSED, (client, wrong, done.stderr)
+            status = {"token": "UNAUTHENTICATED", "name": "PERMISSION_DENIED"}[wrong]
+            assert status in done.stderr or client == "matches", (client, done.stderr)
+
+
+def test_hearts_environment_and_matches_work_in_every_client(tmp_path):
+    """HEARTS_SERVER / HEARTS_TOKEN / HEARTS_NAME alone, and --matches 1: each client plays
+    one match and exits 0. Today heartsbot ignores the environment (--server, --token and
+    --name are required) and the Node bot has no --matches (its --matches-to-play still
+    works, saying it is deprecated)."""
+    awk = EXAMPLES / "lowest.awk"
+    commands = {
+        "play": [*HEARTSBOT, "play", "--strategy", "heuristic", "--matches", "1"],
+        "stdio": [*HEARTSBOT, "stdio", "--matches", "1", "--", "mawk", "-W", "interactive", "-f", str(awk)],
+        "node": [node(), str(BOT_JS), "--matches", "1"],
+        "node, old name": [node(), str(BOT_JS), "--matches-to-play", "1"],
+    }
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            env = {"HEARTS_SERVER": daemon.target, "HEARTS_TOKEN": BOTS["alice"], "HEARTS_NAME": "alice"}
+            clean = {k: v for k, v in os.environ.items() if not k.startswith("HEARTS_")}
+            out = {}
+            for name, argv in commands.items():
+                proc = await asyncio.create_subprocess_exec(*argv, env={**clean, **env},
+                                                            stdout=asyncio.subprocess.PIPE,
+                                                            stderr=asyncio.subprocess.PIPE)
+                for _ in range(1200):
+                    if daemon.arena.sessions.get("alice") is not None or proc.returncode is not None:
+                        break
+                    await asyncio.sleep(0.05)
+                match_id = await daemon.create_match(["alice", *HOUSE3], deals=1)
+                await daemon.wait_finished(match_id)
+                _, err = await asyncio.wait_for(proc.communicate(), 60)
+                out[name] = (proc.returncode, err.decode(), daemon.stored(match_id).status)
+                while daemon.arena.sessions.get("alice") is not None:
+                    await asyncio.sleep(0.02)
+            board = await asyncio.to_thread(_run, [*HEARTSBOT, "leaderboard"], env)
+            return out, board, daemon.target
+
+    out, board, target = run(scenario())
+    for name, (code, err, status) in out.items():
+        assert code == 0 and status == "finished", (name, code, err)
+    assert "--matches-to-play is deprecated: use --matches" in out["node, old name"][1]
+    assert "deprecated" not in out["node"][1]
+    assert board.returncode == 0 and f"on {target}" in board.stdout, board  # HEARTS_SERVER, no --server
+
+
+def test_a_second_ctrl_c_exits_130_in_every_client(tmp_path):
+    """The table's 130 holds for the Node bot and the stdio bridge as for heartsbot play
+    (tests/client/test_leaving.py): the first Ctrl-C drains, the second leaves at once."""
+    commands = {"node": [node(), str(BOT_JS)],
+                "stdio": [*HEARTSBOT, "stdio", "--", "sh", str(EXAMPLES / "first_legal.sh")]}
+
+    async def scenario():
+        async with running_daemon(tmp_path, house_delay_ms=40) as daemon:
+            out = {}
+            for (name, argv), bot in zip(commands.items(), ("bob", "carol")):
+                env = {"HEARTS_SERVER": daemon.target, "HEARTS_TOKEN": BOTS[bot], "HEARTS_NAME": bot}
+                proc = await asyncio.create_subprocess_exec(*argv, env={**os.environ, **env},
+                                                            stdout=asyncio.subprocess.PIPE,
+                                                            stderr=asyncio.subprocess.PIPE)
+                await connected(daemon, proc, bot)
+                match_id = await daemon.create_match([bot, *HOUSE3], deals=3)
+                await played(daemon, match_id, 2)
+                proc.send_signal(signal.SIGINT)
+                await draining(daemon, bot)
+                proc.send_signal(signal.SIGINT)
+                out[name] = await exit_of(proc)
+                if match_id in daemon.arena.runners:
+                    daemon.arena.runners[match_id].stop(P.MATCH_STATUS_CANCELLED, "test over")
+            return out
+
+    for name, (code, err) in run(scenario()).items():
+        assert code == EXIT_INTERRUPTED and "abandoning 1 match" in err, (name, code, err)
+
+
+def test_the_stdio_bridge_names_a_buffering_bot_at_the_handshake(tmp_path):
+    """Today a stdio bot in plain mawk (which reads a pipe in blocks without -W
+    interactive) or one whose output a pipe buffers hangs at the handshake with no hint.
+    The bridge now says, while it still waits (5 s into its default 30 s), that the bot
+    is running but silent, the likely cause and the fix for its interpreter; Ctrl-C then
+    stops it (130), and a bot still silent at the timeout is named again (exit 1)."""
+    buffered = tmp_path / "buffered.py"
+    buffered.write_text(  # stdout block-buffered, as on any pipe (whatever PYTHONUNBUFFERED says)
+        "import os, sys, time\nsys.stdin.readline()\nout = os.fdopen(1, 'w', buffering=8192)\n"
+        "out.write('ok\\n')\ntime.sleep(60)\n")
+    bots = {"mawk": ["mawk", "-f", str(EXAMPLES / "lowest.awk")], "python": [sys.executable, str(buffered)]}
+    fixes = {"mawk": ["mawk -W interactive", "fflush()"], "python": ["-u", "flush=True"]}
+    bridge = [*HEARTSBOT, "stdio", "--server", "127.0.0.1:1", "--token", "t" * 10, "--name", "x"]
+    hint = re.compile(r"has not answered 'hearts 1' with 'ok' after (\d+) s and is still running: (.*)")
+
+    async def while_waiting(bot: list[str]) -> tuple[str, int]:
+        proc = await asyncio.create_subprocess_exec(*bridge, "--", *bot, stderr=asyncio.subprocess.PIPE)
+        assert proc.stderr is not None
+        seen = ""
+        try:
+            while not hint.search(seen):
+                line = await asyncio.wait_for(proc.stderr.readline(), 60)
+                assert line, f"the bridge ended without a hint: {seen}"
+                seen += line.decode()
+        finally:
+            proc.send_signal(signal.SIGINT)
+            seen += (await asyncio.wait_for(proc.communicate(), 30))[1].decode()
+        return seen, proc.returncode
+
+    async def scenario():
+        return await asyncio.gather(
+            asyncio.gather(*(while_waiting(bot) for bot in bots.values())),
+            asyncio.gather(*(asyncio.to_thread(_run, [*bridge, "--handshake-timeout", "4", "--", *bot])
+                             for bot in bots.values())))
+
+    waiting, timed_out = run(scenario())
+    for name, (err, code), done in zip(bots, waiting, timed_out):
+        found = hint.search(err)
+        assert found and found.group(1) == "5", (name, err)
+        assert "buffer" in found.group(2) and all(fix in found.group(2) for fix in fixes[name]), (name, err)
+        assert code == EXIT_INTERRUPTED, (name, code, err)
+        assert done.returncode == 1, (name, done.stderr)
+        assert "after 2 s and is still running" in done.stderr, (name, done.stderr)
+        last = next(line for line in done.stderr.splitlines() if "within 4 s" in line)
+        assert "did not answer 'hearts 1' with 'ok' within 4 s although it is running: " in last, last
+        assert all(fix in last for fix in fixes[name]), last
+
+
+def test_the_conformance_kit_stops_as_soon_as_its_client_exits(tmp_path):
+    """Today it waits its whole --timeout after the client died (60 s by default; here 600,
+    so waiting it would overrun the subprocess limit). Two clients: one that exits at once
+    with status 3, one (the stdio bridge) whose bot gives up after its first request."""
+    quitter = tmp_path / "quitter.sh"
+    quitter.write_text('read -r greeting\necho ok\nread -r request\necho "i give up" >&2\nexit 3\n')
+    kit = [sys.executable, "-m", "heartsd.cli", "conformance", "--port", "0", "--timeout", "600", "--json", "--"]
+    clients = {
+        "exits at once": [sys.executable, "-c", "import sys; sys.exit(3)"],
+        "exits mid-check": [*HEARTSBOT, "stdio", "--server", "{target}", "--token", "{token}", "--name", "{name}",
+                            "--", "sh", str(quitter)],
+    }
+
+    async def scenario():
+        return await asyncio.gather(*(asyncio.to_thread(_run, [*kit, *argv], None, 300) for argv in clients.values()))
+
+    at_once, mid_check = run(scenario())
+    for done, status in ((at_once, 3), (mid_check, 1)):
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert f"the client exited (status {status}) before the checks were done" in done.stderr, done.stderr
+    import json
+
+    first = json.loads(at_once.stdout.strip().splitlines()[-1])
+    assert not first["passed"] and all("client exited with status 3" in b["detail"] or b["behaviour"] == "hello"
+                                       for b in first["behaviours"]), first
+    second = json.loads(mid_check.stdout.strip().splitlines()[-1])
+    hello = next(b for b in second["behaviours"] if b["behaviour"] == "hello")
+    assert hello["passed"], second
+    assert any("not run: the client exited with status 1 first" in b["detail"] for b in second["behaviours"]), second
+
+
+def test_the_documented_exit_codes_are_the_ones_every_client_uses():
+    """One table (README, clients/node/README.md, docs/stdio.md) for the codes heartsbot
+    (heartsbot/exits.py), heartsd admin and the Node bot (its EXIT) really use."""
+    from heartsbot import exits
+    from heartsd import admin_cli
+
+    def table(path: Path, heading: str) -> dict[int, str]:
+        text = path.read_text()
+        start = text.index(heading)
+        end = text.find("\n#", start + len(heading))  # the next heading, or the end
+        section = text[start:end if end != -1 else None]
+        found = {}
+        for line in section.splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if line.startswith("|") and len(cells) == 2 and cells[0].isdigit():
+                found[int(cells[0])] = cells[1]
+        return found
+
+    readme = table(ROOT / "README.md", "### Command-line convention")
+    codes = {exits.EXIT_OK: "done", exits.EXIT_FAILED: "the bot failed", exits.EXIT_USAGE: "usage",
+             exits.EXIT_REFUSED: "refused by the server", exits.EXIT_UNREACHABLE: "could not be reached",
+             exits.EXIT_INTERRUPTED: "interrupted"}
+    assert set(readme) == set(codes), readme
+    assert all(words in readme[code] for code, words in codes.items()), readme
+    source = BOT_JS.read_text()
+    node_exits = dict(re.findall(r"(\w+): (\d+)", re.search(r"const EXIT = \{(.*?)\};", source).group(1)))
+    assert {int(v) for v in node_exits.values()} == set(codes) - {exits.EXIT_FAILED}
+    assert int(node_exits["refused"]) == exits.EXIT_REFUSED and int(node_exits["unreachable"]) == 4
+    assert int(node_exits["usage"]) == exits.EXIT_USAGE and int(node_exits["abandoned"]) == 130
+    node_readme = table(ROOT / "clients" / "node" / "README.md", "Exit codes (the same in every client)")
+    assert set(node_readme) == {int(v) for v in node_exits.values()}, node_readme
+    stdio = table(ROOT / "docs" / "stdio.md", "## Exit status")
+    assert set(stdio) == set(codes), stdio
+    assert (admin_cli.EXIT_REFUSED, admin_cli.EXIT_USAGE, admin_cli.EXIT_UNREACHABLE) == (3, 2, 4)
