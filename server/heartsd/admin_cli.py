@@ -64,7 +64,8 @@ def add_parser(sub: Any) -> None:
         p.set_defaults(run=lambda args: run_command(args, run))
         return p
 
-    bots = command("bots", "list connected bots: version, slots in use, reserved, their matches", _bots)
+    bots = command("bots", "list connected bots (draining or not): version, slots in use, reserved, their matches",
+                   _bots)
     bots.add_argument("--all", action="store_true", help="also list registered and configured bots not connected")
     matches = command("matches", "list matches, newest first, a page at a time", list_matches)
     matches.add_argument("--status", choices=sorted(STATUSES), help="only matches with this status")
@@ -147,7 +148,8 @@ def _bots(args: argparse.Namespace, console: Console) -> int:
     for column in ("bot", "connected", "version", "owner", "slots used", "reserved", "rulesets", "matches"):
         table.add_column(column, justify="right" if column in ("slots used", "reserved") else "left")
     for bot in response.bots:
-        state = "yes" if bot.connected else ("revoked" if bot.revoked else "no")
+        # a draining bot is connected but takes no new match: say so, not "yes"
+        state = ("draining" if bot.draining else "yes") if bot.connected else ("revoked" if bot.revoked else "no")
         slots = f"{bot.active_matches}/{bot.max_concurrent_matches}" if bot.connected else str(bot.active_matches)
         matches = ", ".join(f"{m.match_id} ({m.purpose})" for m in bot.matches)
         table.add_row(bot.name, state, bot.version, bot.owner, slots, str(bot.reserved_slots or ""),

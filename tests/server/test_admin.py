@@ -8,7 +8,7 @@ import time
 
 import grpc
 import pytest
-from heartsbot.proto import admin_pb2, admin_pb2_grpc, game_pb2, spectator_pb2, spectator_pb2_grpc
+from heartsbot.proto import admin_pb2, admin_pb2_grpc, bot_pb2, game_pb2, spectator_pb2, spectator_pb2_grpc
 from rich.console import Console
 
 from hearts_engine import card_symbol
@@ -251,3 +251,37 @@ def test_heartsd_admin_commands_over_grpc(tmp_path, capsys):
     assert refused[0] == 3 and "UNAUTHENTICATED" in refused[2]  # refused: 3, as in every client
     unreachable = cli.main(["admin", "matches", "--server", "127.0.0.1:1", "--timeout", "2"])
     assert unreachable == 4 and "could not connect to 127.0.0.1:1" in capsys.readouterr().err
+
+
+def test_heartsd_admin_bots_shows_a_draining_bot_as_draining(tmp_path, capsys):
+    """ListBots says a bot is draining (it sent `drain`: it finishes its running matches
+    and takes no new one); `heartsd admin bots` shows it in the connected column, so an
+    organiser can tell a bot on its way out from one that is free to be seated."""
+    drain = bot_pb2.PlayRequest(drain=bot_pb2.Drain(reason="going home"))
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            base = ["--server", daemon.target, "--admin-token", ADMIN]
+            alice = await Bot(daemon, "alice", random_legal(3), max_matches=1).start()
+            await Bot(daemon, "bob", random_legal(4), max_matches=1).start()
+            match_id = await daemon.create_match(["alice", *HOUSE3], deals=50, clock={"decision_ms": 60_000})
+            alice.send(drain)
+            while not any(m.HasField("draining") for m in alice.received):
+                await asyncio.sleep(0.01)
+
+            def admin(*argv: str) -> tuple[int, str]:
+                code = cli.main(["admin", *argv])
+                return code, capsys.readouterr().out
+
+            shown = await asyncio.to_thread(admin, "bots", *base)
+            as_json = await asyncio.to_thread(admin, "bots", *base, "--json")
+            daemon.arena.runners[match_id].stop(P.MATCH_STATUS_CANCELLED, "test over")
+            return shown, as_json
+
+    (code, text), (json_code, json_text) = run(scenario())
+    assert code == 0 and json_code == 0
+    rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[1:-1]]
+            for line in text.splitlines() if line.count("│") > 3}
+    assert rows["alice"][1] == "draining", text
+    assert rows["bob"][1] == "yes", text
+    assert '"draining": true' in json_text, json_text
