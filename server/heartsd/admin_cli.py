@@ -8,7 +8,9 @@
 
 Every command talks to a running daemon (``--server``, or HEARTS_SERVER; default
 127.0.0.1:50051) with the admin token (``--admin-token`` or HEARTSD_ADMIN_TOKEN); ``watch``
-and ``matches`` need no token (they are the spectators' API). ``--json`` prints the
+and ``matches`` need no token (they are the spectators' API). A daemon that serves TLS
+is reached with the TLS options every client takes (``--tls``, ``--ca``, ``--cert``,
+``--key``: heartsbot.tls). ``--json`` prints the
 response as JSON instead of tables. Output is drawn with rich (tables, a live view).
 
 Exit codes, those of every Hearts Arena client (heartsbot.exits): 0 done; 2 a usage
@@ -31,6 +33,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from heartsbot import tls
 from heartsbot.exits import EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE
 from heartsbot.help import DefaultsHelp
 from heartsbot.proto import admin_pb2, admin_pb2_grpc, game_pb2, spectator_pb2, spectator_pb2_grpc
@@ -61,6 +64,7 @@ def add_parser(sub: Any) -> None:
                        help="the daemon's admin token (env HEARTSD_ADMIN_TOKEN; printed by heartsd serve)")
         p.add_argument("--json", action="store_true", help="print the response as JSON")
         p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the daemon's answer")
+        tls.add_options(p)
         p.set_defaults(run=lambda args: run_command(args, run))
         return p
 
@@ -129,8 +133,10 @@ def translate_error(exc: grpc.RpcError, server: str) -> Exception:
     return Refused(f"{code.name}: {details}")
 
 
-def _channel(args: argparse.Namespace) -> grpc.Channel:
-    return grpc.insecure_channel(args.server)
+def open_channel(args: argparse.Namespace) -> grpc.Channel:
+    """A channel to ``--server``, over TLS with the options every client takes (--tls,
+    --ca, --cert, --key: heartsbot.tls); a bad combination or file is a usage error."""
+    return tls.channel(args.server, tls.from_args(args))
 
 
 def print_json(console: Console, message: Any) -> None:
@@ -138,7 +144,7 @@ def print_json(console: Console, message: Any) -> None:
 
 
 def _bots(args: argparse.Namespace, console: Console) -> int:
-    with _channel(args) as channel:
+    with open_channel(args) as channel:
         response = _call(args, admin_pb2_grpc.AdminServiceStub(channel).ListBots,
                          admin_pb2.ListBotsRequest(include_registered=args.all))
     if args.json:
@@ -169,7 +175,7 @@ def list_matches(args: argparse.Namespace, console: Console) -> int:
     for column in ("match", "created", "status", "ruleset", "deals", "seats and totals", "winner"):
         table.add_column(column)
     rows = 0
-    with _channel(args) as channel:
+    with open_channel(args) as channel:
         stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
         while True:
             response = _call(args, stub.ListMatches, request, auth=False)
@@ -205,7 +211,7 @@ def _create(args: argparse.Namespace, console: Console) -> int:
     if args.seed is not None:
         request.seed = args.seed
     request.clock.decision_ms = args.decision_ms
-    with _channel(args) as channel:
+    with open_channel(args) as channel:
         response = _call(args, admin_pb2_grpc.AdminServiceStub(channel).CreateMatch, request,
                          timeout=args.timeout + args.wait)
     if args.json:
@@ -217,7 +223,7 @@ def _create(args: argparse.Namespace, console: Console) -> int:
 
 
 def _cancel(args: argparse.Namespace, console: Console) -> int:
-    with _channel(args) as channel:
+    with open_channel(args) as channel:
         response = _call(args, admin_pb2_grpc.AdminServiceStub(channel).CancelMatch,
                          admin_pb2.CancelMatchRequest(match_id=args.match_id, reason=args.reason))
     if args.json:
@@ -228,21 +234,21 @@ def _cancel(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def watch_events(server: str, match_id: str) -> Iterator[game_pb2.Event]:
+def watch_events(args: argparse.Namespace, match_id: str) -> Iterator[game_pb2.Event]:
     """The public events of ``match_id`` as they happen (SpectatorService.WatchMatch)."""
-    with grpc.insecure_channel(server) as channel:
+    with open_channel(args) as channel:
         stream = spectator_pb2_grpc.SpectatorServiceStub(channel).WatchMatch(
             spectator_pb2.WatchMatchRequest(match_id=match_id))
         try:
             for response in stream:
                 yield from response.events
         except grpc.RpcError as exc:
-            raise translate_error(exc, server) from None
+            raise translate_error(exc, args.server) from None
 
 
 def _watch(args: argparse.Namespace, console: Console) -> int:
     view = TableView()
-    events = watch_events(args.server, args.match_id)
+    events = watch_events(args, args.match_id)
     if args.plain or not console.is_terminal:
         for event in events:
             view.apply(event)

@@ -11,7 +11,8 @@
 strategy over loopback gRPC (named after its strategy), runs the tournament and prints
 the standings (with ``--json``, as one JSON object on the last line). The others talk to
 a running daemon (``--server`` or HEARTS_SERVER; the admin token from ``--admin-token``
-or HEARTSD_ADMIN_TOKEN for create, pause, resume and cancel).
+or HEARTSD_ADMIN_TOKEN for create, pause, resume and cancel; TLS with the clients'
+``--tls``, ``--ca``, ``--cert``, ``--key``).
 
 Exit codes, those of every Hearts Arena client (heartsbot.exits): 0 done; 2 a usage
 error; 3 the daemon refused the call; 4 the daemon could not be reached.
@@ -35,10 +36,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from heartsbot import tls
 from heartsbot.help import DefaultsHelp
 from heartsbot.proto import tournament_pb2, tournament_pb2_grpc
 
-from .admin_cli import DEFAULT_SERVER, run_command, translate_error
+from .admin_cli import DEFAULT_SERVER, open_channel, run_command, translate_error
 from .standings import Standings
 
 STATUS = {v: k.removeprefix("TOURNAMENT_STATUS_").lower() for k, v in tournament_pb2.TournamentStatus.items()}
@@ -57,6 +59,7 @@ def add_parser(sub: Any) -> None:
                            help="the daemon (env HEARTS_SERVER)")
             p.add_argument("--admin-token", help="the daemon's admin token (env HEARTSD_ADMIN_TOKEN)")
             p.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the daemon's answer")
+            tls.add_options(p)
         p.set_defaults(run=lambda args: run_command(args, run, "heartsd tournament"))
         return p
 
@@ -118,7 +121,7 @@ def _request(args: argparse.Namespace, bots: list[str], name: str) -> tournament
 
 
 def _create(args: argparse.Namespace, console: Console) -> int:
-    with grpc.insecure_channel(args.server) as channel:
+    with open_channel(args) as channel:
         t = _call(args, _stub(channel).CreateTournament, _request(args, args.bot, args.name), admin=True).tournament
     console.print(f"tournament {t.id} started: {len(t.roster)} bots, {t.rounds} rounds, {t.matches_total} matches; "
                   f"follow it with: heartsd tournament watch {t.id}")
@@ -126,7 +129,7 @@ def _create(args: argparse.Namespace, console: Console) -> int:
 
 
 def _list(args: argparse.Namespace, console: Console) -> int:
-    with grpc.insecure_channel(args.server) as channel:
+    with open_channel(args) as channel:
         response = _call(args, _stub(channel).ListTournaments, tournament_pb2.ListTournamentsRequest())
     table = Table(title=f"tournaments on {args.server}")
     for column in ("id", "name", "status", "ruleset", "bots", "rounds", "matches", "created"):
@@ -140,7 +143,7 @@ def _list(args: argparse.Namespace, console: Console) -> int:
 
 
 def _show(args: argparse.Namespace, console: Console) -> int:
-    with grpc.insecure_channel(args.server) as channel:
+    with open_channel(args) as channel:
         t = _call(args, _stub(channel).GetTournament, tournament_pb2.GetTournamentRequest(id=args.id)).tournament
     if args.json:
         print(t.standings.json)
@@ -155,14 +158,14 @@ def _move(args: argparse.Namespace, console: Console) -> int:
     method = {"pause": "PauseTournament", "resume": "ResumeTournament", "cancel": "CancelTournament"}[
         args.tournament_command]
     request = getattr(tournament_pb2, f"{method}Request")(id=args.id, reason=args.reason)
-    with grpc.insecure_channel(args.server) as channel:
+    with open_channel(args) as channel:
         t = _call(args, getattr(_stub(channel), method), request, admin=True).tournament
     console.print(f"tournament {t.id}: {STATUS.get(t.status, '?')} ({t.matches_finished}/{t.matches_total} matches)")
     return 0
 
 
 def _watch(args: argparse.Namespace, console: Console) -> int:
-    with grpc.insecure_channel(args.server) as channel, Progress(
+    with open_channel(args) as channel, Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
             console=console, transient=True) as progress:
         task = None

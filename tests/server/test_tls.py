@@ -19,7 +19,7 @@ from heartsbot.tls import Tls
 from tests.tls import Pki, make_pki
 
 from ..client.test_node_bot import BOT_JS, node
-from .harness import BOTS, run, running_daemon
+from .harness import ADMIN, BOTS, run, running_daemon
 
 P = game_pb2
 ROOT = Path(__file__).resolve().parents[2]
@@ -187,3 +187,40 @@ def test_heartsbot_local_over_tls(tmp_path, pki, mutual):
                           *options], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "standard, 4 players" in out.stdout
+
+
+def test_heartsd_admin_tournament_and_heartsbot_leaderboard_over_mutual_tls(tmp_path, pki):
+    """The organiser's and the author's read-only commands take the TLS options every
+    client takes (--tls, --ca, --cert, --key): before, heartsd admin and heartsd
+    tournament opened only plain channels, so a daemon serving TLS could not be run from
+    them. Without the options they fail as unreachable (4), a lone --cert is a usage
+    error (2)."""
+    from heartsbot import cli as heartsbot_cli
+    from heartsd import cli as heartsd_cli
+
+    tls_options = client_options(pki, True)
+
+    async def scenario():
+        async with running_daemon(tmp_path, client_tls=tls_of(pki, True), **server_tls(pki, True)) as daemon:
+            base = ["--server", daemon.target]
+            admin = ["--admin-token", ADMIN, "--timeout", "5"]
+            runs = {
+                "admin bots": ["admin", "bots", *base, *admin, *tls_options],
+                "admin matches": ["admin", "matches", *base, *admin, *tls_options],
+                "tournament list": ["tournament", "list", *base, *admin, *tls_options],
+                "admin bots, plain": ["admin", "bots", *base, *admin],
+                "tournament list, plain": ["tournament", "list", *base, *admin],
+                "admin bots, a lone --cert": ["admin", "bots", *base, *admin, "--cert", str(pki.client_cert)],
+            }
+            done = {name: await asyncio.to_thread(heartsd_cli.main, argv) for name, argv in runs.items()}
+            done["leaderboard"] = await asyncio.to_thread(heartsbot_cli.main, ["leaderboard", *base, *tls_options])
+            done["leaderboard, plain"] = await asyncio.to_thread(
+                heartsbot_cli.main, ["leaderboard", *base, "--timeout", "5"])
+            return done
+
+    done = run(scenario())
+    for name in ("admin bots", "admin matches", "tournament list", "leaderboard"):
+        assert done[name] == 0, (name, done)
+    for name in ("admin bots, plain", "tournament list, plain", "leaderboard, plain"):
+        assert done[name] == 4, (name, done)
+    assert done["admin bots, a lone --cert"] == 2, done
