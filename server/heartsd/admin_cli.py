@@ -61,7 +61,8 @@ def add_parser(sub: Any) -> None:
         p.add_argument("--server", default=os.environ.get("HEARTS_SERVER", DEFAULT_SERVER), metavar="HOST:PORT",
                        help="the daemon (env HEARTS_SERVER)")
         p.add_argument("--admin-token",
-                       help="the daemon's admin token (env HEARTSD_ADMIN_TOKEN; printed by heartsd serve)")
+                       help="the daemon's admin token (env HEARTSD_ADMIN_TOKEN; printed by heartsd serve; "
+                            "default: none, which only matches and watch accept)")
         p.add_argument("--json", action="store_true", help="print the response as JSON")
         p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the daemon's answer")
         tls.add_options(p)
@@ -72,13 +73,14 @@ def add_parser(sub: Any) -> None:
                    _bots)
     bots.add_argument("--all", action="store_true", help="also list registered and configured bots not connected")
     matches = command("matches", "list matches, newest first, a page at a time", list_matches)
-    matches.add_argument("--status", choices=sorted(STATUSES), help="only matches with this status")
+    matches.add_argument("--status", choices=sorted(STATUSES), help="only matches with this status (default: any)")
     matches.add_argument("--limit", type=int, default=20, help="matches per page (at most 1000)")
-    matches.add_argument("--page-token", default="", help="the next_page_token a previous page printed")
+    matches.add_argument("--page-token", default="",
+                         help="the next_page_token a previous page printed (default: the first page)")
     matches.add_argument("--all", action="store_true", help="follow every page to the end")
     create = command("create", "start a match between connected bots and/or house bots", _create)
     create.add_argument("--seat", action="append", required=True, metavar="BOT|house:STRATEGY",
-                        help="a seat, clockwise from seat 0 (repeat once per seat)")
+                        help="a seat, clockwise from seat 0 (required; repeat once per seat)")
     create.add_argument("--ruleset", default="standard", help="standard, classic, hartenjagen, hartenjagen-quick, omnibus")
     create.add_argument("--deals", type=int, default=0, help="fixed deals (0: a game to the preset's end)")
     create.add_argument("--seed", type=int, help="the shuffle seed (default: random)")
@@ -88,7 +90,7 @@ def add_parser(sub: Any) -> None:
                         help="wait this long for busy or absent bots, holding their next free slots")
     cancel = command("cancel", "stop a running match; it is recorded as cancelled", _cancel)
     cancel.add_argument("match_id")
-    cancel.add_argument("--reason", default="cancelled by an admin")
+    cancel.add_argument("--reason", default="cancelled by an admin", help="why, for the record")
     watch = command("watch", "watch a live match: the trick in play, the deal's tricks, the score sheet", _watch)
     watch.add_argument("match_id")
     watch.add_argument("--plain", action="store_true",

@@ -260,7 +260,13 @@ def _conformance(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from heartsbot.help import DefaultsHelp
+
+    from . import __version__
+
     parser = argparse.ArgumentParser(prog="heartsd", description="The Hearts Arena daemon.")
+    parser.add_argument("--version", action="version", version=f"heartsd {__version__}",
+                        help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the daemon")
     serve.add_argument("--config", help="TOML settings file")
@@ -334,30 +340,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     for p in ladder_sub.choices.values():
         p.add_argument("--db", default=default_db, help="SQLite path or postgresql:// URL")
     ladder.set_defaults(run=_ladder)
-    health = sub.add_parser("health", help="check that a daemon answers SERVING")
-    health.add_argument("--target", default="127.0.0.1:50051")
-    health.add_argument("--timeout", type=float, default=3.0)
+    health = sub.add_parser("health", help="check that a daemon answers SERVING", formatter_class=DefaultsHelp)
+    health.add_argument("--target", default="127.0.0.1:50051", metavar="HOST:PORT", help="the daemon")
+    health.add_argument("--timeout", type=float, default=3.0, help="seconds to wait for its answer")
     from heartsbot import tls
 
     tls.add_options(health)
     health.add_argument("--tls-name", default="", metavar="NAME",
-                        help="the name on the server's certificate, when --target is another (e.g. 127.0.0.1)")
+                        help="the name on the server's certificate, when --target is another (e.g. 127.0.0.1; "
+                             "default: --target's host)")
     health.set_defaults(run=_health)
     kit = sub.add_parser(
         "conformance", help="check a bot client against every protocol behaviour",
         description="Start a test server, wait for one bot to connect (or start it: the command after --, "
                     "with {target} {token} {name} replaced and HEARTS_SERVER/HEARTS_TOKEN/HEARTS_NAME set), "
                     "put it through hello, pass, play, moon, rejection, late and resume, and print which "
-                    "behaviours passed. Exit 0 when all did. See docs/protocol.md.")
-    kit.add_argument("--host", default="127.0.0.1")
+                    "behaviours passed. Exit 0 when all did. See docs/protocol.md.", formatter_class=DefaultsHelp)
+    kit.add_argument("--host", default="127.0.0.1", help="the address the kit's test server listens on")
     kit.add_argument("--port", type=int, default=50052, help="0 picks a free port (printed at start)")
     kit.add_argument("--name", default="conformance-bot", help="the bot name the client must say hello with")
     kit.add_argument("--token", help="the token the client must present (default: generated, printed)")
     kit.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the bot and for each match")
     kit.add_argument("--json", action="store_true", help="also print the results as one JSON line at the end")
-    kit.add_argument("--tls-cert", metavar="FILE", help="serve the kit over TLS with this PEM certificate (and --tls-key)")
-    kit.add_argument("--tls-key", metavar="FILE")
-    kit.add_argument("--tls-client-ca", metavar="FILE", help="mutual TLS: require client certificates signed by this CA")
+    kit.add_argument("--tls-cert", metavar="FILE",
+                     help="serve the kit over TLS with this PEM certificate (and --tls-key; default: no TLS)")
+    kit.add_argument("--tls-key", metavar="FILE", help="the PEM private key of --tls-cert (default: none)")
+    kit.add_argument("--tls-client-ca", metavar="FILE",
+                     help="mutual TLS: require client certificates signed by this CA (default: none)")
     kit.add_argument("client_command", nargs=argparse.REMAINDER, metavar="-- COMMAND",
                      help="the client to start, e.g. -- node bot.js --server {target} --token {token} --name {name}")
     kit.set_defaults(run=_conformance)

@@ -57,14 +57,15 @@ def add_parser(sub: Any) -> None:
         if remote:
             p.add_argument("--server", default=os.environ.get("HEARTS_SERVER", DEFAULT_SERVER), metavar="HOST:PORT",
                            help="the daemon (env HEARTS_SERVER)")
-            p.add_argument("--admin-token", help="the daemon's admin token (env HEARTSD_ADMIN_TOKEN)")
+            p.add_argument("--admin-token", help="the daemon's admin token (env HEARTSD_ADMIN_TOKEN; default: "
+                                                 "none, which only list, show and watch accept)")
             p.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the daemon's answer")
             tls.add_options(p)
         p.set_defaults(run=lambda args: run_command(args, run, "heartsd tournament"))
         return p
 
     create = command("create", "freeze a roster of connected bots and start the schedule", _create)
-    create.add_argument("--bot", action="append", required=True, help="a roster bot (repeat for each)")
+    create.add_argument("--bot", action="append", required=True, help="a roster bot (required; repeat for each)")
     create.add_argument("--name", default="tournament", help="a name to show")
     _settings(create)
     command("list", "every tournament, newest first", _list)
@@ -79,12 +80,13 @@ def add_parser(sub: Any) -> None:
                        ("resume", "continue a paused tournament"), ("cancel", "stop a tournament for good")):
         p = command(name, text, _move)
         p.add_argument("id")
-        p.add_argument("--reason", default="", help="why, for the record")
+        p.add_argument("--reason", default="", help="why, for the record (default: none)")
     local = command("local", "run a tournament of house strategies on a daemon in this process", _local, remote=False)
     local.add_argument("--bots", nargs="+", required=True, metavar="STRATEGY",
-                       help="one bot per strategy: random, heuristic, mc, graded-Q (a strategy twice: two bots)")
+                       help="one bot per strategy: random, heuristic, mc, graded-Q (a strategy twice: two bots; "
+                            "required)")
     local.add_argument("--json", action="store_true", help="end with the standings as one JSON object")
-    local.add_argument("--csv", metavar="FILE", help="also write the standings as CSV to FILE")
+    local.add_argument("--csv", metavar="FILE", help="also write the standings as CSV to FILE (default: none)")
     local.add_argument("--db", help="keep everything in this SQLite file (default: a temporary one)")
     _settings(local)
 

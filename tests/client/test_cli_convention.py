@@ -101,6 +101,37 @@ def test_every_client_prints_its_version_and_help_with_every_option_and_default(
     assert "--matches-to-play" not in helps["play"] + helps["stdio"]
 
 
+HEARTSD = [sys.executable, "-m", "heartsd.cli"]
+# The daemon's client commands: the organiser's tools, the conformance kit, the health check.
+HEARTSD_CLIENTS = [["admin", c] for c in ("bots", "matches", "create", "cancel", "watch")] + \
+    [["tournament", c] for c in ("create", "list", "show", "watch", "pause", "resume", "cancel", "local")] + \
+    [["conformance"], ["health"]]
+
+
+def test_heartsd_client_commands_print_the_version_and_help_with_every_default():
+    """heartsd admin, tournament, conformance and health are clients of a daemon too: every
+    option explained, with its default or 'required', and the TLS options by the clients'
+    names where they reach a daemon. Before, `heartsd --version` was an error and e.g.
+    `heartsd conformance --host`, `--tls-key`, `heartsd health --target`, `--timeout`
+    and `heartsd admin cancel --reason` had no help text at all."""
+    version = _run([*HEARTSD, "--version"])
+    assert version.returncode == 0 and re.fullmatch(r"heartsd \d+\.\d+\.\d+\n", version.stdout), version
+    for command in HEARTSD_CLIENTS:
+        shown = _run([*HEARTSD, *command, "--help"], env={"HEARTSD_ADMIN_TOKEN": "a-secret-admin-token"})
+        assert shown.returncode == 0 and "a-secret-admin-token" not in shown.stdout, command
+        entries = _options(shown.stdout)
+        assert entries, command
+        for head, explained in entries.items():
+            if head.startswith("-h"):
+                continue
+            assert explained, f"heartsd {' '.join(command)}: {head} has no help text"
+            if _takes_a_value(head):
+                assert "default" in explained or "required" in explained, \
+                    f"heartsd {' '.join(command)}: {head} shows no default"
+        if command not in (["tournament", "local"], ["conformance"]):  # those two serve, with --tls-cert
+            assert {"--tls", "--ca", "--cert", "--key"} <= _long_names(entries), command
+
+
 def test_strategy_is_required_and_never_silently_heuristic():
     """Today `heartsbot play` without --strategy plays `heuristic` under your bot's name."""
     missing = _run([*HEARTSBOT, "play", "--server", "127.0.0.1:1", "--token", "t" * 10, "--name", "x"])
@@ -333,3 +364,29 @@ def test_the_documented_exit_codes_are_the_ones_every_client_uses():
     stdio = table(ROOT / "docs" / "stdio.md", "## Exit status")
     assert set(stdio) == set(codes), stdio
     assert (admin_cli.EXIT_REFUSED, admin_cli.EXIT_USAGE, admin_cli.EXIT_UNREACHABLE) == (3, 2, 4)
+
+
+def test_the_readmes_ladder_same_owner_is_a_flag_of_heartsd_serve(monkeypatch):
+    """The README promised `heartsd serve --ladder-same-owner`, which was not a flag
+    (argparse: unrecognized arguments). It is one now, in the help, and it reaches the
+    daemon's settings (the serve stops right after they are read)."""
+    from heartsd import cli as heartsd_cli
+    from heartsd.config import ConfigError, Settings
+
+    real_load = Settings.load
+    loaded: list[Settings] = []
+
+    def load_then_stop(*args, **kwargs):
+        loaded.append(real_load(*args, **kwargs))
+        raise ConfigError("stopped by the test once the settings are read")
+
+    monkeypatch.setattr(Settings, "load", load_then_stop)
+    assert heartsd_cli.main(["serve", "--port", "0", "--ladder", "--ladder-same-owner"]) == 2
+    assert loaded and loaded[0].ladder_same_owner is True
+    loaded.clear()
+    assert heartsd_cli.main(["serve", "--port", "0", "--ladder"]) == 2
+    assert loaded and loaded[0].ladder_same_owner is False
+    shown = _run([*HEARTSD, "serve", "--help"])
+    assert "--ladder-same-owner" in shown.stdout
+    readme = (ROOT / "README.md").read_text()
+    assert "--ladder-same-owner" in readme
