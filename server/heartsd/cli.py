@@ -19,7 +19,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from .config import ConfigError, Settings
+from .config import ClockDefaults, ConfigError, Settings
 from .logs import configure
 
 
@@ -268,30 +268,46 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--version", action="version", version=f"heartsd {__version__}",
                         help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
-    serve = sub.add_parser("serve", help="run the daemon")
-    serve.add_argument("--config", help="TOML settings file")
-    serve.add_argument("--host")
-    serve.add_argument("--port", type=int, help="0 picks a free port (printed at start)")
-    serve.add_argument("--db", help="SQLite path or postgresql:// URL (default heartsd.db)")
-    serve.add_argument("--instance", help="this daemon's name in a store shared by several (default heartsd)")
-    serve.add_argument("--admin-token", help="required when --host listens beyond loopback")
-    serve.add_argument("--tls-cert", metavar="FILE", help="serve TLS with this PEM certificate chain (and --tls-key)")
-    serve.add_argument("--tls-key", metavar="FILE", help="the PEM private key of --tls-cert")
+    serve = sub.add_parser("serve", help="run the daemon",
+                           description="Run the daemon. Every setting also comes from --config (TOML) or "
+                                       "HEARTSD_<SETTING> in the environment: defaults < file < environment < flags "
+                                       "(README, \"Settings\"); the defaults shown are the built-in ones.")
+    # The built-in defaults (heartsd.config), shown in the help: a flag left out is None here,
+    # so that the file and the environment can still set it.
+    d, clock = Settings(), ClockDefaults()
+    serve.add_argument("--config", metavar="FILE", help="TOML settings file (default: none)")
+    serve.add_argument("--host", help=f"the address to listen on (default {d.host}; beyond loopback needs an "
+                                      "admin token)")
+    serve.add_argument("--port", type=int, help=f"the gRPC port; 0 picks a free port (printed at start; default {d.port})")
+    serve.add_argument("--db", help=f"SQLite path or postgresql:// URL (default {d.db_path})")
+    serve.add_argument("--instance", help=f"this daemon's name in a store shared by several (default {d.instance})")
+    serve.add_argument("--admin-token", help="required when --host listens beyond loopback (default: generated "
+                                             "and printed at start)")
+    serve.add_argument("--tls-cert", metavar="FILE",
+                       help="serve TLS with this PEM certificate chain (and --tls-key; default: no TLS)")
+    serve.add_argument("--tls-key", metavar="FILE", help="the PEM private key of --tls-cert (default: none)")
     serve.add_argument("--tls-client-ca", metavar="FILE",
-                       help="mutual TLS: every client must present a certificate signed by this PEM CA")
-    serve.add_argument("--bot", action="append", metavar="NAME:TOKEN", help="a bot and its token (repeatable)")
-    serve.add_argument("--decision-ms", type=int)
-    serve.add_argument("--bank-ms", type=int)
-    serve.add_argument("--max-illegal", type=int)
-    serve.add_argument("--auto-after", type=int)
-    serve.add_argument("--grace-ms", type=int)
-    serve.add_argument("--house-matches", type=int, help="keep this many house-bot matches running")
-    serve.add_argument("--house-ruleset")
-    serve.add_argument("--house-delay-ms", type=int, help="pause between house moves (watchable demos)")
+                       help="mutual TLS: every client must present a certificate signed by this PEM CA (default: none)")
+    serve.add_argument("--bot", action="append", metavar="NAME:TOKEN",
+                       help="a bot and its token (repeatable; default: none, ladder bots have their own)")
+    serve.add_argument("--decision-ms", type=int, help=f"a bot's time per decision (default {clock.decision_ms})")
+    serve.add_argument("--bank-ms", type=int, help=f"extra time for the whole match (default {clock.bank_ms})")
+    serve.add_argument("--max-illegal", type=int, help="rejected answers per decision before the default is "
+                                                       f"played (default {clock.max_illegal})")
+    serve.add_argument("--auto-after", type=int, help="consecutive defaults after which a seat is played without "
+                                                      f"waiting, until its bot answers again (default {clock.auto_after})")
+    serve.add_argument("--grace-ms", type=int, help="how long a disconnected bot may be away before its seat is "
+                                                    f"defaulted (default {clock.grace_ms})")
+    serve.add_argument("--house-matches", type=int,
+                       help=f"keep this many house-bot matches running (default {d.house_matches})")
+    serve.add_argument("--house-ruleset", help=f"the ruleset of those matches (default {d.house_ruleset})")
+    serve.add_argument("--house-delay-ms", type=int,
+                       help=f"pause between house moves (watchable demos; default {d.house_delay_ms})")
     serve.add_argument("--ladder", action="store_true", help="run continuous rated matchmaking")
-    serve.add_argument("--ladder-ruleset")
+    serve.add_argument("--ladder-ruleset", help=f"the ladder's ruleset (default {d.ladder_ruleset})")
     serve.add_argument("--ladder-house", nargs="*", metavar="STRATEGY",
-                       help="house strategies to play on the ladder as registered bots (e.g. random heuristic mc)")
+                       help="house strategies to play on the ladder as registered bots (e.g. random heuristic mc; "
+                            "default: none)")
     serve.add_argument("--ladder-deals", type=int, metavar="N",
                        help="deals per rated match, each a fresh shuffle "
                             "(default 0: the players times the pass schedule's length, 16 in standard)")
@@ -302,14 +318,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                        help="house bots only complete tables the connected bots cannot fill (default: they play always)")
     serve.add_argument("--ladder-same-owner", action="store_true",
                        help="let two bots of one owner meet at a plain ladder table (a duplicate set never mixes them)")
-    serve.add_argument("--spectator-delay-s", type=float, help="show spectators all hands, this much later")
-    serve.add_argument("--shutdown-grace-s", type=float)
+    serve.add_argument("--spectator-delay-s", type=float,
+                       help="show spectators every hand, this many seconds after its deal ended "
+                            f"(default {d.spectator_delay_s:g}: off, no card is shown before it is played)")
+    serve.add_argument("--shutdown-grace-s", type=float,
+                       help="on SIGTERM or Ctrl-C, how long running matches may finish before they are "
+                            f"aborted and recorded (default {d.shutdown_grace_s:g}; a second signal hurries)")
     serve.add_argument("--web", metavar="HOST:PORT",
-                       help="serve the web front (lobby, Playboard, live tables, replays, leaderboard); port 0 picks one")
+                       help="serve the web front (lobby, Playboard, live tables, replays, leaderboard); port 0 picks "
+                            "one (default: no web front)")
     serve.add_argument("--human-decision-ms", type=int, help="a person's time per decision on the web (default 30000)")
     serve.add_argument("--web-house-delay-ms", type=int, help="pause between house moves at a person's table (default 600)")
-    serve.add_argument("--log-format", choices=["json", "console"])
-    serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
+    serve.add_argument("--log-format", choices=["json", "console"], help=f"one JSON object a line, or for a "
+                                                                          f"person (default {d.log_format})")
+    serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"],
+                       help=f"the least important lines logged (default {d.log_level})")
     serve.set_defaults(run=_serve)
     replay = sub.add_parser("replay", help="check or print stored matches")
     replay_sub = replay.add_subparsers(dest="replay_command", required=True)

@@ -105,14 +105,15 @@ HEARTSD = [sys.executable, "-m", "heartsd.cli"]
 # The daemon's client commands: the organiser's tools, the conformance kit, the health check.
 HEARTSD_CLIENTS = [["admin", c] for c in ("bots", "matches", "create", "cancel", "watch")] + \
     [["tournament", c] for c in ("create", "list", "show", "watch", "pause", "resume", "cancel", "local")] + \
-    [["conformance"], ["health"]]
+    [["conformance"], ["health"], ["serve"]]
 
 
 def test_heartsd_client_commands_print_the_version_and_help_with_every_default():
-    """heartsd admin, tournament, conformance and health are clients of a daemon too: every
-    option explained, with its default or 'required', and the TLS options by the clients'
-    names where they reach a daemon. Before, `heartsd --version` was an error and e.g.
-    `heartsd conformance --host`, `--tls-key`, `heartsd health --target`, `--timeout`
+    """heartsd admin, tournament, conformance and health are clients of a daemon too, and
+    `heartsd serve` is the first command a newcomer reads: every option explained, with
+    its default or 'required', and the TLS options by the clients' names where they reach
+    a daemon. Before, `heartsd --version` was an error and e.g. `heartsd serve
+    --decision-ms`, `--host`, `heartsd conformance --tls-key`, `heartsd health --target`
     and `heartsd admin cancel --reason` had no help text at all."""
     version = _run([*HEARTSD, "--version"])
     assert version.returncode == 0 and re.fullmatch(r"heartsd \d+\.\d+\.\d+\n", version.stdout), version
@@ -128,7 +129,7 @@ def test_heartsd_client_commands_print_the_version_and_help_with_every_default()
             if _takes_a_value(head):
                 assert "default" in explained or "required" in explained, \
                     f"heartsd {' '.join(command)}: {head} shows no default"
-        if command not in (["tournament", "local"], ["conformance"]):  # those two serve, with --tls-cert
+        if command not in (["tournament", "local"], ["conformance"], ["serve"]):  # they serve (--tls-cert)
             assert {"--tls", "--ca", "--cert", "--key"} <= _long_names(entries), command
 
 

@@ -90,7 +90,7 @@ CLIENTS = {
 def test_a_full_match_over_tls(tmp_path, pki, client, mutual):
     if client == "node":
         command = [node(), str(BOT_JS), "--server", "{target}", "--token", "{token}", "--name", "{name}",
-                   "--matches-to-play", "1"]
+                   "--matches", "1"]
     elif client == "stdio":
         full_match(tmp_path, pki, mutual, "carol", CLIENTS["stdio"], ["--", *SH_BOT])
         return
