@@ -10,7 +10,7 @@ import time
 
 from hearts_engine import MatchRecord, verify_record
 from heartsbot.proto import game_pb2
-from heartsbot.client import BotClient
+from heartsbot.client import TIMEOUT, BotClient
 from heartsbot.strategies import HeuristicStrategy, RandomStrategy, Strategy
 
 from ..server.harness import BOTS, run, running_daemon
@@ -166,8 +166,12 @@ def test_a_strategy_that_overruns_is_answered_for_before_the_deadline(tmp_path):
     result, client, stored = run(scenario())
     mine = [d for d in stored.record.decisions if d.seat == 0]
     assert result.status == P.MATCH_STATUS_FINISHED and client.stats.fallbacks >= 1
+    assert TIMEOUT in client.stats.problems, "the library's own timer answered for the sleeping strategy"
     assert all(d.provenance == P.PROVENANCE_BOT for d in mine), "the library answered in time"
-    assert max(d.think_ms for d in mine) < 500
+    # What the server charged each answer (its measured think time less its own stalls,
+    # which on a loaded machine include this process being descheduled) is within the
+    # 300 ms decision time and the 200 ms bank.
+    assert max(d.think_ms - d.stall_credit_ms for d in mine) <= 500
 
 
 def test_heartsbot_local_prints_the_score_sheet_and_a_summary(tmp_path):

@@ -416,9 +416,15 @@ def test_a_stall_of_the_server_is_credited_to_the_decision_it_overlapped_not_cha
     stored, monitor = run(scenario())
     ours = [d for d in stored.record.decisions if d.seat == 0]
     assert all(d.provenance == game_pb2.PROVENANCE_BOT for d in ours), [d.provenance for d in ours]
-    credited = [d for d in ours if d.stall_credit_ms]
-    assert len(credited) == 1
-    assert credited[0].stall_credit_ms >= 1000 and credited[0].think_ms >= credited[0].stall_credit_ms
+    # The stalled request is alice's first PLAY. Other decisions may be credited too: on a
+    # loaded machine the process itself is descheduled now and then, which the monitor
+    # rightly sees as stalls of the server. What must hold for every decision: a credit
+    # never exceeds the time its request was open, and, since one seat's requests never
+    # overlap, no stall is credited twice (the credits add up to at most the stalls seen).
+    stalled = next(d for d in ours if d.kind == game_pb2.DECISION_KIND_PLAY)
+    assert stalled.stall_credit_ms >= 1000 and stalled.think_ms >= stalled.stall_credit_ms
+    assert all(d.stall_credit_ms <= d.think_ms for d in ours), [(d.think_ms, d.stall_credit_ms) for d in ours]
+    assert sum(d.stall_credit_ms for d in ours) <= monitor.stalled_s * 1000
     assert monitor.max_lag_s >= 1.0 and monitor.stalls >= 1
 
 
