@@ -577,12 +577,13 @@ class Arena:
         self.slots.changed()
 
     async def store_result(self, match_id: str, status: str, reason: str, record: spectator_pb2.MatchRecord,
-                           deals: int, totals: list[int], rated: bool = False) -> None:
+                           deals: int, totals: list[int], rated: bool = False, events: bytes | None = None) -> None:
         """Store the finished match; retried after a failure (e.g. a database reconnect),
         unless the failed attempt did commit (then the row is no longer running)."""
         for delay in (*STORE_RETRY_DELAYS_S, None):
             try:
-                await asyncio.to_thread(self.store.finish, match_id, status, reason, record, deals, totals, rated)
+                await asyncio.to_thread(self.store.finish, match_id, status, reason, record, deals, totals, rated,
+                                        events)
                 return
             except Exception:
                 if delay is None:
@@ -590,8 +591,8 @@ class Arena:
                 log.warning("storing a result failed; retrying", match_id=match_id, retry_in=delay, exc_info=True)
             await asyncio.sleep(delay)
             with contextlib.suppress(Exception):
-                stored = await asyncio.to_thread(self.store.get, match_id)
-                if stored is not None and stored.status != "running":
+                state = await asyncio.to_thread(self.store.match_state, match_id)
+                if state is not None and state[0] != "running":
                     return  # the failed attempt did commit
 
     async def checkpoint(self, match_id: str, record: bytes, deals: int, totals: list[int]) -> None:
@@ -600,10 +601,10 @@ class Arena:
         except Exception:
             log.exception("checkpoint failed", match_id=match_id)
 
-    def cancel(self, match_id: str, reason: str) -> MatchRunner:
+    async def cancel(self, match_id: str, reason: str) -> MatchRunner:
         runner = self.runners.get(match_id)
         if runner is None:
-            if self.store.get(match_id) is not None:
+            if await asyncio.to_thread(self.store.match_state, match_id) is not None:
                 raise precondition(f"match {match_id} is already over")
             raise not_found(f"no match {match_id}")
         runner.stop(P.MATCH_STATUS_CANCELLED, reason or "cancelled by an admin")

@@ -126,6 +126,7 @@ _RECORD_FIELDS = spectator_pb2.MatchRecord.DESCRIPTOR.fields_by_name
 RECORD_DECISIONS = _RECORD_FIELDS["decisions"].number
 RECORD_DEALS = _RECORD_FIELDS["deals"].number
 RECORD_DEAL_SCORES = _RECORD_FIELDS["deal_scores"].number
+WATCH_EVENTS = spectator_pb2.WatchMatchResponse.DESCRIPTOR.fields_by_name["events"].number  # the stored replay's windows
 _ENCODE_HAND, _ENCODE_LEGAL = wire.mask_encoder(REQUEST_HAND), wire.mask_encoder(REQUEST_LEGAL)
 _NO_ACTIONS = '"actions":[]'
 _MOON_OPTIONS_FIELD = bot_pb2.DecisionRequest(moon_options=list(convert.MOON_OPTIONS.values())).SerializeToString()

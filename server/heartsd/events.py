@@ -128,6 +128,25 @@ class EventLog:
             return b"".join(self._wire[after:])
         return b"".join([w if isinstance(w, bytes) else w[seat] for w in self._wire[after:]])
 
+    def revealed_wire(self, field: int, ended: game_pb2.Event) -> bytes:
+        """Every event with every hand shown, then ``ended`` (numbered here as the next
+        event), as the entries of repeated Event field ``field``: what a spectator of the
+        match may see once it is over, stored with it (stored_events.py)."""
+        entries = []
+        for slot in self._slots:
+            if isinstance(slot, bytes):
+                encoded = slot
+            elif isinstance(slot, EncodedPrivateSlot):
+                encoded = slot.revealed
+            else:
+                encoded = (slot.revealed if isinstance(slot, PrivateSlot) else slot).SerializeToString()
+            entries.append(length_delimited(field, encoded))
+        last = game_pb2.Event()
+        last.CopyFrom(ended)
+        last.sequence = len(self._slots) + 1
+        entries.append(length_delimited(field, last.SerializeToString()))
+        return b"".join(entries)
+
     def revealed_after(self, after: int, until: int | None = None) -> list[tuple[float, game_pb2.Event]]:
         """Events with every hand shown, and when each happened (for delayed spectators),
         after sequence ``after`` and up to ``until`` (default: the last)."""

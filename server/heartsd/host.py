@@ -35,5 +35,6 @@ class MatchHost(Protocol):
         ledger before they are dealt (raises shuffles.ShuffleRepeated when refused)."""
 
     async def store_result(self, match_id: str, status: str, reason: str, record: spectator_pb2.MatchRecord,
-                           deals: int, totals: list[int], rated: bool = False) -> None:
-        """Store the finished match (and a rated result) before its end is announced."""
+                           deals: int, totals: list[int], rated: bool = False, events: bytes | None = None) -> None:
+        """Store the finished match (and a rated result, and ``events``: what spectators
+        may see of it now that it is over) before its end is announced."""

@@ -13,7 +13,7 @@ deadline timer finally runs.
 
 The monitor also keeps what operators want to see: the current lag, the largest since
 start, the number of stalls (``AdminService.GetServerStatus``), and a warning in the log
-for every stall of ``WARN_S`` or more.
+for stalls of ``WARN_S`` or more (one line per ``WARN_EVERY_S`` at most, with a count).
 
 >>> monitor = LoopMonitor()
 >>> monitor.record(10.0, 10.5)          # the loop was stuck from 10.0 s to 10.5 s
@@ -32,7 +32,8 @@ import structlog
 log = structlog.get_logger("heartsd.loop")
 TICK_S = 0.02  # how often the monitor wakes: 50 cheap wake-ups a second
 STALL_S = 0.01  # lateness at least this long counts as a stall (and is credited)
-WARN_S = 0.1  # stalls at least this long are logged
+WARN_S = 0.1  # stalls at least this long are logged...
+WARN_EVERY_S = 5.0  # ... in one line per this long at most
 KEEP = 4096  # stalls remembered (older ones cannot overlap a request still open)
 
 
@@ -48,6 +49,9 @@ class LoopMonitor:
         self.stalls = 0
         self.stalled_s = 0.0  # total
         self._task: asyncio.Task[None] | None = None
+        self._warned_at = float("-inf")
+        self._unlogged = 0  # stalls of WARN_S or more since the last log line
+        self._unlogged_max = 0.0
 
     def start(self) -> None:
         if self._task is None:
@@ -71,7 +75,17 @@ class LoopMonitor:
             if lag >= STALL_S:
                 self.record(self._due, woke)
                 if lag >= WARN_S:
-                    log.warning("event loop stalled: no bot is charged for it", lag_ms=round(lag * 1000))
+                    self._warn(lag, woke)
+
+    def _warn(self, lag: float, now: float) -> None:
+        """Log a stall of WARN_S or more; at most one line per WARN_EVERY_S (a machine
+        short of CPU stalls often), which counts the others since the last line."""
+        self._unlogged += 1
+        self._unlogged_max = max(self._unlogged_max, lag)
+        if now - self._warned_at >= WARN_EVERY_S:
+            log.warning("event loop stalled: no bot is charged for it", lag_ms=round(self._unlogged_max * 1000),
+                        stalls=self._unlogged)
+            self._warned_at, self._unlogged, self._unlogged_max = now, 0, 0.0
 
     def record(self, start: float, end: float) -> None:
         """The loop was stalled from ``start`` to ``end`` (monotonic seconds)."""

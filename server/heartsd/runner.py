@@ -46,7 +46,7 @@ from heartsbot.strategies import Strategy
 
 from . import encoding, shuffles
 from .clock import SeatClock
-from .encoding import EVENT_CARD_PLAYED, EVENT_CARDS_PASSED, EVENT_DEAL_STARTED, EVENT_TRICK_WON, MatchEncoder
+from .encoding import EVENT_CARD_PLAYED, EVENT_CARDS_PASSED, EVENT_DEAL_STARTED, EVENT_TRICK_WON, WATCH_EVENTS, MatchEncoder
 from .events import EventLog
 from .host import MatchHost
 from .releases import DealReleases
@@ -799,9 +799,11 @@ class MatchRunner:
             outcome = match.outcome if status == P.MATCH_STATUS_FINISHED else None
             result = convert.result_to_wire(outcome, status, reason, totals, len(match.results))
             record = self._record(result)
+            events = self.log_events.revealed_wire(WATCH_EVENTS, P.Event(match_ended=P.MatchEnded(result=result)))
             if self._checkpoint is not None:
                 await asyncio.gather(self._checkpoint, return_exceptions=True)
-            await self.arena.store_result(self.id, status_name, reason, record, len(match.results), totals, self.rated)
+            await self.arena.store_result(self.id, status_name, reason, record, len(match.results), totals, self.rated,
+                                          events)
         except Exception:
             self.log.exception("could not store the match; announcing it as aborted")
             status, status_name, reason = P.MATCH_STATUS_ABORTED, "aborted", "server error: the result could not be stored"

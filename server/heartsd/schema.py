@@ -149,4 +149,10 @@ MIGRATIONS: list[Migration] = [
         # (Ladder.count_auto_defaults).
         "ALTER TABLE results ADD COLUMN auto {bigint} NOT NULL DEFAULT -1",
     ]),
+    (13, [
+        # A match's events as a spectator may see them once it is over (every hand shown),
+        # written with its result: WatchMatch streams a finished match from here in small
+        # windows instead of parsing its whole record (stored_events.py).
+        "ALTER TABLE matches ADD COLUMN events {blob}",
+    ]),
 ]

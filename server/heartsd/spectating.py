@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from heartsbot.proto import game_pb2, spectator_pb2
 
+from . import stored_events
 from .arena import ArenaError
 from .events import SPECTATOR
 
@@ -49,12 +50,9 @@ async def watch(arena: Arena, match_id: str, from_sequence: int = 0) -> AsyncIte
     come ``delay`` after the deal's release, never while anyone still holds its cards."""
     runner = arena.runners.get(match_id)
     if runner is None:
-        stored = await asyncio.to_thread(arena.store.get, match_id)
-        if stored is None:
-            raise ArenaError("not_found", f"no match {match_id}")
-        if stored.status == "running":
-            raise ArenaError("precondition", "the match is running on another daemon of this store: watch it there")
-        raise ArenaError("precondition", "the match is over: fetch it with GetMatchRecord")
+        async for batch in _watch_stored(arena, match_id, int(from_sequence)):
+            yield batch
+        return
     delay = arena.settings.spectator_delay_s
     cursor = int(from_sequence)
     if cursor > runner.log_events.last_sequence:
@@ -85,6 +83,34 @@ async def watch(arena: Arena, match_id: str, from_sequence: int = 0) -> AsyncIte
                     await asyncio.wait_for(wake.wait(), max(0.0, wake_at - time.monotonic()))
     finally:
         runner.watchers.discard(wake)
+
+
+async def _watch_stored(arena: Arena, match_id: str, from_sequence: int) -> AsyncIterator[list[game_pb2.Event]]:
+    """A match that is over: its stored events, every hand shown (what its record shows
+    too), once no table of its duplicate set is still played with its hands. Streamed
+    from the store in small windows (stored_events.py), never parsing the record."""
+    state = await asyncio.to_thread(arena.store.match_state, match_id)
+    if state is None:
+        raise ArenaError("not_found", f"no match {match_id}")
+    status, set_id, size = state
+    if status == "running":
+        raise ArenaError("precondition", "the match is running on another daemon of this store: watch it there")
+    await _set_over(arena, set_id, "its events")
+    if size is None:
+        raise ArenaError("precondition", "no events were stored for this match (it ended with its server); "
+                         "fetch its record with GetMatchRecord")
+    try:
+        async for batch in stored_events.stream(arena.store, match_id, size, from_sequence):
+            yield batch
+    except stored_events.OutOfRange as exc:
+        raise ArenaError("out_of_range", str(exc)) from None
+
+
+async def _set_over(arena: Arena, set_id: str, what: str) -> None:
+    """Refuse while a table of duplicate set ``set_id`` is still played with these hands."""
+    if set_id and await asyncio.to_thread(arena.store.set_running, set_id):
+        raise ArenaError("precondition", "another table of this match's duplicate set is still being played with "
+                         f"the same hands; {what} are available when every table is over")
 
 
 def visible_until(runner: MatchRunner, delay: float, now: float) -> tuple[int, float | None]:
@@ -120,17 +146,17 @@ async def record(arena: Arena, match_id: str) -> spectator_pb2.MatchRecord:
     duplicate set does (its hands are theirs)."""
     if match_id in arena.runners:
         raise ArenaError("precondition", "the match is still running; its record is available when it is over")
-    stored = await asyncio.to_thread(arena.store.get, match_id)
-    if stored is None:
+    state = await asyncio.to_thread(arena.store.match_state, match_id)  # the checks first: no record loaded
+    if state is None:
         raise ArenaError("not_found", f"no match {match_id}")
-    if stored.status == "running":
+    if state[0] == "running":
         raise ArenaError("precondition", "the match is still running (on another daemon of this store); "
                          "its record is available when it is over")
-    if stored.record is None:
-        raise ArenaError("precondition", f"match {match_id} has no record ({stored.status}: {stored.reason})")
-    if stored.set_id and await asyncio.to_thread(arena.store.set_running, stored.set_id):
-        raise ArenaError("precondition", "another table of this match's duplicate set is still being played with "
-                         "the same hands; the record is available when every table is over")
+    await _set_over(arena, state[1], "its record and events")
+    stored = await asyncio.to_thread(arena.store.get, match_id)
+    if stored is None or stored.record is None:
+        reason = f"{stored.status}: {stored.reason}" if stored is not None else "gone"
+        raise ArenaError("precondition", f"match {match_id} has no record ({reason})")
     return stored.record
 
 

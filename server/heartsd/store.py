@@ -169,8 +169,9 @@ class Store:
         deals_played: int,
         totals: list[int],
         rated: bool = False,
+        events: bytes | None = None,
     ) -> None:
-        """Store the final record and status in one transaction; for a finished rated match
+        """Store the final record, status and spectators' ``events`` in one transaction; for a finished rated match
         its result goes into the ladder's results in the same transaction. A table of a
         duplicate set is rated with its set, by the transaction that ends the set's last
         running table, and only if every table of the set finished."""
@@ -184,14 +185,27 @@ class Store:
                 Ladder.record_result(tx, match_id, record.ruleset.name, [s.name for s in record.seats],
                                      list(record.result.ranks), totals, deals_played, _provenance(record))
             changed = tx.execute(
-                "UPDATE matches SET status = ?, reason = ?, finished_ms = ?, deals_played = ?, totals = ?, record = ? "
-                "WHERE id = ? AND status = 'running'",
-                (status, reason, _now_ms(), deals_played, json.dumps(totals), record.SerializeToString(), match_id),
+                "UPDATE matches SET status = ?, reason = ?, finished_ms = ?, deals_played = ?, totals = ?, record = ?, "
+                "events = ? WHERE id = ? AND status = 'running'",
+                (status, reason, _now_ms(), deals_played, json.dumps(totals), record.SerializeToString(), events,
+                 match_id),
             )
             if changed != 1:
                 raise RuntimeError(f"match {match_id} is not running in the store")
             if set_id:
                 _rate_set_if_over(tx, set_id)
+
+    def match_state(self, match_id: str) -> tuple[str, str, int | None] | None:
+        """(status, duplicate set id, bytes of stored spectator events or None) of a match,
+        without loading its record; None for an unknown match."""
+        rows = self.db.query("SELECT status, set_id, length(events) FROM matches WHERE id = ?", (match_id,))
+        return (rows[0][0], rows[0][1], rows[0][2]) if rows else None
+
+    def events_window(self, match_id: str, offset: int, size: int) -> bytes:
+        """``size`` bytes of a finished match's stored spectator events from byte ``offset``
+        (fewer at the end): read in windows, a watcher never holds more than one."""
+        rows = self.db.query("SELECT substr(events, ?, ?) FROM matches WHERE id = ?", (offset + 1, size, match_id))
+        return bytes(rows[0][0]) if rows and rows[0][0] is not None else b""
 
     def set_running(self, set_id: str) -> bool:
         """Whether a table of duplicate set ``set_id`` is running on any daemon of the store."""

@@ -525,3 +525,138 @@ def test_a_store_locked_by_another_process_stalls_nothing(tmp_path):
     assert max(d.stall_credit_ms for r in records for d in r.decisions) < 1000, "a decision needed a stall's credit"
     assert status.max_loop_lag_ms < 1000, "the event loop stalled"
     assert max(latencies) < 1.0, latencies
+
+
+# -- watching finished matches: streamed from the store, nothing kept --------------------------
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+async def watch_events(target: str, match_id: str, from_sequence: int = 0) -> list[game_pb2.Event]:
+    async with grpc.aio.insecure_channel(target) as channel:
+        stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+        out = []
+        async for response in stub.WatchMatch(spectator_pb2.WatchMatchRequest(match_id=match_id,
+                                                                              from_sequence=from_sequence)):
+            out.extend(response.events)
+        return out
+
+
+def test_watching_finished_matches_keeps_no_memory(tmp_path):
+    """WatchMatch on a finished match loaded and kept the whole parsed record per call
+    (~87 KiB per call on a 16-deal record; 300 calls on a 300-deal record took RSS from
+    67 to 1,145 MiB): the record stayed alive in a reference cycle through the abort's
+    traceback, and the daemon's GC thresholds (50,000 allocations) collect it rarely.
+    Now the events stream from the store: 400 calls on a 16-deal match leave RSS flat."""
+    from heartsbot.proto import admin_pb2, admin_pb2_grpc
+
+    proc, port = start_process(tmp_path, "--log-level", "warning")
+    target = f"127.0.0.1:{port}"
+    try:
+        async def scenario():
+            async with grpc.aio.insecure_channel(target) as channel:
+                request = admin_pb2.CreateMatchRequest(ruleset="standard")
+                request.format.fixed_deals = 16
+                for _ in range(4):
+                    request.seats.add(house="random")
+                match_id = (await admin_pb2_grpc.AdminServiceStub(channel).CreateMatch(
+                    request, metadata=auth(ADMIN))).match_id
+                spectator = spectator_pb2_grpc.SpectatorServiceStub(channel)
+                while True:
+                    try:
+                        await spectator.GetMatchRecord(spectator_pb2.GetMatchRecordRequest(match_id=match_id))
+                        break
+                    except grpc.aio.AioRpcError:
+                        await asyncio.sleep(0.1)
+            first = await watch_events(target, match_id)
+            for _ in range(20):  # warm up: the daemon's caches, grpc's buffers
+                await watch_events(target, match_id)
+            before = rss_mib(proc.pid)
+            for _ in range(400):
+                events = await watch_events(target, match_id)
+                assert len(events) == len(first)
+            return first, before, rss_mib(proc.pid)
+
+        events, before, after = run(scenario())
+    finally:
+        stop_process(proc)
+    assert events[-1].HasField("match_ended") and [e.sequence for e in events] == list(range(1, len(events) + 1))
+    assert after - before < 16, f"RSS {before:.0f} -> {after:.0f} MiB over 400 watches of a finished match"
+
+
+def test_a_finished_match_streams_what_its_record_shows_from_any_sequence(tmp_path):
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            match_id = await daemon.create_match(["house:random"] * 4, deals=60)  # more than one read window
+            await daemon.wait_finished(match_id)
+            events = await watch_events(daemon.target, match_id)
+            tail = await watch_events(daemon.target, match_id, from_sequence=len(events) - 3)
+            everything_seen = await watch_events(daemon.target, match_id, from_sequence=len(events))
+            try:
+                await watch_events(daemon.target, match_id, from_sequence=len(events) + 1)
+                beyond = None
+            except grpc.aio.AioRpcError as exc:
+                beyond = exc.code()
+            await asyncio.to_thread(daemon.arena.store.db.query, "UPDATE matches SET events = NULL WHERE id = ?",
+                                    (match_id,))
+            try:
+                await watch_events(daemon.target, match_id)
+                missing = None
+            except grpc.aio.AioRpcError as exc:
+                missing = exc.code(), exc.details()
+            return events, tail, everything_seen, beyond, missing, daemon.stored(match_id).record
+
+    events, tail, everything_seen, beyond, missing, record = run(scenario())
+    assert [e.sequence for e in events] == list(range(1, len(events) + 1))
+    assert events[-1].match_ended.result == record.result
+    dealt = [[sorted((c.suit, c.rank) for c in h.cards) for h in e.deal_started.hands]
+             for e in events if e.HasField("deal_started")]
+    assert dealt == [[sorted((c.suit, c.rank) for c in h.cards) for h in d.hands] for d in record.deals]
+    played = [(e.card_played.seat, e.card_played.card) for e in events if e.HasField("card_played")]
+    assert played == [(d.seat, d.cards[0]) for d in record.decisions if d.kind == game_pb2.DECISION_KIND_PLAY]
+    assert tail == events[-3:] and everything_seen == []
+    assert beyond == grpc.StatusCode.OUT_OF_RANGE
+    assert missing[0] == grpc.StatusCode.FAILED_PRECONDITION and "GetMatchRecord" in missing[1]
+
+
+def test_a_finished_table_is_not_streamed_while_its_duplicate_set_plays_on(tmp_path):
+    """What may be shown is spectating.py's decision: a finished table of a duplicate set
+    shows its hands, which another table still holds, only once every table is over."""
+    from heartsd import duplicate
+
+    from .harness import random_legal
+
+    async def slow(request, bot):
+        await asyncio.sleep(0.01)
+        return random_legal(7)(request, bot)
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            ladder = daemon.arena.store.ladder
+            names = [f"d{i}" for i in range(8)]
+            tokens = {n: ladder.add_bot(n, f"owner-{n}") for n in names}
+            bots = [await Bot(daemon, n, random_legal(i) if i < 4 else slow, token=tokens[n]).start()
+                    for i, n in enumerate(names)]
+            started = await duplicate.start_set(daemon.arena, "standard", 2, [names[:4], names[4:]])
+            a, b = started.runners
+            await daemon.wait_finished(a.id)
+            try:
+                await watch_events(daemon.target, a.id)
+                during = None
+            except grpc.aio.AioRpcError as exc:
+                during = exc.code(), exc.details()
+            b_running = not b.finished.is_set()
+            await daemon.wait_finished(b.id)
+            after = await watch_events(daemon.target, a.id)
+            for bot in bots:
+                await bot.close()
+            return during, b_running, after
+
+    during, b_running, after = run(scenario())
+    assert b_running
+    assert during[0] == grpc.StatusCode.FAILED_PRECONDITION and "duplicate set" in during[1]
+    assert after[-1].HasField("match_ended")

@@ -74,8 +74,12 @@ class SpectatorServiceServicer:
         duplicate set (the ladder's tables dealt the same shuffles at once) sends a deal's
         events once that deal has ended at every table of the set. With the server's
         spectator delay, every hand is shown, a deal at a time: its events come the delay
-        after the deal has ended. NOT_FOUND for an unknown match; FAILED_PRECONDITION for
-        a match that is over (use GetMatchRecord) or runs on another daemon of the store.
+        after the deal has ended. A match that is over streams all its events at once,
+        every hand shown (as its record shows them), then the stream ends; OUT_OF_RANGE
+        when `from_sequence` is beyond its last event. NOT_FOUND for an unknown match;
+        FAILED_PRECONDITION for a match that runs on another daemon of the store, a
+        finished table of a duplicate set whose other tables still play, or a match over
+        without stored events (it ended with its server: use GetMatchRecord).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
