@@ -601,14 +601,20 @@ class Arena:
         except Exception:
             log.exception("checkpoint failed", match_id=match_id)
 
-    async def cancel(self, match_id: str, reason: str) -> MatchRunner:
+    def cancel(self, match_id: str, reason: str) -> MatchRunner:
+        """Stop a match running here; for any other, :meth:`not_running` says why not."""
         runner = self.runners.get(match_id)
         if runner is None:
-            if await asyncio.to_thread(self.store.match_state, match_id) is not None:
-                raise precondition(f"match {match_id} is already over")
-            raise not_found(f"no match {match_id}")
+            raise not_found(f"no match {match_id} is running here")
         runner.stop(P.MATCH_STATUS_CANCELLED, reason or "cancelled by an admin")
         return runner
+
+    async def not_running(self, match_id: str) -> ArenaError:
+        """Why ``match_id`` cannot be cancelled here: it is over, or unknown (the store is
+        read in a worker thread, never on the event loop)."""
+        if await asyncio.to_thread(self.store.match_state, match_id) is not None:
+            return precondition(f"match {match_id} is already over")
+        return not_found(f"no match {match_id}")
 
     # -- house matches (the demo / warm-up load) -------------------------------------------
 

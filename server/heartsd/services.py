@@ -317,7 +317,9 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
     @grpc_errors
     async def CancelMatch(self, request: admin_pb2.CancelMatchRequest, context: grpc.aio.ServicerContext) -> admin_pb2.CancelMatchResponse:  # noqa: N802
         self._authorize(context)
-        runner = await self.arena.cancel(request.match_id, request.reason)
+        if request.match_id not in self.arena.runners:
+            raise await self.arena.not_running(request.match_id)
+        runner = self.arena.cancel(request.match_id, request.reason)
         await runner.finished.wait()
         assert runner.result is not None
         if runner.result.status != P.MATCH_STATUS_CANCELLED:
