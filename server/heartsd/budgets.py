@@ -161,24 +161,30 @@ def _counted(budget: Budget, behavior: Callable[..., Any]) -> Callable[..., Any]
     (a coroutine function, or an async generator function streaming its responses)."""
     if inspect.isasyncgenfunction(behavior):
         async def stream(request: Any, context: grpc.aio.ServicerContext) -> Any:
-            peer = peer_address(context.peer())
-            why = budget.refusal(peer)
-            if why is not None:
-                budget.refused += 1
-                await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, why)
-            with budget.hold(peer):
+            peer = await _admit(budget, context)
+            try:
                 async for response in behavior(request, context):
                     yield response
+            finally:
+                budget.release(peer)
 
         return stream
 
     async def call(request: Any, context: grpc.aio.ServicerContext) -> Any:
-        peer = peer_address(context.peer())
-        why = budget.refusal(peer)
-        if why is not None:
-            budget.refused += 1
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, why)
-        with budget.hold(peer):
+        peer = await _admit(budget, context)
+        try:
             return await behavior(request, context)
+        finally:
+            budget.release(peer)
 
     return call
+
+
+async def _admit(budget: Budget, context: grpc.aio.ServicerContext) -> str:
+    """Take a slot for the call's peer (returned), or end the call RESOURCE_EXHAUSTED."""
+    peer = peer_address(context.peer())
+    try:
+        budget.acquire(peer)
+    except BudgetExhausted as exc:
+        await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, exc.message)
+    return peer

@@ -46,6 +46,7 @@ class LoopMonitor:
         self._due = float("inf")  # when the monitor asked to wake next (inf: not running)
         self.current_lag_s = 0.0
         self.max_lag_s = 0.0
+        self.max_busy_s = 0.0  # of the stalls, the most CPU the loop thread spent in one
         self.stalls = 0
         self.stalled_s = 0.0  # total
         self._task: asyncio.Task[None] | None = None
@@ -65,6 +66,7 @@ class LoopMonitor:
 
     async def _watch(self) -> None:
         while True:
+            cpu = time.thread_time()
             self._due = time.monotonic() + TICK_S
             await asyncio.sleep(TICK_S)
             woke = time.monotonic()
@@ -73,6 +75,12 @@ class LoopMonitor:
             if lag > self.max_lag_s:
                 self.max_lag_s = lag
             if lag >= STALL_S:
+                # The loop thread's CPU time over the tick tells a loop kept busy by work
+                # (CPU close to the lag) from one that waited: for the OS to run it (a
+                # machine short of CPU) or in a blocking call (CPU far below the lag).
+                busy = min(lag, time.thread_time() - cpu)
+                if busy > self.max_busy_s:
+                    self.max_busy_s = busy
                 self.record(self._due, woke)
                 if lag >= WARN_S:
                     self._warn(lag, woke)

@@ -335,6 +335,7 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
             recent_max_stall_ms=monitor.recent_max_s() * 1000, loop_stalls=monitor.stalls,
             loop_stalled_ms=monitor.stalled_s * 1000, bot_sessions=len(self.arena.sessions.all()),
             running_matches=len(self.arena.runners), resident_bytes=resident_bytes(),
+            max_loop_busy_ms=monitor.max_busy_s * 1000,
             budgets=[admin_pb2.CallBudget(name=b.name, limit=b.total, per_peer=b.per_peer, in_use=b.in_use,
                                           peak=b.peak, refused=b.refused) for b in self.arena.budgets.all()])
 

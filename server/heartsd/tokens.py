@@ -38,7 +38,7 @@ from .db import Database
 
 log = structlog.get_logger("heartsd.tokens")
 REFRESH_S = 1.0  # how stale a revocation may be
-MIN_GAP_S = 0.05  # refreshes asked for (an unknown token, a new match) are at least this far apart
+MIN_GAP_S = 0.01  # reads asked for (a bot connecting, a match seating bots) are at least this far apart
 FAILURE_LOG_EVERY_S = 30.0
 
 
@@ -166,6 +166,7 @@ class TokenRegistry:
         own = None
         try:
             while not self._stop.is_set():
+                self._wake.clear()  # before the read: a request arriving during it gets the next one
                 try:
                     if db is None:
                         db = own = Database.open(self._url)  # type: ignore[arg-type]
@@ -179,7 +180,6 @@ class TokenRegistry:
                 if view is not None:
                     self._publish(view)
                 self._wake.wait(self._interval_s)
-                self._wake.clear()
                 self._stop.wait(MIN_GAP_S)
         finally:
             if own is not None:

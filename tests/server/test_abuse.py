@@ -17,6 +17,7 @@ import grpc
 from heartsbot.proto import bot_pb2, bot_pb2_grpc, game_pb2, spectator_pb2, spectator_pb2_grpc
 
 from .harness import ADMIN, BOTS, Bot, auth, first_legal, run, running_daemon
+from .test_daemon_process import Remote, start
 
 HEARTSD = [sys.executable, "-m", "heartsd.cli"]
 HOUSE3 = ["house:random", "house:random", "house:random"]
@@ -24,13 +25,7 @@ HOUSE3 = ["house:random", "house:random", "house:random"]
 
 def start_process(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], int]:
     """``heartsd serve`` as users run it (its GC settings, its logging), on a free port."""
-    args = [*HEARTSD, "serve", "--port", "0", "--db", str(tmp_path / "d.db"), "--admin-token", ADMIN,
-            "--log-level", "info", *[a for n, t in BOTS.items() for a in ("--bot", f"{n}:{t}")], *extra]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    assert "listening on" in line, line + (proc.stderr.read() if proc.poll() is not None else "")
-    return proc, int(line.rsplit(":", 1)[1])
+    return start(tmp_path, "--log-level", "info", *extra)
 
 
 def stop_process(proc: subprocess.Popen[str]) -> str:
@@ -79,16 +74,6 @@ def test_malformed_bytes_end_the_stream_with_invalid_argument_and_no_traceback(t
 
 
 # -- a token revoked (or rotated) while its bot is connected ---------------------------------
-
-class Remote:
-    """What the harness' Bot needs of a daemon in another process."""
-
-    def __init__(self, port: int) -> None:
-        self.port = port
-
-    def channel(self) -> grpc.aio.Channel:
-        return grpc.aio.insecure_channel(f"127.0.0.1:{self.port}")
-
 
 def ladder_cli(db: str, *args: str) -> str:
     done = subprocess.run([*HEARTSD, "ladder", *args, "--db", db], capture_output=True, text=True, check=True)

@@ -142,7 +142,7 @@ class CallBudget(_message.Message):
     def __init__(self, name: _Optional[str] = ..., limit: _Optional[int] = ..., per_peer: _Optional[int] = ..., in_use: _Optional[int] = ..., peak: _Optional[int] = ..., refused: _Optional[int] = ...) -> None: ...
 
 class GetServerStatusResponse(_message.Message):
-    __slots__ = ("loop_lag_ms", "max_loop_lag_ms", "recent_max_stall_ms", "loop_stalls", "loop_stalled_ms", "bot_sessions", "running_matches", "budgets", "resident_bytes")
+    __slots__ = ("loop_lag_ms", "max_loop_lag_ms", "recent_max_stall_ms", "loop_stalls", "loop_stalled_ms", "bot_sessions", "running_matches", "budgets", "resident_bytes", "max_loop_busy_ms")
     LOOP_LAG_MS_FIELD_NUMBER: _ClassVar[int]
     MAX_LOOP_LAG_MS_FIELD_NUMBER: _ClassVar[int]
     RECENT_MAX_STALL_MS_FIELD_NUMBER: _ClassVar[int]
@@ -152,6 +152,7 @@ class GetServerStatusResponse(_message.Message):
     RUNNING_MATCHES_FIELD_NUMBER: _ClassVar[int]
     BUDGETS_FIELD_NUMBER: _ClassVar[int]
     RESIDENT_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MAX_LOOP_BUSY_MS_FIELD_NUMBER: _ClassVar[int]
     loop_lag_ms: float
     max_loop_lag_ms: float
     recent_max_stall_ms: float
@@ -161,4 +162,5 @@ class GetServerStatusResponse(_message.Message):
     running_matches: int
     budgets: _containers.RepeatedCompositeFieldContainer[CallBudget]
     resident_bytes: int
-    def __init__(self, loop_lag_ms: _Optional[float] = ..., max_loop_lag_ms: _Optional[float] = ..., recent_max_stall_ms: _Optional[float] = ..., loop_stalls: _Optional[int] = ..., loop_stalled_ms: _Optional[float] = ..., bot_sessions: _Optional[int] = ..., running_matches: _Optional[int] = ..., budgets: _Optional[_Iterable[_Union[CallBudget, _Mapping]]] = ..., resident_bytes: _Optional[int] = ...) -> None: ...
+    max_loop_busy_ms: float
+    def __init__(self, loop_lag_ms: _Optional[float] = ..., max_loop_lag_ms: _Optional[float] = ..., recent_max_stall_ms: _Optional[float] = ..., loop_stalls: _Optional[int] = ..., loop_stalled_ms: _Optional[float] = ..., bot_sessions: _Optional[int] = ..., running_matches: _Optional[int] = ..., budgets: _Optional[_Iterable[_Union[CallBudget, _Mapping]]] = ..., resident_bytes: _Optional[int] = ..., max_loop_busy_ms: _Optional[float] = ...) -> None: ...
