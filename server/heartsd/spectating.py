@@ -39,8 +39,11 @@ STATUS_VALUES = {
 }
 
 
-async def watch(arena: Arena, match_id: str, from_sequence: int = 0) -> AsyncIterator[list[game_pb2.Event]]:
-    """The events of a running match after ``from_sequence``, in batches, until it ends.
+async def watch(arena: Arena, match_id: str, from_sequence: int = 0,
+                finished: bool = True) -> AsyncIterator[list[game_pb2.Event]]:
+    """The events of a running match after ``from_sequence``, in batches, until it ends;
+    of a match that is over, its stored events at once (``finished=False``: refused
+    instead, for a caller that shows a finished match another way, e.g. the web replay).
 
     Without a spectator delay, no event shows a card before it is played, and a plain
     match's events come as they happen. A table of a duplicate set holds the cards that
@@ -50,7 +53,7 @@ async def watch(arena: Arena, match_id: str, from_sequence: int = 0) -> AsyncIte
     come ``delay`` after the deal's release, never while anyone still holds its cards."""
     runner = arena.runners.get(match_id)
     if runner is None:
-        async for batch in _watch_stored(arena, match_id, int(from_sequence)):
+        async for batch in _watch_stored(arena, match_id, int(from_sequence), finished):
             yield batch
         return
     delay = arena.settings.spectator_delay_s
@@ -85,7 +88,8 @@ async def watch(arena: Arena, match_id: str, from_sequence: int = 0) -> AsyncIte
         runner.watchers.discard(wake)
 
 
-async def _watch_stored(arena: Arena, match_id: str, from_sequence: int) -> AsyncIterator[list[game_pb2.Event]]:
+async def _watch_stored(arena: Arena, match_id: str, from_sequence: int,
+                        finished: bool = True) -> AsyncIterator[list[game_pb2.Event]]:
     """A match that is over: its stored events, every hand shown (what its record shows
     too), once no table of its duplicate set is still played with its hands. Streamed
     from the store in small windows (stored_events.py), never parsing the record."""
@@ -95,6 +99,8 @@ async def _watch_stored(arena: Arena, match_id: str, from_sequence: int) -> Asyn
     status, set_id, size = state
     if status == "running":
         raise ArenaError("precondition", "the match is running on another daemon of this store: watch it there")
+    if not finished:
+        raise ArenaError("precondition", "the match is over: fetch it with GetMatchRecord")
     await _set_over(arena, set_id, "its events")
     if size is None:
         raise ArenaError("precondition", "no events were stored for this match (it ended with its server); "

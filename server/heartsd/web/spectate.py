@@ -71,7 +71,7 @@ class Spectating:
 
     def events(self, peer: str, match_id: str, after: int = 0) -> AsyncIterator[list[game_pb2.Event]]:
         """A live match's spectator events after sequence ``after``, batch by batch, until it ends."""
-        return spectating.watch(self.arena, match_id, after)
+        return spectating.watch(self.arena, match_id, after, finished=False)  # over: the page shows the replay
 
     async def record(self, peer: str, match_id: str) -> spectator_pb2.MatchRecord:
         """The full record of a match that is over (refused while it runs)."""
