@@ -37,7 +37,9 @@ from .sessions import RESUMES_PER_SEAT, BotSession
 log = structlog.get_logger("heartsd.api")
 REFUSE_READ_S = 0.5
 HELLO_TIMEOUT_S = 10.0  # a stream that says nothing holds a slot of the bot streams' budget
-DRAIN_S, DRAIN_QUIET_S = 1.0, 0.2  # see BotService._end
+# See BotService._end. The quiet pause is long enough that a loaded machine's scheduling
+# gap in a client's writes (measured: a 207 ms stall) does not look like the end of them.
+DRAIN_S, DRAIN_QUIET_S = 2.0, 0.5
 MAX_PAGE = 1000  # ListMatches page size
 T = TypeVar("T")
 P = game_pb2
