@@ -21,6 +21,13 @@ machine, because absolute times here are noisy:
                                                 # of work per message, as heartsd does more
     python bench/server.py --web   # heartsd with its web front on, and a browser-less client
                                    # watching 10 of the 64 matches over it (WebSocket)
+    python bench/server.py --loop asyncio       # every process on asyncio's own loop (default:
+                                                # auto, uvloop where installed, as heartsd)
+    python bench/server.py --compare-loops      # throughput and latency on asyncio and on
+                                                # uvloop, alternating, each against its own floor
+
+Every process of a run (heartsd, the ping-pong server, this one with the bots) uses the
+same event loop, so each loop is compared with the floor on that loop.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -45,6 +53,7 @@ for sub in ("engine", "clients/python", "server"):
 
 from heartsbot.proto import admin_pb2, admin_pb2_grpc, bot_pb2, game_pb2  # noqa: E402
 from heartsbot.client import first_legal_answer  # noqa: E402
+from heartsd.loop import resolve as resolve_loop, run as run_on_loop  # noqa: E402
 from heartsd.wire import length_delimited  # noqa: E402
 
 ADMIN = "bench-admin-token"
@@ -243,10 +252,14 @@ async def create_match(channel: grpc.aio.Channel, seats: list[str], deals: int =
     return response.match_id
 
 
-def start_heartsd(tmp: Path, bots: int, web: bool = False) -> tuple[subprocess.Popen[str], int, int | None]:
-    """heartsd in its own process; with ``web``, its web front too (returns its port)."""
+def start_heartsd(tmp: Path, bots: int, web: bool = False, loop: str = "auto",
+                  extra: tuple[str, ...] = ()) -> tuple[subprocess.Popen[str], int, int | None]:
+    """heartsd in its own process on event loop ``loop``; with ``web``, its web front too
+    (returns its port); ``extra``: more config lines."""
+    tmp.mkdir(parents=True, exist_ok=True)
     config = tmp / "bench.toml"
-    lines = [f'admin_token = "{ADMIN}"', f'db_path = "{tmp / "bench.db"}"', 'log_level = "error"']
+    lines = [f'admin_token = "{ADMIN}"', f'db_path = "{tmp / "bench.db"}"', 'log_level = "error"',
+             f'event_loop = "{loop}"', *extra]
     if web:  # one caller opens a watch per new match: lift the per-caller request rate
         lines += ['web = "127.0.0.1:0"', "web_rate_per_s = 10000", "web_burst = 10000", "max_spectator_calls_per_peer = 100"]
     lines += ["[bot_tokens]", *(f'b{i} = "tok-b{i}-bench"' for i in range(bots))]
@@ -360,10 +373,14 @@ def percentile(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def start_floor(work_us: float, loop: str) -> tuple[subprocess.Popen[str], int]:
+    return spawn([sys.executable, __file__, "--floor-server", "--floor-work-us", str(work_us), "--loop", loop])
+
+
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
-        heartsd, port, web_port = start_heartsd(Path(tmp), 1000, web=args.web)
-        floor_proc, floor_port = spawn([sys.executable, __file__, "--floor-server", "--floor-work-us", str(args.floor_work_us)])
+        heartsd, port, web_port = start_heartsd(Path(tmp), 1000, web=args.web, loop=args.loop)
+        floor_proc, floor_port = start_floor(args.floor_work_us, args.loop)
         try:
             ours, size = await heartsd_latency(port, args.deals)
             floor = await floor_latency(floor_port, int(size), len(ours) + len(ours) // 9)
@@ -374,12 +391,13 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         finally:
             stop(floor_proc)
             stop(heartsd)
-        heartsd, port, _ = start_heartsd(Path(tmp), 1000)
+        heartsd, port, _ = start_heartsd(Path(tmp), 1000, loop=args.loop)
         try:
             per_bot, per_match = await heartsd_memory(port, heartsd.pid, 1000)
         finally:
             stop(heartsd)
     return {
+        "event_loop": resolve_loop(args.loop),
         "decision_p50_us": statistics.median(ours) * 1e6,
         "decision_p99_us": percentile(ours, 0.99) * 1e6,
         "floor_p50_us": statistics.median(floor) * 1e6,
@@ -400,6 +418,284 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+# -- how cost grows with load (--scale) ----------------------------------------------------
+
+SCALE_POINTS = (16, 64, 256, 1024)
+SCALE_IDLE = 4000  # connected idle bots, beside 64 live matches
+
+
+async def _gather_limited(coros: list[Any], limit: int = 64) -> list[Any]:
+    gate = asyncio.Semaphore(limit)
+
+    async def one(coro: Any) -> Any:
+        async with gate:
+            return await coro
+
+    return await asyncio.gather(*(one(c) for c in coros))
+
+
+async def heartsd_scale_point(port: int, pid: int, matches: int, idle: int, seconds: float) -> dict[str, float]:
+    """``matches`` live matches, each with its own bot (one stream) in all four seats, so a
+    bot's round trip (answer sent -> its match's next request) is that match's decision
+    latency; ``idle`` more bots connected and doing nothing. Matches that end are replaced."""
+    channels = [grpc.aio.insecure_channel(f"127.0.0.1:{port}") for _ in range(max(4, (matches + idle) // 100))]
+    idle_bots = [InstantBot(channels[i % len(channels)], f"b{matches + i}", 1, answer=False) for i in range(idle)]
+    bots = [InstantBot(channels[i % len(channels)], f"b{i}", 1) for i in range(matches)]
+    await asyncio.wait_for(asyncio.gather(*(b.welcomed.wait() for b in (*bots, *idle_bots))), 120)
+    running = True
+    live: dict[int, str] = {}
+
+    async def keep_one(m: int) -> None:
+        while running:
+            match_id = await create_match(channels[m % len(channels)], [f"b{m}"] * 4, deals=MATCH_DEALS)
+            live[m] = match_id
+            await bots[m].waiters.setdefault(match_id, asyncio.Event()).wait()
+
+    keepers = [asyncio.get_running_loop().create_task(keep_one(m)) for m in range(matches)]
+    while len(live) < matches:  # every match created
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(1.5)  # warm up
+    for b in bots:
+        b.round_trips.clear()
+    start_count = sum(b.decisions for b in bots)
+    start = time.perf_counter()
+    await asyncio.sleep(seconds)
+    while sum(len(b.round_trips) for b in bots) < 20 and time.perf_counter() - start < 60:
+        await asyncio.sleep(0.2)  # a very busy machine: wait for enough samples
+    rate = (sum(b.decisions for b in bots) - start_count) / (time.perf_counter() - start)
+    samples = [rt for b in bots for rt in b.round_trips]
+    rss = rss_kib(pid)
+    running = False
+    for k in keepers:
+        k.cancel()
+    await asyncio.gather(*keepers, return_exceptions=True)
+    admin = admin_pb2_grpc.AdminServiceStub(channels[0])
+    auth = (("authorization", f"Bearer {ADMIN}"),)
+    await _gather_limited([admin.CancelMatch(admin_pb2.CancelMatchRequest(match_id=m, reason="round over"), metadata=auth)
+                           for m in live.values()])
+    for b in (*bots, *idle_bots):
+        await b.close()
+    for c in channels:
+        await c.close()
+    return {"rate": rate, "p50": statistics.median(samples), "p99": percentile(samples, 0.99), "rss_kib": rss}
+
+
+async def floor_scale_point(port: int, size: int, streams: int, idle: int, seconds: float) -> dict[str, float]:
+    """``streams`` ping-pong streams as fast as they go (per-message round trips timed) and
+    ``idle`` more streams open and silent, like the idle bots."""
+    payload = b"x" * size
+    channels = [grpc.aio.insecure_channel(f"127.0.0.1:{port}") for _ in range(max(4, (streams + idle) // 100))]
+    quiet = [channels[i % len(channels)].stream_stream(PING_METHOD)() for i in range(idle)]
+    for call in quiet[:1]:
+        await call.write(payload)
+        await call.read()
+    window = {"on": False}
+    done = 0
+    samples: list[float] = []
+    stop_at = [math.inf]
+
+    async def one(channel: grpc.aio.Channel) -> None:
+        nonlocal done
+        call = channel.stream_stream(PING_METHOD)()
+        while time.perf_counter() < stop_at[0]:
+            start = time.perf_counter()
+            await call.write(payload)
+            await call.read()
+            if window["on"]:
+                done += 1
+                samples.append(time.perf_counter() - start)
+        call.cancel()
+
+    tasks = [asyncio.get_running_loop().create_task(one(channels[i % len(channels)])) for i in range(streams)]
+    await asyncio.sleep(1.5)  # warm up
+    window["on"] = True
+    start = time.perf_counter()
+    await asyncio.sleep(seconds)
+    while len(samples) < 20 and time.perf_counter() - start < 60:
+        await asyncio.sleep(0.2)
+    window["on"] = False
+    rate = done / (time.perf_counter() - start)
+    stop_at[0] = 0.0
+    await asyncio.gather(*tasks, return_exceptions=True)
+    for call in quiet:
+        call.cancel()
+    for c in channels:
+        await c.close()
+    return {"rate": rate, "p50": statistics.median(samples), "p99": percentile(samples, 0.99)}
+
+
+def scale(args: argparse.Namespace) -> dict[str, Any]:
+    """Each point (matches, idle bots) against the ping-pong floor at the same number of
+    streams (and as many idle ones), alternating ``--scale-rounds`` times; the medians."""
+    sizes = [int(x) for x in args.scale_points.split(",")]
+    mid, top = (64 if 64 in sizes else sizes[0]), max(sizes)
+    points = [(m, 0) for m in sizes] + ([(mid, args.scale_idle)] if args.scale_idle else [])
+    results = []
+    bots = max(1000, top + args.scale_idle + mid)  # b999 plays the latency run
+    with tempfile.TemporaryDirectory() as tmp:
+        heartsd, port, _ = start_heartsd(Path(tmp), bots, loop=args.loop, extra=(f"max_bot_streams = {bots + 200}",))
+        floor_proc, floor_port = start_floor(0.0, args.loop)
+        try:
+            size = int(run_on_loop(heartsd_latency(port, MATCH_DEALS), args.loop)[1])
+            for matches, idle in points:
+                ours, floor = [], []
+                for k in range(args.scale_rounds):
+                    sides = ("ours", "floor") if k % 2 == 0 else ("floor", "ours")
+                    for side in sides:
+                        if side == "ours":
+                            ours.append(run_on_loop(heartsd_scale_point(port, heartsd.pid, matches, idle, args.seconds), args.loop))
+                        else:
+                            floor.append(run_on_loop(floor_scale_point(floor_port, size, matches, idle, args.seconds), args.loop))
+                point = {
+                    "matches": matches, "idle_bots": idle,
+                    "decisions_per_s": statistics.median(o["rate"] for o in ours),
+                    "floor_per_s": statistics.median(f["rate"] for f in floor),
+                    "throughput_ratio": statistics.median(o["rate"] / f["rate"] for o, f in zip(ours, floor)),
+                    "throughput_ratios": [round(o["rate"] / f["rate"], 3) for o, f in zip(ours, floor)],
+                    "p50_us": statistics.median(o["p50"] for o in ours) * 1e6,
+                    "p99_us": statistics.median(o["p99"] for o in ours) * 1e6,
+                    "floor_p50_us": statistics.median(f["p50"] for f in floor) * 1e6,
+                    "floor_p99_us": statistics.median(f["p99"] for f in floor) * 1e6,
+                    "p99_ratio": statistics.median(o["p99"] / f["p99"] for o, f in zip(ours, floor)),
+                    "rss_mib": max(o["rss_kib"] for o in ours) / 1024,
+                }
+                results.append(point)
+                print(f"  {matches:>5} matches, {idle:>4} idle: {point['decisions_per_s']:>7,.0f} decisions/s, "
+                      f"ratio {point['throughput_ratio']:.2f}, p99 ratio {point['p99_ratio']:.2f}", file=sys.stderr, flush=True)
+        finally:
+            stop(floor_proc)
+            stop(heartsd)
+    by = {(p["matches"], p["idle_bots"]): p for p in results}
+    high, base = by[(top, 0)], by[(mid, 0)]
+    return {
+        "event_loop": resolve_loop(args.loop),
+        "points": results,
+        "compared": [top, mid],
+        "throughput_ratio_top_over_mid": high["throughput_ratio"] / base["throughput_ratio"],
+        "p99_ratio_top_over_mid": high["p99_ratio"] / base["p99_ratio"],
+    }
+
+
+def scale_svg(r: dict[str, Any]) -> str:
+    """A small two-panel plot: throughput ratio and p99 latency ratio against the floor, by
+    live matches (log scale); hand-written SVG, no plotting library."""
+    points = [p for p in r["points"] if not p["idle_bots"]]
+    width, height, pad = 560, 230, 44
+    xs = [math.log2(p["matches"]) for p in points]
+    x0, x1 = min(xs), max(xs)
+
+    def panel(left: float, key: str, title: str, top_value: float) -> list[str]:
+        w = width / 2 - pad - 10
+        h = height - 2 * pad
+
+        def at(x: float, y: float) -> tuple[float, float]:
+            return left + pad + (x - x0) / (x1 - x0) * w, pad + h - y / top_value * h
+
+        parts = [f'<text x="{left + pad + w / 2:.0f}" y="{pad - 16}" text-anchor="middle" font-size="13">{title}</text>',
+                 f'<rect x="{left + pad}" y="{pad}" width="{w:.0f}" height="{h:.0f}" fill="none" stroke="#999"/>']
+        for tick in (0.0, top_value / 2, top_value):
+            _, y = at(x0, tick)
+            parts.append(f'<text x="{left + pad - 6}" y="{y + 4:.0f}" text-anchor="end" font-size="11">{tick:.2g}</text>')
+        for p, x in zip(points, xs):
+            px, _ = at(x, 0)
+            parts.append(f'<text x="{px:.0f}" y="{pad + h + 16:.0f}" text-anchor="middle" font-size="11">{p["matches"]}</text>')
+        line = " ".join("{:.0f},{:.0f}".format(*at(x, p[key])) for p, x in zip(points, xs))
+        parts.append(f'<polyline points="{line}" fill="none" stroke="#c03" stroke-width="2"/>')
+        for p, x in zip(points, xs):
+            cx, cy = at(x, p[key])
+            parts.append(f'<circle cx="{cx:.0f}" cy="{cy:.0f}" r="3" fill="#c03"/>')
+        parts.append(f'<text x="{left + pad + w / 2:.0f}" y="{height - 8}" text-anchor="middle" font-size="11">live matches</text>')
+        return parts
+
+    top_t = max(1.0, max(p["throughput_ratio"] for p in points) * 1.15)
+    top_l = max(1.0, max(p["p99_ratio"] for p in points) * 1.15)
+    body = [*panel(0, "throughput_ratio", "decisions/s / ping-pong round trips/s", top_t),
+            *panel(width / 2, "p99_ratio", "p99 decision latency / ping-pong p99", top_l)]
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+            f'viewBox="0 0 {width} {height}" font-family="sans-serif">'
+            f'<rect width="{width}" height="{height}" fill="white"/>{"".join(body)}</svg>\n')
+
+
+def print_scale(r: dict[str, Any], as_json: bool, plot: str | None) -> None:
+    print(f"server scale (every process on {r['event_loop']}; medians of alternating rounds)")
+    print(f"  {'matches':>7} {'idle':>5} {'decisions/s':>12} {'floor/s':>9} {'ratio':>6} {'p50 us':>8} {'p99 us':>8} "
+          f"{'floor p99':>9} {'p99 ratio':>9} {'RSS MiB':>8}")
+    for p in r["points"]:
+        print(f"  {p['matches']:>7} {p['idle_bots']:>5} {p['decisions_per_s']:>12,.0f} {p['floor_per_s']:>9,.0f} "
+              f"{p['throughput_ratio']:>6.2f} {p['p50_us']:>8,.0f} {p['p99_us']:>8,.0f} {p['floor_p99_us']:>9,.0f} "
+              f"{p['p99_ratio']:>9.2f} {p['rss_mib']:>8.1f}")
+    top, mid = r["compared"]
+    print(f"  throughput ratio at {top:,} matches / at {mid}: {r['throughput_ratio_top_over_mid']:.2f} (issue 18: >= 1)")
+    print(f"  p99 latency ratio at {top:,} matches / at {mid}: {r['p99_ratio_top_over_mid']:.2f} (issue 18: <= 1.5)")
+    if plot:
+        Path(plot).write_text(scale_svg(r))
+        print(f"  plot: {plot}")
+    if as_json:
+        print(json.dumps(r))
+
+
+def compare_loops(args: argparse.Namespace) -> dict[str, Any]:
+    """Throughput (64 matches / 64 streams) and latency on asyncio and on uvloop: a heartsd
+    and a ping-pong server on each loop, the windows alternating loop by loop (the order
+    flips every round) with this process's bots on the same loop as the servers."""
+    loops = ("asyncio", "uvloop")
+    servers: dict[str, tuple[subprocess.Popen[str], int, subprocess.Popen[str], int]] = {}
+    rates: dict[str, dict[str, list[float]]] = {loop: {"ours": [], "floor": []} for loop in loops}
+    latency: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            for loop in loops:
+                heartsd, port, _ = start_heartsd(Path(tmp) / loop, 1000, loop=loop)
+                floor_proc, floor_port = start_floor(args.floor_work_us, loop)
+                servers[loop] = (heartsd, port, floor_proc, floor_port)
+            size = 0
+            for loop in loops:
+                _, port, _, floor_port = servers[loop]
+                ours, size_f = run_on_loop(heartsd_latency(port, args.deals), loop)
+                size = int(size_f)
+                floor = run_on_loop(floor_latency(floor_port, size, len(ours) + len(ours) // 9), loop)
+                latency[loop] = {"decision_p50_us": statistics.median(ours) * 1e6,
+                                 "floor_p50_us": statistics.median(floor) * 1e6,
+                                 "latency_ratio": statistics.median(ours) / statistics.median(floor)}
+            for k in range(args.rounds):
+                for loop in (loops if k % 2 == 0 else loops[::-1]):
+                    _, port, _, floor_port = servers[loop]
+                    rates[loop]["ours"].append(run_on_loop(heartsd_throughput(port, args.seconds), loop))
+                    rates[loop]["floor"].append(run_on_loop(floor_throughput(floor_port, size, 64, args.seconds), loop))
+        finally:
+            for heartsd, _, floor_proc, _ in servers.values():
+                stop(floor_proc)
+                stop(heartsd)
+    out: dict[str, Any] = {}
+    for loop in loops:
+        r = rates[loop]
+        out[loop] = {**latency[loop],
+                     "decisions_per_s": statistics.median(r["ours"]), "floor_per_s": statistics.median(r["floor"]),
+                     "throughput_ratio": statistics.median(o / f for o, f in zip(r["ours"], r["floor"])),
+                     "throughput_ratios": [round(o / f, 3) for o, f in zip(r["ours"], r["floor"])]}
+    for side in ("ours", "floor"):
+        gains = [u / a for u, a in zip(rates["uvloop"][side], rates["asyncio"][side])]
+        out[f"uvloop_gain_{side}"] = statistics.median(gains)
+        out[f"uvloop_gain_{side}_rounds"] = [round(g, 3) for g in gains]
+    return out
+
+
+def print_compare(r: dict[str, Any], as_json: bool) -> None:
+    print(f"event loops compared: {len(r['asyncio']['throughput_ratios'])} alternating rounds, 64 matches / 64 streams")
+    print(f"  {'':<44}{'asyncio':>12}{'uvloop':>12}")
+    for label, key, fmt in (("decisions/s (median of rounds)", "decisions_per_s", "{:,.0f}"),
+                            ("ping-pong round trips/s", "floor_per_s", "{:,.0f}"),
+                            ("throughput ratio (median of rounds)", "throughput_ratio", "{:.2f}"),
+                            ("decision round trip p50 (us)", "decision_p50_us", "{:,.0f}"),
+                            ("ping-pong p50 (us)", "floor_p50_us", "{:,.0f}"),
+                            ("latency ratio (p50)", "latency_ratio", "{:.2f}")):
+        print(f"  {label:<44}{fmt.format(r['asyncio'][key]):>12}{fmt.format(r['uvloop'][key]):>12}")
+    print(f"  uvloop / asyncio, heartsd decisions/s (median of paired rounds)  {r['uvloop_gain_ours']:.2f}")
+    print(f"  uvloop / asyncio, ping-pong round trips/s                        {r['uvloop_gain_floor']:.2f}")
+    if as_json:
+        print(json.dumps(r))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
@@ -410,12 +706,27 @@ def main() -> int:
                         help="diagnostic: the ping-pong server busy-waits this long per message (default 0)")
     parser.add_argument("--web", action="store_true",
                         help=f"run heartsd's web front and watch {WATCHED} of the matches over it (WebSocket, no browser)")
+    parser.add_argument("--loop", choices=("auto", "asyncio", "uvloop"), default="auto",
+                        help="the event loop of every process (default auto: uvloop where installed)")
+    parser.add_argument("--compare-loops", action="store_true", help="asyncio against uvloop, alternating")
+    parser.add_argument("--scale", action="store_true",
+                        help="16, 64, 256, 1,024 live matches and 4,000 idle bots, each against the floor")
+    parser.add_argument("--scale-rounds", type=int, default=3, help="alternating rounds per --scale point")
+    parser.add_argument("--scale-points", default=",".join(map(str, SCALE_POINTS)), help="live matches per point")
+    parser.add_argument("--scale-idle", type=int, default=SCALE_IDLE, help="idle bots beside 64 live matches (0: none)")
+    parser.add_argument("--plot", default=None, help="with --scale: write the curve to this SVG file")
     parser.add_argument("--floor-server", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.floor_server:
-        asyncio.run(floor_server(args.floor_work_us))
+        run_on_loop(floor_server(args.floor_work_us), args.loop)
         return 0
-    r = asyncio.run(main_async(args))
+    if args.compare_loops:
+        print_compare(compare_loops(args), args.json)
+        return 0
+    if args.scale:
+        print_scale(scale(args), args.json, args.plot)
+        return 0
+    r = run_on_loop(main_async(args), args.loop)
     rows = [
         ("decision round trip p50 / p99 (us)", f"{r['decision_p50_us']:,.0f} / {r['decision_p99_us']:,.0f}"),
         ("bare grpc.aio ping-pong p50 / p99 (us)", f"{r['floor_p50_us']:,.0f} / {r['floor_p99_us']:,.0f}"),
@@ -429,7 +740,7 @@ def main() -> int:
         ("RSS per live match (KiB)", f"{r['rss_per_match_kib']:.1f}"),
     ]
     width = max(len(k) for k, _ in rows)
-    print(f"server benchmark ({r['samples']} latency samples)")
+    print(f"server benchmark ({r['samples']} latency samples, every process on {r['event_loop']})")
     for label, value in rows:
         print(f"  {label:<{width}}  {value:>16}")
     if args.json:

@@ -63,13 +63,14 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"heartsd: configuration error: {exc}", file=sys.stderr)
         return 2
     configure(settings.log_format, settings.log_level)
+    from . import loop
     from .db import StoreError
     from .lease import LeaseHeld
     from .server import ListenError, serve
 
     generated = not args.admin_token and not os.environ.get("HEARTSD_ADMIN_TOKEN") and not _in_file(args.config)
     try:
-        asyncio.run(serve(settings, show_admin_token=generated))
+        loop.run(serve(settings, show_admin_token=generated), settings.event_loop)
     except (ListenError, LeaseHeld, StoreError) as exc:
         print(f"heartsd: {exc}", file=sys.stderr)
         return 2

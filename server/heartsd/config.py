@@ -73,6 +73,7 @@ class Settings:
     ladder_fill: bool = False  # house bots only complete tables the connected bots cannot fill
     log_format: str = "json"
     log_level: str = "info"
+    event_loop: str = "auto"  # auto (uvloop where installed), uvloop or asyncio: see loop.py
     keepalive_s: float = 20.0
     keepalive_timeout_s: float = 10.0
     # Calls at once per class of caller (budgets.py), so no class can starve another; the
@@ -210,6 +211,12 @@ class Settings:
             raise ConfigError("max_outbox_bytes: at least 65536 (64 KiB)")
         if self.log_format not in ("json", "console"):
             raise ConfigError(f"log_format: json or console, got {self.log_format!r}")
+        from .loop import CHOICES, uvloop_installed
+
+        if self.event_loop not in CHOICES:
+            raise ConfigError(f"event_loop: {', '.join(CHOICES)}, got {self.event_loop!r}")
+        if self.event_loop == "uvloop" and not uvloop_installed():
+            raise ConfigError("event_loop: uvloop is not installed (pip install uvloop, or use auto)")
         if self.log_level not in ("debug", "info", "warning", "error"):
             raise ConfigError(f"log_level: debug, info, warning or error, got {self.log_level!r}")
         if self.house_matches < 0:
@@ -368,6 +375,7 @@ _FIELDS = {
     "ladder_fill": lambda k, v: _bool(k, v),
     "log_format": _str,
     "log_level": _str,
+    "event_loop": _str,
     "keepalive_s": _float,
     "keepalive_timeout_s": _float,
     "max_concurrent_rpcs": _int,

@@ -351,7 +351,8 @@ async def _serve(settings: Settings, server: grpc.aio.Server, port: int, store: 
             loop.add_signal_handler(sig, stop.set)
         except (NotImplementedError, RuntimeError):
             pass
-    log.info("heartsd serving", host=settings.host, port=port, db=redacted(settings.db_path))
+    log.info("heartsd serving", host=settings.host, port=port, db=redacted(settings.db_path),
+             event_loop=type(asyncio.get_running_loop()).__module__.split(".")[0])
     if show_admin_token:
         print(f"admin token (generated for this run): {settings.admin_token}", flush=True)
     print(f"heartsd listening on {settings.host}:{port}", flush=True)
