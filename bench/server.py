@@ -425,13 +425,15 @@ SCALE_IDLE = 4000  # connected idle bots, beside 64 live matches
 
 
 async def _gather_limited(coros: list[Any], limit: int = 64) -> list[Any]:
+    """At most ``limit`` at once; a failure is returned, not raised (a match can end
+    between the window and its cancel: FAILED_PRECONDITION "already over")."""
     gate = asyncio.Semaphore(limit)
 
     async def one(coro: Any) -> Any:
         async with gate:
             return await coro
 
-    return await asyncio.gather(*(one(c) for c in coros))
+    return await asyncio.gather(*(one(c) for c in coros), return_exceptions=True)
 
 
 async def heartsd_scale_point(port: int, pid: int, matches: int, idle: int, seconds: float) -> dict[str, float]:
