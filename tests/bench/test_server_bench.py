@@ -24,3 +24,16 @@ def test_a_tiny_scale_curve_runs_and_plots(tmp_path: Path) -> None:
         assert p["decisions_per_s"] > 0 and p["floor_per_s"] > 0 and p["p99_us"] >= p["p50_us"] > 0
     assert result["compared"] == [4, 2]
     assert len(xml.dom.minidom.parse(str(plot)).getElementsByTagName("polyline")) == 2
+
+
+def test_the_default_run_reports_memory_per_match_as_a_slope() -> None:
+    """The default mode end to end (tiny): memory per live match is the growth between 64
+    and 128 matches; the first 64's growth (which includes the store's cache warm-up) is
+    reported beside it."""
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "server.py"), "--rounds", "1", "--seconds", "0.5",
+                          "--deals", "12", "--json"], capture_output=True, text=True, timeout=600, check=True).stdout
+    result = json.loads(out.splitlines()[-1])
+    assert result["decisions_per_s"] > 0 and result["floor_per_s"] > 0
+    for key in ("rss_per_idle_bot_kib", "rss_per_match_kib", "rss_first_matches_kib"):
+        assert result[key] > 0, key
+    assert "64 -> 128 matches" in out
