@@ -22,8 +22,8 @@ machine, because absolute times here are noisy:
                                                 # of work per message, as heartsd does more
     python bench/server.py --web   # heartsd with its web front on, and a browser-less client
                                    # watching 10 of the 64 matches over it (WebSocket)
-    python bench/server.py --loop asyncio       # every process on asyncio's own loop (default:
-                                                # auto, uvloop where installed, as heartsd)
+    python bench/server.py --loop uvloop        # every process on uvloop (default: asyncio's
+                                                # own loop, as heartsd's default)
     python bench/server.py --compare-loops      # throughput and latency on asyncio and on
                                                 # uvloop, alternating, each against its own floor
     python bench/server.py --processes 2        # 2 heartsd processes (32 matches each, their own
@@ -839,8 +839,8 @@ def main() -> int:
                         help="diagnostic: the ping-pong server busy-waits this long per message (default 0)")
     parser.add_argument("--web", action="store_true",
                         help=f"run heartsd's web front and watch {WATCHED} of the matches over it (WebSocket, no browser)")
-    parser.add_argument("--loop", choices=("auto", "asyncio", "uvloop"), default="auto",
-                        help="the event loop of every process (default auto: uvloop where installed)")
+    parser.add_argument("--loop", choices=("auto", "asyncio", "uvloop"), default="asyncio",
+                        help="the event loop of every process (default asyncio, as heartsd's default)")
     parser.add_argument("--compare-loops", action="store_true", help="asyncio against uvloop, alternating")
     parser.add_argument("--scale", action="store_true",
                         help="16, 64, 256, 1,024 live matches and 4,000 idle bots, each against the floor")

@@ -23,7 +23,7 @@ ALLOWED = {
     "hearts_engine": set(),  # no runtime dependency at all
     "heartsbot": {"hearts_engine", "grpc", "google"},  # installs with grpcio, protobuf, the engine
     "heartsd": {"hearts_engine", "heartsbot", "grpc", "google", "grpc_health", "grpc_reflection", "structlog",
-                "psycopg", "openskill", "rich", "aiohttp"},
+                "psycopg", "openskill", "rich", "aiohttp", "uvloop"},  # uvloop: optional (loop.py)
 }
 
 

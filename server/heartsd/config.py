@@ -73,7 +73,7 @@ class Settings:
     ladder_fill: bool = False  # house bots only complete tables the connected bots cannot fill
     log_format: str = "json"
     log_level: str = "info"
-    event_loop: str = "auto"  # auto (uvloop where installed), uvloop or asyncio: see loop.py
+    event_loop: str = "asyncio"  # asyncio, uvloop, or auto (uvloop where installed): see loop.py
     keepalive_s: float = 20.0
     keepalive_timeout_s: float = 10.0
     # Calls at once per class of caller (budgets.py), so no class can starve another; the
@@ -216,7 +216,7 @@ class Settings:
         if self.event_loop not in CHOICES:
             raise ConfigError(f"event_loop: {', '.join(CHOICES)}, got {self.event_loop!r}")
         if self.event_loop == "uvloop" and not uvloop_installed():
-            raise ConfigError("event_loop: uvloop is not installed (pip install uvloop, or use auto)")
+            raise ConfigError("event_loop: uvloop is not installed (pip install uvloop, or use asyncio)")
         if self.log_level not in ("debug", "info", "warning", "error"):
             raise ConfigError(f"log_level: debug, info, warning or error, got {self.log_level!r}")
         if self.house_matches < 0:

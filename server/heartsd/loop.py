@@ -1,9 +1,12 @@
-"""The event loop heartsd runs on: ``event_loop`` = ``auto`` (uvloop where it is installed,
-else asyncio's own), ``uvloop`` or ``asyncio``.
+"""The event loop heartsd runs on: ``event_loop`` = ``asyncio`` (the default), ``uvloop``
+or ``auto`` (uvloop where it is installed, else asyncio's own).
 
 grpc.aio runs on any asyncio loop; uvloop (libuv) spends less CPU per wake-up and per
 callback, which is most of what a decision costs on the event-loop thread (measured in
 the README's Benchmarks, each loop against the same bare ping-pong on the same loop).
+It is not the default: under a flood of connections past the process's descriptor limit
+its listening socket stopped accepting, so the web front's defence (web/connections.py)
+does not hold on it (the README's "The event loop").
 """
 
 from __future__ import annotations
