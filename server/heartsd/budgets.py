@@ -133,7 +133,10 @@ class Budgets:
 class BudgetInterceptor(grpc.aio.ServerInterceptor):
     """Counts each call against the budget of its service (``budgets``: full service name ->
     Budget) from its first byte to its end; a call over budget ends RESOURCE_EXHAUSTED
-    before its handler runs. Only the call's start and end are touched: nothing per message."""
+    before its handler runs. Only the call's start and end are touched: nothing per message.
+
+    A service that counts its calls itself (the bot stream, with :func:`admit` and
+    ``Budget.release``: no wrapper kept alive per idle stream) is left out of ``budgets``."""
 
     def __init__(self, budgets: Mapping[str, Budget]) -> None:
         self._budgets = dict(budgets)
@@ -161,7 +164,7 @@ def _counted(budget: Budget, behavior: Callable[..., Any]) -> Callable[..., Any]
     (a coroutine function, or an async generator function streaming its responses)."""
     if inspect.isasyncgenfunction(behavior):
         async def stream(request: Any, context: grpc.aio.ServicerContext) -> Any:
-            peer = await _admit(budget, context)
+            peer = await admit(budget, context)
             try:
                 async for response in behavior(request, context):
                     yield response
@@ -171,7 +174,7 @@ def _counted(budget: Budget, behavior: Callable[..., Any]) -> Callable[..., Any]
         return stream
 
     async def call(request: Any, context: grpc.aio.ServicerContext) -> Any:
-        peer = await _admit(budget, context)
+        peer = await admit(budget, context)
         try:
             return await behavior(request, context)
         finally:
@@ -180,8 +183,9 @@ def _counted(budget: Budget, behavior: Callable[..., Any]) -> Callable[..., Any]
     return call
 
 
-async def _admit(budget: Budget, context: grpc.aio.ServicerContext) -> str:
-    """Take a slot for the call's peer (returned), or end the call RESOURCE_EXHAUSTED."""
+async def admit(budget: Budget, context: grpc.aio.ServicerContext) -> str:
+    """Take a slot for the call's peer (returned), or end the call RESOURCE_EXHAUSTED. The
+    caller releases it (``budget.release(peer)``) when the call ends."""
     peer = peer_address(context.peer())
     try:
         budget.acquire(peer)

@@ -132,8 +132,8 @@ def new_server(settings: Settings, budgets: Budgets) -> tuple[grpc.aio.Server, i
     against ``budgets`` (the arena's); (server, port). Bound before anything else happens,
     so a daemon that cannot listen touches nothing."""
     probe_port(settings.host, settings.port)
+    # The bot stream (SERVICE_NAMES[0]) counts itself against budgets.bots: BotService.Play.
     interceptor = BudgetInterceptor({
-        SERVICE_NAMES[0]: budgets.bots,
         SERVICE_NAMES[1]: budgets.spectators,
         SERVICE_NAMES[3]: budgets.spectators,  # the ladder's reads are public, like spectating
         SERVICE_NAMES[4]: budgets.spectators,  # tournaments: public reads (their admin calls are few)

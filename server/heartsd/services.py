@@ -32,6 +32,7 @@ from heartsbot.proto import (
 
 from . import __version__, pages, spectating
 from .arena import Arena, ArenaError, SeatRequest
+from .budgets import admit
 from .sessions import RESUMES_PER_SEAT, BotSession
 
 log = structlog.get_logger("heartsd.api")
@@ -148,83 +149,91 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
         self.arena = arena
 
     async def Play(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> None:  # noqa: N802
+        """One bot's stream. It takes its slot of the bot-stream budget itself, where every
+        other call is counted by BudgetInterceptor's wrapper: a wrapping coroutine would stay
+        alive as long as the stream does (~0.9 KiB for each of thousands of idle bots)."""
+        budget = self.arena.budgets.bots
+        peer = await admit(budget, context)
         try:
-            found = await self.arena.authenticate(bearer_token(context))
-        except ArenaError as exc:
-            await self._refuse(context, STATUS[exc.kind], exc.message)
-        if found is None:
-            await self._refuse(context, grpc.StatusCode.UNAUTHENTICATED, "unknown bot token")
-        bot, hashed = found
-        try:
-            first = await asyncio.wait_for(context.read(), HELLO_TIMEOUT_S)
-        except asyncio.TimeoutError:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"no 'hello' within {HELLO_TIMEOUT_S:g} s")
-        if first is grpc.aio.EOF:
-            return
-        if first is UNREADABLE:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, Unreadable.MESSAGE)
-        if first.WhichOneof("kind") != "hello":
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message must be 'hello'")
-        hello = first.hello
-        if not hello.name:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "hello.name is required")
-        if hello.name != bot:
-            await context.abort(grpc.StatusCode.PERMISSION_DENIED, f"this token belongs to bot {bot!r}, not {hello.name!r}")
-        unknown = sorted(set(hello.rulesets) - set(PRESETS))
-        if unknown:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"unknown rulesets: {', '.join(unknown)}")
-        if hello.max_concurrent_matches < 0:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "max_concurrent_matches must not be negative")
-        settings = self.arena.settings
-        granted = min(hello.max_concurrent_matches or 1, settings.max_matches_per_bot)  # every budget derives from it
-        session = BotSession(bot, hello.version, frozenset(hello.rulesets), granted)
-        session.max_outbox_bytes = settings.max_outbox_bytes
-        session.token_hash = hashed
-        bound = log.bind(bot=bot, session=session.id)
-        loop = asyncio.get_running_loop()
-        reader: asyncio.Task[None] | None = None
-        writer: asyncio.Task[None] | None = None
-
-        def overflow() -> None:
-            """Too much waiting for a bot that does not read: its seats go the disconnect way
-            now, and the stream ends even if a write is stuck behind gRPC's flow control."""
-            self.arena.disconnect(session)
-            if writer is not None:
-                writer.cancel()
-
-        session.on_overflow = overflow
-        try:
-            active = self.arena.connect(session)
-            bound.info("bot connected", version=hello.version, rulesets=list(hello.rulesets), active=len(active),
-                       max_matches=granted)
-            await context.write(bot_pb2.PlayResponse(welcome=bot_pb2.Welcome(
-                session_id=session.id, bot_name=bot, server_version=__version__, active_matches=active,
-                max_concurrent_matches=granted)))
-            self.arena.resume_all(session)
-            reader = loop.create_task(self._read(session, context))
-            writer = loop.create_task(self._write(session, context))
-            await asyncio.wait({writer})
-        finally:
-            if writer is not None:
-                writer.cancel()
-            if reader is not None:
-                if session.draining:
-                    await asyncio.wait({reader}, timeout=DRAIN_S + 0.5)
-                reader.cancel()
-            self.arena.disconnect(session)
-            bound.info("bot disconnected", reason=session.close_reason)
-        if session.close_status:
-            await context.abort(STATUS[session.close_status], session.close_reason)
-
-    @staticmethod
-    async def _write(session: BotSession, context: grpc.aio.ServicerContext) -> None:
-        """Send what the session's outbox holds, until its end (None)."""
-        outbox = session.outbox
-        while True:
-            message = await outbox.get()
-            if message is None:
+            try:
+                found = await self.arena.authenticate(bearer_token(context))
+            except ArenaError as exc:
+                await self._refuse(context, STATUS[exc.kind], exc.message)
+            if found is None:
+                await self._refuse(context, grpc.StatusCode.UNAUTHENTICATED, "unknown bot token")
+            bot, hashed = found
+            try:
+                first = await asyncio.wait_for(context.read(), HELLO_TIMEOUT_S)
+            except asyncio.TimeoutError:
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"no 'hello' within {HELLO_TIMEOUT_S:g} s")
+            if first is grpc.aio.EOF:
                 return
-            await context.write(message)
+            if first is UNREADABLE:
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, Unreadable.MESSAGE)
+            if first.WhichOneof("kind") != "hello":
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message must be 'hello'")
+            hello = first.hello
+            if not hello.name:
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "hello.name is required")
+            if hello.name != bot:
+                await context.abort(grpc.StatusCode.PERMISSION_DENIED, f"this token belongs to bot {bot!r}, not {hello.name!r}")
+            unknown = sorted(set(hello.rulesets) - set(PRESETS))
+            if unknown:
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"unknown rulesets: {', '.join(unknown)}")
+            if hello.max_concurrent_matches < 0:
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "max_concurrent_matches must not be negative")
+            settings = self.arena.settings
+            granted = min(hello.max_concurrent_matches or 1, settings.max_matches_per_bot)  # every budget derives from it
+            session = BotSession(bot, hello.version, frozenset(hello.rulesets), granted)
+            session.max_outbox_bytes = settings.max_outbox_bytes
+            session.token_hash = hashed
+            reader: asyncio.Task[None] | None = None
+            handler = asyncio.current_task()
+            writing = overflowed = False
+
+            def overflow() -> None:
+                """Too much waiting for a bot that does not read: its seats go the disconnect way
+                now, and the stream ends even if a write is stuck behind gRPC's flow control (the
+                handler, which writes, is cancelled out of it)."""
+                nonlocal overflowed
+                self.arena.disconnect(session)
+                if writing and not overflowed and handler is not None:
+                    overflowed = True
+                    handler.cancel()
+
+            session.on_overflow = overflow
+            try:
+                active = self.arena.connect(session)
+                log.info("bot connected", bot=bot, session=session.id, version=hello.version,
+                         rulesets=list(hello.rulesets), active=len(active), max_matches=granted)
+                await context.write(bot_pb2.PlayResponse(welcome=bot_pb2.Welcome(
+                    session_id=session.id, bot_name=bot, server_version=__version__, active_matches=active,
+                    max_concurrent_matches=granted)))
+                self.arena.resume_all(session)
+                reader = asyncio.get_running_loop().create_task(self._read(session, context))
+                # This task writes what the outbox holds, until its end (None); a second task
+                # would cost every idle stream its memory and every message a wake-up.
+                outbox = session.outbox
+                try:
+                    while (message := await outbox.get()) is not None:
+                        writing = True
+                        await context.write(message)
+                        writing = False
+                except asyncio.CancelledError:
+                    if not overflowed:
+                        raise
+                    handler.uncancel()  # type: ignore[union-attr]
+            finally:
+                if reader is not None:
+                    if session.draining:
+                        await asyncio.wait({reader}, timeout=DRAIN_S + 0.5)
+                    reader.cancel()
+                self.arena.disconnect(session)
+                log.info("bot disconnected", bot=bot, session=session.id, reason=session.close_reason)
+            if session.close_status:
+                await context.abort(STATUS[session.close_status], session.close_reason)
+        finally:
+            budget.release(peer)
 
     @staticmethod
     async def _refuse(context: grpc.aio.ServicerContext, code: grpc.StatusCode, message: str) -> None:

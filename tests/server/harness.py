@@ -88,7 +88,7 @@ async def running_daemon(tmp_path: Any, **overrides: Any) -> AsyncIterator[Daemo
     db = overrides.pop("db", None) or str(tmp_path / "heartsd.db")
     settings = Settings.load(
         env={},
-        flags=dict(port=0, db_path=db, admin_token=ADMIN, bot_tokens=BOTS, log_level=log_level, **clock, **overrides),
+        flags=dict(port=0, db_path=db, admin_token=ADMIN, bot_tokens=overrides.pop("bot_tokens", BOTS), log_level=log_level, **clock, **overrides),
     )
     async with embedded(settings) as (arena, port):
         yield Daemon(arena, port, settings, client_tls)
