@@ -123,7 +123,7 @@ def visible_until(runner: MatchRunner, delay: float, now: float) -> tuple[int, f
     """The last event sequence a spectator may see at ``now``, and when that may grow by
     itself (``None``: only when the match moves on). See :func:`watch` and releases.py."""
     log = runner.log_events
-    in_set = len(runner.releases.tables) > 1
+    in_set = runner.releases.in_set
     if delay <= 0 and not in_set:
         return log.last_sequence, None
     starts = runner.deal_starts  # events before starts[0] (match_started) belong to no deal
@@ -187,7 +187,7 @@ async def page(arena: Arena, status: str | None, limit: int, after: tuple[int, s
         runner = arena.runners.get(m.id) if m.status == "running" else None
         if runner is not None:
             shown = runner.match.results
-            if len(runner.releases.tables) > 1:
+            if runner.releases.in_set:
                 shown = shown[:int(min(runner.releases.released, len(shown)))]
             totals = [sum(r.score[s] for r in shown) for s in range(runner.rules.players)]
             out.append(spectator_pb2.MatchSummary(
