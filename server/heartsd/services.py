@@ -229,6 +229,7 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                         await asyncio.wait({reader}, timeout=DRAIN_S + 0.5)
                     reader.cancel()
                 self.arena.disconnect(session)
+                session.on_overflow = None  # the closure refers to the session: a cycle to break
                 log.info("bot disconnected", bot=bot, session=session.id, reason=session.close_reason)
             if session.close_status:
                 await context.abort(STATUS[session.close_status], session.close_reason)

@@ -22,6 +22,8 @@ import pytest
 
 from heartsbot.proto import bot_pb2
 
+from heartsd.sessions import BotSession
+
 from .harness import Bot, run, running_daemon
 
 STREAMS = 200
@@ -105,3 +107,33 @@ def test_a_finished_match_is_freed_when_it_ends_not_at_the_next_full_collection(
     forgotten, freed = run(scenario())
     assert forgotten
     assert freed, "the finished match's runner is still alive without a garbage collection"
+
+
+def test_an_ended_bot_stream_leaves_no_session_behind_without_a_full_collection(tmp_path):
+    """Thousands of bot streams open and end over a ladder's life (every reconnect is one);
+    each ended one's session must go with it, not wait for the garbage collector."""
+
+    def sessions_alive() -> int:
+        return sum(1 for o in gc.get_objects() if type(o) is BotSession)
+
+    async def scenario() -> tuple[int, int]:
+        async with running_daemon(tmp_path) as daemon:
+            gc.collect()
+            gc.disable()
+            try:
+                bots = [await Bot(daemon, name).start() for name in ("alice", "bob", "carol", "dave")]
+                during = sessions_alive()
+                for bot in bots:
+                    await bot.close()
+                for _ in range(100):
+                    if not daemon.arena.sessions.all():
+                        break
+                    await asyncio.sleep(0.02)
+                await asyncio.sleep(0.1)
+                return during, sessions_alive()
+            finally:
+                gc.enable()
+
+    during, after = run(scenario())
+    assert during == 4
+    assert after == 0, f"{after} sessions of ended streams still alive"
