@@ -357,17 +357,23 @@ async def heartsd_throughput(port: int, seconds: float, web_port: int | None = N
     await asyncio.gather(*keepers, *watchers, return_exceptions=True)
     if web_client is not None:
         await web_client.close()
-    # End this round's matches, so the next window (ping-pong, or ours with fresh bot
-    # streams under the same names) starts on an idle server.
+    await end_round(channels, live.values(), bots)
+    return rate
+
+
+async def end_round(channels: list[grpc.aio.Channel], match_ids: Any, bots: Any) -> None:
+    """Cancel a window's matches, then close its bots and channels, so the next window
+    (ping-pong, or ours with fresh bot streams under the same names) starts on an idle
+    server. A match can end between the window and its cancel (FAILED_PRECONDITION): those
+    failures are ignored."""
     admin = admin_pb2_grpc.AdminServiceStub(channels[0])
     auth = (("authorization", f"Bearer {ADMIN}"),)
-    await asyncio.gather(*(admin.CancelMatch(admin_pb2.CancelMatchRequest(match_id=m, reason="round over"),
-                                             metadata=auth) for m in live.values()), return_exceptions=True)
+    await _gather_limited([admin.CancelMatch(admin_pb2.CancelMatchRequest(match_id=m, reason="round over"), metadata=auth)
+                           for m in match_ids])
     for b in bots:
         await b.close()
     for c in channels:
         await c.close()
-    return rate
 
 
 MEMORY_MATCHES = 64  # live matches per step of the memory run
@@ -516,14 +522,7 @@ async def heartsd_scale_point(port: int, pid: int, matches: int, idle: int, seco
     for k in keepers:
         k.cancel()
     await asyncio.gather(*keepers, return_exceptions=True)
-    admin = admin_pb2_grpc.AdminServiceStub(channels[0])
-    auth = (("authorization", f"Bearer {ADMIN}"),)
-    await _gather_limited([admin.CancelMatch(admin_pb2.CancelMatchRequest(match_id=m, reason="round over"), metadata=auth)
-                           for m in live.values()])
-    for b in (*bots, *idle_bots):
-        await b.close()
-    for c in channels:
-        await c.close()
+    await end_round(channels, live.values(), (*bots, *idle_bots))
     return {"rate": rate, "p50": statistics.median(samples), "p99": percentile(samples, 0.99), "rss_kib": rss}
 
 

@@ -39,6 +39,11 @@ def factory(choice: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
     return None  # asyncio's default loop
 
 
+def running_name() -> str:
+    """The running loop's kind: ``asyncio`` or ``uvloop`` (for logs and tests)."""
+    return type(asyncio.get_running_loop()).__module__.split(".")[0]
+
+
 def run(main: Coroutine[Any, Any, T], choice: str = "auto") -> T:
     """``asyncio.run(main)`` on the chosen loop."""
     with asyncio.Runner(loop_factory=factory(choice)) as runner:

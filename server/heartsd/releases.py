@@ -69,7 +69,8 @@ class DealReleases:
             return
         now = time.monotonic()
         before = len(self.times)
-        playing = [t.deals_completed for t in self.tables if t.playing]
+        tables = self.tables
+        playing = [t.deals_completed for t in tables if t.playing]
         if not playing:
             self.all_at = now
         else:
@@ -77,6 +78,6 @@ class DealReleases:
                 self.times.append(now)
             if len(self.times) == before:
                 return
-        for table in self.tables:
+        for table in tables:
             for wake in table.watchers:
                 wake.set()

@@ -37,6 +37,7 @@ from heartsbot.proto import (
 
 from .arena import Arena
 from .budgets import BudgetInterceptor, Budgets
+from .loop import running_name as running_loop_name
 from .config import Settings
 from .db import redacted
 from .lease import HEARTBEAT_S, Lease, open_leased
@@ -352,7 +353,7 @@ async def _serve(settings: Settings, server: grpc.aio.Server, port: int, store: 
         except (NotImplementedError, RuntimeError):
             pass
     log.info("heartsd serving", host=settings.host, port=port, db=redacted(settings.db_path),
-             event_loop=type(asyncio.get_running_loop()).__module__.split(".")[0])
+             event_loop=running_loop_name())
     if show_admin_token:
         print(f"admin token (generated for this run): {settings.admin_token}", flush=True)
     print(f"heartsd listening on {settings.host}:{port}", flush=True)

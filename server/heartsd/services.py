@@ -155,33 +155,10 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
         budget = self.arena.budgets.bots
         peer = await admit(budget, context)
         try:
-            try:
-                found = await self.arena.authenticate(bearer_token(context))
-            except ArenaError as exc:
-                await self._refuse(context, STATUS[exc.kind], exc.message)
-            if found is None:
-                await self._refuse(context, grpc.StatusCode.UNAUTHENTICATED, "unknown bot token")
-            bot, hashed = found
-            try:
-                first = await asyncio.wait_for(context.read(), HELLO_TIMEOUT_S)
-            except asyncio.TimeoutError:
-                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"no 'hello' within {HELLO_TIMEOUT_S:g} s")
-            if first is grpc.aio.EOF:
+            greeted = await self._greet(context)
+            if greeted is None:
                 return
-            if first is UNREADABLE:
-                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, Unreadable.MESSAGE)
-            if first.WhichOneof("kind") != "hello":
-                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message must be 'hello'")
-            hello = first.hello
-            if not hello.name:
-                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "hello.name is required")
-            if hello.name != bot:
-                await context.abort(grpc.StatusCode.PERMISSION_DENIED, f"this token belongs to bot {bot!r}, not {hello.name!r}")
-            unknown = sorted(set(hello.rulesets) - set(PRESETS))
-            if unknown:
-                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"unknown rulesets: {', '.join(unknown)}")
-            if hello.max_concurrent_matches < 0:
-                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "max_concurrent_matches must not be negative")
+            bot, hashed, hello = greeted
             settings = self.arena.settings
             granted = min(hello.max_concurrent_matches or 1, settings.max_matches_per_bot)  # every budget derives from it
             session = BotSession(bot, hello.version, frozenset(hello.rulesets), granted)
@@ -189,6 +166,7 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
             session.token_hash = hashed
             reader: asyncio.Task[None] | None = None
             handler = asyncio.current_task()
+            assert handler is not None  # grpc.aio runs every handler in a task
             writing = overflowed = False
 
             def overflow() -> None:
@@ -197,7 +175,7 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                 handler, which writes, is cancelled out of it)."""
                 nonlocal overflowed
                 self.arena.disconnect(session)
-                if writing and not overflowed and handler is not None:
+                if writing and not overflowed:
                     overflowed = True
                     handler.cancel()
 
@@ -222,7 +200,7 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                 except asyncio.CancelledError:
                     if not overflowed:
                         raise
-                    handler.uncancel()  # type: ignore[union-attr]
+                    handler.uncancel()
             finally:
                 if reader is not None:
                     if session.draining:
@@ -235,6 +213,39 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                 await context.abort(STATUS[session.close_status], session.close_reason)
         finally:
             budget.release(peer)
+
+    async def _greet(self, context: grpc.aio.ServicerContext) -> tuple[str, str, bot_pb2.Hello] | None:
+        """The stream's token and ``hello``, checked: (bot, token hash, hello), ``None`` if the
+        stream ended first; anything wrong ends the call with its status. A coroutine of its
+        own: it is over before the stream's long life begins."""
+        try:
+            found = await self.arena.authenticate(bearer_token(context))
+        except ArenaError as exc:
+            await self._refuse(context, STATUS[exc.kind], exc.message)
+        if found is None:
+            await self._refuse(context, grpc.StatusCode.UNAUTHENTICATED, "unknown bot token")
+        bot, hashed = found
+        try:
+            first = await asyncio.wait_for(context.read(), HELLO_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"no 'hello' within {HELLO_TIMEOUT_S:g} s")
+        if first is grpc.aio.EOF:
+            return None
+        if first is UNREADABLE:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, Unreadable.MESSAGE)
+        if first.WhichOneof("kind") != "hello":
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message must be 'hello'")
+        hello = first.hello
+        if not hello.name:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "hello.name is required")
+        if hello.name != bot:
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, f"this token belongs to bot {bot!r}, not {hello.name!r}")
+        unknown = sorted(set(hello.rulesets) - set(PRESETS))
+        if unknown:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"unknown rulesets: {', '.join(unknown)}")
+        if hello.max_concurrent_matches < 0:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "max_concurrent_matches must not be negative")
+        return bot, hashed, hello
 
     @staticmethod
     async def _refuse(context: grpc.aio.ServicerContext, code: grpc.StatusCode, message: str) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from heartsd import loop
@@ -11,7 +9,7 @@ from heartsd.config import ConfigError, Settings
 
 
 async def _running_loop_module() -> str:
-    return type(asyncio.get_running_loop()).__module__.split(".")[0]
+    return loop.running_name()
 
 
 def test_asyncio_runs_asyncios_own_loop() -> None:
