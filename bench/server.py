@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import math
 import os
@@ -172,12 +173,21 @@ class InstantBot:
     Kept lean, like the ping-pong client it is compared with: the stream carries raw
     bytes, each update is parsed once (protobuf, in C) and a play is answered with the
     first legal card, its Answer assembled from bytes; passes and moon choices (rare)
-    go through ``first_legal_answer``."""
+    go through ``first_legal_answer``.
+
+    ``hold()`` keeps the requests that arrive unanswered until ``release()``: a --scale
+    point creates and cancels its matches on a quiet server, outside its window. With
+    1,024 matches playing, every await of an admin call waits behind every stream's
+    message (one asyncio loop pass, ~250 ms here), and creating the matches while the
+    first ones already played took 90-150 s a round instead of a few seconds."""
 
     def __init__(self, channel: grpc.aio.Channel, name: str, matches: int, answer: bool = True) -> None:
         self.name = name
         self.matches = matches
         self.answer = answer
+        self.holding = False
+        self._held: list[tuple[bot_pb2.MatchUpdate, bot_pb2.DecisionRequest]] = []
+        self._releasing: asyncio.Task[None] | None = None
         self.decisions = 0
         self.ended = 0
         self.waiters: dict[str, asyncio.Event] = {}
@@ -234,6 +244,12 @@ class InstantBot:
                     self.round_trips.append(now - sent_at)
                     self.sizes.append(len(raw))
                 sent_at = None
+                if self.holding:
+                    self._held.append((update, request))
+                    continue
+                if self._releasing is not None:  # one write at a time on a call
+                    await self._releasing
+                    self._releasing = None
                 if self.answer:
                     answer = self._answer(update, request)
                     sent_at = time.perf_counter()  # like the ping-pong: timed from before the write
@@ -241,6 +257,22 @@ class InstantBot:
                     self.decisions += 1
         except (grpc.aio.AioRpcError, asyncio.CancelledError):
             pass
+
+    def hold(self) -> None:
+        self.holding = True
+
+    def release(self) -> None:
+        """Answer what was held, then every request again as it comes."""
+        self.holding = False
+        held, self._held = self._held, []
+        if held:
+            self._releasing = asyncio.get_running_loop().create_task(self._answer_held(held))
+
+    async def _answer_held(self, held: list[tuple[bot_pb2.MatchUpdate, bot_pb2.DecisionRequest]]) -> None:
+        with contextlib.suppress(grpc.aio.AioRpcError, asyncio.CancelledError):
+            for update, request in held:
+                await self.call.write(self._answer(update, request))
+                self.decisions += 1
 
     async def close(self) -> None:
         self.call.cancel()
@@ -257,13 +289,12 @@ async def create_match(channel: grpc.aio.Channel, seats: list[str], deals: int =
     return response.match_id
 
 
-async def create_match_when_free(channel: grpc.aio.Channel, seats: list[str]) -> str:
-    """A MATCH_DEALS match, asked again while a seat's bot has no free slot: a match of the
-    last window whose cancelled CreateMatch started anyway (a start is shielded) still
-    holds it, and the bot plays it out in a moment."""
+async def create_match_when_free(channel: grpc.aio.Channel, seats: list[str], decision_ms: int = 0) -> str:
+    """A MATCH_DEALS match, asked again while a seat's bot has no free slot (a match of
+    the last window may still be ending)."""
     while True:
         try:
-            return await create_match(channel, seats, deals=MATCH_DEALS)
+            return await create_match(channel, seats, deals=MATCH_DEALS, decision_ms=decision_ms)
         except grpc.aio.AioRpcError as exc:
             if exc.code() == grpc.StatusCode.CANCELLED:
                 # Seen with hundreds of matches being created and cancelled (cause not found
@@ -272,6 +303,36 @@ async def create_match_when_free(channel: grpc.aio.Channel, seats: list[str]) ->
             elif exc.code() != grpc.StatusCode.FAILED_PRECONDITION:
                 raise
             await asyncio.sleep(0.1)
+
+
+# CreateMatch calls at once in the throughput window: below the daemon's admin-call budget
+# (max_admin_calls, 32 by default). Unpaced, the window's 64 first creates went at once,
+# about 30 were refused RESOURCE_EXHAUSTED, and their keepers died unseen: the windows
+# ran with ~34 live matches against a floor of 64 streams.
+CREATES_AT_ONCE = 16
+
+
+async def every_match_created(keepers: list[asyncio.Task[None]], live: dict[int, str], matches: int) -> None:
+    """Wait until the window's keepers have created all ``matches``; a keeper that died
+    fails the run (a window with fewer matches than it says would measure something else)."""
+    while len(live) < matches:
+        for k in keepers:
+            if k.done() and not k.cancelled() and k.exception() is not None:
+                raise k.exception()  # type: ignore[misc]
+        await asyncio.sleep(0.05)
+
+
+async def stop_keepers(keepers: list[asyncio.Task[None]], bots: Any) -> None:
+    """End a window's keepers (tasks that create a match, wait for its end, and create the
+    next while the window runs) without cancelling a CreateMatch in flight: a cancelled
+    call may still start its match (a start is shielded), which nobody would then cancel;
+    its bot, closed, leaves it to time out, and the next window's bot of that name resumes
+    it. The caller has cleared its ``running`` flag; the keepers waiting for a match's end
+    are woken and return, the others after their create."""
+    for b in bots:
+        for ended in b.waiters.values():
+            ended.set()
+    await asyncio.gather(*keepers)
 
 
 def start_heartsd(tmp: Path, bots: int, web: bool = False, loop: str = "auto",
@@ -333,28 +394,34 @@ async def heartsd_throughput(port: int, seconds: float, web_port: int | None = N
         await b.welcomed.wait()
     running = True
     live: dict[int, str] = {}
+    creating = asyncio.Semaphore(CREATES_AT_ONCE)
 
     async def keep_one(m: int) -> None:
         seats = [f"b{(m + k * quarter) % matches}" for k in range(4)]
         watcher = bots[m % matches]
         while running:
-            match_id = await create_match_when_free(channels[0], seats)
+            async with creating:
+                match_id = await create_match_when_free(channels[0], seats)
             live[m] = match_id
+            if not running:
+                return
             if web_client is not None and m < WATCHED:
                 watchers.add(asyncio.get_running_loop().create_task(watch_web(web_client, web_port, match_id)))  # type: ignore[arg-type]
             done = watcher.waiters.setdefault(match_id, asyncio.Event())
             await done.wait()
 
     keepers = [asyncio.get_running_loop().create_task(keep_one(m)) for m in range(matches)]
+    await every_match_created(keepers, live, matches)
     await asyncio.sleep(1.0)  # warm up
     start_count = sum(b.decisions for b in bots)
     start = time.perf_counter()
     await asyncio.sleep(seconds)
     rate = (sum(b.decisions for b in bots) - start_count) / (time.perf_counter() - start)
     running = False
-    for k in (*keepers, *watchers):
-        k.cancel()
-    await asyncio.gather(*keepers, *watchers, return_exceptions=True)
+    for w in watchers:
+        w.cancel()
+    await asyncio.gather(*watchers, return_exceptions=True)
+    await stop_keepers(keepers, bots)
     if web_client is not None:
         await web_client.close()
     await end_round(channels, live.values(), bots)
@@ -467,6 +534,11 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
 
 SCALE_POINTS = (16, 64, 256, 1024)
 SCALE_IDLE = 4000  # connected idle bots, beside 64 live matches
+# The scale matches' decision clock: a request waits unanswered while its bot holds
+# (InstantBot.hold) until every match of the point is created; under the default clock
+# (1 s and a 10 s bank) a long wait timed its seats out into auto-play, whose flood of
+# requests, each answered after it was already defaulted, then measured rejections.
+SCALE_CLOCK_MS = 600_000
 
 
 async def _gather_limited(coros: list[Any], limit: int = 64) -> list[Any]:
@@ -484,11 +556,15 @@ async def _gather_limited(coros: list[Any], limit: int = 64) -> list[Any]:
 async def heartsd_scale_point(port: int, pid: int, matches: int, idle: int, seconds: float) -> dict[str, float]:
     """``matches`` live matches, each with its own bot (one stream) in all four seats, so a
     bot's round trip (answer sent -> its match's next request) is that match's decision
-    latency; ``idle`` more bots connected and doing nothing. Matches that end are replaced."""
+    latency; ``idle`` more bots connected and doing nothing. Matches that end are replaced.
+    The matches are created while their bots hold their answers, and cancelled after they
+    hold them again (InstantBot.hold): setting up and ending a point is outside its window."""
     channels = [grpc.aio.insecure_channel(f"127.0.0.1:{port}") for _ in range(max(4, (matches + idle) // 100))]
     idle_bots = [InstantBot(channels[i % len(channels)], f"b{matches + i}", 1, answer=False) for i in range(idle)]
     bots = [InstantBot(channels[i % len(channels)], f"b{i}", 1) for i in range(matches)]
     await asyncio.wait_for(asyncio.gather(*(b.welcomed.wait() for b in (*bots, *idle_bots))), 120)
+    for b in bots:
+        b.hold()  # created on a quiet server: the matches start playing together
     running = True
     live: dict[int, str] = {}
 
@@ -497,16 +573,16 @@ async def heartsd_scale_point(port: int, pid: int, matches: int, idle: int, seco
     async def keep_one(m: int) -> None:
         while running:
             async with creating:
-                match_id = await create_match_when_free(channels[m % len(channels)], [f"b{m}"] * 4)
+                match_id = await create_match_when_free(channels[m % len(channels)], [f"b{m}"] * 4, SCALE_CLOCK_MS)
             live[m] = match_id
+            if not running:
+                return
             await bots[m].waiters.setdefault(match_id, asyncio.Event()).wait()
 
     keepers = [asyncio.get_running_loop().create_task(keep_one(m)) for m in range(matches)]
-    while len(live) < matches:  # every match created
-        for k in keepers:
-            if k.done() and not k.cancelled() and k.exception() is not None:
-                raise k.exception()  # type: ignore[misc]
-        await asyncio.sleep(0.1)
+    await every_match_created(keepers, live, matches)
+    for b in bots:
+        b.release()
     await asyncio.sleep(1.5)  # warm up
     for b in bots:
         b.round_trips.clear()
@@ -519,9 +595,10 @@ async def heartsd_scale_point(port: int, pid: int, matches: int, idle: int, seco
     samples = [rt for b in bots for rt in b.round_trips]
     rss = rss_kib(pid)
     running = False
-    for k in keepers:
-        k.cancel()
-    await asyncio.gather(*keepers, return_exceptions=True)
+    for b in bots:
+        b.hold()  # cancelled on a quiet server, as they were created
+    await stop_keepers(keepers, bots)
+    await asyncio.sleep(0.5)
     await end_round(channels, live.values(), (*bots, *idle_bots))
     return {"rate": rate, "p50": statistics.median(samples), "p99": percentile(samples, 0.99), "rss_kib": rss}
 
