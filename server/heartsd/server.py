@@ -79,8 +79,20 @@ def add_bot_service(servicer: BotService, server: grpc.aio.Server) -> None:
 
 
 def server_options(settings: Settings) -> list[tuple[str, int]]:
+    """The gRPC server's channel arguments.
+
+    ``max_pending_requests``: gRPC's core keeps calls that arrived but are not yet taken
+    up by the server in a backlog, and past that many (1,000 by default) refuses new ones
+    at random (all past the hard limit, 3,000), with a bare INTERNAL. grpc.aio takes calls
+    up one at a time on the event loop, so the bots of a full arena reconnecting at once
+    (a restart) lost about one in twenty of a 2,000-stream burst. The backlog now holds
+    every call the budgets allow; what is over them is refused by the budgets, with
+    RESOURCE_EXHAUSTED and a reason (tests/server/test_reconnect_burst.py)."""
+    backlog = settings.rpc_limit()
     return [
         ("grpc.so_reuseport", 0),  # a second daemon must not silently share the port
+        ("grpc.server.max_pending_requests", backlog),
+        ("grpc.server.max_pending_requests_hard_limit", 2 * backlog),
         ("grpc.max_receive_message_length", settings.max_message_bytes),
         ("grpc.max_send_message_length", 16 * 1024 * 1024),
         ("grpc.keepalive_time_ms", int(settings.keepalive_s * 1000)),
