@@ -24,6 +24,7 @@ from heartsbot import convert
 
 from . import shuffles
 from .budgets import Budgets
+from .checkpoints import CheckpointWriter
 from .clock import SeatClock
 from .config import Settings
 from .lag import LoopMonitor
@@ -86,6 +87,7 @@ class Arena:
     def __init__(self, settings: Settings, store: Store, budgets: Budgets | None = None) -> None:
         self.settings = settings
         self.store = store
+        self.checkpoints = CheckpointWriter(store.checkpoint_many)
         self.sessions = SessionRegistry()
         self.runners: dict[str, MatchRunner] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -597,7 +599,7 @@ class Arena:
 
     async def checkpoint(self, match_id: str, record: bytes, deals: int, totals: list[int]) -> None:
         try:
-            await asyncio.to_thread(self.store.checkpoint, match_id, record, deals, totals)
+            await self.checkpoints.write(match_id, record, deals, totals)
         except Exception:
             log.exception("checkpoint failed", match_id=match_id)
 

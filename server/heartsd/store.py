@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from heartsbot.proto import game_pb2, spectator_pb2
@@ -154,11 +154,17 @@ class Store:
     def checkpoint(self, match_id: str, record: bytes, deals_played: int, totals: list[int]) -> None:
         """Save a running match's record so far (a serialized MatchRecord: the runner
         assembles it from parts encoded once), so a crash keeps it."""
+        self.checkpoint_many({match_id: (record, deals_played, totals)})
+
+    def checkpoint_many(self, checkpoints: Mapping[str, tuple[bytes, int, list[int]]]) -> None:
+        """:meth:`checkpoint` for several matches, in one transaction (checkpoints.py).
+        A match that is no longer running keeps its final record."""
         with self.db.transaction() as tx:
-            tx.execute(
-                "UPDATE matches SET record = ?, deals_played = ?, totals = ? WHERE id = ? AND status = 'running'",
-                (record, deals_played, json.dumps(totals), match_id),
-            )
+            for match_id, (record, deals_played, totals) in checkpoints.items():
+                tx.execute(
+                    "UPDATE matches SET record = ?, deals_played = ?, totals = ? WHERE id = ? AND status = 'running'",
+                    (record, deals_played, json.dumps(totals), match_id),
+                )
 
     def finish(
         self,

@@ -33,6 +33,20 @@ def test_lifecycle_running_checkpoint_finish(store_url):
     store.close()
 
 
+def test_checkpoints_of_several_matches_in_one_call_leave_a_finished_one_alone(store_url):
+    store = Store(store_url)
+    for match_id in ("m-1", "m-2", "m-3"):
+        store.insert_running(match_id, "standard", 4, ["a", "b", "c", "d"], 1)
+    store.finish("m-3", "finished", "completed", record("m-3"), 4, [5, 6, 7, 8])
+    store.checkpoint_many({m: (record(m, P.MATCH_STATUS_RUNNING).SerializeToString(), 2, [1, 2, 3, 4])
+                           for m in ("m-1", "m-2", "m-3")})
+    assert [store.get(m).deals_played for m in ("m-1", "m-2")] == [2, 2]
+    assert store.get("m-1").record.result.status == P.MATCH_STATUS_RUNNING
+    finished = store.get("m-3")
+    assert (finished.status, finished.deals_played, finished.record.result.status) == ("finished", 4, P.MATCH_STATUS_FINISHED)
+    store.close()
+
+
 def test_interrupted_matches_become_aborted_keeping_their_checkpoint(store_url):
     store = Store(store_url)
     store.insert_running("m-a", "standard", 4, ["a"] * 4, 1)
