@@ -26,6 +26,7 @@ heartsbot.stdio.AnswerError: not a card: '9Z'
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import os
 import queue
@@ -265,27 +266,49 @@ class Child:
         return got
 
     def _read(self) -> None:
+        """Match the child's lines to requests. The lines of one read from the pipe are
+        matched together, under one hold of the state lock: a line written together with an
+        answer, after it ("play 2C\\nmore"), was written before the next request could go
+        out, so it answers nothing, however late this thread gets to it (under load, the
+        next request was sometimes out first, and took it as its answer)."""
         stdout = self.proc.stdout
         assert stdout is not None
-        for raw in stdout:
-            line = raw.strip()
-            with self._state:
+        fd = stdout.fileno()
+        decode = codecs.getincrementaldecoder("utf-8")("replace").decode
+        partial = ""
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                chunk = b""
+            *lines, partial = (partial + decode(chunk, final=not chunk)).split("\n")
+            if not chunk and partial.strip():
+                lines.append(partial)  # a last line without its newline
+            self._match([raw.strip() for raw in lines])
+            if not chunk:
+                break
+        self.gone = True
+        self._lines.put(None)
+        self._on_gone()
+
+    def _match(self, lines: list[str]) -> None:
+        notes = []
+        with self._state:
+            for line in lines:
                 if self._owed:
                     self._owed -= 1
-                    note = "late, dropped"
+                    notes.append((line, "late, dropped"))
                 elif self._waiting or self._greeting:
                     self._waiting = False
                     self._lines.put(line)
-                    note = ""
+                    notes.append((line, ""))
                 else:
-                    note = "answers no request, dropped"
+                    notes.append((line, "answers no request, dropped"))
+        for line, note in notes:
             if self.trace:
                 self.trace("< " + line + (f"   ({note})" if note else ""))
             elif note.startswith("answers"):
                 self.report(f"the bot wrote a line that answers no request (dropped): {line[:200]!r}")
-        self.gone = True
-        self._lines.put(None)
-        self._on_gone()
 
     def status(self, timeout: float = 1.0) -> str:
         """How the child ended, in words (waits up to ``timeout`` for it to exit)."""
