@@ -297,8 +297,8 @@ async def create_match_when_free(channel: grpc.aio.Channel, seats: list[str], de
             return await create_match(channel, seats, deals=MATCH_DEALS, decision_ms=decision_ms)
         except grpc.aio.AioRpcError as exc:
             if exc.code() == grpc.StatusCode.CANCELLED:
-                # Seen with hundreds of matches being created and cancelled (cause not found
-                # yet, issue 18's notes): counted and reported, and asked again.
+                # Seen while windows cancelled their keepers mid-create (not since
+                # stop_keepers, cause not proven): counted and reported, and asked again.
                 create_cancelled[0] += 1
             elif exc.code() != grpc.StatusCode.FAILED_PRECONDITION:
                 raise

@@ -28,7 +28,9 @@ class MatchHost(Protocol):
         is the MatchRunner; typed loosely so that this module need not import it.)"""
 
     async def checkpoint(self, match_id: str, record: bytes, deals: int, totals: list[int]) -> None:
-        """Store a running match's record so far (a serialized MatchRecord)."""
+        """Store a running match's record so far (a serialized MatchRecord). One match's
+        checkpoints are stored in the order they are given, a later one never before an
+        earlier one (the runner awaits only its latest before storing the result)."""
 
     async def reserve_shuffles(self, runner: Any, first: int, count: int) -> None:
         """Put the shuffles of deals ``first``... of a running game-format match in the

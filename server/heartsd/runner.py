@@ -768,14 +768,9 @@ class MatchRunner:
         deals = len(self.match.results)
         running = convert.result_to_wire(None, P.MATCH_STATUS_RUNNING, "running", totals, deals)
         record = self._record_bytes(running)
-        previous = self._checkpoint
-
-        async def write() -> None:
-            if previous is not None:
-                await asyncio.gather(previous, return_exceptions=True)
-            await self.arena.checkpoint(self.id, record, deals, totals)
-
-        self._checkpoint = self._loop.create_task(write())
+        # The host stores one match's checkpoints in the order given (arena: CheckpointWriter's
+        # batches), so only the latest is awaited, by _finish.
+        self._checkpoint = self._loop.create_task(self.arena.checkpoint(self.id, record, deals, totals))
 
     async def _finish(self) -> None:
         """Store the record, then announce the end. Whatever fails, the match ends: if

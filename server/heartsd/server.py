@@ -37,10 +37,10 @@ from heartsbot.proto import (
 
 from .arena import Arena
 from .budgets import BudgetInterceptor, Budgets
-from .loop import running_name as running_loop_name
 from .config import Settings
 from .db import redacted
 from .lease import HEARTBEAT_S, Lease, open_leased
+from .loop import running_name as running_loop_name
 from .services import AdminService, BotService, LadderService, SpectatorService, read_play_request
 from .store import Store
 from .tournament_service import TournamentService
