@@ -83,6 +83,12 @@ class Settings:
     max_spectator_calls_per_peer: int = 16
     max_admin_calls: int = 32
     max_concurrent_rpcs: int = 0
+    # Connections to the gRPC port at once (0: derived, the sum of the budgets above, one
+    # connection per call; never over half the process's descriptors, descriptors.py), and
+    # how long a new connection may take to speak HTTP/2 (a TCP connection that sends
+    # nothing holds a descriptor until then).
+    max_connections: int = 0
+    handshake_timeout_s: float = 10.0
     # Limits per bot stream (README, "Limits"): the concurrency a bot may declare in hello
     # (its rejection budget and per-stream state derive from the capped value), and the
     # bytes waiting to be sent to it before a stream that does not read is ended.
@@ -126,6 +132,12 @@ class Settings:
 
         derived = self.max_bot_streams + self.max_spectator_calls + self.max_admin_calls + INFRA_CALLS + 16
         return max(self.max_concurrent_rpcs, derived)
+
+    def connection_limit(self) -> int:
+        """Connections the gRPC port accepts at once: ``max_connections``, or if 0 one for
+        every call the budgets allow (a bot's connection usually carries its one stream).
+        The descriptor limit may cap it further (server.server_options)."""
+        return self.max_connections or self.rpc_limit()
 
     @classmethod
     def load(
@@ -205,6 +217,10 @@ class Settings:
             raise ConfigError(f"max_concurrent_rpcs: {self.max_concurrent_rpcs} is below the sum of the per-class "
                               f"budgets plus headroom ({self.rpc_limit()}); spectators could then starve bots. "
                               "Leave it 0 (derived) or raise it")
+        if self.max_connections < 0:
+            raise ConfigError("max_connections: 0 (derived from the budgets) or more")
+        if not 0.1 <= self.handshake_timeout_s <= 600:
+            raise ConfigError(f"handshake_timeout_s: 0.1 to 600 seconds, got {self.handshake_timeout_s:g}")
         if self.max_matches_per_bot < 1:
             raise ConfigError("max_matches_per_bot: at least 1")
         if self.max_outbox_bytes < 64 * 1024:
@@ -379,6 +395,8 @@ _FIELDS = {
     "keepalive_s": _float,
     "keepalive_timeout_s": _float,
     "max_concurrent_rpcs": _int,
+    "max_connections": _int,
+    "handshake_timeout_s": _float,
     "max_bot_streams": _int,
     "max_spectator_calls": _int,
     "max_spectator_calls_per_peer": _int,

@@ -35,6 +35,7 @@ from heartsbot.proto import (
     tournament_pb2_grpc,
 )
 
+from . import descriptors
 from .arena import Arena
 from .budgets import BudgetInterceptor, Budgets
 from .config import Settings
@@ -50,6 +51,9 @@ if TYPE_CHECKING:
     from heartsbot.client import BotClient
 
 log = structlog.get_logger("heartsd")
+# A connection with no call this long is sent GOAWAY (server_options): what an idle caller
+# holds is a descriptor, and a client connects again by itself at its next call.
+CONNECTION_IDLE_S = 300.0
 
 SERVICE_NAMES = (
     bot_pb2.DESCRIPTOR.services_by_name["BotService"].full_name,
@@ -78,6 +82,12 @@ def add_bot_service(servicer: BotService, server: grpc.aio.Server) -> None:
     server.add_generic_rpc_handlers((generic,))
 
 
+def connection_cap(settings: Settings) -> int:
+    """The gRPC port's connections at once: ``Settings.connection_limit()``, and never over
+    half of the process's descriptors (the web front may hold a quarter; descriptors.py)."""
+    return descriptors.share(settings.connection_limit(), 2, descriptors.soft_limit())
+
+
 def server_options(settings: Settings) -> list[tuple[str, int]]:
     """The gRPC server's channel arguments.
 
@@ -87,12 +97,23 @@ def server_options(settings: Settings) -> list[tuple[str, int]]:
     up one at a time on the event loop, so the bots of a full arena reconnecting at once
     (a restart) lost about one in twenty of a 2,000-stream burst. The backlog now holds
     every call the budgets allow; what is over them is refused by the budgets, with
-    RESOURCE_EXHAUSTED and a reason (tests/server/test_reconnect_burst.py)."""
+    RESOURCE_EXHAUSTED and a reason (tests/server/test_reconnect_burst.py).
+
+    Connections: each is a file descriptor, and opening one costs a caller nothing. 1,100
+    TCP connections that sent nothing took every descriptor of a 1,024-descriptor daemon:
+    the health check and the web front stopped answering (tests/server/test_connection_flood.py).
+    So the port accepts at most :func:`connection_cap` connections (gRPC closes the ones
+    over it at once), a connection that has not spoken HTTP/2 within ``handshake_timeout_s``
+    is closed, and one with no call for CONNECTION_IDLE_S is sent GOAWAY (a client just
+    connects again; a bot's stream keeps its connection busy)."""
     backlog = settings.rpc_limit()
     return [
         ("grpc.so_reuseport", 0),  # a second daemon must not silently share the port
         ("grpc.server.max_pending_requests", backlog),
         ("grpc.server.max_pending_requests_hard_limit", 2 * backlog),
+        ("grpc.max_allowed_incoming_connections", connection_cap(settings)),
+        ("grpc.server_handshake_timeout_ms", int(settings.handshake_timeout_s * 1000)),
+        ("grpc.max_connection_idle_ms", int(CONNECTION_IDLE_S * 1000)),
         ("grpc.max_receive_message_length", settings.max_message_bytes),
         ("grpc.max_send_message_length", 16 * 1024 * 1024),
         ("grpc.keepalive_time_ms", int(settings.keepalive_s * 1000)),
@@ -145,6 +166,11 @@ def new_server(settings: Settings, budgets: Budgets) -> tuple[grpc.aio.Server, i
     against ``budgets`` (the arena's); (server, port). Bound before anything else happens,
     so a daemon that cannot listen touches nothing."""
     probe_port(settings.host, settings.port)
+    cap = connection_cap(settings)
+    if cap < settings.connection_limit():
+        log.warning("gRPC connections capped below max_connections by the file descriptor limit; raise it "
+                    "(ulimit -n) to serve more bots", max_connections=settings.connection_limit(), cap=cap,
+                    descriptors=descriptors.soft_limit())
     # The bot stream (SERVICE_NAMES[0]) counts itself against budgets.bots: BotService.Play.
     interceptor = BudgetInterceptor({
         SERVICE_NAMES[1]: budgets.spectators,
@@ -300,6 +326,9 @@ async def serve(
     The order protects a live daemon from a second one started by mistake: bind the
     port (ListenError), then take the store's lease for this instance (LeaseHeld), and
     only then open the store and mark aborted the matches this instance left running."""
+    before, after = descriptors.raise_limit()
+    if before != after:
+        log.info("file descriptor limit raised", before=before, after=after)
     budgets = Budgets.from_settings(settings)
     server, port = new_server(settings, budgets)
     try:

@@ -23,12 +23,13 @@ that opens connections and sends nothing, or half a request, holds them only tha
 from __future__ import annotations
 
 import asyncio
-import resource
 from collections.abc import Callable
 from typing import Any
 
 import structlog
 from aiohttp import web
+
+from .. import descriptors
 
 log = structlog.get_logger("heartsd.web")
 IDLE_S = 15.0  # an idle connection is closed after this (no request yet, or between requests)
@@ -46,11 +47,8 @@ def peer_name(host: str | None) -> str:
 
 def connection_cap(wanted: int) -> int:
     """``wanted``, or less if the process may not open that many more descriptors:
-    the rest belong to bots' gRPC connections and the store."""
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY:
-        return wanted
-    return max(1, min(wanted, soft // SHARE_OF_DESCRIPTORS))
+    the rest belong to bots' gRPC connections and the store (heartsd.descriptors)."""
+    return descriptors.share(wanted, SHARE_OF_DESCRIPTORS, descriptors.soft_limit())
 
 
 class ConnectionGate:

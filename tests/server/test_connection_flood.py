@@ -1,0 +1,177 @@
+"""TCP connections to the gRPC port that never become calls: every one is a descriptor.
+
+Before: in a process limited to 1,024 descriptors (a common default), 1,100 connections to
+the gRPC port that sent nothing took every descriptor. The health check timed out, the web
+front stopped answering, and the daemon logged "Too many open files" until the flood was
+closed. Opening a TCP connection costs a caller nothing and needs no token.
+
+Now the port accepts at most half of the descriptors (gRPC closes the connections over
+that at once), so the web front, the store and the matches already playing keep theirs;
+and a connection that has not spoken HTTP/2 within ``handshake_timeout_s`` is closed, so a
+flood holds its slots only that long (server.server_options, descriptors.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import resource
+import socket
+import subprocess
+import sys
+import time
+
+import aiohttp
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from heartsbot.proto import admin_pb2, admin_pb2_grpc
+from heartsd import descriptors
+from heartsd.config import ConfigError, Settings
+from heartsd.server import connection_cap, server_options
+
+from .harness import ADMIN, BOTS, Bot, auth
+from .test_daemon_process import Remote
+
+FLOOD = 1100
+LIMIT = 1024
+
+
+def spawn(tmp_path, limit: int | None = LIMIT, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], int, str]:
+    """heartsd in its own process, with ``limit`` descriptors (soft and hard) and ``env``
+    added to its environment; (process, gRPC port, web front URL)."""
+
+    def limited() -> None:
+        if limit is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
+    args = [sys.executable, "-m", "heartsd.cli", "serve", "--port", "0", "--db", str(tmp_path / "d.db"),
+            "--admin-token", ADMIN, "--log-level", "warning", "--web", "127.0.0.1:0",
+            "--bot", f"alice:{BOTS['alice']}"]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=limited,
+                            env={**os.environ, **(env or {})})
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert "listening on" in line, line + (proc.stderr.read() if proc.poll() is not None else "")  # type: ignore[union-attr]
+    return proc, int(line.rsplit(":", 1)[1]), proc.stdout.readline().split(" on ", 1)[1].strip()
+
+
+async def web_answers(url: str) -> int:
+    with contextlib.suppress(aiohttp.ClientError, asyncio.TimeoutError):
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as http, \
+                http.get(url + "api/options") as r:
+            return r.status
+    return 0
+
+
+async def health(port: int) -> int:
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        answer = await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=15)
+        return answer.status
+
+
+def test_a_flood_of_silent_connections_to_the_grpc_port_leaves_the_daemon_serving(tmp_path) -> None:
+    descriptors.raise_limit()  # this process opens the flood: 1,100 sockets
+    proc, port, web_url = spawn(tmp_path)
+    flood: list[socket.socket] = []
+
+    async def scenario() -> tuple[int, int, int]:
+        daemon = Remote(port)
+        bot = await Bot(daemon, "alice").start()  # connected before the flood
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as admin:
+            stub = admin_pb2_grpc.AdminServiceStub(admin)
+            await stub.GetServerStatus(admin_pb2.GetServerStatusRequest(), metadata=auth(ADMIN))
+            for _ in range(FLOOD):
+                s = socket.socket()
+                s.connect(("127.0.0.1", port))
+                flood.append(s)
+            await asyncio.sleep(1.0)
+            held = len(os.listdir(f"/proc/{proc.pid}/fd"))
+            web = await web_answers(web_url)  # before: timed out, no descriptor left to accept it
+            # The bot connected before the flood plays a whole match during it.
+            request = admin_pb2.CreateMatchRequest(ruleset="standard")
+            request.format.fixed_deals = 1
+            request.seats.add(bot="alice")
+            for _ in range(3):
+                request.seats.add(house="random")
+            match_id = (await stub.CreateMatch(request, metadata=auth(ADMIN), timeout=15)).match_id
+            for _ in range(300):
+                if match_id in bot.ended:
+                    break
+                await asyncio.sleep(0.1)
+            await bot.close()
+            return held, web, int(match_id in bot.ended)
+
+    try:
+        held, web, played = asyncio.run(scenario())
+        for s in flood:
+            s.close()
+        flood.clear()
+        serving = asyncio.run(health(port))
+    finally:
+        for s in flood:
+            s.close()
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert held < LIMIT - 100, held  # before: every descriptor (1,024)
+    assert web == 200
+    assert played == 1
+    assert serving == health_pb2.HealthCheckResponse.SERVING
+    assert "Too many open files" not in err, err[-2000:]
+    assert "gRPC connections capped below max_connections" in err  # the operator is told why
+
+
+def test_a_connection_that_never_speaks_http2_is_closed_after_the_handshake_timeout(tmp_path) -> None:
+    proc, port, _ = spawn(tmp_path, limit=None, env={"HEARTSD_HANDSHAKE_TIMEOUT_S": "1"})
+    try:
+        silent = socket.create_connection(("127.0.0.1", port))
+        silent.settimeout(10)
+        start = time.monotonic()
+        closed_after = None
+        with contextlib.suppress(OSError):
+            while time.monotonic() - start < 10:
+                if silent.recv(4096) == b"":  # the server's SETTINGS come first, then the close
+                    closed_after = time.monotonic() - start
+                    break
+        silent.close()
+        assert closed_after is not None and closed_after < 8, closed_after  # before: open for 120 s (gRPC's default)
+        assert asyncio.run(health(port)) == health_pb2.HealthCheckResponse.SERVING
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+
+
+def test_the_connection_cap_follows_the_budgets_and_the_descriptor_limit() -> None:
+    settings = Settings()
+    assert settings.connection_limit() == settings.rpc_limit()  # one connection per call the budgets allow
+    assert Settings(max_connections=300).connection_limit() == 300
+    assert descriptors.share(settings.connection_limit(), 2, 1024) == 512
+    assert descriptors.share(300, 2, 1024) == 300
+    assert descriptors.share(300, 2, None) == 300
+    options = dict(server_options(settings))
+    assert options["grpc.max_allowed_incoming_connections"] == connection_cap(settings)
+    assert options["grpc.server_handshake_timeout_ms"] == 10_000
+
+
+@pytest.mark.parametrize("env, message", [
+    ({"HEARTSD_MAX_CONNECTIONS": "-1"}, "max_connections"),
+    ({"HEARTSD_HANDSHAKE_TIMEOUT_S": "0"}, "handshake_timeout_s"),
+    ({"HEARTSD_HANDSHAKE_TIMEOUT_S": "nan"}, "handshake_timeout_s"),
+])
+def test_bad_connection_settings_stop_the_daemon_with_their_name(env, message) -> None:
+    with pytest.raises(ConfigError, match=message):
+        Settings.load(env=env)
+
+
+def test_the_descriptor_limit_is_raised_towards_the_hard_limit_and_never_lowered() -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        low = min(256, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (low, hard))
+        before, after = descriptors.raise_limit(wanted=low + 100)
+        assert before == low and after == min(low + 100, hard)
+        assert descriptors.raise_limit(wanted=low) == (after, after)  # never lowered
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
