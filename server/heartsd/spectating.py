@@ -58,9 +58,13 @@ async def watch(arena: Arena, match_id: str, from_sequence: int = 0,
         return
     delay = arena.settings.spectator_delay_s
     cursor = int(from_sequence)
-    if cursor > runner.log_events.last_sequence:
-        raise ArenaError("out_of_range",
-                         f"from_sequence {cursor} is beyond the last event ({runner.log_events.last_sequence})")
+    # Against what a spectator may see now, never the live count: a set table's or a
+    # delayed match's events beyond it (how many, and so when a seat is void of a suit:
+    # a hearts_broken mid-trick) are still cards a seat holds.
+    visible, _ = visible_until(runner, delay, time.monotonic())
+    if cursor > visible:
+        raise ArenaError("out_of_range", f"from_sequence {cursor} is beyond the last event a spectator may see "
+                         f"now ({visible})")
     wake = asyncio.Event()
     runner.watchers.add(wake)
     try:

@@ -214,3 +214,66 @@ def test_no_spectator_or_record_shows_a_set_tables_cards_while_another_table_hol
             shown.add(deal)
             assert b_completed > deal or not b_playing, f"deal {deal} of table A shown while table B played it"
     assert shown == {0, 1, 2} and seen_a[-1].HasField("match_ended")
+
+
+def test_a_spectator_cannot_count_a_set_tables_events_beyond_what_it_may_see(tmp_path):
+    """Before: WatchMatch from past the end was refused with the table's live event count
+    ("beyond the last event (85)") and accepted up to it, while spectators could see only
+    the deals every table had ended. Polled, the count showed each event at the other
+    table of the set as it happened: a step of two mid-trick is a hearts_broken, so the
+    seat that played it is void in the suit led, and its hand is the hand a seat of the
+    sibling table still holds. Now both are measured against what a spectator may see."""
+    hold, pause_a = asyncio.Event(), asyncio.Event()
+
+    async def held(request, bot):
+        await hold.wait()
+        return random_legal(3)(request, bot)
+
+    async def until_paused(request, bot):
+        if pause_a.is_set():
+            await hold.wait()
+        return random_legal(5)(request, bot)
+
+    async def scenario():
+        async with running_daemon(tmp_path, decision_ms=60_000) as daemon:
+            names, tokens = ladder_of_eight(daemon)
+            bots = [await Bot(daemon, n, until_paused, token=tokens[n]).start() for n in names[:4]]
+            bots += [await Bot(daemon, n, held, token=tokens[n]).start() for n in names[4:]]
+            started = await duplicate.start_set(daemon.arena, "standard", 3, [names[:4], names[4:]])
+            a = started.runners[0]
+            for _ in range(200):  # table A plays on into its second deal; table B waits in its first
+                if a.deals_completed >= 1 and a.log_events.last_sequence > a.deal_starts[-1] + 8:
+                    break
+                await asyncio.sleep(0.01)
+            pause_a.set()
+            await asyncio.sleep(0.3)
+            live = a.log_events.last_sequence
+            codes = {}
+            async with daemon.channel() as channel:
+                stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+                for name, start in (("far", 2 ** 62), ("live", live)):
+                    try:
+                        async for _ in stub.WatchMatch(spectator_pb2.WatchMatchRequest(
+                                match_id=a.id, from_sequence=start), timeout=1.0):
+                            pass
+                    except grpc.aio.AioRpcError as exc:
+                        codes[name] = (exc.code(), exc.details())
+                seen = []
+                try:
+                    async for response in stub.WatchMatch(spectator_pb2.WatchMatchRequest(match_id=a.id), timeout=1.0):
+                        seen.extend(response.events)
+                except grpc.aio.AioRpcError as exc:
+                    assert exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+            hold.set()
+            for bot in bots:
+                await bot.close()
+            return live, codes, seen
+
+    live, codes, seen = run(scenario())
+    visible = seen[-1].sequence
+    assert visible < live
+    for name in ("live", "far"):
+        code, details = codes[name]
+        assert code == grpc.StatusCode.OUT_OF_RANGE, (name, code, details)  # before: "live" was accepted
+        assert f"may see now ({visible})" in details, details
+    assert str(live) not in codes["far"][1]  # before: "beyond the last event (<live count>)"
