@@ -21,6 +21,9 @@ import json
 
 from .arena import ArenaError
 
+# Ours are ~60 characters: a created time, a match id (at most 64) and a status name.
+MAX_TOKEN_CHARS = 512
+
 
 def encode(key: tuple[int, str], scope: str) -> str:
     raw = json.dumps([key[0], key[1], scope], separators=(",", ":")).encode()
@@ -29,13 +32,18 @@ def encode(key: tuple[int, str], scope: str) -> str:
 
 def decode(token: str, scope: str) -> tuple[int, str]:
     """The key in ``token``; ArenaError (INVALID_ARGUMENT) for a token that is not ours or
-    was made for another ``scope``."""
+    was made for another ``scope``. A token comes from anyone: it is bounded in length
+    (deep JSON nesting raised RecursionError) and its key must fit the store's 64-bit
+    integer (a larger one raised OverflowError in the query), each INTERNAL before."""
     try:
+        if len(token) > MAX_TOKEN_CHARS:
+            raise ValueError
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
         created, match_id, made_for = json.loads(raw)
-        if not isinstance(created, int) or not isinstance(match_id, str) or not isinstance(made_for, str):
+        if (type(created) is not int or not -2 ** 63 <= created < 2 ** 63 or not isinstance(match_id, str)
+                or not isinstance(made_for, str)):
             raise ValueError
-    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError):
+    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError, RecursionError):
         raise ArenaError("invalid", "page_token is not a token from a previous ListMatches response") from None
     if made_for != scope:
         raise ArenaError("invalid", f"this page_token was made for another filter (status {made_for or 'any'})")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import re
 import time
 
@@ -160,12 +161,18 @@ def test_list_matches_pages_through_more_than_a_thousand_matches(tmp_path, store
                     "junk token": spectator_pb2.ListMatchesRequest(page_token="not-a-token"),
                     "other filter": spectator_pb2.ListMatchesRequest(page_token=tokens[0],
                                                                      status=P.MATCH_STATUS_ABORTED),
+                    # Crafted (an attack pass): before, INTERNAL and a traceback in the log each.
+                    "deep nesting": spectator_pb2.ListMatchesRequest(page_token=crafted("[" * 30_000)),
+                    "huge key": spectator_pb2.ListMatchesRequest(page_token=crafted(f'[{10 ** 100},"m-x",""]')),
+                    "huge negative key": spectator_pb2.ListMatchesRequest(page_token=crafted(f'[{-10 ** 30},"m-x",""]')),
+                    "boolean key": spectator_pb2.ListMatchesRequest(page_token=crafted('[true,"m-x",""]')),
                 }.items():
                     try:
                         await stub.ListMatches(bad)
                         errors[name] = grpc.StatusCode.OK
                     except grpc.aio.AioRpcError as exc:
                         errors[name] = exc.code()
+                        assert "page_token" in exc.details(), exc.details()
             return ids, finished, pages, small, errors
 
     ids, finished, pages, small, errors = run(scenario())
@@ -175,7 +182,12 @@ def test_list_matches_pages_through_more_than_a_thousand_matches(tmp_path, store
     assert set(listed) == set(ids) | {finished}
     assert listed[0] == finished  # the newest first
     assert [m.match_id for m in small.matches] == [finished] and not small.next_page_token
-    assert errors == {"junk token": grpc.StatusCode.INVALID_ARGUMENT, "other filter": grpc.StatusCode.INVALID_ARGUMENT}
+    assert errors == dict.fromkeys(errors, grpc.StatusCode.INVALID_ARGUMENT) and len(errors) == 6
+
+
+def crafted(text: str) -> str:
+    """A page token as pages.encode makes them, around any JSON text."""
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
 
 
 CARD_TEXT = re.compile(r"(10|[2-9JQKA])([♣♦♥♠])")
