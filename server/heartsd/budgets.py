@@ -135,8 +135,14 @@ class BudgetInterceptor(grpc.aio.ServerInterceptor):
     Budget) from its first byte to its end; a call over budget ends RESOURCE_EXHAUSTED
     before its handler runs. Only the call's start and end are touched: nothing per message.
 
+    It is the one wrapper around every call but the bot stream, so it also answers a request
+    that does not decode: INVALID_ARGUMENT naming the message type, where grpc's own
+    deserializer failure ended the call UNKNOWN with a Python exception's text
+    ("Unexpected <class 'google.protobuf.message.DecodeError'>").
+
     A service that counts its calls itself (the bot stream, with :func:`admit` and
-    ``Budget.release``: no wrapper kept alive per idle stream) is left out of ``budgets``."""
+    ``Budget.release``: no wrapper kept alive per idle stream; it reads its own messages
+    with services.read_play_request) is left out of ``budgets``."""
 
     def __init__(self, budgets: Mapping[str, Budget]) -> None:
         self._budgets = dict(budgets)
@@ -148,10 +154,12 @@ class BudgetInterceptor(grpc.aio.ServerInterceptor):
             return handler
         if handler.unary_unary is not None:
             return grpc.unary_unary_rpc_method_handler(
-                _counted(budget, handler.unary_unary), handler.request_deserializer, handler.response_serializer)
+                _counted(budget, handler.unary_unary), _tolerant(handler.request_deserializer),
+                handler.response_serializer)
         if handler.unary_stream is not None:
             return grpc.unary_stream_rpc_method_handler(
-                _counted(budget, handler.unary_stream), handler.request_deserializer, handler.response_serializer)
+                _counted(budget, handler.unary_stream), _tolerant(handler.request_deserializer),
+                handler.response_serializer)
         if handler.stream_unary is not None:
             return grpc.stream_unary_rpc_method_handler(
                 _counted(budget, handler.stream_unary), handler.request_deserializer, handler.response_serializer)
@@ -159,11 +167,44 @@ class BudgetInterceptor(grpc.aio.ServerInterceptor):
             _counted(budget, handler.stream_stream), handler.request_deserializer, handler.response_serializer)
 
 
+class Undecodable:
+    """What :func:`_tolerant` gives for request bytes that are not the method's message."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+
+def _tolerant(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+    """``deserializer``, giving an :class:`Undecodable` instead of raising."""
+    if deserializer is None:
+        return None
+    message_type = getattr(getattr(deserializer, "__self__", None), "DESCRIPTOR", None)
+    name = message_type.full_name if message_type is not None else "request"
+    refusal = f"the request is not a valid {name} (protobuf decoding failed)"
+
+    def read(data: bytes) -> Any:
+        try:
+            return deserializer(data)
+        except Exception:  # DecodeError; a wrong wire type or bad UTF-8 in a string field alike
+            return Undecodable(refusal)
+
+    return read
+
+
+async def _refuse_undecodable(request: Any, context: grpc.aio.ServicerContext) -> None:
+    if type(request) is Undecodable:
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.message)
+
+
 def _counted(budget: Budget, behavior: Callable[..., Any]) -> Callable[..., Any]:
     """``behavior`` holding a slot of ``budget`` while it runs; the same kind of callable
-    (a coroutine function, or an async generator function streaming its responses)."""
+    (a coroutine function, or an async generator function streaming its responses). A
+    request that did not decode is refused before either."""
     if inspect.isasyncgenfunction(behavior):
         async def stream(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            await _refuse_undecodable(request, context)
             peer = await admit(budget, context)
             try:
                 async for response in behavior(request, context):
@@ -174,6 +215,7 @@ def _counted(budget: Budget, behavior: Callable[..., Any]) -> Callable[..., Any]
         return stream
 
     async def call(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        await _refuse_undecodable(request, context)
         peer = await admit(budget, context)
         try:
             return await behavior(request, context)

@@ -376,3 +376,62 @@ def test_the_rejection_budget_refills_with_requests_but_never_banks():
     assert not session.wasted()
     assert all(session.may_resume("m-1", 0) for _ in range(RESUMES_PER_SEAT))
     assert not session.may_resume("m-1", 0) and session.may_resume("m-1", 1)
+
+
+def test_a_request_that_does_not_decode_is_refused_invalid_argument_on_every_method(tmp_path):
+    """Before: garbage bytes, a truncated message or a string field that is not UTF-8, sent to
+    any method but the bot stream, ended UNKNOWN with a Python exception's text ("Unexpected
+    <class 'google.protobuf.message.DecodeError'>: Error parsing message ..."), found by an
+    attack pass. Every such method now answers INVALID_ARGUMENT naming the message type."""
+    from grpc_health.v1 import health_pb2
+
+    from heartsd.server import SERVICE_NAMES
+
+    services = [pool_service(name) for name in SERVICE_NAMES[1:]]
+    services.append(health_pb2.DESCRIPTOR.services_by_name["Health"])
+    methods = [(f"/{s.full_name}/{m.name}", m.input_type.full_name, m.server_streaming)
+               for s in services for m in s.methods if not m.client_streaming]
+    bad_bodies = {"garbage": b"\xff\xff\xff\xff", "truncated": b"\x0a\x10abc", "not utf-8": b"\x0a\x02\xc3\x28"}
+
+    async def scenario():
+        outcomes = {}
+        async with running_daemon(tmp_path) as daemon, daemon.channel() as channel:
+            for path, input_type, streaming in methods:
+                for label, body in bad_bodies.items():
+                    if label == "not utf-8" and not first_field_is_string(input_type):
+                        continue
+                    kind = channel.unary_stream if streaming else channel.unary_unary
+                    call = kind(path, request_serializer=None, response_deserializer=None)(body, metadata=auth(ADMIN))
+                    try:
+                        if streaming:
+                            async for _ in call:
+                                pass
+                        else:
+                            await call
+                        outcomes[(path, label)] = ("OK", "")
+                    except grpc.aio.AioRpcError as exc:
+                        outcomes[(path, label)] = (exc.code().name, exc.details() or "")
+        return outcomes
+
+    outcomes = run(scenario())
+    assert len(methods) >= 15 and len(outcomes) >= 2 * len(methods)
+    wrong = {key: got for key, got in outcomes.items()
+             if got[0] != "INVALID_ARGUMENT" or "protobuf decoding failed" not in got[1]}
+    assert not wrong, wrong
+    types = {path: t for path, t, _ in methods}
+    assert all(types[path] in details for (path, _), (_, details) in outcomes.items())
+
+
+def pool_service(full_name: str):
+    from google.protobuf import descriptor_pool
+
+    return descriptor_pool.Default().FindServiceByName(full_name)
+
+
+def first_field_is_string(message_type: str) -> bool:
+    """Whether field 1 of ``message_type`` is a string (where bytes that are not UTF-8 fail)."""
+    from google.protobuf import descriptor_pool
+    from google.protobuf.descriptor import FieldDescriptor
+
+    field = descriptor_pool.Default().FindMessageTypeByName(message_type).fields_by_number.get(1)
+    return field is not None and field.type == FieldDescriptor.TYPE_STRING
