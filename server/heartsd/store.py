@@ -10,6 +10,7 @@ count as a result.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Mapping, Sequence
@@ -50,8 +51,9 @@ class StoredMatch:
     seed: int
     deals_played: int
     totals: list[int]
-    record: spectator_pb2.MatchRecord | None
+    record: spectator_pb2.MatchRecord | None  # None from list(): it reads the result alone
     set_id: str = ""
+    result: game_pb2.MatchResult | None = None  # of a match that is over (its record's result)
 
 
 class Store:
@@ -74,6 +76,7 @@ class Store:
             if not read_only:
                 self.ladder.ensure_ratings()
                 self.ladder.count_auto_defaults(lambda blob: _provenance(spectator_pb2.MatchRecord.FromString(blob)))
+                self.fill_results()
         except BaseException:
             self.db.close()
             raise
@@ -87,6 +90,20 @@ class Store:
 
     def close(self) -> None:
         self.db.close()
+
+    def fill_results(self, batch: int = 200) -> int:
+        """Give every match that is over and was stored before the ``result`` column its
+        result, from its record (once, at open; a few at a time). Returns how many."""
+        filled = 0
+        while True:
+            with self.db.transaction() as tx:
+                rows = tx.query("SELECT id, record FROM matches WHERE result IS NULL AND status <> 'running' "
+                                "AND record IS NOT NULL LIMIT ?", (batch,))
+                for match_id, blob in rows:
+                    tx.execute("UPDATE matches SET result = ? WHERE id = ?", (_result_bytes(blob), match_id))
+            filled += len(rows)
+            if len(rows) < batch:
+                return filled
 
     def abort_interrupted(self, reason: str = "server stopped while the match was running") -> list[str]:
         """Mark this instance's ``running`` matches ``aborted`` (keeping their last checkpoint);
@@ -102,8 +119,9 @@ class Store:
                     parsed.result.reason = reason
                     record = parsed.SerializeToString()
                 tx.execute(
-                    "UPDATE matches SET status = 'aborted', reason = ?, finished_ms = ?, record = ? WHERE id = ?",
-                    (reason, _now_ms(), record, match_id),
+                    "UPDATE matches SET status = 'aborted', reason = ?, finished_ms = ?, record = ?, result = ? "
+                    "WHERE id = ?",
+                    (reason, _now_ms(), record, parsed.result.SerializeToString() if record else None, match_id),
                 )
         return [r[0] for r in rows]
 
@@ -192,9 +210,9 @@ class Store:
                                      list(record.result.ranks), totals, deals_played, _provenance(record))
             changed = tx.execute(
                 "UPDATE matches SET status = ?, reason = ?, finished_ms = ?, deals_played = ?, totals = ?, record = ?, "
-                "events = ? WHERE id = ? AND status = 'running'",
+                "events = ?, result = ? WHERE id = ? AND status = 'running'",
                 (status, reason, _now_ms(), deals_played, json.dumps(totals), record.SerializeToString(), events,
-                 match_id),
+                 record.result.SerializeToString(), match_id),
             )
             if changed != 1:
                 raise RuntimeError(f"match {match_id} is not running in the store")
@@ -230,7 +248,8 @@ class Store:
     def list(self, status: str | None = None, limit: int = 100,
              before: tuple[int, str] | None = None) -> list[StoredMatch]:
         """Matches newest first (by creation time, then id); with ``before`` = (created_ms,
-        id) of the last one already seen, the next ones: a page that later inserts never shift."""
+        id) of the last one already seen, the next ones: a page that later inserts never shift.
+        Each with its ``result`` and without its record: anyone may list 1,000 at a time."""
         where, args = [], []
         if status:
             where.append("status = ?")
@@ -238,11 +257,20 @@ class Store:
         if before is not None:
             where.append("(created_ms < ? OR (created_ms = ? AND id < ?))")
             args += [before[0], before[0], before[1]]
-        query = f"SELECT {_COLUMNS} FROM matches"
+        query = f"SELECT {_LISTED} FROM matches"
         if where:
             query += " WHERE " + " AND ".join(where)
         query += " ORDER BY created_ms DESC, id DESC LIMIT ?"
-        return [_stored(r) for r in self.db.query(query, (*args, limit))]
+        listed = [_stored(r, listed=True) for r in self.db.query(query, (*args, limit))]
+        return [self._with_legacy_result(m) if m.result is None and m.status != "running" else m for m in listed]
+
+    def _with_legacy_result(self, match: StoredMatch) -> StoredMatch:
+        """A match stored before the ``result`` column, in a store not opened for writing
+        since (read-only): its result from its record, one at a time."""
+        rows = self.db.query("SELECT record FROM matches WHERE id = ?", (match.id,))
+        if not rows or rows[0][0] is None:
+            return match
+        return dataclasses.replace(match, result=game_pb2.MatchResult.FromString(_result_bytes(rows[0][0])))
 
     def ids(self) -> list[str]:
         return [r[0] for r in self.db.query("SELECT id FROM matches ORDER BY created_ms, id")]
@@ -250,12 +278,22 @@ class Store:
 
 _COLUMNS = ("id, created_ms, finished_ms, status, reason, ruleset, players, seats, seed, deals_played, totals, record, "
             "set_id")
+_LISTED = _COLUMNS.replace("record", "result")  # the same, with the result in the record's place
 
 
-def _stored(row: tuple) -> StoredMatch:  # type: ignore[type-arg]
-    record = None
+def _result_bytes(record: bytes) -> bytes:
+    return spectator_pb2.MatchRecord.FromString(record).result.SerializeToString()
+
+
+def _stored(row: tuple, listed: bool = False) -> StoredMatch:  # type: ignore[type-arg]
+    """A row of _COLUMNS (its record parsed), or of _LISTED (``listed``: its result)."""
+    record = result = None
     if row[11] is not None:
-        record = spectator_pb2.MatchRecord.FromString(row[11])
+        if listed:
+            result = game_pb2.MatchResult.FromString(row[11])
+        else:
+            record = spectator_pb2.MatchRecord.FromString(row[11])
+            result = record.result if row[3] != "running" else None
     return StoredMatch(
         id=row[0],
         created_ms=row[1],
@@ -270,6 +308,7 @@ def _stored(row: tuple) -> StoredMatch:  # type: ignore[type-arg]
         totals=json.loads(row[10]),
         record=record,
         set_id=row[12],
+        result=result,
     )
 
 

@@ -63,6 +63,47 @@ def test_interrupted_matches_become_aborted_keeping_their_checkpoint(store_url):
     store.close()
 
 
+def test_the_match_list_reads_each_result_without_loading_its_record(store_url):
+    """Before: listing loaded and parsed every listed match's whole record (~30 KB each)
+    to show its result: anyone could list 1,000 at once, and 16 such calls from one address
+    took 1.9 GB and stalled the loop (an attack pass). The list now reads the result alone:
+    here 40 records of ~256 KB each, listed with under 1 MB allocated."""
+    import tracemalloc
+
+    store = Store(store_url)
+    padding = [spectator_pb2.RecordedDecision(seat=i % 4, deal_number=i) for i in range(40_000)]
+    for i in range(40):
+        match_id = f"m-{i:02d}"
+        store.insert_running(match_id, "standard", 4, ["a", "b", "c", "d"], 1)
+        big = record(match_id)
+        big.decisions.extend(padding)
+        store.finish(match_id, "finished", "completed", big, 4, [i, 0, 0, 0])
+    assert len(big.SerializeToString()) > 200_000
+    tracemalloc.start()
+    listed = store.list(limit=100)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 1_000_000, peak  # before: every record's bytes at least (40 x 256 KB)
+    assert len(listed) == 40 and all(m.result.totals == [1, 2] and m.record is None for m in listed)
+    store.close()
+
+
+def test_a_match_stored_before_the_result_column_gets_its_result(store_url):
+    store = Store(store_url)
+    store.insert_running("m-old", "standard", 4, ["a", "b", "c", "d"], 1)
+    store.finish("m-old", "finished", "completed", record("m-old"), 4, [1, 2, 3, 4])
+    with store.db.transaction() as tx:  # as an older heartsd left it
+        tx.execute("UPDATE matches SET result = NULL WHERE id = 'm-old'")
+    store.close()
+    reader = Store.open_existing(store_url)  # read-only: nothing is written, the list reads the record
+    assert [m.result.totals for m in reader.list()] == [[1, 2]]
+    reader.close()
+    store = Store(store_url)  # opened for writing: the column is filled once
+    assert store.db.query("SELECT count(*) FROM matches WHERE result IS NULL")[0][0] == 0
+    assert [m.result.totals for m in store.list()] == [[1, 2]] and store.get("m-old").result.totals == [1, 2]
+    store.close()
+
+
 def test_a_restart_aborts_only_its_own_instances_matches(store_url):
     """Two daemons share one store: when one restarts, the other's live match stays running."""
     one, two = Store(store_url, instance="pod-0"), Store(store_url, instance="pod-1")
