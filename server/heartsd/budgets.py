@@ -30,6 +30,11 @@ from typing import Any
 import grpc
 
 INFRA_CALLS, INFRA_CALLS_PER_PEER = 64, 16  # health checks and reflection (probes, grpcurl)
+# Bot streams whose token is not known yet (a bot added a moment ago, or a wrong token):
+# they wait for a read of the ladder's tokens, and a refused one is held ~0.5 s to deliver
+# its status (services.BotService), so they get their own small budget, limited per
+# address. Streams with a known token never wait for it.
+GREETING_CALLS, GREETING_CALLS_PER_PEER = 64, 8
 
 
 class BudgetExhausted(Exception):
@@ -110,6 +115,7 @@ class Budgets:
     spectators: Budget
     admin: Budget
     infra: Budget
+    greeting: Budget
 
     @classmethod
     def from_settings(cls, settings: Any) -> Budgets:
@@ -120,10 +126,11 @@ class Budgets:
             spectators=Budget("spectator", settings.max_spectator_calls, settings.max_spectator_calls_per_peer),
             admin=Budget("admin", settings.max_admin_calls, settings.max_admin_calls),
             infra=Budget("health or reflection", INFRA_CALLS, INFRA_CALLS_PER_PEER),
+            greeting=Budget("unauthenticated bot stream", GREETING_CALLS, GREETING_CALLS_PER_PEER),
         )
 
     def all(self) -> tuple[Budget, ...]:
-        return (self.bots, self.spectators, self.admin, self.infra)
+        return (self.bots, self.spectators, self.admin, self.infra, self.greeting)
 
     @property
     def total(self) -> int:

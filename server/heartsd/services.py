@@ -32,7 +32,7 @@ from heartsbot.proto import (
 
 from . import __version__, pages, spectating
 from .arena import Arena, ArenaError, SeatRequest
-from .budgets import admit
+from .budgets import Budget, BudgetExhausted, admit
 from .sessions import RESUMES_PER_SEAT, BotSession
 
 log = structlog.get_logger("heartsd.api")
@@ -134,6 +134,13 @@ def bearer_token(context: grpc.aio.ServicerContext) -> str:
     raise ArenaError("unauthenticated", "missing 'authorization: Bearer <token>' metadata")
 
 
+def bearer_token_or_empty(context: grpc.aio.ServicerContext) -> str:
+    try:
+        return bearer_token(context)
+    except ArenaError:
+        return ""
+
+
 def authorize_admin(arena: Arena, context: grpc.aio.ServicerContext) -> None:
     """The call carries the admin token, or an ArenaError says what it carries instead."""
     token = bearer_token(context)
@@ -151,13 +158,22 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
     async def Play(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> None:  # noqa: N802
         """One bot's stream. It takes its slot of the bot-stream budget itself, where every
         other call is counted by BudgetInterceptor's wrapper: a wrapping coroutine would stay
-        alive as long as the stream does (~0.9 KiB for each of thousands of idle bots)."""
-        budget = self.arena.budgets.bots
+        alive as long as the stream does (~0.9 KiB for each of thousands of idle bots).
+
+        A stream whose token is not known (yet) greets on the small greeting budget instead,
+        limited per address, and moves to the bot streams' once it is in: before, streams
+        with no valid token filled the whole bot-stream budget (each held ~0.5 s while
+        refused) and a bot with a valid token could not connect (an attack pass)."""
+        budgets = self.arena.budgets
+        known = self.arena.tokens.lookup(bearer_token_or_empty(context)) is not None  # from memory
+        budget = budgets.bots if known else budgets.greeting
         peer = await admit(budget, context)
         try:
             greeted = await self._greet(context)
             if greeted is None:
                 return
+            if budget is not budgets.bots:
+                budget = await self._move_to(budgets.bots, budget, peer, context)
             bot, hashed, hello = greeted
             settings = self.arena.settings
             granted = min(hello.max_concurrent_matches or 1, settings.max_matches_per_bot)  # every budget derives from it
@@ -213,6 +229,17 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                 await context.abort(STATUS[session.close_status], session.close_reason)
         finally:
             budget.release(peer)
+
+    @staticmethod
+    async def _move_to(wanted: Budget, held: Budget, peer: str, context: grpc.aio.ServicerContext) -> Budget:
+        """Trade the slot of ``held`` for one of ``wanted``; if it has none, end the call
+        RESOURCE_EXHAUSTED (the caller then releases ``held``, which it still has)."""
+        try:
+            wanted.acquire(peer)
+        except BudgetExhausted as exc:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, exc.message)
+        held.release(peer)
+        return wanted
 
     async def _greet(self, context: grpc.aio.ServicerContext) -> tuple[str, str, bot_pb2.Hello] | None:
         """The stream's token and ``hello``, checked: (bot, token hash, hello), ``None`` if the

@@ -19,6 +19,8 @@ from heartsbot.proto import bot_pb2, bot_pb2_grpc, game_pb2, spectator_pb2, spec
 from .harness import ADMIN, BOTS, Bot, auth, first_legal, run, running_daemon
 from .test_daemon_process import Remote, start
 
+PLAY_PATH = "/hearts.v1.BotService/Play"
+
 HEARTSD = [sys.executable, "-m", "heartsd.cli"]
 HOUSE3 = ["house:random", "house:random", "house:random"]
 
@@ -645,3 +647,39 @@ def test_a_finished_table_is_not_streamed_while_its_duplicate_set_plays_on(tmp_p
     assert b_running
     assert during[0] == grpc.StatusCode.FAILED_PRECONDITION and "duplicate set" in during[1]
     assert after[-1].HasField("match_ended")
+
+
+def test_streams_without_a_valid_token_cannot_fill_the_bot_stream_budget(tmp_path):
+    """Before: a Play stream took its slot of the bot-stream budget before its token was
+    checked, and a refused one held it ~0.5 s while its status went out; streams with no
+    valid token from one address (an attack pass: 2,000/2,000 slots, 1 welcome in 15 for a
+    bot with a valid token) filled the budget. Now a stream whose token is not known greets
+    on a small budget of its own, limited per address: here 30 such streams at once, and a
+    bot with a valid token still connects, its budget never holding one of them."""
+    from heartsd.budgets import GREETING_CALLS_PER_PEER
+
+    async def scenario():
+        async with running_daemon(tmp_path, max_bot_streams=4) as daemon:
+            budgets = daemon.arena.budgets
+            channel = daemon.channel()
+            unknown = []
+            for i in range(30):  # they never send hello: each is held while it is refused
+                call = channel.stream_stream(PLAY_PATH, request_serializer=None, response_deserializer=None)(
+                    metadata=auth(f"not-a-token-{i:04d}"))
+                unknown.append(call)
+            await asyncio.sleep(0.2)
+            held_then = budgets.bots.in_use
+            bot = await Bot(daemon, "alice").start()
+            welcomed = bot.welcome is not None
+            codes = [await call.code() for call in unknown]
+            await bot.close()
+            await channel.close()
+            peaks = {b.name: b.peak for b in budgets.all()}  # as GetServerStatus reports them
+            return held_then, welcomed, codes, peaks.get("unauthenticated bot stream"), budgets.bots.peak
+
+    held_then, welcomed, codes, greeting_peak, bots_peak = run(scenario())
+    assert held_then == 0  # before: 4 of 4, all unknown tokens
+    assert welcomed
+    assert bots_peak == 1
+    assert greeting_peak == GREETING_CALLS_PER_PEER  # one address: the rest refused at once
+    assert set(codes) == {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.RESOURCE_EXHAUSTED}
