@@ -39,6 +39,7 @@ from .sessions import RESUMES_PER_SEAT, BotSession
 log = structlog.get_logger("heartsd.api")
 REFUSE_READ_S = 0.5
 HELLO_TIMEOUT_S = 10.0  # a stream that says nothing holds a slot of the bot streams' budget
+GREETINGS_PER_BOT = 4  # streams of one bot at once between opening and their hello
 # See BotService._end. The quiet pause is long enough that a loaded machine's scheduling
 # gap in a client's writes (measured: a 207 ms stall) does not look like the end of them.
 DRAIN_S, DRAIN_QUIET_S = 2.0, 0.5
@@ -155,6 +156,7 @@ def authorize_admin(arena: Arena, context: grpc.aio.ServicerContext) -> None:
 class BotService(bot_pb2_grpc.BotServiceServicer):
     def __init__(self, arena: Arena) -> None:
         self.arena = arena
+        self._greeting: dict[str, int] = {}  # bot -> its streams that have not said hello yet
 
     async def Play(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> None:  # noqa: N802
         """One bot's stream. It takes its slot of the bot-stream budget itself, where every
@@ -166,11 +168,11 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
         with no valid token filled the whole bot-stream budget (each held ~0.5 s while
         refused) and a bot with a valid token could not connect (an attack pass)."""
         budgets = self.arena.budgets
-        known = self.arena.tokens.lookup(bearer_token_or_empty(context)) is not None  # from memory
-        budget = budgets.bots if known else budgets.greeting
+        known = self.arena.tokens.lookup(bearer_token_or_empty(context))  # from memory
+        budget = budgets.bots if known is not None else budgets.greeting
         peer = await admit(budget, context)
         try:
-            greeted = await self._greet(context)
+            greeted = await self._greet_counted(context, known[0] if known is not None else None)
             if greeted is None:
                 return
             if budget is not budgets.bots:
@@ -230,6 +232,29 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                 await context.abort(STATUS[session.close_status], session.close_reason)
         finally:
             budget.release(peer)
+
+    async def _greet_counted(self, context: grpc.aio.ServicerContext,
+                             bot: str | None) -> tuple[str, str, bot_pb2.Hello] | None:
+        """:meth:`_greet`, counting the streams of ``bot`` (its token known) that have not
+        said hello yet: at most GREETINGS_PER_BOT. Before, one bot's token opened ~2,000
+        streams that never said hello, each holding a bot-stream slot for HELLO_TIMEOUT_S,
+        and no other bot could connect (an attack pass). A bot's streams past hello need no
+        count: a new session of a bot replaces its previous one."""
+        if bot is None:
+            return await self._greet(context)
+        if self._greeting.get(bot, 0) >= GREETINGS_PER_BOT:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                f"bot {bot!r} already has {GREETINGS_PER_BOT} streams that have not sent 'hello'; "
+                                "send hello as a stream's first message")
+        self._greeting[bot] = self._greeting.get(bot, 0) + 1
+        try:
+            return await self._greet(context)
+        finally:
+            left = self._greeting[bot] - 1
+            if left:
+                self._greeting[bot] = left
+            else:
+                del self._greeting[bot]
 
     @staticmethod
     async def _move_to(wanted: Budget, held: Budget, peer: str, context: grpc.aio.ServicerContext) -> Budget:

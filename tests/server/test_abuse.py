@@ -8,6 +8,7 @@ checks what the server did or recorded rather than how fast, wherever it can.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import subprocess
 import sys
 from pathlib import Path
@@ -683,3 +684,36 @@ def test_streams_without_a_valid_token_cannot_fill_the_bot_stream_budget(tmp_pat
     assert bots_peak == 1
     assert greeting_peak == GREETING_CALLS_PER_PEER  # one address: the rest refused at once
     assert set(codes) == {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.RESOURCE_EXHAUSTED}
+
+
+def test_one_bots_token_cannot_hold_the_bot_stream_budget_with_streams_that_never_say_hello(tmp_path):
+    """Before: a stream with a known token held a bot-stream slot for up to 10 s while it
+    waited for hello, so one bot author's token opened as many such streams as the budget
+    had slots and other bots got RESOURCE_EXHAUSTED (a second attack pass: 2 welcomes in
+    23). Now a bot has at most GREETINGS_PER_BOT streams at once that have not said hello."""
+    from heartsd.services import GREETINGS_PER_BOT
+
+    async def scenario():
+        async with running_daemon(tmp_path, max_bot_streams=8) as daemon:
+            channel = daemon.channel()
+            silent = [channel.stream_stream(PLAY_PATH, request_serializer=None, response_deserializer=None)(
+                metadata=auth(BOTS["bob"])) for _ in range(12)]
+            await asyncio.sleep(0.3)
+            held = daemon.arena.budgets.bots.in_use
+            alice = await Bot(daemon, "alice").start()
+            welcomed = alice.welcome is not None
+            for call in silent:
+                call.cancel()
+            refused = []
+            for call in silent:
+                with contextlib.suppress(asyncio.CancelledError):
+                    if await call.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                        refused.append(await call.details())
+            await alice.close()
+            await channel.close()
+            return held, welcomed, refused
+
+    held, welcomed, refused = run(scenario())
+    assert held == GREETINGS_PER_BOT  # before: 8 of 8
+    assert welcomed
+    assert len(refused) == 12 - GREETINGS_PER_BOT and all("'hello'" in r for r in refused)
