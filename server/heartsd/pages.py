@@ -43,7 +43,8 @@ def decode(token: str, scope: str) -> tuple[int, str]:
         if (type(created) is not int or not -2 ** 63 <= created < 2 ** 63 or not isinstance(match_id, str)
                 or not isinstance(made_for, str)):
             raise ValueError
-    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError, RecursionError):
+        match_id.encode(), made_for.encode()  # a lone surrogate ("\ud800") is no text the store takes
+    except (ValueError, TypeError, binascii.Error, RecursionError):  # UnicodeError is a ValueError
         raise ArenaError("invalid", "page_token is not a token from a previous ListMatches response") from None
     if made_for != scope:
         raise ArenaError("invalid", f"this page_token was made for another filter (status {made_for or 'any'})")

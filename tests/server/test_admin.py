@@ -166,6 +166,7 @@ def test_list_matches_pages_through_more_than_a_thousand_matches(tmp_path, store
                     "huge key": spectator_pb2.ListMatchesRequest(page_token=crafted(f'[{10 ** 100},"m-x",""]')),
                     "huge negative key": spectator_pb2.ListMatchesRequest(page_token=crafted(f'[{-10 ** 30},"m-x",""]')),
                     "boolean key": spectator_pb2.ListMatchesRequest(page_token=crafted('[true,"m-x",""]')),
+                    "lone surrogate": spectator_pb2.ListMatchesRequest(page_token=crafted('[1,"\\ud800",""]')),
                 }.items():
                     try:
                         await stub.ListMatches(bad)
@@ -182,7 +183,7 @@ def test_list_matches_pages_through_more_than_a_thousand_matches(tmp_path, store
     assert set(listed) == set(ids) | {finished}
     assert listed[0] == finished  # the newest first
     assert [m.match_id for m in small.matches] == [finished] and not small.next_page_token
-    assert errors == dict.fromkeys(errors, grpc.StatusCode.INVALID_ARGUMENT) and len(errors) == 6
+    assert errors == dict.fromkeys(errors, grpc.StatusCode.INVALID_ARGUMENT) and len(errors) == 7
 
 
 def crafted(text: str) -> str:
