@@ -169,9 +169,11 @@ class BudgetInterceptor(grpc.aio.ServerInterceptor):
                 handler.response_serializer)
         if handler.stream_unary is not None:
             return grpc.stream_unary_rpc_method_handler(
-                _counted(budget, handler.stream_unary), handler.request_deserializer, handler.response_serializer)
+                _counted(budget, _reading_tolerantly(handler.stream_unary)), _tolerant(handler.request_deserializer),
+                handler.response_serializer)
         return grpc.stream_stream_rpc_method_handler(
-            _counted(budget, handler.stream_stream), handler.request_deserializer, handler.response_serializer)
+            _counted(budget, _reading_tolerantly(handler.stream_stream)), _tolerant(handler.request_deserializer),
+            handler.response_serializer)
 
 
 class Undecodable:
@@ -203,6 +205,28 @@ def _tolerant(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], 
 async def _refuse_undecodable(request: Any, context: grpc.aio.ServicerContext) -> None:
     if type(request) is Undecodable:
         await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.message)
+
+
+def _reading_tolerantly(behavior: Callable[..., Any]) -> Callable[..., Any]:
+    """A client-streaming ``behavior`` (grpc reflection's, here) whose requests end the call
+    INVALID_ARGUMENT at the first message that did not decode; the same kind of callable."""
+
+    async def checked(requests: Any, context: grpc.aio.ServicerContext) -> Any:
+        async for request in requests:
+            await _refuse_undecodable(request, context)
+            yield request
+
+    if inspect.isasyncgenfunction(behavior):
+        async def stream(requests: Any, context: grpc.aio.ServicerContext) -> Any:
+            async for response in behavior(checked(requests, context), context):
+                yield response
+
+        return stream
+
+    async def call(requests: Any, context: grpc.aio.ServicerContext) -> Any:
+        return await behavior(checked(requests, context), context)
+
+    return call
 
 
 def _counted(budget: Budget, behavior: Callable[..., Any]) -> Callable[..., Any]:

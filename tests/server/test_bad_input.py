@@ -387,10 +387,14 @@ def test_a_request_that_does_not_decode_is_refused_invalid_argument_on_every_met
 
     from heartsd.server import SERVICE_NAMES
 
+    from grpc_reflection.v1alpha import reflection_pb2
+
     services = [pool_service(name) for name in SERVICE_NAMES[1:]]
     services.append(health_pb2.DESCRIPTOR.services_by_name["Health"])
-    methods = [(f"/{s.full_name}/{m.name}", m.input_type.full_name, m.server_streaming)
-               for s in services for m in s.methods if not m.client_streaming]
+    services.append(reflection_pb2.DESCRIPTOR.services_by_name["ServerReflection"])  # client-streaming
+    methods = [(f"/{s.full_name}/{m.name}", m.input_type.full_name, (m.client_streaming, m.server_streaming))
+               for s in services for m in s.methods]
+    assert all(not client for _, _, (client, _) in methods[:-1])  # the bot stream's is tested on its own
     bad_bodies = {"garbage": b"\xff\xff\xff\xff", "truncated": b"\x0a\x10abc", "not utf-8": b"\x0a\x02\xc3\x28"}
 
     async def scenario():
@@ -400,10 +404,13 @@ def test_a_request_that_does_not_decode_is_refused_invalid_argument_on_every_met
                 for label, body in bad_bodies.items():
                     if label == "not utf-8" and not first_field_is_string(input_type):
                         continue
-                    kind = channel.unary_stream if streaming else channel.unary_unary
-                    call = kind(path, request_serializer=None, response_deserializer=None)(body, metadata=auth(ADMIN))
+                    client, server = streaming
+                    kind = {(False, False): channel.unary_unary, (False, True): channel.unary_stream,
+                            (True, True): channel.stream_stream}[(client, server)]
+                    argument = iter([body]) if client else body
+                    call = kind(path, request_serializer=None, response_deserializer=None)(argument, metadata=auth(ADMIN))
                     try:
-                        if streaming:
+                        if server:
                             async for _ in call:
                                 pass
                         else:
