@@ -148,6 +148,27 @@ def visible_until(runner: MatchRunner, delay: float, now: float) -> tuple[int, f
     return (starts[shown] - 1 if shown < len(starts) else log.last_sequence), None
 
 
+def visible_deals(runner: MatchRunner, delay: float, now: float) -> int:
+    """How many of a running match's ended deals a spectator may see the scores of at
+    ``now``: the deals every table of its set has ended, and with a spectator delay those
+    released at least ``delay`` ago (what :func:`visible_until` shows of their events).
+    Before, the match list showed a delayed match's live score and deals played."""
+    ended = len(runner.match.results)
+    if runner.releases.in_set:
+        ended = int(min(runner.releases.released, ended))
+    if delay <= 0:
+        return ended
+    if now < runner.started_at + delay:
+        return 0
+    shown = 0
+    while shown < ended:
+        released = runner.releases.release_time(shown)
+        if released is None or released + delay > now:
+            break
+        shown += 1
+    return shown
+
+
 async def record(arena: Arena, match_id: str) -> spectator_pb2.MatchRecord:
     """The full record of a match that is over (hands, every decision, the seed).
 
@@ -186,19 +207,21 @@ async def page(arena: Arena, status: str | None, limit: int, after: tuple[int, s
     once every table of its set is over."""
     stored = await asyncio.to_thread(arena.store.list, status, limit + 1, after)
     running_sets = await asyncio.to_thread(arena.store.running_sets)  # one query, not one per table
+    delay = arena.settings.spectator_delay_s
+    now = time.monotonic()
     out = []
     for m in stored[:limit]:
         runner = arena.runners.get(m.id) if m.status == "running" else None
         if runner is not None:
-            shown = runner.match.results
-            if runner.releases.in_set:
-                shown = shown[:int(min(runner.releases.released, len(shown)))]
+            shown = runner.match.results[:visible_deals(runner, delay, now)]
             totals = [sum(r.score[s] for r in shown) for s in range(runner.rules.players)]
             out.append(spectator_pb2.MatchSummary(
                 match_id=m.id, ruleset=m.ruleset, seats=runner.seat_infos, status=P.MATCH_STATUS_RUNNING,
                 created_unix_ms=m.created_ms, deals_played=len(shown), totals=totals))
             continue
-        hidden = bool(m.set_id) and (m.status == "running" or m.set_id in running_sets)
+        # Another daemon's running match: its checkpointed score is not delayed (nor released).
+        hidden = (bool(m.set_id) and (m.status == "running" or m.set_id in running_sets)
+                  or delay > 0 and m.status == "running")
         out.append(spectator_pb2.MatchSummary(
             match_id=m.id, ruleset=m.ruleset,
             seats=[P.SeatInfo(seat=i, name=n, house=n.startswith("house:"), human=n.startswith("human:"))

@@ -164,6 +164,35 @@ def test_a_delayed_spectator_sees_all_hands_only_after_the_delay(tmp_path):
     assert hands_at >= last_card_at + delay_s, "the hands were shown before the delay after the deal's end was over"
 
 
+def test_the_match_list_shows_a_delayed_matchs_score_only_after_the_delay(tmp_path):
+    """Before: with a spectator delay, WatchMatch showed nothing yet while ListMatches (and
+    the web lobby) showed the live deals played and totals (a second attack pass). The list
+    now shows what a watcher may see: here nothing during a 60 s delay, and the whole score
+    once the match is over."""
+
+    async def scenario():
+        async with running_daemon(tmp_path, spectator_delay_s=60, house_delay_ms=1) as daemon:
+            match_id = await daemon.create_match(["house:random"] * 4, deals=3, seed=4)
+            runner = daemon.arena.runners[match_id]
+            for _ in range(600):
+                if runner.deals_completed >= 2:
+                    break
+                await asyncio.sleep(0.01)
+            async with daemon.channel() as channel:
+                stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+                during = (await stub.ListMatches(spectator_pb2.ListMatchesRequest())).matches[0]
+                completed = runner.deals_completed
+                await daemon.wait_finished(match_id)
+                after = (await stub.ListMatches(spectator_pb2.ListMatchesRequest())).matches[0]
+            return during, completed, after
+
+    during, completed, after = run(scenario())
+    assert completed >= 2
+    assert during.status == P.MATCH_STATUS_RUNNING
+    assert during.deals_played == 0 and not any(during.totals), (during.deals_played, list(during.totals))
+    assert after.deals_played == 3 and sum(after.totals) > 0
+
+
 def test_health_serving_reflection_and_listing(tmp_path):
     async def scenario():
         async with running_daemon(tmp_path) as daemon:
