@@ -3,7 +3,7 @@
     heartsd serve [--config FILE] [--port 0] [--bot NAME:TOKEN ...] [--house-matches 2]
     heartsd replay verify [MATCH_ID ...] [--db PATH]
     heartsd replay show MATCH_ID [--db PATH]
-    heartsd health [--target HOST:PORT]
+    heartsd health [--server HOST:PORT]   (or HEARTS_SERVER; --target is the same)
     heartsd conformance [--port 0] [--name NAME] [--token TOKEN] [-- CLIENT COMMAND ...]
     heartsd admin bots|matches|create|cancel|watch ...   (over gRPC; see heartsd admin --help)
 
@@ -211,7 +211,7 @@ def _ladder(args: argparse.Namespace) -> int:
 
 
 def _health(args: argparse.Namespace) -> int:
-    """Exit 0 when the daemon at ``--target`` answers SERVING (for container health checks)."""
+    """Exit 0 when the daemon at ``--server`` answers SERVING (for container health checks)."""
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
@@ -222,14 +222,14 @@ def _health(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"heartsd health: {exc}", file=sys.stderr)
         return 2
-    with tls.channel(args.target, settings, args.tls_name) as channel:
+    with tls.channel(args.server, settings, args.tls_name) as channel:
         try:
             response = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=args.timeout)
         except grpc.RpcError as exc:
-            print(f"{args.target}: {exc.code().name}", file=sys.stderr)
+            print(f"{args.server}: {exc.code().name}", file=sys.stderr)
             return 1
     name = health_pb2.HealthCheckResponse.ServingStatus.Name(response.status)
-    print(f"{args.target}: {name}")
+    print(f"{args.server}: {name}")
     return 0 if response.status == health_pb2.HealthCheckResponse.SERVING else 1
 
 
@@ -262,6 +262,7 @@ def _conformance(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from heartsbot.help import DefaultsHelp
+    from heartsbot.options import DEFAULT_SERVER
 
     from . import __version__
 
@@ -365,14 +366,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.add_argument("--db", default=default_db, help="SQLite path or postgresql:// URL")
     ladder.set_defaults(run=_ladder)
     health = sub.add_parser("health", help="check that a daemon answers SERVING", formatter_class=DefaultsHelp)
-    health.add_argument("--target", default="127.0.0.1:50051", metavar="HOST:PORT", help="the daemon")
+    # --server and HEARTS_SERVER, as every client (README, "Command-line convention");
+    # --target is its first name, still used by deploy/'s health checks.
+    health.add_argument("--server", "--target", dest="server", default=os.environ.get("HEARTS_SERVER", DEFAULT_SERVER),
+                        metavar="HOST:PORT", help="the daemon (env HEARTS_SERVER; --target is the same option)")
     health.add_argument("--timeout", type=float, default=3.0, help="seconds to wait for its answer")
     from heartsbot import tls
 
     tls.add_options(health)
     health.add_argument("--tls-name", default="", metavar="NAME",
-                        help="the name on the server's certificate, when --target is another (e.g. 127.0.0.1; "
-                             "default: --target's host)")
+                        help="the name on the server's certificate, when --server is another (e.g. 127.0.0.1; "
+                             "default: --server's host)")
     health.set_defaults(run=_health)
     kit = sub.add_parser(
         "conformance", help="check a bot client against every protocol behaviour",
