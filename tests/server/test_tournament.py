@@ -421,6 +421,21 @@ def test_heartsd_tournament_commands(tmp_path, capsys):
     assert wrong[0] == 3 and "UNAUTHENTICATED" in wrong[2]  # refused: 3, as in every client
 
 
+@pytest.mark.parametrize("argv, refusal", [
+    (["--bots", "heuristic", "random", "heuristic"], "INVALID_ARGUMENT: 4-seat tables need at least 4 bots, got 3"),
+    (["--bots", "heuristic", "random", "heuristic", "random", "--ruleset", "standrd"],
+     "INVALID_ARGUMENT: unknown ruleset 'standrd'; known: classic, hartenjagen, hartenjagen-quick, omnibus, standard"),
+])
+def test_tournament_local_reports_a_refusal_as_create_does(tmp_path, argv, refusal):
+    """Before: a raw AioRpcError traceback and exit 1 (the code of a failed bot); now the
+    daemon's status and reason on one line and exit 3, as `heartsd tournament create`."""
+    out = subprocess.run([sys.executable, "-m", "heartsd.cli", "tournament", "local", *argv, "--rounds", "1"],
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert out.stderr.strip().splitlines() == [f"heartsd tournament: {refusal}"], out.stderr
+    assert "Traceback" not in out.stderr and out.stdout == ""
+
+
 def test_a_tournament_runs_alongside_the_ladder_and_no_bot_is_double_booked(tmp_path):
     """Eight ladder bots that play one match at a time, the matchmaker ticking every 20 ms,
     and a tournament of four of them: its matches wait for their bots' slots ahead of the
