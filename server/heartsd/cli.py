@@ -153,8 +153,10 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _ladder(args: argparse.Namespace) -> int:
+    from heartsbot.exits import EXIT_REFUSED, EXIT_USAGE
+
     from .db import StoreError
-    from .ladder import LadderError
+    from .ladder import BotExists, LadderError
     from .store import Store
 
     if getattr(args, "ruleset", None) is not None:
@@ -203,8 +205,10 @@ def _ladder(args: argparse.Namespace) -> int:
                 print("defaulted: decisions the server played for the bot (timeout, illegal answers, away, "
                       "auto-played after it stopped answering); UNRELIABLE above 5%")
     except LadderError as exc:
+        # The clients' codes (README, "Command-line convention"), never 1 ("the bot failed"):
+        # a name already taken is refused (3); an unknown or malformed name is usage (2).
         print(f"heartsd ladder: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_REFUSED if isinstance(exc, BotExists) else EXIT_USAGE
     finally:
         store.close()
     return 0

@@ -263,13 +263,21 @@ def test_replay_verify_and_show_work_on_postgresql(tmp_path, postgres_server):
     assert gone.returncode == 2 and "cannot open the store" in gone.stderr and "Traceback" not in gone.stderr
 
 
-def test_rotate_or_revoke_of_an_unknown_bot_prints_only_the_error(tmp_path):
+def test_ladder_commands_refused_print_only_the_error_with_the_clients_exit_codes(tmp_path):
+    """An unknown or malformed bot name is a usage error (2), a name already taken is
+    refused (3); before, each exited 1, the code of a bot that failed."""
     db = str(tmp_path / "l.db")
     assert heartsd("ladder", "add-bot", "known", "--owner", "o", "--db", db, "--create").returncode == 0
-    for command in ("rotate", "revoke"):
-        out = heartsd("ladder", command, "nosuchbot", "--db", db)
-        assert out.returncode == 1 and out.stdout == "", out.stdout
-        assert out.stderr.strip() == "heartsd ladder: no bot named 'nosuchbot'" or "nosuchbot" in out.stderr
+    cases = {
+        ("rotate", "nosuchbot"): (2, "heartsd ladder: no bot named 'nosuchbot'"),
+        ("revoke", "nosuchbot"): (2, "heartsd ladder: no active bot named 'nosuchbot'"),
+        ("add-bot", "bad name!", "--owner", "o"): (2, "heartsd ladder: a bot name is 1-64 letters, digits, '-' or "
+                                                      "'_', and it needs an owner"),
+        ("add-bot", "known", "--owner", "o"): (3, "heartsd ladder: a bot named 'known' exists already"),
+    }
+    for args, (code, message) in cases.items():
+        out = heartsd("ladder", *args, "--db", db)
+        assert (out.returncode, out.stderr.strip(), out.stdout) == (code, message, ""), args
 
 
 UNKNOWN = "unknown ruleset 'standrad'; known: classic, hartenjagen, hartenjagen-quick, omnibus, standard"
