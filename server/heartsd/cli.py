@@ -74,6 +74,8 @@ def _serve(args: argparse.Namespace) -> int:
     except (ListenError, LeaseHeld, StoreError) as exc:
         print(f"heartsd: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # stdout's reader went away: main ends quietly
+        raise
     except OSError as exc:
         print(f"heartsd: {exc}", file=sys.stderr)
         return 1
@@ -257,6 +259,8 @@ def _conformance(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"heartsd conformance: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # stdout's reader went away: main ends quietly
+        raise
     except OSError as exc:
         print(f"heartsd conformance: {exc}", file=sys.stderr)
         return 1
@@ -265,6 +269,12 @@ def _conformance(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from heartsbot.exits import quiet_on_closed_stdout
+
+    return quiet_on_closed_stdout(lambda: _main(argv))
+
+
+def _main(argv: Sequence[str] | None) -> int:
     from heartsbot.help import DefaultsHelp
     from heartsbot.options import DEFAULT_SERVER
 
