@@ -66,11 +66,11 @@ def _serve(args: argparse.Namespace) -> int:
     from . import loop
     from .db import StoreError
     from .lease import LeaseHeld
-    from .server import ListenError, serve
+    from .server import ListenError
 
     generated = not args.admin_token and not os.environ.get("HEARTSD_ADMIN_TOKEN") and not _in_file(args.config)
     try:
-        loop.run(serve(settings, show_admin_token=generated), settings.event_loop)
+        loop.run(_serve_saying_if_the_store_is_new(settings, generated), settings.event_loop)
     except (ListenError, LeaseHeld, StoreError) as exc:
         print(f"heartsd: {exc}", file=sys.stderr)
         return 2
@@ -80,6 +80,38 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"heartsd: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+async def _serve_saying_if_the_store_is_new(settings: Settings, show_admin_token: bool) -> None:
+    """Serve; once serving, warn if the SQLite store was created just now.
+
+    ``--db heartsd.bd`` (a typo) would otherwise start on a new, empty store without a
+    word, and the operator's ladder would seem gone. The warning comes once the daemon
+    is serving, so a daemon that stops at start (port in use, lease held) says nothing
+    of a store it never made."""
+    import structlog
+
+    from .db import new_sqlite_file
+    from .server import serve
+
+    new_store = new_sqlite_file(settings.db_path)
+    if new_store is None:
+        await serve(settings, show_admin_token=show_admin_token)
+        return
+    ready: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    async def say_when_ready() -> None:
+        await ready
+        if os.path.isfile(new_store):
+            structlog.get_logger("heartsd.cli").warning(
+                f"created a new, empty store at {new_store}; if you meant an existing one, stop heartsd and "
+                "check --db / HEARTSD_DB_PATH and the working folder", path=new_store)
+
+    saying = asyncio.get_running_loop().create_task(say_when_ready())
+    try:
+        await serve(settings, on_ready=ready, show_admin_token=show_admin_token)
+    finally:
+        saying.cancel()
 
 
 def _in_file(config: str | None) -> bool:

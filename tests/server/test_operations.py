@@ -3,6 +3,7 @@ port in use, a typo in a ruleset. Each gets a clear message and exit 2, and lose
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import signal
@@ -225,6 +226,31 @@ def test_a_store_newer_than_the_daemon_is_refused_by_every_command(tmp_path):
         assert "Traceback" not in out.stderr
     with pytest.raises(StoreError):
         Store(db)
+
+
+def test_serve_warns_when_it_creates_a_new_store_and_only_then(tmp_path):
+    """`heartsd serve --db heartsd.bd` (a typo) started on a new, empty store without a
+    word, so the operator's ladder seemed gone. Now one warning names the new file's
+    absolute path; on the existing store, the next start says nothing of the kind."""
+    typo = tmp_path / "heartsd.bd"
+
+    def serve_once() -> list[dict[str, object]]:
+        proc = subprocess.Popen([*HEARTSD, "serve", "--port", "0", "--db", "heartsd.bd", "--log-format", "json",
+                                 "--log-level", "warning", "--admin-token", ADMIN], cwd=tmp_path,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert "listening on" in proc.stdout.readline()
+        time.sleep(0.5)  # the warning follows "listening on"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+        return [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+
+    first = [e for e in serve_once() if "new, empty store" in str(e["event"])]
+    assert typo.is_file()
+    assert len(first) == 1 and first[0]["level"] == "warning", first
+    assert str(first[0]["event"]).startswith(f"created a new, empty store at {typo};") and "--db" in first[0]["event"]
+    again = [e for e in serve_once() if "store" in str(e["event"])]
+    assert again == [], again
 
 
 def test_a_port_in_use_is_one_line_and_exit_2_and_touches_no_store(tmp_path):
