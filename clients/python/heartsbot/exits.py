@@ -37,7 +37,8 @@ TABLE = f"""exit codes (the same in heartsbot, the Node bot, the stdio bridge an
        that once worked is retried until Ctrl-C)
   {EXIT_INTERRUPTED:<4} interrupted: a second Ctrl-C left at once, abandoning running matches (or
        Ctrl-C before there was anything to finish)
-  {EXIT_CLOSED_PIPE:<4} the output's reader went away (e.g. piped into head): ended quietly"""
+  {EXIT_CLOSED_PIPE:<4} the output's reader went away (e.g. piped into head): ended quietly
+       (heartsbot and heartsd; 128 + SIGPIPE)"""
 
 
 def quiet_on_closed_stdout(main: Callable[[], int]) -> int:
