@@ -21,6 +21,7 @@ could not be reached.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 import time
@@ -48,6 +49,16 @@ STATUSES = {"running": P.MATCH_STATUS_RUNNING, "finished": P.MATCH_STATUS_FINISH
 
 class Refused(Exception):
     """The daemon answered with an error status."""
+
+
+class _Console(Console):
+    """rich's console, but a closed stdout raises BrokenPipeError like a plain print, for
+    heartsd's entry point to end quietly (heartsbot.exits.quiet_on_closed_stdout): rich's
+    own answer is exit 1, the code the clients keep for a bot that failed."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, "stdout was closed")
 
 
 def add_parser(sub: Any) -> None:
@@ -101,11 +112,13 @@ def run_command(args: argparse.Namespace, command: Callable[[argparse.Namespace,
                 prog: str = "heartsd admin") -> int:
     """Run one subcommand with a console sized for where it prints, its errors mapped to
     the exit codes of every client (2 usage, 3 refused, 4 unreachable: heartsbot.exits)."""
-    console = Console()
+    console = _Console()
     if not console.is_terminal:  # a pipe or a file: no wrapping at 80 columns
-        console = Console(width=200)
+        console = _Console(width=200)
     try:
         return command(args, console)
+    except BrokenPipeError:  # a ConnectionError, but stdout's, not the daemon's
+        raise
     except Refused as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return EXIT_REFUSED

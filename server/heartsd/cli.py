@@ -3,7 +3,7 @@
     heartsd serve [--config FILE] [--port 0] [--bot NAME:TOKEN ...] [--house-matches 2]
     heartsd replay verify [MATCH_ID ...] [--db PATH]
     heartsd replay show MATCH_ID [--db PATH]
-    heartsd health [--target HOST:PORT]
+    heartsd health [--server HOST:PORT]   (or HEARTS_SERVER; --target is the same)
     heartsd conformance [--port 0] [--name NAME] [--token TOKEN] [-- CLIENT COMMAND ...]
     heartsd admin bots|matches|create|cancel|watch ...   (over gRPC; see heartsd admin --help)
 
@@ -66,18 +66,52 @@ def _serve(args: argparse.Namespace) -> int:
     from . import loop
     from .db import StoreError
     from .lease import LeaseHeld
-    from .server import ListenError, serve
+    from .server import ListenError
 
     generated = not args.admin_token and not os.environ.get("HEARTSD_ADMIN_TOKEN") and not _in_file(args.config)
     try:
-        loop.run(serve(settings, show_admin_token=generated), settings.event_loop)
+        loop.run(_serve_saying_if_the_store_is_new(settings, generated), settings.event_loop)
     except (ListenError, LeaseHeld, StoreError) as exc:
         print(f"heartsd: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # stdout's reader went away: main ends quietly
+        raise
     except OSError as exc:
         print(f"heartsd: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+async def _serve_saying_if_the_store_is_new(settings: Settings, show_admin_token: bool) -> None:
+    """Serve; once serving, warn if the SQLite store was created just now.
+
+    ``--db heartsd.bd`` (a typo) would otherwise start on a new, empty store without a
+    word, and the operator's ladder would seem gone. The warning comes once the daemon
+    is serving, so a daemon that stops at start (port in use, lease held) says nothing
+    of a store it never made."""
+    import structlog
+
+    from .db import new_sqlite_file
+    from .server import serve
+
+    new_store = new_sqlite_file(settings.db_path)
+    if new_store is None:
+        await serve(settings, show_admin_token=show_admin_token)
+        return
+    ready: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    async def say_when_ready() -> None:
+        await ready
+        if os.path.isfile(new_store):
+            structlog.get_logger("heartsd.cli").warning(
+                f"created a new, empty store at {new_store}; if you meant an existing one, stop heartsd and "
+                "check --db / HEARTSD_DB_PATH and the working folder", path=new_store)
+
+    saying = asyncio.get_running_loop().create_task(say_when_ready())
+    try:
+        await serve(settings, on_ready=ready, show_admin_token=show_admin_token)
+    finally:
+        saying.cancel()
 
 
 def _in_file(config: str | None) -> bool:
@@ -153,8 +187,10 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _ladder(args: argparse.Namespace) -> int:
+    from heartsbot.exits import EXIT_REFUSED, EXIT_USAGE
+
     from .db import StoreError
-    from .ladder import LadderError
+    from .ladder import BotExists, LadderError
     from .store import Store
 
     if getattr(args, "ruleset", None) is not None:
@@ -203,15 +239,17 @@ def _ladder(args: argparse.Namespace) -> int:
                 print("defaulted: decisions the server played for the bot (timeout, illegal answers, away, "
                       "auto-played after it stopped answering); UNRELIABLE above 5%")
     except LadderError as exc:
+        # The clients' codes (README, "Command-line convention"), never 1 ("the bot failed"):
+        # a name already taken is refused (3); an unknown or malformed name is usage (2).
         print(f"heartsd ladder: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_REFUSED if isinstance(exc, BotExists) else EXIT_USAGE
     finally:
         store.close()
     return 0
 
 
 def _health(args: argparse.Namespace) -> int:
-    """Exit 0 when the daemon at ``--target`` answers SERVING (for container health checks)."""
+    """Exit 0 when the daemon at ``--server`` answers SERVING (for container health checks)."""
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
@@ -222,14 +260,14 @@ def _health(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"heartsd health: {exc}", file=sys.stderr)
         return 2
-    with tls.channel(args.target, settings, args.tls_name) as channel:
+    with tls.channel(args.server, settings, args.tls_name) as channel:
         try:
             response = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=args.timeout)
         except grpc.RpcError as exc:
-            print(f"{args.target}: {exc.code().name}", file=sys.stderr)
+            print(f"{args.server}: {exc.code().name}", file=sys.stderr)
             return 1
     name = health_pb2.HealthCheckResponse.ServingStatus.Name(response.status)
-    print(f"{args.target}: {name}")
+    print(f"{args.server}: {name}")
     return 0 if response.status == health_pb2.HealthCheckResponse.SERVING else 1
 
 
@@ -253,6 +291,8 @@ def _conformance(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"heartsd conformance: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # stdout's reader went away: main ends quietly
+        raise
     except OSError as exc:
         print(f"heartsd conformance: {exc}", file=sys.stderr)
         return 1
@@ -261,7 +301,14 @@ def _conformance(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from heartsbot.exits import quiet_on_closed_stdout
+
+    return quiet_on_closed_stdout(lambda: _main(argv))
+
+
+def _main(argv: Sequence[str] | None) -> int:
     from heartsbot.help import DefaultsHelp
+    from heartsbot.options import DEFAULT_SERVER
 
     from . import __version__
 
@@ -365,14 +412,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.add_argument("--db", default=default_db, help="SQLite path or postgresql:// URL")
     ladder.set_defaults(run=_ladder)
     health = sub.add_parser("health", help="check that a daemon answers SERVING", formatter_class=DefaultsHelp)
-    health.add_argument("--target", default="127.0.0.1:50051", metavar="HOST:PORT", help="the daemon")
+    # --server and HEARTS_SERVER, as every client (README, "Command-line convention");
+    # --target is its first name, still used by deploy/'s health checks.
+    health.add_argument("--server", "--target", dest="server", default=os.environ.get("HEARTS_SERVER", DEFAULT_SERVER),
+                        metavar="HOST:PORT", help="the daemon (env HEARTS_SERVER; --target is the same option)")
     health.add_argument("--timeout", type=float, default=3.0, help="seconds to wait for its answer")
     from heartsbot import tls
 
     tls.add_options(health)
     health.add_argument("--tls-name", default="", metavar="NAME",
-                        help="the name on the server's certificate, when --target is another (e.g. 127.0.0.1; "
-                             "default: --target's host)")
+                        help="the name on the server's certificate, when --server is another (e.g. 127.0.0.1; "
+                             "default: --server's host)")
     health.set_defaults(run=_health)
     kit = sub.add_parser(
         "conformance", help="check a bot client against every protocol behaviour",

@@ -60,6 +60,22 @@ def sqlite_path(url: str) -> str:
     return url.removeprefix("sqlite:///")
 
 
+def new_sqlite_file(url: str) -> str | None:
+    """The absolute path of the SQLite file that opening ``url`` would create, or None
+    when there is one already (or ``url`` is PostgreSQL or ``:memory:``): a daemon
+    pointed at a misspelt path says it made a new, empty store (``heartsd serve``).
+
+    >>> new_sqlite_file("postgresql://db/arena") is None, new_sqlite_file(":memory:") is None
+    (True, True)
+    """
+    if is_postgresql(url):
+        return None
+    path = sqlite_path(url)
+    if path == ":memory:" or os.path.exists(path):
+        return None
+    return os.path.abspath(path)
+
+
 def check_writable(path: str) -> None:
     """Raise :class:`StoreError` unless a daemon can write the SQLite store at ``path``
     (the file, if it exists, and its folder, where SQLite keeps the -wal and -shm files).

@@ -44,6 +44,11 @@ class LadderError(ValueError):
     """A refused ladder operation (unknown bot, duplicate name...)."""
 
 
+class BotExists(LadderError):
+    """``add_bot`` of a name already registered: a sound request the store turns down
+    (``heartsd ladder`` exits 3 for it, 2 for an unknown or malformed name)."""
+
+
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -103,7 +108,7 @@ class Ladder:
         token = new_token()
         with self.db.transaction() as tx:
             if tx.query("SELECT 1 FROM bots WHERE name = ?", (name,)):
-                raise LadderError(f"a bot named {name!r} exists already")
+                raise BotExists(f"a bot named {name!r} exists already")
             tx.execute("INSERT INTO bots (name, owner, token_hash, created_ms) VALUES (?, ?, ?, ?)",
                        (name, owner, token_hash(token), _now_ms()))
         return token

@@ -272,23 +272,33 @@ async def run_local(args: argparse.Namespace, console: Console | None = None) ->
             tasks = [asyncio.get_running_loop().create_task(c.run()) for c in clients]
             try:
                 await asyncio.gather(*(asyncio.wait_for(c.connected.wait(), 20) for c in clients))
-                async with grpc.aio.insecure_channel(target) as channel:
-                    stub = tournament_pb2_grpc.TournamentServiceStub(channel)
-                    created = await stub.CreateTournament(_request(args, names, "local"),
-                                                          metadata=(("authorization", f"Bearer {admin}"),))
-                    tournament_id = created.tournament.id
-                    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                        TimeElapsedColumn(), console=console or Console(stderr=True), transient=True)
-                    with progress:
-                        bar = progress.add_task(f"tournament {tournament_id}", total=created.tournament.matches_total)
-                        while True:
-                            t = (await stub.GetTournament(tournament_pb2.GetTournamentRequest(id=tournament_id))).tournament
-                            progress.update(bar, completed=t.matches_finished)
-                            if STATUS.get(t.status) in ("finished", "cancelled"):
-                                return t
-                            await asyncio.sleep(0.2)
+                return await _run_tournament(target, admin, args, names, console)
             finally:
                 for c in clients:
                     c.stop()
                 await asyncio.gather(*tasks, return_exceptions=True)
     raise AssertionError("unreachable")
+
+
+async def _run_tournament(target: str, admin: str, args: argparse.Namespace, names: list[str],
+                          console: Console | None) -> tournament_pb2.Tournament:
+    """Create the tournament on the embedded daemon and follow it to its end; a refusal
+    (too few bots, an unknown ruleset) is reported as ``tournament create`` reports it."""
+    try:
+        async with grpc.aio.insecure_channel(target) as channel:
+            stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+            created = await stub.CreateTournament(_request(args, names, "local"),
+                                                  metadata=(("authorization", f"Bearer {admin}"),))
+            tournament_id = created.tournament.id
+            progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), console=console or Console(stderr=True), transient=True)
+            with progress:
+                bar = progress.add_task(f"tournament {tournament_id}", total=created.tournament.matches_total)
+                while True:
+                    t = (await stub.GetTournament(tournament_pb2.GetTournamentRequest(id=tournament_id))).tournament
+                    progress.update(bar, completed=t.matches_finished)
+                    if STATUS.get(t.status) in ("finished", "cancelled"):
+                        return t
+                    await asyncio.sleep(0.2)
+    except grpc.aio.AioRpcError as exc:
+        raise translate_error(exc, target) from None

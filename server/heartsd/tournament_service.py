@@ -47,8 +47,7 @@ def tournament_to_wire(t: tours.TournamentRow, standings: Standings | None = Non
         seed=t.seed if t.status in ("finished", "cancelled") else 0)  # the seed gives every shuffle
     for r in t.roster:
         out.roster.add(bot=r["bot"], owner=r["owner"], version=r["version"])
-    out.matches_total = len(t.tables)
-    out.matches_finished = sum(1 for row in t.tables if row.status == "finished")
+    out.matches_total, out.matches_finished = t.matches
     if summary:
         return out
     for row in t.tables:

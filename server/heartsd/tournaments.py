@@ -83,10 +83,20 @@ class TournamentRow:
     instance: str
     standings: dict[str, Any] | None
     tables: list[TableRow] = field(default_factory=list)
+    # (scheduled, finished) matches, counted by the store when ``tables`` was not loaded
+    # (TournamentStore.list: one count query, not every tournament's rows)
+    table_counts: tuple[int, int] | None = None
 
     @property
     def versions(self) -> dict[str, str]:
         return {r["bot"]: r["version"] for r in self.roster}
+
+    @property
+    def matches(self) -> tuple[int, int]:
+        """(scheduled, finished) matches, from the tables or the store's count."""
+        if self.table_counts is not None:
+            return self.table_counts
+        return len(self.tables), sum(1 for row in self.tables if row.status == "finished")
 
 
 def table_seed(seed: int, round_: int, table: int, attempt: int) -> int:
@@ -125,7 +135,15 @@ class TournamentStore:
         return t
 
     def list(self) -> list[TournamentRow]:
-        return [_tournament(r) for r in self.db.query(f"SELECT {_COLUMNS} FROM tournaments ORDER BY created_ms DESC, id")]
+        """Every tournament, newest first, without its tables: their counts come from one
+        grouped query (``table_counts``)."""
+        counts = {r[0]: (int(r[1]), int(r[2] or 0)) for r in self.db.query(
+            "SELECT tournament_id, COUNT(*), SUM(CASE WHEN status = 'finished' THEN 1 ELSE 0 END) "
+            "FROM tournament_tables GROUP BY tournament_id")}
+        rows = [_tournament(r) for r in self.db.query(f"SELECT {_COLUMNS} FROM tournaments ORDER BY created_ms DESC, id")]
+        for t in rows:
+            t.table_counts = counts.get(t.id, (0, 0))
+        return rows
 
     def active(self, instance: str) -> list[str]:
         return [r[0] for r in self.db.query(

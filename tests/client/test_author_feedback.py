@@ -5,8 +5,10 @@ failure for a server that cannot be reached."""
 from __future__ import annotations
 
 import asyncio
+import os
 import secrets
 import signal
+import subprocess
 import sys
 import textwrap
 
@@ -115,6 +117,40 @@ def test_heartsbot_local_with_a_sound_strategy_exits_zero_and_reports_nothing(tm
     code = cli.main(["local", "--strategies", str(path), "heuristic", "random", "random", "--deals", "1"])
     out, err = capsys.readouterr()
     assert code == 0 and "failed" not in err and "default" not in err and "deal" in out
+
+
+UNLOADABLE = {  # a strategy file's source -> what its one line says after the file's name
+    "syn.py": ("def f(:\n", "line 1: SyntaxError: invalid syntax"),
+    "imp.py": ("x = 1\nimport numpyy\n", "line 2: ModuleNotFoundError: No module named 'numpyy'"),
+    "top.py": ("raise RuntimeError('boom at import')\n", "line 1: RuntimeError: boom at import"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNLOADABLE))
+def test_a_strategy_that_cannot_load_is_one_line_and_a_usage_error(name, tmp_path):
+    """Before: ~20 frames of importlib and heartsbot, and exit 1 (the code of a bot that
+    failed while playing). Now one line naming the file, the line and the error, and
+    exit 2, as an unknown strategy or `nosuch.mod:Cls` already was."""
+    source, said = UNLOADABLE[name]
+    (tmp_path / name).write_text(source)
+    (tmp_path / "authorpkg").mkdir()
+    (tmp_path / "authorpkg" / "__init__.py").write_text("")
+    (tmp_path / "authorpkg" / "bot.py").write_text(source)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    commands = {
+        "local": (["local", "--strategies", name, "random", "random", "random"], f"cannot load {name}: {said}"),
+        "play": (["play", "--strategy", name, "--server", "127.0.0.1:1", "--token", "t" * 10, "--name", "n"],
+                 f"cannot load {name}: {said}"),
+        "module": (["local", "--strategies", "authorpkg.bot:Bot", "random", "random", "random"],
+                   f"cannot import 'authorpkg.bot': {tmp_path / 'authorpkg' / 'bot.py'}, {said}"),
+    }
+    for how, (argv, expected) in commands.items():
+        out = subprocess.run([sys.executable, "-m", "heartsbot.cli", *argv], capture_output=True, text=True,
+                             timeout=60, cwd=tmp_path, env=env)
+        assert out.returncode == 2, (how, out.stdout, out.stderr)
+        lines = out.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"heartsbot: {expected}"), (how, out.stderr)
+        assert "Traceback" not in out.stderr and out.stdout == "", how
 
 
 def test_heartsbot_play_prints_a_line_per_match_and_a_summary(tmp_path):

@@ -152,6 +152,43 @@ def test_heartsd_client_commands_print_the_version_and_help_with_every_default(m
             assert {"--tls", "--ca", "--cert", "--key"} <= _long_names(entries), command
 
 
+def _closed_stdout(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run ``argv`` with its stdout a pipe nobody reads any more (``| head`` gone), so
+    its first write fails, every time, however fast the reader would have been."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        clean = {k: v for k, v in os.environ.items() if not k.startswith("HEARTS_")}
+        return subprocess.run(argv, stdout=write, stderr=subprocess.PIPE, text=True, timeout=120, env=clean)
+    finally:
+        os.close(write)
+
+
+def test_a_closed_stdout_ends_every_command_quietly_with_141(tmp_path):
+    """`heartsd ladder leaderboard | head -1` and `heartsbot leaderboard | head -3` printed
+    a BrokenPipeError traceback; `heartsd admin matches | head -2` exited 1 (rich's
+    answer) with no message. Each entry point now ends quietly with 141 (128 + SIGPIPE,
+    as a shell reports `cat` or `grep` cut short by `| head`)."""
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            server = ["--server", daemon.target]
+            commands = {
+                "heartsd ladder leaderboard": [*HEARTSD, "ladder", "leaderboard", "--db", daemon.settings.db_path],
+                "heartsd replay verify": [*HEARTSD, "replay", "verify", "--db", daemon.settings.db_path],
+                "heartsd admin matches": [*HEARTSD, "admin", "matches", *server],
+                "heartsd admin matches --json": [*HEARTSD, "admin", "matches", "--json", *server],
+                "heartsd tournament list": [*HEARTSD, "tournament", "list", *server],
+                "heartsd health": [*HEARTSD, "health", *server],
+                "heartsbot leaderboard": [*HEARTSBOT, "leaderboard", *server],
+                "heartsbot matches": [*HEARTSBOT, "matches", *server],
+            }
+            done = await asyncio.gather(*(asyncio.to_thread(_closed_stdout, argv) for argv in commands.values()))
+            return dict(zip(commands, done))
+
+    for command, done in run(scenario()).items():
+        assert (done.returncode, done.stderr) == (141, ""), (command, done.returncode, done.stderr)
+
+
 def test_strategy_is_required_and_never_silently_heuristic():
     """Today `heartsbot play` without --strategy plays `heuristic` under your bot's name."""
     missing = _run([*HEARTSBOT, "play", "--server", "127.0.0.1:1", "--token", "t" * 10, "--name", "x"])
@@ -372,8 +409,10 @@ def test_the_documented_exit_codes_are_the_ones_every_client_uses():
     codes = {exits.EXIT_OK: "done", exits.EXIT_FAILED: "the bot failed", exits.EXIT_USAGE: "usage",
              exits.EXIT_REFUSED: "refused by the server", exits.EXIT_UNREACHABLE: "could not be reached",
              exits.EXIT_INTERRUPTED: "interrupted"}
-    assert set(readme) == set(codes), readme
-    assert all(words in readme[code] for code, words in codes.items()), readme
+    # heartsbot and heartsd (not the Node bot) also end quietly when their stdout's reader goes
+    ours = {**codes, exits.EXIT_CLOSED_PIPE: "reader went away"}
+    assert set(readme) == set(ours), readme
+    assert all(words in readme[code] for code, words in ours.items()), readme
     source = BOT_JS.read_text()
     node_exits = dict(re.findall(r"(\w+): (\d+)", re.search(r"const EXIT = \{(.*?)\};", source).group(1)))
     assert {int(v) for v in node_exits.values()} == set(codes) - {exits.EXIT_FAILED}

@@ -51,6 +51,31 @@ def test_port_zero_prints_the_bound_port_and_health_answers(tmp_path):
         assert proc.wait(20) == 0
 
 
+def test_health_takes_the_server_as_every_client_does_and_target_still_works(tmp_path):
+    """`heartsd health` reads --server or HEARTS_SERVER, like `heartsd admin` and every
+    client (README, "Command-line convention"); before, it took only --target (still
+    accepted: deploy/'s health checks use it)."""
+    proc, port = start(tmp_path)
+    target = f"127.0.0.1:{port}"
+    clean = {k: v for k, v in os.environ.items() if k != "HEARTS_SERVER"}
+    try:
+        probes = {
+            "--server": subprocess.run([*HEARTSD, "health", "--server", target], capture_output=True, text=True,
+                                       timeout=60, env=clean),
+            "HEARTS_SERVER": subprocess.run([*HEARTSD, "health"], capture_output=True, text=True, timeout=60,
+                                            env={**clean, "HEARTS_SERVER": target}),
+            "--target": subprocess.run([*HEARTSD, "health", "--target", target], capture_output=True, text=True,
+                                       timeout=60, env=clean),
+            "flag wins": subprocess.run([*HEARTSD, "health", "--server", target], capture_output=True, text=True,
+                                        timeout=60, env={**clean, "HEARTS_SERVER": "127.0.0.1:1"}),
+        }
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(20) == 0
+    for how, probe in probes.items():
+        assert probe.returncode == 0 and probe.stdout == f"{target}: SERVING\n", (how, probe.stdout, probe.stderr)
+
+
 def test_bad_configuration_stops_the_daemon_with_a_clear_message(tmp_path):
     bad = subprocess.run([*HEARTSD, "serve", "--port", "0", "--decision-ms", "0"], capture_output=True, text=True)
     assert bad.returncode == 2 and "decision_ms: must be at least 1" in bad.stderr

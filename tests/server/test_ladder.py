@@ -27,7 +27,7 @@ def test_add_bot_prints_a_token_once_and_stores_only_its_hash(tmp_path):
     assert token.startswith("hb_") and len(token) > 30
     again = subprocess.run([*HEARTSD, "ladder", "add-bot", "alpha", "--owner", "bob", "--db", db],
                            capture_output=True, text=True)
-    assert again.returncode == 1 and "exists already" in again.stderr
+    assert again.returncode == 3 and "exists already" in again.stderr  # refused, as in every client
     raw = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("l.db"))
     assert token.encode() not in raw, "the token itself must never be stored"
     store = Store(db)

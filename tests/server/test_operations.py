@@ -3,6 +3,7 @@ port in use, a typo in a ruleset. Each gets a clear message and exit 2, and lose
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import signal
@@ -227,6 +228,31 @@ def test_a_store_newer_than_the_daemon_is_refused_by_every_command(tmp_path):
         Store(db)
 
 
+def test_serve_warns_when_it_creates_a_new_store_and_only_then(tmp_path):
+    """`heartsd serve --db heartsd.bd` (a typo) started on a new, empty store without a
+    word, so the operator's ladder seemed gone. Now one warning names the new file's
+    absolute path; on the existing store, the next start says nothing of the kind."""
+    typo = tmp_path / "heartsd.bd"
+
+    def serve_once() -> list[dict[str, object]]:
+        proc = subprocess.Popen([*HEARTSD, "serve", "--port", "0", "--db", "heartsd.bd", "--log-format", "json",
+                                 "--log-level", "warning", "--admin-token", ADMIN], cwd=tmp_path,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert "listening on" in proc.stdout.readline()
+        time.sleep(0.5)  # the warning follows "listening on"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+        return [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+
+    first = [e for e in serve_once() if "new, empty store" in str(e["event"])]
+    assert typo.is_file()
+    assert len(first) == 1 and first[0]["level"] == "warning", first
+    assert str(first[0]["event"]).startswith(f"created a new, empty store at {typo};") and "--db" in first[0]["event"]
+    again = [e for e in serve_once() if "store" in str(e["event"])]
+    assert again == [], again
+
+
 def test_a_port_in_use_is_one_line_and_exit_2_and_touches_no_store(tmp_path):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -263,13 +289,21 @@ def test_replay_verify_and_show_work_on_postgresql(tmp_path, postgres_server):
     assert gone.returncode == 2 and "cannot open the store" in gone.stderr and "Traceback" not in gone.stderr
 
 
-def test_rotate_or_revoke_of_an_unknown_bot_prints_only_the_error(tmp_path):
+def test_ladder_commands_refused_print_only_the_error_with_the_clients_exit_codes(tmp_path):
+    """An unknown or malformed bot name is a usage error (2), a name already taken is
+    refused (3); before, each exited 1, the code of a bot that failed."""
     db = str(tmp_path / "l.db")
     assert heartsd("ladder", "add-bot", "known", "--owner", "o", "--db", db, "--create").returncode == 0
-    for command in ("rotate", "revoke"):
-        out = heartsd("ladder", command, "nosuchbot", "--db", db)
-        assert out.returncode == 1 and out.stdout == "", out.stdout
-        assert out.stderr.strip() == "heartsd ladder: no bot named 'nosuchbot'" or "nosuchbot" in out.stderr
+    cases = {
+        ("rotate", "nosuchbot"): (2, "heartsd ladder: no bot named 'nosuchbot'"),
+        ("revoke", "nosuchbot"): (2, "heartsd ladder: no active bot named 'nosuchbot'"),
+        ("add-bot", "bad name!", "--owner", "o"): (2, "heartsd ladder: a bot name is 1-64 letters, digits, '-' or "
+                                                      "'_', and it needs an owner"),
+        ("add-bot", "known", "--owner", "o"): (3, "heartsd ladder: a bot named 'known' exists already"),
+    }
+    for args, (code, message) in cases.items():
+        out = heartsd("ladder", *args, "--db", db)
+        assert (out.returncode, out.stderr.strip(), out.stdout) == (code, message, ""), args
 
 
 UNKNOWN = "unknown ruleset 'standrad'; known: classic, hartenjagen, hartenjagen-quick, omnibus, standard"

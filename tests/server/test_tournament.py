@@ -218,6 +218,9 @@ def test_tournament_service_plays_a_schedule_with_byes_and_frozen_versions(tmp_p
     for b in standings["bots"]:
         assert {"rank", "points_per_deal", "ci_low", "ci_high", "p_best", "timeouts"} <= set(b)
     assert [x.id for x in listed.tournaments][1:] == [t.id] or t.id in [x.id for x in listed.tournaments]
+    # The list counts the matches as GetTournament does (before: always 0/0, no tables loaded).
+    summary = next(x for x in listed.tournaments if x.id == t.id)
+    assert (summary.matches_total, summary.matches_finished) == (3, 3) and not summary.tables
     assert cancelled.status == P.TOURNAMENT_STATUS_CANCELLED
     for bot, shuffles in seen.items():
         assert len(shuffles) == len(set(shuffles)), f"{bot} was dealt a shuffle twice"
@@ -412,8 +415,25 @@ def test_heartsd_tournament_commands(tmp_path, capsys):
     assert shown[0] == 0 and csv_lines[0].startswith("rank,bot,version,points_per_deal") and len(csv_lines) == 5
     assert as_json[0] == 0 and len(json.loads(as_json[1])["bots"]) == 4
     assert listed[0] == 0 and "cup" in listed[1]
+    cup = next(line for line in listed[1].splitlines() if "cup" in line)
+    assert "2/2" in cup, listed[1]  # `tournament show` says 2/2 matches; the list said 0/0
     assert refused[0] == 3 and "FAILED_PRECONDITION" in refused[2]  # a finished tournament cannot pause
     assert wrong[0] == 3 and "UNAUTHENTICATED" in wrong[2]  # refused: 3, as in every client
+
+
+@pytest.mark.parametrize("argv, refusal", [
+    (["--bots", "heuristic", "random", "heuristic"], "INVALID_ARGUMENT: 4-seat tables need at least 4 bots, got 3"),
+    (["--bots", "heuristic", "random", "heuristic", "random", "--ruleset", "standrd"],
+     "INVALID_ARGUMENT: unknown ruleset 'standrd'; known: classic, hartenjagen, hartenjagen-quick, omnibus, standard"),
+])
+def test_tournament_local_reports_a_refusal_as_create_does(tmp_path, argv, refusal):
+    """Before: a raw AioRpcError traceback and exit 1 (the code of a failed bot); now the
+    daemon's status and reason on one line and exit 3, as `heartsd tournament create`."""
+    out = subprocess.run([sys.executable, "-m", "heartsd.cli", "tournament", "local", *argv, "--rounds", "1"],
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert out.stderr.strip().splitlines() == [f"heartsd tournament: {refusal}"], out.stderr
+    assert "Traceback" not in out.stderr and out.stdout == ""
 
 
 def test_a_tournament_runs_alongside_the_ladder_and_no_bot_is_double_booked(tmp_path):

@@ -26,6 +26,7 @@ from typing import Any
 from . import options, tls
 from .exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE
 from .exits import TABLE as EXIT_CODES
+from .exits import quiet_on_closed_stdout
 from .help import DefaultsHelp
 from .loading import load_strategy
 
@@ -179,6 +180,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    return quiet_on_closed_stdout(lambda: _main(argv))
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     options.resolve(args.parser, args)

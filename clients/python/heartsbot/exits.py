@@ -5,13 +5,17 @@ keeps the same numbers) and ``heartsd admin|tournament`` exit with these, so a s
 a supervisor that runs any of them reads one table (README, "Command-line convention").
 A refused token is 3 in every client; a server never reached is 4.
 
->>> EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_INTERRUPTED
-(3, 4, 130)
+>>> EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_INTERRUPTED, EXIT_CLOSED_PIPE
+(3, 4, 130, 141)
 >>> print(TABLE.splitlines()[0])
 exit codes (the same in heartsbot, the Node bot, the stdio bridge and heartsd admin):
 """
 
 from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # the bot's own code failed (heartsbot local), or the stdio bot exited or never answered
@@ -19,6 +23,7 @@ EXIT_USAGE = 2
 EXIT_REFUSED = 3
 EXIT_UNREACHABLE = 4
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a program Ctrl-C stopped
+EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE, as a shell reports `cat` or `grep` stopped by `| head`
 
 TABLE = f"""exit codes (the same in heartsbot, the Node bot, the stdio bridge and heartsd admin):
   {EXIT_OK:<4} done: --matches played, or stopped with Ctrl-C after finishing the running matches
@@ -31,4 +36,27 @@ TABLE = f"""exit codes (the same in heartsbot, the Node bot, the stdio bridge an
   {EXIT_UNREACHABLE:<4} the server could not be reached (never connected after 5 attempts; a connection
        that once worked is retried until Ctrl-C)
   {EXIT_INTERRUPTED:<4} interrupted: a second Ctrl-C left at once, abandoning running matches (or
-       Ctrl-C before there was anything to finish)"""
+       Ctrl-C before there was anything to finish)
+  {EXIT_CLOSED_PIPE:<4} the output's reader went away (e.g. piped into head): ended quietly
+       (heartsbot and heartsd; 128 + SIGPIPE)"""
+
+
+def quiet_on_closed_stdout(main: Callable[[], int]) -> int:
+    """``main()``'s exit code, or :data:`EXIT_CLOSED_PIPE` without a word when stdout's
+    reader has gone (``heartsd ladder leaderboard | head -1``).
+
+    Python ignores SIGPIPE, so a write to a closed pipe raises BrokenPipeError wherever
+    it happens, and the final flush at exit would raise it once more ("Exception ignored
+    ... BrokenPipeError"). So the output is flushed here, and on the error stdout is
+    pointed at the null device before the interpreter's own flush (the idiom of Python's
+    signal docs, "Note on SIGPIPE"). Each command-line entry point (heartsbot's,
+    heartsd's) calls this once, around everything it runs."""
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_CLOSED_PIPE
+    return code

@@ -1,12 +1,31 @@
 """Finding a strategy from the command line: a built-in name, ``package.module:Class``,
-or ``path/to/file.py`` (optionally ``:Class``; without it, the file's one Strategy)."""
+or ``path/to/file.py`` (optionally ``:Class``; without it, the file's one Strategy).
+
+Every way a strategy cannot be loaded is a :class:`ValueError` with one line that the
+commands print before exiting 2 (usage), the author's own code included: a syntax
+error or a failing import names the file, the line and the error, not the loader's
+frames.
+
+>>> import tempfile
+>>> with tempfile.TemporaryDirectory() as folder:
+...     bad = Path(folder) / "syn.py"
+...     _ = bad.write_text("def f(:\\n")
+...     try:
+...         load_strategy(str(bad))
+...     except ValueError as exc:
+...         print(str(exc).replace(folder + os.sep, ""))
+cannot load syn.py: line 1: SyntaxError: invalid syntax
+"""
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
 import inspect
+import os
+import traceback
 from pathlib import Path
+from types import ModuleType
 
 from .strategies import STRATEGIES, Strategy
 
@@ -21,10 +40,7 @@ def load_strategy(spec: str, seed: int = 0) -> Strategy:
         path = Path(target)
         if not path.exists():
             raise ValueError(f"no such file: {target}")
-        module_spec = importlib.util.spec_from_file_location(path.stem, path)
-        assert module_spec is not None and module_spec.loader is not None
-        module = importlib.util.module_from_spec(module_spec)
-        module_spec.loader.exec_module(module)
+        module = _run_file(path)
     else:
         if not class_name:
             raise ValueError(
@@ -34,7 +50,11 @@ def load_strategy(spec: str, seed: int = 0) -> Strategy:
         try:
             module = importlib.import_module(target)
         except ImportError as exc:
-            raise ValueError(f"cannot import {target!r}: {exc}") from None
+            if exc.name is not None and (target + ".").startswith(exc.name + "."):  # the module itself is missing
+                raise ValueError(f"cannot import {target!r}: {exc}") from None
+            raise ValueError(f"cannot import {target!r}: {_where(exc, None)}") from None
+        except Exception as exc:  # the module's own code failed as it was imported
+            raise ValueError(f"cannot import {target!r}: {_where(exc, None)}") from None
     if class_name:
         cls = getattr(module, class_name, None)
         if cls is None:
@@ -48,3 +68,38 @@ def load_strategy(spec: str, seed: int = 0) -> Strategy:
     if not (inspect.isclass(cls) and issubclass(cls, Strategy)):
         raise ValueError(f"{spec} is not a heartsbot Strategy subclass")
     return cls(seed)
+
+
+def _run_file(path: Path) -> ModuleType:
+    """The module of the strategy file ``path``, run; its failure as one line."""
+    module_spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert module_spec is not None and module_spec.loader is not None
+    module = importlib.util.module_from_spec(module_spec)
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as exc:  # a syntax error, a failing import, any error at the file's top level
+        raise ValueError(f"cannot load {path}: {_where(exc, path)}") from None
+    return module
+
+
+def _where(exc: Exception, path: Path | None) -> str:
+    """``line N: Kind: message`` for an error raised while a strategy's code loaded.
+
+    The line is the syntax error's own, else the deepest line of ``path`` in the
+    traceback (the statement of the author's file that failed), else the deepest frame
+    outside the import machinery. Another file than ``path`` is named with its line."""
+    kind = type(exc).__name__
+    if isinstance(exc, SyntaxError):  # its file and line are in the exception, not the traceback
+        place = "" if path is not None and exc.filename and _same(exc.filename, path) else f"{exc.filename}, "
+        return f"{place}line {exc.lineno}: {kind}: {exc.msg}"
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<frozen")]
+    own = [f for f in frames if path is not None and _same(f.filename, path)]
+    if own:
+        return f"line {own[-1].lineno}: {kind}: {exc}"
+    if frames:
+        return f"{frames[-1].filename}, line {frames[-1].lineno}: {kind}: {exc}"
+    return f"{kind}: {exc}"
+
+
+def _same(filename: str, path: Path) -> bool:
+    return os.path.abspath(filename) == os.path.abspath(path)
