@@ -28,6 +28,7 @@ from .checkpoints import CheckpointWriter
 from .clock import SeatClock
 from .config import Settings
 from .lag import LoopMonitor
+from .memo import SharedValues
 from .runner import ClockPolicy, MatchRunner, SeatSlot
 from .sessions import MAX_ID_CHARS, BotSession, SessionRegistry, echo_id
 from .shuffles import ShuffleRepeated
@@ -105,6 +106,9 @@ class Arena:
         # them was made first (serve binds its port before the store and the arena exist).
         self.budgets = budgets or Budgets.from_settings(settings)
         self.loop_monitor = LoopMonitor()  # started with the server or the first match
+        # The ladder's public views (standings, rating histories), rebuilt once per new
+        # result for every caller of the gRPC services and the web front alike (memo.py).
+        self.ladder_views = SharedValues()
 
     # -- bots -------------------------------------------------------------------------
 

@@ -484,6 +484,14 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
     def __init__(self, arena: Arena) -> None:
         self.arena = arena
 
+    async def _standings(self, ruleset: str) -> list[Any]:
+        """The leaderboard, rebuilt from every result: once per new result, however many
+        callers ask meanwhile (memo.py)."""
+        ladder = self.arena.store.ladder
+        newest = await asyncio.to_thread(ladder.latest_seq, ruleset)
+        return await self.arena.ladder_views.get(("standings", ruleset), newest,  # type: ignore[no-any-return]
+                                                 lambda: ladder.standings(ruleset))
+
     @staticmethod
     def _ruleset(name: str) -> str:
         name = name or "standard"
@@ -494,7 +502,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
     @grpc_errors
     async def GetLeaderboard(self, request: ladder_pb2.GetLeaderboardRequest, context: grpc.aio.ServicerContext) -> ladder_pb2.GetLeaderboardResponse:  # noqa: N802
         ruleset = self._ruleset(request.ruleset)
-        standings = await asyncio.to_thread(self.arena.store.ladder.standings, ruleset)
+        standings = await self._standings(ruleset)
         return ladder_pb2.GetLeaderboardResponse(
             ruleset=ruleset, entries=[_entry(i, s) for i, s in enumerate(standings, 1)])
 
@@ -508,7 +516,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         owners = await asyncio.to_thread(ladder.owners, True)
         if request.bot not in owners:
             raise ArenaError("not_found", f"no ladder bot {request.bot!r}")
-        standings = await asyncio.to_thread(ladder.standings, ruleset)
+        standings = await self._standings(ruleset)
         response = ladder_pb2.GetBotProfileResponse(bot=request.bot, owner=owners[request.bot])
         for i, s in enumerate(standings, 1):
             if s.bot == request.bot:

@@ -49,7 +49,6 @@ class Api:
     def __init__(self, front: WebContext) -> None:
         self.front = front
         self._replays: OrderedDict[str, Replay] = OrderedDict()
-        self._histories: dict[str, tuple[int, dict[str, list[tuple[int, int, float, float]]]]] = {}
 
     def routes(self) -> list[web.RouteDef]:
         return [
@@ -132,7 +131,7 @@ class Api:
                                   "rulesets": sorted(PRESETS)})
 
     async def bot(self, request: web.Request) -> web.Response:
-        ruleset = request.query.get("ruleset", "standard")
+        ruleset = request.query.get("ruleset") or "standard"  # as GetBotProfile reads an empty one
         bot = request.match_info["bot"]
         profile = await self.front.spectating.bot(self.front.peer(request), bot, ruleset, BOT_MATCHES)
         history = await self._history(ruleset)
@@ -146,13 +145,12 @@ class Api:
 
     async def _history(self, ruleset: str) -> dict[str, list[tuple[int, int, float, float]]]:
         """Every bot's rating after each of its rated matches, rebuilt from the results the
-        way the ladder rates them; kept until a new result is stored."""
+        way the ladder rates them: once per new result, however many pages ask meanwhile
+        (memo.py; ``ruleset`` is one GetBotProfile accepted, so the keys are bounded)."""
         ladder = self.front.arena.store.ladder
         latest = await asyncio.to_thread(ladder.latest_seq, ruleset)
-        cached = self._histories.get(ruleset)
-        if cached is None or cached[0] != latest:
-            cached = self._histories[ruleset] = (latest, await asyncio.to_thread(ladder.rating_history, ruleset))
-        return cached[1]
+        return await self.front.arena.ladder_views.get(("history", ruleset), latest,  # type: ignore[no-any-return]
+                                                       lambda: ladder.rating_history(ruleset))
 
     async def tournaments(self, request: web.Request) -> web.Response:
         """The newest tournaments with their standings (final once finished), as the

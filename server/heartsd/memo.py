@@ -1,0 +1,63 @@
+"""Values computed in a worker thread, kept while they are current, and shared by callers.
+
+The ladder's public views (the leaderboard, a bot's rating history) are rebuilt from every
+stored result: ~1.7 s for a long-running ladder's history. Anyone may ask for them, and
+each request rebuilt them in a thread of its own: 32 clients at once waited 31 s in the
+median, took 120 MiB more and stalled the event loop (the GIL) for 648 ms (an attack
+pass). A :class:`SharedValues` keeps each value with a *marker* of what it was computed
+from (the ladder's newest result) and computes it once per marker, however many callers
+arrive meanwhile; a value is also recomputed once it is ``max_age_s`` old, for changes
+the marker does not show (``heartsd ladder recompute`` run beside a live daemon).
+
+>>> import asyncio
+>>> calls = []
+>>> values = SharedValues()
+>>> async def main():
+...     def build():
+...         calls.append(1)
+...         return "board"
+...     got = await asyncio.gather(*(values.get("standard", 7, build) for _ in range(5)))
+...     return got, len(calls), await values.get("standard", 8, build), len(calls)
+>>> asyncio.run(main())
+(['board', 'board', 'board', 'board', 'board'], 1, 'board', 2)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Hashable
+from typing import Any
+
+MAX_AGE_S = 60.0
+
+
+class SharedValues:
+    """Per key: the latest value, its marker and when it was computed; and the computation
+    running for a newer marker, which every caller of that marker awaits."""
+
+    def __init__(self, max_age_s: float = MAX_AGE_S) -> None:
+        self.max_age_s = max_age_s
+        self._values: dict[Hashable, tuple[Hashable, float, Any]] = {}
+        self._running: dict[Hashable, tuple[Hashable, asyncio.Future[Any]]] = {}
+
+    async def get(self, key: Hashable, marker: Hashable, compute: Callable[[], Any]) -> Any:
+        """The value for ``key`` computed at ``marker``: kept, or computed by ``compute`` in
+        a worker thread (once, for every caller asking for that marker meanwhile)."""
+        kept = self._values.get(key)
+        if kept is not None and kept[0] == marker and time.monotonic() - kept[1] < self.max_age_s:
+            return kept[2]
+        running = self._running.get(key)
+        if running is None or running[0] != marker:
+            started = time.monotonic()
+            future = asyncio.ensure_future(asyncio.to_thread(compute))
+            running = self._running[key] = (marker, future)
+            future.add_done_callback(lambda done: self._keep(key, marker, started, done))
+        return await asyncio.shield(running[1])  # a caller that gives up leaves it to the others
+
+    def _keep(self, key: Hashable, marker: Hashable, started: float, done: asyncio.Future[Any]) -> None:
+        if self._running.get(key, (None, None))[1] is done:
+            del self._running[key]
+        kept = self._values.get(key)
+        if not done.cancelled() and done.exception() is None and (kept is None or kept[1] <= started):
+            self._values[key] = (marker, started, done.result())  # never an older computation's over a newer

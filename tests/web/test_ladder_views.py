@@ -1,0 +1,62 @@
+"""The ladder's public views under many callers at once: the leaderboard and a bot's page."""
+
+from __future__ import annotations
+
+import asyncio
+
+import aiohttp
+
+from heartsbot.proto import ladder_pb2, ladder_pb2_grpc
+
+from tests.server.harness import Bot, random_legal, run
+from tests.server.test_daemon_process import Remote
+
+from .harness import web_daemon
+
+
+def test_the_ladders_public_views_are_rebuilt_once_per_new_result_however_many_ask(tmp_path):
+    """Before: every GetLeaderboard, GetBotProfile and web bot page rebuilt the standings or
+    the rating history from every stored result, each in a thread of its own: on a
+    long-running ladder 32 clients at once waited 31 s in the median and stalled the loop
+    (a second attack pass). Now each is built once per new result and shared by every
+    caller meanwhile (heartsd.memo), and a new result still shows at once."""
+
+    async def scenario():
+        async with web_daemon(tmp_path) as web:
+            daemon = Remote(web.grpc_port)
+            ladder = web.arena.store.ladder
+            names = ["v1", "v2", "v3", "v4"]
+            tokens = {n: ladder.add_bot(n, f"owner-{n}") for n in names}
+            bots = [await Bot(daemon, n, random_legal(i), token=tokens[n]).start() for i, n in enumerate(names)]
+            first = await daemon.create_match(names, deals=2, rated=True, seed=5)
+            await bots[0].wait_ended(first)
+            builds = {"standings": 0, "rating_history": 0}
+            for name in builds:  # count the rebuilds: the real methods, each call counted
+                def counted(*args, _real=getattr(ladder, name), _name=name):
+                    builds[_name] += 1
+                    return _real(*args)
+                setattr(ladder, name, counted)
+            async with daemon.channel() as channel, aiohttp.ClientSession() as http:
+                stub = ladder_pb2_grpc.LadderServiceStub(channel)
+
+                async def page() -> int:
+                    async with http.get(f"{web.url}/api/bots/v1") as r:
+                        return r.status
+
+                answers = await asyncio.gather(
+                    *(stub.GetLeaderboard(ladder_pb2.GetLeaderboardRequest()) for _ in range(8)),
+                    *(stub.GetBotProfile(ladder_pb2.GetBotProfileRequest(bot="v2")) for _ in range(4)),
+                    *(page() for _ in range(3)))  # 15: under the 16 spectator calls per address
+                once = dict(builds)
+                second = await daemon.create_match(names, deals=2, rated=True, seed=6)
+                await bots[0].wait_ended(second)
+                board = await stub.GetLeaderboard(ladder_pb2.GetLeaderboardRequest())
+            for b in bots:
+                await b.close()
+            return answers, once, dict(builds), board
+
+    answers, once, builds, board = run(scenario())
+    assert answers[-3:] == [200] * 3 and all(a.entries for a in answers[:8])
+    assert once == {"standings": 1, "rating_history": 1}  # before: 15 (8 + 4, and 3 pages) and 3
+    assert builds == {"standings": 2, "rating_history": 1}
+    assert all(e.matches == 2 for e in board.entries)  # the new result shows at once
