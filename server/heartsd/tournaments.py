@@ -6,10 +6,10 @@ The store is the tournament's memory, so a crash loses nothing and counts nothin
 - The whole schedule is written when the tournament is created (schedule.py); each
   scheduled match is a row, and the row names the one match that counts for it.
 - Before a match is started its row is marked ``starting`` with the attempt number, and
-  the match's seed derives from (tournament seed, round, table, attempt) (a set's from its
-  first table's). After a crash a
-  ``starting`` or ``running`` row whose match did not finish is played again with the next
-  attempt: fresh shuffles, never the ones its bots were dealt (RULES.md, "Fair duplicate").
+  the match's seed derives from (tournament seed, round, table) on a first attempt and is
+  drawn at random on a later one (a set's from its first table's; :func:`table_seed`).
+  After a crash a ``starting`` or ``running`` row whose match did not finish is played
+  again with the next attempt: fresh shuffles, never the ones its bots were dealt (RULES.md, "Fair duplicate").
   A finished match is never played again, and standings read only the match each row names.
 - A round starts when the one before has finished (and the tournament is not paused), so
   resuming after a crash continues the round that was in play.
@@ -100,7 +100,14 @@ class TournamentRow:
 
 
 def table_seed(seed: int, round_: int, table: int, attempt: int) -> int:
-    """The shuffle seed of one attempt at one scheduled match (63 bits, from SHA-256)."""
+    """The shuffle seed of one attempt at one scheduled match (63 bits). The first attempt's
+    comes from the tournament's seed (SHA-256), so a tournament replays from its seed on a
+    fresh store. A later attempt's (the first was interrupted, or dealt a shuffle dealt
+    before) comes from the server's own randomness: a tournament's seed is public once it
+    is over, and a later attempt computed from it was one anyone could compute (a second
+    attack pass: every deal of a tournament that reused a published seed was predicted)."""
+    if attempt > 0:
+        return secrets.randbits(63)
     digest = hashlib.sha256(f"tournament:{seed}:{round_}:{table}:{attempt}".encode()).digest()
     return int.from_bytes(digest[:8], "big") >> 1
 
@@ -144,6 +151,11 @@ class TournamentStore:
         for t in rows:
             t.table_counts = counts.get(t.id, (0, 0))
         return rows
+
+    def with_seed(self, seed: int) -> str | None:
+        """The id of a tournament of this store with ``seed``, if any."""
+        rows = self.db.query("SELECT id FROM tournaments WHERE seed = ? LIMIT 1", (str(seed),))
+        return rows[0][0] if rows else None
 
     def active(self, instance: str) -> list[str]:
         return [r[0] for r in self.db.query(
@@ -243,6 +255,12 @@ class Tournaments:
             if session is None:
                 raise ArenaError("precondition", f"bot {bot!r} is not connected: its version is frozen at the start")
             roster.append({"bot": bot, "owner": owners.get(bot, bot), "version": session.version})
+        if seed is not None:
+            used = await asyncio.to_thread(self.store.with_seed, seed)
+            if used is not None:
+                raise ArenaError("precondition", f"seed {seed} was the seed of tournament {used} on this store (public "
+                                 "once a tournament is over): its shuffles may be known; choose another seed, or "
+                                 "leave it unset for a random one")
         seed = secrets.randbits(63) if seed is None else seed
         schedule = await asyncio.to_thread(balanced_schedule, list(bots), rules.players, rounds, seed,
                                            {r["bot"]: r["owner"] for r in roster})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -27,7 +28,10 @@ def start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], int]:
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     line = proc.stdout.readline()
-    assert "listening on" in line, line + (proc.stderr.read() if proc.poll() is not None else "")
+    if "listening on" not in line:  # it stopped at start: say why (its stderr, once it has exited)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(10)
+        assert False, f"{line!r}, exit {proc.poll()}: " + (proc.stderr.read() if proc.poll() is not None else "")
     return proc, int(line.rsplit(":", 1)[1])
 
 

@@ -64,6 +64,18 @@ def test_schedule_meets_every_pair_evenly_balances_byes_and_seats_and_is_reprodu
 
 # -- the standings ------------------------------------------------------------------------
 
+def test_a_later_attempts_seed_is_not_computable_from_the_tournaments():
+    """Before: every attempt's seed came from (tournament seed, round, table, attempt), and
+    the tournament's seed is public once it is over, so an attempt after a refused or
+    interrupted one was as computable as the first (a second attack pass)."""
+    from heartsd.tournaments import table_seed
+
+    assert table_seed(11, 2, 1, 0) == table_seed(11, 2, 1, 0)  # a first attempt replays from the seed
+    later = {table_seed(11, 2, 1, 1) for _ in range(20)}
+    assert len(later) == 20 and table_seed(11, 2, 1, 0) not in later
+    assert all(0 <= s < 2 ** 63 for s in later)
+
+
 def _simulated(shuffles: int, seed: int) -> list[stats.Deal]:
     """Every shuffle played by five bots: a and b score exactly alike, so do c and d
     (the data cannot separate them), each pair 7 points a deal apart, e 7 beyond; a
@@ -192,6 +204,12 @@ def test_tournament_service_plays_a_schedule_with_byes_and_frozen_versions(tmp_p
                     await stub.CancelTournament(P.CancelTournamentRequest(id=created.id), metadata=auth(ADMIN))
                 except grpc.aio.AioRpcError as exc:
                     errors["cancel finished"] = exc.code()
+                try:  # its seed is public now (t.seed): a tournament on it could be computed by anyone
+                    await stub.CreateTournament(P.CreateTournamentRequest(
+                        bots=list(names), rounds=1, deals_per_match=1, seed=11), metadata=auth(ADMIN))
+                except grpc.aio.AioRpcError as exc:
+                    errors["seed reused"] = exc.code()
+                    assert created.id in exc.details() and "choose another seed" in exc.details()
                 second = (await stub.CreateTournament(P.CreateTournamentRequest(
                     bots=list(names), rounds=50, deals_per_match=40), metadata=auth(ADMIN))).tournament
                 cancelled = (await stub.CancelTournament(P.CancelTournamentRequest(id=second.id, reason="test"),
@@ -205,7 +223,8 @@ def test_tournament_service_plays_a_schedule_with_byes_and_frozen_versions(tmp_p
     errors, t, erin_blocked, listed, cancelled, seen = run(scenario())
     assert errors == {"no token": grpc.StatusCode.UNAUTHENTICATED, "too few": grpc.StatusCode.INVALID_ARGUMENT,
                       "absent": grpc.StatusCode.FAILED_PRECONDITION, "twice": grpc.StatusCode.INVALID_ARGUMENT,
-                      "cancel finished": grpc.StatusCode.FAILED_PRECONDITION}
+                      "cancel finished": grpc.StatusCode.FAILED_PRECONDITION,
+                      "seed reused": grpc.StatusCode.FAILED_PRECONDITION}  # before: created, its deals computable
     assert t.status == P.TOURNAMENT_STATUS_FINISHED and t.seed == 11
     assert erin_blocked
     assert [r.version for r in t.roster] == ["v1"] * 5
