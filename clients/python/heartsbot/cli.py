@@ -28,7 +28,7 @@ from .exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED, EXIT_UNREACHABLE, EX
 from .exits import TABLE as EXIT_CODES
 from .exits import quiet_on_closed_stdout
 from .help import DefaultsHelp
-from .loading import load_strategy
+from .loading import load_strategy, version_of
 
 READY_TIMEOUT_S = 30.0  # the stdio bridge's handshake (stdio.READY_TIMEOUT_S)
 
@@ -51,7 +51,7 @@ def _play(args: argparse.Namespace) -> int:
 
     client = BotClient(args.server, args.token, strategy, args.name, rulesets=args.rulesets or (),
                        max_matches=args.max_matches, on_match_end=ended, tls=args.tls_config,
-                       drain_after=args.matches)
+                       drain_after=args.matches, version=args.bot_version or version_of(strategy, args.strategy))
 
     def say(text: str) -> None:
         print(f"heartsbot: {text}", file=sys.stderr, flush=True)
@@ -144,6 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="random, heuristic, mc, graded-Q, package.module:Class or file.py[:Class] (required: "
                            "there is no default, so a house strategy never plays under your bot's name)")
     play.add_argument("--seed", type=int, default=0, help="the strategy's random seed")
+    play.add_argument("--bot-version", metavar="V", help="the version sent in hello, which a tournament freezes "
+                      "(default: the strategy's `version`, else src- and a digest of its source file)")
     play.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default="info",
                       help="debug logs every answer")
     play.set_defaults(run=_play)

@@ -19,6 +19,7 @@ cannot load syn.py: line 1: SyntaxError: invalid syntax
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -68,6 +69,23 @@ def load_strategy(spec: str, seed: int = 0) -> Strategy:
     if not (inspect.isclass(cls) and issubclass(cls, Strategy)):
         raise ValueError(f"{spec} is not a heartsbot Strategy subclass")
     return cls(seed)
+
+
+def version_of(strategy: Strategy, spec: str = "") -> str:
+    """The version a bot playing ``strategy`` (loaded from ``spec``) declares: its class's
+    ``version`` if set, else ``src-`` and 12 hex digits of the SHA-256 of the file that
+    defines its class (``spec``'s file.py, or the module's; a built-in strategy's is
+    heartsbot's own, so it changes with heartsbot). Before, every Python bot declared
+    "heartsbot", and a tournament could not tell an author's changed code."""
+    if strategy.version:
+        return strategy.version
+    target = spec.split(":", 1)[0] if ".py" in spec else ""
+    try:
+        source = target if target.endswith(".py") else inspect.getsourcefile(type(strategy))
+        digest = hashlib.sha256(Path(source).read_bytes()).hexdigest()[:12] if source else ""
+    except (OSError, TypeError):  # no file to read (a class defined in an interactive session)
+        digest = ""
+    return f"src-{digest}" if digest else "heartsbot"
 
 
 def _run_file(path: Path) -> ModuleType:

@@ -22,6 +22,10 @@ class Strategy:
     searches = False
     """True for a strategy that spends its time limit searching: the daemon runs such a
     strategy's house seats in a worker thread, off its event loop."""
+    version = ""
+    """The version ``heartsbot play`` sends in ``hello`` (a tournament freezes each bot's and
+    seats it only as that version). Empty: a digest of the strategy's source file, so a
+    changed file is a new version by itself (heartsbot.loading.version_of)."""
 
     def __init__(self, seed: int = 0) -> None:
         self.rng = random.Random(seed)
