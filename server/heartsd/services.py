@@ -167,16 +167,16 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
         limited per address, and moves to the bot streams' once it is in: before, streams
         with no valid token filled the whole bot-stream budget (each held ~0.5 s while
         refused) and a bot with a valid token could not connect (an attack pass)."""
-        budgets = self.arena.budgets
-        known = self.arena.tokens.lookup(bearer_token_or_empty(context))  # from memory
-        budget = budgets.bots if known is not None else budgets.greeting
+        bots = self.arena.budgets.bots
+        known_bot = self._known_bot(context)  # a name the registry holds: no object kept per stream
+        budget = bots if known_bot is not None else self.arena.budgets.greeting
         peer = await admit(budget, context)
         try:
-            greeted = await self._greet_counted(context, known[0] if known is not None else None)
+            greeted = await self._greet_counted(context, known_bot)
             if greeted is None:
                 return
-            if budget is not budgets.bots:
-                budget = await self._move_to(budgets.bots, budget, peer, context)
+            if budget is not bots:
+                budget = await self._move_to(bots, budget, peer, context)
             bot, hashed, hello = greeted
             settings = self.arena.settings
             granted = min(hello.max_concurrent_matches or 1, settings.max_matches_per_bot)  # every budget derives from it
@@ -232,6 +232,11 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                 await context.abort(STATUS[session.close_status], session.close_reason)
         finally:
             budget.release(peer)
+
+    def _known_bot(self, context: grpc.aio.ServicerContext) -> str | None:
+        """The bot whose token the call carries, if the token registry knows it (from memory)."""
+        found = self.arena.tokens.lookup(bearer_token_or_empty(context))
+        return found[0] if found is not None else None
 
     async def _greet_counted(self, context: grpc.aio.ServicerContext,
                              bot: str | None) -> tuple[str, str, bot_pb2.Hello] | None:
