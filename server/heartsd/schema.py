@@ -158,8 +158,8 @@ MIGRATIONS: list[Migration] = [
     (14, [
         # A match's MatchResult alone (serialized), written with its record: the match list
         # reads it instead of loading and parsing each whole record (~30 KB a match; 16
-        # listings of 1,000 at once took 1.9 GB and stalled the loop). NULL on rows stored
-        # before it until the store is next opened for writing (Store.fill_results).
+        # listings of 1,000 at once took 1.9 GB and stalled the loop). Filled from the
+        # records of the rows stored before it as the store is migrated (Store.fill_results).
         "ALTER TABLE matches ADD COLUMN result {blob}",
     ]),
 ]

@@ -10,7 +10,6 @@ count as a result.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from collections.abc import Mapping, Sequence
@@ -68,15 +67,21 @@ class Store:
         self.instance = instance  # the daemon whose running matches these are (Settings.instance)
         self.read_only = read_only
         try:
+            newest = max(v for v, _ in MIGRATIONS)
             if read_only:
-                self.db.schema_version(max(v for v, _ in MIGRATIONS))
+                self.db.schema_version(newest)
             else:
+                try:
+                    before = self.db.schema_version(newest)
+                except StoreError:
+                    before = 0  # a new store (or a newer one, which migrate refuses with its message)
                 self.db.migrate(MIGRATIONS)
             self.ladder = Ladder(self.db)
             if not read_only:
                 self.ladder.ensure_ratings()
                 self.ladder.count_auto_defaults(lambda blob: _provenance(spectator_pb2.MatchRecord.FromString(blob)))
-                self.fill_results()
+                if before < RESULT_COLUMN:
+                    self.fill_results()  # once, as the column arrives: not a scan at every start
         except BaseException:
             self.db.close()
             raise
@@ -93,7 +98,9 @@ class Store:
 
     def fill_results(self, batch: int = 200) -> int:
         """Give every match that is over and was stored before the ``result`` column its
-        result, from its record (once, at open; a few at a time). Returns how many."""
+        result, from its record (when the store is migrated to it; a few at a time).
+        Returns how many. A scan of every row at each start cost the daemon ~1.2 MiB of
+        memory that bench/server.py counted against its idle bot streams."""
         filled = 0
         while True:
             with self.db.transaction() as tx:
@@ -261,21 +268,13 @@ class Store:
         if where:
             query += " WHERE " + " AND ".join(where)
         query += " ORDER BY created_ms DESC, id DESC LIMIT ?"
-        listed = [_stored(r, listed=True) for r in self.db.query(query, (*args, limit))]
-        return [self._with_legacy_result(m) if m.result is None and m.status != "running" else m for m in listed]
-
-    def _with_legacy_result(self, match: StoredMatch) -> StoredMatch:
-        """A match stored before the ``result`` column, in a store not opened for writing
-        since (read-only): its result from its record, one at a time."""
-        rows = self.db.query("SELECT record FROM matches WHERE id = ?", (match.id,))
-        if not rows or rows[0][0] is None:
-            return match
-        return dataclasses.replace(match, result=game_pb2.MatchResult.FromString(_result_bytes(rows[0][0])))
+        return [_stored(r, listed=True) for r in self.db.query(query, (*args, limit))]
 
     def ids(self) -> list[str]:
         return [r[0] for r in self.db.query("SELECT id FROM matches ORDER BY created_ms, id")]
 
 
+RESULT_COLUMN = 14  # the schema version that added matches.result (schema.py)
 _COLUMNS = ("id, created_ms, finished_ms, status, reason, ruleset, players, seats, seed, deals_played, totals, record, "
             "set_id")
 _LISTED = _COLUMNS.replace("record", "result")  # the same, with the result in the record's place
