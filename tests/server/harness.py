@@ -117,6 +117,13 @@ def random_legal(seed: int) -> Policy:
     return policy
 
 
+async def ladder_bots(daemon: Daemon, ladder: Any, names: list[str]) -> list["Bot"]:
+    """Register ``names`` as ladder bots (each its own owner) and connect them, each playing
+    random legal cards (seeded by its place in ``names``)."""
+    tokens = {n: ladder.add_bot(n, f"owner-{n}") for n in names}
+    return [await Bot(daemon, n, random_legal(i), token=tokens[n]).start() for i, n in enumerate(names)]
+
+
 @dataclass
 class Bot:
     """A protocol-level bot: hello, then answer every request with ``policy``.

@@ -12,7 +12,7 @@ from heartsbot.proto import game_pb2
 from heartsd.ladder import LadderError
 from heartsd.store import Store
 
-from .harness import Bot, random_legal, run, running_daemon
+from .harness import Bot, ladder_bots, random_legal, run, running_daemon
 
 P = game_pb2
 HEARTSD = [sys.executable, "-m", "heartsd.cli"]
@@ -67,8 +67,7 @@ def test_rated_matches_record_results_with_the_match_and_need_fixed_deals_and_la
         async with running_daemon(tmp_path) as daemon:
             ladder = daemon.arena.store.ladder
             names = ["r1", "r2", "r3", "r4"]
-            tokens = {n: ladder.add_bot(n, f"owner-{n}") for n in names}
-            bots = [await Bot(daemon, n, random_legal(i), token=tokens[n]).start() for i, n in enumerate(names)]
+            bots = await ladder_bots(daemon, ladder, names)
             errors = []
             for kw in (dict(deals=0), dict(deals=4, duplicate=True), dict(deals=4, seats=["r1", "r2", "r3", "house:random"])):
                 seats = kw.pop("seats", names)
@@ -141,8 +140,7 @@ def test_ladder_service_serves_the_leaderboard_and_bot_profiles(tmp_path):
         async with running_daemon(tmp_path) as daemon:
             ladder = daemon.arena.store.ladder
             names = ["p1", "p2", "p3", "p4"]
-            tokens = {n: ladder.add_bot(n, f"o-{n}") for n in names}
-            bots = [await Bot(daemon, n, random_legal(i), token=tokens[n]).start() for i, n in enumerate(names)]
+            bots = await ladder_bots(daemon, ladder, names)
             match_id = await daemon.create_match(names, deals=4, rated=True, seed=11)
             await bots[0].wait_ended(match_id)
             out = {}
@@ -166,7 +164,7 @@ def test_ladder_service_serves_the_leaderboard_and_bot_profiles(tmp_path):
     assert all(e.matches == 1 and e.decisions > 0 and not e.unreliable for e in board.entries)
     assert board.entries[0].conservative >= board.entries[-1].conservative
     profile = out["profile"]
-    assert profile.owner == "o-p2" and profile.standing.bot == "p2" and profile.matches[0].match_id == match_id
+    assert profile.owner == "owner-p2" and profile.standing.bot == "p2" and profile.matches[0].match_id == match_id
     assert out["unknown bot"] == grpc.StatusCode.NOT_FOUND and out["bad ruleset"] == grpc.StatusCode.INVALID_ARGUMENT
 
 

@@ -8,7 +8,7 @@ import aiohttp
 
 from heartsbot.proto import ladder_pb2, ladder_pb2_grpc
 
-from tests.server.harness import Bot, random_legal, run
+from tests.server.harness import ladder_bots, run
 from tests.server.test_daemon_process import Remote
 
 from .harness import web_daemon
@@ -26,8 +26,7 @@ def test_the_ladders_public_views_are_rebuilt_once_per_new_result_however_many_a
             daemon = Remote(web.grpc_port)
             ladder = web.arena.store.ladder
             names = ["v1", "v2", "v3", "v4"]
-            tokens = {n: ladder.add_bot(n, f"owner-{n}") for n in names}
-            bots = [await Bot(daemon, n, random_legal(i), token=tokens[n]).start() for i, n in enumerate(names)]
+            bots = await ladder_bots(daemon, ladder, names)
             first = await daemon.create_match(names, deals=2, rated=True, seed=5)
             await bots[0].wait_ended(first)
             builds = {"standings": 0, "rating_history": 0}
