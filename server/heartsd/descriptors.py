@@ -35,15 +35,14 @@ def soft_limit() -> int | None:
 def raise_limit(wanted: int = WANTED) -> tuple[int | None, int | None]:
     """Raise the soft limit to ``wanted``, or to the hard limit if that is lower; never lower
     it. Returns (before, after); a limit the system refuses to raise is left as it is."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     before = soft_limit()
-    if soft != resource.RLIM_INFINITY and soft < wanted:
-        target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
-        if target > soft:
-            try:
-                resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-            except (ValueError, OSError):
-                pass  # e.g. a container's limit the process may not change: the shares still hold
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if before is not None and target > before:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError):
+            pass  # e.g. a container's limit the process may not change: the shares still hold
     return before, soft_limit()
 
 

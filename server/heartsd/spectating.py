@@ -15,6 +15,7 @@ caller maps refusals the same way.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import time
 from collections.abc import AsyncIterator
@@ -150,23 +151,11 @@ def visible_until(runner: MatchRunner, delay: float, now: float) -> tuple[int, f
 
 def visible_deals(runner: MatchRunner, delay: float, now: float) -> int:
     """How many of a running match's ended deals a spectator may see the scores of at
-    ``now``: the deals every table of its set has ended, and with a spectator delay those
-    released at least ``delay`` ago (what :func:`visible_until` shows of their events).
-    Before, the match list showed a delayed match's live score and deals played."""
-    ended = len(runner.match.results)
-    if runner.releases.in_set:
-        ended = int(min(runner.releases.released, ended))
-    if delay <= 0:
-        return ended
-    if now < runner.started_at + delay:
-        return 0
-    shown = 0
-    while shown < ended:
-        released = runner.releases.release_time(shown)
-        if released is None or released + delay > now:
-            break
-        shown += 1
-    return shown
+    ``now``: those whose events :func:`visible_until` shows (a set's released deals; with
+    a spectator delay, those released at least ``delay`` ago). Before, the match list
+    showed a delayed match's live score and deals played."""
+    limit, _ = visible_until(runner, delay, now)
+    return min(len(runner.match.results), bisect.bisect_right(runner.deal_starts, limit))
 
 
 async def record(arena: Arena, match_id: str) -> spectator_pb2.MatchRecord:
