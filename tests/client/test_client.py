@@ -7,6 +7,7 @@ import asyncio
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from hearts_engine import MatchRecord, verify_record
 from heartsbot.proto import game_pb2
@@ -202,6 +203,70 @@ def test_load_a_strategy_from_a_file(tmp_path):
     assert type(load_strategy(str(path))).__name__ == "MyBot"
     assert type(load_strategy(f"{path}:MyBot")).__name__ == "MyBot"
     assert isinstance(load_strategy("heartsbot.strategies:RandomStrategy"), Strategy)
+
+
+_TWO_FILE_BOT = (
+    "from __future__ import annotations\n"
+    "from dataclasses import dataclass, field\n"
+    "from heartsbot.strategies import Strategy\n"
+    "from helpers import lowest\n"
+    "@dataclass\n"
+    "class Memory:\n    seen: list[int] = field(default_factory=list)\n"
+    "class MyBot(Strategy):\n"
+    "    def choose_pass(self, view):\n        return view.legal[:3]\n"
+    "    def choose_play(self, view):\n"
+    "        import later\n"  # imported at the first play, not at load
+    "        return later.pick(lowest(view.legal))\n"
+)
+
+
+def test_a_strategy_file_imports_its_neighbours_and_may_use_dataclasses(tmp_path, monkeypatch):
+    """A strategy split over files, loaded from another folder, as ``python mybot.py`` runs
+    one: its folder is on the import path (at load and later), and the module is registered,
+    so a dataclass under ``from __future__ import annotations`` works. Before, the helper's
+    import failed (ModuleNotFoundError), and from the bot's own folder the dataclass did
+    ('NoneType' object has no attribute '__dict__')."""
+    from hearts_engine import Match, PassAction, Phase, preset
+    from heartsbot.loading import load_strategy
+
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "mybot.py").write_text(_TWO_FILE_BOT)
+    (folder / "helpers.py").write_text("def lowest(cards):\n    return min(cards, key=lambda c: c % 13)\n")
+    (folder / "later.py").write_text("def pick(card):\n    return card\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    for name in ("helpers", "later"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    strategy = load_strategy(str(folder / "mybot.py"))
+    match = Match(preset("standard"), seed=3)
+    while match.view(seat := match.to_act()[0]).phase is Phase.PASSING:
+        match.apply(seat, PassAction(tuple(strategy.choose_pass(match.view(seat)))))
+    assert strategy.choose_play(match.view(seat)) in match.view(seat).legal
+    module = sys.modules[type(strategy).__module__]  # "mybot" (or "mybot_2"... once that name is taken)
+    assert module.__name__.startswith("mybot") and Path(module.__file__) == folder / "mybot.py"
+
+
+def test_a_strategy_file_named_like_a_module_shadows_nothing(tmp_path, monkeypatch):
+    """A strategy file called ``random.py`` (or ``json.py``...) is registered under a name of its
+    own: ``import random`` still gives the standard library's."""
+    import random
+
+    from heartsbot.loading import load_strategy
+
+    (tmp_path / "random.py").write_text(
+        "from heartsbot.strategies import Strategy\n"
+        "class Lucky(Strategy):\n"
+        "    def choose_pass(self, view):\n        return view.legal[:3]\n"
+        "    def choose_play(self, view):\n        return view.legal[0]\n"
+    )
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    first, second = load_strategy(str(tmp_path / "random.py")), load_strategy(str(tmp_path / "random.py"))
+    assert sys.modules["random"] is random and hasattr(random, "shuffle")
+    assert type(first).__module__ != "random" and type(first).__module__ != type(second).__module__
+    assert type(first).__name__ == type(second).__name__ == "Lucky"
 
 
 def test_heartsbot_play_command_plays_and_stops_cleanly_on_ctrl_c(tmp_path):

@@ -24,6 +24,7 @@ import importlib
 import importlib.util
 import inspect
 import os
+import sys
 import traceback
 from pathlib import Path
 from types import ModuleType
@@ -89,15 +90,51 @@ def version_of(strategy: Strategy, spec: str = "") -> str:
 
 
 def _run_file(path: Path) -> ModuleType:
-    """The module of the strategy file ``path``, run; its failure as one line."""
-    module_spec = importlib.util.spec_from_file_location(path.stem, path)
+    """The module of the strategy file ``path``, run as ``python path`` would run it; its
+    failure as one line.
+
+    As for a script, the file's folder goes first on the import path (and stays: a
+    strategy may import a neighbour at its first play), so a strategy split over files
+    works from any folder. The module is registered in ``sys.modules`` while it runs and
+    after, because dataclasses and ``typing.get_type_hints`` look a class's module up
+    there (a ``@dataclass`` under ``from __future__ import annotations`` failed without
+    it), under a name that shadows no other module (:func:`_module_name`)."""
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    name = _module_name(path)
+    module_spec = importlib.util.spec_from_file_location(name, path)
     assert module_spec is not None and module_spec.loader is not None
     module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module
     try:
         module_spec.loader.exec_module(module)
     except Exception as exc:  # a syntax error, a failing import, any error at the file's top level
+        del sys.modules[name]
         raise ValueError(f"cannot load {path}: {_where(exc, path)}") from None
     return module
+
+
+def _module_name(path: Path) -> str:
+    """The file's own name (``mybot``), unless a module of that name is loaded or could be
+    imported from elsewhere (a strategy in ``random.py`` must not replace the standard
+    library's ``random``, nor a second load of one file the first): then the name with a
+    number (``random_2``)."""
+    stem = path.stem if path.stem.isidentifier() else "strategy"
+    name, number = stem, 1
+    while name in sys.modules or not _only_this_file(name, path):
+        number += 1
+        name = f"{stem}_{number}"
+    return name
+
+
+def _only_this_file(name: str, path: Path) -> bool:
+    """Whether ``import name`` would find nothing, or ``path`` itself."""
+    try:
+        found = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return False
+    return found is None or (found.origin is not None and _same(found.origin, path))
 
 
 def _where(exc: Exception, path: Path | None) -> str:
