@@ -26,6 +26,8 @@ machine, because absolute times here are noisy:
                                                 # own loop, as heartsd's default)
     python bench/server.py --compare-loops      # throughput and latency on asyncio and on
                                                 # uvloop, alternating, each against its own floor
+    python bench/server.py --work-sweep 20,40,80,150 --rounds 3   # the floor busy-waiting W us per
+                                                # message, beside heartsd: the bars as server work
     python bench/server.py --processes 2        # 2 heartsd processes (32 matches each, their own
                                                 # bots and client process) against 2 ping-pong
                                                 # servers, beside 1 heartsd with 64 against 1
@@ -70,6 +72,53 @@ PING_METHOD = "/bench.Ping/PingPong"
 PLAY_METHOD = f"/{bot_pb2.DESCRIPTOR.services_by_name['BotService'].full_name}/Play"
 _ANSWER = bot_pb2.PlayRequest.DESCRIPTOR.fields_by_name["answer"].number
 _ANSWER_FIELDS = bot_pb2.Answer.DESCRIPTOR.fields_by_name
+
+
+# -- where the CPU goes: each side's processes, per decision or round trip ------------------
+
+_TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_s(stat_path: str) -> float:
+    """utime + stime of a process or thread, from /proc (fields 14 and 15)."""
+    fields = Path(stat_path).read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * _TICK_S
+
+
+class CpuMeter:
+    """The CPU a measured window costs, per operation: the server's event-loop thread, the
+    server process (every thread: grpc's C core, workers), and this process (the bots, or
+    the ping-pong client). Times vary with the machine's load far more than CPU seconds per
+    operation do, and the loop thread's is what a round trip waits for in series: the latency
+    bar is the floor's loop work plus what heartsd adds to it (README, "What the latency bar
+    needs"). Linux only (/proc); elsewhere it records nothing."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.enabled = Path(f"/proc/{pid}/task/{pid}/stat").exists()
+        self.totals = [0.0, 0.0, 0.0]  # loop thread, server process, this process
+        self.operations = 0
+        self._at: tuple[float, float, float] | None = None
+
+    def _read(self) -> tuple[float, float, float]:
+        return (_cpu_s(f"/proc/{self.pid}/task/{self.pid}/stat"), _cpu_s(f"/proc/{self.pid}/stat"),
+                time.process_time())
+
+    def start(self) -> None:
+        if self.enabled:
+            self._at = self._read()
+
+    def stop(self, operations: int) -> None:
+        if self._at is not None:
+            self.totals = [t + (b - a) for t, a, b in zip(self.totals, self._at, self._read())]
+            self.operations += operations
+            self._at = None
+
+    def per_operation_us(self) -> dict[str, float]:
+        if not self.operations:
+            return {}
+        loop, server, client = (t / self.operations * 1e6 for t in self.totals)
+        return {"loop_thread": round(loop, 1), "server": round(server, 1), "client": round(client, 1)}
 
 
 # -- the reference: a bare grpc.aio ping-pong server ---------------------------------------
@@ -126,22 +175,26 @@ def rss_kib(pid: int) -> int:
     raise RuntimeError("no VmRSS")
 
 
-async def floor_latency(port: int, size: int, count: int) -> list[float]:
+async def floor_latency(port: int, size: int, count: int, meter: CpuMeter | None = None) -> list[float]:
     payload = b"x" * size
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         call = channel.stream_stream(PING_METHOD)()
         samples = []
+        if meter is not None:
+            meter.start()
         for _ in range(count):
             start = time.perf_counter()
             await call.write(payload)
             await call.read()
             samples.append(time.perf_counter() - start)
+        if meter is not None:
+            meter.stop(count)
         await call.done_writing()
         call.cancel()
     return samples[count // 10:]
 
 
-async def floor_throughput(port: int, size: int, streams: int, seconds: float) -> float:
+async def floor_throughput(port: int, size: int, streams: int, seconds: float, meter: CpuMeter | None = None) -> float:
     payload = b"x" * size
     done = 0
     stop = time.perf_counter() + seconds
@@ -157,8 +210,12 @@ async def floor_throughput(port: int, size: int, streams: int, seconds: float) -
 
     channels = [grpc.aio.insecure_channel(f"127.0.0.1:{port}") for _ in range(4)]
     start = time.perf_counter()
+    if meter is not None:
+        meter.start()
     await asyncio.gather(*(one(channels[i % 4]) for i in range(streams)))
     elapsed = time.perf_counter() - start
+    if meter is not None:
+        meter.stop(done)
     for c in channels:
         await c.close()
     return done / elapsed
@@ -363,20 +420,25 @@ async def watch_web(client: Any, web_port: int, match_id: str) -> None:
         pass
 
 
-async def heartsd_latency(port: int, deals: int) -> tuple[list[float], float]:
+async def heartsd_latency(port: int, deals: int, meter: CpuMeter | None = None) -> tuple[list[float], float]:
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         bot = InstantBot(channel, "b999", 1)
         await bot.welcomed.wait()
+        if meter is not None:  # the matches' creation too: a few ms against ~2,500 decisions
+            meter.start()
         for _ in range(max(1, deals // MATCH_DEALS)):
             ended = bot.ended
             await create_match(channel, ["b999"] * 4, deals=MATCH_DEALS)
             while bot.ended < ended + 4:  # one match_ended per seat
                 await asyncio.sleep(0.05)
+        if meter is not None:
+            meter.stop(bot.decisions)
         await bot.close()
         return bot.round_trips[len(bot.round_trips) // 10:], statistics.mean(bot.sizes)
 
 
-async def heartsd_throughput(port: int, seconds: float, web_port: int | None = None, matches: int = 64) -> float:
+async def heartsd_throughput(port: int, seconds: float, web_port: int | None = None, matches: int = 64,
+                             meter: CpuMeter | None = None) -> float:
     """``matches`` (a multiple of 4) live matches at all times, as many bots each in four
     of them: 12-deal matches (a typical game's length), each replaced by a new one as it
     ends. With ``web_port``, WATCHED of them are watched over the web front (each new match
@@ -415,8 +477,13 @@ async def heartsd_throughput(port: int, seconds: float, web_port: int | None = N
     await asyncio.sleep(1.0)  # warm up
     start_count = sum(b.decisions for b in bots)
     start = time.perf_counter()
+    if meter is not None:
+        meter.start()
     await asyncio.sleep(seconds)
-    rate = (sum(b.decisions for b in bots) - start_count) / (time.perf_counter() - start)
+    decided = sum(b.decisions for b in bots) - start_count
+    rate = decided / (time.perf_counter() - start)
+    if meter is not None:
+        meter.stop(decided)
     running = False
     for w in watchers:
         w.cancel()
@@ -494,13 +561,17 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         heartsd, port, web_port = start_heartsd(Path(tmp), 1000, web=args.web, loop=args.loop)
         floor_proc, floor_port = start_floor(args.floor_work_us, args.loop)
+        meters = {side: CpuMeter(proc.pid) for side, proc in
+                  (("latency", heartsd), ("floor_latency", floor_proc), ("throughput", heartsd),
+                   ("floor_throughput", floor_proc))}
         try:
-            ours, size = await heartsd_latency(port, args.deals)
-            floor = await floor_latency(floor_port, int(size), len(ours) + len(ours) // 9)
+            ours, size = await heartsd_latency(port, args.deals, meters["latency"])
+            floor = await floor_latency(floor_port, int(size), len(ours) + len(ours) // 9, meters["floor_latency"])
             ours_rates, floor_rates = [], []
             for _ in range(args.rounds):
-                ours_rates.append(await heartsd_throughput(port, args.seconds, web_port))
-                floor_rates.append(await floor_throughput(floor_port, int(size), 64, args.seconds))
+                ours_rates.append(await heartsd_throughput(port, args.seconds, web_port, meter=meters["throughput"]))
+                floor_rates.append(await floor_throughput(floor_port, int(size), 64, args.seconds,
+                                                          meters["floor_throughput"]))
         finally:
             stop(floor_proc)
             stop(heartsd)
@@ -524,6 +595,9 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         "decisions_per_s_rounds": [round(o) for o in ours_rates],
         "floor_per_s_rounds": [round(f) for f in floor_rates],
         **memory,
+        # CPU per decision (heartsd) and per round trip (floor), in us: its event-loop
+        # thread, the whole server process, and this process (bots or ping-pong client).
+        "cpu_us": {side: m.per_operation_us() for side, m in meters.items()},
         "samples": len(ours),
         "web_watchers": WATCHED if args.web else 0,
         "web_snapshots": web_snapshots[0],
@@ -905,6 +979,83 @@ def print_compare(r: dict[str, Any], as_json: bool) -> None:
         print(json.dumps(r))
 
 
+# -- what the bars mean in server work (--work-sweep) ------------------------------------
+
+def _crossing(xs: list[float], ys: list[float], y: float) -> float | None:
+    """The x where the piecewise-linear curve (xs ascending, ys monotonic) reaches ``y``;
+    None when ``y`` is outside the curve."""
+    for (x0, y0), (x1, y1) in zip(zip(xs, ys), zip(xs[1:], ys[1:])):
+        if min(y0, y1) <= y <= max(y0, y1) and y0 != y1:
+            return x0 + (y - y0) * (x1 - x0) / (y1 - y0)
+    return None
+
+
+def work_sweep(args: argparse.Namespace) -> dict[str, Any]:
+    """The ping-pong server made to busy-wait W us per message, for each W of
+    ``--work-sweep``, against the plain one (W = 0), with heartsd in the same alternating
+    rounds. It turns the ratios into server work: the W at which the floor itself falls to
+    the latency bar (1.3) and the throughput bars (0.6, 0.8), and the W whose floor is as
+    slow as heartsd ("heartsd costs as much as an echo that works W us more per message").
+    A slower server costs both processes more per message than its own work (they sleep
+    and wake once per message instead of finding the next one waiting), which is why the
+    bars sit at far less work than the ratios suggest."""
+    works = sorted({0.0, *(float(w) for w in args.work_sweep.split(","))})
+    lat: dict[float, list[float]] = {w: [] for w in works}
+    thr: dict[float, list[float]] = {w: [] for w in works}
+    ours_lat: list[float] = []
+    ours_thr: list[float] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        heartsd, port, _ = start_heartsd(Path(tmp), 1000, loop=args.loop)
+        try:
+            for k in range(args.rounds):
+                samples, size = run_on_loop(heartsd_latency(port, MATCH_DEALS), args.loop)
+                ours_lat.append(statistics.median(samples) * 1e6)
+                ours_thr.append(run_on_loop(heartsd_throughput(port, args.seconds), args.loop))
+                for w in works:
+                    floor_proc, floor_port = start_floor(w, args.loop)
+                    try:
+                        floor = run_on_loop(floor_latency(floor_port, int(size), len(samples)), args.loop)
+                        lat[w].append(statistics.median(floor) * 1e6)
+                        thr[w].append(run_on_loop(floor_throughput(floor_port, int(size), 64, args.seconds), args.loop))
+                    finally:
+                        stop(floor_proc)
+                print(f"  round {k + 1}: heartsd {ours_lat[-1]:.0f} us, {ours_thr[-1]:,.0f}/s", file=sys.stderr, flush=True)
+        finally:
+            stop(heartsd)
+    lat_ratio = [statistics.median(a / b for a, b in zip(lat[w], lat[0.0])) for w in works]
+    thr_ratio = [statistics.median(a / b for a, b in zip(thr[w], thr[0.0])) for w in works]
+    ours_lat_ratio = statistics.median(a / b for a, b in zip(ours_lat, lat[0.0]))
+    ours_thr_ratio = statistics.median(a / b for a, b in zip(ours_thr, thr[0.0]))
+    return {
+        "event_loop": resolve_loop(args.loop), "rounds": args.rounds, "work_us": works,
+        "floor_p50_us": [statistics.median(lat[w]) for w in works],
+        "floor_latency_ratio": lat_ratio, "floor_per_s": [statistics.median(thr[w]) for w in works],
+        "floor_throughput_ratio": thr_ratio,
+        "heartsd_latency_ratio": ours_lat_ratio, "heartsd_throughput_ratio": ours_thr_ratio,
+        "work_us_at_latency_1_3": _crossing(works, lat_ratio, 1.3),
+        "work_us_at_throughput_0_6": _crossing(works, thr_ratio, 0.6),
+        "work_us_at_throughput_0_8": _crossing(works, thr_ratio, 0.8),
+        "heartsd_work_us_by_latency": _crossing(works, lat_ratio, ours_lat_ratio),
+        "heartsd_work_us_by_throughput": _crossing(works, thr_ratio, ours_thr_ratio),
+    }
+
+
+def print_sweep(r: dict[str, Any], as_json: bool) -> None:
+    def us(x: float | None) -> str:
+        return "beyond the sweep" if x is None else f"{x:.0f} us"
+    print(f"server work per message against the floor ({r['rounds']} alternating rounds, {r['event_loop']})")
+    print(f"  {'work W (us)':>12}{'p50 (us)':>10}{'latency x':>11}{'round trips/s':>15}{'throughput x':>14}")
+    for i, w in enumerate(r["work_us"]):
+        print(f"  {w:>12.0f}{r['floor_p50_us'][i]:>10.0f}{r['floor_latency_ratio'][i]:>11.2f}"
+              f"{r['floor_per_s'][i]:>15,.0f}{r['floor_throughput_ratio'][i]:>14.2f}")
+    print(f"  the floor reaches latency 1.3 at W = {us(r['work_us_at_latency_1_3'])}, "
+          f"throughput 0.6 at {us(r['work_us_at_throughput_0_6'])}, 0.8 at {us(r['work_us_at_throughput_0_8'])}")
+    print(f"  heartsd: latency {r['heartsd_latency_ratio']:.2f} (as W = {us(r['heartsd_work_us_by_latency'])}), "
+          f"throughput {r['heartsd_throughput_ratio']:.2f} (as W = {us(r['heartsd_work_us_by_throughput'])})")
+    if as_json:
+        print(json.dumps(r))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
@@ -926,6 +1077,9 @@ def main() -> int:
     parser.add_argument("--plot", default=None, help="with --scale: write the curve to this SVG file")
     parser.add_argument("--processes", type=int, default=0,
                         help="N heartsd processes on this host, 64/N matches each, against N ping-pong servers")
+    parser.add_argument("--work-sweep", default=None, metavar="W,W,...",
+                        help="the floor busy-waiting each W us per message, beside heartsd: what the bars mean in "
+                             "server work (e.g. 20,40,80,150; with --rounds 3)")
     parser.add_argument("--floor-server", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--client-window", choices=("ours", "floor"), help=argparse.SUPPRESS)
     parser.add_argument("--window-port", type=int, default=0, help=argparse.SUPPRESS)
@@ -945,6 +1099,9 @@ def main() -> int:
     if args.compare_loops:
         print_compare(compare_loops(args), args.json)
         return 0
+    if args.work_sweep:
+        print_sweep(work_sweep(args), args.json)
+        return 0
     if args.scale:
         print_scale(scale(args), args.json, args.plot)
         return 0
@@ -962,6 +1119,12 @@ def main() -> int:
         (f"RSS per live match, {MEMORY_MATCHES} -> {2 * MEMORY_MATCHES} matches (KiB)", f"{r['rss_per_match_kib']:.1f}"),
         (f"  first {MEMORY_MATCHES} matches incl. store cache warm-up", f"{r['rss_first_matches_kib']:.1f}"),
     ]
+    for side, label in (("latency", "decision, one stream"), ("floor_latency", "ping-pong, one stream"),
+                        ("throughput", "decision, 64 matches"), ("floor_throughput", "ping-pong, 64 streams")):
+        cpu = r["cpu_us"][side]
+        if cpu:  # loop thread / server process / this process (bots or ping-pong client)
+            rows.append((f"CPU us per {label}: loop / server / client",
+                         f"{cpu['loop_thread']:.0f} / {cpu['server']:.0f} / {cpu['client']:.0f}"))
     width = max(len(k) for k, _ in rows)
     print(f"server benchmark ({r['samples']} latency samples, every process on {r['event_loop']})")
     for label, value in rows:

@@ -1,4 +1,4 @@
-"""bench/server.py's --scale mode runs end to end (a tiny curve) and writes its plot: a
+"""bench/server.py's modes run end to end (tiny: --scale with its plot, the default run, --work-sweep): a
 smoke test that keeps the benchmark working; it asserts no timing."""
 
 from __future__ import annotations
@@ -37,3 +37,33 @@ def test_the_default_run_reports_memory_per_match_as_a_slope() -> None:
     for key in ("rss_per_idle_bot_kib", "rss_per_match_kib", "rss_first_matches_kib"):
         assert result[key] > 0, key
     assert "64 -> 128 matches" in out
+    for side in ("latency", "floor_latency", "throughput", "floor_throughput"):  # CPU per decision / round trip
+        cpu = result["cpu_us"][side]
+        assert cpu["server"] >= cpu["loop_thread"] > 0 and cpu["client"] > 0, side
+    assert "CPU us per decision, one stream: loop / server / client" in out
+
+
+def test_the_work_sweep_puts_the_ratios_in_server_work() -> None:
+    """--work-sweep (tiny): the floor at each busy-wait against the plain floor, heartsd
+    beside them, and where each bar and heartsd fall on that curve (None off the curve)."""
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "server.py"), "--work-sweep", "60", "--rounds", "1",
+                          "--seconds", "0.5", "--json"], capture_output=True, text=True, timeout=600, check=True).stdout
+    result = json.loads(out.splitlines()[-1])
+    assert result["work_us"] == [0.0, 60.0]
+    assert result["floor_latency_ratio"][0] == result["floor_throughput_ratio"][0] == 1.0
+    assert all(r > 0 for r in (*result["floor_per_s"], *result["floor_p50_us"]))
+    assert result["heartsd_latency_ratio"] > 0 and result["heartsd_throughput_ratio"] > 0
+    for key in ("work_us_at_latency_1_3", "work_us_at_throughput_0_6", "heartsd_work_us_by_throughput"):
+        assert result[key] is None or 0 <= result[key] <= 60, key
+    assert "the floor reaches latency 1.3 at W =" in out
+
+
+def test_a_bars_crossing_is_read_off_the_curve_between_its_points() -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from server import _crossing
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    assert round(_crossing([0, 20, 40], [1.0, 0.8, 0.6], 0.7), 9) == 30  # descending (throughput)
+    assert round(_crossing([0, 20, 40], [1.0, 1.2, 1.6], 1.4), 9) == 30  # ascending (latency)
+    assert _crossing([0, 20], [1.0, 0.8], 0.5) is None  # beyond the sweep
