@@ -33,6 +33,7 @@ from typing import Any
 
 import grpc
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -176,8 +177,10 @@ def _watch(args: argparse.Namespace, console: Console) -> int:
             if task is None:
                 task = progress.add_task(f"{t.name} ({t.id})", total=t.matches_total)
             running = sum(1 for row in t.tables if row.status == "running")
+            waits = [row.waiting for row in t.tables if row.waiting]
             progress.update(task, completed=t.matches_finished,
-                            description=f"{t.name} ({t.id}) {STATUS.get(t.status, '?')}, {running} playing")
+                            description=f"{t.name} ({t.id}) {STATUS.get(t.status, '?')}, {running} playing"
+                                        + (f"; waiting: {escape(waits[0])}" if waits else ""))
             if STATUS.get(t.status) in ("finished", "cancelled"):
                 break
             time.sleep(args.interval)
@@ -189,6 +192,9 @@ def print_tournament(console: Console, t: tournament_pb2.Tournament) -> None:
     console.print(f"[bold]{t.name}[/bold] ({t.id}): {STATUS.get(t.status, '?')}, {t.ruleset}, {t.players} seats, "
                   f"{t.rounds} rounds, {t.matches_finished}/{t.matches_total} matches, "
                   f"{t.deals_per_match} deals each" + (f"; seed {t.seed}" if t.seed else ""))
+    for row in t.tables:
+        if row.waiting:
+            console.print(f"round {row.round + 1} table {row.table + 1} waits: {row.waiting}", markup=False)
     s = t.standings
     table = Table(title="standings (points per deal: fewer is better)")
     for column in ("rank", "bot", "version", "points/deal", "95% CI", "P(best)", "deals", "matches", "timeouts",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections.abc import Mapping
 
 import grpc
 
@@ -39,8 +40,9 @@ def standings_to_wire(standings: dict[str, object], json_text: str) -> tournamen
     return out
 
 
-def tournament_to_wire(t: tours.TournamentRow, standings: Standings | None = None,
-                       summary: bool = False) -> tournament_pb2.Tournament:
+def tournament_to_wire(t: tours.TournamentRow, standings: Standings | None = None, summary: bool = False,
+                       waiting: Mapping[tuple[int, int], str] | None = None) -> tournament_pb2.Tournament:
+    """``waiting``: (round, table) -> why that table's match has not started (Tournaments.waiting)."""
     out = tournament_pb2.Tournament(
         id=t.id, name=t.name, status=STATUS[t.status], ruleset=t.ruleset, players=t.players, rounds=t.rounds,
         deals_per_match=t.deals, created_unix_ms=t.created_ms, reason=t.reason,
@@ -51,8 +53,9 @@ def tournament_to_wire(t: tours.TournamentRow, standings: Standings | None = Non
     if summary:
         return out
     for row in t.tables:
+        why = (waiting or {}).get((row.round, row.table), "") if row.status in ("pending", "starting") else ""
         out.tables.add(round=row.round, table=row.table, bots=row.seats, status=row.status, match_id=row.match_id,
-                       attempts=row.attempts)
+                       attempts=row.attempts, waiting=why)
     if t.standings is not None:
         import json
 
@@ -80,7 +83,7 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
                 cached = self._live[t.id] = (finished, await asyncio.to_thread(
                     tours.compute_standings, self.arena.store, t))
             live = cached[1]
-        return tournament_to_wire(t, live)
+        return tournament_to_wire(t, live, waiting=self.tournaments.waiting(t.id))
 
     @grpc_errors
     async def CreateTournament(self, request: tournament_pb2.CreateTournamentRequest, context: grpc.aio.ServicerContext) -> tournament_pb2.CreateTournamentResponse:  # noqa: N802

@@ -229,6 +229,14 @@ class Tournaments:
         self.store = TournamentStore(arena.store)
         self._directors: dict[str, asyncio.Task[None]] = {}
         self._wake: dict[str, asyncio.Event] = {}
+        # (tournament, round, table) -> why its match has not started (TournamentTable.waiting):
+        # before, only the daemon's log said, and an organiser saw a table "starting" for hours.
+        self._waiting: dict[tuple[str, int, int], str] = {}
+
+    def waiting(self, tournament_id: str) -> dict[tuple[int, int], str]:
+        """(round, table) -> why that table's match waits, for the tables of ``tournament_id``
+        this daemon is starting."""
+        return {(r, n): why for (t, r, n), why in self._waiting.items() if t == tournament_id}
 
     async def create(self, name: str, bots: Sequence[str], ruleset: str, players: int, rounds: int, deals: int,
                      seed: int | None, clock: game_pb2.ClockSettings) -> TournamentRow:
@@ -414,10 +422,8 @@ class Tournaments:
         return groups
 
     async def _start(self, t: TournamentRow, group: list[TableRow]) -> list[MatchRunner] | None:
-        """Start the matches of one group (a set, or one table), waiting for their bots."""
-        from .duplicate import start_set
-
-        arena = self.arena
+        """Start the matches of one group (a set, or one table), waiting for their bots; while
+        they wait, :meth:`waiting` says why."""
         first = group[0]
         seed = table_seed(t.seed, first.round, first.table, first.attempts - 1)
         clock = game_pb2.ClockSettings(**t.clock)
@@ -425,6 +431,18 @@ class Tournaments:
         bots = {b for row in group for b in row.seats}
         versions = {b: t.versions[b] for b in bots}
         purpose = f"tournament {t.id} round {first.round + 1}"
+        try:
+            return await self._start_when_seated(t, group, seed, clock, seats, versions, purpose)
+        finally:
+            for row in group:
+                self._waiting.pop((t.id, row.round, row.table), None)
+
+    async def _start_when_seated(self, t: TournamentRow, group: list[TableRow], seed: int,
+                                 clock: game_pb2.ClockSettings, seats: list[SeatRequest], versions: dict[str, str],
+                                 purpose: str) -> list[MatchRunner] | None:
+        from .duplicate import start_set
+
+        arena = self.arena
         while arena.accepting:
             try:
                 if len(group) == 1:
@@ -445,6 +463,8 @@ class Tournaments:
                             tournament=t.id, why=exc.message)
                 return None
             except ArenaError as exc:
+                for row in group:
+                    self._waiting[(t.id, row.round, row.table)] = exc.message
                 if exc.kind not in ("deadline", "unavailable"):
                     log.warning("tournament match refused; trying again", tournament=t.id, why=exc.message)
                     await asyncio.sleep(SEAT_WAIT_S / 10)

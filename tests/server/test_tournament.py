@@ -22,6 +22,7 @@ from heartsbot.proto import tournament_pb2, tournament_pb2_grpc
 from heartsbot.strategies import make_strategy
 from heartsbot.strategies.graded import LEVELS
 from heartsd import standings as stats
+from heartsd import tournaments as tours
 from heartsd.schedule import balanced_schedule, pair_counts, spread
 from heartsd.store import Store
 from heartsd.tournaments import TournamentStore
@@ -148,11 +149,13 @@ async def _stop(clients: list[BotClient]) -> None:
     await asyncio.gather(*(c.task for c in clients), return_exceptions=True)  # type: ignore[attr-defined]
 
 
-def test_tournament_service_plays_a_schedule_with_byes_and_frozen_versions(tmp_path, store_url):
+def test_tournament_service_plays_a_schedule_with_byes_and_frozen_versions(tmp_path, store_url, monkeypatch):
     """Five bots at four-seat tables (a bye a round), alongside the ladder's slot
     accounting: every scheduled match finished once, standings from exactly those, no
     bot dealt a shuffle twice, a bot back with another version is not seated until it
-    returns with the frozen one; pause, resume, cancel and the errors."""
+    returns with the frozen one, and its table says why meanwhile (TournamentTable.waiting;
+    before, only the daemon's log did); pause, resume, cancel and the errors."""
+    monkeypatch.setattr(tours, "SEAT_WAIT_S", 0.5)  # one wait for seats (30 s), before the reason is known
     names = dict(zip(("alice", "bob", "carol", "dave", "erin"),
                      ("graded-0", "graded-36", "graded-67", "graded-100r", "heuristic")))
     tokens = {n: BOTS[n] for n in names}
@@ -192,6 +195,12 @@ def test_tournament_service_plays_a_schedule_with_byes_and_frozen_versions(tmp_p
                     await asyncio.sleep(0.05)
                 await asyncio.sleep(0.3)
                 erin_blocked = not any("erin" in [s.name for s in r.seats] for r in daemon.arena.runners.values())
+                for _ in range(600):
+                    t = (await stub.GetTournament(P.GetTournamentRequest(id=created.id))).tournament
+                    why = [row.waiting for row in t.tables if row.waiting]
+                    if why:
+                        break
+                    await asyncio.sleep(0.05)
                 await _stop([other])
                 back = (await _clients(daemon.target, {"erin": tokens["erin"]}, names))[0]
                 for _ in range(6000):  # up to 5 minutes on a loaded machine
@@ -218,9 +227,11 @@ def test_tournament_service_plays_a_schedule_with_byes_and_frozen_versions(tmp_p
             store = daemon.arena.store
             every_match = [m.id for m in store.list(limit=1000) if m.status in ("finished", "aborted", "cancelled")]
             seen = _fingerprints(store, every_match)
-            return errors, t, erin_blocked, listed, cancelled, seen
+            return errors, t, erin_blocked, why, listed, cancelled, seen
 
-    errors, t, erin_blocked, listed, cancelled, seen = run(scenario())
+    errors, t, erin_blocked, why, listed, cancelled, seen = run(scenario())
+    assert why and all("bot 'erin' is connected as version 'v2'" in w and "'v1'" in w for w in why), why
+    assert not any(row.waiting for row in t.tables)  # finished: nothing waits
     assert errors == {"no token": grpc.StatusCode.UNAUTHENTICATED, "too few": grpc.StatusCode.INVALID_ARGUMENT,
                       "absent": grpc.StatusCode.FAILED_PRECONDITION, "twice": grpc.StatusCode.INVALID_ARGUMENT,
                       "cancel finished": grpc.StatusCode.FAILED_PRECONDITION,
@@ -438,6 +449,25 @@ def test_heartsd_tournament_commands(tmp_path, capsys):
     assert "2/2" in cup, listed[1]  # `tournament show` says 2/2 matches; the list said 0/0
     assert refused[0] == 3 and "FAILED_PRECONDITION" in refused[2]  # a finished tournament cannot pause
     assert wrong[0] == 3 and "UNAUTHENTICATED" in wrong[2]  # refused: 3, as in every client
+
+
+def test_tournament_show_says_why_a_table_waits():
+    """The organiser's view of a stuck table: its round, its number and the reason, printed as
+    text (a bot's name is not rich markup)."""
+    from rich.console import Console
+
+    from heartsd.tournament_cli import print_tournament
+
+    t = P.Tournament(id="t-1", name="cup", status=P.TOURNAMENT_STATUS_RUNNING, ruleset="standard", players=4,
+                     rounds=2, deals_per_match=1, matches_total=2, matches_finished=1)
+    t.tables.add(round=0, table=0, bots=["a", "b", "c", "d"], status="finished", match_id="m-1")
+    t.tables.add(round=1, table=0, bots=["a", "b", "c", "[x]"], status="starting",
+                 waiting="bot '[x]' is not connected")
+    console = Console(record=True, width=200)
+    print_tournament(console, t)
+    text = console.export_text()
+    assert "round 2 table 1 waits: bot '[x]' is not connected" in text
+    assert text.count("waits:") == 1
 
 
 @pytest.mark.parametrize("argv, refusal", [

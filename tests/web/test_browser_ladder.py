@@ -40,9 +40,18 @@ def test_the_leaderboard_and_a_bot_page_render_from_a_real_ladder_run(tmp_path, 
         while daemon.arena.tournaments.store.get(tour.id).status != "finished":
             assert time.monotonic() < deadline, "the tournament did not finish"
             time.sleep(0.2)
+        # A table that cannot start says why on the page. The reason is put in by hand here;
+        # where it comes from (the director's wait for seats) is tested over gRPC, in
+        # tests/server/test_tournament.py. Paused at once, so its third round stays pending.
+        stuck = daemon.call(lambda: daemon.arena.tournaments.create(
+            "Stuck Cup", roster, "standard", 4, 3, 4, None, game_pb2.ClockSettings()))
+        daemon.call(lambda: daemon.arena.tournaments.set_status(stuck.id, "paused", ""))
+        daemon.arena.tournaments._waiting[(stuck.id, 2, 0)] = "bot 'ghost' is not connected"
         page = browser.new_page(viewport=DESKTOP)
         errors = watch_errors(page)
         page.goto(f"{daemon.url}/leaderboard?ruleset=standard")
+        expect(page.locator(f".tournament[data-tournament='{stuck.id}'] .waiting")).to_have_text(
+            "Waiting, table 3.1: bot 'ghost' is not connected")
         rows = page.locator("#standings tbody tr")
         expect(rows.first).to_be_visible()
         shown = page.eval_on_selector_all("#standings tbody tr", "rows => rows.map(r => r.dataset.bot)")

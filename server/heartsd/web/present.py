@@ -125,5 +125,5 @@ def tournament(t: tournament_pb2.Tournament) -> dict[str, Any]:
                        "ci_low": r.ci_low, "ci_high": r.ci_high, "p_best": r.p_best, "matches": r.matches,
                        "deals": r.deals, "tied_with": list(r.tied_with)} for r in t.standings.rows],
         "tables": [{"round": x.round, "table": x.table, "bots": list(x.bots), "status": x.status,
-                    "match_id": x.match_id} for x in t.tables],
+                    "match_id": x.match_id, "waiting": x.waiting} for x in t.tables],
     }

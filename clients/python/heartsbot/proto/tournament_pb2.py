@@ -25,15 +25,15 @@ _sym_db = _symbol_database.Default()
 from . import game_pb2 as hearts_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ahearts/v1/tournament.proto\x12\thearts.v1\x1a\x14hearts/v1/game.proto\"\xc5\x01\n\x17\x43reateTournamentRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04\x62ots\x18\x02 \x03(\t\x12\x0f\n\x07ruleset\x18\x03 \x01(\t\x12\x0f\n\x07players\x18\x04 \x01(\x05\x12\x0e\n\x06rounds\x18\x05 \x01(\x05\x12\x17\n\x0f\x64\x65\x61ls_per_match\x18\x06 \x01(\x05\x12\x11\n\x04seed\x18\x07 \x01(\x04H\x00\x88\x01\x01\x12\'\n\x05\x63lock\x18\x08 \x01(\x0b\x32\x18.hearts.v1.ClockSettingsB\x07\n\x05_seed\"4\n\x16PauseTournamentRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"5\n\x17ResumeTournamentRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"5\n\x17\x43\x61ncelTournamentRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\"\n\x14GetTournamentRequest\x12\n\n\x02id\x18\x01 \x01(\t\"\x18\n\x16ListTournamentsRequest\":\n\x0bRosterEntry\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\r\n\x05owner\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\"q\n\x0fTournamentTable\x12\r\n\x05round\x18\x01 \x01(\x05\x12\r\n\x05table\x18\x02 \x01(\x05\x12\x0c\n\x04\x62ots\x18\x03 \x03(\t\x12\x0e\n\x06status\x18\x04 \x01(\t\x12\x10\n\x08match_id\x18\x05 \x01(\t\x12\x10\n\x08\x61ttempts\x18\x06 \x01(\x05\"\xa9\x02\n\x0bStandingRow\x12\x0c\n\x04rank\x18\x01 \x01(\x05\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x17\n\x0fpoints_per_deal\x18\x04 \x01(\x01\x12\x0e\n\x06\x63i_low\x18\x05 \x01(\x01\x12\x0f\n\x07\x63i_high\x18\x06 \x01(\x01\x12\x0e\n\x06p_best\x18\x07 \x01(\x01\x12\r\n\x05\x64\x65\x61ls\x18\x08 \x01(\x05\x12\x0f\n\x07matches\x18\t \x01(\x05\x12\x11\n\ttied_with\x18\n \x03(\t\x12\x11\n\tdecisions\x18\x0b \x01(\x03\x12\x10\n\x08timeouts\x18\x0c \x01(\x03\x12\x18\n\x10illegal_defaults\x18\r \x01(\x03\x12\x1b\n\x13\x64isconnect_defaults\x18\x0e \x01(\x03\x12\x15\n\rauto_defaults\x18\x0f \x01(\x03\"\x82\x01\n\nHeadToHead\x12\t\n\x01\x61\x18\x01 \x01(\t\x12\t\n\x01\x62\x18\x02 \x01(\t\x12\x0f\n\x07matches\x18\x03 \x01(\x05\x12\x0f\n\x07\x61_ahead\x18\x04 \x01(\x05\x12\x0f\n\x07\x62_ahead\x18\x05 \x01(\x05\x12\r\n\x05level\x18\x06 \x01(\x05\x12\x1c\n\x14points_diff_per_deal\x18\x07 \x01(\x01\"\x96\x01\n\x13TournamentStandings\x12$\n\x04rows\x18\x01 \x03(\x0b\x32\x16.hearts.v1.StandingRow\x12+\n\x0chead_to_head\x18\x02 \x03(\x0b\x32\x15.hearts.v1.HeadToHead\x12\x0c\n\x04test\x18\x03 \x01(\t\x12\x10\n\x08shuffles\x18\x04 \x01(\x05\x12\x0c\n\x04json\x18\x05 \x01(\t\"\x8d\x03\n\nTournament\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12+\n\x06status\x18\x03 \x01(\x0e\x32\x1b.hearts.v1.TournamentStatus\x12\x0f\n\x07ruleset\x18\x04 \x01(\t\x12\x0f\n\x07players\x18\x05 \x01(\x05\x12\x0e\n\x06rounds\x18\x06 \x01(\x05\x12\x17\n\x0f\x64\x65\x61ls_per_match\x18\x07 \x01(\x05\x12&\n\x06roster\x18\x08 \x03(\x0b\x32\x16.hearts.v1.RosterEntry\x12*\n\x06tables\x18\t \x03(\x0b\x32\x1a.hearts.v1.TournamentTable\x12\x18\n\x10matches_finished\x18\n \x01(\x05\x12\x15\n\rmatches_total\x18\x0b \x01(\x05\x12\x31\n\tstandings\x18\x0c \x01(\x0b\x32\x1e.hearts.v1.TournamentStandings\x12\x0c\n\x04seed\x18\r \x01(\x04\x12\x17\n\x0f\x63reated_unix_ms\x18\x0e \x01(\x03\x12\x0e\n\x06reason\x18\x0f \x01(\t\"E\n\x18\x43reateTournamentResponse\x12)\n\ntournament\x18\x01 \x01(\x0b\x32\x15.hearts.v1.Tournament\"B\n\x15GetTournamentResponse\x12)\n\ntournament\x18\x01 \x01(\x0b\x32\x15.hearts.v1.Tournament\"D\n\x17PauseTournamentResponse\x12)\n\ntournament\x18\x01 \x01(\x0b\x32\x15.hearts.v1.Tournament\"E\n\x18ResumeTournamentResponse\x12)\n\ntournament\x18\x01 \x01(\x0b\x32\x15.hearts.v1.Tournament\"E\n\x18\x43\x61ncelTournamentResponse\x12)\n\ntournament\x18\x01 \x01(\x0b\x32\x15.hearts.v1.Tournament\"E\n\x17ListTournamentsResponse\x12*\n\x0btournaments\x18\x01 \x03(\x0b\x32\x15.hearts.v1.Tournament*\xb3\x01\n\x10TournamentStatus\x12!\n\x1dTOURNAMENT_STATUS_UNSPECIFIED\x10\x00\x12\x1d\n\x19TOURNAMENT_STATUS_RUNNING\x10\x01\x12\x1c\n\x18TOURNAMENT_STATUS_PAUSED\x10\x02\x12\x1e\n\x1aTOURNAMENT_STATUS_FINISHED\x10\x03\x12\x1f\n\x1bTOURNAMENT_STATUS_CANCELLED\x10\x04\x32\xb2\x04\n\x11TournamentService\x12[\n\x10\x43reateTournament\x12\".hearts.v1.CreateTournamentRequest\x1a#.hearts.v1.CreateTournamentResponse\x12R\n\rGetTournament\x12\x1f.hearts.v1.GetTournamentRequest\x1a .hearts.v1.GetTournamentResponse\x12X\n\x0fListTournaments\x12!.hearts.v1.ListTournamentsRequest\x1a\".hearts.v1.ListTournamentsResponse\x12X\n\x0fPauseTournament\x12!.hearts.v1.PauseTournamentRequest\x1a\".hearts.v1.PauseTournamentResponse\x12[\n\x10ResumeTournament\x12\".hearts.v1.ResumeTournamentRequest\x1a#.hearts.v1.ResumeTournamentResponse\x12[\n\x10\x43\x61ncelTournament\x12\".hearts.v1.CancelTournamentRequest\x1a#.hearts.v1.CancelTournamentResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ahearts/v1/tournament.proto\x12\thearts.v1\x1a\x14hearts/v1/game.proto\"\xc5\x01\n\x17\x43reateTournamentRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04\x62ots\x18\x02 \x03(\t\x12\x0f\n\x07ruleset\x18\x03 \x01(\t\x12\x0f\n\x07players\x18\x04 \x01(\x05\x12\x0e\n\x06rounds\x18\x05 \x01(\x05\x12\x17\n\x0f\x64\x65\x61ls_per_match\x18\x06 \x01(\x05\x12\x11\n\x04seed\x18\x07 \x01(\x04H\x00\x88\x01\x01\x12\'\n\x05\x63lock\x18\x08 \x01(\x0b\x32\x18.hearts.v1.ClockSettingsB\x07\n\x05_seed\"4\n\x16PauseTournamentRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"5\n\x17ResumeTournamentRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"5\n\x17\x43\x61ncelTournamentRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\"\n\x14GetTournamentRequest\x12\n\n\x02id\x18\x01 \x01(\t\"\x18\n\x16ListTournamentsRequest\":\n\x0bRosterEntry\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\r\n\x05owner\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\"\x82\x01\n\x0fTournamentTable\x12\r\n\x05round\x18\x01 \x01(\x05\x12\r\n\x05table\x18\x02 \x01(\x05\x12\x0c\n\x04\x62ots\x18\x03 \x03(\t\x12\x0e\n\x06status\x18\x04 \x01(\t\x12\x10\n\x08match_id\x18\x05 \x01(\t\x12\x10\n\x08\x61ttempts\x18\x06 \x01(\x05\x12\x0f\n\x07waiting\x18\x07 \x01(\t\"\xa9\x02\n\x0bStandingRow\x12\x0c\n\x04rank\x18\x01 \x01(\x05\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x17\n\x0fpoints_per_deal\x18\x04 \x01(\x01\x12\x0e\n\x06\x63i_low\x18\x05 \x01(\x01\x12\x0f\n\x07\x63i_high\x18\x06 \x01(\x01\x12\x0e\n\x06p_best\x18\x07 \x01(\x01\x12\r\n\x05\x64\x65\x61ls\x18\x08 \x01(\x05\x12\x0f\n\x07matches\x18\t \x01(\x05\x12\x11\n\ttied_with\x18\n \x03(\t\x12\x11\n\tdecisions\x18\x0b \x01(\x03\x12\x10\n\x08timeouts\x18\x0c \x01(\x03\x12\x18\n\x10illegal_defaults\x18\r \x01(\x03\x12\x1b\n\x13\x64isconnect_defaults\x18\x0e \x01(\x03\x12\x15\n\rauto_defaults\x18\x0f \x01(\x03\"\x82\x01\n\nHeadToHead\x12\t\n\x01\x61\x18\x01 \x01(\t\x12\t\n\x01\x62\x18\x02 \x01(\t\x12\x0f\n\x07matches\x18\x03 \x01(\x05\x12\x0f\n\x07\x61_ahead\x18\x04 \x01(\x05\x12\x0f\n\x07\x62_ahead\x18\x05 \x01(\x05\x12\r\n\x05level\x18\x06 \x01(\x05\x12\x1c\n\x14points_diff_per_deal\x18\x07 \x01(\x01\"\x96\x01\n\x13TournamentStandings\x12$\n\x04rows\x18\x01 \x03(\x0b\x32\x16.hearts.v1.StandingRow\x12+\n\x0chead_to_head\x18\x02 \x03(\x0b\x32\x15.hearts.v1.HeadToHead\x12\x0c\n\x04test\x18\x03 \x01(\t\x12\x10\n\x08shuffles\x18\x04 \x01(\x05\x12\x0c\n\x04json\x18\x05 \x01(\t\"\x8d\x03\n\nTournament\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12+\n\x06status\x18\x03 \x01(\x0e\x32\x1b.hearts.v1.TournamentStatus\x12\x0f\n\x07ruleset\x18\x04 \x01(\t\x12\x0f\n\x07players\x18\x05 \x01(\x05\x12\x0e\n\x06rounds\x18\x06 \x01(\x05\x12\x17\n\x0f\x64\x65\x61ls_per_match\x18\x07 \x01(\x05\x12&\n\x06roster\x18\x08 \x03(\x0b\x32\x16.hearts.v1.RosterEntry\x12*\n\x06tables\x18\t \x03(\x0b\x32\x1a.hearts.v1.TournamentTable\x12\x18\n\x10matches_finished\x18\n \x01(\x05\x12\x15\n\rmatches_total\x18\x0b \x01(\x05\x12\x31\n\tstandings\x18\x0c \x01(\x0b\x32\x1e.hearts.v1.TournamentStandings\x12\x0c\n\x04seed\x18\r \x01(\x04\x12\x17\n\x0f\x63reated_unix_ms\x18\x0e \x01(\x03\x12\x0e\n\x06reason\x18\x0f \x01(\t\"E\n\x18\x43reateTournamentResponse\x12)\n\ntournament\x18\x01 \x01(\x0b\x32\x15.hearts.v1.Tournament\"B\n\x15GetTournamentResponse\x12)\n\ntournament\x18\x01 \x01(\x0b\x32\x15.hearts.v1.Tournament\"D\n\x17PauseTournamentResponse\x12)\n\ntournament\x18\x01 \x01(\x0b\x32\x15.hearts.v1.Tournament\"E\n\x18ResumeTournamentResponse\x12)\n\ntournament\x18\x01 \x01(\x0b\x32\x15.hearts.v1.Tournament\"E\n\x18\x43\x61ncelTournamentResponse\x12)\n\ntournament\x18\x01 \x01(\x0b\x32\x15.hearts.v1.Tournament\"E\n\x17ListTournamentsResponse\x12*\n\x0btournaments\x18\x01 \x03(\x0b\x32\x15.hearts.v1.Tournament*\xb3\x01\n\x10TournamentStatus\x12!\n\x1dTOURNAMENT_STATUS_UNSPECIFIED\x10\x00\x12\x1d\n\x19TOURNAMENT_STATUS_RUNNING\x10\x01\x12\x1c\n\x18TOURNAMENT_STATUS_PAUSED\x10\x02\x12\x1e\n\x1aTOURNAMENT_STATUS_FINISHED\x10\x03\x12\x1f\n\x1bTOURNAMENT_STATUS_CANCELLED\x10\x04\x32\xb2\x04\n\x11TournamentService\x12[\n\x10\x43reateTournament\x12\".hearts.v1.CreateTournamentRequest\x1a#.hearts.v1.CreateTournamentResponse\x12R\n\rGetTournament\x12\x1f.hearts.v1.GetTournamentRequest\x1a .hearts.v1.GetTournamentResponse\x12X\n\x0fListTournaments\x12!.hearts.v1.ListTournamentsRequest\x1a\".hearts.v1.ListTournamentsResponse\x12X\n\x0fPauseTournament\x12!.hearts.v1.PauseTournamentRequest\x1a\".hearts.v1.PauseTournamentResponse\x12[\n\x10ResumeTournament\x12\".hearts.v1.ResumeTournamentRequest\x1a#.hearts.v1.ResumeTournamentResponse\x12[\n\x10\x43\x61ncelTournament\x12\".hearts.v1.CancelTournamentRequest\x1a#.hearts.v1.CancelTournamentResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'hearts.v1.tournament_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_TOURNAMENTSTATUS']._serialized_start=2073
-  _globals['_TOURNAMENTSTATUS']._serialized_end=2252
+  _globals['_TOURNAMENTSTATUS']._serialized_start=2091
+  _globals['_TOURNAMENTSTATUS']._serialized_end=2270
   _globals['_CREATETOURNAMENTREQUEST']._serialized_start=64
   _globals['_CREATETOURNAMENTREQUEST']._serialized_end=261
   _globals['_PAUSETOURNAMENTREQUEST']._serialized_start=263
@@ -48,28 +48,28 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LISTTOURNAMENTSREQUEST']._serialized_end=487
   _globals['_ROSTERENTRY']._serialized_start=489
   _globals['_ROSTERENTRY']._serialized_end=547
-  _globals['_TOURNAMENTTABLE']._serialized_start=549
-  _globals['_TOURNAMENTTABLE']._serialized_end=662
-  _globals['_STANDINGROW']._serialized_start=665
-  _globals['_STANDINGROW']._serialized_end=962
-  _globals['_HEADTOHEAD']._serialized_start=965
-  _globals['_HEADTOHEAD']._serialized_end=1095
-  _globals['_TOURNAMENTSTANDINGS']._serialized_start=1098
-  _globals['_TOURNAMENTSTANDINGS']._serialized_end=1248
-  _globals['_TOURNAMENT']._serialized_start=1251
-  _globals['_TOURNAMENT']._serialized_end=1648
-  _globals['_CREATETOURNAMENTRESPONSE']._serialized_start=1650
-  _globals['_CREATETOURNAMENTRESPONSE']._serialized_end=1719
-  _globals['_GETTOURNAMENTRESPONSE']._serialized_start=1721
-  _globals['_GETTOURNAMENTRESPONSE']._serialized_end=1787
-  _globals['_PAUSETOURNAMENTRESPONSE']._serialized_start=1789
-  _globals['_PAUSETOURNAMENTRESPONSE']._serialized_end=1857
-  _globals['_RESUMETOURNAMENTRESPONSE']._serialized_start=1859
-  _globals['_RESUMETOURNAMENTRESPONSE']._serialized_end=1928
-  _globals['_CANCELTOURNAMENTRESPONSE']._serialized_start=1930
-  _globals['_CANCELTOURNAMENTRESPONSE']._serialized_end=1999
-  _globals['_LISTTOURNAMENTSRESPONSE']._serialized_start=2001
-  _globals['_LISTTOURNAMENTSRESPONSE']._serialized_end=2070
-  _globals['_TOURNAMENTSERVICE']._serialized_start=2255
-  _globals['_TOURNAMENTSERVICE']._serialized_end=2817
+  _globals['_TOURNAMENTTABLE']._serialized_start=550
+  _globals['_TOURNAMENTTABLE']._serialized_end=680
+  _globals['_STANDINGROW']._serialized_start=683
+  _globals['_STANDINGROW']._serialized_end=980
+  _globals['_HEADTOHEAD']._serialized_start=983
+  _globals['_HEADTOHEAD']._serialized_end=1113
+  _globals['_TOURNAMENTSTANDINGS']._serialized_start=1116
+  _globals['_TOURNAMENTSTANDINGS']._serialized_end=1266
+  _globals['_TOURNAMENT']._serialized_start=1269
+  _globals['_TOURNAMENT']._serialized_end=1666
+  _globals['_CREATETOURNAMENTRESPONSE']._serialized_start=1668
+  _globals['_CREATETOURNAMENTRESPONSE']._serialized_end=1737
+  _globals['_GETTOURNAMENTRESPONSE']._serialized_start=1739
+  _globals['_GETTOURNAMENTRESPONSE']._serialized_end=1805
+  _globals['_PAUSETOURNAMENTRESPONSE']._serialized_start=1807
+  _globals['_PAUSETOURNAMENTRESPONSE']._serialized_end=1875
+  _globals['_RESUMETOURNAMENTRESPONSE']._serialized_start=1877
+  _globals['_RESUMETOURNAMENTRESPONSE']._serialized_end=1946
+  _globals['_CANCELTOURNAMENTRESPONSE']._serialized_start=1948
+  _globals['_CANCELTOURNAMENTRESPONSE']._serialized_end=2017
+  _globals['_LISTTOURNAMENTSRESPONSE']._serialized_start=2019
+  _globals['_LISTTOURNAMENTSRESPONSE']._serialized_end=2088
+  _globals['_TOURNAMENTSERVICE']._serialized_start=2273
+  _globals['_TOURNAMENTSERVICE']._serialized_end=2835
 # @@protoc_insertion_point(module_scope)

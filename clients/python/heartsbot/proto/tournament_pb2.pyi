@@ -86,20 +86,22 @@ class RosterEntry(_message.Message):
     def __init__(self, bot: _Optional[str] = ..., owner: _Optional[str] = ..., version: _Optional[str] = ...) -> None: ...
 
 class TournamentTable(_message.Message):
-    __slots__ = ("round", "table", "bots", "status", "match_id", "attempts")
+    __slots__ = ("round", "table", "bots", "status", "match_id", "attempts", "waiting")
     ROUND_FIELD_NUMBER: _ClassVar[int]
     TABLE_FIELD_NUMBER: _ClassVar[int]
     BOTS_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    WAITING_FIELD_NUMBER: _ClassVar[int]
     round: int
     table: int
     bots: _containers.RepeatedScalarFieldContainer[str]
     status: str
     match_id: str
     attempts: int
-    def __init__(self, round: _Optional[int] = ..., table: _Optional[int] = ..., bots: _Optional[_Iterable[str]] = ..., status: _Optional[str] = ..., match_id: _Optional[str] = ..., attempts: _Optional[int] = ...) -> None: ...
+    waiting: str
+    def __init__(self, round: _Optional[int] = ..., table: _Optional[int] = ..., bots: _Optional[_Iterable[str]] = ..., status: _Optional[str] = ..., match_id: _Optional[str] = ..., attempts: _Optional[int] = ..., waiting: _Optional[str] = ...) -> None: ...
 
 class StandingRow(_message.Message):
     __slots__ = ("rank", "bot", "version", "points_per_deal", "ci_low", "ci_high", "p_best", "deals", "matches", "tied_with", "decisions", "timeouts", "illegal_defaults", "disconnect_defaults", "auto_defaults")

@@ -5,7 +5,7 @@
 const STRINGS = {
   en: {
     title: "Hearts Arena", lobby: "Lobby", leaderboard: "Leaderboard", language: "Language",
-    live_matches: "Live matches", recent_matches: "Recent matches", nothing_yet: "Nothing here yet.",
+    live_matches: "Live matches", recent_matches: "Recent matches", nothing_yet: "Nothing here yet.", waiting: "Waiting, table",
     play_title: "Play against the house", ruleset: "Ruleset", players: "Players", opponent: "Opponent {n}",
     play_button: "Play against the house", watch: "Watch", replay: "Replay", deals_n: "{n} deals",
     running: "running", finished: "finished", aborted: "aborted", cancelled: "cancelled",
@@ -50,7 +50,7 @@ const STRINGS = {
   },
   id: {
     title: "Hearts Arena", lobby: "Lobi", leaderboard: "Papan peringkat", language: "Bahasa",
-    live_matches: "Pertandingan langsung", recent_matches: "Pertandingan terakhir", nothing_yet: "Belum ada apa-apa.",
+    live_matches: "Pertandingan langsung", recent_matches: "Pertandingan terakhir", nothing_yet: "Belum ada apa-apa.", waiting: "Menunggu, meja",
     play_title: "Main melawan bot rumah", ruleset: "Aturan", players: "Pemain", opponent: "Lawan {n}",
     play_button: "Main melawan bot rumah", watch: "Tonton", replay: "Tayangan ulang", deals_n: "{n} ronde",
     running: "berjalan", finished: "selesai", aborted: "dibatalkan server", cancelled: "dibatalkan",
@@ -95,7 +95,7 @@ const STRINGS = {
   },
   vi: {
     title: "Hearts Arena", lobby: "Sảnh", leaderboard: "Bảng xếp hạng", language: "Ngôn ngữ",
-    live_matches: "Trận đang diễn ra", recent_matches: "Trận gần đây", nothing_yet: "Chưa có gì.",
+    live_matches: "Trận đang diễn ra", recent_matches: "Trận gần đây", nothing_yet: "Chưa có gì.", waiting: "Đang chờ, bàn",
     play_title: "Chơi với máy", ruleset: "Luật chơi", players: "Số người", opponent: "Đối thủ {n}",
     play_button: "Chơi với máy", watch: "Xem", replay: "Xem lại", deals_n: "{n} ván",
     running: "đang chơi", finished: "đã xong", aborted: "bị huỷ do máy chủ", cancelled: "bị huỷ",

@@ -38,13 +38,17 @@ function tournamentPanel(tour) {
     el("td", {}, fixed(s.points_per_deal)), el("td", {}, `${fixed(s.ci_low)} – ${fixed(s.ci_high)}`),
     el("td", {}, fixed(s.p_best)), el("td", {}, s.matches)));
   const played = tour.tables.filter((x) => x.status === "finished" && x.match_id);
+  const waiting = tour.tables.filter((x) => x.waiting);
   return el("section", { class: "panel tournament", dataset: { tournament: tour.id } },
     el("h3", {}, tour.name, " ", el("span", { class: "muted" },
       `${tour.ruleset} · ${t(tour.status)} · ${tour.matches_finished}/${tour.matches_total}`)),
     tour.standings.length ? el("div", { class: "scroll" }, el("table", { class: "data" }, el("thead", {}, head), el("tbody", {}, rows)))
       : el("p", { class: "muted" }, t("nothing_yet")),
     played.length ? el("p", {}, t("matches"), ": ", played.map((x, i) => [i ? " · " : "",
-      el("a", { href: `/watch/${encodeURIComponent(x.match_id)}` }, `${x.round + 1}.${x.table + 1}`)])) : null);
+      el("a", { href: `/watch/${encodeURIComponent(x.match_id)}` }, `${x.round + 1}.${x.table + 1}`)])) : null,
+    // Why a table has not started (the daemon's words, e.g. "bot 'x' is not connected").
+    waiting.map((x) => el("p", { class: "muted waiting", dataset: { table: `${x.round}.${x.table}` } },
+      `${t("waiting")} ${x.round + 1}.${x.table + 1}: ${x.waiting}`)));
 }
 
 function render() {
