@@ -33,13 +33,13 @@ SOURCE = textwrap.dedent("""
 def test_a_strategy_file_declares_a_digest_of_its_source_and_a_change_is_a_new_version(tmp_path):
     path = tmp_path / "mine.py"
     path.write_text(SOURCE)
-    first = version_of(load_strategy(str(path)), str(path))
+    first = version_of(load_strategy(str(path)))
     assert first == "src-" + hashlib.sha256(SOURCE.encode()).hexdigest()[:12]
     path.write_text(SOURCE + "\n# a change\n")
-    assert version_of(load_strategy(str(path)), str(path)) != first
+    assert version_of(load_strategy(str(path))) != first
     path.write_text(SOURCE + "    version = 'v7'\n")
-    assert version_of(load_strategy(str(path)), str(path)) == "v7"
-    built_in = version_of(load_strategy("random"), "random")
+    assert version_of(load_strategy(str(path))) == "v7"
+    built_in = version_of(load_strategy("random"))
     assert built_in.startswith("src-") and len(built_in) == 16
 
 

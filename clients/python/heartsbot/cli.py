@@ -51,7 +51,7 @@ def _play(args: argparse.Namespace) -> int:
 
     client = BotClient(args.server, args.token, strategy, args.name, rulesets=args.rulesets or (),
                        max_matches=args.max_matches, on_match_end=ended, tls=args.tls_config,
-                       drain_after=args.matches, version=args.bot_version or version_of(strategy, args.strategy))
+                       drain_after=args.matches, version=args.bot_version or version_of(strategy))
 
     def say(text: str) -> None:
         print(f"heartsbot: {text}", file=sys.stderr, flush=True)

@@ -72,17 +72,16 @@ def load_strategy(spec: str, seed: int = 0) -> Strategy:
     return cls(seed)
 
 
-def version_of(strategy: Strategy, spec: str = "") -> str:
-    """The version a bot playing ``strategy`` (loaded from ``spec``) declares: its class's
-    ``version`` if set, else ``src-`` and 12 hex digits of the SHA-256 of the file that
-    defines its class (``spec``'s file.py, or the module's; a built-in strategy's is
-    heartsbot's own, so it changes with heartsbot). Before, every Python bot declared
-    "heartsbot", and a tournament could not tell an author's changed code."""
+def version_of(strategy: Strategy) -> str:
+    """The version a bot playing ``strategy`` declares: its class's ``version`` if set, else
+    ``src-`` and 12 hex digits of the SHA-256 of the file that defines its class (a strategy
+    file's own, as it is registered when loaded; a built-in strategy's is heartsbot's, so it
+    changes with heartsbot). Before, every Python bot declared "heartsbot", and a tournament
+    could not tell an author's changed code."""
     if strategy.version:
         return strategy.version
-    target = spec.split(":", 1)[0] if ".py" in spec else ""
     try:
-        source = target if target.endswith(".py") else inspect.getsourcefile(type(strategy))
+        source = inspect.getsourcefile(type(strategy))
         digest = hashlib.sha256(Path(source).read_bytes()).hexdigest()[:12] if source else ""
     except (OSError, TypeError):  # no file to read (a class defined in an interactive session)
         digest = ""
