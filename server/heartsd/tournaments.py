@@ -163,10 +163,20 @@ class TournamentStore:
             (instance,))]
 
     def set_table(self, tournament_id: str, row: TableRow) -> None:
+        """Write ``row``, unless the tournament is cancelled: a director's write that was
+        already under way at the cancel must not undo :meth:`cancel_tables`."""
         with self.db.transaction() as tx:
             tx.execute("UPDATE tournament_tables SET status = ?, match_id = ?, attempts = ? "
-                       "WHERE tournament_id = ? AND round = ? AND table_no = ?",
-                       (row.status, row.match_id, row.attempts, tournament_id, row.round, row.table))
+                       "WHERE tournament_id = ? AND round = ? AND table_no = ? AND NOT EXISTS "
+                       "(SELECT 1 FROM tournaments WHERE id = ? AND status = 'cancelled')",
+                       (row.status, row.match_id, row.attempts, tournament_id, row.round, row.table, tournament_id))
+
+    def cancel_tables(self, tournament_id: str) -> None:
+        """Every table of a cancelled tournament that has not finished goes back to pending
+        (it did not count, and never will), its match id kept: a cancelled match's."""
+        with self.db.transaction() as tx:
+            tx.execute("UPDATE tournament_tables SET status = 'pending' "
+                       "WHERE tournament_id = ? AND status <> 'finished'", (tournament_id,))
 
     def set_status(self, tournament_id: str, status: str, reason: str = "", standings: str | None = None,
                    only_from: Sequence[str] = ("running", "paused")) -> bool:
@@ -310,11 +320,7 @@ class Tournaments:
             raise ArenaError("precondition", f"tournament {tournament_id} is {t.status}")
         await asyncio.to_thread(self.store.set_status, tournament_id, status, reason, None, allowed)
         if status == "cancelled":
-            full = await asyncio.to_thread(self.store.get, tournament_id)
-            for row in full.tables if full else []:
-                if row.status == "running" and row.match_id in self.arena.runners:
-                    with contextlib.suppress(ArenaError):
-                        self.arena.cancel(row.match_id, reason or "tournament cancelled")
+            await self._cancel_tables(tournament_id, reason or "tournament cancelled")
         if status == "running":
             self.start(tournament_id)
         if tournament_id in self._wake:
@@ -322,6 +328,26 @@ class Tournaments:
         got = await asyncio.to_thread(self.store.get, tournament_id)
         assert got is not None
         return got
+
+    async def _still_running(self, tournament_id: str) -> bool:
+        current = await asyncio.to_thread(self.store.get, tournament_id, False)
+        return current is not None and current.status != "cancelled"
+
+    async def _cancel_tables(self, tournament_id: str, reason: str) -> None:
+        """Stop the tournament's director, then every match of it that plays, and put its
+        unfinished tables back to pending (TournamentStore.cancel_tables). The director goes first: a table waiting for its seats
+        is inside it, and before (an attack pass) such a table started when its bot came
+        back, after the cancel, and played every deal holding its bots' slots."""
+        director = self._directors.pop(tournament_id, None)
+        if director is not None:
+            director.cancel()
+            await asyncio.gather(director, return_exceptions=True)
+        prefix = f"tournament {tournament_id} "  # the purpose its matches start with (_start)
+        for match_id, purpose in list(self.arena.purposes.items()):
+            if purpose.startswith(prefix) and match_id in self.arena.runners:
+                with contextlib.suppress(ArenaError):
+                    self.arena.cancel(match_id, reason)
+        await asyncio.to_thread(self.store.cancel_tables, tournament_id)
 
     # -- the director ---------------------------------------------------------------------
 
@@ -380,8 +406,7 @@ class Tournaments:
         pending = [row for row in rows if row.status == "pending"]
         if not pending or not arena.accepting:
             return
-        current = await asyncio.to_thread(self.store.get, t.id, False)
-        if current is None or current.status == "cancelled":
+        if not await self._still_running(t.id):
             return
         for group in self._sets(t, pending):
             for row in group:
@@ -444,6 +469,8 @@ class Tournaments:
 
         arena = self.arena
         while arena.accepting:
+            if not await self._still_running(t.id):  # cancelled on another daemon of a shared store
+                return None
             try:
                 if len(group) == 1:
                     return [await arena.create_match(

@@ -256,6 +256,47 @@ def test_tournament_service_plays_a_schedule_with_byes_and_frozen_versions(tmp_p
         assert len(shuffles) == len(set(shuffles)), f"{bot} was dealt a shuffle twice"
 
 
+def test_a_cancelled_tournament_starts_no_table_even_one_waiting_for_its_bots(tmp_path, monkeypatch):
+    """Cancel a tournament while its first table waits for a bot that left; the bot comes
+    back: no match of the tournament starts, and its unfinished tables read pending.
+    Before (an attack pass), the table kept waiting, started when the bot returned and
+    played every deal, holding its bots' slots, and its rows stayed "running" for good."""
+    monkeypatch.setattr(tours, "SEAT_WAIT_S", 0.5)
+    names = dict(zip(("alice", "bob", "carol", "dave"), ("random", "heuristic", "random", "heuristic")))
+    tokens = {n: BOTS[n] for n in names}
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            clients = await _clients(daemon.target, tokens, names)
+            dave = next(c for c in clients if c.name == "dave")
+            async with daemon.channel() as channel:
+                stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+                created = (await stub.CreateTournament(P.CreateTournamentRequest(
+                    name="gone", bots=list(names), rounds=2, deals_per_match=2), metadata=auth(ADMIN))).tournament
+                await _stop([dave])  # round 1 (or round 0, if it had not started yet) waits for dave
+                for _ in range(1200):  # until a table's wait for dave is known
+                    t = (await stub.GetTournament(P.GetTournamentRequest(id=created.id))).tournament
+                    if any(row.waiting for row in t.tables):
+                        break
+                    await asyncio.sleep(0.05)
+                assert any("bot 'dave' is not connected" in row.waiting for row in t.tables)
+                await stub.CancelTournament(P.CancelTournamentRequest(id=created.id), metadata=auth(ADMIN))
+                cancelled_ms = time.time() * 1000
+                back = await _clients(daemon.target, {"dave": tokens["dave"]}, names)
+                await asyncio.sleep(2.0)  # four of the director's seat waits
+                started = [m for m in daemon.arena.store.list(limit=100) if m.created_ms >= cancelled_ms]
+                alive = [m for m, why in daemon.arena.purposes.items() if created.id in why]
+                t = (await stub.GetTournament(P.GetTournamentRequest(id=created.id))).tournament
+            await _stop([c for c in clients if c is not dave] + back)
+            return t, started, alive
+
+    t, started, alive = run(scenario())
+    assert t.status == P.TOURNAMENT_STATUS_CANCELLED
+    assert started == [] and alive == [], [(m.id, m.status) for m in started]
+    assert {row.status for row in t.tables} <= {"finished", "pending"} and "pending" in [r.status for r in t.tables]
+    assert not any(r.waiting for r in t.tables)
+
+
 # -- a real daemon process, killed -------------------------------------------------------------
 
 EIGHT = {f"b{i}-{level}": level for i, level in enumerate(LEVELS)}  # strongest first
