@@ -44,12 +44,28 @@ SEED_DRAWS = 5  # seeds drawn for a match before giving up (each repeat is a 2**
 
 
 class ArenaError(Exception):
-    """A refused operation; ``kind`` picks the gRPC status in one place (services.py)."""
+    """A refused operation; ``kind`` picks the gRPC status in one place (services.py).
+    ``public``: the same, told to anyone (TournamentTable.waiting), where ``message`` is for
+    the caller who asked (an admin) and the log; empty when there is no such version."""
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, kind: str, message: str, public: str = "") -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
+        self.public = public
+
+
+@dataclass(frozen=True)
+class SeatProblem:
+    """Why a bot cannot be seated now. ``detail`` names what only the asker and the operator
+    may see (the bot's live version, its drain reason in its owner's words, its token's
+    state, its slots and matches); ``public`` only what the roster and the match list show
+    already. Before (an attack pass), the public waiting text of a tournament table carried
+    the detail: a bot's unreleased version string, and a drain reason its owner could write
+    on the leaderboard page."""
+
+    detail: str
+    public: str
 
 
 def invalid(message: str) -> ArenaError:
@@ -72,7 +88,8 @@ HUMAN_PREFIX = "human:"  # a person's seat (heartsd.web): never a bot's name
 
 
 def _draining(bot: str, reason: str) -> str:
-    return f"bot {bot!r} is draining ({reason}): it finishes its running matches and takes no new one"
+    because = f" ({reason})" if reason else ""
+    return f"bot {bot!r} is draining{because}: it finishes its running matches and takes no new one"
 
 
 @dataclass(frozen=True)
@@ -260,21 +277,24 @@ class Arena:
         return session.max_matches - self.active_matches(bot) - self.slots.promised(bot, before=reservation)
 
     def _seat_problem(self, wanted: dict[str, int], ruleset: str, reservation: Reservation | None,
-                      versions: Mapping[str, str] | None = None) -> str | None:
+                      versions: Mapping[str, str] | None = None) -> SeatProblem | None:
         """Why the bots in ``wanted`` (name -> seats) cannot all be seated now, or None."""
         for bot in wanted:
             session = self.sessions.get(bot)
             if session is None:
-                return f"bot {bot!r} is not connected"
+                return SeatProblem(*[f"bot {bot!r} is not connected"] * 2)
             if versions is not None and bot in versions and session.version != versions[bot]:
-                return (f"bot {bot!r} is connected as version {session.version!r}; this match needs the version "
-                        f"frozen at the start, {versions[bot]!r}")
+                return SeatProblem(
+                    f"bot {bot!r} is connected as version {session.version!r}; this match needs the version "
+                    f"frozen at the start, {versions[bot]!r}",
+                    f"bot {bot!r} is not connected as the version frozen at the start, {versions[bot]!r}")
             if self.tokens.state(bot, session.token_hash) in (TokenState.REVOKED, TokenState.ROTATED):
-                return f"bot {bot!r} is connected with a token that no longer counts"
+                return SeatProblem(f"bot {bot!r} is connected with a token that no longer counts",
+                                   f"bot {bot!r} cannot be seated now")
             if not session.plays(ruleset):
-                return f"bot {bot!r} does not play {ruleset}"
+                return SeatProblem(*[f"bot {bot!r} does not play {ruleset}"] * 2)
             if session.drain_reason:
-                return _draining(bot, session.drain_reason)
+                return SeatProblem(_draining(bot, session.drain_reason), _draining(bot, ""))
             if self.free_slots(bot, reservation) < 1:  # a match takes one slot, however many seats
                 held = ", ".join(f"{purpose} {match_id}" for match_id, purpose in self.matches_of(bot))
                 text = (f"bot {bot!r} has no free match slot: it plays at most {session.max_matches} at once "
@@ -283,7 +303,7 @@ class Arena:
                 if promised:
                     waiting = ", ".join(self.slots.holders(bot)[: 3])
                     text += f", and {promised} slot(s) are promised to waiting matches ({waiting})"
-                return text
+                return SeatProblem(text, f"bot {bot!r} is busy in other matches")
         return None
 
     async def _wait_for_seats(self, wanted: dict[str, int], ruleset: str, reservation: Reservation,
@@ -293,10 +313,11 @@ class Arena:
         while (problem := self._seat_problem(wanted, ruleset, reservation, versions)) is not None:
             draining = [b for b in wanted if (s := self.sessions.get(b)) is not None and s.drain_reason]
             if draining:  # it will not come free on this stream: no point waiting
-                raise precondition(problem)
+                raise ArenaError("precondition", problem.detail, problem.public)
             left = deadline - asyncio.get_running_loop().time()
             if left <= 0 or not self.accepting:
-                raise ArenaError("deadline", f"waited {wait_s:g} s for the seats: {problem}")
+                waited = f"waited {wait_s:g} s for the seats: "
+                raise ArenaError("deadline", waited + problem.detail, waited + problem.public)
             await self.slots.wait_change(min(left, 1.0))
 
     # -- matches ------------------------------------------------------------------------
@@ -423,7 +444,8 @@ class Arena:
         wanted = self._wanted(seats)
         await self._check_seat_tokens(wanted, tokens_since)
         if (problem := self._seat_problem(wanted, ruleset, reservation, versions)) is not None:
-            raise precondition(problem + ("; set wait_for_seats_ms to wait for it" if "slot" in problem else ""))
+            hint = "; set wait_for_seats_ms to wait for it" if "slot" in problem.detail else ""
+            raise ArenaError("precondition", problem.detail + hint, problem.public)
 
     async def claim_seats(self, ruleset: str, seats: list[SeatRequest], tokens_since: float | None, purpose: str,
                           wait_s: float, versions: Mapping[str, str] | None = None) -> Reservation | None:

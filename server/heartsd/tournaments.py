@@ -335,9 +335,10 @@ class Tournaments:
 
     async def _cancel_tables(self, tournament_id: str, reason: str) -> None:
         """Stop the tournament's director, then every match of it that plays, and put its
-        unfinished tables back to pending (TournamentStore.cancel_tables). The director goes first: a table waiting for its seats
-        is inside it, and before (an attack pass) such a table started when its bot came
-        back, after the cancel, and played every deal holding its bots' slots."""
+        unfinished tables back to pending (TournamentStore.cancel_tables). The director
+        goes first: a table waiting for its seats is inside it, and before (an attack pass)
+        such a table started when its bot came back, after the cancel, and played every
+        deal holding its bots' slots."""
         director = self._directors.pop(tournament_id, None)
         if director is not None:
             director.cancel()
@@ -490,10 +491,14 @@ class Tournaments:
                             tournament=t.id, why=exc.message)
                 return None
             except ArenaError as exc:
+                # Public (TournamentTable.waiting): never the detail a bot's owner may write or hide.
+                why = exc.public or "its bots cannot be seated yet (the daemon's log says why)"
+                told = self._waiting.get((t.id, group[0].round, group[0].table))
                 for row in group:
-                    self._waiting[(t.id, row.round, row.table)] = exc.message
+                    self._waiting[(t.id, row.round, row.table)] = why
                 if exc.kind not in ("deadline", "unavailable"):
-                    log.warning("tournament match refused; trying again", tournament=t.id, why=exc.message)
+                    if why != told:  # one line per change, not one every retry
+                        log.warning("tournament match refused; trying again", tournament=t.id, why=exc.message)
                     await asyncio.sleep(SEAT_WAIT_S / 10)
                 else:
                     log.info("tournament match waiting for its bots", tournament=t.id, why=exc.message)

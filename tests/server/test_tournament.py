@@ -18,7 +18,7 @@ import grpc
 import pytest
 
 from heartsbot.client import BotClient
-from heartsbot.proto import tournament_pb2, tournament_pb2_grpc
+from heartsbot.proto import bot_pb2, tournament_pb2, tournament_pb2_grpc
 from heartsbot.strategies import make_strategy
 from heartsbot.strategies.graded import LEVELS
 from heartsd import standings as stats
@@ -27,7 +27,7 @@ from heartsd.schedule import balanced_schedule, pair_counts, spread
 from heartsd.store import Store
 from heartsd.tournaments import TournamentStore
 
-from .harness import ADMIN, BOTS, auth, run, running_daemon
+from .harness import ADMIN, BOTS, Bot, auth, run, running_daemon
 
 P = tournament_pb2
 
@@ -230,7 +230,9 @@ def test_tournament_service_plays_a_schedule_with_byes_and_frozen_versions(tmp_p
             return errors, t, erin_blocked, why, listed, cancelled, seen
 
     errors, t, erin_blocked, why, listed, cancelled, seen = run(scenario())
-    assert why and all("bot 'erin' is connected as version 'v2'" in w and "'v1'" in w for w in why), why
+    # The public text names the frozen version (the roster shows it), never the live one.
+    assert why and all("bot 'erin' is not connected as the version frozen at the start, 'v1'" in w and "v2" not in w
+                       for w in why), why
     assert not any(row.waiting for row in t.tables)  # finished: nothing waits
     assert errors == {"no token": grpc.StatusCode.UNAUTHENTICATED, "too few": grpc.StatusCode.INVALID_ARGUMENT,
                       "absent": grpc.StatusCode.FAILED_PRECONDITION, "twice": grpc.StatusCode.INVALID_ARGUMENT,
@@ -257,44 +259,57 @@ def test_tournament_service_plays_a_schedule_with_byes_and_frozen_versions(tmp_p
 
 
 def test_a_cancelled_tournament_starts_no_table_even_one_waiting_for_its_bots(tmp_path, monkeypatch):
-    """Cancel a tournament while its first table waits for a bot that left; the bot comes
-    back: no match of the tournament starts, and its unfinished tables read pending.
-    Before (an attack pass), the table kept waiting, started when the bot returned and
-    played every deal, holding its bots' slots, and its rows stayed "running" for good."""
+    """A table waits for dave, who is busy in another match, then drains with a reason in
+    his owner's words; the table's public waiting text says so without the reason, his
+    slots or his match. Then the tournament is cancelled and dave comes back: no match of
+    the tournament starts, and its unfinished tables read pending. Before (an attack pass),
+    the waiting text carried the drain reason word for word, and the table started when its
+    bot came back, after the cancel, played every deal holding its bots' slots, and its rows
+    stayed "running" for good."""
     monkeypatch.setattr(tours, "SEAT_WAIT_S", 0.5)
-    names = dict(zip(("alice", "bob", "carol", "dave"), ("random", "heuristic", "random", "heuristic")))
-    tokens = {n: BOTS[n] for n in names}
+    names = dict(zip(("alice", "bob", "carol"), ("random", "heuristic", "random")))
+
+    async def waiting(stub, tournament_id: str, text: str) -> list[str]:  # type: ignore[no-untyped-def]
+        for _ in range(600):
+            t = (await stub.GetTournament(P.GetTournamentRequest(id=tournament_id))).tournament
+            why = [row.waiting for row in t.tables if row.waiting]
+            if any(text in w for w in why):
+                break
+            await asyncio.sleep(0.05)
+        return why
 
     async def scenario():
         async with running_daemon(tmp_path) as daemon:
-            clients = await _clients(daemon.target, tokens, names)
-            dave = next(c for c in clients if c.name == "dave")
+            clients = await _clients(daemon.target, {n: BOTS[n] for n in names}, names)
+            dave = await Bot(daemon, "dave", policy=lambda request, bot: None, max_matches=1).start()
+            elsewhere = await daemon.create_match(["dave", "house:random", "house:random", "house:random"], deals=50)
             async with daemon.channel() as channel:
                 stub = tournament_pb2_grpc.TournamentServiceStub(channel)
                 created = (await stub.CreateTournament(P.CreateTournamentRequest(
-                    name="gone", bots=list(names), rounds=2, deals_per_match=2), metadata=auth(ADMIN))).tournament
-                await _stop([dave])  # round 1 (or round 0, if it had not started yet) waits for dave
-                for _ in range(1200):  # until a table's wait for dave is known
-                    t = (await stub.GetTournament(P.GetTournamentRequest(id=created.id))).tournament
-                    if any(row.waiting for row in t.tables):
-                        break
-                    await asyncio.sleep(0.05)
-                assert any("bot 'dave' is not connected" in row.waiting for row in t.tables)
+                    name="gone", bots=[*names, "dave"], rounds=2, deals_per_match=2),
+                    metadata=auth(ADMIN))).tournament
+                busy = await waiting(stub, created.id, "dave")
+                dave.send(bot_pb2.PlayRequest(drain=bot_pb2.Drain(
+                    reason="<b>NOTICE</b> the tournament is void, claim your prize at evil.example")))
+                draining = await waiting(stub, created.id, "draining")
                 await stub.CancelTournament(P.CancelTournamentRequest(id=created.id), metadata=auth(ADMIN))
                 cancelled_ms = time.time() * 1000
-                back = await _clients(daemon.target, {"dave": tokens["dave"]}, names)
+                await dave.close()
+                back = await Bot(daemon, "dave").start()  # the version frozen at the start ("test")
                 await asyncio.sleep(2.0)  # four of the director's seat waits
                 started = [m for m in daemon.arena.store.list(limit=100) if m.created_ms >= cancelled_ms]
                 alive = [m for m, why in daemon.arena.purposes.items() if created.id in why]
                 t = (await stub.GetTournament(P.GetTournamentRequest(id=created.id))).tournament
-            await _stop([c for c in clients if c is not dave] + back)
-            return t, started, alive
+            await back.close()
+            await _stop(clients)
+            return busy, draining, elsewhere, t, started, alive
 
-    t, started, alive = run(scenario())
+    busy, draining, elsewhere, t, started, alive = run(scenario())
+    assert busy == ["waited 0.5 s for the seats: bot 'dave' is busy in other matches"], busy
+    assert draining == ["bot 'dave' is draining: it finishes its running matches and takes no new one"], draining
     assert t.status == P.TOURNAMENT_STATUS_CANCELLED
     assert started == [] and alive == [], [(m.id, m.status) for m in started]
-    assert {row.status for row in t.tables} <= {"finished", "pending"} and "pending" in [r.status for r in t.tables]
-    assert not any(r.waiting for r in t.tables)
+    assert [row.status for row in t.tables] == ["pending", "pending"] and not any(r.waiting for r in t.tables)
 
 
 # -- a real daemon process, killed -------------------------------------------------------------
