@@ -232,9 +232,10 @@ class Arena:
                 match_id=answer.match_id, request_id=answer.request_id, code=bot_pb2.REJECTION_CODE_STALE_REQUEST,
                 reason="that request is already resolved (answered, or defaulted when its time ran out)")
         request_id = echo_id(answer.request_id)
+        reason = ("no request with that id was sent to you in this match" if request_id else
+                  _TOO_LONG if answer.request_id else "an answer needs the request_id of the request it answers")
         return bot_pb2.AnswerRejected(
-            match_id=answer.match_id, request_id=request_id, code=bot_pb2.REJECTION_CODE_UNKNOWN_REQUEST,
-            reason="no request with that id was sent to you in this match" if request_id else _TOO_LONG)
+            match_id=answer.match_id, request_id=request_id, code=bot_pb2.REJECTION_CODE_UNKNOWN_REQUEST, reason=reason)
 
     @staticmethod
     def _unknown_match(match_id: str, request_id: str, reason: str) -> bot_pb2.AnswerRejected:

@@ -530,8 +530,8 @@ class MatchRunner:
     def _rejection(
         self, answer: bot_pb2.Answer, code: int, reason: str, retry: bool, slot: SeatSlot
     ) -> bot_pb2.AnswerRejected:
-        remaining = 0
-        if slot.pending is not None:
+        remaining = 0  # also when no retry is left: the default is played at once
+        if retry and slot.pending is not None:
             now = time.monotonic()
             spent = now - slot.pending.sent_at - self._stalled(slot.pending.sent_at, now)
             remaining = max(0, int((slot.clock.budget_s() - spent) * 1000))

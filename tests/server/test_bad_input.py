@@ -106,7 +106,8 @@ def test_in_band_rejections_for_wrong_ids_twice_other_matches_and_malformed_card
         empty = bot_pb2.Answer(request_id=request.request_id)
         other_match = bot_pb2.Answer(match_id="m-elsewhere", request_id=request.request_id, play=good.play)
         twice = bot_pb2.Answer(request_id=request.request_id, play=good.play)
-        return [wrong_id, no_card, wrong_kind, other_match, good, twice, empty]
+        no_id = bot_pb2.Answer(play=good.play)
+        return [wrong_id, no_card, wrong_kind, other_match, no_id, good, twice, empty]
 
     async def scenario():
         async with running_daemon(tmp_path, max_illegal=5) as daemon:
@@ -123,10 +124,13 @@ def test_in_band_rejections_for_wrong_ids_twice_other_matches_and_malformed_card
         bot_pb2.REJECTION_CODE_MALFORMED,
         bot_pb2.REJECTION_CODE_MALFORMED,
         bot_pb2.REJECTION_CODE_UNKNOWN_MATCH,
+        bot_pb2.REJECTION_CODE_UNKNOWN_REQUEST,
         bot_pb2.REJECTION_CODE_STALE_REQUEST,
         bot_pb2.REJECTION_CODE_STALE_REQUEST,
     ]
     assert "not a card" in bot.rejections[1].reason
+    # No request id at all: said so (before, the reason spoke of an id too long to echo).
+    assert bot.rejections[4].reason == "an answer needs the request_id of the request it answers"
     assert "'play' answer" in bot.rejections[2].reason
     assert stored.status == "finished"
     assert all(d.provenance == P.PROVENANCE_BOT for d in stored.record.decisions if d.seat == 0)

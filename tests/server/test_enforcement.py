@@ -91,6 +91,9 @@ def test_repeated_illegal_answers_get_the_default(tmp_path):
     assert [r.code for r in bot.rejections[:2]] == [bot_pb2.REJECTION_CODE_MALFORMED] * 2
     assert [r.retry for r in bot.rejections[:2]] == [True, False]
     assert "exactly 3" in bot.rejections[0].reason
+    # The last rejection comes with the default played: no time is left for the decision
+    # (before, it reported the time as if the bot could still answer).
+    assert bot.rejections[0].remaining_ms > 0 and bot.rejections[1].remaining_ms == 0
 
 
 def test_auto_play_ends_when_the_bot_answers_again(tmp_path):
