@@ -49,10 +49,32 @@ class ArenaError(Exception):
     the caller who asked (an admin) and the log; empty when there is no such version."""
 
     def __init__(self, kind: str, message: str, public: str = "") -> None:
+        message = clipped(message)
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.public = public
+
+
+MAX_MESSAGE_CHARS = 1000  # a refusal's text; ours are far shorter, a caller's echoed input need not be
+
+
+def clipped(message: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``message``, cut to ``limit`` characters with a note of how much was cut. Refusals
+    quote what the caller sent (an id, a name); before (an attack pass), NOT_FOUND for a
+    60,000-character match id repeated it whole, past what common clients accept as a
+    status message."""
+    if len(message) <= limit:
+        return message
+    return f"{message[:limit]}… ({len(message) - limit} more characters)"
+
+
+def quoted(value: str, limit: int = 64) -> str:
+    """A caller's string as a refusal quotes it: repr'd, clipped past ``limit`` characters
+    (with its length)."""
+    if len(value) <= limit:
+        return repr(value)
+    return f"{value[:limit] + '…'!r} ({len(value)} characters)"
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from heartsbot.proto import (
 )
 
 from . import __version__, pages, spectating
-from .arena import Arena, ArenaError, SeatRequest
+from .arena import Arena, ArenaError, SeatRequest, clipped, quoted
 from .budgets import Budget, BudgetExhausted, admit
 from .sessions import RESUMES_PER_SEAT, BotSession
 
@@ -40,6 +40,7 @@ log = structlog.get_logger("heartsd.api")
 REFUSE_READ_S = 0.5
 HELLO_TIMEOUT_S = 10.0  # a stream that says nothing holds a slot of the bot streams' budget
 GREETINGS_PER_BOT = 4  # streams of one bot at once between opening and their hello
+MAX_VERSION_CHARS = 128  # hello.version: logged at every connect, frozen into tournament rosters
 # See BotService._end. The quiet pause is long enough that a loaded machine's scheduling
 # gap in a client's writes (measured: a 207 ms stall) does not look like the end of them.
 DRAIN_S, DRAIN_QUIET_S = 2.0, 0.5
@@ -202,7 +203,7 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
             try:
                 active = self.arena.connect(session)
                 log.info("bot connected", bot=bot, session=session.id, version=hello.version,
-                         rulesets=list(hello.rulesets), active=len(active), max_matches=granted)
+                         rulesets=sorted(session.rulesets), active=len(active), max_matches=granted)
                 await context.write(bot_pb2.PlayResponse(welcome=bot_pb2.Welcome(
                     session_id=session.id, bot_name=bot, server_version=__version__, active_matches=active,
                     max_concurrent_matches=granted)))
@@ -297,10 +298,15 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
         if not hello.name:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "hello.name is required")
         if hello.name != bot:
-            await context.abort(grpc.StatusCode.PERMISSION_DENIED, f"this token belongs to bot {bot!r}, not {hello.name!r}")
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED,
+                                f"this token belongs to bot {bot!r}, not {quoted(hello.name)}")
+        if len(hello.version) > MAX_VERSION_CHARS:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"hello.version is at most {MAX_VERSION_CHARS} "
+                                f"characters, got {len(hello.version)}")
         unknown = sorted(set(hello.rulesets) - set(PRESETS))
         if unknown:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"unknown rulesets: {', '.join(unknown)}")
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                clipped(f"unknown rulesets: {', '.join(unknown)}"))
         if hello.max_concurrent_matches < 0:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "max_concurrent_matches must not be negative")
         return bot, hashed, hello

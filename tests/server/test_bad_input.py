@@ -57,6 +57,13 @@ def hello(name="alice", **kw):
             grpc.StatusCode.RESOURCE_EXHAUSTED,
             "",
         ),
+        # Within the message limit, a 30,000-character version was taken (an attack pass):
+        # logged whole at every connect (42 KB a line) and frozen into a tournament's roster.
+        ([hello(version="v" * 129)], auth(BOTS["alice"]), grpc.StatusCode.INVALID_ARGUMENT,
+         "hello.version is at most 128 characters, got 129"),
+        # The refusal quotes the caller's name clipped, not whole (it echoed 60,000 characters).
+        ([hello("b" * 5000)], auth(BOTS["alice"]), grpc.StatusCode.PERMISSION_DENIED,
+         "belongs to bot 'alice', not 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb…' (5000 characters)"),
     ],
 )
 def test_bot_stream_errors_get_the_right_status(tmp_path, messages, metadata, code, text):
@@ -188,6 +195,24 @@ def test_create_match_validation(tmp_path, change, code, text):
 
     err = run(scenario())
     assert err.code() == code and text in err.details()
+
+
+def test_a_refusal_quotes_a_long_input_clipped(tmp_path):
+    """NOT_FOUND for a 60,000-character id: the message names it clipped (before, whole:
+    60,009 characters, past what common clients take as a status message)."""
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            async with daemon.channel() as channel:
+                spectator = spectator_pb2_grpc.SpectatorServiceStub(channel)
+                try:
+                    await spectator.GetMatchRecord(spectator_pb2.GetMatchRecordRequest(match_id="m" * 60_000))
+                except grpc.aio.AioRpcError as exc:
+                    return exc
+
+    err = run(scenario())
+    assert err.code() == grpc.StatusCode.NOT_FOUND
+    assert err.details().startswith("no match mmm") and len(err.details()) < 1100
+    assert err.details().endswith("more characters)")
 
 
 def test_admin_and_spectator_errors(tmp_path):
