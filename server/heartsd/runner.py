@@ -57,6 +57,11 @@ P = game_pb2
 CHECKPOINT_EVERY_S = 5.0
 _CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution  # a timer may run this early
 MOVES_PER_TURN = 32  # moves in a row (house, defaults) before yielding to the event loop
+# How long a request of a seat on auto-play waits for its bot before the default. Not 0: a
+# default played at once, among house seats that play at once, auto-played the rest of the
+# match before the bot's next answer was even read, and auto-play never ended. A bot's
+# answer within it counts; a later one is stale, and ends auto-play all the same.
+AUTO_LISTEN_S = 0.02
 STATUS_NAMES = {
     P.MATCH_STATUS_FINISHED: "finished",
     P.MATCH_STATUS_ABORTED: "aborted",
@@ -368,7 +373,8 @@ class MatchRunner:
         self._advance()
 
     def _request_decision(self, slot: SeatSlot) -> None:
-        """Send ``slot`` its request, or play the default at once (auto-play, long gone)."""
+        """Send ``slot`` its request and time it (by its clock; AUTO_LISTEN_S on auto-play), or
+        play the default at once if its bot is gone past the grace period."""
         match = self.match
         default = match.default_action(slot.seat)  # chosen before asking
         now = time.monotonic()
@@ -381,14 +387,11 @@ class MatchRunner:
         session = self._send(slot, self._request(slot, pending, 0))
         if session is not None:  # a new request: the bot may get its retries and a late answer rejected
             session.allow_waste(self._waste_per_request)
-        if slot.auto:
-            self._default(slot, P.PROVENANCE_AUTO)
-            return
         away_since = slot.away_since
-        if away_since is not None and now - away_since >= self._grace_s:
-            self._default(slot, P.PROVENANCE_DISCONNECT)
+        if away_since is not None and now - away_since >= self._grace_s:  # no bot to listen for
+            self._default(slot, P.PROVENANCE_AUTO if slot.auto else P.PROVENANCE_DISCONNECT)
             return
-        pending.deadline = deadline = now + slot.clock.budget_s()
+        pending.deadline = deadline = now + (AUTO_LISTEN_S if slot.auto else slot.clock.budget_s())
         if deadline < self._deadline_at:
             self._arm_deadline(deadline)
         if away_since is not None:
@@ -436,6 +439,9 @@ class MatchRunner:
             self._arm_deadline(earliest)
 
     def _time_out(self, slot: SeatSlot) -> None:
+        if slot.auto:  # it waited AUTO_LISTEN_S, not the seat's clock
+            self._default(slot, P.PROVENANCE_AUTO)
+            return
         slot.clock.exhaust()
         self._default(slot, P.PROVENANCE_TIMEOUT)
 

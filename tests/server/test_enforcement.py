@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from heartsbot.proto import bot_pb2, game_pb2
 
 from .harness import Bot, first_legal, run, running_daemon
@@ -96,13 +98,18 @@ def test_repeated_illegal_answers_get_the_default(tmp_path):
     assert bot.rejections[0].remaining_ms > 0 and bot.rejections[1].remaining_ms == 0
 
 
-def test_auto_play_ends_when_the_bot_answers_again(tmp_path):
+@pytest.mark.parametrize("house_delay_ms", [20, 0])
+def test_auto_play_ends_when_the_bot_answers_again(tmp_path, house_delay_ms):
+    """Also against house seats that play at once (`heartsbot local`'s): before (a client
+    written from proto/ alone), the rest of such a match was auto-played in a few
+    milliseconds, before the bot's answer was even read, so auto-play never ended."""
     def policy(request, bot):
         bot.count = getattr(bot, "count", 0) + 1
         return None if bot.count <= 3 else first_legal(request, bot)
 
     async def scenario():
-        async with running_daemon(tmp_path, decision_ms=50, bank_ms=0, auto_after=2, house_delay_ms=20) as daemon:
+        async with running_daemon(tmp_path, decision_ms=50, bank_ms=0, auto_after=2,
+                                  house_delay_ms=house_delay_ms) as daemon:
             bot = await Bot(daemon, "alice", policy).start()
             match_id = await daemon.create_match(["alice", *HOUSE3], seed=5)
             await bot.wait_ended(match_id)
