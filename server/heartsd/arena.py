@@ -89,6 +89,11 @@ class SeatProblem:
     detail: str
     public: str
 
+    @classmethod
+    def plain(cls, text: str) -> SeatProblem:
+        """A problem anyone may read as it is."""
+        return cls(text, text)
+
 
 def invalid(message: str) -> ArenaError:
     return ArenaError("invalid", message)
@@ -305,7 +310,7 @@ class Arena:
         for bot in wanted:
             session = self.sessions.get(bot)
             if session is None:
-                return SeatProblem(*[f"bot {bot!r} is not connected"] * 2)
+                return SeatProblem.plain(f"bot {bot!r} is not connected")
             if versions is not None and bot in versions and session.version != versions[bot]:
                 return SeatProblem(
                     f"bot {bot!r} is connected as version {session.version!r}; this match needs the version "
@@ -315,7 +320,7 @@ class Arena:
                 return SeatProblem(f"bot {bot!r} is connected with a token that no longer counts",
                                    f"bot {bot!r} cannot be seated now")
             if not session.plays(ruleset):
-                return SeatProblem(*[f"bot {bot!r} does not play {ruleset}"] * 2)
+                return SeatProblem.plain(f"bot {bot!r} does not play {ruleset}")
             if session.drain_reason:
                 return SeatProblem(_draining(bot, session.drain_reason), _draining(bot, ""))
             if self.free_slots(bot, reservation) < 1:  # a match takes one slot, however many seats
