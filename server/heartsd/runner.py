@@ -138,6 +138,11 @@ class Pending:
     grace_timer: asyncio.TimerHandle | None = None
     rejected: int = 0
     credited: float = 0.0  # server stall time the deadline was already extended by (lag.py)
+    auto: bool = False  # sent on auto-play: it waits AUTO_LISTEN_S, not the seat's clock
+
+    def budget_s(self, clock: SeatClock) -> float:
+        """How long this request may be open: AUTO_LISTEN_S on auto-play, else the clock's."""
+        return AUTO_LISTEN_S if self.auto else clock.budget_s()
 
 
 @dataclass(eq=False)
@@ -391,7 +396,8 @@ class MatchRunner:
         if away_since is not None and now - away_since >= self._grace_s:  # no bot to listen for
             self._default(slot, P.PROVENANCE_AUTO if slot.auto else P.PROVENANCE_DISCONNECT)
             return
-        pending.deadline = deadline = now + (AUTO_LISTEN_S if slot.auto else slot.clock.budget_s())
+        pending.auto = slot.auto
+        pending.deadline = deadline = now + pending.budget_s(slot.clock)
         if deadline < self._deadline_at:
             self._arm_deadline(deadline)
         if away_since is not None:
@@ -439,7 +445,9 @@ class MatchRunner:
             self._arm_deadline(earliest)
 
     def _time_out(self, slot: SeatSlot) -> None:
-        if slot.auto:  # it waited AUTO_LISTEN_S, not the seat's clock
+        # Sent on auto-play, it waited AUTO_LISTEN_S, not the seat's clock (even if a rejected
+        # answer has since ended auto-play): the default is AUTO, and the bank stays.
+        if slot.pending is not None and slot.pending.auto:
             self._default(slot, P.PROVENANCE_AUTO)
             return
         slot.clock.exhaust()
@@ -492,7 +500,7 @@ class MatchRunner:
         now = time.monotonic()
         elapsed = now - pending.sent_at
         credit = self._stalled(pending.sent_at, now)  # the server's own stalls (lag.py): 0.0 almost always
-        if elapsed - credit > slot.clock.budget_s():  # late, though its timer has not run yet
+        if elapsed - credit > pending.budget_s(slot.clock):  # late, though its timer has not run yet
             self._guarded(lambda: self._time_out(slot))
             return self._rejection(answer, bot_pb2.REJECTION_CODE_STALE_REQUEST, "too late: the default was played", False, slot)
         try:
@@ -540,7 +548,7 @@ class MatchRunner:
         if retry and slot.pending is not None:
             now = time.monotonic()
             spent = now - slot.pending.sent_at - self._stalled(slot.pending.sent_at, now)
-            remaining = max(0, int((slot.clock.budget_s() - spent) * 1000))
+            remaining = max(0, int((slot.pending.budget_s(slot.clock) - spent) * 1000))
         return bot_pb2.AnswerRejected(
             match_id=self.id, request_id=answer.request_id, code=code, reason=reason, retry=retry, remaining_ms=remaining
         )

@@ -122,6 +122,38 @@ def test_auto_play_ends_when_the_bot_answers_again(tmp_path, house_delay_ms):
     assert P.PROVENANCE_BOT in kinds[3:] and kinds[-1] == P.PROVENANCE_BOT
 
 
+def test_a_rejected_answer_on_auto_play_keeps_the_auto_wait_and_the_bank(tmp_path):
+    """A seat on auto-play (reached by illegal defaults, its bank intact) answers wrongly at
+    once: the rejection offers the 20 ms left, not the whole clock; when they pass the
+    default is AUTO, not TIMEOUT, and the bank is untouched (a review found the answer
+    turned the wait into a timeout that exhausted the bank)."""
+    def policy(request, bot):
+        bot.count = getattr(bot, "count", 0) + 1
+        bad = bot_pb2.Answer(request_id=request.request_id, moon=P.MOON_OPTION_ADD_TO_OTHERS)  # the wrong kind
+        if bot.count <= 2:
+            return [bad, bad]  # max_illegal 2: an ILLEGAL default each
+        if bot.count == 3:
+            return bad  # on auto-play now: one wrong answer, then silence
+        bot.banks = getattr(bot, "banks", []) + [request.clock.bank_ms]
+        return first_legal(request, bot)
+
+    async def scenario():
+        async with running_daemon(tmp_path, decision_ms=500, bank_ms=4000, max_illegal=2, auto_after=2) as daemon:
+            bot = await Bot(daemon, "alice", policy).start()
+            match_id = await daemon.create_match(["alice", *HOUSE3], seed=5)
+            await bot.wait_ended(match_id)
+            await bot.close()
+            return daemon.stored(match_id), bot
+
+    stored, bot = run(scenario())
+    kinds = [d.provenance for d in decisions_of(stored, 0)]
+    assert kinds[:3] == [P.PROVENANCE_ILLEGAL, P.PROVENANCE_ILLEGAL, P.PROVENANCE_AUTO], kinds
+    assert P.PROVENANCE_BOT in kinds[3:] and P.PROVENANCE_TIMEOUT not in kinds
+    on_auto = bot.rejections[4]
+    assert on_auto.retry and on_auto.remaining_ms <= 20, on_auto
+    assert bot.banks and all(b == 4000 for b in bot.banks), bot.banks[:3]
+
+
 def test_a_bot_that_leaves_is_defaulted_after_the_grace_period(tmp_path):
     def policy(request, bot):
         if request.kind == P.DECISION_KIND_PLAY and len(request.tricks) == 2:
