@@ -221,8 +221,8 @@ _TWO_FILE_BOT = (
 
 
 def test_a_strategy_file_imports_its_neighbours_and_may_use_dataclasses(tmp_path, monkeypatch):
-    """A strategy split over files, loaded from another folder, as ``python mybot.py`` runs
-    one: its folder is on the import path (at load and later), and the module is registered,
+    """A strategy split over files, loaded from another folder: its folder is on the import
+    path (at load and later), and the module is registered,
     so a dataclass under ``from __future__ import annotations`` works. Before, the helper's
     import failed (ModuleNotFoundError), and from the bot's own folder the dataclass did
     ('NoneType' object has no attribute '__dict__')."""
@@ -250,8 +250,9 @@ def test_a_strategy_file_imports_its_neighbours_and_may_use_dataclasses(tmp_path
 
 
 def test_a_strategy_file_named_like_a_module_shadows_nothing(tmp_path, monkeypatch):
-    """A strategy file called ``random.py`` (or ``json.py``...) is registered under a name of its
-    own: ``import random`` still gives the standard library's."""
+    """A strategy file called ``random.py`` (or ``tomllib.py``...) is registered under a name
+    of its own, and its folder comes after the installed modules: ``import random`` still
+    gives the standard library's."""
     import random
 
     from heartsbot.loading import load_strategy
@@ -267,6 +268,14 @@ def test_a_strategy_file_named_like_a_module_shadows_nothing(tmp_path, monkeypat
     assert sys.modules["random"] is random and hasattr(random, "shuffle")
     assert type(first).__module__ != "random" and type(first).__module__ != type(second).__module__
     assert type(first).__name__ == type(second).__name__ == "Lucky"
+    # A module not imported yet either (a review: with the folder already on the path, the
+    # file itself was found under that name, and `import tomllib` then gave the strategy).
+    monkeypatch.delitem(sys.modules, "tomllib", raising=False)
+    (tmp_path / "tomllib.py").write_text((tmp_path / "random.py").read_text())
+    assert type(load_strategy(str(tmp_path / "tomllib.py"))).__module__ != "tomllib"
+    import tomllib
+
+    assert hasattr(tomllib, "loads")
 
 
 def test_heartsbot_play_command_plays_and_stops_cleanly_on_ctrl_c(tmp_path):

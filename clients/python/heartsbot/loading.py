@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.machinery
 import importlib.util
 import inspect
 import os
@@ -92,16 +93,18 @@ def _run_file(path: Path) -> ModuleType:
     """The module of the strategy file ``path``, run as ``python path`` would run it; its
     failure as one line.
 
-    As for a script, the file's folder goes first on the import path (and stays: a
-    strategy may import a neighbour at its first play), so a strategy split over files
-    works from any folder. The module is registered in ``sys.modules`` while it runs and
+    The file's folder goes on the import path (and stays: a strategy may import a
+    neighbour at its first play), so a strategy split over files works from any folder. It
+    goes last, not first as for a script: heartsbot and grpc import modules after the
+    strategy loads, and a neighbour named like one of them (``json.py``) must not replace it. The module is registered in ``sys.modules`` while it runs and
     after, because dataclasses and ``typing.get_type_hints`` look a class's module up
     there (a ``@dataclass`` under ``from __future__ import annotations`` failed without
     it), under a name that shadows no other module (:func:`_module_name`)."""
-    folder = str(path.resolve().parent)
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
     name = _module_name(path)
+    folder = str(path.resolve().parent)
+    added = folder not in sys.path
+    if added:
+        sys.path.append(folder)
     module_spec = importlib.util.spec_from_file_location(name, path)
     assert module_spec is not None and module_spec.loader is not None
     module = importlib.util.module_from_spec(module_spec)
@@ -110,6 +113,8 @@ def _run_file(path: Path) -> ModuleType:
         module_spec.loader.exec_module(module)
     except Exception as exc:  # a syntax error, a failing import, any error at the file's top level
         del sys.modules[name]
+        if added:
+            sys.path.remove(folder)
         raise ValueError(f"cannot load {path}: {_where(exc, path)}") from None
     return module
 
@@ -128,12 +133,22 @@ def _module_name(path: Path) -> str:
 
 
 def _only_this_file(name: str, path: Path) -> bool:
-    """Whether ``import name`` would find nothing, or ``path`` itself."""
-    try:
-        found = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        return False
-    return found is None or (found.origin is not None and _same(found.origin, path))
+    """Whether ``import name`` finds no module but the file ``path`` (its own folder left out
+    of the search, as it may be on the import path already): no built-in, frozen, installed
+    or other module of that name."""
+    folder = os.path.abspath(path.parent)
+    elsewhere = [p for p in sys.path if os.path.abspath(p or os.curdir) != folder]
+    for finder in sys.meta_path:
+        find = getattr(finder, "find_spec", None)
+        if find is None:
+            continue
+        try:
+            found = find(name, elsewhere) if finder is importlib.machinery.PathFinder else find(name, None)
+        except (ImportError, ValueError):
+            return False
+        if found is not None:
+            return False
+    return True
 
 
 def _where(exc: Exception, path: Path | None) -> str:
