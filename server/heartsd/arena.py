@@ -84,7 +84,8 @@ class SeatProblem:
     state, its slots and matches); ``public`` only what the roster and the match list show
     already. Before (an attack pass), the public waiting text of a tournament table carried
     the detail: a bot's unreleased version string, and a drain reason its owner could write
-    on the leaderboard page."""
+    on the leaderboard page. A revoked token reads as not connected: a text of its own
+    would tell the token's state."""
 
     detail: str
     public: str
@@ -317,8 +318,9 @@ class Arena:
                     f"frozen at the start, {versions[bot]!r}",
                     f"bot {bot!r} is not connected as the version frozen at the start, {versions[bot]!r}")
             if self.tokens.state(bot, session.token_hash) in (TokenState.REVOKED, TokenState.ROTATED):
+                # Its session ends within about a second; publicly it is just not connected.
                 return SeatProblem(f"bot {bot!r} is connected with a token that no longer counts",
-                                   f"bot {bot!r} cannot be seated now")
+                                   f"bot {bot!r} is not connected")
             if not session.plays(ruleset):
                 return SeatProblem.plain(f"bot {bot!r} does not play {ruleset}")
             if session.drain_reason:
@@ -689,6 +691,11 @@ class Arena:
             await asyncio.sleep(0.5)
 
     # -- shutdown ---------------------------------------------------------------------------
+
+    async def started(self) -> None:
+        """Until every match being started (its rows being written) is running, or failed."""
+        if self._starts:
+            await asyncio.wait(list(self._starts))
 
     async def shutdown(self, grace_s: float, hurry: asyncio.Event | None = None) -> None:
         """Stop accepting matches, let running ones finish for ``grace_s`` (or until

@@ -343,6 +343,10 @@ class Tournaments:
         if director is not None:
             director.cancel()
             await asyncio.gather(director, return_exceptions=True)
+        # A start already writing its rows is shielded from the director's cancel: wait for it,
+        # so that its match is in the arena's runners for the sweep below (a review found one
+        # that started after the cancel and played every deal).
+        await self.arena.started()
         prefix = f"tournament {tournament_id} "  # the purpose its matches start with (_start)
         for match_id, purpose in list(self.arena.purposes.items()):
             if purpose.startswith(prefix) and match_id in self.arena.runners:

@@ -312,6 +312,46 @@ def test_a_cancelled_tournament_starts_no_table_even_one_waiting_for_its_bots(tm
     assert [row.status for row in t.tables] == ["pending", "pending"] and not any(r.waiting for r in t.tables)
 
 
+def test_a_cancel_during_a_tables_start_cancels_its_match(tmp_path):
+    """The cancel comes while a table's match is being written to the store (a slow store):
+    that match is cancelled too, not started after the cancel (a review reproduced it with a
+    0.5 s insert: the match then played every deal)."""
+    names = dict(zip(("alice", "bob", "carol", "dave"), ("random", "heuristic", "random", "heuristic")))
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            clients = await _clients(daemon.target, {n: BOTS[n] for n in names}, names)
+            arena = daemon.arena
+            writing = asyncio.Event()
+            insert = arena._insert
+            loop = asyncio.get_running_loop()
+
+            def slow_insert(runners):  # type: ignore[no-untyped-def]
+                loop.call_soon_threadsafe(writing.set)
+                time.sleep(1.0)
+                insert(runners)
+
+            arena._insert = slow_insert  # type: ignore[method-assign]
+            async with daemon.channel() as channel:
+                stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+                created = (await stub.CreateTournament(P.CreateTournamentRequest(
+                    name="slow", bots=list(names), rounds=1, deals_per_match=8), metadata=auth(ADMIN))).tournament
+                await asyncio.wait_for(writing.wait(), 30)
+                await stub.CancelTournament(P.CancelTournamentRequest(id=created.id), metadata=auth(ADMIN))
+                arena._insert = insert  # type: ignore[method-assign]
+                for _ in range(600):  # until the match that was being written is stored and has ended
+                    listed = arena.store.list(limit=10)
+                    if listed and not any(m.status == "running" for m in listed):
+                        break
+                    await asyncio.sleep(0.05)
+                stored = [(m.id, m.status, m.reason) for m in arena.store.list(limit=10)]
+            await _stop(clients)
+            return stored
+
+    stored = run(scenario())
+    assert len(stored) == 1 and stored[0][1] == "cancelled", stored  # before: "finished", every deal played
+
+
 # -- a real daemon process, killed -------------------------------------------------------------
 
 EIGHT = {f"b{i}-{level}": level for i, level in enumerate(LEVELS)}  # strongest first
