@@ -22,16 +22,22 @@ def silent(request, bot):
     return None
 
 
-def test_timeouts_use_the_bank_then_default_and_auto_play_takes_over(tmp_path):
+def play_alice(tmp_path, policy, seed, timeout=60, **settings):  # type: ignore[no-untyped-def]
+    """One match of alice, answering with ``policy``, against three house bots, on a daemon
+    with ``settings``: (the stored match, the bot)."""
     async def scenario():
-        async with running_daemon(tmp_path, decision_ms=100, bank_ms=300, auto_after=2) as daemon:
-            bot = await Bot(daemon, "alice", silent).start()
-            match_id = await daemon.create_match(["alice", *HOUSE3], seed=3)
-            await bot.wait_ended(match_id, timeout=30)
+        async with running_daemon(tmp_path, **settings) as daemon:
+            bot = await Bot(daemon, "alice", policy).start()
+            match_id = await daemon.create_match(["alice", *HOUSE3], seed=seed)
+            await bot.wait_ended(match_id, timeout=timeout)
             await bot.close()
             return daemon.stored(match_id), bot
 
-    stored, bot = run(scenario())
+    return run(scenario())
+
+
+def test_timeouts_use_the_bank_then_default_and_auto_play_takes_over(tmp_path):
+    stored, bot = play_alice(tmp_path, silent, 3, decision_ms=100, bank_ms=300, auto_after=2, timeout=30)
     mine = decisions_of(stored, 0)
     assert [d.provenance for d in mine[:2]] == [P.PROVENANCE_TIMEOUT, P.PROVENANCE_TIMEOUT]
     assert mine[0].think_ms >= 390  # decision time plus the whole bank
@@ -54,15 +60,7 @@ def test_an_illegal_answer_is_rejected_in_band_and_the_bot_may_retry(tmp_path):
         bad.play.CopyFrom(illegal)
         return [bad, good]
 
-    async def scenario():
-        async with running_daemon(tmp_path) as daemon:
-            bot = await Bot(daemon, "alice", policy).start()
-            match_id = await daemon.create_match(["alice", *HOUSE3], seed=11)
-            await bot.wait_ended(match_id)
-            await bot.close()
-            return daemon.stored(match_id), bot
-
-    stored, bot = run(scenario())
+    stored, bot = play_alice(tmp_path, policy, 11)
     rejection = bot.rejections[0]
     assert rejection.code == bot_pb2.REJECTION_CODE_ILLEGAL and rejection.retry
     assert rejection.reason and rejection.remaining_ms > 0
@@ -78,15 +76,7 @@ def test_repeated_illegal_answers_get_the_default(tmp_path):
         bad.pass_cards.cards.extend(request.hand[:2])  # two cards instead of three
         return [bad, bad]
 
-    async def scenario():
-        async with running_daemon(tmp_path, max_illegal=2) as daemon:
-            bot = await Bot(daemon, "alice", policy).start()
-            match_id = await daemon.create_match(["alice", *HOUSE3], seed=4)
-            await bot.wait_ended(match_id)
-            await bot.close()
-            return daemon.stored(match_id), bot
-
-    stored, bot = run(scenario())
+    stored, bot = play_alice(tmp_path, policy, 4, max_illegal=2)
     first = decisions_of(stored, 0)[0]
     assert first.kind == P.DECISION_KIND_PASS and first.provenance == P.PROVENANCE_ILLEGAL
     assert first.rejected_answers == 2
@@ -107,16 +97,7 @@ def test_auto_play_ends_when_the_bot_answers_again(tmp_path, house_delay_ms):
         bot.count = getattr(bot, "count", 0) + 1
         return None if bot.count <= 3 else first_legal(request, bot)
 
-    async def scenario():
-        async with running_daemon(tmp_path, decision_ms=50, bank_ms=0, auto_after=2,
-                                  house_delay_ms=house_delay_ms) as daemon:
-            bot = await Bot(daemon, "alice", policy).start()
-            match_id = await daemon.create_match(["alice", *HOUSE3], seed=5)
-            await bot.wait_ended(match_id)
-            await bot.close()
-            return daemon.stored(match_id)
-
-    stored = run(scenario())
+    stored, _ = play_alice(tmp_path, policy, 5, decision_ms=50, bank_ms=0, auto_after=2, house_delay_ms=house_delay_ms)
     kinds = [d.provenance for d in decisions_of(stored, 0)]
     assert kinds[:3] == [P.PROVENANCE_TIMEOUT, P.PROVENANCE_TIMEOUT, P.PROVENANCE_AUTO]
     assert P.PROVENANCE_BOT in kinds[3:] and kinds[-1] == P.PROVENANCE_BOT
@@ -137,15 +118,7 @@ def test_a_rejected_answer_on_auto_play_keeps_the_auto_wait_and_the_bank(tmp_pat
         bot.banks = getattr(bot, "banks", []) + [request.clock.bank_ms]
         return first_legal(request, bot)
 
-    async def scenario():
-        async with running_daemon(tmp_path, decision_ms=500, bank_ms=4000, max_illegal=2, auto_after=2) as daemon:
-            bot = await Bot(daemon, "alice", policy).start()
-            match_id = await daemon.create_match(["alice", *HOUSE3], seed=5)
-            await bot.wait_ended(match_id)
-            await bot.close()
-            return daemon.stored(match_id), bot
-
-    stored, bot = run(scenario())
+    stored, bot = play_alice(tmp_path, policy, 5, decision_ms=500, bank_ms=4000, max_illegal=2, auto_after=2)
     kinds = [d.provenance for d in decisions_of(stored, 0)]
     assert kinds[:3] == [P.PROVENANCE_ILLEGAL, P.PROVENANCE_ILLEGAL, P.PROVENANCE_AUTO], kinds
     assert P.PROVENANCE_BOT in kinds[3:] and P.PROVENANCE_TIMEOUT not in kinds
