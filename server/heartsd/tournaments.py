@@ -474,8 +474,6 @@ class Tournaments:
 
         arena = self.arena
         while arena.accepting:
-            if not await self._still_running(t.id):  # cancelled on another daemon of a shared store
-                return None
             try:
                 if len(group) == 1:
                     return [await arena.create_match(
@@ -506,4 +504,6 @@ class Tournaments:
                     await asyncio.sleep(SEAT_WAIT_S / 10)
                 else:
                     log.info("tournament match waiting for its bots", tournament=t.id, why=exc.message)
+                if not await self._still_running(t.id):  # cancelled on another daemon of a shared store
+                    return None
         return None
