@@ -228,6 +228,7 @@ class MatchRunner:
         self._last_checkpoint = time.monotonic()
         self._done = asyncio.Event()
         self._advancing = False
+        self._deal_end_due = False  # a deal ended inside this _advance: flush its seats at the end
         self._house_ready = False
         self._house_timer: asyncio.TimerHandle | None = None
         # One timer per match for the request deadlines, set for the earliest one: an
@@ -343,6 +344,15 @@ class MatchRunner:
             self._done.set()
         finally:
             self._advancing = False
+            if self._deal_end_due:  # a deal ended: what its seats were not asked with goes now
+                self._deal_end_due = False
+                self._flush_seats()
+
+    def _flush_seats(self) -> None:
+        """Send every remote seat its undelivered events (none: no message)."""
+        for slot in self.seats:
+            if slot.house is None:
+                self._send(slot, None)
 
     def _schedule_house(self) -> None:
         if self._house_timer is None:
@@ -596,10 +606,14 @@ class MatchRunner:
             score = encoder.deal_scored(len(self.match.results) - 1, self.match.results[-1], totals)
             log.add(P.Event(deal_scored=P.DealScored(score=score, totals=totals)))
             self.releases.update()
-            for slot in self.seats:
-                if slot.house is None:
-                    self._send(slot, None)
-            if not self.match.is_over:
+            if self.match.is_over:
+                self._flush_seats()
+            else:
+                # The seats' deal-end events go with their first request of the next deal
+                # where they act at once (every seat's pass), and alone to the others once
+                # the match has moved as far as it goes (_advance): one message fewer per
+                # seat and deal, never later than the next deal's first card.
+                self._deal_end_due = True
                 if time.monotonic() - self._last_checkpoint >= CHECKPOINT_EVERY_S:
                     self._save_checkpoint()
                 self._next_deal()
@@ -822,9 +836,7 @@ class MatchRunner:
         self.arena.forget(self)  # its bots are free for new matches before they hear it ended
         self.log_events.add(P.Event(match_ended=P.MatchEnded(result=result)))
         self.releases.update()
-        for slot in self.seats:
-            if slot.house is None:
-                self._send(slot, None)
+        self._flush_seats()
         self._wake_watchers()
         self.finished.set()
         # A set's other tables may still be dealing this seed's shuffles: its seed is in the

@@ -242,3 +242,44 @@ def test_a_seats_own_card_played_arrives_with_its_next_request_or_the_deals_end(
             assert len(mine) == 1, "the seat's own card arrives in the next update"
             answered += 1
     assert answered == 26
+
+
+def test_a_deals_last_events_come_with_the_next_deals_first_request_or_alone_at_once(tmp_path):
+    """A deal's end is one message per seat, not two: its last events (the last trick,
+    deal_scored) travel with the next deal's deal_started and, where the seat acts at once,
+    its request (every seat's pass; at a deal without passing, the opening lead). A seat
+    that does not act at once still gets them at once, before any card of the next deal.
+    The match's last deal ends in an update of its own, before match_ended."""
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with running_daemon(tmp_path) as daemon:
+            bots = [await Bot(daemon, n, random_legal(i)).start() for i, n in enumerate(NAMES)]
+            # Five deals of the standard rotation: left, right, across, hold, left.
+            match_id = await daemon.create_match(NAMES, deals=5, seed=5)
+            for bot in bots:
+                await bot.wait_ended(match_id)
+            for bot in bots:
+                await bot.close()
+            return bots
+
+    lone_deal_ends = 0
+    for bot in run(scenario()):
+        updates = [m.update for m in bot.received if m.HasField("update")]
+        ends = [u for u in updates if any(e.HasField("deal_scored") for e in u.events)]
+        assert len(ends) == 5, bot.name
+        for deal, update in enumerate(ends[:4], 1):  # every deal but the last
+            kinds = [e.WhichOneof("kind") for e in update.events]
+            assert "deal_started" in kinds[kinds.index("deal_scored"):], (bot.name, deal, kinds)
+            next_deal = kinds[kinds.index("deal_started"):]
+            assert "card_played" not in next_deal, (bot.name, deal, kinds)  # at once: before the next deal's first card
+            if deal in (1, 2, 4):  # the next deal passes: every seat's pass request comes with it
+                assert update.HasField("request") and update.request.kind == P.DECISION_KIND_PASS, (bot.name, deal)
+            elif not update.HasField("request"):  # deal 4 holds: only the two of clubs is asked at once
+                lone_deal_ends += 1
+            else:
+                assert update.request.kind == P.DECISION_KIND_PLAY
+        last = ends[4]
+        assert not last.HasField("request")
+        assert not any(e.HasField("match_ended") for e in last.events)  # announced once stored
+        assert updates[-1].events[-1].HasField("match_ended")
+    assert lone_deal_ends == 3  # the three seats without the two of clubs at the held deal
