@@ -246,6 +246,7 @@ class InstantBot:
         self._held: list[tuple[bot_pb2.MatchUpdate, bot_pb2.DecisionRequest]] = []
         self._releasing: asyncio.Task[None] | None = None
         self.decisions = 0
+        self.updates = 0  # MatchUpdates received: a request's, or events alone (a deal's or match's end)
         self.ended = 0
         self.waiters: dict[str, asyncio.Event] = {}
         self.round_trips: list[float] = []
@@ -289,6 +290,7 @@ class InstantBot:
                         self.welcomed.set()
                     continue
                 update = message.update
+                self.updates += 1
                 if not update.HasField("request"):  # a match's last update carries no request
                     if update.events and update.events[-1].HasField("match_ended"):
                         self.ended += 1
@@ -420,7 +422,9 @@ async def watch_web(client: Any, web_port: int, match_id: str) -> None:
         pass
 
 
-async def heartsd_latency(port: int, deals: int, meter: CpuMeter | None = None) -> tuple[list[float], float]:
+async def heartsd_latency(port: int, deals: int, meter: CpuMeter | None = None) -> tuple[list[float], float, float]:
+    """Round trips, the mean request's size, and MatchUpdates per decision (whole matches:
+    a count, not a time; 1 would be one message per request and none more)."""
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         bot = InstantBot(channel, "b999", 1)
         await bot.welcomed.wait()
@@ -434,7 +438,7 @@ async def heartsd_latency(port: int, deals: int, meter: CpuMeter | None = None) 
         if meter is not None:
             meter.stop(bot.decisions)
         await bot.close()
-        return bot.round_trips[len(bot.round_trips) // 10:], statistics.mean(bot.sizes)
+        return bot.round_trips[len(bot.round_trips) // 10:], statistics.mean(bot.sizes), bot.updates / bot.decisions
 
 
 async def heartsd_throughput(port: int, seconds: float, web_port: int | None = None, matches: int = 64,
@@ -565,7 +569,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                   (("latency", heartsd), ("floor_latency", floor_proc), ("throughput", heartsd),
                    ("floor_throughput", floor_proc))}
         try:
-            ours, size = await heartsd_latency(port, args.deals, meters["latency"])
+            ours, size, updates_per_decision = await heartsd_latency(port, args.deals, meters["latency"])
             floor = await floor_latency(floor_port, int(size), len(ours) + len(ours) // 9, meters["floor_latency"])
             ours_rates, floor_rates = [], []
             for _ in range(args.rounds):
@@ -588,6 +592,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         "floor_p99_us": percentile(floor, 0.99) * 1e6,
         "latency_ratio": statistics.median(ours) / statistics.median(floor),
         "message_bytes": size,
+        "updates_per_decision": updates_per_decision,
         "decisions_per_s": statistics.median(ours_rates),
         "floor_per_s": statistics.median(floor_rates),
         "throughput_ratio": statistics.median(o / f for o, f in zip(ours_rates, floor_rates)),
@@ -934,7 +939,7 @@ def compare_loops(args: argparse.Namespace) -> dict[str, Any]:
             size = 0
             for loop in loops:
                 _, port, _, floor_port = servers[loop]
-                ours, size_f = run_on_loop(heartsd_latency(port, args.deals), loop)
+                ours, size_f, _ = run_on_loop(heartsd_latency(port, args.deals), loop)
                 size = int(size_f)
                 floor = run_on_loop(floor_latency(floor_port, size, len(ours) + len(ours) // 9), loop)
                 latency[loop] = {"decision_p50_us": statistics.median(ours) * 1e6,
@@ -1008,7 +1013,7 @@ def work_sweep(args: argparse.Namespace) -> dict[str, Any]:
         heartsd, port, _ = start_heartsd(Path(tmp), 1000, loop=args.loop)
         try:
             for k in range(args.rounds):
-                samples, size = run_on_loop(heartsd_latency(port, MATCH_DEALS), args.loop)
+                samples, size, _ = run_on_loop(heartsd_latency(port, MATCH_DEALS), args.loop)
                 ours_lat.append(statistics.median(samples) * 1e6)
                 ours_thr.append(run_on_loop(heartsd_throughput(port, args.seconds), args.loop))
                 for w in works:
@@ -1111,6 +1116,7 @@ def main() -> int:
         ("bare grpc.aio ping-pong p50 / p99 (us)", f"{r['floor_p50_us']:,.0f} / {r['floor_p99_us']:,.0f}"),
         ("latency ratio (p50)", f"{r['latency_ratio']:.2f}"),
         ("mean request message (bytes)", f"{r['message_bytes']:.0f}"),
+        ("updates per decision (whole matches)", f"{r['updates_per_decision']:.3f}"),
         ("decisions/s, 64 matches, 64 bot streams", f"{r['decisions_per_s']:,.0f}"),
         ("ping-pong round trips/s, 64 streams", f"{r['floor_per_s']:,.0f}"),
         ("throughput ratio (median of rounds)", f"{r['throughput_ratio']:.2f}"),

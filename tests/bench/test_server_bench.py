@@ -41,6 +41,11 @@ def test_the_default_run_reports_memory_per_match_as_a_slope() -> None:
         cpu = result["cpu_us"][side]
         assert cpu["server"] >= cpu["loop_thread"] > 0 and cpu["client"] > 0, side
     assert "CPU us per decision, one stream: loop / server / client" in out
+    # One 12-deal match, one bot in every seat: 660 requests, and 17 updates of events alone
+    # (3 seats at each of the 3 deals before a deal without passing, the last deal's end and
+    # match_ended to 4 seats): 677 / 660. A separate update at every deal's end gave 712 / 660.
+    assert result["updates_per_decision"] == round(677 / 660, 3)
+    assert "updates per decision (whole matches)" in out
 
 
 def test_the_work_sweep_puts_the_ratios_in_server_work() -> None:
