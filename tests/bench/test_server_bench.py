@@ -46,6 +46,7 @@ def test_the_default_run_reports_memory_per_match_as_a_slope() -> None:
     # match_ended to 4 seats): 677 / 660. A separate update at every deal's end gave 712 / 660.
     assert result["updates_per_decision"] == round(677 / 660, 3)
     assert "updates per decision (whole matches)" in out
+    assert len(result["latency_ratios"]) == 1 and result["latency_ratio"] == result["latency_ratios"][0]
 
 
 def test_the_work_sweep_puts_the_ratios_in_server_work() -> None:
