@@ -325,6 +325,8 @@ class MatchRunner:
                             self._schedule_house()
                             continue
                         self._house_ready = False
+                        if self._deal_end_due and self.match.deal.phase is _PLAYING:
+                            self._flush_deal_end()  # before a house seat's card of the next deal
                         if slot.house.searches:
                             self._house_think(slot)
                             continue
@@ -345,8 +347,11 @@ class MatchRunner:
         finally:
             self._advancing = False
             if self._deal_end_due:  # a deal ended: what its seats were not asked with goes now
-                self._deal_end_due = False
-                self._flush_seats()
+                self._flush_deal_end()
+
+    def _flush_deal_end(self) -> None:
+        self._deal_end_due = False
+        self._flush_seats()
 
     def _flush_seats(self) -> None:
         """Send every remote seat its undelivered events (none: no message)."""
@@ -611,8 +616,9 @@ class MatchRunner:
             else:
                 # The seats' deal-end events go with their first request of the next deal
                 # where they act at once (every seat's pass), and alone to the others once
-                # the match has moved as far as it goes (_advance): one message fewer per
-                # seat and deal, never later than the next deal's first card.
+                # the match has moved as far as it goes, or before a house seat plays a card
+                # (_advance): one message fewer per seat and deal, never later than the next
+                # deal's first card.
                 self._deal_end_due = True
                 if time.monotonic() - self._last_checkpoint >= CHECKPOINT_EVERY_S:
                     self._save_checkpoint()

@@ -283,3 +283,33 @@ def test_a_deals_last_events_come_with_the_next_deals_first_request_or_alone_at_
         assert not any(e.HasField("match_ended") for e in last.events)  # announced once stored
         assert updates[-1].events[-1].HasField("match_ended")
     assert lone_deal_ends == 3  # the three seats without the two of clubs at the held deal
+
+
+def test_a_deals_end_reaches_every_seat_before_a_house_seat_leads_the_next_deal(tmp_path):
+    """At a deal without passing the opening lead may be a house seat's, played at once:
+    the bots' deal-end update still comes before that card, not with it."""
+
+    async def scenario(seed: int):  # type: ignore[no-untyped-def]
+        (tmp_path / str(seed)).mkdir()
+        async with running_daemon(tmp_path / str(seed)) as daemon:
+            bots = [await Bot(daemon, n, random_legal(i)).start() for i, n in enumerate(NAMES[:2])]
+            match_id = await daemon.create_match([*NAMES[:2], "house:random", "house:random"], deals=4, seed=seed)
+            for bot in bots:
+                await bot.wait_ended(match_id)
+            for bot in bots:
+                await bot.close()
+            return bots
+
+    house_leads = 0
+    for seed in range(1, 5):
+        for bot in run(scenario(seed)):
+            ends = [m.update for m in bot.received
+                    if m.HasField("update") and any(e.HasField("deal_scored") for e in m.update.events)]
+            held = ends[2]  # the end of deal 3: deal 4 holds, and its lead is played at once
+            kinds = [e.WhichOneof("kind") for e in held.events]
+            assert "card_played" not in kinds[kinds.index("deal_scored"):], (seed, bot.name, kinds)
+            events = [e for m in bot.received if m.HasField("update") for e in m.update.events]
+            starts = [i for i, e in enumerate(events) if e.HasField("deal_started")]
+            lead = next(e for e in events[starts[3]:] if e.HasField("card_played"))
+            house_leads += lead.card_played.seat >= 2
+    assert house_leads  # some deal 4 was led by a house seat (seats 2 and 3)
