@@ -244,6 +244,20 @@ def test_a_seats_own_card_played_arrives_with_its_next_request_or_the_deals_end(
     assert answered == 26
 
 
+async def _bots_after_a_match(tmp_path, seats: list[str], deals: int, seed: int) -> list[Bot]:  # type: ignore[no-untyped-def]
+    """One match of random legal bots in ``seats`` (names, or "house:..."), played to its end:
+    the bots, with everything they received."""
+    async with running_daemon(tmp_path) as daemon:
+        names = [s for s in seats if not s.startswith("house:")]
+        bots = [await Bot(daemon, n, random_legal(i)).start() for i, n in enumerate(names)]
+        match_id = await daemon.create_match(seats, deals=deals, seed=seed)
+        for bot in bots:
+            await bot.wait_ended(match_id)
+        for bot in bots:
+            await bot.close()
+        return bots
+
+
 def test_a_deals_last_events_come_with_the_next_deals_first_request_or_alone_at_once(tmp_path):
     """A deal's end is one message per seat, not two: its last events (the last trick,
     deal_scored) travel with the next deal's deal_started and, where the seat acts at once,
@@ -251,19 +265,9 @@ def test_a_deals_last_events_come_with_the_next_deals_first_request_or_alone_at_
     that does not act at once still gets them at once, before any card of the next deal.
     The match's last deal ends in an update of its own, before match_ended."""
 
-    async def scenario():  # type: ignore[no-untyped-def]
-        async with running_daemon(tmp_path) as daemon:
-            bots = [await Bot(daemon, n, random_legal(i)).start() for i, n in enumerate(NAMES)]
-            # Five deals of the standard rotation: left, right, across, hold, left.
-            match_id = await daemon.create_match(NAMES, deals=5, seed=5)
-            for bot in bots:
-                await bot.wait_ended(match_id)
-            for bot in bots:
-                await bot.close()
-            return bots
-
     lone_deal_ends = 0
-    for bot in run(scenario()):
+    # Five deals of the standard rotation: left, right, across, hold, left.
+    for bot in run(_bots_after_a_match(tmp_path, NAMES, deals=5, seed=5)):
         updates = [m.update for m in bot.received if m.HasField("update")]
         ends = [u for u in updates if any(e.HasField("deal_scored") for e in u.events)]
         assert len(ends) == 5, bot.name
@@ -289,20 +293,11 @@ def test_a_deals_end_reaches_every_seat_before_a_house_seat_leads_the_next_deal(
     """At a deal without passing the opening lead may be a house seat's, played at once:
     the bots' deal-end update still comes before that card, not with it."""
 
-    async def scenario(seed: int):  # type: ignore[no-untyped-def]
-        (tmp_path / str(seed)).mkdir()
-        async with running_daemon(tmp_path / str(seed)) as daemon:
-            bots = [await Bot(daemon, n, random_legal(i)).start() for i, n in enumerate(NAMES[:2])]
-            match_id = await daemon.create_match([*NAMES[:2], "house:random", "house:random"], deals=4, seed=seed)
-            for bot in bots:
-                await bot.wait_ended(match_id)
-            for bot in bots:
-                await bot.close()
-            return bots
-
     house_leads = 0
     for seed in range(1, 5):
-        for bot in run(scenario(seed)):
+        (tmp_path / str(seed)).mkdir()
+        seats = [*NAMES[:2], "house:random", "house:random"]
+        for bot in run(_bots_after_a_match(tmp_path / str(seed), seats, deals=4, seed=seed)):
             ends = [m.update for m in bot.received
                     if m.HasField("update") and any(e.HasField("deal_scored") for e in m.update.events)]
             held = ends[2]  # the end of deal 3: deal 4 holds, and its lead is played at once
