@@ -30,6 +30,7 @@ from .config import Settings
 from .lag import LoopMonitor
 from .memo import SharedValues
 from .runner import ClockPolicy, MatchRunner, SeatSlot
+from .missed import MissedEndings
 from .sessions import MAX_ID_CHARS, BotSession, SessionRegistry, echo_id
 from .shuffles import ShuffleRepeated
 from .slots import Reservation, SlotBook
@@ -135,6 +136,8 @@ class Arena:
         self.store = store
         self.checkpoints = CheckpointWriter(store.checkpoint_many)
         self.sessions = SessionRegistry()
+        # Seats' missed events of matches that ended while their bot was away (missed.py).
+        self.missed = MissedEndings(settings.missed_events_hold_s, settings.missed_events_max_bytes)
         self.runners: dict[str, MatchRunner] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._starting: dict[str, MatchRunner] = {}  # created, their row being written (create_match)
@@ -204,10 +207,13 @@ class Arena:
         return active
 
     def resume_all(self, session: BotSession) -> None:
-        """After the welcome: send every active match's missed events and pending request."""
+        """After the welcome: send every active match's missed events and pending request,
+        and what the bot missed of matches that ended while it was away."""
         for runner in list(self.runners.values()):
             for slot in runner.seats_of(session.bot):
                 runner.resume(slot, slot.delivered)
+        for update in self.missed.take(session.bot):
+            session.send(update)
 
     def disconnect(self, session: BotSession) -> None:
         if not self.sessions.close(session):

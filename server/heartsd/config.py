@@ -94,6 +94,11 @@ class Settings:
     # bytes waiting to be sent to it before a stream that does not read is ended.
     max_matches_per_bot: int = 64
     max_outbox_bytes: int = 16 * 1024 * 1024
+    # A match that ends while one of its bots is away: that seat's missed events, up to
+    # match_ended, wait for the bot's next hello this long, within this many bytes for
+    # every such seat together (missed.py; the oldest go first).
+    missed_events_hold_s: float = 600.0
+    missed_events_max_bytes: int = 16 * 1024 * 1024
     # The web front (heartsd.web): "HOST:PORT" to serve it on, "" for none. A person's
     # seat has its own clock (people think slower than bots); house bots at a person's
     # table pause between moves so the play can be followed.
@@ -226,6 +231,10 @@ class Settings:
             raise ConfigError("max_matches_per_bot: at least 1")
         if self.max_outbox_bytes < 64 * 1024:
             raise ConfigError("max_outbox_bytes: at least 65536 (64 KiB)")
+        if not 0 <= self.missed_events_hold_s <= 7 * 86400:
+            raise ConfigError(f"missed_events_hold_s: 0 (keep none) to 604800 (a week), got {self.missed_events_hold_s:g}")
+        if self.missed_events_max_bytes < 0:
+            raise ConfigError("missed_events_max_bytes: 0 (keep none) or more")
         if self.log_format not in ("json", "console"):
             raise ConfigError(f"log_format: json or console, got {self.log_format!r}")
         from .loop import CHOICES, uvloop_installed
@@ -404,6 +413,8 @@ _FIELDS = {
     "max_admin_calls": _int,
     "max_matches_per_bot": _int,
     "max_outbox_bytes": _int,
+    "missed_events_hold_s": _float,
+    "missed_events_max_bytes": _int,
     "web": _str,
     "human_decision_ms": _int,
     "human_bank_ms": _int,

@@ -843,6 +843,7 @@ class MatchRunner:
         self.log_events.add(P.Event(match_ended=P.MatchEnded(result=result)))
         self.releases.update()
         self._flush_seats()
+        self._keep_missed()
         self._wake_watchers()
         self.finished.set()
         # A set's other tables may still be dealing this seed's shuffles: its seed is in the
@@ -850,6 +851,15 @@ class MatchRunner:
         seed = {} if self.set_id else {"seed": match.seed}
         self.log.info("match ended", status=status_name, reason=reason, totals=totals, deals=len(match.results),
                       set_id=self.set_id or None, **seed)
+
+    def _keep_missed(self) -> None:
+        """The seats whose bot is away at the end: their missed events, up to match_ended,
+        wait for its next hello (Arena.missed)."""
+        last = self.log_events.last_sequence
+        for slot in self.seats:
+            if slot.house is None and slot.provenance == P.PROVENANCE_BOT and slot.delivered < last:
+                events = self.log_events.wire_for_seat(slot.seat, slot.delivered)
+                self.arena.missed.keep(slot.name, self.id, slot.seat, self._encoder.update(slot.seat, events, None))
 
     def _wake_watchers(self) -> None:
         for wake in self.watchers:

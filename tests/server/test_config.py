@@ -31,6 +31,8 @@ def test_precedence_defaults_file_env_flags(tmp_path):
         ({"HEARTSD_INSTANCE": ""}, "instance: a name"),
         ({"HEARTSD_SPECTATOR_DELAY_S": "-2"}, "must not be negative"),
         ({"HEARTSD_MAX_MESSAGE_BYTES": "10"}, "at least 1024"),
+        ({"HEARTSD_MISSED_EVENTS_HOLD_S": "1000000"}, "missed_events_hold_s: 0 .keep none. to 604800"),
+        ({"HEARTSD_MISSED_EVENTS_MAX_BYTES": "-1"}, "missed_events_max_bytes: 0"),
     ],
 )
 def test_bad_values_name_the_setting(env, message):

@@ -188,6 +188,48 @@ def test_resume_after_a_drop_in_the_middle_of_a_trick(tmp_path):
     assert stored.status == "finished"
 
 
+def test_a_bot_back_after_its_match_ended_gets_what_it_missed_up_to_match_ended(tmp_path):
+    """Before: a bot that dropped and came back once its match had ended (played out by the
+    server's defaults) heard nothing of it: no later events and no ``match_ended``, though
+    bot.proto promises every event it had not received. Now its seat's missed events come
+    after the next hello, once, as that seat sees them (no other seat's hand)."""
+    def dropper(request, bot):
+        if request.kind == P.DECISION_KIND_PLAY and len(request.tricks) >= 2:
+            bot.dropped = True
+            asyncio.get_running_loop().create_task(bot.drop())
+            return None
+        return first_legal(request, bot)
+
+    async def scenario():
+        async with running_daemon(tmp_path, decision_ms=100, bank_ms=0, grace_ms=50, auto_after=1) as daemon:
+            first = await Bot(daemon, "alice", dropper).start()
+            match_id = await daemon.create_match(["alice", *HOUSE3], seed=12, deals=2)
+            while not hasattr(first, "dropped"):
+                await asyncio.sleep(0.01)
+            await daemon.wait_finished(match_id, timeout=60)
+            second = await Bot(daemon, "alice", first_legal).start()
+            result = await second.wait_ended(match_id, timeout=10)
+            await second.close()
+            third = await Bot(daemon, "alice", first_legal).start()
+            await asyncio.sleep(0.3)
+            await third.close()
+            return daemon.stored(match_id), first, second, third, result
+
+    stored, first, second, third, result = run(scenario())
+    assert stored.status == "finished"
+    assert list(second.welcome.active_matches) == []  # it is no longer seated there
+    assert result == stored.result
+    seen_before = [e.sequence for e in first.events[(stored.id, 0)]]
+    seen_after = [e.sequence for e in second.events[(stored.id, 0)]]
+    assert seen_after[0] == max(seen_before) + 1
+    assert seen_before + seen_after == list(range(1, max(seen_after) + 1))  # none skipped, none twice
+    missed = second.events[(stored.id, 0)]
+    assert missed[-1].HasField("match_ended")
+    started = [e.deal_started for e in missed if e.HasField("deal_started")]
+    assert started and all(len(d.hands) == 0 and len(d.hand) == 13 for d in started)  # its own hand only
+    assert not [r for r in third.received if r.HasField("update")]  # once: a later hello gets nothing
+
+
 def test_explicit_resume_replays_from_a_sequence_number(tmp_path):
     def hold_first(request, bot):
         if not hasattr(bot, "held"):

@@ -1,0 +1,87 @@
+"""What a bot missed of a match that ended while it was away, kept for its return.
+
+bot.proto promises a reconnecting bot every event it had not received. A running
+match sends its own (``MatchRunner.resume``); a match that ended while a seat's bot
+was away is gone from memory by the time the bot says hello again, so at its end the
+seat's missed events, encoded as that seat's ``MatchUpdate`` (its own view: no other
+seat's hand), are kept here and sent once after the bot's next ``hello``.
+
+A bot that never comes back must not cost the daemon without bound: an entry is kept
+for at most ``hold_s`` seconds, and all of them together in at most ``max_bytes`` (the
+oldest go first). What is dropped can still be read with ``GetMatchRecord``.
+
+>>> clock = [0.0]
+>>> kept = MissedEndings(hold_s=60, max_bytes=10, clock=lambda: clock[0])
+>>> kept.keep("alice", "m-1", 0, b"abcd"); kept.keep("bob", "m-1", 1, b"efgh")
+>>> kept.keep("alice", "m-2", 0, b"ijkl")  # 12 bytes in all: alice's oldest goes
+>>> kept.take("alice"), kept.take("alice")
+([b'ijkl'], [])
+>>> clock[0] = 61.0
+>>> kept.take("bob")  # held too long
+[]
+>>> off = MissedEndings(hold_s=0, max_bytes=10)
+>>> off.keep("alice", "m-1", 0, b"abcd"); len(off)
+0
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+
+Key = tuple[str, str, int]  # (bot, match id, seat)
+
+
+class MissedEndings:
+    def __init__(self, hold_s: float, max_bytes: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.hold_s = hold_s
+        self.max_bytes = max_bytes
+        self._clock = clock
+        self._entries: OrderedDict[Key, tuple[float, bytes]] = OrderedDict()  # oldest first
+        self._by_bot: dict[str, set[Key]] = {}
+        self.bytes = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def keep(self, bot: str, match_id: str, seat: int, update: bytes) -> None:
+        """Keep ``update`` (a serialized PlayResponse) for ``bot``'s next hello. One larger
+        than ``max_bytes`` on its own is not kept."""
+        self._expire()
+        if self.hold_s <= 0 or len(update) > self.max_bytes:
+            return
+        key = (bot, match_id, seat)
+        self._drop(key)
+        self._entries[key] = (self._clock(), update)
+        self._by_bot.setdefault(bot, set()).add(key)
+        self.bytes += len(update)
+        while self.bytes > self.max_bytes:
+            self._drop(next(iter(self._entries)))
+
+    def take(self, bot: str) -> list[bytes]:
+        """What is kept for ``bot``, oldest first; it is then no longer kept."""
+        self._expire()
+        keys = self._by_bot.pop(bot, set())
+        taken = sorted((self._entries[k] for k in keys), key=lambda entry: entry[0])
+        for key in keys:
+            self.bytes -= len(self._entries.pop(key)[1])
+        return [update for _, update in taken]
+
+    def _expire(self) -> None:
+        limit = self._clock() - self.hold_s
+        while self._entries:
+            key, (kept_at, _) = next(iter(self._entries.items()))
+            if kept_at > limit:
+                return
+            self._drop(key)
+
+    def _drop(self, key: Key) -> None:
+        entry = self._entries.pop(key, None)
+        if entry is None:
+            return
+        self.bytes -= len(entry[1])
+        keys = self._by_bot[key[0]]
+        keys.discard(key)
+        if not keys:
+            del self._by_bot[key[0]]
