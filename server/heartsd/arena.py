@@ -211,7 +211,7 @@ class Arena:
         and what the bot missed of matches that ended while it was away."""
         for runner in list(self.runners.values()):
             for slot in runner.seats_of(session.bot):
-                runner.resume(slot, slot.delivered)
+                runner.reconnected(slot)
         for update in self.missed.take(session.bot):
             session.send(update)
 

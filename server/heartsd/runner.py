@@ -139,6 +139,7 @@ class Pending:
     rejected: int = 0
     credited: float = 0.0  # server stall time the deadline was already extended by (lag.py)
     auto: bool = False  # sent on auto-play: it waits AUTO_LISTEN_S, not the seat's clock
+    through: int = 0  # the seat's events up to here went with this request, as last sent
 
     def budget_s(self, clock: SeatClock) -> float:
         """How long this request may be open: AUTO_LISTEN_S on auto-play, else the clock's."""
@@ -151,7 +152,10 @@ class SeatSlot:
     name: str
     clock: SeatClock
     house: Strategy | None = None
-    delivered: int = 0
+    delivered: int = 0  # events up to here were handed to the seat's stream
+    # ... and up to here surely reached the bot: it answered a request sent with them. A
+    # stream can die with messages in flight, so a reconnect replays from here.
+    confirmed: int = 0
     pending: Pending | None = None
     consecutive_defaults: int = 0
     auto: bool = False
@@ -406,6 +410,7 @@ class MatchRunner:
         slot.issued.add(pending.request_id)
         session = self._send(slot, self._request(slot, pending, 0))
         if session is not None:  # a new request: the bot may get its retries and a late answer rejected
+            pending.through = slot.delivered
             session.allow_waste(self._waste_per_request)
         away_since = slot.away_since
         if away_since is not None and now - away_since >= self._grace_s:  # no bot to listen for
@@ -510,6 +515,8 @@ class MatchRunner:
         """Handle a bot's answer for ``slot``; return a rejection to send, or None."""
         pending = slot.pending
         slot.auto = False  # any answer shows the bot is back
+        if pending is not None and pending.request_id == answer.request_id and pending.through > slot.confirmed:
+            slot.confirmed = pending.through  # it read the request, so the events sent with it
         if pending is None or pending.request_id != answer.request_id:
             return self._rejection(answer, bot_pb2.REJECTION_CODE_STALE_REQUEST, "that request is no longer open", False, slot)
         now = time.monotonic()
@@ -766,9 +773,22 @@ class MatchRunner:
         if pending is not None:  # rebuilt: the clock shows what is left
             now = time.monotonic()
             spent = now - pending.sent_at - self._stalled(pending.sent_at, now)  # the server's stalls are not spent
-            self._send(slot, self._request(slot, pending, int(spent * 1000)))
+            if self._send(slot, self._request(slot, pending, int(spent * 1000))) is not None:
+                pending.through = slot.delivered
         else:
             self._send(slot, None)
+
+    def reconnected(self, slot: SeatSlot) -> None:
+        """The seat's bot said hello again: replay from what surely reached it."""
+        self.resume(slot, self.replay_from(slot))
+
+    @staticmethod
+    def replay_from(slot: SeatSlot) -> int:
+        """Where a bot's replay starts: after the events of the last request it answered,
+        the last point the server knows it read (later ones may have died with a stream;
+        the bot drops by sequence those it did get). A person's page follows the table
+        itself (heartsd.web), so its seat replays what was not handed to it."""
+        return min(slot.delivered, slot.confirmed) if slot.provenance == P.PROVENANCE_BOT else slot.delivered
 
     def disconnected(self, slot: SeatSlot) -> None:
         slot.away_since = time.monotonic()
@@ -858,7 +878,7 @@ class MatchRunner:
         last = self.log_events.last_sequence
         for slot in self.seats:
             if slot.house is None and slot.provenance == P.PROVENANCE_BOT and slot.delivered < last:
-                events = self.log_events.wire_for_seat(slot.seat, slot.delivered)
+                events = self.log_events.wire_for_seat(slot.seat, self.replay_from(slot))
                 self.arena.missed.keep(slot.name, self.id, slot.seat, self._encoder.update(slot.seat, events, None))
 
     def _wake_watchers(self) -> None:

@@ -307,3 +307,18 @@ def test_heartsbot_play_command_plays_and_stops_cleanly_on_ctrl_c(tmp_path):
     assert stored.status == "finished"
     assert all(d.provenance == P.PROVENANCE_BOT for d in stored.record.decisions if d.seat == 0)
     assert wrong_code == 3 and "UNAUTHENTICATED" in wrong_err  # refused: 3 in every client
+
+
+def test_events_that_come_again_after_a_reconnect_count_once():
+    """After a reconnect the server replays from the last request the bot answered (what it
+    surely read), so some events come twice; the client drops them by sequence. Before, a
+    repeated notice counted a server default twice in the match's report."""
+    from heartsbot.proto import bot_pb2
+
+    client = BotClient("127.0.0.1:1", "token", RandomStrategy(0), "alice")
+    timeout = game_pb2.Event(sequence=5, notice=game_pb2.Notice(seat=2, provenance=P.PROVENANCE_TIMEOUT))
+    ended = game_pb2.Event(sequence=6, match_ended=game_pb2.MatchEnded(result=game_pb2.MatchResult(totals=[1, 2, 3, 4])))
+    for events in ([timeout], [timeout, ended], [ended]):
+        client._on_update(bot_pb2.MatchUpdate(match_id="m-1", seat=2, events=events), None, None, set())  # type: ignore[arg-type]
+    assert client.stats.matches_ended == 1
+    assert client.stats.reports["m-1"].server_defaults == {"timeout": 1}

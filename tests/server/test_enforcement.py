@@ -221,13 +221,58 @@ def test_a_bot_back_after_its_match_ended_gets_what_it_missed_up_to_match_ended(
     assert result == stored.result
     seen_before = [e.sequence for e in first.events[(stored.id, 0)]]
     seen_after = [e.sequence for e in second.events[(stored.id, 0)]]
-    assert seen_after[0] == max(seen_before) + 1
-    assert seen_before + seen_after == list(range(1, max(seen_after) + 1))  # none skipped, none twice
+    # From after the last request it answered: what came with the one it left open comes again.
+    assert seen_after[0] <= max(seen_before) + 1
+    assert seen_after == list(range(seen_after[0], seen_after[-1] + 1))  # in order, none twice
+    assert sorted(set(seen_before) | set(seen_after)) == list(range(1, seen_after[-1] + 1))  # none skipped
     missed = second.events[(stored.id, 0)]
     assert missed[-1].HasField("match_ended")
     started = [e.deal_started for e in missed if e.HasField("deal_started")]
     assert started and all(len(d.hands) == 0 and len(d.hand) == 13 for d in started)  # its own hand only
     assert not [r for r in third.received if r.HasField("update")]  # once: a later hello gets nothing
+
+
+@pytest.mark.parametrize("come_back", ["while it runs", "after it ended"])
+def test_events_sent_to_a_stream_as_it_died_come_again_after_the_next_hello(tmp_path, come_back):
+    """Before: events counted as delivered once queued for the stream. A bot that answered
+    and died before reading what came next (the rest of the trick, its next request) got
+    everything after those events on its next hello: a gap, in a running match and in what
+    it missed of an ended one. Now the replay starts after the events of the last request
+    it answered, the last point the server knows it read."""
+    async def answer_then_die(request, bot):
+        if request.kind != P.DECISION_KIND_PLAY or len(request.tricks) < 2 or hasattr(bot, "died"):
+            return first_legal(request, bot)
+        bot.died = request.last_sequence
+        answer = first_legal(request, bot)
+        answer.match_id = bot.match_id
+        bot.send(bot_pb2.PlayRequest(answer=answer))
+        await asyncio.sleep(0.5)  # the server plays on and writes to the stream; nothing here reads it
+        bot._call.cancel()  # dead before reading what came
+        asyncio.get_running_loop().create_task(bot.drop())
+        return None
+
+    async def scenario():
+        grace = 5000 if come_back == "while it runs" else 50
+        async with running_daemon(tmp_path, decision_ms=5000, grace_ms=grace, auto_after=1) as daemon:
+            first = Bot(daemon, "alice", answer_then_die)
+            await first.start()
+            first.match_id = match_id = await daemon.create_match(["alice", *HOUSE3], seed=21)
+            while not hasattr(first, "died") or first._task is None or not first._task.done():
+                await asyncio.sleep(0.01)
+            if come_back == "after it ended":
+                await daemon.wait_finished(match_id, timeout=60)
+            second = await Bot(daemon, "alice", first_legal).start()
+            await second.wait_ended(match_id, timeout=60)
+            await second.close()
+            return match_id, first, second
+
+    match_id, first, second = run(scenario())
+    before = [e.sequence for e in first.events[(match_id, 0)]]
+    after = [e.sequence for e in second.events[(match_id, 0)]]
+    assert max(before) == first.died  # what came after the answer was never read
+    assert after[0] <= first.died + 1, (first.died, after[:3])  # before: it began past the lost events
+    assert after == list(range(after[0], after[-1] + 1))
+    assert sorted(set(before) | set(after)) == list(range(1, after[-1] + 1))
 
 
 def test_explicit_resume_replays_from_a_sequence_number(tmp_path):

@@ -212,6 +212,9 @@ class BotClient:
         self._stop = asyncio.Event()
         self._call: grpc.aio.StreamStreamCall | None = None
         self._rules: dict[str, Ruleset] = {}
+        # The newest event sequence seen per (match, seat), kept like stats.results: after a
+        # reconnect the server replays from the last request answered, so some come twice.
+        self._seen: dict[tuple[str, int], int] = {}
         self._ended: dict[str, asyncio.Event] = {}
         # The open request of each seat (match id, seat) and the answers already sent to it.
         self._open: dict[tuple[str, int], tuple[bot_pb2.DecisionRequest, list[bot_pb2.Answer]]] = {}
@@ -340,7 +343,12 @@ class BotClient:
     def _on_update(self, update: bot_pb2.MatchUpdate, call: grpc.aio.StreamStreamCall, lock: asyncio.Lock,
                    tasks: set[asyncio.Task[None]]) -> None:
         self.active.add(update.match_id)
+        seat_key = (update.match_id, update.seat)
+        seen = self._seen.get(seat_key, 0)
         for event in update.events:
+            if event.sequence <= seen:
+                continue  # had it before the stream dropped
+            seen = event.sequence
             which = event.WhichOneof("kind")
             if which == "match_started":
                 self._rules[update.match_id] = convert.ruleset_from_wire(event.match_started.ruleset)
@@ -368,6 +376,7 @@ class BotClient:
                     waiter.set()
                 if self.on_match_end is not None:
                     self.on_match_end(update.match_id, update.seat, event.match_ended.result)
+        self._seen[seat_key] = seen
         if update.HasField("request"):
             self._open[(update.match_id, update.seat)] = (update.request, [])
             task = asyncio.get_running_loop().create_task(self._decide(update.match_id, update.request, call, lock))
