@@ -709,6 +709,9 @@ class Arena:
         self.accepting = False
         self.tokens.stop()
         self.loop_monitor.stop()
+        for runner in list(self.runners.values()):
+            runner.announce(f"the server is shutting down: this match may finish within {grace_s:g} s, "
+                            "else it ends aborted")
         if self._house_task is not None:
             self._house_task.cancel()
         if self._starts:  # matches whose rows are being written join the running ones
@@ -730,5 +733,5 @@ class Arena:
                 runner.stop(P.MATCH_STATUS_ABORTED, "server shutdown")
             if len(done) < len(tasks):
                 await asyncio.wait(tasks, timeout=30)
-        for session in self.sessions.all():
-            session.close("server shutdown")
+        for session in self.sessions.all():  # UNAVAILABLE: not "leave" (OK) but "come back later"
+            session.close("the server is shutting down: connect again when it is back", "unavailable")

@@ -277,6 +277,15 @@ class MatchRunner:
         """The remote seats ``bot`` holds here (looked up on every answer: kept in a dict)."""
         return self._slots_by_bot.get(bot, ())
 
+    def announce(self, text: str) -> None:
+        """A notice about the whole match (``seat`` -1), sent to every seat and spectator
+        now rather than with the next request: e.g. the server shutting down."""
+        if self.result is not None:
+            return
+        self.log_events.add(P.Event(notice=P.Notice(text=text, seat=-1)))
+        self._flush_seats()
+        self._wake_watchers()
+
     def stop(self, status: int, reason: str) -> None:
         """End the match early (cancel, shutdown); it is recorded with ``status``."""
         if self._stopping is None and self.result is None and not self.match.is_over:

@@ -118,10 +118,16 @@ def test_sigterm_during_matches_loses_nothing(tmp_path):
         proc.send_signal(signal.SIGTERM)
         for bot in bots:
             await asyncio.wait_for(bot._task, 20)
-        return ids, bots
+        return ids, bots, [await bot.status() for bot in bots]
 
-    ids, bots = asyncio.run(scenario())
+    ids, bots, statuses = asyncio.run(scenario())
     assert proc.wait(30) == 0
+    # Before: OK, which tells a bot to leave for good. The server is coming back: reconnect.
+    assert statuses == [grpc.StatusCode.UNAVAILABLE] * 4
+    for bot in bots:  # told at once, in every match it was playing (bot.proto, Notice)
+        for (match_id, _), events in bot.events.items():
+            notices = [e.notice.text for e in events if e.HasField("notice") and e.notice.seat == -1]
+            assert any("shutting down" in text for text in notices), (match_id, notices)
     store = Store(str(tmp_path / "d.db"))
     stored = [store.get(i) for i in ids]
     assert all(s is not None and s.status in ("finished", "aborted") for s in stored)

@@ -48,7 +48,11 @@ class BotServiceServicer:
 
     def Play(self, request_iterator, context):
         """One stream per bot. Status codes: UNAUTHENTICATED for a missing or unknown token
-        (and, ending a running stream, when its token is revoked or rotated),
+        (and, ending a running stream, when its token is revoked; a rotated token drains the
+        stream instead, see `Drain`), UNAVAILABLE when the server shuts down (each running
+        match first gets a `Notice` with seat -1, then finishes or ends aborted within the
+        shutdown grace; reconnect once the server is back), OK at the end of a drained stream
+        or of one replaced by a newer stream of the same bot (no final `draining` then),
         PERMISSION_DENIED when `hello.name` is not the token's bot, INVALID_ARGUMENT when
         the first message is not `hello` (or none came within 10 s) or a message cannot be
         understood, RESOURCE_EXHAUSTED for an oversized message, for many more rejected
