@@ -63,6 +63,12 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"heartsd: configuration error: {exc}", file=sys.stderr)
         return 2
     configure(settings.log_format, settings.log_level)
+    import structlog
+
+    from .config import unknown_env
+
+    for line in unknown_env():
+        structlog.get_logger("heartsd.cli").warning(line)
     from . import loop
     from .db import StoreError
     from .lease import LeaseHeld
@@ -428,7 +434,7 @@ def _main(argv: Sequence[str] | None) -> int:
         "conformance", help="check a bot client against every protocol behaviour",
         description="Start a test server, wait for one bot to connect (or start it: the command after --, "
                     "with {target} {token} {name} replaced and HEARTS_SERVER/HEARTS_TOKEN/HEARTS_NAME set), "
-                    "put it through hello, pass, play, moon, rejection, late and resume, and print which "
+                    "put it through hello, pass, play, moon, rejection, late, resume and drain, and print which "
                     "behaviours passed. Exit 0 when all did. See docs/protocol.md.", formatter_class=DefaultsHelp)
     kit.add_argument("--host", default="127.0.0.1", help="the address the kit's test server listens on")
     kit.add_argument("--port", type=int, default=50052, help="0 picks a free port (printed at start)")

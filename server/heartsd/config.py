@@ -278,6 +278,32 @@ class Settings:
             raise ConfigError("admin_token: must differ from every bot token")
 
 
+# HEARTSD_* variables that are the deployment's, not settings (deploy/Dockerfile: the
+# health check's options).
+OTHER_ENV = frozenset({"HEARTSD_HEALTH_OPTIONS"})
+
+
+def unknown_env(env: Mapping[str, str] | None = None) -> list[str]:
+    """A warning for each HEARTSD_* variable that names no setting, with the one it most
+    resembles: a typo in an environment variable is otherwise ignored without a word (in
+    the config file it is an error, but the environment is shared with other programs).
+
+    >>> unknown_env({"HEARTSD_DECISON_MS": "300", "HEARTSD_PORT": "1", "HOME": "/"})
+    ['HEARTSD_DECISON_MS names no setting and is ignored (did you mean HEARTSD_DECISION_MS?)']
+    """
+    import difflib
+
+    env = os.environ if env is None else env
+    known = ["HEARTSD_" + key.upper() for key in _FIELDS]
+    lines = []
+    for name in sorted(env):
+        if name.startswith("HEARTSD_") and name not in known and name not in OTHER_ENV:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            lines.append(f"{name} names no setting and is ignored{hint}")
+    return lines
+
+
 def is_loopback(host: str) -> bool:
     """Whether ``host`` only listens on this machine (127.0.0.0/8, ::1, localhost)."""
     import ipaddress

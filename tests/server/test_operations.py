@@ -253,6 +253,24 @@ def test_serve_warns_when_it_creates_a_new_store_and_only_then(tmp_path):
     assert again == [], again
 
 
+def test_serve_warns_of_a_heartsd_variable_that_names_no_setting(tmp_path):
+    """HEARTSD_DECISON_MS=300 (a typo) was ignored without a word: the daemon ran on the
+    default clock. Now one warning names the variable and the setting it most resembles;
+    the deployment's own HEARTSD_HEALTH_OPTIONS (deploy/Dockerfile) is not a typo."""
+    env = {**os.environ, "HEARTSD_DECISON_MS": "300", "HEARTSD_HEALTH_OPTIONS": "--ca x.pem"}
+    proc = subprocess.Popen([*HEARTSD, "serve", "--port", "0", "--db", str(tmp_path / "d.db"), "--log-format", "json",
+                             "--log-level", "warning", "--admin-token", ADMIN], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert "listening on" in proc.stdout.readline()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    warned = [e for e in (json.loads(line) for line in err.splitlines() if line.startswith("{"))
+              if "names no setting" in str(e["event"])]
+    assert [(e["level"], e["event"]) for e in warned] == [
+        ("warning", "HEARTSD_DECISON_MS names no setting and is ignored (did you mean HEARTSD_DECISION_MS?)")]
+
+
 def test_a_port_in_use_is_one_line_and_exit_2_and_touches_no_store(tmp_path):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
