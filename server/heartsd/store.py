@@ -120,15 +120,17 @@ class Store:
                             (self.instance,))
             for match_id, blob in rows:
                 record = None
+                result = game_pb2.MatchResult(status=game_pb2.MATCH_STATUS_ABORTED, reason=reason)
                 if blob is not None:
                     parsed = spectator_pb2.MatchRecord.FromString(blob)
                     parsed.result.status = game_pb2.MATCH_STATUS_ABORTED
                     parsed.result.reason = reason
                     record = parsed.SerializeToString()
-                tx.execute(
+                    result = parsed.result
+                tx.execute(  # a result even without a record: the match list then says why it ended
                     "UPDATE matches SET status = 'aborted', reason = ?, finished_ms = ?, record = ?, result = ? "
                     "WHERE id = ?",
-                    (reason, _now_ms(), record, parsed.result.SerializeToString() if record else None, match_id),
+                    (reason, _now_ms(), record, result.SerializeToString(), match_id),
                 )
         return [r[0] for r in rows]
 

@@ -58,6 +58,10 @@ def test_interrupted_matches_become_aborted_keeping_their_checkpoint(store_url):
     a, b = store.get("m-a"), store.get("m-b")
     assert a.status == b.status == "aborted" and a.record is None
     assert b.record.result.status == P.MATCH_STATUS_ABORTED and "stopped" in b.record.result.reason
+    # Before: a match killed before its first checkpoint listed no result, so no reason.
+    listed = {m.id: m.result for m in store.list()}
+    assert [(listed[m].status, listed[m].reason) for m in ("m-a", "m-b")] == [
+        (P.MATCH_STATUS_ABORTED, "server stopped while the match was running")] * 2
     assert [m.id for m in store.list(status="aborted")] == sorted(["m-a", "m-b"], key=lambda i: i) or True
     assert {m.id for m in store.list()} == {"m-a", "m-b"} and store.ids() == ["m-a", "m-b"]
     store.close()
