@@ -179,6 +179,11 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
             if budget is not bots:
                 budget = await self._move_to(bots, budget, peer, context)
             bot, hashed, hello = greeted
+            if not self.arena.accepting and not self.arena.active_matches(bot):
+                # Shutting down: a bot with a match to finish may come back for it (the grace);
+                # another would be welcomed only to be cut off when the daemon stops.
+                await context.abort(grpc.StatusCode.UNAVAILABLE,
+                                    "the server is shutting down: connect again when it is back")
             settings = self.arena.settings
             granted = min(hello.max_concurrent_matches or 1, settings.max_matches_per_bot)  # every budget derives from it
             session = BotSession(bot, hello.version, frozenset(hello.rulesets), granted)
