@@ -195,12 +195,15 @@ class Arena:
         self.disconnect(session)
 
     def connect(self, session: BotSession) -> list[bot_pb2.ActiveMatch]:
-        """Register a session (replacing an older one) and resume its matches."""
+        """Register a session (replacing an older one); its seats replay from what surely
+        reached the bot (runner.rewind), from now on: :meth:`resume_all` sends the rest
+        once the welcome is written."""
         self.sessions.open(session)
         self.slots.changed()
         active = []
         for runner in self.runners.values():
             for slot in runner.seats_of(session.bot):
+                runner.rewind(slot)
                 active.append(bot_pb2.ActiveMatch(
                     match_id=runner.id, seat=slot.seat, last_sequence=runner.log_events.last_sequence,
                     request_pending=slot.pending is not None))
@@ -211,9 +214,10 @@ class Arena:
         and what the bot missed of matches that ended while it was away."""
         for runner in list(self.runners.values()):
             for slot in runner.seats_of(session.bot):
-                runner.reconnected(slot)
-        for update in self.missed.take(session.bot):
-            session.send(update)
+                runner.resume(slot, slot.delivered)
+        if session.connected and self.sessions.get(session.bot) is session:  # else they wait for the next
+            for update in self.missed.take(session.bot):
+                session.send(update)
 
     def disconnect(self, session: BotSession) -> None:
         if not self.sessions.close(session):
@@ -256,6 +260,9 @@ class Arena:
         for slot in slots:
             pending = slot.pending
             if pending is not None and pending.request_id == request_id:
+                if pending.through > slot.confirmed and self.sessions.get(session.bot) is session:
+                    # It read the request as last sent (to this stream), so the events sent with it.
+                    slot.confirmed = pending.through
                 return runner.on_answer(slot, answer)
         stale = False
         for slot in slots:
@@ -709,13 +716,13 @@ class Arena:
         self.accepting = False
         self.tokens.stop()
         self.loop_monitor.stop()
-        for runner in list(self.runners.values()):
-            runner.announce(f"the server is shutting down: this match may finish within {grace_s:g} s, "
-                            "else it ends aborted")
         if self._house_task is not None:
             self._house_task.cancel()
         if self._starts:  # matches whose rows are being written join the running ones
             await asyncio.wait(list(self._starts), timeout=max(grace_s, 1.0))
+        for runner in list(self.runners.values()):
+            runner.announce(f"the server is shutting down: this match may finish within {grace_s:g} s, "
+                            "else it ends aborted")
         tasks = list(self._tasks)
         if tasks:
             loop = asyncio.get_running_loop()

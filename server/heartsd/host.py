@@ -13,12 +13,14 @@ from typing import Any, Protocol
 from heartsbot.proto import bot_pb2, spectator_pb2
 
 from .lag import LoopMonitor
+from .missed import MissedEndings
 from .sessions import SessionRegistry
 
 
 class MatchHost(Protocol):
     sessions: SessionRegistry
     loop_monitor: LoopMonitor  # the event loop's stalls, credited to the decisions they overlap
+    missed: MissedEndings  # what absent bots missed of matches that ended (missed.py)
 
     def send_to_bot(self, bot: str, message: bot_pb2.PlayResponse) -> None:
         """Send ``message`` to ``bot``'s session, if it is connected."""

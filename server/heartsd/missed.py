@@ -1,10 +1,12 @@
 """What a bot missed of a match that ended while it was away, kept for its return.
 
-bot.proto promises a reconnecting bot every event it had not received. A running
-match sends its own (``MatchRunner.resume``); a match that ended while a seat's bot
+bot.proto promises a reconnecting bot that no event is skipped. A running match
+replays its own (``MatchRunner.rewind``, ``resume``); a match that ended while a seat's bot
 was away is gone from memory by the time the bot says hello again, so at its end the
-seat's missed events, encoded as that seat's ``MatchUpdate`` (its own view: no other
-seat's hand), are kept here and sent once after the bot's next ``hello``.
+seat's missed events (from after the last request it answered), encoded as that seat's
+``MatchUpdate`` (its own view: no other seat's hand), are kept here and sent once after
+the bot's next ``hello``. Once: if that stream dies before the bot reads it, the result
+is still in ``GetMatchRecord``.
 
 A bot that never comes back must not cost the daemon without bound: an entry is kept
 for at most ``hold_s`` seconds, and all of them together in at most ``max_bytes`` (the

@@ -524,8 +524,6 @@ class MatchRunner:
         """Handle a bot's answer for ``slot``; return a rejection to send, or None."""
         pending = slot.pending
         slot.auto = False  # any answer shows the bot is back
-        if pending is not None and pending.request_id == answer.request_id and pending.through > slot.confirmed:
-            slot.confirmed = pending.through  # it read the request, so the events sent with it
         if pending is None or pending.request_id != answer.request_id:
             return self._rejection(answer, bot_pb2.REJECTION_CODE_STALE_REQUEST, "that request is no longer open", False, slot)
         now = time.monotonic()
@@ -787,17 +785,25 @@ class MatchRunner:
         else:
             self._send(slot, None)
 
-    def reconnected(self, slot: SeatSlot) -> None:
-        """The seat's bot said hello again: replay from what surely reached it."""
-        self.resume(slot, self.replay_from(slot))
+    def rewind(self, slot: SeatSlot) -> None:
+        """The seat's bot (or person) has a new stream: whatever goes to it from now on,
+        starting with the first flush, starts where :meth:`replay_from` says. Done the
+        moment the session is registered, before its welcome is written: a flush in
+        between would otherwise send from the old point, and the replay after it come
+        too late for a client that drops what is not newer than what it has."""
+        slot.delivered = self.replay_from(slot)
+        slot.away_since = None
+        pending = slot.pending
+        if pending is not None and pending.grace_timer is not None:
+            pending.grace_timer.cancel()
+            pending.grace_timer = None
 
     @staticmethod
     def replay_from(slot: SeatSlot) -> int:
-        """Where a bot's replay starts: after the events of the last request it answered,
-        the last point the server knows it read (later ones may have died with a stream;
-        the bot drops by sequence those it did get). A person's page follows the table
-        itself (heartsd.web), so its seat replays what was not handed to it."""
-        return min(slot.delivered, slot.confirmed) if slot.provenance == P.PROVENANCE_BOT else slot.delivered
+        """Where a replay starts: after the events of the last request the seat answered,
+        the last point the server knows its bot read (later ones may have died with a
+        stream; clients drop by sequence those they did get)."""
+        return min(slot.delivered, slot.confirmed)
 
     def disconnected(self, slot: SeatSlot) -> None:
         slot.away_since = time.monotonic()
@@ -882,13 +888,19 @@ class MatchRunner:
                       set_id=self.set_id or None, **seed)
 
     def _keep_missed(self) -> None:
-        """The seats whose bot is away at the end: their missed events, up to match_ended,
-        wait for its next hello (Arena.missed)."""
-        last = self.log_events.last_sequence
+        """The seats whose bot is away at the end (or whose stream the last flush ended:
+        its outbox overflowed): their missed events, up to match_ended, wait for its next
+        hello (Arena.missed)."""
+        missed = self.arena.missed
+        if missed.hold_s <= 0:
+            return
         for slot in self.seats:
-            if slot.house is None and slot.provenance == P.PROVENANCE_BOT and slot.delivered < last:
+            if slot.house is not None or slot.provenance != P.PROVENANCE_BOT:
+                continue
+            session = self.arena.sessions.get(slot.name)
+            if session is None or not session.connected:
                 events = self.log_events.wire_for_seat(slot.seat, self.replay_from(slot))
-                self.arena.missed.keep(slot.name, self.id, slot.seat, self._encoder.update(slot.seat, events, None))
+                missed.keep(slot.name, self.id, slot.seat, self._encoder.update(slot.seat, events, None))
 
     def _wake_watchers(self) -> None:
         for wake in self.watchers:

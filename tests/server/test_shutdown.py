@@ -6,8 +6,13 @@ from __future__ import annotations
 import signal
 import time
 
+import asyncio
+
+import grpc
+
 from heartsd.store import Store
 
+from .harness import Bot, first_legal, run, running_daemon
 from .test_daemon_process import start
 
 # mc thinks most of its decision time: a 4-deal match lasts several seconds.
@@ -60,3 +65,30 @@ def test_a_second_signal_aborts_and_records_at_once(tmp_path):
     assert (stored.status, stored.reason) == ("aborted", "server shutdown")
     assert stored.record is not None and stored.record.decisions, "aborted and recorded with its decisions"
     assert match_id not in rated
+
+
+def test_while_shutting_down_only_a_bot_with_a_match_to_finish_is_welcomed(tmp_path):
+    """Before: every hello was welcomed while the daemon shut down (health NOT_SERVING),
+    and the stream cut off when it stopped. A bot with a running match must still get in to
+    finish it within the grace; any other is refused UNAVAILABLE (come back later)."""
+    async def scenario():
+        async with running_daemon(tmp_path, decision_ms=60_000) as daemon:
+            first = await Bot(daemon, "alice", lambda request, bot: None).start()  # holds its first request
+            match_id = await daemon.create_match(["alice", "house:random", "house:random", "house:random"])
+            while not first.events.get((match_id, 0)):
+                await asyncio.sleep(0.01)
+            await first.drop()
+            shutdown = asyncio.get_running_loop().create_task(daemon.arena.shutdown(60))
+            while daemon.arena.accepting:
+                await asyncio.sleep(0.01)
+            back = await Bot(daemon, "alice", first_legal).start()
+            other = await Bot(daemon, "erin").start()
+            await back.wait_ended(match_id, timeout=60)
+            await asyncio.wait_for(shutdown, 60)
+            return back, other, await other.final_status(), await back.final_status(), daemon.stored(match_id)
+
+    back, other, other_status, back_status, stored = run(scenario())
+    assert back.welcome is not None and [m.seat for m in back.welcome.active_matches] == [0]
+    assert stored.status == "finished"  # played out within the grace by the bot that came back
+    assert other.welcome is None and other_status == grpc.StatusCode.UNAVAILABLE
+    assert back_status == grpc.StatusCode.UNAVAILABLE  # its stream ends with the daemon: reconnect later

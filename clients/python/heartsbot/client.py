@@ -41,6 +41,7 @@ from .tls import Tls, aio_channel
 
 log = get_logger("heartsbot")
 P = game_pb2
+SEEN_KEPT = 4096  # (match, seat)s whose newest event sequence the client remembers
 FATAL = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.INVALID_ARGUMENT)
 
 
@@ -212,8 +213,8 @@ class BotClient:
         self._stop = asyncio.Event()
         self._call: grpc.aio.StreamStreamCall | None = None
         self._rules: dict[str, Ruleset] = {}
-        # The newest event sequence seen per (match, seat), kept like stats.results: after a
-        # reconnect the server replays from the last request answered, so some come twice.
+        # The newest event sequence seen per (match, seat), the SEEN_KEPT newest matches: after
+        # a reconnect the server replays from the last request answered, so some come twice.
         self._seen: dict[tuple[str, int], int] = {}
         self._ended: dict[str, asyncio.Event] = {}
         # The open request of each seat (match id, seat) and the answers already sent to it.
@@ -376,6 +377,8 @@ class BotClient:
                     waiter.set()
                 if self.on_match_end is not None:
                     self.on_match_end(update.match_id, update.seat, event.match_ended.result)
+        if seat_key not in self._seen and len(self._seen) >= SEEN_KEPT:
+            del self._seen[next(iter(self._seen))]  # the oldest: long over
         self._seen[seat_key] = seen
         if update.HasField("request"):
             self._open[(update.match_id, update.seat)] = (update.request, [])

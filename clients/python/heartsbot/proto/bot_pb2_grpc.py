@@ -51,8 +51,8 @@ class BotServiceServicer:
         (and, ending a running stream, when its token is revoked; a rotated token drains the
         stream instead, see `Drain`), UNAVAILABLE when the server shuts down (each running
         match first gets a `Notice` with seat -1, then finishes or ends aborted within the
-        shutdown grace, and a new stream is refused so unless its bot has a match to
-        finish; reconnect once the server is back), OK at the end of a drained stream
+        shutdown grace, and a new stream is refused (UNAVAILABLE) unless its bot has a match
+        to finish; reconnect once the server is back), OK at the end of a drained stream
         or of one replaced by a newer stream of the same bot (no final `draining` then),
         PERMISSION_DENIED when `hello.name` is not the token's bot, INVALID_ARGUMENT when
         the first message is not `hello` (or none came within 10 s) or a message cannot be
