@@ -137,6 +137,15 @@ def test_a_replay_scrubbed_to_deal_k_trick_t_shows_the_record_there(tmp_path, br
                 assert got["winner"] == [want["winner"]] and got["leader"] == [want["leader"]]
             assert got["points"] == want["points"]
             assert got["scores"] == want["scores"] and got["totals"] == want["totals"]
+        # Before: ?step=abc left the page blank, every step's note ended in "null" text
+        # (one per missing part), and ?speed=-1 played at full speed.
+        page.goto(f"{daemon.url}/watch/{runner.id}?deal=2&step=abc&speed=-1")
+        expect(page.locator("#table")).to_have_attribute("data-step", "0")
+        assert "null" not in page.locator("#decision").inner_text()
+        page.click("#step-forward")
+        expect(page.locator("#table")).to_have_attribute("data-step", "1")
+        assert "null" not in page.locator("#decision").inner_text()
+        expect(page.locator("#speed")).to_have_value("1")
         screenshot(page, "replay-desktop")
         # The controls: jump by trick, step, and each decision's provenance and think time.
         page.goto(f"{daemon.url}/watch/{runner.id}?deal=2&step=0")

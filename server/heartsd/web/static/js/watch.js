@@ -15,6 +15,7 @@ const $ = (id) => document.getElementById(id);
 const STEP_MS = 800;
 let mode = null;
 let live = null; // the latest live snapshot
+const SPEEDS = [0.5, 1, 2, 4, 8]; // the replay's paces (?speed= takes one of them)
 let replay = null; // {index, frames: Map(deal -> frames), deal, step, timer, speed}
 
 header("watch", () => draw());
@@ -77,7 +78,8 @@ function dealIndex() { return replay.index.deals.findIndex((d) => d.number === r
 async function show(deal, step) {
   const list = await frames(deal);
   replay.deal = deal;
-  replay.step = Math.max(0, Math.min(step, list.length - 1));
+  // A step from the URL may be anything (?step=abc): not a number starts the deal.
+  replay.step = Math.max(0, Math.min(Number.isFinite(step) ? Math.trunc(step) : 0, list.length - 1));
   drawReplay();
 }
 
@@ -138,7 +140,7 @@ function drawControls() {
     el("label", {}, t("speed"), " ", el("select", { id: "speed", onchange: (e) => {
       replay.speed = Number(e.target.value);
       if (replay.timer) { stop(); play(); }
-    } }, [0.5, 1, 2, 4, 8].map((s) => el("option", { value: s, selected: s === replay.speed }, `${s}×`)))),
+    } }, SPEEDS.map((s) => el("option", { value: s, selected: s === replay.speed }, `${s}×`)))),
     el("label", {}, t("jump_deal"), " ", el("select", { id: "jump-deal", onchange: (e) => show(Number(e.target.value), 0) },
       index.deals.map((d) => el("option", { value: d.number, selected: d.number === replay.deal }, d.number + 1)))),
     el("label", {}, t("jump_trick"), " ", el("select", { id: "jump-trick", onchange: async (e) => {
@@ -169,11 +171,12 @@ function drawReplay() {
   note.hidden = false;
   const d = frame.decision;
   const defaulted = d && !["bot", "house", "human"].includes(d.provenance);
-  note.replaceChildren(el("span", { class: "what" }, decisionText(state)),
+  // replaceChildren writes a null as the text "null": only the parts that exist.
+  note.replaceChildren(...[el("span", { class: "what" }, decisionText(state)),
     d ? el("span", { class: `prov${defaulted ? " default" : ""}`, dataset: { provenance: d.provenance } },
       t(`prov_${d.provenance}`)) : null,
     d ? el("span", { class: "muted think", dataset: { thinkMs: d.think_ms } }, " ", t("think_ms", { ms: d.think_ms })) : null,
-    d?.rejected ? el("span", { class: "muted" }, " · ", t("rejected_n", { n: d.rejected })) : null);
+    d?.rejected ? el("span", { class: "muted" }, " · ", t("rejected_n", { n: d.rejected })) : null].filter(Boolean));
   drawControls();
   drawResult();
   const query = new URLSearchParams(location.search);
@@ -197,7 +200,7 @@ async function loadReplay() {
   mode = "replay";
   try {
     const index = await getJSON(`/api/replay/${encodeURIComponent(matchId)}`);
-    replay = { index, frames: new Map(), deal: 0, step: 0, timer: null, speed: Number(params.get("speed")) || 1 };
+    replay = { index, frames: new Map(), deal: 0, step: 0, timer: null, speed: SPEEDS.includes(Number(params.get("speed"))) ? Number(params.get("speed")) : 1 };
     if (!index.deals.length) {
       status(t("nothing_yet"), "replay");
       return;
