@@ -105,3 +105,26 @@ def test_a_slow_reader_costs_one_snapshot_then_is_cut_off(monkeypatch) -> None:
     ws, built = run(main())
     assert ws.sends == 1 and built == 1
     assert ws.closed_with is not None and ws.closed_with[0] == 1008 and b"too slow" in ws.closed_with[1]
+
+
+def test_a_missing_page_or_file_gets_a_proper_404(tmp_path) -> None:
+    """Before: a missing static file was a 404 with an empty octet-stream body, which
+    Chromium takes for a failed download (ERR_INVALID_RESPONSE), and a page address that
+    is not one (/nope, /watch/) showed the raw JSON {"error": ...} as the page."""
+    async def main() -> None:
+        async with web_daemon(tmp_path) as web, aiohttp.ClientSession() as http:
+            async with http.get(f"{web.url}/static/nope.js") as r:
+                assert r.status == 404 and (await r.json())["error"] == "no file /static/nope.js"
+            async with http.get(f"{web.url}/static/js/watch.js") as r:
+                assert r.status == 200 and "replay" in await r.text()  # real files still served
+            async with http.get(f"{web.url}/static/../app.py") as r:
+                assert r.status in (403, 404) and "aiohttp" not in await r.text()
+            for path in ("/nope", "/watch/", "/bots/", "/leaderboard/"):
+                async with http.get(f"{web.url}{path}") as r:
+                    body = await r.text()
+                    assert r.status == 404 and r.content_type == "text/html", path
+                    assert '<a href="/">' in body and "Not Found" in body, path
+            async with http.get(f"{web.url}/api/nope") as r:
+                assert r.status == 404 and "error" in await r.json()  # the API keeps JSON
+
+    run(main())

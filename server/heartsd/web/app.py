@@ -9,6 +9,8 @@ Content-Security-Policy (scripts and styles from this origin only).
 
 from __future__ import annotations
 
+import html
+
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 import structlog
@@ -125,6 +127,10 @@ class WebFront(WebContext):
     async def _errors(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         """Every refusal as an HTTP status with a JSON body {"error": reason}: the one mapping."""
         try:
+            if request.match_info.route.name == "static" and not _static_file(request.match_info.get("filename", "")):
+                # aiohttp answers a missing static file 404 with an empty octet-stream body,
+                # which a browser takes for a failed download (ERR_INVALID_RESPONSE).
+                raise web.HTTPNotFound(text=f"no file {request.path}")
             return await handler(request)
         except SeatError as exc:
             return _error(exc.status, exc.message)
@@ -137,6 +143,8 @@ class WebFront(WebContext):
         except web.HTTPException as exc:
             if exc.status < 400:
                 raise
+            if not request.path.startswith(("/api/", "/ws/", "/static/")):  # a person typed or followed it
+                return _error_page(exc.status, exc.reason)
             return _error(exc.status, exc.text or exc.reason)
         except Exception:
             log.exception("web handler failed", path=request.path)
@@ -160,6 +168,43 @@ class WebFront(WebContext):
 
 def _error(status: int, message: str) -> web.Response:
     return web.json_response({"error": message}, status=status)
+
+
+def _static_file(filename: str) -> bool:
+    """Whether ``filename`` names a file inside static/ (what add_static would serve)."""
+    root = STATIC.resolve()
+    try:
+        path = (root / filename).resolve()
+    except (OSError, ValueError):
+        return False
+    return root in path.parents and path.is_file()
+
+
+ERROR_PAGE = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{reason} · Hearts Arena</title>
+<link rel="stylesheet" href="/static/css/arena.css">
+<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">
+</head>
+<body class="page-error">
+<main id="main">
+  <h1>{status} · {reason}</h1>
+  <p>There is no page at this address.</p>
+  <p><a href="/">Go to the lobby</a> · <a href="/leaderboard">Leaderboard</a></p>
+</main>
+</body>
+</html>
+"""
+
+
+def _error_page(status: int, reason: str) -> web.Response:
+    """A page address that is not one (/nope, /watch/, /bots/): a page with a way back,
+    not a JSON body shown as text. The API and feeds keep their JSON errors."""
+    text = ERROR_PAGE.format(status=status, reason=html.escape(reason))
+    return web.Response(text=text, status=status, content_type="text/html")
 
 
 def _page(filename: str) -> Handler:
