@@ -106,9 +106,9 @@ def test_a_person_plays_a_whole_standard_match_by_clicks(tmp_path, browser: Brow
                 if not illegal_tried and blocked.count():
                     illegal = blocked.first.get_attribute("data-card")
                     before = hand(page)
-                    blocked.first.click(force=True)  # an unmarked card: the page sends nothing
-                    page.wait_for_timeout(300)
-                    assert hand(page) == before and page.locator("#rejection").is_hidden()
+                    blocked.first.click(force=True)  # an unmarked card: the page sends nothing, and says why
+                    expect(page.locator("#rejection")).to_contain_text("cannot be played now: play a marked card")
+                    assert hand(page) == before
                     assert page.evaluate("window.arena.state().request.answered") is False
                     page.evaluate(f"window.arena.play({illegal!r})")  # forced through the page's script
                     expect(page.locator("#rejection")).to_be_visible()
@@ -308,3 +308,35 @@ def test_the_classic_moon_choice_is_a_dialog_and_the_panel_marks_the_moon(tmp_pa
         assert record.deal_scores[0].shooter == 0
         assert record.deal_scores[0].moon_option == game_pb2.MOON_OPTION_SUBTRACT_FROM_SELF
         assert not errors, errors
+
+
+def test_a_second_tab_is_told_the_seat_is_elsewhere_and_auto_play_can_be_taken_back(tmp_path, browser: Browser) -> None:
+    """Before: two tabs on one seat both showed it as theirs, the replaced one's clicks were
+    lost and its reconnect took the seat back, for ever; a seat on auto-play (repeated
+    time-outs) kept saying "Your turn" while the server played its cards, and only a reload
+    took it back. Now the replaced tab says where the seat is and waits for "Play here",
+    and a seat on auto-play says so, with a button to take it back."""
+    with ThreadedDaemon(tmp_path, human_decision_ms=400, human_bank_ms=0, auto_after=1,
+                        web_house_delay_ms=200) as daemon:
+        context = browser.new_context(viewport=DESKTOP)
+        first = context.new_page()
+        errors = watch_errors(first)
+        match_id = start_from_lobby(first, daemon.url)
+        expect(first.locator("#take-back")).to_be_visible(timeout=20_000)  # one time-out: auto-play
+        expect(first.locator("#seat-note")).to_contain_text("the server is playing your cards")
+        expect(first.locator("#clock")).to_be_hidden()
+        screenshot(first, "playboard-auto")
+        first.click("#take-back")
+        expect(first.locator("#seat-note")).to_be_hidden()
+        second = context.new_page()
+        second.goto(f"{daemon.url}/play/{match_id}")
+        expect(second.locator("#hand [data-card]").first).to_be_visible()
+        expect(first.locator("#seat-note")).to_contain_text("open in another tab or window")
+        first.wait_for_timeout(1500)  # it does not reconnect by itself
+        expect(first.locator("#play-here")).to_be_visible()
+        expect(second.locator("#play-here")).to_have_count(0)
+        first.click("#play-here")  # the person takes it back here on purpose
+        expect(second.locator("#play-here")).to_be_visible()
+        expect(first.locator("#seat-note")).not_to_contain_text("another tab")
+        assert not errors, errors
+        context.close()

@@ -328,3 +328,65 @@ def test_a_person_has_their_own_clock(tmp_path) -> None:
                     d.seat == 0 and d.provenance == P.PROVENANCE_TIMEOUT for d in runner.decisions)
 
     run(main())
+
+
+def test_a_second_page_on_a_seat_closes_the_first_with_a_reason_it_can_show(tmp_path) -> None:
+    """Before: the page a second tab replaced kept its socket and showed the seat as its
+    own; its clicks were refused with "too many rejected answers; reload the page", and its
+    reconnect took the seat back from the other tab, for ever. Now it is closed at once
+    with 4000 and a reason (the page says so and waits for "Play here")."""
+
+    async def main() -> None:
+        async with web_daemon(tmp_path, human_decision_ms=60_000) as web, client() as http:
+            seat = await take_seat(http, web.url)
+            url = f"{web.url}/api/seat/{seat['match_id']}/socket"
+            async with http.ws_connect(url) as first_ws:
+                first = Page(first_ws)
+                await first.until(lambda s: first.open_request(s) is not None)
+                async with http.ws_connect(url) as second_ws:
+                    second = Page(second_ws)
+                    snapshot = await second.until(lambda s: second.open_request(s) is not None)
+                    closed = None
+                    while closed is None:
+                        message = await first_ws.receive(timeout=10)
+                        if message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED):
+                            closed = (first_ws.close_code, message.extra)
+                    assert closed == (4000, "this seat is open in another tab or window")
+                    request = second.open_request(snapshot)
+                    assert request is not None and request["kind"] == "pass"
+                    await second.answer(request, **{"pass": request["legal"][:3]})
+                    await second.until(lambda s: s["request"] is None or s["request"]["id"] != request["id"]
+                                       or s["request"]["answered"], 10)
+
+    run(main())
+
+
+def test_a_seat_on_auto_play_says_so_and_the_person_takes_it_back(tmp_path) -> None:
+    """Before: after repeated time-outs the server played the seat by default, the page
+    showed nothing of it (its requests were answered before a click could land), and only
+    a reload took the seat back. Now the snapshot says `auto`, and a "back" message takes
+    the seat back: the next request waits for the person again."""
+
+    async def main() -> None:
+        async with web_daemon(tmp_path, human_decision_ms=300, human_bank_ms=0, auto_after=1,
+                              web_house_delay_ms=50) as web, client() as http:
+            seat = await take_seat(http, web.url)
+            runner = web.arena.runners[seat["match_id"]]
+            async with http.ws_connect(f"{web.url}/api/seat/{seat['match_id']}/socket") as ws:
+                page = Page(ws)
+                assert (await page.next())["auto"] is False
+                await page.until(lambda s: s["auto"], 20)  # one time-out, and the server plays for the seat
+                await ws.send_str(json.dumps({"type": "back"}))
+                snapshot = await page.until(lambda s: not s["auto"] and page.open_request(s) is not None, 20)
+                request = page.open_request(snapshot)
+                before = len([d for d in runner.decisions if d.seat == 0])
+                if request["kind"] == "pass":
+                    await page.answer(request, **{"pass": request["legal"][:3]})
+                else:
+                    await page.answer(request, play=request["legal"][0])
+                await page.until(lambda s: len([d for d in runner.decisions if d.seat == 0]) > before, 10)
+                mine = [d for d in runner.decisions if d.seat == 0]
+                assert mine[0].provenance == P.PROVENANCE_TIMEOUT
+                assert mine[before].provenance == P.PROVENANCE_HUMAN, [P.Provenance.Name(d.provenance) for d in mine]
+
+    run(main())

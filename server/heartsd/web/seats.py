@@ -21,6 +21,7 @@ import hmac
 import math
 import secrets
 import time
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -69,6 +70,7 @@ class HumanSeat:
         self.tracker = TableTracker(slot.seat)
         self.changed = asyncio.Event()
         self.session: BotSession | None = None
+        self._on_replaced: Callable[[], None] | None = None  # tells the page that had the seat
         self._tasks: list[asyncio.Task[None]] = []
         self.finished_at: float | None = None
         self._abandon_s = abandon_s
@@ -88,9 +90,13 @@ class HumanSeat:
 
     # -- a page connects and leaves ----------------------------------------------------
 
-    def attach(self) -> BotSession:
+    def attach(self, on_replaced: Callable[[], None] | None = None) -> BotSession:
         """A page took the seat: it gets a session like a bot's stream (replacing the
-        page that had it) and everything the seat was sent but has not seen yet."""
+        page that had it, which ``on_replaced`` of that page then tells: another tab took
+        the seat) and everything the seat was sent but has not seen yet."""
+        replaced, self._on_replaced = self._on_replaced, on_replaced
+        if replaced is not None and self.session is not None:
+            replaced()
         self.detach(self.session)
         if self._abandon_timer is not None:
             self._abandon_timer.cancel()
@@ -177,11 +183,25 @@ class HumanSeat:
 
     # -- the person's input ------------------------------------------------------------
 
+    def snapshot(self) -> dict[str, Any]:
+        """The page's view (tables.py), and whether the server plays the seat by default
+        now (auto-play after repeated time-outs): the person's own state, which a bot
+        learns from its notices, shown so the page can say so and offer to take it back."""
+        return {**self.tracker.snapshot(), "auto": self.slot.auto and self.live}
+
     def answer(self, session: BotSession, message: Any) -> bool:
         """Handle one message from the page. Returns False once the session has spent its
         budget of rejected answers (the page is then cut off, like a flooding bot)."""
         if session is not self.session:
             return False
+        if isinstance(message, dict) and message.get("type") == "back":
+            # "I am here": the seat leaves auto-play, as when a page opens; the next request
+            # waits for the person's clock again. Anything else would be a wasted message.
+            if not (self.slot.auto and self.live):
+                return not session.wasted()
+            self.slot.auto = False
+            self.changed.set()
+            return True
         try:
             answer = answer_from_page(message)
         except ValueError as exc:

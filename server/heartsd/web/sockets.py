@@ -46,6 +46,13 @@ async def send_latest(ws: web.WebSocketResponse, snapshot: Callable[[], dict[str
             await asyncio.sleep(interval_s)
 
 
+# A page whose seat another tab or window took: the page says so and does not reconnect
+# by itself (two tabs would take the seat from each other for ever). 4000-4999 are the
+# application's own close codes (RFC 6455).
+REPLACED = 4000
+ELSEWHERE = "this seat is open in another tab or window"
+
+
 async def _close(ws: web.WebSocketResponse, code: int, message: str) -> None:
     with contextlib.suppress(Exception):
         await asyncio.wait_for(ws.close(code=code, message=message.encode()[:120]), 2.0)
@@ -61,8 +68,18 @@ async def play(request: web.Request, front: WebContext, match_id: str, peer: str
     ws = _socket()
     with front.budget.hold(peer):  # a slot of the spectator budget for the socket's life
         await ws.prepare(request)
-        session = seat.attach()
-        sender = asyncio.get_running_loop().create_task(send_latest(ws, seat.tracker.snapshot, seat.changed))
+        loop = asyncio.get_running_loop()
+        tasks: dict[str, asyncio.Task[None]] = {}
+
+        def replaced() -> None:
+            """Another tab took the seat: this page stops showing it at once (its sender
+            would otherwise take the new page's first wake-up) and is told why."""
+            if "sender" in tasks:
+                tasks["sender"].cancel()
+            tasks["close"] = loop.create_task(_close(ws, REPLACED, ELSEWHERE))
+
+        session = seat.attach(on_replaced=replaced)
+        sender = tasks["sender"] = loop.create_task(send_latest(ws, seat.snapshot, seat.changed))
         try:
             # Like a bot's stream: each message is an answer checked by the runner, and one
             # that moves nothing on (rejected, stale, not an answer) spends the session's
@@ -75,7 +92,10 @@ async def play(request: web.Request, front: WebContext, match_id: str, peer: str
                 except ValueError:
                     data = None
                 if not seat.answer(session, data):
-                    await _close(ws, 1008, "too many rejected answers; reload the page")
+                    if seat.session is not session:  # another tab took the seat meanwhile
+                        await _close(ws, REPLACED, ELSEWHERE)
+                    else:
+                        await _close(ws, 1008, "too many rejected answers; reload the page")
                     break
         finally:
             sender.cancel()

@@ -16,6 +16,8 @@ let liftedFor = null; // the request the lifted cards belong to
 let sentFor = null; // the request an answer was sent for (until the server's next snapshot)
 let socket = null;
 let retry = 500;
+let hint = ""; // why the last clicked card was not played (cleared by the next snapshot)
+let elsewhere = false; // another tab or window has the seat (the socket closed with 4000)
 let announced = "";
 
 header("play", () => render());
@@ -39,6 +41,7 @@ window.arena = {
 };
 
 function myRequest(kind) {
+  if (state?.auto) return null; // the server plays the seat until the person takes it back
   const request = state?.request;
   return request && request.kind === kind && !request.answered && sentFor !== request.id ? request : null;
 }
@@ -59,6 +62,11 @@ function onCard(code) {
   }
   const playing = myRequest("play");
   if (playing && playing.legal.includes(code)) send({ play: code });
+  else if (playing) { // said here: the page never sends what it knows the rules refuse
+    hint = t("not_playable", { card: cardLabel(code) });
+    renderRejection();
+    $("announce").textContent = hint;
+  }
 }
 
 function onHandKey(event) {
@@ -93,7 +101,9 @@ function renderHand() {
     card.addEventListener("click", () => onCard(code));
     return card;
   });
-  let tabStop = codes.indexOf(focused);
+  // The focused card keeps the tab stop only while it can be used (a new trick may make
+  // it unplayable: Enter would then do nothing).
+  let tabStop = focused && (passing || legal.has(focused)) ? codes.indexOf(focused) : -1;
   for (const [i, card] of cards.entries()) {
     const code = codes[i];
     const usable = passing ? true : legal.has(code);
@@ -107,7 +117,8 @@ function renderHand() {
     if (tabStop < 0 && usable) tabStop = i;
   }
   cards.forEach((card, i) => { card.tabIndex = i === Math.max(0, tabStop) ? 0 : -1; });
-  if (hadFocus && !hand.contains(document.activeElement) && cards.length) focusCard(cards, Math.max(0, tabStop));
+  const stillUsable = hand.contains(document.activeElement) && codes.indexOf(focused) === tabStop;
+  if (hadFocus && !stillUsable && cards.length) focusCard(cards, Math.max(0, tabStop));
 }
 
 function renderPassBar() {
@@ -141,6 +152,7 @@ function renderStatus() {
   const request = state.request;
   let text = "";
   if (state.result) text = t("result_title");
+  else if (state.auto) text = t("auto_playing");
   else if (request?.kind === "play" && !request.answered) text = state.trick.cards.length ? t("your_turn") : t("your_lead");
   else if (request?.kind === "moon") text = t("moon_title");
   else if (state.phase === "passing") text = state.pass_direction === "hold" ? t("hold_deal") : t("pass_hint", {
@@ -155,7 +167,7 @@ function renderStatus() {
 function renderClock() {
   const clock = $("clock");
   const request = state?.request;
-  if (!request || request.answered || state.result) {
+  if (!request || request.answered || state.result || state.auto) {
     clock.replaceChildren();
     clock.hidden = true;
     return;
@@ -189,11 +201,32 @@ function renderMoon() {
   if (!dialog.open) dialog.showModal();
 }
 
+// The seat is played by the server (auto-play after repeated time-outs), or another tab
+// took it: say so, with the one button that changes it.
+function renderSeatNote() {
+  const box = $("seat-note");
+  let note = null;
+  if (elsewhere) {
+    note = [el("p", {}, t("elsewhere")), el("button", { id: "play-here", type: "button", class: "primary", onclick: () => {
+      elsewhere = false;
+      renderSeatNote();
+      connect();
+    } }, t("play_here"))];
+  } else if (state?.auto && !state.result) {
+    note = [el("p", {}, t("auto_playing")), el("button", { id: "take-back", type: "button", class: "primary", onclick: () => {
+      if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: "back" }));
+    } }, t("take_back"))];
+  }
+  box.replaceChildren(...(note ?? []));
+  box.hidden = !note;
+}
+
 function renderRejection() {
   const box = $("rejection");
   const rejection = state.rejection;
-  box.replaceChildren(rejection ? el("p", {}, t("refused", { reason: rejection.reason })) : "");
-  box.hidden = !rejection;
+  const text = rejection ? t("refused", { reason: rejection.reason }) : hint;
+  box.replaceChildren(text ? el("p", {}, text) : "");
+  box.hidden = !text;
 }
 
 function renderResult() {
@@ -227,6 +260,7 @@ function announce() {
 
 function render() {
   if (!state || !state.ruleset?.players) return;
+  const active = document.activeElement; // if drawing removes it (the pass bar), focus goes to the hand
   if (state.request?.kind === "pass" && liftedFor !== state.request.id) {
     lifted = new Set();
     liftedFor = state.request.id;
@@ -237,11 +271,15 @@ function render() {
   renderPassBar();
   renderHand();
   renderRejection();
+  renderSeatNote();
   renderClock();
   renderScores($("scores"), state, { you: state.you });
   renderResult();
   renderMoon();
   announce();
+  if (active && active !== document.body && !document.contains(active)) {
+    $("hand").querySelector('[tabindex="0"]')?.focus();
+  }
 }
 
 function connect() {
@@ -252,6 +290,7 @@ function connect() {
     const data = JSON.parse(event.data);
     if (data.error) { showError($("status"), data.error); return; }
     state = data;
+    hint = "";
     receivedAt = performance.now();
     // The answer sent is settled once the server's snapshot shows it: answered, refused, or moved on.
     const request = state.request;
@@ -260,9 +299,15 @@ function connect() {
     }
     render();
   });
-  socket.addEventListener("close", () => {
+  socket.addEventListener("close", (event) => {
     socket = null;
     if (state?.result) return;
+    if (event.code === 4000) { // another tab or window took the seat: no reconnecting by itself
+      elsewhere = true;
+      $("status").textContent = t("elsewhere");
+      renderSeatNote();
+      return;
+    }
     $("status").textContent = t("reconnecting");
     setTimeout(connect, retry);
     retry = Math.min(retry * 2, 8000);
