@@ -137,6 +137,10 @@ def test_a_replay_scrubbed_to_deal_k_trick_t_shows_the_record_there(tmp_path, br
                 assert got["winner"] == [want["winner"]] and got["leader"] == [want["leader"]]
             assert got["points"] == want["points"]
             assert got["scores"] == want["scores"] and got["totals"] == want["totals"]
+        # Before: both heuristic seats were "heuristic (house)", so a winner or a trick's
+        # taker could be either.
+        names = page.locator("#main").inner_text()
+        assert "heuristic (house, seat 1)" in names and "heuristic (house, seat 3)" in names, names
         # Before: ?step=abc left the page blank, every step's note ended in "null" text
         # (one per missing part), and ?speed=-1 played at full speed.
         page.goto(f"{daemon.url}/watch/{runner.id}?deal=2&step=abc&speed=-1")

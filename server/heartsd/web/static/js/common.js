@@ -75,7 +75,8 @@ export function seatName(seat, you = -1) {
   if (!seat) return "?";
   if (seat.seat === you) return t("you");
   if (seat.human) return `Guest ${seat.name.split("-").pop()}`;
-  if (seat.house) return `${seat.name.replace(/^house:/, "")} (house)`;
+  // House seats of one strategy share a name: the seat number tells them apart.
+  if (seat.house) return t("house_seat", { name: seat.name.replace(/^house:/, ""), n: seat.seat + 1 });
   return seat.name;
 }
 
