@@ -137,6 +137,11 @@ def test_a_replay_scrubbed_to_deal_k_trick_t_shows_the_record_there(tmp_path, br
                 assert got["winner"] == [want["winner"]] and got["leader"] == [want["leader"]]
             assert got["points"] == want["points"]
             assert got["scores"] == want["scores"] and got["totals"] == want["totals"]
+        # Before: "1 tricks" (and "1 pts", "1 deals"): English has a singular.
+        page.goto(f"{daemon.url}/watch/{runner.id}?deal=1&trick=1")
+        expect(page.locator("#table")).to_have_attribute("data-tricks-done", "1")
+        text = page.locator("#table").inner_text()
+        assert re.search(r"\b1 trick\b", text) and not re.search(r"\b1 (tricks|pts)\b", text), text
         # Before: both heuristic seats were "heuristic (house)", so a winner or a trick's
         # taker could be either.
         names = page.locator("#main").inner_text()

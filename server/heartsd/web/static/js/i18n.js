@@ -7,9 +7,10 @@ const STRINGS = {
     title: "Hearts Arena", lobby: "Lobby", leaderboard: "Leaderboard", language: "Language",
     live_matches: "Live matches", recent_matches: "Recent matches", nothing_yet: "Nothing here yet.", waiting: "Waiting, table",
     play_title: "Play against the house", ruleset: "Ruleset", players: "Players", opponent: "Opponent {n}",
-    play_button: "Play against the house", watch: "Watch", replay: "Replay", deals_n: "{n} deals",
+    play_button: "Play against the house", watch: "Watch", replay: "Replay", deals_n: "{n} deals", deals_n_one: "{n} deal",
     running: "running", finished: "finished", aborted: "aborted", cancelled: "cancelled",
     you: "You", cards_n: "{n} cards", points_n: "{n} pts", tricks_n: "{n} tricks",
+    cards_n_one: "{n} card", points_n_one: "{n} pt", tricks_n_one: "{n} trick",
     seat_label: "{name}, {position}: {cards} cards, {points} points",
     your_hand: "Your hand", trick: "Trick {n}", the_trick: "The trick",
     pass_button: "Pass cards {direction}", to_position: "to {position}",
@@ -203,7 +204,9 @@ export function setLanguage(next) {
 export function onLanguage(listener) { listeners.add(listener); }
 
 export function t(key, params = {}) {
-  const text = STRINGS[lang][key] ?? STRINGS.en[key] ?? key;
+  // "{n} deals" has a singular in English ("1 deal"): the key with "_one", where there is one.
+  const one = params.n === 1 ? STRINGS[lang][`${key}_one`] : undefined;
+  const text = one ?? STRINGS[lang][key] ?? STRINGS.en[key] ?? key;
   return text.replace(/\{(\w+)\}/g, (_, name) => (name in params ? String(params[name]) : `{${name}}`));
 }
 
