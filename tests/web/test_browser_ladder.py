@@ -68,6 +68,7 @@ def test_the_leaderboard_and_a_bot_page_render_from_a_real_ladder_run(tmp_path, 
         page.click(f"#standings tbody tr[data-bot='{best}'] a")
         page.wait_for_url(f"**/bots/{best}?ruleset=standard")
         expect(page.locator("#heading")).to_have_text(best)
+        expect(page).to_have_title(f"{best} · Hearts Arena")  # before: "Leaderboard · Hearts Arena"
         chart = page.locator("#rating-chart")
         expect(chart).to_be_visible()
         history = ladder.rating_history("standard")[best]

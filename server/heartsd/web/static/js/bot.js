@@ -8,7 +8,7 @@ const bot = decodeURIComponent(location.pathname.split("/").pop());
 const ruleset = new URLSearchParams(location.search).get("ruleset") || "standard";
 let profile = null;
 
-header("leaderboard", () => render());
+header("leaderboard", () => render(), () => bot);
 
 const fixed = (x, digits = 2) => (x === null || x === undefined ? "—" : Number(x).toFixed(digits));
 

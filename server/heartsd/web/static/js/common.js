@@ -49,15 +49,16 @@ export function socketURL(path) {
 }
 
 // The header of every page: title, navigation, language switch. `rerender` runs when
-// the language changes (pages keep their state and draw again).
-export function header(active, rerender) {
+// the language changes (pages keep their state and draw again); `title` names the page
+// when it is not its navigation entry's (a bot's page is under the leaderboard).
+export function header(active, rerender, title = () => t(active)) {
   let bar = document.getElementById("top");
   if (!bar) {
     bar = el("header", { id: "top" });
     document.body.prepend(bar);
   }
   const draw = () => {
-    document.title = `${t(active)} · ${t("title")}`;
+    document.title = `${title()} · ${t("title")}`;
     const select = el("select", { id: "lang", "aria-label": t("language"), onchange: (e) => setLanguage(e.target.value) },
       Object.entries(LANGUAGES).map(([code, name]) => el("option", { value: code, selected: code === language() }, name)));
     bar.replaceChildren(

@@ -132,11 +132,11 @@ function drawControls() {
   const trickNow = list[replay.step]?.tricks_done ?? 0;
   $("controls").hidden = false;
   $("controls").replaceChildren(
-    button("prev-deal", t("prev_deal"), "⏮", () => { const i = dealIndex(); if (i > 0) show(index.deals[i - 1].number, 0); }),
+    button("prev-deal", t("prev_deal"), "«", () => { const i = dealIndex(); if (i > 0) show(index.deals[i - 1].number, 0); }),
     button("step-back", t("step_back"), "◀", () => move(-1)),
-    button("play", replay.timer ? t("pause") : t("play"), replay.timer ? "⏸" : "▶", play),
+    button("play", replay.timer ? t("pause") : t("play"), replay.timer ? "❙❙" : "▶", play),
     button("step-forward", t("step_forward"), "▶▶", () => move(1)),
-    button("next-deal", t("next_deal"), "⏭", () => { const i = dealIndex(); if (i + 1 < index.deals.length) show(index.deals[i + 1].number, 0); }),
+    button("next-deal", t("next_deal"), "»", () => { const i = dealIndex(); if (i + 1 < index.deals.length) show(index.deals[i + 1].number, 0); }),
     el("label", {}, t("speed"), " ", el("select", { id: "speed", onchange: (e) => {
       replay.speed = Number(e.target.value);
       if (replay.timer) { stop(); play(); }
