@@ -232,6 +232,7 @@ def test_tables_of_3_5_and_7_lay_out_without_overlapping_cards(tmp_path, browser
                 assert not _overlaps(boxes), (players, name, _overlaps(boxes))
                 width = page.evaluate("document.documentElement.scrollWidth")
                 assert width <= size["width"], f"{players} players at {name} width scrolls sideways ({width}px)"
+
                 screenshot(page, f"playboard-{players}-players-{name}")
             assert not errors, errors
             page.close()
@@ -340,3 +341,20 @@ def test_a_second_tab_is_told_the_seat_is_elsewhere_and_auto_play_can_be_taken_b
         expect(first.locator("#seat-note")).not_to_contain_text("another tab")
         assert not errors, errors
         context.close()
+
+
+def test_on_a_phone_the_clock_of_an_open_request_is_on_the_screen(tmp_path, browser: Browser) -> None:
+    """Before: on a phone the side column (the clock) came after the hand, partly off the
+    screen while the person had to act (its top at 722 px of a 740 px screen)."""
+    small = {"width": 375, "height": 667}
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=small)
+        errors = watch_errors(page)
+        start_from_lobby(page, daemon.url)
+        expect(page.locator("#pass-button")).to_be_visible()
+        clock = page.locator("#clock")
+        expect(clock).to_be_visible()
+        box = clock.bounding_box()
+        assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= small["height"], box
+        screenshot(page, "playboard-phone-clock")
+        assert not errors, errors
