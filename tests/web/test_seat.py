@@ -92,6 +92,20 @@ async def play_out(page: Page, on_request: Any = None) -> dict[str, Any]:
             await page.answer(request, moon=request["default_moon"])
 
 
+async def answer_once(page: Page, runner: Any, snapshot: dict[str, Any]) -> tuple[list[Any], int]:
+    """Answer the snapshot's open request with a legal choice; once the runner has taken
+    it: seat 0's decisions, and the index of that one."""
+    request = page.open_request(snapshot)
+    assert request is not None
+    before = len([d for d in runner.decisions if d.seat == 0])
+    if request["kind"] == "pass":
+        await page.answer(request, **{"pass": request["legal"][:3]})
+    else:
+        await page.answer(request, play=request["legal"][0])
+    await page.until(lambda s: len([d for d in runner.decisions if d.seat == 0]) > before, 10)
+    return [d for d in runner.decisions if d.seat == 0], before
+
+
 def test_a_person_plays_a_whole_match_and_the_record_says_human(tmp_path) -> None:
     async def main() -> None:
         async with web_daemon(tmp_path) as web, client() as http:
@@ -297,14 +311,7 @@ def test_a_person_who_leaves_is_defaulted_then_resumes_like_a_bot(tmp_path) -> N
             async with http.ws_connect(f"{web.url}/api/seat/{match_id}/socket") as ws:
                 page = Page(ws)
                 snapshot = await page.until(lambda s: page.open_request(s) is not None)
-                request = page.open_request(snapshot)
-                before = len([d for d in runner.decisions if d.seat == 0])
-                if request["kind"] == "pass":
-                    await page.answer(request, **{"pass": request["legal"][:3]})
-                else:
-                    await page.answer(request, play=request["legal"][0])
-                await page.until(lambda s: len([d for d in runner.decisions if d.seat == 0]) > before, 10)
-                mine = [d for d in runner.decisions if d.seat == 0]
+                mine, before = await answer_once(page, runner, snapshot)
                 assert mine[before].provenance == P.PROVENANCE_HUMAN, [P.Provenance.Name(d.provenance) for d in mine]
 
     run(main())
@@ -378,14 +385,7 @@ def test_a_seat_on_auto_play_says_so_and_the_person_takes_it_back(tmp_path) -> N
                 await page.until(lambda s: s["auto"], 20)  # one time-out, and the server plays for the seat
                 await ws.send_str(json.dumps({"type": "back"}))
                 snapshot = await page.until(lambda s: not s["auto"] and page.open_request(s) is not None, 20)
-                request = page.open_request(snapshot)
-                before = len([d for d in runner.decisions if d.seat == 0])
-                if request["kind"] == "pass":
-                    await page.answer(request, **{"pass": request["legal"][:3]})
-                else:
-                    await page.answer(request, play=request["legal"][0])
-                await page.until(lambda s: len([d for d in runner.decisions if d.seat == 0]) > before, 10)
-                mine = [d for d in runner.decisions if d.seat == 0]
+                mine, before = await answer_once(page, runner, snapshot)
                 assert mine[0].provenance == P.PROVENANCE_TIMEOUT
                 assert mine[before].provenance == P.PROVENANCE_HUMAN, [P.Provenance.Name(d.provenance) for d in mine]
 
