@@ -168,6 +168,9 @@ class BotSession:
         return not self.rulesets or ruleset in self.rulesets
 
 
+REPLACED = "replaced by a newer stream of this bot (is a second instance running?)"
+
+
 class SessionRegistry:
     """The live session of each bot. A new session of the same bot replaces the old one."""
 
@@ -179,6 +182,10 @@ class SessionRegistry:
         previous = self._by_bot.get(session.bot)
         self._by_bot[session.bot] = session
         if previous is not None:
+            # Its last message: a final draining, "leave, do not reconnect". A client that
+            # reconnected itself never reads it (that stream is dead); a second instance of
+            # the bot does, and stops instead of taking the stream back for ever.
+            previous.send(bot_pb2.PlayResponse(draining=bot_pb2.Draining(reason=REPLACED)))
             previous.close("replaced by a new session of the same bot")
         return previous
 

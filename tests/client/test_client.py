@@ -322,3 +322,26 @@ def test_events_that_come_again_after_a_reconnect_count_once():
         client._on_update(bot_pb2.MatchUpdate(match_id="m-1", seat=2, events=events), None, None, set())  # type: ignore[arg-type]
     assert client.stats.matches_ended == 1
     assert client.stats.reports["m-1"].server_defaults == {"timeout": 1}
+
+
+def test_a_second_instance_of_a_bot_takes_its_stream_and_the_first_leaves(tmp_path):
+    """Before: the stream a second instance of the bot replaced ended with OK and nothing
+    else, and the first instance reconnected and took the stream back, the two taking it
+    from each other every backoff. Now the replaced stream's last message is a final
+    `draining` (leave, do not reconnect), and the first instance stops."""
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            first = client_for(daemon, "alice", RandomStrategy(1), backoff_s=(0.05, 0.2))
+            first_task = await start(first)
+            second = client_for(daemon, "alice", RandomStrategy(2), backoff_s=(0.05, 0.2))
+            second_task = await start(second)
+            await asyncio.wait_for(first_task, 10)  # it left by itself
+            await asyncio.sleep(0.5)
+            session = daemon.arena.sessions.get("alice")
+            still_second = second.connected.is_set() and second.stats.reconnects == 0
+            await finish(second, second_task)
+            return first, still_second, session
+
+    first, still_second, session = run(scenario())
+    assert first.drained and first.stats.reconnects == 0
+    assert still_second and session is not None

@@ -53,7 +53,7 @@ class BotServiceServicer:
         match first gets a `Notice` with seat -1, then finishes or ends aborted within the
         shutdown grace, and a new stream is refused (UNAVAILABLE) unless its bot has a match
         to finish; reconnect once the server is back), OK at the end of a drained stream
-        or of one replaced by a newer stream of the same bot (no final `draining` then),
+        or of one replaced by a newer stream of the same bot (after a final `draining`),
         PERMISSION_DENIED when `hello.name` is not the token's bot, INVALID_ARGUMENT when
         the first message is not `hello` (or none came within 10 s) or a message cannot be
         understood, RESOURCE_EXHAUSTED for an oversized message, for many more rejected
