@@ -358,3 +358,26 @@ def test_on_a_phone_the_clock_of_an_open_request_is_on_the_screen(tmp_path, brow
         assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= small["height"], box
         screenshot(page, "playboard-phone-clock")
         assert not errors, errors
+
+
+def test_the_lobby_offers_to_resume_a_seat_this_browser_took(tmp_path, browser: Browser) -> None:
+    """Before: a person who went back to the lobby found their running match listed as
+    "Watch" only, with no way back to the seat but the browser's history."""
+    with ThreadedDaemon(tmp_path) as daemon:
+        context = browser.new_context(viewport=DESKTOP)
+        page = context.new_page()
+        errors = watch_errors(page)
+        match_id = start_from_lobby(page, daemon.url)
+        expect(page.locator("#pass-button")).to_be_visible()
+        page.goto(f"{daemon.url}/")
+        resume = page.locator(f"#live li[data-match='{match_id}'] a.resume")
+        expect(resume).to_have_text("Resume")
+        resume.click()
+        page.wait_for_url(f"**/play/{match_id}")
+        expect(page.locator("#pass-button")).to_be_visible()  # the seat, its request still open
+        stranger = browser.new_page(viewport=DESKTOP)  # another browser: the same match is "Watch"
+        stranger.goto(f"{daemon.url}/")
+        expect(stranger.locator(f"#live li[data-match='{match_id}'] a")).to_have_text("Watch")
+        assert not errors, errors
+        stranger.close()
+        context.close()

@@ -81,6 +81,26 @@ export function seatName(seat, you = -1) {
   return seat.name;
 }
 
+// The seats this browser took (match ids, newest last): the lobby offers "Resume" for
+// those still live. Only a hint for the page; the seat's cookie is what lets it play.
+const SEATS_KEY = "seats";
+const SEATS_KEPT = 20;
+
+export function mySeats() {
+  try {
+    const ids = JSON.parse(localStorage.getItem(SEATS_KEY) || "[]");
+    return new Set(Array.isArray(ids) ? ids.filter((id) => typeof id === "string") : []);
+  } catch {
+    return new Set();
+  }
+}
+
+export function rememberSeat(matchId) {
+  const ids = [...mySeats()].filter((id) => id !== matchId);
+  ids.push(matchId);
+  try { localStorage.setItem(SEATS_KEY, JSON.stringify(ids.slice(-SEATS_KEPT))); } catch { /* private mode */ }
+}
+
 export function showError(container, error) {
   container.replaceChildren(el("p", { class: "error", role: "alert" }, t("error", { message: error.message || error })));
 }

@@ -1,5 +1,5 @@
 // The lobby: take a seat against the house, and the live and recent matches.
-import { el, getJSON, header, postJSON, seatName, showError } from "./common.js";
+import { el, getJSON, header, mySeats, postJSON, rememberSeat, seatName, showError } from "./common.js";
 import { t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
@@ -25,6 +25,7 @@ function playForm() {
     error.textContent = "";
     try {
       const seat = await postJSON("/api/play", choice);
+      rememberSeat(seat.match_id);
       location.assign(seat.play_url);
     } catch (failure) {
       error.textContent = t("error", { message: failure.message });
@@ -39,10 +40,12 @@ function playForm() {
   error);
 }
 
-function matchItem(match, live) {
-  const href = `/watch/${encodeURIComponent(match.match_id)}`;
+function matchItem(match, live, mine) {
+  const id = encodeURIComponent(match.match_id);
+  const resume = live && mine.has(match.match_id); // a seat this browser took: back to it
   return el("li", { dataset: { match: match.match_id } },
-    el("a", { href }, live ? t("watch") : t("replay")),
+    resume ? el("a", { href: `/play/${id}`, class: "resume" }, t("resume"))
+      : el("a", { href: `/watch/${id}` }, live ? t("watch") : t("replay")),
     el("span", {}, match.ruleset),
     el("span", { class: "muted" }, t("deals_n", { n: match.deals }), " · ", t(match.status)),
     el("span", { class: "seats" }, match.seats.map((s) => seatName(s)).join(", "),
@@ -50,7 +53,8 @@ function matchItem(match, live) {
 }
 
 function list(items, live) {
-  return items.length ? el("ul", { class: "match-list" }, items.map((m) => matchItem(m, live)))
+  const mine = mySeats();
+  return items.length ? el("ul", { class: "match-list" }, items.map((m) => matchItem(m, live, mine)))
     : el("p", { class: "muted" }, t("nothing_yet"));
 }
 

@@ -2,7 +2,7 @@
 // knows (its hand, the legal cards of its request, the public table); the page draws
 // them and sends answers. It never decides what is legal: unmarked cards cannot be
 // played from the page, and any answer, however sent, is checked by the server.
-import { el, getJSON, header, seatName, showError, socketURL } from "./common.js";
+import { el, getJSON, header, rememberSeat, seatName, showError, socketURL } from "./common.js";
 import { faceUp, syncCards } from "./cards.js";
 import { cardLabel, onLanguage, t } from "./i18n.js";
 import { nextToPlay, positionOf, renderScores, renderTable } from "./table.js";
@@ -318,6 +318,7 @@ async function start() {
   $("hand").addEventListener("keydown", onHandKey);
   try {
     await getJSON(`/api/seat/${encodeURIComponent(matchId)}`);
+    rememberSeat(matchId); // it is this browser's: the lobby offers to come back to it
   } catch (error) {
     showError($("status"), error);
     $("status").append(el("p", {}, el("a", { href: `/watch/${encodeURIComponent(matchId)}` }, t("watch"))));
