@@ -253,5 +253,19 @@ def run(coro: Any) -> Any:
     return asyncio.run(coro)
 
 
+_EXEC_WITH_LIMIT = ("import os, resource, sys; n = int(sys.argv[1]); "
+                    "resource.setrlimit(resource.RLIMIT_NOFILE, (n, n)); os.execv(sys.argv[2], sys.argv[2:])")
+
+
+def with_descriptor_limit(args: list[str], limit: int) -> list[str]:
+    """``args`` run with at most ``limit`` file descriptors (soft and hard), set by a small
+    Python that then execs them. Not by Popen's ``preexec_fn``: that forks the test process,
+    grpc's fork handlers restart its poller in the child, and the child can die before
+    exec ("epoll_wait error: Bad file descriptor", grpc/grpc#43055; seen once in CI)."""
+    import sys
+
+    return [sys.executable, "-c", _EXEC_WITH_LIMIT, str(limit), *args]
+
+
 __all__ = ["ADMIN", "BOTS", "Bot", "Daemon", "auth", "first_legal", "random_legal", "run", "running_daemon",
            "spectator_pb2_grpc", "dataclasses"]

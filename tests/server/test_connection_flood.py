@@ -32,7 +32,7 @@ from heartsd import descriptors
 from heartsd.config import ConfigError, Settings
 from heartsd.server import connection_cap, server_options
 
-from .harness import ADMIN, BOTS, Bot, auth
+from .harness import ADMIN, BOTS, Bot, auth, with_descriptor_limit
 from .test_daemon_process import Remote
 
 FLOOD = 1100
@@ -43,14 +43,12 @@ def spawn(tmp_path, limit: int | None = LIMIT, env: dict[str, str] | None = None
     """heartsd in its own process, with ``limit`` descriptors (soft and hard) and ``env``
     added to its environment; (process, gRPC port, web front URL)."""
 
-    def limited() -> None:
-        if limit is not None:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
-
     args = [sys.executable, "-m", "heartsd.cli", "serve", "--port", "0", "--db", str(tmp_path / "d.db"),
             "--admin-token", ADMIN, "--log-level", "warning", "--web", "127.0.0.1:0",
             "--bot", f"alice:{BOTS['alice']}"]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=limited,
+    if limit is not None:
+        args = with_descriptor_limit(args, limit)
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, **(env or {})})
     assert proc.stdout is not None
     line = proc.stdout.readline()

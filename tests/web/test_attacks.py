@@ -13,7 +13,6 @@ import contextlib
 import json
 import logging
 import os
-import resource
 import socket
 import subprocess
 import sys
@@ -29,7 +28,7 @@ from structlog.testing import capture_logs
 
 from heartsd.web import connections
 
-from tests.server.harness import ADMIN, run
+from tests.server.harness import ADMIN, run, with_descriptor_limit
 from tests.web.harness import take_seat, web_daemon
 
 P = game_pb2
@@ -327,12 +326,10 @@ def test_a_connection_flood_leaves_bots_their_file_descriptors(tmp_path) -> None
     at most a quarter of the limit; the health check answers during the flood and the
     web front serves again once it ends."""
 
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
-
-    args = [sys.executable, "-m", "heartsd.cli", "serve", "--port", "0", "--db", str(tmp_path / "d.db"),
-            "--admin-token", ADMIN, "--log-level", "warning", "--web", "127.0.0.1:0"]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=limit)
+    args = with_descriptor_limit([sys.executable, "-m", "heartsd.cli", "serve", "--port", "0", "--db",
+                                  str(tmp_path / "d.db"), "--admin-token", ADMIN, "--log-level", "warning",
+                                  "--web", "127.0.0.1:0"], 1024)
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     flood: list[socket.socket] = []
     try:
         assert proc.stdout is not None

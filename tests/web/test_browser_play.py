@@ -317,7 +317,9 @@ def test_a_second_tab_is_told_the_seat_is_elsewhere_and_auto_play_can_be_taken_b
     time-outs) kept saying "Your turn" while the server played its cards, and only a reload
     took it back. Now the replaced tab says where the seat is and waits for "Play here",
     and a seat on auto-play says so, with a button to take it back."""
-    with ThreadedDaemon(tmp_path, human_decision_ms=400, human_bank_ms=0, auto_after=1,
+    # 3 s to think: after "I'm back" the seat is the person's until its next time-out (at
+    # 400 ms a loaded machine went back to auto-play before the page was looked at).
+    with ThreadedDaemon(tmp_path, human_decision_ms=3000, human_bank_ms=0, auto_after=1,
                         web_house_delay_ms=200) as daemon:
         context = browser.new_context(viewport=DESKTOP)
         first = context.new_page()
