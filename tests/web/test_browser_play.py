@@ -377,6 +377,7 @@ def test_the_lobby_offers_to_resume_a_seat_this_browser_took(tmp_path, browser: 
         resume.click()
         page.wait_for_url(f"**/play/{match_id}")
         expect(page.locator("#pass-button")).to_be_visible()  # the seat, its request still open
+        expect(page.locator("h1")).to_have_text(f"Your seat in match {match_id}")  # before: no h1 at all
         stranger = browser.new_page(viewport=DESKTOP)  # another browser: the same match is "Watch"
         stranger.goto(f"{daemon.url}/")
         expect(stranger.locator(f"#live li[data-match='{match_id}'] a")).to_have_text("Watch")

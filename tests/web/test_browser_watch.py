@@ -149,6 +149,7 @@ def test_a_replay_scrubbed_to_deal_k_trick_t_shows_the_record_there(tmp_path, br
         # Before: ?step=abc left the page blank, every step's note ended in "null" text
         # (one per missing part), and ?speed=-1 played at full speed.
         page.goto(f"{daemon.url}/watch/{runner.id}?deal=2&step=abc&speed=-1")
+        expect(page.locator("h1")).to_have_text(f"Match {runner.id}")  # before: no h1 at all
         expect(page.locator("#table")).to_have_attribute("data-step", "0")
         assert "null" not in page.locator("#decision").inner_text()
         page.click("#step-forward")

@@ -50,7 +50,8 @@ const STRINGS = {
     phase_over: "Over", decision_time: "A person has {s} s per decision.", paused: "paused",
     auto_playing: "Your time ran out several times: the server is playing your cards for you.",
     take_back: "I'm back: let me play", elsewhere: "This seat is open in another tab or window.",
-    play_here: "Play here instead", resume: "Resume", house_seat: "{name} (house, seat {n})", not_playable: "{card} cannot be played now: play a marked card.",
+    play_here: "Play here instead", resume: "Resume",
+    watch_heading: "Match {id}", play_heading: "Your seat in match {id}", house_seat: "{name} (house, seat {n})", not_playable: "{card} cannot be played now: play a marked card.",
   },
   id: {
     title: "Hearts Arena", lobby: "Lobi", leaderboard: "Papan peringkat", language: "Bahasa",
@@ -98,7 +99,8 @@ const STRINGS = {
     phase_over: "Selesai", decision_time: "Seorang pemain punya {s} dtk per keputusan.", paused: "dijeda",
     auto_playing: "Waktumu habis beberapa kali: server memainkan kartumu untukmu.",
     take_back: "Saya kembali: biar saya main", elsewhere: "Kursi ini terbuka di tab atau jendela lain.",
-    play_here: "Main di sini saja", resume: "Lanjutkan", house_seat: "{name} (bot rumah, kursi {n})", not_playable: "{card} tidak bisa dimainkan sekarang: mainkan kartu yang ditandai.",
+    play_here: "Main di sini saja", resume: "Lanjutkan",
+    watch_heading: "Pertandingan {id}", play_heading: "Kursimu di pertandingan {id}", house_seat: "{name} (bot rumah, kursi {n})", not_playable: "{card} tidak bisa dimainkan sekarang: mainkan kartu yang ditandai.",
   },
   vi: {
     title: "Hearts Arena", lobby: "Sảnh", leaderboard: "Bảng xếp hạng", language: "Ngôn ngữ",
@@ -146,7 +148,8 @@ const STRINGS = {
     phase_over: "Kết thúc", decision_time: "Người chơi có {s} giây cho mỗi quyết định.", paused: "tạm dừng",
     auto_playing: "Bạn đã hết giờ nhiều lần: máy chủ đang đánh bài thay bạn.",
     take_back: "Tôi đã quay lại: để tôi chơi", elsewhere: "Ghế này đang mở ở một thẻ hoặc cửa sổ khác.",
-    play_here: "Chơi ở đây", resume: "Tiếp tục", house_seat: "{name} (máy, ghế {n})", not_playable: "Không thể đánh {card} lúc này: hãy đánh một lá được đánh dấu.",
+    play_here: "Chơi ở đây", resume: "Tiếp tục",
+    watch_heading: "Trận {id}", play_heading: "Ghế của bạn trong trận {id}", house_seat: "{name} (máy, ghế {n})", not_playable: "Không thể đánh {card} lúc này: hãy đánh một lá được đánh dấu.",
   },
 };
 

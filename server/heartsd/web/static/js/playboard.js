@@ -259,6 +259,7 @@ function announce() {
 }
 
 function render() {
+  $("heading").textContent = t("play_heading", { id: matchId }); // for screen readers: the page's name
   if (!state || !state.ruleset?.players) return;
   const active = document.activeElement; // if drawing removes it (the pass bar), focus goes to the hand
   if (state.request?.kind === "pass" && liftedFor !== state.request.id) {
@@ -329,4 +330,5 @@ async function start() {
 }
 
 onLanguage(() => render());
+$("heading").textContent = t("play_heading", { id: matchId });
 start();

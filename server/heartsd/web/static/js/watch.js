@@ -21,6 +21,7 @@ let replay = null; // {index, frames: Map(deal -> frames), deal, step, timer, sp
 header("watch", () => draw());
 
 function draw() {
+  $("heading").textContent = t("watch_heading", { id: matchId }); // for screen readers: the page's name
   if (mode === "live" && live) drawLive();
   if (mode === "replay" && replay) drawReplay();
 }
@@ -219,4 +220,5 @@ async function loadReplay() {
 onLanguage(() => draw());
 // The live feed first: for a match that is over it answers 409 at once, and the replay
 // is loaded instead (a failed fetch would be a console error in every replay).
+$("heading").textContent = t("watch_heading", { id: matchId });
 watchLive();
