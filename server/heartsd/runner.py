@@ -419,7 +419,6 @@ class MatchRunner:
         slot.issued.add(pending.request_id)
         session = self._send(slot, self._request(slot, pending, 0))
         if session is not None:  # a new request: the bot may get its retries and a late answer rejected
-            pending.through = slot.delivered
             session.allow_waste(self._waste_per_request)
         away_since = slot.away_since
         if away_since is not None and now - away_since >= self._grace_s:  # no bot to listen for
@@ -761,6 +760,8 @@ class MatchRunner:
         if not events and request is None:
             return session
         slot.delivered = self.log_events.last_sequence
+        if request is not None:  # the pending request's, as last sent: an answer confirms these events
+            slot.pending.through = slot.delivered  # type: ignore[union-attr]
         session.send(self._encoder.update(slot.seat, events, request))
         return session
 
@@ -771,17 +772,12 @@ class MatchRunner:
 
     def resume(self, slot: SeatSlot, after: int) -> None:
         """Re-send everything after ``after`` and the pending request (reconnect, resume)."""
-        slot.away_since = None
-        slot.delivered = max(0, min(after, self.log_events.last_sequence))
+        self._start_after(slot, after)
         pending = slot.pending
-        if pending is not None and pending.grace_timer is not None:
-            pending.grace_timer.cancel()
-            pending.grace_timer = None
         if pending is not None:  # rebuilt: the clock shows what is left
             now = time.monotonic()
             spent = now - pending.sent_at - self._stalled(pending.sent_at, now)  # the server's stalls are not spent
-            if self._send(slot, self._request(slot, pending, int(spent * 1000))) is not None:
-                pending.through = slot.delivered
+            self._send(slot, self._request(slot, pending, int(spent * 1000)))
         else:
             self._send(slot, None)
 
@@ -791,8 +787,12 @@ class MatchRunner:
         moment the session is registered, before its welcome is written: a flush in
         between would otherwise send from the old point, and the replay after it come
         too late for a client that drops what is not newer than what it has."""
-        slot.delivered = self.replay_from(slot)
+        self._start_after(slot, self.replay_from(slot))
+
+    def _start_after(self, slot: SeatSlot, after: int) -> None:
+        """The seat's stream is back and gets, from now on, what follows event ``after``."""
         slot.away_since = None
+        slot.delivered = max(0, min(after, self.log_events.last_sequence))
         pending = slot.pending
         if pending is not None and pending.grace_timer is not None:
             pending.grace_timer.cancel()
