@@ -62,8 +62,27 @@ for sub in ("engine", "clients/python", "server"):
 
 from heartsbot.proto import admin_pb2, admin_pb2_grpc, bot_pb2, game_pb2  # noqa: E402
 from heartsbot.client import first_legal_answer  # noqa: E402
+
+# The bots here run the same Python whichever build of the daemon is measured: its
+# compiled encoders (setup.py; HEARTSD_PURE=1 in the environment runs their sources) must
+# make only heartsd cheaper, not the bots that use wire.length_delimited. heartsd, started
+# below, gets the environment as it was.
+_DAEMON_PURE = os.environ.get("HEARTSD_PURE")
+os.environ["HEARTSD_PURE"] = "1"
 from heartsd.loop import resolve as resolve_loop, run as run_on_loop  # noqa: E402
 from heartsd.wire import length_delimited  # noqa: E402
+
+if _DAEMON_PURE is None:
+    del os.environ["HEARTSD_PURE"]
+else:
+    os.environ["HEARTSD_PURE"] = _DAEMON_PURE
+
+
+def daemon_build() -> str:
+    """Which build of heartsd's encoders the measured daemon runs: "compiled" or "pure"."""
+    probe = subprocess.run([sys.executable, "-c", "import heartsd; print(heartsd.COMPILED)"],
+                           capture_output=True, text=True, cwd=ROOT, check=True)
+    return "compiled" if probe.stdout.strip() == "True" else "pure"
 
 ADMIN = "bench-admin-token"
 WATCHED = 10  # --web: matches watched over the web front at any time
@@ -599,6 +618,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             stop(heartsd)
     return {
         "event_loop": resolve_loop(args.loop),
+        "daemon_build": daemon_build(),
         "decision_p50_us": statistics.median(ours) * 1e6,
         "decision_p99_us": percentile(ours, 0.99) * 1e6,
         "floor_p50_us": statistics.median(floor) * 1e6,
@@ -1148,7 +1168,8 @@ def main() -> int:
             rows.append((f"CPU us per {label}: loop / server / client",
                          f"{cpu['loop_thread']:.0f} / {cpu['server']:.0f} / {cpu['client']:.0f}"))
     width = max(len(k) for k, _ in rows)
-    print(f"server benchmark ({r['samples']} latency samples, every process on {r['event_loop']})")
+    print(f"server benchmark ({r['samples']} latency samples, every process on {r['event_loop']}, "
+          f"heartsd's encoders {r['daemon_build']})")
     for label, value in rows:
         print(f"  {label:<{width}}  {value:>16}")
     if args.json:

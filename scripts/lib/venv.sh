@@ -42,36 +42,46 @@ ensure_venv() {
 }
 
 engine_build_env() {
-    # Run "$@" (an install of ./engine) so that, where a C compiler exists, a failed compile
-    # of the engine's hot modules fails the install instead of quietly leaving the pure-Python
-    # engine (engine/setup.py): the test script must really test the compiled path.
+    # Run "$@" (an install of ./engine or of the daemon) so that, where a C compiler exists, a
+    # failed compile of the hot modules fails the install instead of quietly leaving the
+    # pure-Python package (engine/setup.py, setup.py): the tests must really test the compiled path.
     if command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1; then
-        HEARTS_ENGINE_REQUIRE_COMPILED=1 "$@"
+        HEARTS_ENGINE_REQUIRE_COMPILED=1 HEARTSD_REQUIRE_COMPILED=1 "$@"
     else
-        echo "note: no C compiler: the engine is installed pure-Python only" >&2
+        echo "note: no C compiler: the engine and the daemon are installed pure-Python only" >&2
         "$@"
     fi
 }
 
-ensure_engine_build() {
-    # The editable engine is compiled in place (extension modules beside the sources). After
-    # an edit of a compiled module's source, or of the build, compile again: otherwise the
-    # engine runs the edited sources (hearts_engine/_select.py) and the compiled pass of the
-    # tests would not test compiled code.
-    local stamp="$VENV/.engine-built" stale
-    stale=$(env -u HEARTS_ENGINE_PURE "$VENV/bin/python" - <<'PY'
-import importlib.util, pathlib
+stale_build() {
+    # Why the compiled build of the package in folder $1 (pure switch $2) must be made again,
+    # or nothing (hearts_engine/_select.py decides, as at import).
+    env -u "$2" "$VENV/bin/python" - "$1" "$2" <<'PY'
+import importlib.util, pathlib, sys
 spec = importlib.util.spec_from_file_location("_select", "engine/hearts_engine/_select.py")
 select = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(select)
-print(select.reason_for_sources(pathlib.Path("engine/hearts_engine")) or "")
+print(select.reason_for_sources(pathlib.Path(sys.argv[1]), sys.argv[2]) or "")
 PY
-)
-    if [ -z "$stale" ] && [ -f "$stamp" ] && [ ! engine/setup.py -nt "$stamp" ] && [ ! engine/pyproject.toml -nt "$stamp" ]; then
-        return 0
+}
+
+ensure_engine_build() {
+    # The editable engine and daemon are compiled in place (extension modules beside the
+    # sources). After an edit of a compiled module's source, or of a build, compile again:
+    # otherwise the package runs the edited sources (hearts_engine/_select.py) and the
+    # compiled pass of the tests would not test compiled code.
+    local stamp="$VENV/.engine-built" stale
+    stale=$(stale_build engine/hearts_engine HEARTS_ENGINE_PURE)
+    if [ -n "$stale" ] || [ ! -f "$stamp" ] || [ engine/setup.py -nt "$stamp" ] || [ engine/pyproject.toml -nt "$stamp" ] ||
+        [ engine/mypyc_build.py -nt "$stamp" ]; then
+        echo "compiling the engine (${stale:-the build changed})..." >&2
+        engine_build_env "$VENV/bin/python" -m pip install --quiet --no-deps -e ./engine
     fi
-    echo "compiling the engine (${stale:-the build changed})..." >&2
-    engine_build_env "$VENV/bin/python" -m pip install --quiet --no-deps -e ./engine
+    stale=$(stale_build server/heartsd HEARTSD_PURE)
+    if [ -n "$stale" ] || [ ! -f "$stamp" ] || [ setup.py -nt "$stamp" ] || [ engine/mypyc_build.py -nt "$stamp" ]; then
+        echo "compiling the daemon's encoders (${stale:-the build changed})..." >&2
+        engine_build_env "$VENV/bin/python" -m pip install --quiet --no-deps -e .
+    fi
     touch "$stamp"
 }
 

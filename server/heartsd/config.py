@@ -278,9 +278,10 @@ class Settings:
             raise ConfigError("admin_token: must differ from every bot token")
 
 
-# HEARTSD_* variables that are the deployment's, not settings (deploy/Dockerfile: the
-# health check's options).
-OTHER_ENV = frozenset({"HEARTSD_HEALTH_OPTIONS"})
+# HEARTSD_* variables that are not settings: the deployment's (deploy/Dockerfile: the health
+# check's options) and the build's (setup.py: the Python sources instead of the compiled
+# encoders; a failed compile fails the install; the build the tests expect).
+OTHER_ENV = frozenset({"HEARTSD_HEALTH_OPTIONS", "HEARTSD_PURE", "HEARTSD_REQUIRE_COMPILED", "HEARTSD_EXPECT"})
 
 
 def unknown_env(env: Mapping[str, str] | None = None) -> list[str]:

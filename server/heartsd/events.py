@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import cast
 
 from heartsbot.proto import bot_pb2, game_pb2
 
@@ -125,7 +126,7 @@ class EventLog:
     def wire_for_seat(self, seat: int, after: int) -> bytes:
         """The ``events`` entries of a MatchUpdate for ``seat`` after ``after``, encoded."""
         if after >= self._public_from:
-            return b"".join(self._wire[after:])
+            return b"".join(cast("list[bytes]", self._wire[after:]))  # a deal's end: public from here on
         return b"".join([w if isinstance(w, bytes) else w[seat] for w in self._wire[after:]])
 
     def revealed_wire(self, field: int, ended: game_pb2.Event) -> bytes:

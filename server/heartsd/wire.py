@@ -17,7 +17,6 @@ b'\\x1a\\x03abc'
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterable
 
 from hearts_engine.cards import CARDS_BY_SUIT_PATTERN
@@ -104,12 +103,22 @@ def _rank_group_fields(field: int) -> tuple[tuple[bytes, ...], ...]:
     return tuple(groups)
 
 
-@functools.cache
+_MASK_ENCODERS: dict[int, Callable[[int], bytes]] = {}
+
+
 def mask_encoder(field: int) -> Callable[[int], bytes]:
     """A function giving ``card_fields(field, cards_of(mask))`` for a hand mask (card
     ``13 * suit + rank``) from eight lookups in small tables. A hand is encoded for every
     request: 768 entries stay in the CPU cache between requests, where a table of every
-    13-bit suit pattern (8,192 per suit) measured slower in the loaded server."""
+    13-bit suit pattern (8,192 per suit) measured slower in the loaded server. One per
+    field, kept (a dict, not functools.cache: mypyc cannot type a cached function)."""
+    made = _MASK_ENCODERS.get(field)
+    if made is None:
+        made = _MASK_ENCODERS[field] = _new_mask_encoder(field)
+    return made
+
+
+def _new_mask_encoder(field: int) -> Callable[[int], bytes]:
     c_lo, c_hi, d_lo, d_hi, h_lo, h_hi, s_lo, s_hi = _rank_group_fields(field)
 
     def encode(mask: int) -> bytes:

@@ -141,7 +141,7 @@ def test_without_a_working_c_compiler_the_build_is_the_pure_package(tmp_path: Pa
     result = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--build-lib", str(built)],
                             cwd=source, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
-    assert "installing the pure-Python engine only" in result.stderr
+    assert "installing the pure-Python package only" in result.stderr
     assert not list(built.rglob("*.so")) and not list(built.rglob("_compiled.json"))
     env["HEARTS_ENGINE_REQUIRE_COMPILED"] = "1"
     strict = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--build-lib", str(built)],
