@@ -22,6 +22,13 @@ import pytest
 
 import heartsd
 from hearts_engine import PRESETS, preset
+from heartsbot.client import first_legal_answer
+from heartsbot.proto import admin_pb2, bot_pb2, game_pb2
+from heartsd import logs, runner as runner_module
+from heartsd.arena import Arena, SeatRequest
+from heartsd.config import Settings
+from heartsd.sessions import BotSession
+from heartsd.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "server" / "heartsd"
@@ -59,22 +66,19 @@ class _FrozenTime:
     get_clock_info = staticmethod(__import__("time").get_clock_info)
 
 
-async def _matches_digest() -> str:
-    from heartsbot.client import first_legal_answer
-    from heartsbot.proto import admin_pb2, bot_pb2, game_pb2
-
-    from heartsd import logs, runner as runner_module
-    from heartsd.arena import Arena, SeatRequest
-    from heartsd.config import Settings
-    from heartsd.sessions import BotSession
-    from heartsd.store import Store
-
-    logs.configure("json", "error")
+async def _matches_digest(tmp: Path) -> str:
+    kept = runner_module.time, runner_module.CHECKPOINT_EVERY_S
     runner_module.time = _FrozenTime  # type: ignore[assignment]
     runner_module.CHECKPOINT_EVERY_S = float("inf")
+    try:
+        return await _digest_of_matches(tmp)
+    finally:  # the suite's later tests in this process need the runner's real clock
+        runner_module.time, runner_module.CHECKPOINT_EVERY_S = kept
+
+
+async def _digest_of_matches(tmp: Path) -> str:
     digest = hashlib.sha256()
     rng = random.Random(20261202)
-    tmp = Path(os.environ.get("HEARTSD_DIGEST_TMP", "."))
     store = Store(str(tmp / "digest.db"))
     arena = Arena(Settings(db_path=str(tmp / "digest.db")), store)
     session = BotSession("b0", "", frozenset(), 8)
@@ -122,8 +126,7 @@ async def _matches_digest() -> str:
 def matches_digest(tmp: Path) -> str:
     """Every byte the daemon sends and stores for whole matches of every preset and player
     count, ids fixed and the clock stopped, hashed."""
-    os.environ["HEARTSD_DIGEST_TMP"] = str(tmp)
-    return asyncio.run(_matches_digest())
+    return asyncio.run(_matches_digest(tmp))
 
 
 def test_compiled_and_pure_encoders_send_and_store_identical_bytes(tmp_path: Path) -> None:
@@ -135,7 +138,7 @@ def test_compiled_and_pure_encoders_send_and_store_identical_bytes(tmp_path: Pat
     other = tmp_path / "other"
     other.mkdir()
     code = ("import sys, pathlib; sys.path.insert(0, sys.argv[1]); import test_compiled as t, heartsd; "
-            "print(heartsd.COMPILED, t.matches_digest(pathlib.Path(sys.argv[2])))")
+            "t.logs.configure('json', 'error'); print(heartsd.COMPILED, t.matches_digest(pathlib.Path(sys.argv[2])))")
     out = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent), str(other)], env=env, cwd=ROOT,
                          capture_output=True, text=True, check=True).stdout.split()
     assert out[0] == str(not heartsd.COMPILED)  # the subprocess ran the other build
