@@ -361,6 +361,7 @@ def profile(name: str, count: int, top: int) -> dict[str, Any]:
         "instructions_per_unit": round(per_unit, -2),
         "steps": {k: round(v, -2) for k, v in steps.items()},
         "engine": _engine_kind(),
+        "daemon_encoders": _daemon_kind(),
     }
     if top:
         result["top_functions"] = [(f, round(v / units, -1)) for v, f in exclusive[:top]]
@@ -373,11 +374,19 @@ def _engine_kind() -> str:
     return "compiled" if not deal.__file__.endswith(".py") else "pure Python"
 
 
+def _daemon_kind() -> str:
+    """heartsd's encoders (setup.py): compiled, unless HEARTSD_PURE=1 or no compiler."""
+    import heartsd
+
+    return "compiled" if heartsd.COMPILED else "pure Python"
+
+
 def print_table(result: dict[str, Any]) -> None:
     unit = WORKLOADS[result["workload"]][2]
     per = result["instructions_per_unit"]
+    daemon = f", {result['daemon_encoders']} daemon encoders" if result["workload"] == "decision" else ""
     print(f"{result['workload']}: {per:,.0f} instructions per {unit} ({result['units']} {unit}s, "
-          f"{result['engine']} engine)")
+          f"{result['engine']} engine{daemon})")
     width = max(len(k) for k in result["steps"])
     for step, value in sorted(result["steps"].items(), key=lambda kv: -kv[1]):
         print(f"  {step:<{width}}  {value:>11,.0f}  {100 * value / per:5.1f}%")
