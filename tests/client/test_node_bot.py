@@ -125,6 +125,23 @@ def test_the_node_bot_reconnects_and_resumes_after_the_stream_drops(tmp_path):
     assert_played_itself(stored.record, 0)
 
 
+def test_the_node_bot_plays_two_seats_of_one_match(tmp_path):
+    """One bot in two seats: each seat's events are numbered alike (a seat's own log), so
+    what the bot has seen, and its open request, are kept per (match, seat)."""
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            proc = await start_bot(daemon, "--matches", "1", "--max-matches", "2")
+            await connected(daemon, proc)
+            match_id = await daemon.create_match(["alice", "house:random", "alice", "house:heuristic"], deals=2, seed=5)
+            return match_id, await finished(proc), daemon.stored(match_id)
+
+    match_id, (code, out, err), stored = run(scenario())
+    assert code == 0, err
+    assert stored.status == "finished", err
+    assert_played_itself(stored.record, 0)
+    assert_played_itself(stored.record, 2)
+
+
 @pytest.mark.parametrize("token, name, status", [
     ("not-a-token", "alice", "UNAUTHENTICATED"),
     (BOTS["alice"], "bob", "PERMISSION_DENIED"),
