@@ -70,13 +70,17 @@ class SpectatorServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def WatchMatch(self, request, context):
-        """A match's public events from `from_sequence` on, live until it ends. A table of a
+        """A match's public events after `from_sequence` (0: all of them), live until it ends;
+        OUT_OF_RANGE when `from_sequence` is beyond the last event a spectator may see now
+        (live too: the spectator delay holds events back). A table of a
         duplicate set (the ladder's tables dealt the same shuffles at once) sends a deal's
         events once that deal has ended at every table of the set. With the server's
         spectator delay, every hand is shown, a deal at a time: its events come the delay
         after the deal has ended. A match that is over streams all its events at once,
-        every hand shown (as its record shows them), then the stream ends; OUT_OF_RANGE
-        when `from_sequence` is beyond its last event. NOT_FOUND for an unknown match;
+        every hand dealt shown (as its record shows them: its DealStarted events carry
+        every seat's hand), then the stream ends. Passes stay as spectators see them live
+        (CardsPassed with no cards, `received_from` -1): what each seat passed is in the
+        record's decisions (GetMatchRecord). NOT_FOUND for an unknown match;
         FAILED_PRECONDITION for a match that runs on another daemon of the store, a
         finished table of a duplicate set whose other tables still play, or a match over
         without stored events (it ended with its server: use GetMatchRecord).
