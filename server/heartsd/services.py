@@ -34,7 +34,7 @@ from heartsbot.proto import (
 from . import __version__, pages, spectating
 from .arena import Arena, ArenaError, SeatRequest, clipped, quoted
 from .budgets import Budget, BudgetExhausted, admit
-from .sessions import RESUMES_PER_SEAT, BotSession
+from .sessions import CLOSE_FLUSH_S, RESUMES_PER_SEAT, BotSession
 
 log = structlog.get_logger("heartsd.api")
 REFUSE_READ_S = 0.5
@@ -192,19 +192,35 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
             reader: asyncio.Task[None] | None = None
             handler = asyncio.current_task()
             assert handler is not None  # grpc.aio runs every handler in a task
-            writing = overflowed = False
+            writing = abandoned = cancelled = False
+            flush_timer: asyncio.TimerHandle | None = None
+
+            def abandon() -> None:
+                """Write nothing more, and end the stream even if a write is stuck behind
+                gRPC's flow control (the handler, which writes, is cancelled out of it)."""
+                nonlocal abandoned, cancelled
+                abandoned = True
+                if writing and not cancelled:
+                    cancelled = True
+                    handler.cancel()
 
             def overflow() -> None:
                 """Too much waiting for a bot that does not read: its seats go the disconnect way
-                now, and the stream ends even if a write is stuck behind gRPC's flow control (the
-                handler, which writes, is cancelled out of it)."""
-                nonlocal overflowed
+                now, and the stream ends."""
                 self.arena.disconnect(session)
-                if writing and not overflowed:
-                    overflowed = True
-                    handler.cancel()
+                abandon()
+
+            def closed(now: bool) -> None:
+                """The session is over: its last messages get CLOSE_FLUSH_S to go out (none if
+                ``now``), then a stuck write is abandoned, and the stream's slot is free."""
+                nonlocal flush_timer
+                if now:
+                    abandon()
+                elif flush_timer is None:
+                    flush_timer = asyncio.get_running_loop().call_later(CLOSE_FLUSH_S, abandon)
 
             session.on_overflow = overflow
+            session.on_closed = closed
             try:
                 active = self.arena.connect(session)
                 log.info("bot connected", bot=bot, session=session.id, version=hello.version,
@@ -218,12 +234,12 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                 # would cost every idle stream its memory and every message a wake-up.
                 outbox = session.outbox
                 try:
-                    while (message := await outbox.get()) is not None:
+                    while (message := await outbox.get()) is not None and not abandoned:
                         writing = True
                         await context.write(message)
                         writing = False
                 except asyncio.CancelledError:
-                    if not overflowed:
+                    if not cancelled:
                         raise
                     handler.uncancel()
             finally:
@@ -232,7 +248,9 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                         await asyncio.wait({reader}, timeout=DRAIN_S + 0.5)
                     reader.cancel()
                 self.arena.disconnect(session)
-                session.on_overflow = None  # the closure refers to the session: a cycle to break
+                if flush_timer is not None:
+                    flush_timer.cancel()
+                session.on_overflow = session.on_closed = None  # the closures refer to the session: cycles to break
                 log.info("bot disconnected", bot=bot, session=session.id, reason=session.close_reason)
             if session.close_status:
                 await context.abort(STATUS[session.close_status], session.close_reason)

@@ -24,6 +24,9 @@ WASTE_ALLOWANCE = 64
 # A resume re-sends a whole match: each seat may be resumed this often per stream (a
 # client resumes once after reconnecting), or the stream ends.
 RESUMES_PER_SEAT = 3
+# A closed stream's time to write its last messages (a replaced stream's final draining,
+# a status's reason) to a bot that reads; one stuck in a write longer than this ends.
+CLOSE_FLUSH_S = 2.0
 
 
 def echo_id(value: str) -> str:
@@ -112,6 +115,11 @@ class BotSession:
     close_reason: str = ""
     close_status: str = ""  # an ArenaError kind ("invalid", "unavailable"): end the stream with that status
     on_overflow: Callable[[], None] | None = None
+    # Called by close(): with False, the stream has CLOSE_FLUSH_S to write what waits; with
+    # True (the registry: a newer stream replaced a newer one), it ends now. Either way a
+    # write the bot never reads no longer holds the stream's slot and outbox for as long as
+    # its connection lives (services.BotService.Play).
+    on_closed: Callable[[bool], None] | None = None
     token_hash: str = ""  # of the token it opened with: a revoked or rotated one is noticed (tokens.py)
     waste_allowance: int = field(init=False)  # refilled by each request sent, up to waste_cap; see wasted()
     waste_cap: int = field(init=False)
@@ -163,6 +171,8 @@ class BotSession:
             self.close_reason = reason
             self.close_status = status
             self.outbox.put_nowait(None)
+            if self.on_closed is not None:
+                self.on_closed(False)
 
     def plays(self, ruleset: str) -> bool:
         return not self.rulesets or ruleset in self.rulesets
@@ -176,12 +186,20 @@ class SessionRegistry:
 
     def __init__(self) -> None:
         self._by_bot: dict[str, BotSession] = {}
+        # The session each bot's current one replaced, while its stream may still be writing
+        # its last messages: one per bot, so that a bot opening stream after stream without
+        # reading any holds at most two streams, not one per stream opened (an attack pass).
+        self._replaced: dict[str, BotSession] = {}
 
     def open(self, session: BotSession) -> BotSession | None:
         """Register ``session``; return the session it replaced, if any (already closed)."""
         previous = self._by_bot.get(session.bot)
         self._by_bot[session.bot] = session
+        older = self._replaced.pop(session.bot, None)
+        if older is not None and older.on_closed is not None:
+            older.on_closed(True)
         if previous is not None:
+            self._replaced[session.bot] = previous
             # Its last message: a final draining, "leave, do not reconnect". A client that
             # reconnected itself never reads it (that stream is dead); a second instance of
             # the bot does, and stops instead of taking the stream back for ever.
@@ -192,6 +210,8 @@ class SessionRegistry:
     def close(self, session: BotSession) -> bool:
         """Forget ``session`` if it is still the bot's current one; True if it was."""
         session.close(session.close_reason or "stream ended")
+        if self._replaced.get(session.bot) is session:
+            del self._replaced[session.bot]
         if self._by_bot.get(session.bot) is session:
             del self._by_bot[session.bot]
             return True

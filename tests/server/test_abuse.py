@@ -289,6 +289,54 @@ def test_a_stream_that_never_reads_is_bounded_by_bytes_and_its_seats_go_the_disc
     assert any(d.provenance == game_pb2.PROVENANCE_DISCONNECT for d in stored.record.decisions if d.seat == 0)
 
 
+def test_a_replaced_stream_that_never_reads_gives_back_its_slot_and_memory(tmp_path):
+    """A replaced (or otherwise closed) stream used to live until its connection did when
+    its handler was stuck in a write the bot never read: one token, opening stream after
+    stream and reading none, took every bot-stream slot (other bots were refused
+    RESOURCE_EXHAUSTED) and ~0.3 MiB a stream (an attack pass). A closed stream now has
+    CLOSE_FLUSH_S to take its last messages, and the previous closed stream of a bot is
+    ended at once when another replaces it."""
+    filler = bot_pb2.PlayResponse(rejected=bot_pb2.AnswerRejected(reason="x" * 50_000)).SerializeToString()
+
+    async def stuck(daemon, bot: RawBot) -> None:
+        """Fill the stream's session with ~20 MB it will not read: a write blocks."""
+        session = await session_of(daemon, "alice")
+        for _ in range(400):
+            session.send(filler)
+        for _ in range(200):
+            await asyncio.sleep(0.01)
+            if session.outbox.bytes < 19_000_000:
+                break  # the handler is writing (gRPC holds the rest of what it took)
+
+    async def scenario():
+        async with running_daemon(tmp_path, max_outbox_bytes=64 * 1024 * 1024) as daemon:
+            streams = daemon.arena.budgets.bots
+            first = await RawBot(daemon).__aenter__()
+            await stuck(daemon, first)
+            opened = [first]
+            for _ in range(3):  # each replaces the one before, and never reads either
+                bot = await RawBot(daemon).__aenter__()
+                opened.append(bot)
+                for _ in range(500):
+                    if daemon.arena.sessions.get("alice") is not None and daemon.arena.sessions.get("alice").outbox.bytes == 0:
+                        break
+                    await asyncio.sleep(0.01)
+                await stuck(daemon, bot)
+            in_use = []
+            for _ in range(100):  # the last replaced one within its flush time, the older at once
+                in_use.append(streams.in_use)
+                if streams.in_use == 1:
+                    break
+                await asyncio.sleep(0.1)
+            for bot in opened:
+                await bot.__aexit__(None, None, None)
+            return in_use
+
+    in_use = run(scenario())
+    assert in_use[-1] == 1, f"bot-stream slots held by replaced streams that never read: {in_use}"
+    assert in_use[0] <= 2, "a stream replaced twice over is ended at once, not after its flush time"
+
+
 # -- spectators have their own budget ----------------------------------------------------------
 
 async def watch_until_refused_or_open(stub, match_id: str, opened: asyncio.Event):
