@@ -1,7 +1,7 @@
 """Builds the daemon: the pure-Python package, plus its decision-path encoders compiled with mypyc.
 
-The modules that assemble every decision request and update (``COMPILED``) are
-``mypy --strict`` clean, and mypyc compiles them to C extension modules: about a quarter
+The modules that assemble every decision request and update (``COMPILED``) type-check
+(with the options below), and mypyc compiles them to C extension modules: about a quarter
 fewer instructions per decision (``python bench/profile.py decision``; README, "Where a
 decision's time goes"). Everything else, and the ``.py`` source of every module, is
 installed as is. As with the engine (engine/mypyc_build.py, whose build this is too), the

@@ -116,7 +116,7 @@ class BotSession:
     close_status: str = ""  # an ArenaError kind ("invalid", "unavailable"): end the stream with that status
     on_overflow: Callable[[], None] | None = None
     # Called by close(): with False, the stream has CLOSE_FLUSH_S to write what waits; with
-    # True (the registry: a newer stream replaced a newer one), it ends now. Either way a
+    # True (the registry: the bot's stream was replaced again meanwhile), it ends now. Either way a
     # write the bot never reads no longer holds the stream's slot and outbox for as long as
     # its connection lives (services.BotService.Play).
     on_closed: Callable[[bool], None] | None = None

@@ -63,8 +63,6 @@ class _FrozenTime:
     def time() -> float:
         return 1_800_000_000.0
 
-    get_clock_info = staticmethod(__import__("time").get_clock_info)
-
 
 async def _matches_digest(tmp: Path) -> str:
     kept = runner_module.time, runner_module.CHECKPOINT_EVERY_S
