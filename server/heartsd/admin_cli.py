@@ -32,7 +32,9 @@ import grpc
 from google.protobuf import json_format
 from rich.console import Console
 from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from heartsbot import tls
 from heartsbot.exits import EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE
@@ -59,6 +61,14 @@ class _Console(Console):
     def on_broken_pipe(self) -> None:
         self.quiet = True
         raise BrokenPipeError(errno.EPIPE, "stdout was closed")
+
+
+def literal(*cells: str) -> list[Text]:
+    """Strings that came from the daemon (bot names, versions, owners, rulesets, reasons),
+    as table cells drawn exactly as they are. rich reads a plain string as markup, so a
+    bot whose hello.version is "1.0[/]" would crash an organiser's command, and "[link=...]"
+    would plant a link in their terminal."""
+    return [Text(cell) for cell in cells]
 
 
 def add_parser(sub: Any) -> None:
@@ -173,8 +183,8 @@ def _bots(args: argparse.Namespace, console: Console) -> int:
         state = ("draining" if bot.draining else "yes") if bot.connected else ("revoked" if bot.revoked else "no")
         slots = f"{bot.active_matches}/{bot.max_concurrent_matches}" if bot.connected else str(bot.active_matches)
         matches = ", ".join(f"{m.match_id} ({m.purpose})" for m in bot.matches)
-        table.add_row(bot.name, state, bot.version, bot.owner, slots, str(bot.reserved_slots or ""),
-                      ", ".join(bot.rulesets) or ("all" if bot.connected else ""), matches)
+        table.add_row(*literal(bot.name, state, bot.version, bot.owner, slots, str(bot.reserved_slots or ""),
+                               ", ".join(bot.rulesets) or ("all" if bot.connected else ""), matches))
     console.print(table)
     if not response.bots:
         console.print("no bot is connected" + ("" if args.all else " (--all lists registered ones too)"))
@@ -202,8 +212,8 @@ def list_matches(args: argparse.Namespace, console: Console) -> int:
                                   for i, (s, t) in enumerate(zip(m.seats, [*m.totals] + [0] * len(m.seats))))
                 winner = ", ".join(m.seats[w].name for w in m.result.winners if w < len(m.seats))
                 created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(m.created_unix_ms / 1000))
-                table.add_row(m.match_id, created, STATUS.get(m.status, "?"), m.ruleset, str(m.deals_played),
-                              seats, winner)
+                table.add_row(*literal(m.match_id, created, STATUS.get(m.status, "?"), m.ruleset,
+                                       str(m.deals_played), seats, winner))
             if not (args.all and response.next_page_token):
                 break
             request.page_token = response.next_page_token
@@ -233,7 +243,7 @@ def _create(args: argparse.Namespace, console: Console) -> int:
         print_json(console, response)
     else:
         console.print(f"match {response.match_id} started ({response.ruleset.name}, {len(args.seat)} seats); "
-                      f"watch it with: heartsd admin watch {response.match_id}")
+                      f"watch it with: heartsd admin watch {response.match_id}", markup=False)
     return 0
 
 
@@ -245,7 +255,7 @@ def _cancel(args: argparse.Namespace, console: Console) -> int:
         print_json(console, response)
     else:
         console.print(f"match {args.match_id} cancelled after {response.result.deals} deals; "
-                      f"totals {list(response.result.totals)}")
+                      f"totals {list(response.result.totals)}", markup=False)
     return 0
 
 

@@ -36,12 +36,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from heartsbot import tls
 from heartsbot.help import DefaultsHelp
 from heartsbot.proto import tournament_pb2, tournament_pb2_grpc
 
-from .admin_cli import DEFAULT_SERVER, open_channel, run_command, translate_error
+from .admin_cli import DEFAULT_SERVER, literal, open_channel, run_command, translate_error
 from .standings import Standings
 
 STATUS = {v: k.removeprefix("TOURNAMENT_STATUS_").lower() for k, v in tournament_pb2.TournamentStatus.items()}
@@ -127,7 +128,7 @@ def _create(args: argparse.Namespace, console: Console) -> int:
     with open_channel(args) as channel:
         t = _call(args, _stub(channel).CreateTournament, _request(args, args.bot, args.name), admin=True).tournament
     console.print(f"tournament {t.id} started: {len(t.roster)} bots, {t.rounds} rounds, {t.matches_total} matches; "
-                  f"follow it with: heartsd tournament watch {t.id}")
+                  f"follow it with: heartsd tournament watch {t.id}", markup=False)
     return 0
 
 
@@ -138,9 +139,9 @@ def _list(args: argparse.Namespace, console: Console) -> int:
     for column in ("id", "name", "status", "ruleset", "bots", "rounds", "matches", "created"):
         table.add_column(column)
     for t in response.tournaments:
-        table.add_row(t.id, t.name, STATUS.get(t.status, "?"), t.ruleset, str(len(t.roster)), str(t.rounds),
-                      f"{t.matches_finished}/{t.matches_total}",
-                      time.strftime("%Y-%m-%d %H:%M", time.localtime(t.created_unix_ms / 1000)))
+        table.add_row(*literal(t.id, t.name, STATUS.get(t.status, "?"), t.ruleset, str(len(t.roster)), str(t.rounds),
+                               f"{t.matches_finished}/{t.matches_total}",
+                               time.strftime("%Y-%m-%d %H:%M", time.localtime(t.created_unix_ms / 1000))))
     console.print(table)
     return 0
 
@@ -163,7 +164,8 @@ def _move(args: argparse.Namespace, console: Console) -> int:
     request = getattr(tournament_pb2, f"{method}Request")(id=args.id, reason=args.reason)
     with open_channel(args) as channel:
         t = _call(args, getattr(_stub(channel), method), request, admin=True).tournament
-    console.print(f"tournament {t.id}: {STATUS.get(t.status, '?')} ({t.matches_finished}/{t.matches_total} matches)")
+    console.print(f"tournament {t.id}: {STATUS.get(t.status, '?')} ({t.matches_finished}/{t.matches_total} matches)",
+                  markup=False)
     return 0
 
 
@@ -175,11 +177,11 @@ def _watch(args: argparse.Namespace, console: Console) -> int:
         while True:
             t = _call(args, _stub(channel).GetTournament, tournament_pb2.GetTournamentRequest(id=args.id)).tournament
             if task is None:
-                task = progress.add_task(f"{t.name} ({t.id})", total=t.matches_total)
+                task = progress.add_task(f"{escape(t.name)} ({t.id})", total=t.matches_total)
             running = sum(1 for row in t.tables if row.status == "running")
             waits = [row.waiting for row in t.tables if row.waiting]
             progress.update(task, completed=t.matches_finished,
-                            description=f"{t.name} ({t.id}) {STATUS.get(t.status, '?')}, {running} playing"
+                            description=f"{escape(t.name)} ({t.id}) {STATUS.get(t.status, '?')}, {running} playing"
                                         + (f"; waiting: {escape(waits[0])}" if waits else ""))
             if STATUS.get(t.status) in ("finished", "cancelled"):
                 break
@@ -189,7 +191,7 @@ def _watch(args: argparse.Namespace, console: Console) -> int:
 
 
 def print_tournament(console: Console, t: tournament_pb2.Tournament) -> None:
-    console.print(f"[bold]{t.name}[/bold] ({t.id}): {STATUS.get(t.status, '?')}, {t.ruleset}, {t.players} seats, "
+    console.print(f"[bold]{escape(t.name)}[/bold] ({t.id}): {STATUS.get(t.status, '?')}, {escape(t.ruleset)}, {t.players} seats, "
                   f"{t.rounds} rounds, {t.matches_finished}/{t.matches_total} matches, "
                   f"{t.deals_per_match} deals each" + (f"; seed {t.seed}" if t.seed else ""))
     for row in t.tables:
@@ -204,19 +206,19 @@ def print_tournament(console: Console, t: tournament_pb2.Tournament) -> None:
     for r in s.rows:
         rank = f"{r.rank}=" if ranks.count(r.rank) > 1 else str(r.rank)
         ci = f"{r.ci_low:.2f} .. {r.ci_high:.2f}" if r.deals else ""
-        table.add_row(rank, r.bot, r.version, f"{r.points_per_deal:.2f}" if r.deals else "", ci, f"{r.p_best:.3f}",
-                      str(r.deals), str(r.matches), str(r.timeouts), str(r.illegal_defaults),
-                      str(r.disconnect_defaults), str(r.auto_defaults), ", ".join(r.tied_with))
+        table.add_row(*literal(rank, r.bot, r.version, f"{r.points_per_deal:.2f}" if r.deals else "", ci,
+                               f"{r.p_best:.3f}", str(r.deals), str(r.matches), str(r.timeouts), str(r.illegal_defaults),
+                               str(r.disconnect_defaults), str(r.auto_defaults), ", ".join(r.tied_with)))
     console.print(table)
     if s.test:
-        console.print(f"ranks: {s.test}; {s.shuffles} shuffles")
+        console.print(f"ranks: {s.test}; {s.shuffles} shuffles", markup=False)
     bots = [r.bot for r in s.rows]
     if s.head_to_head:
         h2h = {(h.a, h.b): h for h in s.head_to_head}
         grid = Table(title="head to head at one table: matches ranked ahead-behind (points/deal difference)")
         grid.add_column("")
         for b in bots:
-            grid.add_column(b, justify="center")
+            grid.add_column(Text(b), justify="center")
         for a in bots:
             cells = []
             for b in bots:
@@ -227,7 +229,7 @@ def print_tournament(console: Console, t: tournament_pb2.Tournament) -> None:
                 mine, theirs = (h.a_ahead, h.b_ahead) if h.a == a else (h.b_ahead, h.a_ahead)
                 diff = h.points_diff_per_deal if h.a == a else -h.points_diff_per_deal
                 cells.append(f"{mine}-{theirs} ({diff:+.1f})")
-            grid.add_row(a, *cells)
+            grid.add_row(*literal(a, *cells))
         console.print(grid)
 
 

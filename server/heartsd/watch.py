@@ -83,6 +83,10 @@ class TableView:
     def _name(self, seat: int) -> str:
         return self.seats[seat] if 0 <= seat < len(self.seats) else f"seat {seat}"
 
+    def _label(self, seat: int) -> Text:
+        """A seat's name as a table cell: literal text, since rich would read markup in it."""
+        return Text(self._name(seat))
+
     def _card(self, card: int, provenance: int = P.PROVENANCE_BOT) -> Text:
         assert card in self.played, "only played cards are ever drawn"
         text = Text(card_symbol(card), style="red" if card // 13 in (1, 2) else "")
@@ -98,7 +102,7 @@ class TableView:
         parts: list[RenderableType] = [head]
         current = Table(title="trick in play", show_header=True, expand=False)
         for seat, _ in enumerate(self.seats):
-            current.add_column(self._name(seat), justify="center")
+            current.add_column(self._label(seat), justify="center")
         row: list[Text | str] = [""] * len(self.seats)
         for seat, card, provenance in self.trick:
             row[seat] = self._card(card, provenance)
@@ -108,14 +112,14 @@ class TableView:
             done = Table(title=f"deal {self.deal}: tricks", show_header=True)
             done.add_column("#", justify="right")
             for seat, _ in enumerate(self.seats):
-                done.add_column(self._name(seat), justify="center")
+                done.add_column(self._label(seat), justify="center")
             done.add_column("won by")
             done.add_column("points", justify="right")
             for number, (_, plays, winner, points) in enumerate(self.tricks, 1):
                 cells: list[Text | str] = [""] * len(self.seats)
                 for seat, card in plays:
                     cells[seat] = self._card(card)
-                done.add_row(str(number), *cells, self._name(winner), str(points))
+                done.add_row(str(number), *cells, self._label(winner), str(points))
             parts.append(done)
         parts.append(self.score_sheet())
         if self.notices:
@@ -129,7 +133,7 @@ class TableView:
         sheet.add_column("deal", footer="total")
         for seat, _ in enumerate(self.seats):
             total = self.totals[seat] if seat < len(self.totals) else 0
-            sheet.add_column(self._name(seat), justify="right", footer=str(total))
+            sheet.add_column(self._label(seat), justify="right", footer=str(total))
         for deal, points, shooter in self.deal_scores:
             marks = [f"{p:+d}" + (" moon" if s == shooter else "") for s, p in enumerate(points)]
             sheet.add_row(str(deal), *marks)

@@ -138,6 +138,7 @@ class Bot:
     rulesets: tuple[str, ...] = ()
     max_matches: int = 8
     token: str | None = None
+    version: str = "test"
     received: list[bot_pb2.PlayResponse] = field(default_factory=list)
     rejections: list[bot_pb2.AnswerRejected] = field(default_factory=list)
     events: dict[tuple[str, int], list[game_pb2.Event]] = field(default_factory=dict)
@@ -166,7 +167,7 @@ class Bot:
         server's status."""
         try:
             await call.write(bot_pb2.PlayRequest(hello=bot_pb2.Hello(
-                name=self.name, version="test", rulesets=list(self.rulesets), max_concurrent_matches=self.max_matches)))
+                name=self.name, version=self.version, rulesets=list(self.rulesets), max_concurrent_matches=self.max_matches)))
             while True:
                 message = await self._queue.get()
                 if message is None:

@@ -298,3 +298,42 @@ def test_heartsd_admin_bots_shows_a_draining_bot_as_draining(tmp_path, capsys):
     assert rows["alice"][1] == "draining", text
     assert rows["bob"][1] == "yes", text
     assert '"draining": true' in json_text, json_text
+
+
+def test_heartsd_admin_shows_what_bots_send_as_text_never_as_markup(tmp_path, capsys):
+    """A bot chooses its hello.version (and an owner or a tournament name comes from
+    whoever registered it). rich reads "[/]" or "[link=...]" in a plain string as markup:
+    a version of "1.0[/]" crashed `heartsd admin bots` with a MarkupError, and "[red]"
+    restyled the organiser's table. Every server string is now drawn as the literal text."""
+    versions = {"alice": "1.0[/]", "bob": "[bold red]2.0", "carol": "[link=http://evil.example]3.0[/link]"}
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            base = ["--server", daemon.target, "--admin-token", ADMIN]
+            for name, version in versions.items():
+                await Bot(daemon, name, random_legal(1), version=version).start()
+
+            def admin(*argv: str) -> tuple[int, str, str]:
+                code = cli.main(["admin", *argv])
+                out, err = capsys.readouterr()
+                return code, out, err
+
+            return await asyncio.to_thread(admin, "bots", *base)
+
+    code, out, err = run(scenario())
+    assert code == 0, err
+    rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[1:-1]]
+            for line in out.splitlines() if line.count("│") > 3}
+    for name, version in versions.items():
+        assert rows[name][2] == version, out
+
+
+def test_watch_draws_bot_names_as_text_never_as_markup():
+    """A spectator's terminal view names each seat's bot; a name like "[/]" is drawn as it
+    is, not read as rich markup (which raised MarkupError and ended `heartsd admin watch`)."""
+    view = TableView()
+    view.seats = ["a[/]", "[bold]b", "c", "d"]
+    console = Console(record=True, width=200, color_system=None)
+    console.print(view.render())
+    text = console.export_text()
+    assert "a[/]" in text and "[bold]b" in text, text

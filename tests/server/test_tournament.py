@@ -636,3 +636,25 @@ def test_a_tournament_runs_alongside_the_ladder_and_no_bot_is_double_booked(tmp_
     assert t.status == P.TOURNAMENT_STATUS_FINISHED and t.matches_finished == 2
     assert max(most.values()) == 1, most
     assert {"ladder", "tournament"} <= purposes  # both ran while the other waited or played
+
+
+def test_printed_standings_show_names_versions_and_titles_as_text_never_as_markup():
+    """A roster's versions are whatever its bots sent in hello, and a tournament's name is
+    whatever its organiser typed: rich would read "[/]" in them as markup and crash (or
+    restyle the table). Every string from the daemon is drawn literally."""
+    odd = ["a[/]", "[bold red]b", "[link=http://evil.example]c[/link]"]
+    t = tournament_pb2.Tournament(id="t1", name="cup [/] final", ruleset="standard", players=3, rounds=1,
+                                  status=tournament_pb2.TOURNAMENT_STATUS_FINISHED)
+    for rank, bot in enumerate(odd, 1):
+        t.standings.rows.add(rank=rank, bot=bot, version=f"v[/]{rank}", deals=4, matches=1, tied_with=odd[:1])
+    t.standings.head_to_head.add(a=odd[0], b=odd[1], matches=1, a_ahead=1)
+    t.standings.test = "[/]"
+    from rich.console import Console
+
+    from heartsd.tournament_cli import print_tournament
+
+    console = Console(record=True, width=400, color_system=None)
+    print_tournament(console, t)
+    text = console.export_text()
+    for shown in ("cup [/] final", *odd, "v[/]1", "v[/]3", "ranks: [/]"):
+        assert shown in text, text
