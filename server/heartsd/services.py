@@ -375,6 +375,12 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                         return
                     rejection = self.arena.resume(session, resume)
                 elif kind == "drain":
+                    # a repeat changes nothing (drain is idempotent): it spends the budget a
+                    # rejected answer spends, or a bot could have us read for free forever
+                    if session.drain_reason and session.wasted():
+                        await self._end(session, context, "too many repeated drains; one is enough, the "
+                                        "stream ends when its matches have", "exhausted")
+                        return
                     self.arena.drain(session, message.drain.reason[:200] or "the bot asked")
                     continue
                 elif kind == "hello":

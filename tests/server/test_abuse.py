@@ -205,6 +205,31 @@ async def session_of(daemon, bot: str):
     raise AssertionError(f"{bot} never connected")
 
 
+def test_repeated_drains_count_against_the_stream_budget(tmp_path):
+    """A second `drain` changes nothing (drain is idempotent), so a bot that sends them
+    without end has the daemon read and dispatch messages for free: 3,000 went unanswered
+    and the stream stayed open. A repeated drain now counts as a message that moved nothing
+    on, like a rejected answer, and the stream ends RESOURCE_EXHAUSTED with a reason."""
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            async with RawBot(daemon, max_matches=1) as bot:
+                await session_of(daemon, "alice")
+                # a match to finish, so that the first drain leaves the stream open
+                await daemon.create_match(["alice", *["house:random"] * 3], deals=50, clock={"decision_ms": 60_000})
+                drain = bot_pb2.PlayRequest(drain=bot_pb2.Drain(reason="again"))
+                sent = 0
+                while sent < 3000 and await bot.send(drain):
+                    sent += 1
+                received, code, details = await bot.read_all(timeout=10)
+            return received, code, details
+
+    received, code, details = run(scenario())
+    assert [m.draining.reason for m in received if m.HasField("draining")][:1] == ["again"]
+    assert code == grpc.StatusCode.RESOURCE_EXHAUSTED, (code, details)
+    assert "drain" in details, details
+
+
 def test_the_server_caps_a_bots_declared_concurrency_and_the_budgets_that_derive_from_it(tmp_path):
     """hello.max_concurrent_matches = 1,000,000 was accepted, and the rejection budget grew
     with it: 3,000 rejected answers were never cut off."""
