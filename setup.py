@@ -22,9 +22,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "engine"))
 from mypyc_build import CompiledBuild  # noqa: E402  (the engine's build helper, shared)
 
-# Not compiled: the runner and the arena (mypyc's native classes take no weak references,
-# which the deal releases hold to their tables), and everything off the decision path.
-COMPILED = ("wire", "encoding", "events", "clock")
+# The match runner is compiled too; not compiled: the arena (its answer routing is a few
+# lines; the rest is I/O and bookkeeping) and everything off the decision path.
+COMPILED = ("wire", "encoding", "events", "clock", "runner")
 BUILD = CompiledBuild(label="hearts-arena", package="heartsd", project=HERE, folder="server/heartsd",
                       modules=COMPILED, pure_env="HEARTSD_PURE", require_env="HEARTSD_REQUIRE_COMPILED",
                       pure_cost="and its decisions cost a few percent more CPU")

@@ -29,6 +29,11 @@ Two workloads:
     python bench/profile.py deal --top 15    # ... and the 15 costliest C functions inside
     python bench/profile.py --json           # one JSON object on the last line
 
+A step that is a method of a compiled (mypyc) class cannot be wrapped in a marker: it is
+counted by its C function instead (``CPyDef_runner___MatchRunner____request`` for the
+runner's ``_request``), whose inclusive count callgrind reports by name; a compiled step
+that is a region (the stored record, built when a match ends) toggles collection itself.
+
 Counts are per deal / per decision, rounded to 100; they repeat exactly for the same code,
 Python and libraries. Nothing here is a wall-clock time.
 """
@@ -50,6 +55,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -75,6 +81,9 @@ MARKERS: dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]] = {
 }
 REGION_MARKER = "sys_call_tracing"  # a measured region with marked steps: sys.call_tracing(region, args)
 PLAIN_MARKER = "accumulate_next"  # the same region without markers: its true total
+# Called between the warm-up, the plain run and the marked run: callgrind writes each one's
+# counts to a file of its own (--dump-before), so a compiled step is counted in one run.
+PHASE_MARKER = "sys_getallocatedblocks"
 
 
 class _Box:
@@ -104,6 +113,7 @@ class Steps:
         self.marked = marked  # False: regions only (through PLAIN_MARKER), for the true total
         self.names: dict[str, str] = {}  # step name -> marker function
         self.calls: dict[str, int] = {}
+        self.native: dict[str, str] = {}  # step name -> C function, for methods of compiled classes
         self._in_step = False
         self._in_region = False
 
@@ -182,15 +192,29 @@ def decision_workload(count: int, steps: Steps) -> int:
     return asyncio.run(_decisions(count, steps))
 
 
+def native_symbol(owner: type, name: str) -> str:
+    """The C function mypyc compiles method ``name`` of class ``owner`` to."""
+    return f"CPyDef_{owner.__module__.rsplit('.', 1)[-1]}___{owner.__name__}___{name}"
+
+
+# The compiled step that is a region (the stored record, built when a match ends, outside
+# any answer): callgrind collects inside it by itself (--toggle-collect).
+NATIVE_REGION = "CPyDef_runner___MatchRunner____record_bytes"
+
+
 def _patch(steps: Steps, undo: list[Callable[[], None]], owner: Any, name: str, step: str, region: bool = False) -> None:
     if not steps.measure or (not steps.marked and not region):
         return
     original = getattr(owner, name)
-    wrapped = steps.wrap(step, original)
-    try:
-        setattr(owner, name, steps.region(wrapped) if region else wrapped)
-    except (TypeError, AttributeError):  # a compiled (native) class: counted in its caller's step
+    if not isinstance(original, types.FunctionType):  # compiled: counted by its C function
+        if steps.marked:
+            steps.names.pop(step, None)
+            steps.calls.pop(step, None)
+            steps.native[step] = native_symbol(owner, name)
+        assert not region or native_symbol(owner, name) == NATIVE_REGION, "a compiled region needs its --toggle-collect"
         return
+    wrapped = steps.wrap(step, original)
+    setattr(owner, name, steps.region(wrapped) if region else wrapped)
     undo.append(lambda: setattr(owner, name, original))
 
 
@@ -274,13 +298,16 @@ def inner(name: str, count: int, plain_only: bool) -> None:
     work(max(1, count // 10), Steps(measure=False))  # collected only inside a region
     gc.collect()
     gc.disable()  # a collection lands wherever the allocation count says: keep it out
+    sys.getallocatedblocks()  # PHASE_MARKER: the warm-up's counts end here
     plain = work(count, Steps(marked=False))  # the true total, no marker in the way
     if plain_only:
         return
+    sys.getallocatedblocks()  # PHASE_MARKER: the plain run's counts end here
     steps = Steps()
     units = work(count, steps)
     assert units == plain, (units, plain)
-    print("STEPS " + json.dumps({"units": units, "markers": steps.names, "calls": steps.calls}), flush=True)
+    print("STEPS " + json.dumps({"units": units, "markers": steps.names, "calls": steps.calls, "native": steps.native}),
+          flush=True)
 
 
 # -- the parent: run, then read the counts ------------------------------------------------------
@@ -330,7 +357,8 @@ def _callgrind(command: list[str], out: Path) -> str:
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     proc = subprocess.run(
         ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--collect-atstart=no",
-         f"--toggle-collect={REGION_MARKER}", f"--toggle-collect={PLAIN_MARKER}", *command],
+         f"--toggle-collect={REGION_MARKER}", f"--toggle-collect={PLAIN_MARKER}",
+         f"--toggle-collect={NATIVE_REGION}", f"--dump-before={PHASE_MARKER}", *command],
         capture_output=True, text=True, env=env, cwd=ROOT)
     if proc.returncode != 0:
         raise RuntimeError(f"valgrind failed:\n{proc.stderr[-3000:]}")
@@ -343,7 +371,8 @@ def profile(name: str, count: int, top: int) -> dict[str, Any]:
         out = tmp / f"{name}.out"
         stdout = _callgrind([sys.executable, __file__, "--inner", name, "--count", str(count)], out)
         info = json.loads(next(line[6:] for line in stdout.splitlines() if line.startswith("STEPS ")))
-        inclusive, _ = _inclusive(out)
+        inclusive, _ = _inclusive(out)  # the last dump: the marked run
+        plain, _ = _inclusive(out.with_name(out.name + ".2"))  # the plain run (.1: the warm-up)
         overheads = _marker_overheads(set(info["markers"].values()), tmp)
         if top:  # what the unmarked region spends, by C function
             _callgrind([sys.executable, __file__, "--inner", name, "--count", str(count), "--plain-only"], out)
@@ -353,7 +382,10 @@ def profile(name: str, count: int, top: int) -> dict[str, Any]:
     for step, marker in info["markers"].items():
         raw = inclusive.get(marker, 0)
         steps[step] = max(0.0, raw - overheads[marker] * info["calls"][step]) / units
-    per_unit = inclusive.get(PLAIN_MARKER, 0) / units
+    for step, symbol in info["native"].items():
+        steps[step] = inclusive.get(symbol, 0) / units
+    # The plain run's regions, and the compiled record if there is one (a region of its own).
+    per_unit = (plain.get(PLAIN_MARKER, 0) + plain.get(NATIVE_REGION, 0)) / units
     steps[WORKLOADS[name][3]] = per_unit - sum(steps.values())
     result: dict[str, Any] = {
         "workload": name,

@@ -23,7 +23,8 @@ ALLOWED = {
     "hearts_engine": set(),  # no runtime dependency at all
     "heartsbot": {"hearts_engine", "grpc", "google"},  # installs with grpcio, protobuf, the engine
     "heartsd": {"hearts_engine", "heartsbot", "grpc", "google", "grpc_health", "grpc_reflection", "structlog",
-                "psycopg", "openskill", "rich", "aiohttp", "uvloop"},  # uvloop: optional (loop.py)
+                "psycopg", "openskill", "rich", "aiohttp", "uvloop",  # uvloop: optional (loop.py)
+                "mypy_extensions"},  # optional: the compiled build's class decorator (runner.py)
 }
 
 

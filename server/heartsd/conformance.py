@@ -162,7 +162,7 @@ class ConformanceRunner(MatchRunner):
     arrangement = Arrangement()
     shooter = Shooter()
 
-    def _request_decision(self, slot: SeatSlot) -> None:
+    def _request_decision(self, slot: SeatSlot) -> bool:
         a = self.arrangement
         if a.kind == "moon" and self.match.deal.phase is not Phase.MOON_CHOICE:
             # The kit plays this seat to a shot moon; the bot is only asked the choice.
@@ -173,8 +173,8 @@ class ConformanceRunner(MatchRunner):
                 action = PlayAction(self.shooter.choose_play(view))
             self._apply(slot.seat, action, P.PROVENANCE_AUTO, 0.0, 0)
             slot.consecutive_defaults, slot.auto = 0, False
-            return
-        super()._request_decision(slot)
+            return False  # no request is open: the match moved on
+        return super()._request_decision(slot)
 
     def _send(self, slot: SeatSlot, request: bytes | None) -> BotSession | None:
         a = self.arrangement

@@ -157,7 +157,7 @@ async def start_set(arena: Arena, ruleset: str, deals: int, tables: Sequence[Seq
         seed = secrets.randbits(63) if explicit is None else explicit
         set_id = "s-" + secrets.token_hex(8)
         runners = [arena.new_runner(rules, match_format, seed, table, policy, rated, strict=True) for table in seats]
-        releases = DealReleases(runners)
+        releases = DealReleases([runner.table for runner in runners])
         for runner in runners:
             runner.set_id = set_id
             runner.releases = releases

@@ -9,47 +9,51 @@ hands). A table that ended early (aborted, cancelled) holds no cards and waits f
 released; a plain match's live spectators see public events as they happen.
 
 The runners tell their releases what happened (:meth:`DealReleases.update`); each
-runner has its own, or shares its set's. A release refers to its tables weakly: each
-runner refers to its release, and that cycle kept every finished match's whole state
-(~480 KiB for a 12-deal match) until a full garbage collection, which a busy daemon
-runs rarely (its heap grew 3.4 MB/s at 1,024 live matches). A freed table has ended, so
-it holds no cards and waits for no one: forgetting it changes no release.
+runner has its own, or shares its set's. A release holds each table's :class:`TableState`
+(how many deals it completed, whether it still plays, its spectators' wake-ups), which
+the runner keeps up to date, never the runner itself: each runner refers to its release,
+and a release referring back to its runners made a cycle that kept every finished
+match's whole state (~480 KiB for a 12-deal match) until a full garbage collection, which
+a busy daemon runs rarely (its heap grew 3.4 MB/s at 1,024 live matches).
+
+>>> a, b = TableState(), TableState()
+>>> releases = DealReleases([a, b])
+>>> a.deals_completed, b.deals_completed = 2, 1
+>>> releases.update(); releases.released
+1
+>>> b.playing = False  # ended early: it holds no cards and waits for no one
+>>> releases.update(); releases.released
+2
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
-import weakref
 from collections.abc import Sequence
-from typing import Protocol
+from dataclasses import dataclass, field
 
 
-class Table(Protocol):
-    """What a release needs of a match runner."""
+@dataclass(eq=False, slots=True)
+class TableState:
+    """What a release needs of one table: its runner sets ``deals_completed`` and
+    ``playing`` before each :meth:`DealReleases.update`, and shares ``watchers`` (the
+    events that wake its spectators)."""
 
-    watchers: set  # type: ignore[type-arg]
-
-    @property
-    def deals_completed(self) -> int: ...
-
-    @property
-    def playing(self) -> bool: ...
+    watchers: set[asyncio.Event] = field(default_factory=set)
+    deals_completed: int = 0
+    playing: bool = True
 
 
 class DealReleases:
     """The deals released so far for the tables of one set (or one plain match)."""
 
-    def __init__(self, tables: Sequence[Table] = ()) -> None:
-        self._tables = [weakref.ref(t) for t in tables]
-        self.in_set = len(self._tables) > 1  # a duplicate set's tables (spectating.py)
+    def __init__(self, tables: Sequence[TableState] = ()) -> None:
+        self.tables = list(tables)
+        self.in_set = len(self.tables) > 1  # a duplicate set's tables (spectating.py)
         self.times: list[float] = []  # time.monotonic() at which deal k was released
         self.all_at: float | None = None  # when every table had ended: every deal is released
-
-    @property
-    def tables(self) -> list[Table]:
-        """The tables still alive (a finished runner the daemon forgot is gone)."""
-        return [t for ref in self._tables if (t := ref()) is not None]
 
     @property
     def released(self) -> float:

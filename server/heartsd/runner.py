@@ -49,9 +49,15 @@ from .clock import SeatClock
 from .encoding import EVENT_CARD_PLAYED, EVENT_CARDS_PASSED, EVENT_DEAL_STARTED, EVENT_TRICK_WON, WATCH_EVENTS, MatchEncoder
 from .events import EventLog
 from .host import MatchHost
-from .releases import DealReleases
+from .releases import DealReleases, TableState
 from .sessions import BotSession
 
+
+try:
+    from mypy_extensions import mypyc_attr
+except ImportError:  # mypy (which brings it) builds the compiled modules; running needs neither
+    def mypyc_attr(*_names: str, **_attrs: object) -> Callable[[type], type]:  # type: ignore[misc]
+        return lambda cls: cls
 
 P = game_pb2
 CHECKPOINT_EVERY_S = 5.0
@@ -185,6 +191,9 @@ class MatchStopped(Exception):
     pass
 
 
+# Compiled (setup.py), a native class: the conformance kit's runner (conformance.py) is a
+# Python subclass that arranges one event per match.
+@mypyc_attr(allow_interpreted_subclasses=True)
 class MatchRunner:
     def __init__(
         self,
@@ -223,15 +232,18 @@ class MatchRunner:
         self.started_at = time.monotonic()
         # When each deal may be shown (releases.py): this match's own, or its set's.
         self.set_id = ""
-        self.releases = DealReleases([self])
+        self.table = TableState()  # what the releases see of this match (kept up to date: _update_releases)
+        self.releases = DealReleases([self.table])
         self.deal_starts: list[int] = []  # the sequence of each deal's deal_started event
-        self.watchers: set[asyncio.Event] = set()
+        self.watchers: set[asyncio.Event] = self.table.watchers  # spectators' wake-ups, one set for both
         self.finished = asyncio.Event()
         self._stopping: tuple[int, str] | None = None
         self._checkpoint: asyncio.Task[None] | None = None
         self._last_checkpoint = time.monotonic()
         self._done = asyncio.Event()
         self._advancing = False
+        self._current_deal: Any = None  # the deal in play (_start_deal): its events' deal
+        self._broken = False  # hearts_broken already published for the current deal
         self._deal_end_due = False  # a deal ended inside this _advance: flush its seats at the end
         self._house_ready = False
         self._house_timer: asyncio.TimerHandle | None = None
@@ -293,7 +305,7 @@ class MatchRunner:
             for slot in self.seats:
                 self._close_pending(slot)
             self._done.set()
-            self.releases.update()  # its cards are no longer held: its set's other tables may show theirs
+            self._update_releases()  # its cards are no longer held: its set's other tables may show theirs
 
     async def run(self) -> None:
         self.log.info("match started", seats=[s.label for s in self.seats])  # the seed would reveal the hands
@@ -346,8 +358,10 @@ class MatchRunner:
                         self._house_move(slot)
                         moved = True
                     else:
-                        self._request_decision(slot)
-                        moved = slot.pending is None  # a request changes nothing, unless defaulted at once
+                        # A request changes nothing, unless defaulted at once. (Asked of the
+                        # method: mypy still holds slot.pending narrowed to None here, and a
+                        # compiled build would check the new request against that.)
+                        moved = not self._request_decision(slot)
                     if moved:
                         moves += 1
                         break  # the state changed: look again
@@ -405,9 +419,10 @@ class MatchRunner:
         self._apply(slot.seat, action, P.PROVENANCE_HOUSE, time.perf_counter() - start, 0)
         self._advance()
 
-    def _request_decision(self, slot: SeatSlot) -> None:
+    def _request_decision(self, slot: SeatSlot) -> bool:
         """Send ``slot`` its request and time it (by its clock; AUTO_LISTEN_S on auto-play), or
-        play the default at once if its bot is gone past the grace period."""
+        play the default at once if its bot is gone past the grace period; whether the
+        request is still open."""
         match = self.match
         default = match.default_action(slot.seat)  # chosen before asking
         now = time.monotonic()
@@ -423,13 +438,14 @@ class MatchRunner:
         away_since = slot.away_since
         if away_since is not None and now - away_since >= self._grace_s:  # no bot to listen for
             self._default(slot, P.PROVENANCE_AUTO if slot.auto else P.PROVENANCE_DISCONNECT)
-            return
+            return False
         pending.auto = slot.auto
         pending.deadline = deadline = now + pending.budget_s(slot.clock)
         if deadline < self._deadline_at:
             self._arm_deadline(deadline)
         if away_since is not None:
             self._arm_grace(slot, self._grace_s - (now - away_since))
+        return True
 
     def _guarded(self, step: Callable[..., None], *args: Any) -> None:
         """Run ``step(*args)``, a step that starts outside the match task (a timer, an answer).
@@ -623,7 +639,7 @@ class MatchRunner:
             totals = list(self.match.totals)
             score = encoder.deal_scored(len(self.match.results) - 1, self.match.results[-1], totals)
             log.add(P.Event(deal_scored=P.DealScored(score=score, totals=totals)))
-            self.releases.update()
+            self._update_releases()
             if self.match.is_over:
                 self._flush_seats()
             else:
@@ -876,7 +892,7 @@ class MatchRunner:
         self.result = result
         self.arena.forget(self)  # its bots are free for new matches before they hear it ended
         self.log_events.add(P.Event(match_ended=P.MatchEnded(result=result)))
-        self.releases.update()
+        self._update_releases()
         self._flush_seats()
         self._keep_missed()
         self._wake_watchers()
@@ -901,6 +917,13 @@ class MatchRunner:
             if session is None or not session.connected:
                 events = self.log_events.wire_for_seat(slot.seat, self.replay_from(slot))
                 missed.keep(slot.name, self.id, slot.seat, self._encoder.update(slot.seat, events, None))
+
+    def _update_releases(self) -> None:
+        """Tell the releases (this match's or its set's) what this table has done so far."""
+        table = self.table
+        table.deals_completed = self.deals_completed
+        table.playing = self.playing
+        self.releases.update()
 
     def _wake_watchers(self) -> None:
         for wake in self.watchers:

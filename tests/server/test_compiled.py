@@ -192,3 +192,15 @@ def test_without_a_working_c_compiler_the_daemon_build_is_the_pure_package(tmp_p
     strict = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--build-lib", str(built)],
                             cwd=source, env=env, capture_output=True, text=True, timeout=600)
     assert strict.returncode != 0 and "HEARTSD_REQUIRE_COMPILED" in strict.stderr
+
+
+def test_the_runner_needs_no_mypy_to_run() -> None:
+    """runner.py takes mypyc's class decorator from mypy_extensions, which comes with mypy:
+    a build dependency only. Without it, the runner (either build) and the conformance kit's
+    Python subclass of it still load."""
+    code = ("import sys; sys.modules['mypy_extensions'] = None\n"
+            "import heartsd.runner as r, heartsd.conformance as c\n"
+            "assert issubclass(c.ConformanceRunner, r.MatchRunner)\n"
+            "print(r.__file__.endswith('.py'))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == str(not heartsd.COMPILED)
