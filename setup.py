@@ -22,9 +22,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "engine"))
 from mypyc_build import CompiledBuild  # noqa: E402  (the engine's build helper, shared)
 
-# The match runner is compiled too; not compiled: the arena (its answer routing is a few
-# lines; the rest is I/O and bookkeeping) and everything off the decision path.
-COMPILED = ("wire", "encoding", "events", "clock", "runner")
+# The match runner, the bot sessions (their outbox) and the loop monitor (asked on every
+# answer) are compiled too; not compiled: the arena (its answer routing is a few lines; the
+# rest is I/O and bookkeeping) and everything off the decision path.
+COMPILED = ("wire", "encoding", "events", "clock", "runner", "sessions", "lag")
 BUILD = CompiledBuild(label="hearts-arena", package="heartsd", project=HERE, folder="server/heartsd",
                       modules=COMPILED, pure_env="HEARTSD_PURE", require_env="HEARTSD_REQUIRE_COMPILED",
                       pure_cost="and its decisions cost a few percent more CPU")

@@ -22,7 +22,7 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import structlog
 
@@ -50,7 +50,8 @@ from .encoding import EVENT_CARD_PLAYED, EVENT_CARDS_PASSED, EVENT_DEAL_STARTED,
 from .events import EventLog
 from .host import MatchHost
 from .releases import DealReleases, TableState
-from .sessions import BotSession
+from .lag import LoopMonitor
+from .sessions import BotSession, SessionRegistry
 
 
 try:
@@ -62,6 +63,7 @@ except ImportError:  # mypy (which brings it) builds the compiled modules; runni
 P = game_pb2
 CHECKPOINT_EVERY_S = 5.0
 _CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution  # a timer may run this early
+_NEVER = math.inf
 MOVES_PER_TURN = 32  # moves in a row (house, defaults) before yielding to the event loop
 # How long a request of a seat on auto-play waits for its bot before the default. Not 0: a
 # default played at once, among house seats that play at once, auto-played the rest of the
@@ -99,21 +101,27 @@ class ClockPolicy:
         )
 
 
-class Decision(NamedTuple):
+class Decision:
     """One applied action with its provenance, the measured think time, and the part of it
-    the server was stalled (not charged to the bot: lag.py)."""
+    the server was stalled (not charged to the bot: lag.py). A plain class, not a NamedTuple:
+    compiled, one is made without a call into Python, on every decision."""
 
-    deal_number: int
-    seat: int
-    action: Action
-    provenance: int
-    think_ms: int
-    rejected: int
-    credit_ms: int = 0
+    __slots__ = ("deal_number", "seat", "action", "provenance", "think_ms", "rejected", "credit_ms")
+
+    def __init__(self, deal_number: int, seat: int, action: Action, provenance: int, think_ms: int, rejected: int,
+                 credit_ms: int = 0) -> None:
+        self.deal_number = deal_number
+        self.seat = seat
+        self.action = action
+        self.provenance = provenance
+        self.think_ms = think_ms
+        self.rejected = rejected
+        self.credit_ms = credit_ms
 
     def to_bytes(self) -> bytes:
         """``to_wire().SerializeToString()``, assembled from pre-encoded parts (encoding.py)."""
-        return encoding.decision_bytes(*self)
+        return encoding.decision_bytes(self.deal_number, self.seat, self.action, self.provenance, self.think_ms,
+                                       self.rejected, self.credit_ms)
 
     def to_wire(self) -> spectator_pb2.RecordedDecision:
         action = self.action
@@ -132,20 +140,24 @@ class Decision(NamedTuple):
         return decision
 
 
-@dataclass(eq=False, slots=True)
 class Pending:
-    """An open request to a remote seat."""
+    """An open request to a remote seat. (A plain class: a compiled dataclass is set up by
+    the __init__ dataclasses writes, in Python, and one is made for every request.)"""
 
-    request_id: str
-    kind: int
-    default: Action
-    sent_at: float
-    deadline: float = math.inf  # time.monotonic() after which the default is played
-    grace_timer: asyncio.TimerHandle | None = None
-    rejected: int = 0
-    credited: float = 0.0  # server stall time the deadline was already extended by (lag.py)
-    auto: bool = False  # sent on auto-play: it waits AUTO_LISTEN_S, not the seat's clock
-    through: int = 0  # the seat's events up to here went with this request, as last sent
+    __slots__ = ("request_id", "kind", "default", "sent_at", "deadline", "grace_timer", "rejected", "credited",
+                 "auto", "through")
+
+    def __init__(self, request_id: str, kind: int, default: Action, sent_at: float) -> None:
+        self.request_id = request_id
+        self.kind = kind
+        self.default = default
+        self.sent_at = sent_at
+        self.deadline = _NEVER  # time.monotonic() after which the default is played
+        self.grace_timer: asyncio.TimerHandle | None = None
+        self.rejected = 0
+        self.credited = 0.0  # server stall time the deadline was already extended by (lag.py)
+        self.auto = False  # sent on auto-play: it waits AUTO_LISTEN_S, not the seat's clock
+        self.through = 0  # the seat's events up to here went with this request, as last sent
 
     def budget_s(self, clock: SeatClock) -> float:
         """How long this request may be open: AUTO_LISTEN_S on auto-play, else the clock's."""
@@ -262,7 +274,9 @@ class MatchRunner:
         # sender's own seats), only unique: a random prefix per match plus a counter.
         self._id_prefix = f"r-{secrets.token_hex(4)}-"
         self._loop = asyncio.get_running_loop()
-        self._stalled = arena.loop_monitor.stalled  # the server's stalls during a request (lag.py)
+        # Kept typed: both are compiled with the runner, so asking them is a native call.
+        self._monitor: LoopMonitor = arena.loop_monitor  # the server's stalls during a request (lag.py)
+        self._sessions: SessionRegistry = arena.sessions
         self.log = structlog.get_logger("heartsd.match").bind(match_id=match_id, ruleset=rules.name)
 
     # -- public surface -------------------------------------------------------------
@@ -477,7 +491,7 @@ class MatchRunner:
                 # The server's own stalls while the request was open are not the bot's time:
                 # the deadline moves by them (a stall still going on included), and only a
                 # request late beyond them times out.
-                credit = self._stalled(pending.sent_at, now)
+                credit = self._monitor.stalled(pending.sent_at, now)
                 if credit > pending.credited:
                     pending.deadline += credit - pending.credited
                     pending.credited = credit
@@ -513,7 +527,7 @@ class MatchRunner:
         assert pending is not None
         now = time.monotonic()
         elapsed = now - pending.sent_at
-        credit = self._stalled(pending.sent_at, now)
+        credit = self._monitor.stalled(pending.sent_at, now)
         slot.clock.charge(elapsed - credit)  # the time a defaulted decision took still counts
         self._resolve(slot, pending, pending.default, provenance, elapsed, credit)
         self._notice(slot, provenance)
@@ -543,7 +557,7 @@ class MatchRunner:
             return self._rejection(answer, bot_pb2.REJECTION_CODE_STALE_REQUEST, "that request is no longer open", False, slot)
         now = time.monotonic()
         elapsed = now - pending.sent_at
-        credit = self._stalled(pending.sent_at, now)  # the server's own stalls (lag.py): 0.0 almost always
+        credit = self._monitor.stalled(pending.sent_at, now)  # the server's own stalls (lag.py): 0.0 almost always
         if elapsed - credit > pending.budget_s(slot.clock):  # late, though its timer has not run yet
             self._guarded(lambda: self._time_out(slot))
             return self._rejection(answer, bot_pb2.REJECTION_CODE_STALE_REQUEST, "too late: the default was played", False, slot)
@@ -591,7 +605,7 @@ class MatchRunner:
         remaining = 0  # also when no retry is left: the default is played at once
         if retry and slot.pending is not None:
             now = time.monotonic()
-            spent = now - slot.pending.sent_at - self._stalled(slot.pending.sent_at, now)
+            spent = now - slot.pending.sent_at - self._monitor.stalled(slot.pending.sent_at, now)
             remaining = max(0, int((slot.pending.budget_s(slot.clock) - spent) * 1000))
         return bot_pb2.AnswerRejected(
             match_id=self.id, request_id=answer.request_id, code=code, reason=reason, retry=retry, remaining_ms=remaining
@@ -769,7 +783,7 @@ class MatchRunner:
     def _send(self, slot: SeatSlot, request: bytes | None) -> BotSession | None:
         """Flush the seat's undelivered events, with ``request`` if given, as one message;
         return the session it went to."""
-        session = self.arena.sessions.get(slot.name)
+        session = self._sessions.get(slot.name)
         if session is None or not session.connected:
             return None
         events = self.log_events.wire_for_seat(slot.seat, slot.delivered)
@@ -792,7 +806,7 @@ class MatchRunner:
         pending = slot.pending
         if pending is not None:  # rebuilt: the clock shows what is left
             now = time.monotonic()
-            spent = now - pending.sent_at - self._stalled(pending.sent_at, now)  # the server's stalls are not spent
+            spent = now - pending.sent_at - self._monitor.stalled(pending.sent_at, now)  # the server's stalls are not spent
             self._send(slot, self._request(slot, pending, int(spent * 1000)))
         else:
             self._send(slot, None)
@@ -913,7 +927,7 @@ class MatchRunner:
         for slot in self.seats:
             if slot.house is not None or slot.provenance != P.PROVENANCE_BOT:
                 continue
-            session = self.arena.sessions.get(slot.name)
+            session = self._sessions.get(slot.name)
             if session is None or not session.connected:
                 events = self.log_events.wire_for_seat(slot.seat, self.replay_from(slot))
                 missed.keep(slot.name, self.id, slot.seat, self._encoder.update(slot.seat, events, None))
