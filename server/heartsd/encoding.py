@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from hearts_engine import Action, Deal, Match, MatchRecord as EngineRecord, PassAction, PassDirection, PlayAction, Ruleset
 from hearts_engine.cards import mask_of
@@ -32,105 +32,108 @@ from . import wire
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-P = game_pb2
+P: Final = game_pb2
 
 # Field numbers and pre-encoded tags, all read from the generated descriptors (so a
 # renumbered field in proto/ cannot go unnoticed: the wire test would fail).
-RESPONSE_UPDATE = bot_pb2.PlayResponse.DESCRIPTOR.fields_by_name["update"].number
-UPDATE_MATCH_ID = bot_pb2.MatchUpdate.DESCRIPTOR.fields_by_name["match_id"].number
-UPDATE_SEAT = bot_pb2.MatchUpdate.DESCRIPTOR.fields_by_name["seat"].number
-UPDATE_REQUEST = bot_pb2.MatchUpdate.DESCRIPTOR.fields_by_name["request"].number
-_REQUEST_FIELDS = bot_pb2.DecisionRequest.DESCRIPTOR.fields_by_name
-REQUEST_RULESET = _REQUEST_FIELDS["ruleset"].number
-REQUEST_HAND = _REQUEST_FIELDS["hand"].number
-REQUEST_LEGAL = _REQUEST_FIELDS["legal_cards"].number
-REQUEST_PASSED = _REQUEST_FIELDS["passed"].number
-REQUEST_RECEIVED = _REQUEST_FIELDS["received"].number
-REQUEST_TRICKS = _REQUEST_FIELDS["tricks"].number
-REQUEST_DEAL_SCORES = _REQUEST_FIELDS["deal_scores"].number
-REQUEST_CURRENT_TRICK = _REQUEST_FIELDS["current_trick"].number
-REQUEST_ID = _REQUEST_FIELDS["request_id"].number
-REQUEST_HAND_SIZES = _REQUEST_FIELDS["hand_sizes"].number
-REQUEST_POINTS_TAKEN = _REQUEST_FIELDS["points_taken"].number
-REQUEST_TOTALS = _REQUEST_FIELDS["totals"].number
-REQUEST_CLOCK = _REQUEST_FIELDS["clock"].number
-_KIND_FIELDS = {k: wire.tag(_REQUEST_FIELDS["kind"].number) + wire.varint(k) for k in P.DecisionKind.values()}
-_DEAL_NUMBER = wire.tag(_REQUEST_FIELDS["deal_number"].number)
-_YOUR_SEAT = wire.tag(_REQUEST_FIELDS["your_seat"].number)
-_PASS_COUNT = wire.tag(_REQUEST_FIELDS["pass_count"].number)
-_PASS_DIRECTION = wire.tag(_REQUEST_FIELDS["pass_direction"].number)
-_PASS_TO = wire.tag(_REQUEST_FIELDS["pass_to"].number)
-_HEARTS_BROKEN = wire.tag(_REQUEST_FIELDS["hearts_broken"].number) + wire.varint(1)
-_LAST_SEQUENCE = wire.tag(_REQUEST_FIELDS["last_sequence"].number)
-_BROKEN_TRICK = wire.tag(_REQUEST_FIELDS["hearts_broken_trick"].number)
-_SCORING_PHASE = wire.tag(_REQUEST_FIELDS["scoring_phase"].number)
-_CLOCK_DECISION = wire.tag(bot_pb2.Clock.DESCRIPTOR.fields_by_name["decision_ms"].number)
-_CLOCK_BANK = wire.tag(bot_pb2.Clock.DESCRIPTOR.fields_by_name["bank_ms"].number)
-_TRICK_FIELDS = game_pb2.Trick.DESCRIPTOR.fields_by_name
-TRICK_NUMBER = _TRICK_FIELDS["number"].number
-TRICK_LEADER = _TRICK_FIELDS["leader"].number
-TRICK_CARDS = _TRICK_FIELDS["cards"].number
-_TRICK_NUMBER_TAG = wire.tag(TRICK_NUMBER)
-_TRICK_LEADER_TAG = wire.tag(TRICK_LEADER)
-_TRICK_WINNER_TAG = wire.tag(_TRICK_FIELDS["winner"].number)
-EVENT_TRICK_WON = game_pb2.Event.DESCRIPTOR.fields_by_name["trick_won"].number
-_WON_FIELDS = game_pb2.TrickWon.DESCRIPTOR.fields_by_name
-_WON_DEAL_TAG = wire.tag(_WON_FIELDS["deal_number"].number)
-_WON_TRICK = _WON_FIELDS["trick"].number
-_WON_POINTS_TAG = wire.tag(_WON_FIELDS["points"].number)
-TRICK_OPEN_WINNER = game_pb2.Trick(winner=-1).SerializeToString()  # winner -1: in progress
+RESPONSE_UPDATE: Final = bot_pb2.PlayResponse.DESCRIPTOR.fields_by_name["update"].number
+UPDATE_MATCH_ID: Final = bot_pb2.MatchUpdate.DESCRIPTOR.fields_by_name["match_id"].number
+UPDATE_SEAT: Final = bot_pb2.MatchUpdate.DESCRIPTOR.fields_by_name["seat"].number
+UPDATE_REQUEST: Final = bot_pb2.MatchUpdate.DESCRIPTOR.fields_by_name["request"].number
+_REQUEST_FIELDS: Final = bot_pb2.DecisionRequest.DESCRIPTOR.fields_by_name
+REQUEST_RULESET: Final = _REQUEST_FIELDS["ruleset"].number
+REQUEST_HAND: Final = _REQUEST_FIELDS["hand"].number
+REQUEST_LEGAL: Final = _REQUEST_FIELDS["legal_cards"].number
+REQUEST_PASSED: Final = _REQUEST_FIELDS["passed"].number
+REQUEST_RECEIVED: Final = _REQUEST_FIELDS["received"].number
+REQUEST_TRICKS: Final = _REQUEST_FIELDS["tricks"].number
+REQUEST_DEAL_SCORES: Final = _REQUEST_FIELDS["deal_scores"].number
+REQUEST_CURRENT_TRICK: Final = _REQUEST_FIELDS["current_trick"].number
+REQUEST_ID: Final = _REQUEST_FIELDS["request_id"].number
+REQUEST_HAND_SIZES: Final = _REQUEST_FIELDS["hand_sizes"].number
+REQUEST_POINTS_TAKEN: Final = _REQUEST_FIELDS["points_taken"].number
+REQUEST_TOTALS: Final = _REQUEST_FIELDS["totals"].number
+REQUEST_CLOCK: Final = _REQUEST_FIELDS["clock"].number
+_KIND_FIELDS: Final = {k: wire.tag(_REQUEST_FIELDS["kind"].number) + wire.varint(k) for k in P.DecisionKind.values()}
+_DEAL_NUMBER: Final = wire.tag(_REQUEST_FIELDS["deal_number"].number)
+_YOUR_SEAT: Final = wire.tag(_REQUEST_FIELDS["your_seat"].number)
+_PASS_COUNT: Final = wire.tag(_REQUEST_FIELDS["pass_count"].number)
+_PASS_DIRECTION: Final = wire.tag(_REQUEST_FIELDS["pass_direction"].number)
+_PASS_TO: Final = wire.tag(_REQUEST_FIELDS["pass_to"].number)
+_HEARTS_BROKEN: Final = wire.tag(_REQUEST_FIELDS["hearts_broken"].number) + wire.varint(1)
+_LAST_SEQUENCE: Final = wire.tag(_REQUEST_FIELDS["last_sequence"].number)
+_BROKEN_TRICK: Final = wire.tag(_REQUEST_FIELDS["hearts_broken_trick"].number)
+_SCORING_PHASE: Final = wire.tag(_REQUEST_FIELDS["scoring_phase"].number)
+_CLOCK_DECISION: Final = wire.tag(bot_pb2.Clock.DESCRIPTOR.fields_by_name["decision_ms"].number)
+_CLOCK_BANK: Final = wire.tag(bot_pb2.Clock.DESCRIPTOR.fields_by_name["bank_ms"].number)
+_TRICK_FIELDS: Final = game_pb2.Trick.DESCRIPTOR.fields_by_name
+TRICK_NUMBER: Final = _TRICK_FIELDS["number"].number
+TRICK_LEADER: Final = _TRICK_FIELDS["leader"].number
+TRICK_CARDS: Final = _TRICK_FIELDS["cards"].number
+_TRICK_NUMBER_TAG: Final = wire.tag(TRICK_NUMBER)
+_TRICK_LEADER_TAG: Final = wire.tag(TRICK_LEADER)
+_TRICK_WINNER_TAG: Final = wire.tag(_TRICK_FIELDS["winner"].number)
+EVENT_TRICK_WON: Final = game_pb2.Event.DESCRIPTOR.fields_by_name["trick_won"].number
+_WON_FIELDS: Final = game_pb2.TrickWon.DESCRIPTOR.fields_by_name
+_WON_DEAL_TAG: Final = wire.tag(_WON_FIELDS["deal_number"].number)
+_WON_TRICK: Final = _WON_FIELDS["trick"].number
+_WON_POINTS_TAG: Final = wire.tag(_WON_FIELDS["points"].number)
+TRICK_OPEN_WINNER: Final = game_pb2.Trick(winner=-1).SerializeToString()  # winner -1: in progress
 # Trick.number and .leader of an open trick, by number and leader + 1 (leader -1: nobody leads yet).
-_OPEN_TRICK_HEADS = tuple(
+_OPEN_TRICK_HEADS: Final = tuple(
     tuple(_TRICK_NUMBER_TAG + wire.varint(number) + _TRICK_LEADER_TAG + wire.varint(leader) for leader in range(-1, 8))
     for number in range(53)
 )
-EVENT_CARD_PLAYED = game_pb2.Event.DESCRIPTOR.fields_by_name["card_played"].number
-EVENT_DEAL_STARTED = game_pb2.Event.DESCRIPTOR.fields_by_name["deal_started"].number
-EVENT_CARDS_PASSED = game_pb2.Event.DESCRIPTOR.fields_by_name["cards_passed"].number
-_STARTED_FIELDS = game_pb2.DealStarted.DESCRIPTOR.fields_by_name
-_STARTED_DEAL_TAG = wire.tag(_STARTED_FIELDS["deal_number"].number)
-_STARTED_DIRECTION_TAG = wire.tag(_STARTED_FIELDS["pass_direction"].number)
-STARTED_HAND = _STARTED_FIELDS["hand"].number
-STARTED_HANDS = _STARTED_FIELDS["hands"].number
-HAND_CARDS = game_pb2.Hand.DESCRIPTOR.fields_by_name["cards"].number
-_DEALT_DEAL_TAG = wire.tag(spectator_pb2.DealtHands.DESCRIPTOR.fields_by_name["deal_number"].number)
-DEALT_HANDS = spectator_pb2.DealtHands.DESCRIPTOR.fields_by_name["hands"].number
-_PASSED_FIELDS = game_pb2.CardsPassed.DESCRIPTOR.fields_by_name
-_PASSED_DEAL_TAG = wire.tag(_PASSED_FIELDS["deal_number"].number)
-PASSED_PASSED = _PASSED_FIELDS["passed"].number
-PASSED_RECEIVED = _PASSED_FIELDS["received"].number
-_PASSED_FROM_TAG = wire.tag(_PASSED_FIELDS["received_from"].number)
-_PLAYED_FIELDS = game_pb2.CardPlayed.DESCRIPTOR.fields_by_name
-_PLAYED_DEAL_TAG = wire.tag(_PLAYED_FIELDS["deal_number"].number)
-_PLAYED_TRICK_TAG = wire.tag(_PLAYED_FIELDS["trick_number"].number)
-_PLAYED_SEAT_TAG = wire.tag(_PLAYED_FIELDS["seat"].number)
-_PLAYED_CARD = _PLAYED_FIELDS["card"].number
-_PLAYED_CARD_FIELDS = tuple(wire.card_fields(_PLAYED_CARD, (c,)) for c in range(52))
-_PLAYED_PROVENANCE_TAG = wire.tag(_PLAYED_FIELDS["provenance"].number)
+EVENT_CARD_PLAYED: Final = game_pb2.Event.DESCRIPTOR.fields_by_name["card_played"].number
+EVENT_DEAL_STARTED: Final = game_pb2.Event.DESCRIPTOR.fields_by_name["deal_started"].number
+EVENT_CARDS_PASSED: Final = game_pb2.Event.DESCRIPTOR.fields_by_name["cards_passed"].number
+_STARTED_FIELDS: Final = game_pb2.DealStarted.DESCRIPTOR.fields_by_name
+_STARTED_DEAL_TAG: Final = wire.tag(_STARTED_FIELDS["deal_number"].number)
+_STARTED_DIRECTION_TAG: Final = wire.tag(_STARTED_FIELDS["pass_direction"].number)
+STARTED_HAND: Final = _STARTED_FIELDS["hand"].number
+STARTED_HANDS: Final = _STARTED_FIELDS["hands"].number
+HAND_CARDS: Final = game_pb2.Hand.DESCRIPTOR.fields_by_name["cards"].number
+_DEALT_DEAL_TAG: Final = wire.tag(spectator_pb2.DealtHands.DESCRIPTOR.fields_by_name["deal_number"].number)
+DEALT_HANDS: Final = spectator_pb2.DealtHands.DESCRIPTOR.fields_by_name["hands"].number
+_PASSED_FIELDS: Final = game_pb2.CardsPassed.DESCRIPTOR.fields_by_name
+_PASSED_DEAL_TAG: Final = wire.tag(_PASSED_FIELDS["deal_number"].number)
+PASSED_PASSED: Final = _PASSED_FIELDS["passed"].number
+PASSED_RECEIVED: Final = _PASSED_FIELDS["received"].number
+_PASSED_FROM_TAG: Final = wire.tag(_PASSED_FIELDS["received_from"].number)
+_PLAYED_FIELDS: Final = game_pb2.CardPlayed.DESCRIPTOR.fields_by_name
+_PLAYED_DEAL_TAG: Final = wire.tag(_PLAYED_FIELDS["deal_number"].number)
+_PLAYED_TRICK_TAG: Final = wire.tag(_PLAYED_FIELDS["trick_number"].number)
+_PLAYED_SEAT_TAG: Final = wire.tag(_PLAYED_FIELDS["seat"].number)
+_PLAYED_CARD: Final = _PLAYED_FIELDS["card"].number
+_PLAYED_CARD_FIELDS: Final = tuple(wire.card_fields(_PLAYED_CARD, (c,)) for c in range(52))
+_PLAYED_PROVENANCE_TAG: Final = wire.tag(_PLAYED_FIELDS["provenance"].number)
 # CardPlayed's seat and card fields, per seat and card; its provenance field per provenance.
-_PLAYED_SEAT_CARD = tuple(tuple(_PLAYED_SEAT_TAG + wire.varint(s) + _PLAYED_CARD_FIELDS[c] for c in range(52)) for s in range(8))
-_PLAYED_PROVENANCES = {p: _PLAYED_PROVENANCE_TAG + wire.varint(p) for p in game_pb2.Provenance.values()}
-_DECISION_FIELDS = spectator_pb2.RecordedDecision.DESCRIPTOR.fields_by_name
-_DECISION_TAGS = {name: wire.tag(f.number) for name, f in _DECISION_FIELDS.items()}  # varint fields
-_DECISION_CARDS = _DECISION_FIELDS["cards"].number
-_DECISION_PLAY = _DECISION_TAGS["kind"] + wire.varint(P.DECISION_KIND_PLAY)
-_DECISION_PASS = _DECISION_TAGS["kind"] + wire.varint(P.DECISION_KIND_PASS)
-_DECISION_MOON = _DECISION_TAGS["kind"] + wire.varint(P.DECISION_KIND_MOON)
-_DECISION_PLAYED = tuple(_DECISION_PLAY + wire.card_fields(_DECISION_CARDS, (c,)) for c in range(52))
-_DECISION_DEAL, _DECISION_THINK, _DECISION_REJECTED, _DECISION_CREDIT = (
-    _DECISION_TAGS[k] for k in ("deal_number", "think_ms", "rejected_answers", "stall_credit_ms"))
-_DECISION_SEATS = tuple(wire.int_field(_DECISION_TAGS["seat"], s) for s in range(8))
-_DECISION_PROVENANCES = {p: wire.int_field(_DECISION_TAGS["provenance"], p) for p in game_pb2.Provenance.values()}
-_PLAY_JSON = tuple(json.dumps(str(PlayAction(c))) for c in range(52))  # each play's "action" in the engine record
-_RECORD_FIELDS = spectator_pb2.MatchRecord.DESCRIPTOR.fields_by_name
-RECORD_DECISIONS = _RECORD_FIELDS["decisions"].number
-RECORD_DEALS = _RECORD_FIELDS["deals"].number
-RECORD_DEAL_SCORES = _RECORD_FIELDS["deal_scores"].number
-WATCH_EVENTS = spectator_pb2.WatchMatchResponse.DESCRIPTOR.fields_by_name["events"].number  # the stored replay's windows
-_ENCODE_HAND, _ENCODE_LEGAL = wire.mask_encoder(REQUEST_HAND), wire.mask_encoder(REQUEST_LEGAL)
-_NO_ACTIONS = '"actions":[]'
-_MOON_OPTIONS_FIELD = bot_pb2.DecisionRequest(moon_options=list(convert.MOON_OPTIONS.values())).SerializeToString()
-_DEFAULT_MOON_FIELDS = {
+_PLAYED_SEAT_CARD: Final = tuple(tuple(_PLAYED_SEAT_TAG + wire.varint(s) + _PLAYED_CARD_FIELDS[c] for c in range(52)) for s in range(8))
+_PLAYED_PROVENANCES: Final = {p: _PLAYED_PROVENANCE_TAG + wire.varint(p) for p in game_pb2.Provenance.values()}
+_DECISION_FIELDS: Final = spectator_pb2.RecordedDecision.DESCRIPTOR.fields_by_name
+_DECISION_TAGS: Final = {name: wire.tag(f.number) for name, f in _DECISION_FIELDS.items()}  # varint fields
+_DECISION_CARDS: Final = _DECISION_FIELDS["cards"].number
+_DECISION_PLAY: Final = _DECISION_TAGS["kind"] + wire.varint(P.DECISION_KIND_PLAY)
+_DECISION_PASS: Final = _DECISION_TAGS["kind"] + wire.varint(P.DECISION_KIND_PASS)
+_DECISION_MOON: Final = _DECISION_TAGS["kind"] + wire.varint(P.DECISION_KIND_MOON)
+_DECISION_PLAYED: Final = tuple(_DECISION_PLAY + wire.card_fields(_DECISION_CARDS, (c,)) for c in range(52))
+_DECISION_DEAL: Final = _DECISION_TAGS["deal_number"]
+_DECISION_THINK: Final = _DECISION_TAGS["think_ms"]
+_DECISION_REJECTED: Final = _DECISION_TAGS["rejected_answers"]
+_DECISION_CREDIT: Final = _DECISION_TAGS["stall_credit_ms"]
+_DECISION_SEATS: Final = tuple(wire.int_field(_DECISION_TAGS["seat"], s) for s in range(8))
+_DECISION_PROVENANCES: Final = {p: wire.int_field(_DECISION_TAGS["provenance"], p) for p in game_pb2.Provenance.values()}
+_PLAY_JSON: Final = tuple(json.dumps(str(PlayAction(c))) for c in range(52))  # each play's "action" in the engine record
+_RECORD_FIELDS: Final = spectator_pb2.MatchRecord.DESCRIPTOR.fields_by_name
+RECORD_DECISIONS: Final = _RECORD_FIELDS["decisions"].number
+RECORD_DEALS: Final = _RECORD_FIELDS["deals"].number
+RECORD_DEAL_SCORES: Final = _RECORD_FIELDS["deal_scores"].number
+WATCH_EVENTS: Final = spectator_pb2.WatchMatchResponse.DESCRIPTOR.fields_by_name["events"].number  # the stored replay's windows
+_ENCODE_HAND: Final = wire.mask_encoder(REQUEST_HAND)
+_ENCODE_LEGAL: Final = wire.mask_encoder(REQUEST_LEGAL)
+_NO_ACTIONS: Final = '"actions":[]'
+_MOON_OPTIONS_FIELD: Final = bot_pb2.DecisionRequest(moon_options=list(convert.MOON_OPTIONS.values())).SerializeToString()
+_DEFAULT_MOON_FIELDS: Final = {
     option: bot_pb2.DecisionRequest(default_moon_option=wire_option).SerializeToString()
     for option, wire_option in convert.MOON_OPTIONS.items()
 }

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import cast
+from typing import Final, cast
 
 from heartsbot.proto import bot_pb2, game_pb2
 
 from .wire import length_delimited, varint
 
-SPECTATOR = -1
-UPDATE_EVENTS_FIELD = bot_pb2.MatchUpdate.DESCRIPTOR.fields_by_name["events"].number
-_SEQUENCE_TAG = varint(game_pb2.Event.DESCRIPTOR.fields_by_name["sequence"].number << 3)
+SPECTATOR: Final = -1
+UPDATE_EVENTS_FIELD: Final = bot_pb2.MatchUpdate.DESCRIPTOR.fields_by_name["events"].number
+_SEQUENCE_TAG: Final = varint(game_pb2.Event.DESCRIPTOR.fields_by_name["sequence"].number << 3)
 
 
 @dataclass(slots=True)

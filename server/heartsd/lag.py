@@ -26,15 +26,16 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
+from typing import Final
 
 import structlog
 
 log = structlog.get_logger("heartsd.loop")
-TICK_S = 0.02  # how often the monitor wakes: 50 cheap wake-ups a second
-STALL_S = 0.01  # lateness at least this long counts as a stall (and is credited)
-WARN_S = 0.1  # stalls at least this long are logged...
-WARN_EVERY_S = 5.0  # ... in one line per this long at most
-KEEP = 4096  # stalls remembered (older ones cannot overlap a request still open)
+TICK_S: Final = 0.02  # how often the monitor wakes: 50 cheap wake-ups a second
+STALL_S: Final = 0.01  # lateness at least this long counts as a stall (and is credited)
+WARN_S: Final = 0.1  # stalls at least this long are logged...
+WARN_EVERY_S: Final = 5.0  # ... in one line per this long at most
+KEEP: Final = 4096  # stalls remembered (older ones cannot overlap a request still open)
 
 
 class LoopMonitor:

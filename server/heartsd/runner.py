@@ -22,7 +22,7 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 import structlog
 
@@ -60,27 +60,28 @@ except ImportError:  # mypy (which brings it) builds the compiled modules; runni
     def mypyc_attr(*_names: str, **_attrs: object) -> Callable[[type], type]:  # type: ignore[misc]
         return lambda cls: cls
 
-P = game_pb2
+P: Final = game_pb2
 CHECKPOINT_EVERY_S = 5.0
-_CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution  # a timer may run this early
-_NEVER = math.inf
-MOVES_PER_TURN = 32  # moves in a row (house, defaults) before yielding to the event loop
+_CLOCK_RESOLUTION: Final = time.get_clock_info("monotonic").resolution  # a timer may run this early
+_NEVER: Final = math.inf
+MOVES_PER_TURN: Final = 32  # moves in a row (house, defaults) before yielding to the event loop
 # How long a request of a seat on auto-play waits for its bot before the default. Not 0: a
 # default played at once, among house seats that play at once, auto-played the rest of the
 # match before the bot's next answer was even read, and auto-play never ended. A bot's
 # answer within it counts; a later one is stale, and ends auto-play all the same.
-AUTO_LISTEN_S = 0.02
-STATUS_NAMES = {
+AUTO_LISTEN_S: Final = 0.02
+STATUS_NAMES: Final = {
     P.MATCH_STATUS_FINISHED: "finished",
     P.MATCH_STATUS_ABORTED: "aborted",
     P.MATCH_STATUS_CANCELLED: "cancelled",
 }
-ANSWER_FIELDS = {P.DECISION_KIND_PASS: "pass_cards", P.DECISION_KIND_PLAY: "play", P.DECISION_KIND_MOON: "moon"}
-KIND = {Phase.PASSING: P.DECISION_KIND_PASS, Phase.PLAYING: P.DECISION_KIND_PLAY, Phase.MOON_CHOICE: P.DECISION_KIND_MOON}
-_PLAYING, _PASSING = Phase.PLAYING, Phase.PASSING  # compared by identity on every request (no enum hashing)
-_PLAY = P.DECISION_KIND_PLAY
-_CHOSEN = frozenset((P.PROVENANCE_BOT, P.PROVENANCE_HOUSE, P.PROVENANCE_HUMAN))  # provenances that are not defaults
-PROVENANCE_NAMES = {v: k for k, v in P.Provenance.items()}
+ANSWER_FIELDS: Final = {P.DECISION_KIND_PASS: "pass_cards", P.DECISION_KIND_PLAY: "play", P.DECISION_KIND_MOON: "moon"}
+KIND: Final = {Phase.PASSING: P.DECISION_KIND_PASS, Phase.PLAYING: P.DECISION_KIND_PLAY, Phase.MOON_CHOICE: P.DECISION_KIND_MOON}
+_PLAYING: Final = Phase.PLAYING  # compared by identity on every request (no enum hashing)
+_PASSING: Final = Phase.PASSING
+_PLAY: Final = P.DECISION_KIND_PLAY
+_CHOSEN: Final = frozenset((P.PROVENANCE_BOT, P.PROVENANCE_HOUSE, P.PROVENANCE_HUMAN))  # provenances that are not defaults
+PROVENANCE_NAMES: Final = {v: k for k, v in P.Provenance.items()}
 
 
 @dataclass(frozen=True)

@@ -7,26 +7,27 @@ import secrets
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Final
 
 from heartsbot.proto import bot_pb2
 
-MAX_OUTBOX_BYTES = 16 * 1024 * 1024  # Settings.max_outbox_bytes
-MESSAGE_OVERHEAD = 64  # bytes an outbox entry costs besides its payload (the deque slot, the object)
+MAX_OUTBOX_BYTES: Final = 16 * 1024 * 1024  # Settings.max_outbox_bytes
+MESSAGE_OVERHEAD: Final = 64  # bytes an outbox entry costs besides its payload (the deque slot, the object)
 # Every id the server issues is far shorter than this (match "m-" + 16 hex digits; request
 # "r-" + 8 hex digits + "-" + a counter): longer ones cannot be ours, so they are neither
 # looked up, kept, nor echoed back in full.
-MAX_ID_CHARS = 64
+MAX_ID_CHARS: Final = 64
 # Rejected answers are budgeted, so one bot cannot keep the server busy for everyone
 # else: a session may have this many rejected, plus four per match it may play at once;
 # every new request it is sent gives back its policy's illegal retries and two more, up
 # to that cap (so an idle flooder cannot bank a large allowance).
-WASTE_ALLOWANCE = 64
+WASTE_ALLOWANCE: Final = 64
 # A resume re-sends a whole match: each seat may be resumed this often per stream (a
 # client resumes once after reconnecting), or the stream ends.
-RESUMES_PER_SEAT = 3
+RESUMES_PER_SEAT: Final = 3
 # A closed stream's time to write its last messages (a replaced stream's final draining,
 # a status's reason) to a bot that reads; one stuck in a write longer than this ends.
-CLOSE_FLUSH_S = 2.0
+CLOSE_FLUSH_S: Final = 2.0
 
 
 def echo_id(value: str) -> str:
@@ -178,7 +179,7 @@ class BotSession:
         return not self.rulesets or ruleset in self.rulesets
 
 
-REPLACED = "replaced by a newer stream of this bot (is a second instance running?)"
+REPLACED: Final = "replaced by a newer stream of this bot (is a second instance running?)"
 
 
 class SessionRegistry:

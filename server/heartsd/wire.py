@@ -18,6 +18,7 @@ b'\\x1a\\x03abc'
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Final
 
 from hearts_engine.cards import CARDS_BY_SUIT_PATTERN
 from heartsbot.proto import cards_pb2, game_pb2
@@ -37,10 +38,10 @@ def _encode_varint(value: int) -> bytes:
             return bytes(out)
 
 
-_SMALL = tuple(_encode_varint(v) for v in range(1 << 14))  # every one- and two-byte varint
+_SMALL: Final = tuple(_encode_varint(v) for v in range(1 << 14))  # every one- and two-byte varint
 
 
-_MINUS_ONE = _encode_varint(-1)  # "none" in many int32 fields (no leader, no winner yet)
+_MINUS_ONE: Final = _encode_varint(-1)  # "none" in many int32 fields (no leader, no winner yet)
 
 
 def varint(value: int) -> bytes:
@@ -58,7 +59,7 @@ def length_delimited(field: int, payload: bytes) -> bytes:
     return varint(field << 3 | 2) + varint(size) + payload
 
 
-_TAGS = tuple(_encode_varint(f << 3 | 2) for f in range(32))
+_TAGS: Final = tuple(_encode_varint(f << 3 | 2) for f in range(32))
 
 
 def tag(field: int) -> bytes:
@@ -78,10 +79,10 @@ def packed_ints(field: int, values: Iterable[int]) -> bytes:
     payload = b"".join([varint(v) for v in values])
     return length_delimited(field, payload) if payload else b""
 
-CARD_BYTES: tuple[bytes, ...] = tuple(
+CARD_BYTES: Final[tuple[bytes, ...]] = tuple(
     cards_pb2.Card(suit=c // 13 + 1, rank=c % 13 + 2).SerializeToString() for c in range(52)
 )
-_CARD_FIELDS: dict[int, tuple[bytes, ...]] = {}
+_CARD_FIELDS: Final[dict[int, tuple[bytes, ...]]] = {}
 
 
 def card_fields(field: int, cards: Iterable[int]) -> bytes:
@@ -103,7 +104,7 @@ def _rank_group_fields(field: int) -> tuple[tuple[bytes, ...], ...]:
     return tuple(groups)
 
 
-_MASK_ENCODERS: dict[int, Callable[[int], bytes]] = {}
+_MASK_ENCODERS: Final[dict[int, Callable[[int], bytes]]] = {}
 
 
 def mask_encoder(field: int) -> Callable[[int], bytes]:
@@ -135,9 +136,9 @@ def mask_card_fields(field: int, mask: int) -> bytes:
     return mask_encoder(field)(mask)
 
 
-_PLAYED: dict[int, tuple[bytes, ...]] = {}
-_PLAYED_SEAT = game_pb2.PlayedCard.DESCRIPTOR.fields_by_name["seat"].number
-_PLAYED_CARD = game_pb2.PlayedCard.DESCRIPTOR.fields_by_name["card"].number
+_PLAYED: Final[dict[int, tuple[bytes, ...]]] = {}
+_PLAYED_SEAT: Final = game_pb2.PlayedCard.DESCRIPTOR.fields_by_name["seat"].number
+_PLAYED_CARD: Final = game_pb2.PlayedCard.DESCRIPTOR.fields_by_name["card"].number
 
 
 def played_card_field(field: int, seat: int, card: int) -> bytes:
