@@ -242,7 +242,6 @@ async def _decisions(count: int, steps: Steps) -> int:
     _patch(steps, undo, Match, "apply", "engine: validate + apply (Match.apply)")
     _patch(steps, undo, MatchRunner, "_send", "send: update framing, outbox (_send)")
     _patch(steps, undo, MatchRunner, "_publish", "publish: events, tricks, scores (_publish)")
-    _patch(steps, undo, Match, "default_action", "engine: default action (legal set)")
     # The stored record is built once a match, when it ends (outside any answer).
     _patch(steps, undo, MatchRunner, "_record_bytes", "record: the stored match (_record_bytes)", region=True)
     parse = steps.wrap("parse the answer (protobuf)", bot_pb2.PlayRequest.FromString)

@@ -253,17 +253,13 @@ class Arena:
 
     def answer(self, session: BotSession, answer: bot_pb2.Answer) -> bot_pb2.AnswerRejected | None:
         runner = self.runners.get(answer.match_id)
+        if runner is not None:
+            taken, rejection = runner.take_answer(session, answer)  # an open request's: nearly always
+            if taken:
+                return rejection
         slots = runner.seats_of(session.bot) if runner else []
         if runner is None or not slots:
             return self._unknown_match(answer.match_id, answer.request_id, "you are not seated in that match")
-        request_id = answer.request_id
-        for slot in slots:
-            pending = slot.pending
-            if pending is not None and pending.request_id == request_id:
-                if pending.through > slot.confirmed and self.sessions.get(session.bot) is session:
-                    # It read the request as last sent (to this stream), so the events sent with it.
-                    slot.confirmed = pending.through
-                return runner.on_answer(slot, answer)
         stale = False
         for slot in slots:
             slot.auto = False  # an answer, even a stale one, shows the bot is listening

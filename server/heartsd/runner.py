@@ -80,6 +80,7 @@ KIND: Final = {Phase.PASSING: P.DECISION_KIND_PASS, Phase.PLAYING: P.DECISION_KI
 _PLAYING: Final = Phase.PLAYING  # compared by identity on every request (no enum hashing)
 _PASSING: Final = Phase.PASSING
 _PLAY: Final = P.DECISION_KIND_PLAY
+_MOON: Final = P.DECISION_KIND_MOON
 _CHOSEN: Final = frozenset((P.PROVENANCE_BOT, P.PROVENANCE_HOUSE, P.PROVENANCE_HUMAN))  # provenances that are not defaults
 PROVENANCE_NAMES: Final = {v: k for k, v in P.Provenance.items()}
 
@@ -148,10 +149,10 @@ class Pending:
     __slots__ = ("request_id", "kind", "default", "sent_at", "deadline", "grace_timer", "rejected", "credited",
                  "auto", "through")
 
-    def __init__(self, request_id: str, kind: int, default: Action, sent_at: float) -> None:
+    def __init__(self, request_id: str, kind: int, default: Action | None, sent_at: float) -> None:
         self.request_id = request_id
         self.kind = kind
-        self.default = default
+        self.default = default  # None: the engine's default for the state the request was sent in
         self.sent_at = sent_at
         self.deadline = _NEVER  # time.monotonic() after which the default is played
         self.grace_timer: asyncio.TimerHandle | None = None
@@ -304,6 +305,21 @@ class MatchRunner:
         """The remote seats ``bot`` holds here (looked up on every answer: kept in a dict)."""
         return self._slots_by_bot.get(bot, ())
 
+    def take_answer(self, session: BotSession, answer: bot_pb2.Answer) -> tuple[bool, bot_pb2.AnswerRejected | None]:
+        """An answer of ``session``'s bot to this match: (False, None) if it answers no open
+        request of its seats here (the arena says why), else (True, the rejection to send or
+        None). Here rather than in the arena, which only routes, so that every answer is
+        handled by compiled code from the match on."""
+        request_id = answer.request_id
+        for slot in self._slots_by_bot.get(session.bot, ()):
+            pending = slot.pending
+            if pending is not None and pending.request_id == request_id:
+                if pending.through > slot.confirmed and self._sessions.get(session.bot) is session:
+                    # It read the request as last sent (to this stream), so the events sent with it.
+                    slot.confirmed = pending.through
+                return True, self.on_answer(slot, answer)
+        return False, None
+
     def announce(self, text: str) -> None:
         """A notice about the whole match (``seat`` -1), sent to every seat and spectator
         now rather than with the next request: e.g. the server shutting down."""
@@ -439,11 +455,14 @@ class MatchRunner:
         play the default at once if its bot is gone past the grace period; whether the
         request is still open."""
         match = self.match
-        default = match.default_action(slot.seat)  # chosen before asking
         now = time.monotonic()
         self._requests_sent += 1
         phase = match.deal.phase
         kind = _PLAY if phase is _PLAYING else KIND[phase]
+        # The default is a function of the state the request is sent in, which stays as it is
+        # while the request is open (the seat's hand and the trick wait for its answer): it is
+        # worked out when needed (_default), except the moon's, which the request shows.
+        default = match.default_action(slot.seat) if kind == _MOON else None
         pending = Pending(f"{self._id_prefix}{self._requests_sent}", kind, default, now)
         slot.pending = pending
         slot.issued.add(pending.request_id)
@@ -530,7 +549,8 @@ class MatchRunner:
         elapsed = now - pending.sent_at
         credit = self._monitor.stalled(pending.sent_at, now)
         slot.clock.charge(elapsed - credit)  # the time a defaulted decision took still counts
-        self._resolve(slot, pending, pending.default, provenance, elapsed, credit)
+        default = pending.default or self.match.default_action(slot.seat)  # as when it was sent (_request_decision)
+        self._resolve(slot, pending, default, provenance, elapsed, credit)
         self._notice(slot, provenance)
         self._advance()
 
