@@ -54,7 +54,8 @@ REQUEST_HAND_SIZES: Final = _REQUEST_FIELDS["hand_sizes"].number
 REQUEST_POINTS_TAKEN: Final = _REQUEST_FIELDS["points_taken"].number
 REQUEST_TOTALS: Final = _REQUEST_FIELDS["totals"].number
 REQUEST_CLOCK: Final = _REQUEST_FIELDS["clock"].number
-_KIND_FIELDS: Final = {k: wire.tag(_REQUEST_FIELDS["kind"].number) + wire.varint(k) for k in P.DecisionKind.values()}
+_KIND_FIELDS: Final = tuple(wire.tag(_REQUEST_FIELDS["kind"].number) + wire.varint(k)  # by DecisionKind (0-3)
+                            for k in range(max(P.DecisionKind.values()) + 1))
 _DEAL_NUMBER: Final = wire.tag(_REQUEST_FIELDS["deal_number"].number)
 _YOUR_SEAT: Final = wire.tag(_REQUEST_FIELDS["your_seat"].number)
 _PASS_COUNT: Final = wire.tag(_REQUEST_FIELDS["pass_count"].number)
@@ -109,6 +110,7 @@ _PLAYED_CARD_FIELDS: Final = tuple(wire.card_fields(_PLAYED_CARD, (c,)) for c in
 _PLAYED_PROVENANCE_TAG: Final = wire.tag(_PLAYED_FIELDS["provenance"].number)
 # CardPlayed's seat and card fields, per seat and card; its provenance field per provenance.
 _PLAYED_SEAT_CARD: Final = tuple(tuple(_PLAYED_SEAT_TAG + wire.varint(s) + _PLAYED_CARD_FIELDS[c] for c in range(52)) for s in range(8))
+_TRICK_CARD_FIELDS: Final = tuple(wire.played_card_field(TRICK_CARDS, s, c) for s in range(8) for c in range(52))
 _PLAYED_PROVENANCES: Final = {p: _PLAYED_PROVENANCE_TAG + wire.varint(p) for p in game_pb2.Provenance.values()}
 _DECISION_FIELDS: Final = spectator_pb2.RecordedDecision.DESCRIPTOR.fields_by_name
 _DECISION_TAGS: Final = {name: wire.tag(f.number) for name, f in _DECISION_FIELDS.items()}  # varint fields
@@ -124,6 +126,9 @@ _DECISION_CREDIT: Final = _DECISION_TAGS["stall_credit_ms"]
 _DECISION_SEATS: Final = tuple(wire.int_field(_DECISION_TAGS["seat"], s) for s in range(8))
 _DECISION_PROVENANCES: Final = {p: wire.int_field(_DECISION_TAGS["provenance"], p) for p in game_pb2.Provenance.values()}
 _PLAY_JSON: Final = tuple(json.dumps(str(PlayAction(c))) for c in range(52))  # each play's "action" in the engine record
+# A recorded play's JSON after its deal number, by seat and card.
+_SEAT_PLAY_JSON: Final = tuple(tuple(f',"seat":{s},"action":{_PLAY_JSON[c]}}}' for c in range(52)) for s in range(8))
+_PLAY_ACTION: Final = PlayAction  # compared by identity with an action's type
 _RECORD_FIELDS: Final = spectator_pb2.MatchRecord.DESCRIPTOR.fields_by_name
 RECORD_DECISIONS: Final = _RECORD_FIELDS["decisions"].number
 RECORD_DEALS: Final = _RECORD_FIELDS["deals"].number
@@ -142,21 +147,22 @@ _DEFAULT_MOON_FIELDS: Final = {
 def decision_bytes(deal_number: int, seat: int, action: Action, provenance: int, think_ms: int, rejected: int,
                    credit_ms: int) -> bytes:
     """A ``RecordedDecision``, encoded (the runner's ``Decision.to_bytes``)."""
-    if isinstance(action, PlayAction):
-        kind = _DECISION_PLAYED[action.card]
+    if type(action) is _PLAY_ACTION:
+        kind = _DECISION_PLAYED[action.card]  # type: ignore[attr-defined]
     elif isinstance(action, PassAction):
         kind = _DECISION_PASS + wire.card_fields(_DECISION_CARDS, action.cards)
     else:
         kind = _DECISION_MOON + wire.int_field(_DECISION_TAGS["moon"], convert.MOON_OPTIONS[action.option])  # type: ignore[attr-defined]
-    return b"".join((
+    encoded = b"".join((
         wire.int_field(_DECISION_DEAL, deal_number),
         _DECISION_SEATS[seat],
         kind,
         _DECISION_PROVENANCES[provenance],
         wire.int_field(_DECISION_THINK, think_ms),
-        wire.int_field(_DECISION_REJECTED, rejected),
-        wire.int_field(_DECISION_CREDIT, credit_ms),
     ))
+    if rejected or credit_ms:  # rare: most answers come first time, and no stall overlaps them
+        encoded += wire.int_field(_DECISION_REJECTED, rejected) + wire.int_field(_DECISION_CREDIT, credit_ms)
+    return encoded
 
 
 class MatchEncoder:
@@ -180,12 +186,15 @@ class MatchEncoder:
         self._points_taken = [0] * rules.players
         self._totals = [0] * rules.players
         self._trick_cards = b""  # Trick.cards of the trick in progress, encoded as they are played
+        # DecisionRequest.hand_sizes: from the dealt hands, less each card played (a pass gives
+        # and takes as many cards), re-encoded at each card rather than counted per request.
+        self._sizes: list[int] = []
+        self._sizes_field = b""
         self._played_head = b""  # CardPlayed's deal and trick fields, for the trick in progress
         # The stored record's parts, each encoded once as the match goes.
         self._dealt_wire = b""  # MatchRecord.deals entries
         self._scores_wire = b""  # MatchRecord.deal_scores entries
         self._decisions_wire = b""
-        self._decisions_encoded = 0
         self._actions_json: list[str] = []
 
     # -- requests and updates ---------------------------------------------------------
@@ -196,18 +205,18 @@ class MatchEncoder:
         public state only. ``legal`` is the legal cards' mask, ``leader`` the open trick's
         (-1 while passing), ``clock_left`` the (decision, bank) ms left; ``default_moon``
         the MoonOption applied if a MOON request is not answered."""
+        decision_ms, bank_ms = clock_left
         return b"".join((
             wire.length_delimited(REQUEST_ID, request_id.encode()),
             _KIND_FIELDS[kind],
             self._deal_fields[seat],
             self._public_fields or self._encode_public_fields(deal),
-            self._hand_sizes_head,
-            bytes(map(int.bit_count, deal.hands)),  # packed: each size below 128 is a one-byte varint
-            self.clock_field(*clock_left),
+            self._sizes_field,
+            self.clock_field(decision_ms, bank_ms),
             wire.int_field(_LAST_SEQUENCE, last_sequence),
             _MOON_OPTIONS_FIELD + _DEFAULT_MOON_FIELDS[default_moon] if default_moon is not None else b"",  # type: ignore[index]
-            _ENCODE_HAND(deal.hands[seat]),
-            _ENCODE_LEGAL(legal),
+            _ENCODE_HAND.encode(deal.hands[seat]),
+            _ENCODE_LEGAL.encode(legal),
             self._current_trick_field(deal, leader),
             self._pass_fields[seat] if self._pass_fields else b"",
         ))
@@ -270,6 +279,8 @@ class MatchEncoder:
         self._pass_fields = []
         self._points_taken = [0] * self.rules.players
         self._trick_cards = b""
+        self._sizes = [hand.bit_count() for hand in deal.dealt]
+        self._encode_sizes()
         self.public_changed()
         self._encode_deal_fields(deal)
         head = wire.int_field(_STARTED_DEAL_TAG, deal.number) + wire.int_field(
@@ -314,13 +325,19 @@ class MatchEncoder:
             self._pass_fields.append(wire.mask_card_fields(REQUEST_PASSED, passed) + wire.mask_card_fields(REQUEST_RECEIVED, received))
         return per_seat, number + wire.int_field(_PASSED_FROM_TAG, -1)
 
+    def _encode_sizes(self) -> None:
+        self._sizes_field = self._hand_sizes_head + bytes(self._sizes)  # packed: each size below 128 is one byte
+
     def card_played(self, deal: Deal, deal_number: int, seat: int, card: int, provenance: int) -> bytes:
         """CardPlayed's body for a card just applied to ``deal``; the card joins the open
-        trick's encoded cards (a trick's first card also encodes its deal and trick fields)."""
+        trick's encoded cards (a trick's first card also encodes its deal and trick fields),
+        and leaves its seat's hand size."""
+        self._sizes[seat] -= 1
+        self._encode_sizes()
         if len(deal.trick) == 1:
             self._played_head = b"".join((
                 _PLAYED_DEAL_TAG, wire.varint(deal_number), _PLAYED_TRICK_TAG, wire.varint(len(deal.tricks))))
-        self._trick_cards += wire.played_card_field(TRICK_CARDS, seat, card)
+        self._trick_cards += _TRICK_CARD_FIELDS[seat * 52 + card]
         return self._played_head + _PLAYED_SEAT_CARD[seat][card] + _PLAYED_PROVENANCES[provenance]
 
     def trick_won(self, deal: Deal, deal_number: int) -> bytes:
@@ -357,29 +374,26 @@ class MatchEncoder:
 
     # -- the record ---------------------------------------------------------------------
 
-    def record(self, head: spectator_pb2.MatchRecord, match: Match, decisions: Sequence[object]) -> bytes:
+    def record(self, head: spectator_pb2.MatchRecord, match: Match, new_decisions: Sequence[bytes]) -> bytes:
         """The MatchRecord so far, serialized: ``head`` (the fixed fields), the engine's
-        record, the deal scores, the dealt hands and the decisions (objects with a
-        ``to_bytes()``), each encoded once however often a record is stored."""
+        record, the deal scores, the dealt hands and the decisions (``new_decisions``: the
+        encoded RecordedDecisions made since the last call), each encoded once however often
+        a record is stored."""
         head.engine_record_json = self._engine_record_json(match)
-        return head.SerializeToString() + self._scores_wire + self._dealt_wire + self._encoded_decisions(decisions)
-
-    def _encoded_decisions(self, decisions: Sequence[object]) -> bytes:
-        done = self._decisions_encoded
-        if done < len(decisions):
-            self._decisions_wire += b"".join([
-                wire.length_delimited(RECORD_DECISIONS, d.to_bytes()) for d in decisions[done:]])  # type: ignore[attr-defined]
-            self._decisions_encoded = len(decisions)
-        return self._decisions_wire
+        if new_decisions:
+            self._decisions_wire += b"".join([wire.length_delimited(RECORD_DECISIONS, d) for d in new_decisions])
+        return head.SerializeToString() + self._scores_wire + self._dealt_wire + self._decisions_wire
 
     def _engine_record_json(self, match: Match) -> str:
         """``record_of(match).to_json()``, with each action's JSON made only once."""
-        history = match.history
+        history: list[tuple[int, int, Action]] = match.history  # typed: unpacked and formatted natively
         cached = self._actions_json
         # Exactly json.dumps(RecordedAction(d, s, a).to_dict(), separators=(",", ":")).
-        cached.extend(
-            f'{{"deal":{d},"seat":{s},"action":{_PLAY_JSON[a.card] if type(a) is PlayAction else json.dumps(str(a))}}}'
-            for d, s, a in history[len(cached):])
+        for d, s, a in history[len(cached):]:
+            if type(a) is _PLAY_ACTION:
+                cached.append(f'{{"deal":{d}' + _SEAT_PLAY_JSON[s][a.card])  # type: ignore[attr-defined]
+            else:
+                cached.append(f'{{"deal":{d},"seat":{s},"action":{json.dumps(str(a))}}}')
         head, empty, tail = EngineRecord(match.rules, match.format, match.seed, (), match.outcome).to_json().partition(_NO_ACTIONS)
         assert empty, "the engine record's JSON has no actions array"
         return f"{head}\"actions\":[{','.join(cached)}]{tail}"

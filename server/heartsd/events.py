@@ -16,6 +16,7 @@ from heartsbot.proto import bot_pb2, game_pb2
 
 from .wire import length_delimited, varint
 
+_monotonic: Final = time.monotonic  # bound once: a module attribute is looked up on every use
 SPECTATOR: Final = -1
 UPDATE_EVENTS_FIELD: Final = bot_pb2.MatchUpdate.DESCRIPTOR.fields_by_name["events"].number
 _SEQUENCE_TAG: Final = varint(game_pb2.Event.DESCRIPTOR.fields_by_name["sequence"].number << 3)
@@ -68,7 +69,7 @@ class EventLog:
         """Append a public event (its ``sequence`` is set here)."""
         event.sequence = len(self._slots) + 1
         self._slots.append(event)
-        self._times.append(time.monotonic())
+        self._times.append(_monotonic())
         self._wire.append(length_delimited(UPDATE_EVENTS_FIELD, event.SerializeToString()))
 
     def add_encoded(self, kind_field: int, body: bytes) -> None:
@@ -77,7 +78,7 @@ class EventLog:
         spectator asks."""
         encoded = _event_bytes(len(self._slots) + 1, kind_field, body)
         self._slots.append(encoded)
-        self._times.append(time.monotonic())
+        self._times.append(_monotonic())
         self._wire.append(length_delimited(UPDATE_EVENTS_FIELD, encoded))
 
     def _message(self, index: int) -> game_pb2.Event | PrivateSlot:
@@ -107,7 +108,7 @@ class EventLog:
     def _append_private(self, slot: PrivateSlot | EncodedPrivateSlot, per_seat: list[bytes]) -> None:
         """Append a private slot whose events for each seat are ``per_seat`` (encoded)."""
         self._slots.append(slot)
-        self._times.append(time.monotonic())
+        self._times.append(_monotonic())
         self._wire.append([length_delimited(UPDATE_EVENTS_FIELD, e) for e in per_seat])
         self._public_from = len(self._wire)
 

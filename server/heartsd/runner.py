@@ -81,6 +81,8 @@ _PLAYING: Final = Phase.PLAYING  # compared by identity on every request (no enu
 _PASSING: Final = Phase.PASSING
 _PLAY: Final = P.DECISION_KIND_PLAY
 _MOON: Final = P.DECISION_KIND_MOON
+_PLAY_ACTIONS: Final = PLAY_ACTIONS
+_PLAY_ACTION: Final = PlayAction  # compared by identity with an action's type
 _CHOSEN: Final = frozenset((P.PROVENANCE_BOT, P.PROVENANCE_HOUSE, P.PROVENANCE_HUMAN))  # provenances that are not defaults
 PROVENANCE_NAMES: Final = {v: k for k, v in P.Provenance.items()}
 
@@ -237,6 +239,7 @@ class MatchRunner:
         self.rated = rated
         self.log_events = EventLog()
         self.decisions: list[Decision] = []
+        self._recorded = 0  # decisions the encoder has in the record already
         # Every message of the match is assembled by its encoder, from parts it keeps.
         self._encoder = MatchEncoder(match_id, rules)
         self._ruleset_pb = self._encoder.ruleset_pb
@@ -361,7 +364,8 @@ class MatchRunner:
         try:
             moves = 0
             while True:
-                if self.match.is_over or self._stopping is not None:
+                match = self.match
+                if match.outcome is not None or self._stopping is not None:  # Match.is_over, without a call
                     self._done.set()
                     return
                 if self._holding:
@@ -370,7 +374,7 @@ class MatchRunner:
                     self._loop.call_soon(self._advance)  # let other matches and streams run
                     return
                 moved = False
-                for seat in self.match.to_act():
+                for seat in match.deal.to_act():  # Match.to_act() while not over
                     slot = self.seats[seat]
                     if slot.pending is not None:
                         continue
@@ -487,12 +491,16 @@ class MatchRunner:
         try:
             step(*args)
         except Exception:
-            self.log.exception("match step failed")
-            if self._stopping is None:
-                self._stopping = (P.MATCH_STATUS_ABORTED, "server error")
-            for slot in self.seats:
-                self._close_pending(slot)
-            self._done.set()
+            self._step_failed()
+
+    def _step_failed(self) -> None:
+        """A step that started outside the match task failed: abort the match, recorded."""
+        self.log.exception("match step failed")
+        if self._stopping is None:
+            self._stopping = (P.MATCH_STATUS_ABORTED, "server error")
+        for slot in self.seats:
+            self._close_pending(slot)
+        self._done.set()
 
     def _arm_deadline(self, when: float) -> None:
         if self._deadline_timer is not None:
@@ -601,7 +609,10 @@ class MatchRunner:
         if slot.auto_played:
             self._auto_ended(slot, "its bot answered again")
         self._close_pending(slot)
-        self._guarded(self._accepted, slot, action, elapsed, pending.rejected, credit)
+        try:  # as _guarded does, without a call through Python on every answer
+            self._accepted(slot, action, elapsed, pending.rejected, credit)
+        except Exception:
+            self._step_failed()
         return None
 
     def _accepted(self, slot: SeatSlot, action: Action, elapsed: float, rejected: int, credit: float) -> None:
@@ -615,7 +626,12 @@ class MatchRunner:
         if which != expected:
             raise InvalidActionError(f"this request needs a '{expected}' answer, got {which or 'none'}")
         if which == "play":
-            return PLAY_ACTIONS[convert.card_from_wire(answer.play)]
+            card = answer.play
+            suit: int = card.suit
+            rank: int = card.rank
+            if 1 <= suit <= 4 and 2 <= rank <= 14:  # convert.card_from_wire, inline on every answer
+                return _PLAY_ACTIONS[(suit - 1) * 13 + rank - 2]
+            return _PLAY_ACTIONS[convert.card_from_wire(card)]  # raises, saying why
         if which == "pass_cards":
             return PassAction(tuple(convert.cards_from_wire(answer.pass_cards.cards)))
         return MoonAction(convert.moon_option_from_wire(answer.moon))
@@ -659,7 +675,7 @@ class MatchRunner:
         deal = self._current_deal  # the deal the action belonged to
         log = self.log_events
         encoder = self._encoder
-        if type(action) is PlayAction:
+        if type(action) is _PLAY_ACTION:
             log.add_encoded(EVENT_CARD_PLAYED, encoder.card_played(deal, deal_number, seat, action.card, provenance))
             if deal.hearts_broken and not self._broken:
                 self._broken = True
@@ -667,7 +683,7 @@ class MatchRunner:
                 log.add(P.Event(hearts_broken=P.HeartsBroken(deal_number=deal_number, trick_number=deal.broken_trick)))
             if not deal.trick:  # the card completed the trick
                 log.add_encoded(EVENT_TRICK_WON, encoder.trick_won(deal, deal_number))
-        elif isinstance(action, PassAction) and deal.phase is not Phase.PASSING:  # every seat has passed
+        elif isinstance(action, PassAction) and deal.phase is not _PASSING:  # every seat has passed
             per_seat, hidden = encoder.passes(deal)
             log.add_private_encoded(EVENT_CARDS_PASSED, per_seat, hidden, hidden)  # spectators: no cards, no giver
         if deal.is_over:
@@ -811,8 +827,9 @@ class MatchRunner:
         if not events and request is None:
             return session
         slot.delivered = self.log_events.last_sequence
-        if request is not None:  # the pending request's, as last sent: an answer confirms these events
-            slot.pending.through = slot.delivered  # type: ignore[union-attr]
+        pending = slot.pending
+        if request is not None and pending is not None:  # its request, as last sent: an answer confirms these events
+            pending.through = slot.delivered
         session.send(self._encoder.update(slot.seat, events, request))
         return session
 
@@ -878,7 +895,9 @@ class MatchRunner:
             clock=self.policy.to_wire(),
             result=result,
         )
-        return self._encoder.record(head, match, self.decisions)
+        recorded = self._recorded
+        self._recorded = len(self.decisions)
+        return self._encoder.record(head, match, [d.to_bytes() for d in self.decisions[recorded:]])
 
     def _save_checkpoint(self) -> None:
         """At a deal's end, at most every CHECKPOINT_EVERY_S: store the record so far, so a

@@ -176,6 +176,8 @@ def shoot_the_moon(seat: int, request: bot_pb2.DecisionRequest) -> bot_pb2.Answe
 @pytest.mark.parametrize(("ruleset", "players", "deals", "seed", "answer_for"), [
     ("standard", 4, 3, 5, play_highest),
     ("classic", 5, 3, 5, play_highest),
+    ("classic", 6, 2, 5, play_highest),
+    ("omnibus", 4, 2, 5, play_highest),
     ("hartenjagen", 3, 3, 5, play_highest),
     ("hartenjagen", 3, 0, 5, play_highest),  # a whole game: phase-2 deals (each seat subtracts what it takes)
     ("classic", 4, 1, None, shoot_the_moon),  # the shooter's choice
