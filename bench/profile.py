@@ -227,6 +227,8 @@ async def _decisions(count: int, steps: Steps) -> int:
     from heartsd.arena import Arena, SeatRequest
     from heartsd.config import Settings
     from heartsd.runner import MatchRunner
+    from heartsd.services import read_play_request
+    from heartsd.wire import PlayAnswer
     from heartsd.sessions import BotSession
     from heartsd.store import Store
 
@@ -244,10 +246,12 @@ async def _decisions(count: int, steps: Steps) -> int:
     _patch(steps, undo, MatchRunner, "_publish", "publish: events, tricks, scores (_publish)")
     # The stored record is built once a match, when it ends (outside any answer).
     _patch(steps, undo, MatchRunner, "_record_bytes", "record: the stored match (_record_bytes)", region=True)
-    parse = steps.wrap("parse the answer (protobuf)", bot_pb2.PlayRequest.FromString)
+    parse = steps.wrap("parse the answer (read_play_request)", read_play_request)
 
-    def serve(data: bytes) -> Any:  # what the stream reader does with one message
+    def serve(data: bytes) -> Any:  # what the stream reader (BotService._read) does with one message
         message = parse(data)
+        if type(message) is PlayAnswer:
+            return arena.answer_play(session, message)
         return arena.answer(session, message.answer)
 
     serve_marked = steps.region(serve)

@@ -32,6 +32,7 @@ from .memo import SharedValues
 from .runner import ClockPolicy, MatchRunner, SeatSlot
 from .missed import MissedEndings
 from .sessions import MAX_ID_CHARS, BotSession, SessionRegistry, echo_id
+from .wire import PlayAnswer
 from .shuffles import ShuffleRepeated
 from .slots import Reservation, SlotBook
 from .store import NewMatch, Store
@@ -273,6 +274,15 @@ class Arena:
                   _TOO_LONG if answer.request_id else "an answer needs the request_id of the request it answers")
         return bot_pb2.AnswerRejected(
             match_id=answer.match_id, request_id=request_id, code=bot_pb2.REJECTION_CODE_UNKNOWN_REQUEST, reason=reason)
+
+    def answer_play(self, session: BotSession, play: PlayAnswer) -> bot_pb2.AnswerRejected | None:
+        """:meth:`answer` for a play answer read straight from its bytes (wire.play_answer)."""
+        runner = self.runners.get(play.match_id)
+        if runner is not None:
+            taken, rejection = runner.take_play(session, play)  # an open play request's: nearly always
+            if taken:
+                return rejection
+        return self.answer(session, play.to_wire())  # anything else: the answer as a message says why
 
     @staticmethod
     def _unknown_match(match_id: str, request_id: str, reason: str) -> bot_pb2.AnswerRejected:

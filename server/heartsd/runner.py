@@ -52,6 +52,7 @@ from .host import MatchHost
 from .releases import DealReleases, TableState
 from .lag import LoopMonitor
 from .sessions import BotSession, SessionRegistry
+from .wire import PlayAnswer
 
 
 try:
@@ -604,6 +605,39 @@ class MatchRunner:
                 self._guarded(lambda: self._default(slot, P.PROVENANCE_ILLEGAL))
                 return None
             return rejection
+        self._taken(slot, pending, action, elapsed, credit)
+        return None
+
+    def take_play(self, session: BotSession, play: PlayAnswer) -> tuple[bool, bot_pb2.AnswerRejected | None]:
+        """:meth:`take_answer` for a play answer read straight from its bytes: the common case
+        (an open PLAY request, a card its seat may play, in time) handled without protobuf
+        messages; anything else goes the way of :meth:`on_answer` with the answer as a message.
+        A subclass (the conformance kit's) gets every answer through its :meth:`on_answer`."""
+        request_id = play.request_id
+        for slot in self._slots_by_bot.get(session.bot, ()):
+            pending = slot.pending
+            if pending is not None and pending.request_id == request_id:
+                if pending.kind != _PLAY or type(self) is not MatchRunner:
+                    return False, None
+                if pending.through > slot.confirmed and self._sessions.get(session.bot) is session:
+                    slot.confirmed = pending.through  # as take_answer: it read the request as last sent
+                now = time.monotonic()
+                elapsed = now - pending.sent_at
+                credit = self._monitor.stalled(pending.sent_at, now)
+                if elapsed - credit > pending.budget_s(slot.clock):
+                    return True, self.on_answer(slot, play.to_wire())  # late: on_answer plays the default, says why
+                action = _PLAY_ACTIONS[play.card]
+                try:
+                    self.match.apply(slot.seat, action)  # checked: a refused play changes nothing
+                except ActionError:
+                    return True, self.on_answer(slot, play.to_wire())  # refused again there, with the reason
+                slot.auto = False  # any answer shows the bot is back
+                self._taken(slot, pending, action, elapsed, credit)
+                return True, None
+        return False, None
+
+    def _taken(self, slot: SeatSlot, pending: Pending, action: Action, elapsed: float, credit: float) -> None:
+        """The bot's answer to ``pending`` was applied: charge its clock, and move on."""
         slot.clock.charge(elapsed - credit)
         slot.consecutive_defaults = 0
         if slot.auto_played:
@@ -613,7 +647,6 @@ class MatchRunner:
             self._accepted(slot, action, elapsed, pending.rejected, credit)
         except Exception:
             self._step_failed()
-        return None
 
     def _accepted(self, slot: SeatSlot, action: Action, elapsed: float, rejected: int, credit: float) -> None:
         self._after_apply(slot.seat, action, slot.provenance, elapsed, rejected, credit)

@@ -35,6 +35,7 @@ from . import __version__, pages, spectating
 from .arena import Arena, ArenaError, SeatRequest, clipped, quoted
 from .budgets import Budget, BudgetExhausted, admit
 from .sessions import CLOSE_FLUSH_S, RESUMES_PER_SEAT, BotSession
+from .wire import PlayAnswer, play_answer
 
 log = structlog.get_logger("heartsd.api")
 REFUSE_READ_S = 0.5
@@ -111,8 +112,12 @@ class Unreadable:
 UNREADABLE = Unreadable()
 
 
-def read_play_request(data: bytes) -> bot_pb2.PlayRequest | Unreadable:
-    """The bot stream's request deserializer (server.add_bot_service)."""
+def read_play_request(data: bytes) -> bot_pb2.PlayRequest | PlayAnswer | Unreadable:
+    """The bot stream's request deserializer (server.add_bot_service): a play answer, as
+    nearly every message is, read straight from its bytes (wire.play_answer), else the message."""
+    answer = play_answer(data)
+    if answer is not None:
+        return answer
     try:
         return bot_pb2.PlayRequest.FromString(data)
     except DecodeError:
@@ -363,8 +368,9 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                 message = await context.read()
                 if message is grpc.aio.EOF:
                     break
-                kind = message.WhichOneof("kind")
-                if kind == "answer":
+                if type(message) is PlayAnswer:
+                    rejection = self.arena.answer_play(session, message)
+                elif (kind := message.WhichOneof("kind")) == "answer":
                     rejection = self.arena.answer(session, message.answer)
                 elif kind == "resume":
                     resume = message.resume

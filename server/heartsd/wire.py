@@ -6,7 +6,7 @@ concatenating bytes is several times cheaper than building and copying nested
 message objects, and the result is an ordinary ``PlayResponse`` on the wire: the
 protobuf encoding of a message is the concatenation of its fields, in any order.
 
->>> from heartsbot.proto import cards_pb2, game_pb2
+>>> from heartsbot.proto import bot_pb2, cards_pb2, game_pb2
 >>> cards_pb2.Card.FromString(CARD_BYTES[49]) == cards_pb2.Card(suit=4, rank=12)
 True
 >>> mask_card_fields(1, 1 << 49 | 1) == card_fields(1, [0, 49])
@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from typing import Final
 
 from hearts_engine.cards import CARDS_BY_SUIT_PATTERN
-from heartsbot.proto import cards_pb2, game_pb2
+from heartsbot.proto import bot_pb2, cards_pb2, game_pb2
 
 
 def _encode_varint(value: int) -> bytes:
@@ -154,3 +154,68 @@ def played_card_field(field: int, seat: int, card: int) -> bytes:
             for c in range(52)
         )
     return table[seat * 52 + card]
+
+
+_ANSWER_KEY: Final = bot_pb2.PlayRequest.DESCRIPTOR.fields_by_name["answer"].number << 3 | 2
+_MATCH_ID_KEY: Final = bot_pb2.Answer.DESCRIPTOR.fields_by_name["match_id"].number << 3 | 2
+_REQUEST_ID_KEY: Final = bot_pb2.Answer.DESCRIPTOR.fields_by_name["request_id"].number << 3 | 2
+_PLAY_KEY: Final = bot_pb2.Answer.DESCRIPTOR.fields_by_name["play"].number << 3 | 2
+_SUIT_KEY: Final = cards_pb2.Card.DESCRIPTOR.fields_by_name["suit"].number << 3
+_RANK_KEY: Final = cards_pb2.Card.DESCRIPTOR.fields_by_name["rank"].number << 3
+
+
+class PlayAnswer:
+    """A ``PlayRequest`` that is an ``Answer`` with a ``play``, read straight from its bytes
+    (:func:`play_answer`): the message nearly every decision brings. It answers ``WhichOneof``
+    as the message would, and :meth:`to_wire` is that message."""
+
+    __slots__ = ("match_id", "request_id", "card")
+
+    def __init__(self, match_id: str, request_id: str, card: int) -> None:
+        self.match_id = match_id
+        self.request_id = request_id
+        self.card = card  # an engine card: 13 * suit + rank, both from 0
+
+    def WhichOneof(self, group: str) -> str:  # noqa: N802 (the protobuf method it stands in for)
+        return "answer"
+
+    def to_wire(self) -> bot_pb2.Answer:
+        answer = bot_pb2.Answer(match_id=self.match_id, request_id=self.request_id)
+        answer.play.suit, answer.play.rank = self.card // 13 + 1, self.card % 13 + 2
+        return answer
+
+
+def play_answer(data: bytes) -> PlayAnswer | None:
+    """``data`` as a :class:`PlayAnswer` if it is exactly a PlayRequest holding an Answer with
+    a match id, a request id and a play of a real card, encoded as every protobuf library
+    writes one (fields in order, one-byte lengths, nothing else); ``None`` for any other
+    bytes, which the caller parses with protobuf. For the bytes it reads, the result is what
+    protobuf reads: strings are checked UTF-8 as protobuf checks them (else ``None``).
+
+    >>> raw = bot_pb2.PlayRequest(answer=bot_pb2.Answer(
+    ...     match_id="m-1", request_id="r-1", play=cards_pb2.Card(suit=4, rank=12))).SerializeToString()
+    >>> found = play_answer(raw)
+    >>> found.match_id, found.request_id, found.card, found.to_wire() == bot_pb2.PlayRequest.FromString(raw).answer
+    ('m-1', 'r-1', 49, True)
+    >>> play_answer(raw + b"\\x00") is None, play_answer(raw[:-1]) is None
+    (True, True)
+    """
+    size = len(data)
+    if size < 14 or size > 129 or data[0] != _ANSWER_KEY or data[1] != size - 2 or data[2] != _MATCH_ID_KEY:
+        return None
+    match_end = 4 + data[3]  # a length byte of 128 or more would be a longer varint: never fits below
+    if match_end + 2 > size or data[match_end] != _REQUEST_ID_KEY:
+        return None
+    request_end = match_end + 2 + data[match_end + 1]
+    if request_end + 6 != size or data[3] == 0 or data[match_end + 1] == 0:
+        return None
+    if (data[request_end] != _PLAY_KEY or data[request_end + 1] != 4 or data[request_end + 2] != _SUIT_KEY
+            or data[request_end + 4] != _RANK_KEY):
+        return None
+    suit, rank = data[request_end + 3], data[request_end + 5]
+    if not (1 <= suit <= 4 and 2 <= rank <= 14):
+        return None
+    try:
+        return PlayAnswer(data[4:match_end].decode(), data[match_end + 2:request_end].decode(), (suit - 1) * 13 + rank - 2)
+    except UnicodeDecodeError:
+        return None

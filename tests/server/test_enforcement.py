@@ -327,3 +327,75 @@ def test_explicit_resume_replays_from_a_sequence_number(tmp_path):
     assert [e.sequence for e in after[len(before):]] == [e.sequence for e in before]
     assert bot.messages_before_answer[:2] == [bot.held.request_id] * 2  # the pending request comes again
     assert bot.rejections[-1].code == bot_pb2.REJECTION_CODE_UNKNOWN_MATCH
+
+
+@pytest.mark.parametrize("route", ["bytes", "message"])
+@pytest.mark.parametrize("case", ["in time", "illegal card", "late", "wrong kind"])
+def test_a_play_answer_read_from_its_bytes_gets_the_verdict_of_the_same_answer_as_a_message(tmp_path, monkeypatch,
+                                                                                            route, case):
+    """BotService reads a play answer straight from its bytes (wire.play_answer) and the runner
+    takes it without protobuf messages (MatchRunner.take_play); anything unusual goes the way of
+    on_answer. Either route, the bot gets the same rejection and the match the same decision."""
+    from hearts_engine.cards import cards_of
+    from heartsbot import convert
+    from heartsbot.client import first_legal_answer
+    from heartsbot.proto import admin_pb2
+    from heartsd import runner as runner_module, wire
+    from heartsd.arena import Arena, SeatRequest
+    from heartsd.config import Settings
+    from heartsd.sessions import BotSession
+    from heartsd.store import Store
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        store = Store(str(tmp_path / "p.db"))
+        arena = Arena(Settings(db_path=str(tmp_path / "p.db")), store)
+        session = BotSession("alice", "", frozenset(), 1)
+        arena.connect(session)
+        runner = await arena.create_match("standard", 4, admin_pb2.RulesetOptions(), P.MatchFormat(fixed_deals=1), 7,
+                                          [SeatRequest(bot="alice")] + [SeatRequest(house="random")] * 3,
+                                          P.ClockSettings(decision_ms=1000))
+        request = None
+        while request is None or request.kind != P.DECISION_KIND_PLAY:
+            while session.outbox.empty():
+                await asyncio.sleep(0)
+            update = bot_pb2.PlayResponse.FromString(session.outbox.get_nowait()).update
+            if update.HasField("request"):
+                request = update.request
+                if request.kind != P.DECISION_KIND_PLAY:
+                    reply = first_legal_answer(request)
+                    reply.match_id = runner.id
+                    assert arena.answer(session, reply) is None
+        slot = runner.seats[0]
+        asked = slot.pending
+        legal = {convert.card_from_wire(c) for c in request.legal_cards}
+        card = min(legal) if case != "illegal card" else min(set(cards_of(runner.match.deal.hands[0])) - legal)
+        answer = bot_pb2.Answer(match_id=runner.id, request_id=request.request_id, play=convert.card_to_wire(card))
+        if case == "wrong kind":
+            answer = bot_pb2.Answer(match_id=runner.id, request_id=request.request_id, moon=P.MOON_OPTION_ADD_TO_OTHERS)
+        if case == "late":
+            arena.loop_monitor.stop()  # it would take the jump of the clock for a stall of the server, and credit it
+            sent = slot.pending.sent_at
+            monkeypatch.setattr(runner_module.time, "monotonic", lambda: sent + 60.0)  # past the decision time and bank
+        play = wire.play_answer(bot_pb2.PlayRequest(answer=answer).SerializeToString())
+        assert (play is not None) == (case != "wrong kind")
+        rejection = arena.answer_play(session, play) if route == "bytes" and play is not None else (
+            arena.answer(session, answer))
+        monkeypatch.undo()
+        mine = [(d.provenance, d.rejected) for d in runner.decisions if d.seat == 0]
+        resolved = slot.pending is not asked  # answered or defaulted (the next request may be open already)
+        runner.stop(P.MATCH_STATUS_CANCELLED, "test over")
+        await runner.finished.wait()
+        await arena.shutdown(1.0)
+        store.close()
+        return rejection, mine, resolved
+
+    rejection, mine, resolved = run(scenario())
+    verdict = (rejection.code, rejection.retry) if rejection is not None else None
+    assert (verdict, resolved) == {
+        "in time": (None, True),
+        "illegal card": ((bot_pb2.REJECTION_CODE_ILLEGAL, True), False),
+        "late": ((bot_pb2.REJECTION_CODE_STALE_REQUEST, False), True),
+        "wrong kind": ((bot_pb2.REJECTION_CODE_MALFORMED, True), False),
+    }[case]
+    if case in ("in time", "late"):  # the play, then: the bot's card, or the default on time out
+        assert mine[-1] == (P.PROVENANCE_BOT if case == "in time" else P.PROVENANCE_TIMEOUT, 0)

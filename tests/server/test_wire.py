@@ -9,10 +9,11 @@ import math
 import time
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from hearts_engine import Deal, PassAction, Phase, record_of, seat_view
 from hearts_engine.cards import cards_of
-from heartsbot.proto import admin_pb2, bot_pb2, game_pb2, spectator_pb2
+from heartsbot.proto import admin_pb2, bot_pb2, cards_pb2, game_pb2, spectator_pb2
 from heartsbot import convert
 from heartsd import wire
 from heartsd.arena import Arena, SeatRequest
@@ -287,3 +288,85 @@ def test_decision_bytes_match_the_message_for_every_provenance():
             for deal, seat, think, rejected in [(0, 0, 0, 0), (1, 3, 999, 1), (25, 5, 70_000, 4)]:
                 decision = Decision(deal, seat, action, provenance, think, rejected)
                 assert decision.to_bytes() == decision.to_wire().SerializeToString()
+
+
+# -- answers read straight from their bytes (wire.play_answer) ---------------------------
+
+def _protobuf_reading(raw: bytes) -> bot_pb2.Answer | None:
+    """What protobuf reads from ``raw``: the Answer with a play, or None (not one, or not a message)."""
+    try:
+        message = bot_pb2.PlayRequest.FromString(raw)
+    except Exception:
+        return None
+    if message.WhichOneof("kind") != "answer" or message.answer.WhichOneof("action") != "play":
+        return None
+    return message.answer
+
+
+_TEXT = st.text(min_size=1, max_size=30) | st.text(max_size=70)  # mostly ids a client sends; some not
+_ANSWERS = st.builds(
+    lambda match_id, request_id, suit, rank, moon: bot_pb2.PlayRequest(answer=bot_pb2.Answer(
+        match_id=match_id, request_id=request_id,
+        play=cards_pb2.Card(suit=suit, rank=rank)) if moon is None else bot_pb2.Answer(
+        match_id=match_id, request_id=request_id, moon=moon)).SerializeToString(),
+    _TEXT, _TEXT, st.integers(1, 4) | st.integers(0, 200), st.integers(2, 14) | st.integers(0, 200),
+    st.none() | st.none() | st.none() | st.integers(0, 3))
+
+
+@settings(max_examples=2000, deadline=None)
+@given(raw=_ANSWERS)
+def test_a_play_answer_read_from_its_bytes_is_what_protobuf_reads(raw: bytes) -> None:
+    """Every answer the fast reader takes is the answer protobuf reads from the same bytes;
+    every play of a real card with both ids, as clients encode one, is taken."""
+    read = wire.play_answer(raw)
+    expected = _protobuf_reading(raw)
+    if read is None:
+        canonical = (expected is not None and expected.match_id and expected.request_id and len(raw) <= 129
+                     and 1 <= expected.play.suit <= 4 and 2 <= expected.play.rank <= 14)
+        assert not canonical, expected
+        return
+    assert expected is not None and read.to_wire() == expected
+    assert read.card == convert.card_from_wire(expected.play)
+
+
+def _changed(raw: bytes) -> list[bytes]:
+    """Every byte of ``raw`` set to a few telling values (each key of the answer's fields,
+    its neighbours, the ends of a byte, a varint's continuation), dropped, or a byte added."""
+    values = {0x00, 0x01, 0x02, 0x04, 0x08, 0x0A, 0x10, 0x12, 0x18, 0x22, 0x7F, 0x80, 0xFF}
+    out = []
+    for i, b in enumerate(raw):
+        for v in values | {(b + 1) & 0xFF, (b - 1) & 0xFF}:
+            if v != b:
+                out.append(raw[:i] + bytes([v]) + raw[i + 1:])
+        out.append(raw[:i] + raw[i + 1:])
+        out.append(raw[:i] + b"\x00" + raw[i:])
+    out += [raw + b"\x00", raw + b"\x08\x01"]
+    # More inside the answer, its length grown to match: an unknown field, a moon, a second
+    # play (protobuf keeps the last), a second request id.
+    for more in (b"\x00", b"\x30\x01", b"\x28\x01", b"\x22\x04\x08\x01\x10\x02", b"\x12\x01x", b"\x22\x00"):
+        if len(raw) > 1 and raw[1] + len(more) < 128:
+            out.append(raw[:1] + bytes([raw[1] + len(more)]) + raw[2:] + more)
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(raw=_ANSWERS)
+def test_bytes_changed_anywhere_are_read_as_protobuf_reads_them_or_left_to_it(raw: bytes) -> None:
+    """A changed, dropped or added byte anywhere (a broken or hostile client): the fast
+    reader either leaves the bytes to protobuf (None) or reads exactly what protobuf reads;
+    never a different answer, never an exception."""
+    for changed in _changed(raw):
+        read = wire.play_answer(changed)
+        if read is not None:
+            expected = _protobuf_reading(changed)
+            assert expected is not None and read.to_wire() == expected, changed.hex()
+            assert read.card == convert.card_from_wire(expected.play)  # a real card, the one protobuf reads
+
+
+def test_a_play_answer_that_is_not_valid_utf8_is_left_to_protobuf() -> None:
+    raw = bot_pb2.PlayRequest(answer=bot_pb2.Answer(match_id="m-1", request_id="r-é",
+                                                    play=cards_pb2.Card(suit=1, rank=2))).SerializeToString()
+    broken = raw.replace("é".encode(), b"\xc3\x28")  # an invalid two-byte sequence, same length
+    assert wire.play_answer(raw) is not None and wire.play_answer(broken) is None
+    with pytest.raises(Exception):
+        bot_pb2.PlayRequest.FromString(broken)  # protobuf refuses it too: the stream ends INVALID_ARGUMENT
