@@ -227,8 +227,7 @@ async def _decisions(count: int, steps: Steps) -> int:
     from heartsd.arena import Arena, SeatRequest
     from heartsd.config import Settings
     from heartsd.runner import MatchRunner
-    from heartsd.services import read_play_request
-    from heartsd.wire import PlayAnswer
+    from heartsd.wire import PlayAnswer, read_play_request
     from heartsd.sessions import BotSession
     from heartsd.store import Store
 

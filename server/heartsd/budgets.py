@@ -149,7 +149,7 @@ class BudgetInterceptor(grpc.aio.ServerInterceptor):
 
     A service that counts its calls itself (the bot stream, with :func:`admit` and
     ``Budget.release``: no wrapper kept alive per idle stream; it reads its own messages
-    with services.read_play_request) is left out of ``budgets``."""
+    with wire.read_play_request) is left out of ``budgets``."""
 
     def __init__(self, budgets: Mapping[str, Budget]) -> None:
         self._budgets = dict(budgets)

@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 from hearts_engine import Action, Deal, Match, MatchRecord as EngineRecord, PassAction, PassDirection, PlayAction, Ruleset
-from hearts_engine.cards import mask_of
 from hearts_engine.scoring import DealResult
 from heartsbot import convert
 from heartsbot.proto import bot_pb2, game_pb2, spectator_pb2
@@ -178,12 +177,13 @@ class MatchEncoder:
         # Request parts. The public ones change at most once per card played; whoever
         # changes what they show calls public_changed() (None: encode again when needed).
         self._public_fields: bytes | None = None
-        self._clock_fields: dict[tuple[int, int], bytes] = {}
+        self._clock_fields: dict[int, bytes] = {}
         self._deal_fields: list[bytes] = []  # per seat, for the current deal (deal_started)
         self._trick_fields: list[bytes] = []  # DecisionRequest.tricks entries of this deal
         self._deal_score_fields: list[bytes] = []  # DecisionRequest.deal_scores entries
         self._pass_fields: list[bytes] = []  # DecisionRequest.passed + received per seat, once passed
         self._points_taken = [0] * rules.players
+        self._card_points = tuple(rules.points_of(1 << card) for card in range(52))  # each card's value
         self._totals = [0] * rules.players
         self._trick_cards = b""  # Trick.cards of the trick in progress, encoded as they are played
         # DecisionRequest.hand_sizes: from the dealt hands, less each card played (a pass gives
@@ -254,7 +254,7 @@ class MatchEncoder:
 
     def clock_field(self, decision_ms: int, bank_ms: int) -> bytes:
         """DecisionRequest.clock, encoded (a few values recur: kept, at most 65)."""
-        left = (decision_ms, bank_ms)
+        left = decision_ms << 32 | bank_ms  # both below 2**31: an int key, no tuple to make and hash
         field = self._clock_fields.get(left)
         if field is None:
             if len(self._clock_fields) > 64:
@@ -343,22 +343,30 @@ class MatchEncoder:
     def trick_won(self, deal: Deal, deal_number: int) -> bytes:
         """The trick just completed: it joins the request's tricks, its winner's points
         taken change, and TrickWon's body comes back."""
-        trick_no = len(deal.tricks) - 1
-        trick = deal.tricks[-1]
+        tricks = deal.tricks
+        trick_no = len(tricks) - 1
+        trick = tricks[-1]
+        winner: int = trick.winner
         encoded = b"".join((  # convert.trick_to_wire(trick_no, trick, players), encoded
             wire.int_field(_TRICK_NUMBER_TAG, trick_no),
             wire.int_field(_TRICK_LEADER_TAG, trick.leader),
             self._trick_cards,
-            wire.int_field(_TRICK_WINNER_TAG, trick.winner),
+            wire.int_field(_TRICK_WINNER_TAG, winner),
         ))
         self._trick_cards = b""
         self._trick_fields.append(wire.length_delimited(REQUEST_TRICKS, encoded))
-        self._points_taken[trick.winner] = self.rules.points_of(deal.taken[trick.winner])
+        # A ruleset's points are a sum over the cards (Ruleset.points_of): the trick's are
+        # added to its winner's, as the engine's taken cards grow by the trick.
+        card_points = self._card_points
+        points = 0
+        for card in trick.cards:
+            points += card_points[card]
+        self._points_taken[winner] += points
         self.public_changed()
         return b"".join((
             wire.int_field(_WON_DEAL_TAG, deal_number),
             wire.length_delimited(_WON_TRICK, encoded),
-            wire.int_field(_WON_POINTS_TAG, self.rules.points_of(mask_of(trick.cards))),
+            wire.int_field(_WON_POINTS_TAG, points),
         ))
 
     def deal_scored(self, number: int, result: DealResult, totals: Sequence[int]) -> game_pb2.DealScore:

@@ -42,7 +42,8 @@ from .config import Settings
 from .db import redacted
 from .lease import HEARTBEAT_S, Lease, open_leased
 from .loop import running_name as running_loop_name
-from .services import AdminService, BotService, LadderService, SpectatorService, read_play_request
+from .services import AdminService, BotService, LadderService, SpectatorService
+from .wire import read_play_request
 from .store import Store
 from .tournament_service import TournamentService
 from .tournaments import Tournaments
@@ -68,7 +69,7 @@ def _response_bytes(message: bot_pb2.PlayResponse | bytes) -> bytes:
 def add_bot_service(servicer: BotService, server: grpc.aio.Server) -> None:
     """Like the generated ``add_BotServiceServicer_to_server``, except that responses may
     also be pre-serialized ``PlayResponse`` bytes (see wire.py), and bytes that are not a
-    ``PlayRequest`` reach the handler as :class:`services.Unreadable` instead of raising."""
+    ``PlayRequest`` reach the handler as :class:`wire.Unreadable` instead of raising."""
     method = bot_pb2.DESCRIPTOR.services_by_name["BotService"].methods_by_name["Play"]
     handler = grpc.stream_stream_rpc_method_handler(
         servicer.Play,

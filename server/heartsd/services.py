@@ -16,7 +16,6 @@ from typing import Any, TypeVar
 
 import grpc
 import structlog
-from google.protobuf.message import DecodeError
 
 from hearts_engine.presets import PRESETS
 from heartsbot.proto import (
@@ -35,7 +34,7 @@ from . import __version__, pages, spectating
 from .arena import Arena, ArenaError, SeatRequest, clipped, quoted
 from .budgets import Budget, BudgetExhausted, admit
 from .sessions import CLOSE_FLUSH_S, RESUMES_PER_SEAT, BotSession
-from .wire import PlayAnswer, play_answer
+from .wire import UNREADABLE, PlayAnswer, Unreadable
 
 log = structlog.get_logger("heartsd.api")
 REFUSE_READ_S = 0.5
@@ -94,34 +93,6 @@ def grpc_errors(handler: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable
         raise AssertionError("unreachable")
 
     return wrapper
-
-
-class Unreadable:
-    """What the bot stream's request deserializer gives for bytes that are not a
-    ``PlayRequest``: the handler ends the stream with INVALID_ARGUMENT and a message, where
-    a raising deserializer would make grpc log a traceback and end it with UNKNOWN. It
-    answers ``WhichOneof`` like a message, so the stream reader needs no extra check."""
-
-    __slots__ = ()
-    MESSAGE = "a message is not a valid hearts.v1.PlayRequest (protobuf decoding failed)"
-
-    def WhichOneof(self, group: str) -> str:  # noqa: N802 (the protobuf method it stands in for)
-        return "unreadable"
-
-
-UNREADABLE = Unreadable()
-
-
-def read_play_request(data: bytes) -> bot_pb2.PlayRequest | PlayAnswer | Unreadable:
-    """The bot stream's request deserializer (server.add_bot_service): a play answer, as
-    nearly every message is, read straight from its bytes (wire.play_answer), else the message."""
-    answer = play_answer(data)
-    if answer is not None:
-        return answer
-    try:
-        return bot_pb2.PlayRequest.FromString(data)
-    except DecodeError:
-        return UNREADABLE
 
 
 def resident_bytes() -> int:

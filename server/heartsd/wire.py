@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
+from google.protobuf.message import DecodeError
 from hearts_engine.cards import CARDS_BY_SUIT_PATTERN
 from heartsbot.proto import bot_pb2, cards_pb2, game_pb2
 
@@ -219,3 +220,32 @@ def play_answer(data: bytes) -> PlayAnswer | None:
         return PlayAnswer(data[4:match_end].decode(), data[match_end + 2:request_end].decode(), (suit - 1) * 13 + rank - 2)
     except UnicodeDecodeError:
         return None
+
+
+class Unreadable:
+    """What the bot stream's request deserializer gives for bytes that are not a
+    ``PlayRequest``: the handler ends the stream with INVALID_ARGUMENT and a message, where
+    a raising deserializer would make grpc log a traceback and end it with UNKNOWN. It
+    answers ``WhichOneof`` like a message, so the stream reader needs no extra check."""
+
+    __slots__ = ()
+    MESSAGE: Final = "a message is not a valid hearts.v1.PlayRequest (protobuf decoding failed)"
+
+    def WhichOneof(self, group: str) -> str:  # noqa: N802 (the protobuf method it stands in for)
+        return "unreadable"
+
+
+UNREADABLE: Final = Unreadable()
+
+
+def read_play_request(data: bytes) -> bot_pb2.PlayRequest | PlayAnswer | Unreadable:
+    """The bot stream's request deserializer (server.add_bot_service): a play answer, as
+    nearly every message is, read straight from its bytes (:func:`play_answer`), else the
+    message, or :data:`UNREADABLE`. Here, compiled, as grpc calls it for every message."""
+    answer = play_answer(data)
+    if answer is not None:
+        return answer
+    try:
+        return bot_pb2.PlayRequest.FromString(data)
+    except DecodeError:
+        return UNREADABLE
