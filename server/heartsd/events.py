@@ -46,7 +46,7 @@ class EncodedPrivateSlot:
 
 def _event_bytes(sequence: int, kind_field: int, body: bytes) -> bytes:
     """An Event with ``sequence`` whose oneof field ``kind_field`` holds ``body``, encoded."""
-    return _SEQUENCE_TAG + varint(sequence) + length_delimited(kind_field, body)
+    return b"".join((_SEQUENCE_TAG, varint(sequence), varint(kind_field << 3 | 2), varint(len(body)), body))
 
 
 class EventLog:

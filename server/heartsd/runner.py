@@ -63,6 +63,12 @@ except ImportError:  # mypy (which brings it) builds the compiled modules; runni
 
 P: Final = game_pb2
 CHECKPOINT_EVERY_S = 5.0
+# The runner's clocks, as module names rather than attributes of ``time``: compiled, the
+# runner reads a module it imports once, where these it looks up at every call (as cheap),
+# so that a test can stop them (tests/server/test_compiled.py).
+monotonic = time.monotonic
+perf_counter = time.perf_counter
+wall_time = time.time
 _CLOCK_RESOLUTION: Final = time.get_clock_info("monotonic").resolution  # a timer may run this early
 _NEVER: Final = math.inf
 MOVES_PER_TURN: Final = 32  # moves in a row (house, defaults) before yielding to the event loop
@@ -157,7 +163,7 @@ class Pending:
         self.kind = kind
         self.default = default  # None: the engine's default for the state the request was sent in
         self.sent_at = sent_at
-        self.deadline = _NEVER  # time.monotonic() after which the default is played
+        self.deadline = _NEVER  # monotonic() after which the default is played
         self.grace_timer: asyncio.TimerHandle | None = None
         self.rejected = 0
         self.credited = 0.0  # server stall time the deadline was already extended by (lag.py)
@@ -246,8 +252,8 @@ class MatchRunner:
         self._ruleset_pb = self._encoder.ruleset_pb
         self.status = P.MATCH_STATUS_RUNNING
         self.result: game_pb2.MatchResult | None = None
-        self.created = time.time()
-        self.started_at = time.monotonic()
+        self.created = wall_time()
+        self.started_at = monotonic()
         # When each deal may be shown (releases.py): this match's own, or its set's.
         self.set_id = ""
         self.table = TableState()  # what the releases see of this match (kept up to date: _update_releases)
@@ -257,7 +263,7 @@ class MatchRunner:
         self.finished = asyncio.Event()
         self._stopping: tuple[int, str] | None = None
         self._checkpoint: asyncio.Task[None] | None = None
-        self._last_checkpoint = time.monotonic()
+        self._last_checkpoint = monotonic()
         self._done = asyncio.Event()
         self._advancing = False
         self._current_deal: Any = None  # the deal in play (_start_deal): its events' deal
@@ -433,9 +439,9 @@ class MatchRunner:
 
     def _house_move(self, slot: SeatSlot) -> None:
         assert slot.house is not None
-        start = time.perf_counter()
+        start = perf_counter()
         action = house_decision(slot.house, self.match.view(slot.seat))
-        self._apply(slot.seat, action, P.PROVENANCE_HOUSE, time.perf_counter() - start, 0)
+        self._apply(slot.seat, action, P.PROVENANCE_HOUSE, perf_counter() - start, 0)
 
     def _house_think(self, slot: SeatSlot) -> None:
         """Let a searching strategy (Monte Carlo: ~85 ms a play) decide in a worker thread,
@@ -443,7 +449,7 @@ class MatchRunner:
         The view is an immutable snapshot; the action is applied back on the loop."""
         assert slot.house is not None
         slot.thinking = True
-        start = time.perf_counter()
+        start = perf_counter()
         thought = self._loop.run_in_executor(None, house_decision, slot.house, self.match.view(slot.seat))
         thought.add_done_callback(lambda done: self._guarded(self._house_thought, slot, done, start))
 
@@ -452,7 +458,7 @@ class MatchRunner:
         if self._stopping is not None or self.match.is_over or done.cancelled():
             return
         action = done.result()  # a strategy's error aborts the match, as on the loop
-        self._apply(slot.seat, action, P.PROVENANCE_HOUSE, time.perf_counter() - start, 0)
+        self._apply(slot.seat, action, P.PROVENANCE_HOUSE, perf_counter() - start, 0)
         self._advance()
 
     def _request_decision(self, slot: SeatSlot) -> bool:
@@ -460,7 +466,7 @@ class MatchRunner:
         play the default at once if its bot is gone past the grace period; whether the
         request is still open."""
         match = self.match
-        now = time.monotonic()
+        now = monotonic()
         self._requests_sent += 1
         phase = match.deal.phase
         kind = _PLAY if phase is _PLAYING else KIND[phase]
@@ -507,7 +513,7 @@ class MatchRunner:
         if self._deadline_timer is not None:
             self._deadline_timer.cancel()
         self._deadline_at = when
-        self._deadline_timer = self._loop.call_later(max(0.0, when - time.monotonic()), self._check_deadlines)
+        self._deadline_timer = self._loop.call_later(max(0.0, when - monotonic()), self._check_deadlines)
 
     def _check_deadlines(self) -> None:
         """The deadline timer: time out every request past its deadline, then set the timer
@@ -515,7 +521,7 @@ class MatchRunner:
         self._deadline_timer, self._deadline_at = None, math.inf
         for slot in self.seats:
             pending = slot.pending
-            now = time.monotonic()
+            now = monotonic()
             if pending is not None and pending.deadline <= now + _CLOCK_RESOLUTION:
                 # The server's own stalls while the request was open are not the bot's time:
                 # the deadline moves by them (a stall still going on included), and only a
@@ -554,7 +560,7 @@ class MatchRunner:
     def _default(self, slot: SeatSlot, provenance: int) -> None:
         pending = slot.pending
         assert pending is not None
-        now = time.monotonic()
+        now = monotonic()
         elapsed = now - pending.sent_at
         credit = self._monitor.stalled(pending.sent_at, now)
         slot.clock.charge(elapsed - credit)  # the time a defaulted decision took still counts
@@ -585,7 +591,7 @@ class MatchRunner:
         slot.auto = False  # any answer shows the bot is back
         if pending is None or pending.request_id != answer.request_id:
             return self._rejection(answer, bot_pb2.REJECTION_CODE_STALE_REQUEST, "that request is no longer open", False, slot)
-        now = time.monotonic()
+        now = monotonic()
         elapsed = now - pending.sent_at
         credit = self._monitor.stalled(pending.sent_at, now)  # the server's own stalls (lag.py): 0.0 almost always
         if elapsed - credit > pending.budget_s(slot.clock):  # late, though its timer has not run yet
@@ -621,7 +627,7 @@ class MatchRunner:
                     return False, None
                 if pending.through > slot.confirmed and self._sessions.get(session.bot) is session:
                     slot.confirmed = pending.through  # as take_answer: it read the request as last sent
-                now = time.monotonic()
+                now = monotonic()
                 elapsed = now - pending.sent_at
                 credit = self._monitor.stalled(pending.sent_at, now)
                 if elapsed - credit > pending.budget_s(slot.clock):
@@ -674,7 +680,7 @@ class MatchRunner:
     ) -> bot_pb2.AnswerRejected:
         remaining = 0  # also when no retry is left: the default is played at once
         if retry and slot.pending is not None:
-            now = time.monotonic()
+            now = monotonic()
             spent = now - slot.pending.sent_at - self._monitor.stalled(slot.pending.sent_at, now)
             remaining = max(0, int((slot.pending.budget_s(slot.clock) - spent) * 1000))
         return bot_pb2.AnswerRejected(
@@ -733,7 +739,7 @@ class MatchRunner:
                 # (_advance): one message fewer per seat and deal, never later than the next
                 # deal's first card.
                 self._deal_end_due = True
-                if time.monotonic() - self._last_checkpoint >= CHECKPOINT_EVERY_S:
+                if monotonic() - self._last_checkpoint >= CHECKPOINT_EVERY_S:
                     self._save_checkpoint()
                 self._next_deal()
         if self.watchers:
@@ -837,8 +843,9 @@ class MatchRunner:
         phase = deal.phase
         # The legal cards as a mask (legal_plays / passable, without building the tuple).
         if phase is _PLAYING:
-            legal = deal.legal_mask() if seat == deal.turn else 0
-            leader = deal.trick_leader if deal.trick else deal.turn
+            turn: int = deal.turn
+            legal = deal.legal_mask() if seat == turn else 0
+            leader = deal.trick_leader if deal.trick else turn
         else:
             legal = deal.hands[seat] if phase is _PASSING and deal.passed[seat] is None else 0
             leader = -1
@@ -847,7 +854,7 @@ class MatchRunner:
             deal, seat, pending.request_id, pending.kind, legal, leader,
             clock.left(spent_ms) if spent_ms > 0 else (clock.decision_ms, clock.bank_ms),
             self.log_events.last_sequence,
-            pending.default.option if pending.kind == P.DECISION_KIND_MOON else None,  # type: ignore[union-attr]
+            pending.default.option if pending.kind == _MOON else None,  # type: ignore[union-attr]
         )
 
     def _send(self, slot: SeatSlot, request: bytes | None) -> BotSession | None:
@@ -876,7 +883,7 @@ class MatchRunner:
         self._start_after(slot, after)
         pending = slot.pending
         if pending is not None:  # rebuilt: the clock shows what is left
-            now = time.monotonic()
+            now = monotonic()
             spent = now - pending.sent_at - self._monitor.stalled(pending.sent_at, now)  # the server's stalls are not spent
             self._send(slot, self._request(slot, pending, int(spent * 1000)))
         else:
@@ -907,7 +914,7 @@ class MatchRunner:
         return min(slot.delivered, slot.confirmed)
 
     def disconnected(self, slot: SeatSlot) -> None:
-        slot.away_since = time.monotonic()
+        slot.away_since = monotonic()
         if slot.pending is not None:
             self._arm_grace(slot, self._grace_s)
 
@@ -935,7 +942,7 @@ class MatchRunner:
     def _save_checkpoint(self) -> None:
         """At a deal's end, at most every CHECKPOINT_EVERY_S: store the record so far, so a
         crash keeps it. (The record grows with the match, so every deal would cost O(n^2).)"""
-        self._last_checkpoint = time.monotonic()
+        self._last_checkpoint = monotonic()
         totals = list(self.match.totals)
         deals = len(self.match.results)
         running = convert.result_to_wire(None, P.MATCH_STATUS_RUNNING, "running", totals, deals)

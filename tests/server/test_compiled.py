@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import math
 import os
 import random
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -67,14 +69,18 @@ class _FrozenTime:
         return 1_800_000_000.0
 
 
+_CLOCKS = ("monotonic", "perf_counter", "wall_time", "CHECKPOINT_EVERY_S")
+
+
 async def _matches_digest(tmp: Path) -> str:
-    kept = runner_module.time, runner_module.CHECKPOINT_EVERY_S
-    runner_module.time = _FrozenTime  # type: ignore[assignment]
-    runner_module.CHECKPOINT_EVERY_S = float("inf")
+    kept = [getattr(runner_module, name) for name in _CLOCKS]
+    for name, frozen in zip(_CLOCKS, (_FrozenTime.monotonic, _FrozenTime.perf_counter, _FrozenTime.time, math.inf)):
+        setattr(runner_module, name, frozen)
     try:
         return await _digest_of_matches(tmp)
     finally:  # the suite's later tests in this process need the runner's real clock
-        runner_module.time, runner_module.CHECKPOINT_EVERY_S = kept
+        for name, value in zip(_CLOCKS, kept):
+            setattr(runner_module, name, value)
 
 
 async def _digest_of_matches(tmp: Path) -> str:
@@ -114,7 +120,10 @@ async def _digest_of_matches(tmp: Path) -> str:
                 if request.kind == game_pb2.DECISION_KIND_PLAY and rng.random() < 0.5:
                     reply.play.CopyFrom(rng.choice(request.legal_cards))
                 reply.match_id = update.match_id
+                if len(runner.decisions) == 1:
+                    time.sleep(0.003)  # a think time the stopped clock must not see (else 3 ms, in one build)
                 assert arena.answer(session, reply) is None
+            assert all(d.think_ms == 0 for d in runner.decisions), "the runner's clock was not stopped"
             record = runner._record_bytes(game_pb2.MatchResult())
             for real, fixed in ids:
                 record = record.replace(real, fixed)

@@ -375,7 +375,7 @@ def test_a_play_answer_read_from_its_bytes_gets_the_verdict_of_the_same_answer_a
         if case == "late":
             arena.loop_monitor.stop()  # it would take the jump of the clock for a stall of the server, and credit it
             sent = slot.pending.sent_at
-            monkeypatch.setattr(runner_module.time, "monotonic", lambda: sent + 60.0)  # past the decision time and bank
+            monkeypatch.setattr(runner_module, "monotonic", lambda: sent + 60.0)  # past the decision time and bank
         play = wire.play_answer(bot_pb2.PlayRequest(answer=answer).SerializeToString())
         assert (play is not None) == (case != "wrong kind")
         rejection = arena.answer_play(session, play) if route == "bytes" and play is not None else (
