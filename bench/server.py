@@ -71,11 +71,20 @@ _DAEMON_PURE = os.environ.get("HEARTSD_PURE")
 os.environ["HEARTSD_PURE"] = "1"
 from heartsd.loop import resolve as resolve_loop, run as run_on_loop  # noqa: E402
 from heartsd.wire import length_delimited  # noqa: E402
+from heartsd.grpc_core import DEFAULT_EXPERIMENTS, ENV as GRPC_ENV  # noqa: E402
 
 if _DAEMON_PURE is None:
     del os.environ["HEARTSD_PURE"]
 else:
     os.environ["HEARTSD_PURE"] = _DAEMON_PURE
+
+
+def server_grpc_experiments() -> str:
+    """The gRPC experiments heartsd runs with here (heartsd/grpc_core.py: the environment's
+    GRPC_EXPERIMENTS, else its grpc_experiments setting). The ping-pong servers get the
+    same, so that the floor is the same gRPC as the daemon (the bots and the ping-pong
+    client, in this process, run on gRPC's defaults either way)."""
+    return os.environ.get(GRPC_ENV, os.environ.get("HEARTSD_GRPC_EXPERIMENTS", DEFAULT_EXPERIMENTS))
 
 
 def daemon_build() -> str:
@@ -168,8 +177,8 @@ async def floor_server(work_us: float = 0.0) -> None:
     await server.wait_for_termination()
 
 
-def spawn(args: list[str]) -> tuple[subprocess.Popen[str], int]:
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
+def spawn(args: list[str], env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], int]:
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT, env=env)
     assert proc.stdout is not None
     while True:
         line = proc.stdout.readline()
@@ -579,7 +588,8 @@ def percentile(samples: list[float], q: float) -> float:
 
 
 def start_floor(work_us: float, loop: str) -> tuple[subprocess.Popen[str], int]:
-    return spawn([sys.executable, __file__, "--floor-server", "--floor-work-us", str(work_us), "--loop", loop])
+    return spawn([sys.executable, __file__, "--floor-server", "--floor-work-us", str(work_us), "--loop", loop],
+                 env={**os.environ, GRPC_ENV: server_grpc_experiments()})
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
@@ -619,6 +629,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "event_loop": resolve_loop(args.loop),
         "daemon_build": daemon_build(),
+        "grpc_experiments": server_grpc_experiments(),
         "decision_p50_us": statistics.median(ours) * 1e6,
         "decision_p99_us": percentile(ours, 0.99) * 1e6,
         "floor_p50_us": statistics.median(floor) * 1e6,
@@ -1169,7 +1180,8 @@ def main() -> int:
                          f"{cpu['loop_thread']:.0f} / {cpu['server']:.0f} / {cpu['client']:.0f}"))
     width = max(len(k) for k, _ in rows)
     print(f"server benchmark ({r['samples']} latency samples, every process on {r['event_loop']}, "
-          f"heartsd's encoders {r['daemon_build']})")
+          f"heartsd's encoders {r['daemon_build']}, both servers on gRPC experiments "
+          f"{r['grpc_experiments'] or 'none'!r})")
     for label, value in rows:
         print(f"  {label:<{width}}  {value:>16}")
     if args.json:

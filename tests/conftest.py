@@ -10,7 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from heartsd.grpc_core import DEFAULT_EXPERIMENTS, ENV
 from tests.postgres import cluster, fresh_database
+
+# The servers the tests start in this process serve as `heartsd serve` does, on the
+# daemon's gRPC experiments (grpc_core.py: the core reads them as grpc is first imported,
+# which is after this). GRPC_EXPERIMENTS= in the environment runs the suite on gRPC's own.
+os.environ.setdefault(ENV, DEFAULT_EXPERIMENTS)
 
 # Processes of ours that a test starts and must stop itself; a test that fails before
 # stopping one would leave it running (burning CPU for every later test) without this.

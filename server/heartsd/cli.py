@@ -66,9 +66,15 @@ def _serve(args: argparse.Namespace) -> int:
     import structlog
 
     from .config import unknown_env
+    from .grpc_core import ENV, apply_experiments
 
+    experiments, ours = apply_experiments(settings.grpc_experiments, os.environ)  # done by _main, normally
+    cli_log = structlog.get_logger("heartsd.cli")
+    if not ours:
+        cli_log.info("gRPC's experiments are the environment's (or gRPC was loaded first), not grpc_experiments",
+                     **{ENV: experiments}, grpc_experiments=settings.grpc_experiments)
     for line in unknown_env():
-        structlog.get_logger("heartsd.cli").warning(line)
+        cli_log.warning(line)
     from . import loop
     from .db import StoreError
     from .lease import LeaseHeld
@@ -312,7 +318,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     return quiet_on_closed_stdout(lambda: _main(argv))
 
 
+def _grpc_experiments_first(argv: Sequence[str]) -> None:
+    """``heartsd serve``: hand the ``grpc_experiments`` setting (from the file or the
+    environment: it has no flag) to gRPC's core before anything imports grpc, as the other
+    commands' parsers below do; the core reads it once, as it loads (grpc_core.py). A
+    configuration that does not load is left to :func:`_serve` to report."""
+    if not argv or argv[0] != "serve":
+        return
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--config")
+    known, _ = pre.parse_known_args(argv[1:])
+    try:
+        settings = Settings.load(file=known.config)
+    except ConfigError:
+        return
+    from .grpc_core import apply_experiments
+
+    apply_experiments(settings.grpc_experiments, os.environ)
+
+
 def _main(argv: Sequence[str] | None) -> int:
+    _grpc_experiments_first(sys.argv[1:] if argv is None else argv)
     from heartsbot.help import DefaultsHelp
     from heartsbot.options import DEFAULT_SERVER
 

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .grpc_core import DEFAULT_EXPERIMENTS, experiments_problem
+
 
 class ConfigError(ValueError):
     """A setting is missing, malformed or out of range."""
@@ -74,6 +76,7 @@ class Settings:
     log_format: str = "json"
     log_level: str = "info"
     event_loop: str = "asyncio"  # asyncio, uvloop, or auto (uvloop where installed): see loop.py
+    grpc_experiments: str = DEFAULT_EXPERIMENTS  # GRPC_EXPERIMENTS unless the environment sets it: grpc_core.py
     keepalive_s: float = 20.0
     keepalive_timeout_s: float = 10.0
     # Calls at once per class of caller (budgets.py), so no class can starve another; the
@@ -243,6 +246,8 @@ class Settings:
             raise ConfigError(f"event_loop: {', '.join(CHOICES)}, got {self.event_loop!r}")
         if self.event_loop == "uvloop" and not uvloop_installed():
             raise ConfigError("event_loop: uvloop is not installed (pip install uvloop, or use asyncio)")
+        if (problem := experiments_problem(self.grpc_experiments)) is not None:
+            raise ConfigError(f"grpc_experiments: {problem}, got {self.grpc_experiments!r}")
         if self.log_level not in ("debug", "info", "warning", "error"):
             raise ConfigError(f"log_level: debug, info, warning or error, got {self.log_level!r}")
         if self.house_matches < 0:
@@ -429,6 +434,7 @@ _FIELDS = {
     "log_format": _str,
     "log_level": _str,
     "event_loop": _str,
+    "grpc_experiments": _str,
     "keepalive_s": _float,
     "keepalive_timeout_s": _float,
     "max_concurrent_rpcs": _int,

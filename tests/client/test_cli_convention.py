@@ -441,10 +441,11 @@ def test_the_readmes_ladder_same_owner_is_a_flag_of_heartsd_serve(monkeypatch):
 
     monkeypatch.setattr(Settings, "load", load_then_stop)
     assert heartsd_cli.main(["serve", "--port", "0", "--ladder", "--ladder-same-owner"]) == 2
-    assert loaded and loaded[0].ladder_same_owner is True
+    # the last load is the serve's (the first, without flags, reads grpc_experiments: cli._grpc_experiments_first)
+    assert loaded and loaded[-1].ladder_same_owner is True
     loaded.clear()
     assert heartsd_cli.main(["serve", "--port", "0", "--ladder"]) == 2
-    assert loaded and loaded[0].ladder_same_owner is False
+    assert loaded and loaded[-1].ladder_same_owner is False
     shown = _run([*HEARTSD, "serve", "--help"])
     assert "--ladder-same-owner" in shown.stdout
     readme = (ROOT / "README.md").read_text()

@@ -19,8 +19,13 @@ import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import grpc
+if TYPE_CHECKING:
+    import grpc
+# grpc itself is imported where a channel is made: parsing options (every command's, and
+# heartsd serve's before it sets gRPC's experiments, heartsd/grpc_core.py) must not load
+# gRPC's core, which reads its configuration once, as it loads.
 
 
 @dataclass(frozen=True)
@@ -42,11 +47,15 @@ class Tls:
         return cls(read_pem("--ca", ca), read_pem("--cert", cert), read_pem("--key", key))
 
     def credentials(self) -> grpc.ChannelCredentials:
+        import grpc
+
         return grpc.ssl_channel_credentials(root_certificates=self.ca, private_key=self.key,
                                             certificate_chain=self.cert)
 
 
 def aio_channel(target: str, tls: Tls | None, options: Sequence[tuple[str, object]] = ()) -> grpc.aio.Channel:
+    import grpc
+
     if tls is None:
         return grpc.aio.insecure_channel(target, options=list(options))
     return grpc.aio.secure_channel(target, tls.credentials(), options=list(options))
@@ -55,6 +64,8 @@ def aio_channel(target: str, tls: Tls | None, options: Sequence[tuple[str, objec
 def channel(target: str, tls: Tls | None, server_name: str = "") -> grpc.Channel:
     """A blocking channel; ``server_name``: the name the server's certificate must carry
     when ``target`` is another (a health check on 127.0.0.1 of a certificate for a host name)."""
+    import grpc
+
     if tls is None:
         return grpc.insecure_channel(target)
     options = [("grpc.ssl_target_name_override", server_name)] if server_name else []
