@@ -39,8 +39,8 @@ RESPONSE_UPDATE: Final = bot_pb2.PlayResponse.DESCRIPTOR.fields_by_name["update"
 UPDATE_MATCH_ID: Final = bot_pb2.MatchUpdate.DESCRIPTOR.fields_by_name["match_id"].number
 UPDATE_SEAT: Final = bot_pb2.MatchUpdate.DESCRIPTOR.fields_by_name["seat"].number
 UPDATE_REQUEST: Final = bot_pb2.MatchUpdate.DESCRIPTOR.fields_by_name["request"].number
-_UPDATE_REQUEST_TAG: Final = wire.varint(UPDATE_REQUEST << 3 | 2)
-_RESPONSE_UPDATE_TAG: Final = wire.varint(RESPONSE_UPDATE << 3 | 2)
+_UPDATE_REQUEST_TAG: Final = wire.delimited_tag(UPDATE_REQUEST)
+_RESPONSE_UPDATE_TAG: Final = wire.delimited_tag(RESPONSE_UPDATE)
 _REQUEST_FIELDS: Final = bot_pb2.DecisionRequest.DESCRIPTOR.fields_by_name
 REQUEST_RULESET: Final = _REQUEST_FIELDS["ruleset"].number
 REQUEST_HAND: Final = _REQUEST_FIELDS["hand"].number
@@ -175,7 +175,7 @@ class MatchEncoder:
         self._ruleset_field = wire.length_delimited(REQUEST_RULESET, self.ruleset_pb.SerializeToString())
         self._match_id_field = wire.length_delimited(UPDATE_MATCH_ID, match_id.encode())
         self._seat_fields = [wire.varint(UPDATE_SEAT << 3) + wire.varint(s) for s in range(rules.players)]
-        self._hand_sizes_head = wire.varint(REQUEST_HAND_SIZES << 3 | 2) + wire.varint(rules.players)
+        self._hand_sizes_head = wire.delimited_tag(REQUEST_HAND_SIZES) + wire.varint(rules.players)
         # Request parts. The public ones change at most once per card played; whoever
         # changes what they show calls public_changed() (None: encode again when needed).
         self._public_fields: bytes | None = None

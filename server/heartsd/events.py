@@ -14,7 +14,7 @@ from typing import Final, cast
 
 from heartsbot.proto import bot_pb2, game_pb2
 
-from .wire import length_delimited, varint
+from .wire import delimited_tag, length_delimited, varint
 
 _monotonic: Final = time.monotonic  # bound once: a module attribute is looked up on every use
 SPECTATOR: Final = -1
@@ -46,7 +46,7 @@ class EncodedPrivateSlot:
 
 def _event_bytes(sequence: int, kind_field: int, body: bytes) -> bytes:
     """An Event with ``sequence`` whose oneof field ``kind_field`` holds ``body``, encoded."""
-    return b"".join((_SEQUENCE_TAG, varint(sequence), varint(kind_field << 3 | 2), varint(len(body)), body))
+    return b"".join((_SEQUENCE_TAG, varint(sequence), delimited_tag(kind_field), varint(len(body)), body))
 
 
 class EventLog:

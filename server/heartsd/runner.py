@@ -320,15 +320,21 @@ class MatchRunner:
         request of its seats here (the arena says why), else (True, the rejection to send or
         None). Here rather than in the arena, which only routes, so that every answer is
         handled by compiled code from the match on."""
-        request_id = answer.request_id
+        slot = self._answered_slot(session, answer.request_id)
+        if slot is None:
+            return False, None
+        return True, self.on_answer(slot, answer)
+
+    def _answered_slot(self, session: BotSession, request_id: str) -> SeatSlot | None:
+        """The seat of ``session``'s bot whose open request ``request_id`` is, if any. Its
+        events sent with that request count as read when ``session`` is the bot's stream."""
         for slot in self._slots_by_bot.get(session.bot, ()):
             pending = slot.pending
             if pending is not None and pending.request_id == request_id:
                 if pending.through > slot.confirmed and self._sessions.get(session.bot) is session:
-                    # It read the request as last sent (to this stream), so the events sent with it.
-                    slot.confirmed = pending.through
-                return True, self.on_answer(slot, answer)
-        return False, None
+                    slot.confirmed = pending.through  # it read the request as last sent (to this stream)
+                return slot
+        return None
 
     def announce(self, text: str) -> None:
         """A notice about the whole match (``seat`` -1), sent to every seat and spectator
@@ -557,12 +563,16 @@ class MatchRunner:
 
         pending.grace_timer = self._loop.call_later(max(0.0, delay_s), expire)
 
+    def _open_for(self, pending: Pending) -> tuple[float, float]:
+        """How long ``pending`` has been open, and how much of that the server itself was
+        stalled (lag.py; 0.0 almost always), which is not the bot's time."""
+        now = monotonic()
+        return now - pending.sent_at, self._monitor.stalled(pending.sent_at, now)
+
     def _default(self, slot: SeatSlot, provenance: int) -> None:
         pending = slot.pending
         assert pending is not None
-        now = monotonic()
-        elapsed = now - pending.sent_at
-        credit = self._monitor.stalled(pending.sent_at, now)
+        elapsed, credit = self._open_for(pending)
         slot.clock.charge(elapsed - credit)  # the time a defaulted decision took still counts
         default = pending.default or self.match.default_action(slot.seat)  # as when it was sent (_request_decision)
         self._resolve(slot, pending, default, provenance, elapsed, credit)
@@ -591,9 +601,7 @@ class MatchRunner:
         slot.auto = False  # any answer shows the bot is back
         if pending is None or pending.request_id != answer.request_id:
             return self._rejection(answer, bot_pb2.REJECTION_CODE_STALE_REQUEST, "that request is no longer open", False, slot)
-        now = monotonic()
-        elapsed = now - pending.sent_at
-        credit = self._monitor.stalled(pending.sent_at, now)  # the server's own stalls (lag.py): 0.0 almost always
+        elapsed, credit = self._open_for(pending)
         if elapsed - credit > pending.budget_s(slot.clock):  # late, though its timer has not run yet
             self._guarded(lambda: self._time_out(slot))
             return self._rejection(answer, bot_pb2.REJECTION_CODE_STALE_REQUEST, "too late: the default was played", False, slot)
@@ -619,28 +627,24 @@ class MatchRunner:
         (an open PLAY request, a card its seat may play, in time) handled without protobuf
         messages; anything else goes the way of :meth:`on_answer` with the answer as a message.
         A subclass (the conformance kit's) gets every answer through its :meth:`on_answer`."""
-        request_id = play.request_id
-        for slot in self._slots_by_bot.get(session.bot, ()):
-            pending = slot.pending
-            if pending is not None and pending.request_id == request_id:
-                if pending.kind != _PLAY or type(self) is not MatchRunner:
-                    return False, None
-                if pending.through > slot.confirmed and self._sessions.get(session.bot) is session:
-                    slot.confirmed = pending.through  # as take_answer: it read the request as last sent
-                now = monotonic()
-                elapsed = now - pending.sent_at
-                credit = self._monitor.stalled(pending.sent_at, now)
-                if elapsed - credit > pending.budget_s(slot.clock):
-                    return True, self.on_answer(slot, play.to_wire())  # late: on_answer plays the default, says why
-                action = _PLAY_ACTIONS[play.card]
-                try:
-                    self.match.apply(slot.seat, action)  # checked: a refused play changes nothing
-                except ActionError:
-                    return True, self.on_answer(slot, play.to_wire())  # refused again there, with the reason
-                slot.auto = False  # any answer shows the bot is back
-                self._taken(slot, pending, action, elapsed, credit)
-                return True, None
-        return False, None
+        slot = self._answered_slot(session, play.request_id)
+        if slot is None:
+            return False, None
+        pending = slot.pending
+        assert pending is not None
+        if pending.kind != _PLAY or type(self) is not MatchRunner:
+            return False, None  # take_answer, with the answer as a message
+        elapsed, credit = self._open_for(pending)
+        if elapsed - credit > pending.budget_s(slot.clock):
+            return True, self.on_answer(slot, play.to_wire())  # late: on_answer plays the default, says why
+        action = _PLAY_ACTIONS[play.card]
+        try:
+            self.match.apply(slot.seat, action)  # checked: a refused play changes nothing
+        except ActionError:
+            return True, self.on_answer(slot, play.to_wire())  # refused again there, with the reason
+        slot.auto = False  # any answer shows the bot is back
+        self._taken(slot, pending, action, elapsed, credit)
+        return True, None
 
     def _taken(self, slot: SeatSlot, pending: Pending, action: Action, elapsed: float, credit: float) -> None:
         """The bot's answer to ``pending`` was applied: charge its clock, and move on."""
@@ -680,8 +684,8 @@ class MatchRunner:
     ) -> bot_pb2.AnswerRejected:
         remaining = 0  # also when no retry is left: the default is played at once
         if retry and slot.pending is not None:
-            now = monotonic()
-            spent = now - slot.pending.sent_at - self._monitor.stalled(slot.pending.sent_at, now)
+            elapsed, credit = self._open_for(slot.pending)
+            spent = elapsed - credit
             remaining = max(0, int((slot.pending.budget_s(slot.clock) - spent) * 1000))
         return bot_pb2.AnswerRejected(
             match_id=self.id, request_id=answer.request_id, code=code, reason=reason, retry=retry, remaining_ms=remaining
@@ -883,8 +887,8 @@ class MatchRunner:
         self._start_after(slot, after)
         pending = slot.pending
         if pending is not None:  # rebuilt: the clock shows what is left
-            now = monotonic()
-            spent = now - pending.sent_at - self._monitor.stalled(pending.sent_at, now)  # the server's stalls are not spent
+            elapsed, credit = self._open_for(pending)
+            spent = elapsed - credit  # the server's stalls are not spent
             self._send(slot, self._request(slot, pending, int(spent * 1000)))
         else:
             self._send(slot, None)

@@ -57,10 +57,15 @@ def length_delimited(field: int, payload: bytes) -> bytes:
     size = len(payload)
     if field < 32 and size < 16384:  # nearly always: no call to varint()
         return _TAGS[field] + _SMALL[size] + payload
-    return varint(field << 3 | 2) + varint(size) + payload
+    return delimited_tag(field) + varint(size) + payload
 
 
 _TAGS: Final = tuple(_encode_varint(f << 3 | 2) for f in range(32))
+
+
+def delimited_tag(field: int) -> bytes:
+    """The key of a bytes, string or sub-message field (its length and bytes follow)."""
+    return _TAGS[field] if field < 32 else varint(field << 3 | 2)
 
 
 def tag(field: int) -> bytes:
