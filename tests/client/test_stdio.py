@@ -297,6 +297,9 @@ plays = 0
 line = sys.stdin.readline()
 while line:
     kind, match_id, *rest = line.split()
+    if kind not in ("pass", "play", "moon"):  # "end" and any later information line: never answered
+        line = sys.stdin.readline()
+        continue
     f = dict(w.split("=", 1) for w in rest)
     legal = f["legal"].split(",")
     answer = None
