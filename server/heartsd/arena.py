@@ -43,6 +43,9 @@ log = structlog.get_logger("heartsd.arena")
 STORE_RETRY_DELAYS_S = (0.2, 1.0, 3.0)  # then the last attempt's error aborts the match
 _TOO_LONG = f"an id longer than any id this server issues ({MAX_ID_CHARS} characters) is not echoed"
 SEED_DRAWS = 5  # seeds drawn for a match before giving up (each repeat is a 2**-63 chance)
+# At shutdown, after matches were aborted with requests open: their bots' answers are read
+# until none comes for SHUTDOWN_QUIET_S (at most SHUTDOWN_LISTEN_S) before the streams end.
+SHUTDOWN_QUIET_S, SHUTDOWN_LISTEN_S = 0.3, 2.0
 
 
 class ArenaError(Exception):
@@ -137,6 +140,7 @@ class Arena:
         self.store = store
         self.checkpoints = CheckpointWriter(store.checkpoint_many)
         self.sessions = SessionRegistry()
+        self.untaken_answers = 0  # answers no open request took (late, stale, unknown): see shutdown
         # Seats' missed events of matches that ended while their bot was away (missed.py).
         self.missed = MissedEndings(settings.missed_events_hold_s, settings.missed_events_max_bytes)
         self.runners: dict[str, MatchRunner] = {}
@@ -258,6 +262,7 @@ class Arena:
             taken, rejection = runner.take_answer(session, answer)  # an open request's: nearly always
             if taken:
                 return rejection
+        self.untaken_answers += 1
         slots = runner.seats_of(session.bot) if runner else []
         if runner is None or not slots:
             return self._unknown_match(answer.match_id, answer.request_id, "you are not seated in that match")
@@ -716,6 +721,23 @@ class Arena:
         if self._starts:
             await asyncio.wait(list(self._starts))
 
+    async def _until_bots_quiet(self) -> None:
+        """Matches were aborted with requests open, and their bots may be answering them
+        now: read those answers (each is rejected, its match over) until none comes for
+        SHUTDOWN_QUIET_S, for at most SHUTDOWN_LISTEN_S, so that the status is the last thing
+        on a quiet stream. Ended at once, a stream the bot was writing to lost its status
+        now and then under load: the daemon closed the connection with the answers unread,
+        and the bot saw 'Stream removed' or INTERNAL instead of UNAVAILABLE ("come back")."""
+        if not self.sessions.all():
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + SHUTDOWN_LISTEN_S
+        while (left := deadline - loop.time()) > 0:
+            heard = self.untaken_answers
+            await asyncio.sleep(min(SHUTDOWN_QUIET_S, left))
+            if self.untaken_answers == heard:
+                return
+
     async def shutdown(self, grace_s: float, hurry: asyncio.Event | None = None) -> None:
         """Stop accepting matches, let running ones finish for ``grace_s`` (or until
         ``hurry`` is set: a second signal), then abort and record the rest."""
@@ -746,5 +768,6 @@ class Arena:
                 runner.stop(P.MATCH_STATUS_ABORTED, "server shutdown")
             if len(done) < len(tasks):
                 await asyncio.wait(tasks, timeout=30)
+                await self._until_bots_quiet()
         for session in self.sessions.all():  # UNAVAILABLE: not "leave" (OK) but "come back later"
             session.close("the server is shutting down: connect again when it is back", "unavailable")

@@ -145,6 +145,45 @@ def test_sigterm_during_matches_loses_nothing(tmp_path):
     store.close()
 
 
+def test_answers_in_flight_at_shutdown_are_read_before_the_status(tmp_path):
+    """A bot answering when its match is aborted by a shutdown gets its answer read (and
+    rejected: the match is over) and then UNAVAILABLE with the reason. Before, the status
+    went out at once and the daemon closed the connection while answers were arriving: under
+    load a bot now and then saw 'Stream removed' or INTERNAL, not the status that says
+    "come back"."""
+    proc, port = start(tmp_path, "--shutdown-grace-s", "0")
+    daemon = Remote(port)
+
+    async def scenario():
+        asked, answer_now = asyncio.Event(), asyncio.Event()
+        holding = set()
+
+        async def hold(request, bot):
+            holding.add(bot.name)
+            if len(holding) == 4:
+                asked.set()
+            await answer_now.wait()
+            return first_legal(request, bot)
+
+        bots = [await Bot(daemon, n, hold).start() for n in ("alice", "bob", "carol", "dave")]
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            request = admin_pb2.CreateMatchRequest(ruleset="standard", seed=5)
+            for n in ("alice", "bob", "carol", "dave"):
+                request.seats.add(bot=n)
+            await admin_pb2_grpc.AdminServiceStub(channel).CreateMatch(request, metadata=auth(ADMIN))
+        await asyncio.wait_for(asked.wait(), 20)  # every seat holds its pass request
+        proc.send_signal(signal.SIGTERM)
+        await asyncio.sleep(0.2)  # the match is aborted meanwhile; the answers go out now
+        answer_now.set()
+        for bot in bots:
+            await asyncio.wait_for(bot._task, 20)
+        return [(await bot.status(), await bot._call.details(), len(bot.rejections)) for bot in bots]
+
+    ended = asyncio.run(scenario())
+    assert proc.wait(30) == 0
+    assert ended == [(grpc.StatusCode.UNAVAILABLE, "the server is shutting down: connect again when it is back", 1)] * 4
+
+
 def test_a_crash_leaves_running_matches_visibly_aborted(tmp_path):
     proc, port = start(tmp_path, "--house-matches", "2", "--house-delay-ms", "20")
     time.sleep(1.0)
