@@ -71,7 +71,7 @@ _DAEMON_PURE = os.environ.get("HEARTSD_PURE")
 os.environ["HEARTSD_PURE"] = "1"
 from heartsd.loop import resolve as resolve_loop, run as run_on_loop  # noqa: E402
 from heartsd.wire import length_delimited  # noqa: E402
-from heartsd.grpc_core import DEFAULT_EXPERIMENTS, ENV as GRPC_ENV  # noqa: E402
+from heartsd.grpc_core import DEFAULT_EXPERIMENTS, ENV as GRPC_ENV, apply_experiments  # noqa: E402
 
 if _DAEMON_PURE is None:
     del os.environ["HEARTSD_PURE"]
@@ -83,8 +83,10 @@ def server_grpc_experiments() -> str:
     """The gRPC experiments heartsd runs with here (heartsd/grpc_core.py: the environment's
     GRPC_EXPERIMENTS, else its grpc_experiments setting). The ping-pong servers get the
     same, so that the floor is the same gRPC as the daemon (the bots and the ping-pong
-    client, in this process, run on gRPC's defaults either way)."""
-    return os.environ.get(GRPC_ENV, os.environ.get("HEARTSD_GRPC_EXPERIMENTS", DEFAULT_EXPERIMENTS))
+    client, in this process, run on gRPC's defaults either way). The daemon's own rule,
+    applied to a copy of this environment, so the two cannot disagree."""
+    setting = os.environ.get("HEARTSD_GRPC_EXPERIMENTS", DEFAULT_EXPERIMENTS)
+    return apply_experiments(setting, dict(os.environ), grpc_loaded=False)[0]
 
 
 def daemon_build() -> str:
