@@ -41,13 +41,16 @@ class Outbox:
     its cost per message (no task accounting, at most one waiter). ``bytes`` is what the
     waiting messages hold (payloads plus MESSAGE_OVERHEAD each), the measure of its bound.
     Its deque is made at the first message: an empty one holds a 64-slot block (~0.7 KiB),
-    and most of a ladder's connected bots are idle at any moment."""
+    and most of a ladder's connected bots are idle at any moment. The loop its waits run
+    on is looked up once, at the first: ``asyncio.get_running_loop()`` checks the process
+    id (a ``getpid`` system call) each time, and a busy stream waits once per message."""
 
-    __slots__ = ("_items", "_waiter", "bytes")
+    __slots__ = ("_items", "_waiter", "_loop", "bytes")
 
     def __init__(self) -> None:
         self._items: deque[bot_pb2.PlayResponse | bytes | None] | None = None
         self._waiter: asyncio.Future[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self.bytes = 0
 
     def qsize(self) -> int:
@@ -77,7 +80,10 @@ class Outbox:
 
     async def get(self) -> bot_pb2.PlayResponse | bytes | None:
         while not self._items:
-            waiter = self._waiter = asyncio.get_running_loop().create_future()
+            loop = self._loop
+            if loop is None:
+                loop = self._loop = asyncio.get_running_loop()
+            waiter = self._waiter = loop.create_future()
             try:
                 await waiter
             finally:
