@@ -368,8 +368,11 @@ class Arena:
             draining = [b for b in wanted if (s := self.sessions.get(b)) is not None and s.drain_reason]
             if draining:  # it will not come free on this stream: no point waiting
                 raise ArenaError("precondition", problem.detail, problem.public)
+            if not self.accepting:  # the wait did not run out: the server is going away
+                why = "the server is shutting down (the seats were not free: "
+                raise ArenaError("unavailable", why + problem.detail + ")", why + problem.public + ")")
             left = deadline - asyncio.get_running_loop().time()
-            if left <= 0 or not self.accepting:
+            if left <= 0:
                 waited = f"waited {wait_s:g} s for the seats: "
                 raise ArenaError("deadline", waited + problem.detail, waited + problem.public)
             await self.slots.wait_change(min(left, 1.0))

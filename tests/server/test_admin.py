@@ -104,6 +104,33 @@ def test_create_match_shares_slots_with_the_ladder_never_double_books_and_says_w
     assert max(most.values()) == 1, f"a bot declared one match at a time: {most}"
 
 
+
+def test_a_wait_for_seats_cut_short_by_shutdown_says_so_not_that_it_ran_out(tmp_path):
+    """A CreateMatch waiting 30 s for a bot that is not connected, when the daemon begins
+    to shut down: before, it failed DEADLINE_EXCEEDED "waited 30 s for the seats" about
+    a second later (an attack pass), a wait that never ran out and a status that tells the
+    caller to wait longer. Now it is UNAVAILABLE, as every other call refused for the
+    shutdown, and says why the seats were not free."""
+
+    async def scenario() -> tuple[grpc.aio.AioRpcError, float]:
+        async with running_daemon(tmp_path) as daemon, daemon.channel() as channel:
+            stub = admin_pb2_grpc.AdminServiceStub(channel)
+            waiting = asyncio.ensure_future(
+                stub.CreateMatch(_create_request(["alice", *HOUSE3], wait_ms=30_000), metadata=auth(ADMIN)))
+            await asyncio.sleep(0.3)
+            assert not waiting.done()
+            started = asyncio.get_running_loop().time()
+            await daemon.arena.shutdown(grace_s=0)
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await waiting
+            return refused.value, asyncio.get_running_loop().time() - started
+
+    refused, took_s = run(scenario())
+    assert refused.code() == grpc.StatusCode.UNAVAILABLE, refused
+    assert "shutting down" in refused.details() and "'alice' is not connected" in refused.details()
+    assert "waited" not in refused.details()
+    assert took_s < 10  # the shutdown ends the wait: it does not run its 30 s
+
 def test_list_bots_includes_registered_and_revoked_bots_when_asked(tmp_path):
     async def scenario():
         async with running_daemon(tmp_path) as daemon:

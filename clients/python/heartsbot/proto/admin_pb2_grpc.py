@@ -69,7 +69,8 @@ class AdminServiceServicer:
         was rotated: it takes no new match; no waiting helps) or has no free match slot (the
         message names the matches that hold its slots), unless `wait_for_seats_ms` lets the
         request wait (DEADLINE_EXCEEDED when that wait runs out), or when a rated match's
-        explicit seed deals a shuffle that was dealt before.
+        explicit seed deals a shuffle that was dealt before. UNAVAILABLE while the server is
+        shutting down, which also ends a wait for seats (within about a second).
 
         No bot is dealt a shuffle twice: every deal's hands are recorded, per bot, before
         the first card is dealt. A seed the server draws never repeats a shuffle dealt to
