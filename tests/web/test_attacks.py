@@ -243,6 +243,51 @@ def test_static_files_do_not_escape_their_directory(tmp_path) -> None:
     run(main())
 
 
+
+def test_a_static_file_name_too_long_for_the_file_system_is_a_404_not_a_traceback(tmp_path) -> None:
+    """Before (an attack pass): a static file name over 255 characters made the file
+    system's ENAMETOOLONG escape the static-file check: 500 "internal error" and an
+    error-level traceback quoting the whole path twice (~8 KB of log per request)."""
+
+    async def main() -> list[dict[str, Any]]:
+        async with web_daemon(tmp_path) as web, aiohttp.ClientSession() as http:
+            with capture_logs() as logs:
+                for path in ("/static/" + "a" * 256, "/static/js/" + "b" * 300 + ".js", "/static/" + "c" * 4000):
+                    async with http.get(web.url + path) as r:
+                        assert r.status == 404, (path[:40], r.status)
+                        assert (await r.json())["error"].startswith("no file /static/")
+        return logs
+
+    logs = run(main())
+    assert not [e for e in logs if e["log_level"] == "error" or "exc_info" in e], logs
+
+
+def test_a_compressed_request_body_is_refused_unread_not_inflated_on_the_loop(tmp_path) -> None:
+    """Before (an attack pass): aiohttp inflated a gzip request body on the daemon's event
+    loop before the 16 KiB body limit applied. Four POSTs of ~1 MB each (1 GiB inflated)
+    stalled the loop ~5 s: the gRPC health check and every page waited, though each was
+    answered 413 in the end. No page sends a compressed body, so one is refused at once,
+    415 with the reason, and never inflated; JSON sent as is still works."""
+    import gzip
+    import zlib
+
+    bomb = gzip.compress(b" " * (64 * 1024 * 1024), compresslevel=9)  # 64 MiB of JSON whitespace
+    assert len(bomb) < 100 * 1024
+
+    async def main() -> None:
+        async with web_daemon(tmp_path) as web, aiohttp.ClientSession() as http:
+            for encoding, body in (("gzip", bomb), ("deflate", zlib.compress(json.dumps(SEAT).encode())),
+                                   ("gzip", gzip.compress(json.dumps(SEAT).encode())), ("br", b"x")):
+                headers = {"Content-Type": "application/json", "Content-Encoding": encoding}
+                async with http.post(f"{web.url}/api/play", data=body, headers=headers) as r:
+                    assert r.status == 415, (encoding, r.status, await r.text())
+                    assert "Content-Encoding" in (await r.json())["error"]
+            assert not web.front.seats.by_match  # the small, valid compressed request did not take a seat
+            async with http.post(f"{web.url}/api/play", json=SEAT, headers={"Content-Encoding": "identity"}) as r:
+                assert r.status == 200
+
+    run(main())
+
 # -- spectators' sockets ---------------------------------------------------------------------
 
 def test_a_spectator_socket_that_sends_anything_is_closed(tmp_path) -> None:

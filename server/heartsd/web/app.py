@@ -69,8 +69,10 @@ class WebFront(WebContext):
         host, port = address
         # aiohttp's own reports (malformed requests) as our log lines (httplog.py); idle
         # connections closed after IDLE_S, and a bounded number open (connections.py).
+        # Request bodies are never inflated (_plain_bodies says why).
         self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False, shutdown_timeout=2.0,
-                                     logger=HttpLog(), keepalive_timeout=connections.IDLE_S)
+                                     logger=HttpLog(), keepalive_timeout=connections.IDLE_S,
+                                     auto_decompress=False)
         await self._runner.setup()
         wanted = self.settings.web_max_connections
         total = connections.connection_cap(wanted)
@@ -104,7 +106,7 @@ class WebFront(WebContext):
     # -- the application ---------------------------------------------------------------
 
     def _build(self) -> web.Application:
-        app = web.Application(middlewares=[self._errors, self._rate_limit], client_max_size=16 * 1024)
+        app = web.Application(middlewares=[self._errors, self._rate_limit, _plain_bodies], client_max_size=16 * 1024)
         app.on_response_prepare.append(_security_headers)
         for name, path in (("lobby", "/"), ("play", "/play/{match_id}"), ("watch", "/watch/{match_id}"),
                            ("leaderboard", "/leaderboard"), ("bot", "/bots/{bot}")):
@@ -166,6 +168,20 @@ class WebFront(WebContext):
         return await handler(request)
 
 
+@web.middleware
+async def _plain_bodies(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Refuse a compressed request body, unread: 415. Inflated by aiohttp (its default),
+    a gzip body was inflated on the event loop before the 16 KiB body limit applied: four
+    POSTs of ~1 MB (1 GiB inflated) stalled the loop ~5 s, gRPC health checks included
+    (an attack pass). No page sends one, so the runner no longer inflates (start) and
+    this says why the body is refused."""
+    encoding = request.headers.get("Content-Encoding", "identity").strip().lower()
+    if encoding not in ("", "identity") and request.body_exists:
+        raise web.HTTPUnsupportedMediaType(
+            text=f"request bodies are taken as sent: Content-Encoding {encoding[:40]!r} is not accepted")
+    return await handler(request)
+
+
 def _error(status: int, message: str) -> web.Response:
     return web.json_response({"error": message}, status=status)
 
@@ -173,11 +189,11 @@ def _error(status: int, message: str) -> web.Response:
 def _static_file(filename: str) -> bool:
     """Whether ``filename`` names a file inside static/ (what add_static would serve)."""
     root = STATIC.resolve()
-    try:
+    try:  # a name the file system refuses (ENAMETOOLONG, ...) names no file: a 404, not a 500
         path = (root / filename).resolve()
+        return root in path.parents and path.is_file()
     except (OSError, ValueError):
         return False
-    return root in path.parents and path.is_file()
 
 
 ERROR_PAGE = """<!doctype html>
