@@ -52,8 +52,12 @@ def test_a_live_feed_shows_played_cards_only_and_replays_wait_for_the_end(tmp_pa
             assert len(frames) == 1 + 4 + 52 and frames[0]["decision"] is None
             assert all(len(set(sum(f["hands"], []))) == sum(f["hand_sizes"]) for f in frames)
             assert frames[-1]["totals"] == list(web.arena.store.get(runner.id).record.result.totals)
+            # A deal's number in ASCII digits only: int() alone served deal 1 at "１" and "+1",
+            # deal 10 at "1_0" (an attack pass: one deal under many addresses).
             for path, status in ((f"/api/replay/{runner.id}/deals/7", 404), ("/api/replay/m-nope", 404),
-                                 (f"/api/replay/{runner.id}/deals/x", 404)):
+                                 (f"/api/replay/{runner.id}/deals/x", 404), (f"/api/replay/{runner.id}/deals/%EF%BC%91", 404),
+                                 (f"/api/replay/{runner.id}/deals/+1", 404), (f"/api/replay/{runner.id}/deals/%201", 404),
+                                 (f"/api/replay/{runner.id}/deals/0_1", 404), (f"/api/replay/{runner.id}/deals/01", 200)):
                 async with http.get(web.url + path) as r:
                     assert r.status == status, path
             async with http.ws_connect(f"{web.url}/ws/watch/{runner.id}") as ws:  # over: the page loads the replay

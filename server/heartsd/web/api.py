@@ -117,8 +117,11 @@ class Api:
 
     async def replay_deal(self, request: web.Request) -> web.Response:
         replay = await self._replay(request)
+        deal = request.match_info["deal"]
         try:
-            number = int(request.match_info["deal"])
+            if not (deal.isascii() and deal.isdigit() and len(deal) <= 6):  # int() takes "１", "1_0", " 1"
+                raise ValueError(deal)
+            number = int(deal)
             frames = await asyncio.to_thread(replay.frames, number)
         except (ValueError, KeyError):
             raise SeatError(404, f"no deal {request.match_info['deal']} in match {replay.record.match_id}") from None
