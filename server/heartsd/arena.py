@@ -62,6 +62,10 @@ class ArenaError(Exception):
 
 
 MAX_MESSAGE_CHARS = 1000  # a refusal's text; ours are far shorter, a caller's echoed input need not be
+# A match's fixed deals, at most (CreateMatch; a tournament's deals_per_match too). Before the
+# first card every planned deal's shuffle is fingerprinted (shuffles.py): 2**31-1 deals never
+# started, took a worker thread and its memory for good (an attack pass).
+MAX_FIXED_DEALS = 1000
 
 
 def clipped(message: str, limit: int = MAX_MESSAGE_CHARS) -> str:
@@ -464,6 +468,8 @@ class Arena:
             match_format.check(rules)
         except (RulesetError, TypeError, ValueError) as exc:
             raise invalid(str(exc)) from None
+        if (match_format.deals or 0) > MAX_FIXED_DEALS:
+            raise invalid(f"a match has at most {MAX_FIXED_DEALS} deals (format.fixed_deals), got {match_format.deals}")
         if len(seats) != rules.players:
             raise invalid(f"{ruleset} with {rules.players} players needs {rules.players} seats, got {len(seats)}")
         if match_format.duplicate and any(s.bot or s.human for s in seats):

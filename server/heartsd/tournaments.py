@@ -40,7 +40,7 @@ from hearts_engine import preset
 from heartsbot.proto import admin_pb2, game_pb2
 
 from . import standings as stats
-from .arena import ArenaError, SeatRequest, SeedRefused
+from .arena import MAX_FIXED_DEALS, ArenaError, SeatRequest, SeedRefused
 from .schedule import balanced_schedule
 
 if TYPE_CHECKING:
@@ -258,8 +258,8 @@ class Tournaments:
         if not 1 <= rounds <= 1000:
             raise ArenaError("invalid", "rounds must be between 1 and 1000")
         deals = deals or 4 * rules.players
-        if not 1 <= deals <= 1000:
-            raise ArenaError("invalid", "deals_per_match must be between 1 and 1000")
+        if not 1 <= deals <= MAX_FIXED_DEALS:
+            raise ArenaError("invalid", f"deals_per_match must be between 1 and {MAX_FIXED_DEALS}")
         if len(set(bots)) != len(bots):
             raise ArenaError("invalid", "a bot is on the roster twice")
         if len(bots) < rules.players:

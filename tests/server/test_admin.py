@@ -14,6 +14,7 @@ from rich.console import Console
 
 from hearts_engine import card_symbol
 from heartsd import cli
+from heartsd.arena import MAX_FIXED_DEALS
 from heartsd.matchmaker import LadderSettings, Matchmaker
 from heartsd.watch import TableView
 
@@ -130,6 +131,36 @@ def test_a_wait_for_seats_cut_short_by_shutdown_says_so_not_that_it_ran_out(tmp_
     assert "shutting down" in refused.details() and "'alice' is not connected" in refused.details()
     assert "waited" not in refused.details()
     assert took_s < 10  # the shutdown ends the wait: it does not run its 30 s
+
+
+def test_a_match_of_more_deals_than_any_tournament_allows_is_refused_at_once(tmp_path):
+    """Before (an attack pass): CreateMatch took any fixed_deals. 2**31-1 never returned:
+    a worker thread worked out a shuffle fingerprint for every planned deal, memory grew
+    ~10 MB/s, six such calls took every worker thread (ListMatches, leaderboards and
+    new matches stopped), and the daemon could no longer exit. An operator's typo
+    (1600000 for 16) did the same. Now it is INVALID_ARGUMENT, with the limit (a
+    tournament's deals_per_match has the same one)."""
+
+    async def scenario() -> tuple[list[grpc.aio.AioRpcError], str]:
+        async with running_daemon(tmp_path) as daemon, daemon.channel() as channel:
+            stub = admin_pb2_grpc.AdminServiceStub(channel)
+            refused = []
+            for deals in (MAX_FIXED_DEALS + 1, 2**31 - 1):
+                with pytest.raises(grpc.aio.AioRpcError) as caught:
+                    await stub.CreateMatch(_create_request(["house:random", *HOUSE3], deals=deals),
+                                           metadata=auth(ADMIN), timeout=20)
+                refused.append(caught.value)
+            created = await stub.CreateMatch(_create_request(["house:random", *HOUSE3], deals=MAX_FIXED_DEALS),
+                                             metadata=auth(ADMIN), timeout=20)
+            daemon.arena.runners[created.match_id].stop(P.MATCH_STATUS_CANCELLED, "test over")
+            await daemon.wait_finished(created.match_id)
+            return refused, created.match_id
+
+    refused, created = run(scenario())
+    for error in refused:
+        assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, error
+        assert f"at most {MAX_FIXED_DEALS} deals" in error.details(), error.details()
+    assert created
 
 def test_list_bots_includes_registered_and_revoked_bots_when_asked(tmp_path):
     async def scenario():

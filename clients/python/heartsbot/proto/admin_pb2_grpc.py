@@ -63,8 +63,9 @@ class AdminServiceServicer:
 
     def CreateMatch(self, request, context):
         """Start a match between connected bots and/or house bots. INVALID_ARGUMENT for an
-        unknown ruleset, a bad player count or format, or in-match duplicate seating
-        (format.duplicate) with a bot in any seat; FAILED_PRECONDITION when a named bot is
+        unknown ruleset, a bad player count or format (at most 1,000 fixed deals), or
+        in-match duplicate seating (format.duplicate) with a bot in any seat;
+        FAILED_PRECONDITION when a named bot is
         not connected, does not play the ruleset, is draining (it sent `drain`, or its token
         was rotated: it takes no new match; no waiting helps) or has no free match slot (the
         message names the matches that hold its slots), unless `wait_for_seats_ms` lets the
