@@ -66,6 +66,8 @@ MAX_MESSAGE_CHARS = 1000  # a refusal's text; ours are far shorter, a caller's e
 # first card every planned deal's shuffle is fingerprinted (shuffles.py): 2**31-1 deals never
 # started, took a worker thread and its memory for good (an attack pass).
 MAX_FIXED_DEALS = 1000
+HOUSE_PASS_S = 0.5  # the house-match loop's pause between passes
+HOUSE_RETRY_MAX_S = 30.0  # its longest pause after failed starts (doubling from HOUSE_PASS_S)
 
 
 def clipped(message: str, limit: int = MAX_MESSAGE_CHARS) -> str:
@@ -714,14 +716,31 @@ class Arena:
             self._house_task = asyncio.get_running_loop().create_task(self._house_loop())
 
     async def _house_loop(self) -> None:
+        """Keep ``house_matches`` house matches running: at most that many started per pass,
+        so matches that end at once cannot spin the loop, and a start that fails (a full
+        disk) is logged and tried again after a pause that doubles, up to HOUSE_RETRY_MAX_S.
+        Before, one failed start ended the loop for good, and a misconfigured clock started
+        ~300 failing matches a second."""
         s = self.settings
+        retry = HOUSE_PASS_S
         while self.accepting:
-            while sum(1 for r in self.runners.values() if r.house_only) < s.house_matches and self.accepting:
-                rules = preset(s.house_ruleset)
-                seats = [SeatRequest(house=s.house_strategies[i % len(s.house_strategies)]) for i in range(rules.players)]
-                await self.create_match(s.house_ruleset, rules.players, admin_pb2.RulesetOptions(), game_pb2.MatchFormat(),
-                                        None, seats, game_pb2.ClockSettings(), purpose="house")
-            await asyncio.sleep(0.5)
+            missing = s.house_matches - sum(1 for r in self.runners.values() if r.house_only)
+            try:
+                for _ in range(missing):
+                    rules = preset(s.house_ruleset)
+                    seats = [SeatRequest(house=s.house_strategies[i % len(s.house_strategies)])
+                             for i in range(rules.players)]
+                    await self.create_match(s.house_ruleset, rules.players, admin_pb2.RulesetOptions(),
+                                            game_pb2.MatchFormat(), None, seats, game_pb2.ClockSettings(),
+                                            purpose="house")
+                pause, retry = HOUSE_PASS_S, HOUSE_PASS_S
+            except Exception as exc:
+                if not self.accepting:
+                    return
+                pause, retry = retry, min(retry * 2, HOUSE_RETRY_MAX_S)
+                log.warning("a house match could not be started; trying again", retry_s=pause,
+                            why=exc.message if isinstance(exc, ArenaError) else repr(exc))
+            await asyncio.sleep(pause)
 
     # -- shutdown ---------------------------------------------------------------------------
 
