@@ -15,13 +15,14 @@ heartsd.config.ConfigError: port: expected an integer, got 'http'
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import secrets
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from .grpc_core import DEFAULT_EXPERIMENTS, experiments_problem
 
@@ -228,6 +229,9 @@ class Settings:
                               "Leave it 0 (derived) or raise it")
         if self.max_connections < 0:
             raise ConfigError("max_connections: 0 (derived from the budgets) or more")
+        for key in ("keepalive_s", "keepalive_timeout_s"):  # gRPC takes them in ms, a 32-bit integer
+            if getattr(self, key) > INT32_MAX // 1000:
+                raise ConfigError(f"{key}: at most {INT32_MAX // 1000} seconds, got {getattr(self, key):g}")
         if not 0.1 <= self.handshake_timeout_s <= 600:
             raise ConfigError(f"handshake_timeout_s: 0.1 to 600 seconds, got {self.handshake_timeout_s:g}")
         if self.max_matches_per_bot < 1:
@@ -334,22 +338,37 @@ def _read_pem(key: str, path: str) -> bytes:
 
 
 def _flatten(data: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in data.items():
-        if key == "clock" and isinstance(value, Mapping):
-            out.update(value)
-        else:
+    """A config file's settings in one namespace: ``[clock]`` holds the clock's only, and a
+    setting given both at the top and under it is an error. (Before, ``[clock]`` took any key,
+    the admin token included, and the second of two decision_ms won silently.)"""
+    out = {key: value for key, value in data.items() if not (key == "clock" and isinstance(value, Mapping))}
+    clock = data.get("clock")
+    if isinstance(clock, Mapping):
+        names = [f.name for f in dataclasses.fields(ClockDefaults)]
+        for key, value in clock.items():
+            if key not in names:
+                raise ConfigError(f"clock.{key}: not a clock setting (the clock takes {', '.join(names)})")
+            if key in out:
+                raise ConfigError(f"{key}: given both at the top and under [clock]; give it once")
             out[key] = value
     return out
 
 
+INT32_MAX: Final = 2**31 - 1  # the wire's int32 (clock fields) and gRPC's channel arguments
+
+
 def _int(key: str, value: Any) -> int:
-    if isinstance(value, bool):
+    """A whole number that fits a 32-bit signed integer: 1.7 is refused, not cut to 1, and
+    2147483648 ms is refused at start, where it made every match fail (an attack pass)."""
+    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
         raise ConfigError(f"{key}: expected an integer, got {value!r}")
     try:
-        return int(value)
-    except (TypeError, ValueError):
+        result = int(value)
+    except (TypeError, ValueError, OverflowError):
         raise ConfigError(f"{key}: expected an integer, got {value!r}") from None
+    if not -INT32_MAX - 1 <= result <= INT32_MAX:
+        raise ConfigError(f"{key}: at most {INT32_MAX} in size, got {result}")
+    return result
 
 
 def _float(key: str, value: Any) -> float:
@@ -357,6 +376,8 @@ def _float(key: str, value: Any) -> float:
         result = float(value)
     except (TypeError, ValueError):
         raise ConfigError(f"{key}: expected a number, got {value!r}") from None
+    if not math.isfinite(result):
+        raise ConfigError(f"{key}: expected a finite number, got {value!r}")
     if result < 0:
         raise ConfigError(f"{key}: must not be negative, got {value!r}")
     return result

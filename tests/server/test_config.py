@@ -33,6 +33,14 @@ def test_precedence_defaults_file_env_flags(tmp_path):
         ({"HEARTSD_MAX_MESSAGE_BYTES": "10"}, "at least 1024"),
         ({"HEARTSD_MISSED_EVENTS_HOLD_S": "1000000"}, "missed_events_hold_s: 0 .keep none. to 604800"),
         ({"HEARTSD_MISSED_EVENTS_MAX_BYTES": "-1"}, "missed_events_max_bytes: 0"),
+        # Found by an operator's attack pass: each started the daemon, then failed.
+        ({"HEARTSD_GRACE_MS": "2147483648"}, "grace_ms: at most 2147483647"),  # every match failed, ~300/s
+        ({"HEARTSD_DECISION_MS": "9999999999"}, "decision_ms: at most 2147483647"),
+        ({"HEARTSD_KEEPALIVE_S": "nan"}, "keepalive_s: expected a finite number"),  # a traceback
+        ({"HEARTSD_KEEPALIVE_S": "inf"}, "keepalive_s: expected a finite number"),
+        ({"HEARTSD_KEEPALIVE_S": "1e10"}, "keepalive_s: at most 2147483"),  # gRPC's OverflowError
+        ({"HEARTSD_KEEPALIVE_TIMEOUT_S": "1e10"}, "keepalive_timeout_s: at most 2147483"),
+        ({"HEARTSD_SHUTDOWN_GRACE_S": "nan"}, "shutdown_grace_s: expected a finite number"),  # aborted at once
     ],
 )
 def test_bad_values_name_the_setting(env, message):
@@ -50,3 +58,28 @@ def test_unknown_settings_and_unreadable_files(tmp_path):
         Settings.load(file=str(config), env={})
     with pytest.raises(ConfigError, match="No such file"):
         Settings.load(file=str(tmp_path / "missing.toml"), env={})
+
+
+
+def test_fractional_integers_are_refused_not_truncated(tmp_path):
+    """Before: decision_ms = 1.7 in a file became 1 and port = 50051.9 became 50051."""
+    config = tmp_path / "h.toml"
+    for line, name in (("decision_ms = 1.7", "decision_ms"), ("port = 50051.9", "port"), ("[clock]\nbank_ms = 2.5", "bank_ms")):
+        config.write_text(line + "\n")
+        with pytest.raises(ConfigError, match=f"{name}: expected an integer"):
+            Settings.load(file=str(config), env={})
+    config.write_text("decision_ms = 500.0\n")  # a whole number written as a float is that number
+    assert Settings.load(file=str(config), env={}).clock.decision_ms == 500
+
+
+def test_the_clock_section_takes_clock_settings_once(tmp_path):
+    """Before: [clock] took any key: [clock] admin_token = "..." set the admin token (and the
+    start-up message called it generated), and decision_ms at the top and under [clock]
+    silently gave the second."""
+    config = tmp_path / "h.toml"
+    config.write_text('[clock]\nadmin_token = "secret-from-file-123"\n')
+    with pytest.raises(ConfigError, match="clock.admin_token: not a clock setting .the clock takes decision_ms"):
+        Settings.load(file=str(config), env={})
+    config.write_text("decision_ms = 500\n[clock]\ndecision_ms = 2000\n")
+    with pytest.raises(ConfigError, match="decision_ms: given both at the top and under .clock."):
+        Settings.load(file=str(config), env={})
