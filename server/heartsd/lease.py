@@ -54,10 +54,14 @@ def holder_id() -> str:
 
 
 def lock_path(db_path: str, instance: str) -> Path:
-    """The lock file of ``instance`` beside the SQLite database at ``db_path``."""
+    """The lock file of ``instance`` beside the SQLite database at ``db_path``, named after
+    its real path: a store reached through a symlink (of the file or a directory) or a
+    relative path has the same lock. Named after the path as given, a daemon on
+    link.db -> real.db ran beside one on real.db, marked its live matches aborted, and a
+    result that one then finished was lost (an attack pass)."""
     safe = instance if re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", instance) else hashlib.sha256(
         instance.encode()).hexdigest()[:16]
-    return Path(f"{db_path}.{safe}.lock")
+    return Path(f"{os.path.realpath(db_path)}.{safe}.lock")
 
 
 class FileLease:

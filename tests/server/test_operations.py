@@ -115,6 +115,26 @@ def test_sqlite_lease_is_a_lock_file_released_with_its_holder(tmp_path):
     FileLease.acquire(db, "heartsd").release()
 
 
+
+def test_a_store_reached_through_a_symlink_or_another_path_has_the_same_lease(tmp_path, monkeypatch):
+    """Before (an operator's attack pass): the lock file was named after the path as
+    given, so a daemon on link.db -> real.db took link.db's lock while another held
+    real.db's, marked that daemon's live matches aborted at its start, and a result the
+    first then finished was lost for good. Now the lock is named after the real path."""
+    real = tmp_path / "data" / "real.db"
+    real.parent.mkdir()
+    real.touch()
+    (tmp_path / "link.db").symlink_to(real)
+    (tmp_path / "alias").symlink_to(real.parent, target_is_directory=True)
+    lease = FileLease.acquire(str(real), "heartsd")
+    monkeypatch.chdir(tmp_path / "data")
+    for other in (tmp_path / "link.db", tmp_path / "alias" / "real.db", tmp_path / "data" / ".." / "data" / "real.db",
+                  Path("real.db")):
+        with pytest.raises(LeaseHeld, match="another heartsd"):
+            FileLease.acquire(str(other), "heartsd")
+    lease.release()
+    FileLease.acquire(str(tmp_path / "link.db"), "heartsd").release()
+
 def test_postgresql_lease_is_a_row_with_a_heartbeat_taken_over_when_its_holder_is_gone(postgres_server):
     from tests.postgres import fresh_database
 
