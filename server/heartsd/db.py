@@ -48,8 +48,14 @@ SETTING = "--db / HEARTSD_DB_PATH"
 
 
 def redacted(url: str) -> str:
-    """``url`` without a password, for messages and logs."""
-    return re.sub(r"^(postgres(?:ql)?://[^:/@]+):[^@]*@", r"\1:***@", url)
+    """``url`` without a password, for messages and logs: the ``user:password@`` form's and a
+    ``password=`` query parameter's (libpq takes both; the second was printed in full).
+
+    >>> redacted("postgresql://arena:s3cret@db/hearts?sslmode=require&password=s3cret")
+    'postgresql://arena:***@db/hearts?sslmode=require&password=***'
+    """
+    url = re.sub(r"^(postgres(?:ql)?://[^:/@]+):[^@]*@", r"\1:***@", url)
+    return re.sub(r"([?&]password=)[^&#]*", r"\1***", url, flags=re.IGNORECASE)
 
 
 def is_postgresql(url: str) -> bool:

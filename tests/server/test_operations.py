@@ -366,3 +366,14 @@ def test_an_unknown_ruleset_in_any_command_lists_the_known_ones(tmp_path, comman
     assert out.returncode == 2, out.stdout + out.stderr
     assert UNKNOWN.replace("unknown ruleset", "") in out.stderr.replace("unknown rulesets", "unknown ruleset"), out.stderr
     assert "no rated" not in out.stdout
+
+
+@pytest.mark.parametrize("url", ["postgresql://arena@127.0.0.1:1/hearts?password=S3cretPassw0rd",
+                                 "postgresql://arena:S3cretPassw0rd@127.0.0.1:1/hearts?connect_timeout=2"])
+def test_a_store_that_cannot_be_opened_is_named_without_its_password(url):
+    """Before (an operator's attack pass): a password given as libpq's ``password=`` query
+    parameter was printed in full in the error (the ``user:password@`` form was hidden)."""
+    refused = subprocess.run([*HEARTSD, "serve", "--db", url, "--port", "0"], capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2, refused
+    assert "cannot open the store" in refused.stderr and "***" in refused.stderr, refused.stderr
+    assert "S3cret" not in refused.stderr + refused.stdout
