@@ -39,12 +39,12 @@ from rich.text import Text
 from heartsbot import tls
 from heartsbot.exits import EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE
 from heartsbot.help import DefaultsHelp
+from heartsbot.options import DEFAULT_SERVER, server_target
 from heartsbot.proto import admin_pb2, admin_pb2_grpc, game_pb2, spectator_pb2, spectator_pb2_grpc
 
 from .watch import STATUS, TableView
 
 P = game_pb2
-DEFAULT_SERVER = "127.0.0.1:50051"
 STATUSES = {"running": P.MATCH_STATUS_RUNNING, "finished": P.MATCH_STATUS_FINISHED,
             "aborted": P.MATCH_STATUS_ABORTED, "cancelled": P.MATCH_STATUS_CANCELLED}
 
@@ -79,7 +79,7 @@ def add_parser(sub: Any) -> None:
 
     def command(name: str, text: str, run: Callable[[argparse.Namespace, Console], int]) -> argparse.ArgumentParser:
         p = commands.add_parser(name, help=text, description=text, formatter_class=DefaultsHelp)
-        p.add_argument("--server", default=os.environ.get("HEARTS_SERVER", DEFAULT_SERVER), metavar="HOST:PORT",
+        p.add_argument("--server", default=os.environ.get("HEARTS_SERVER", DEFAULT_SERVER), type=server_target, metavar="HOST:PORT",
                        help="the daemon (env HEARTS_SERVER)")
         p.add_argument("--admin-token",
                        help="the daemon's admin token (env HEARTSD_ADMIN_TOKEN; printed by heartsd serve; "

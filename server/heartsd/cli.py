@@ -340,7 +340,7 @@ def _grpc_experiments_first(argv: Sequence[str]) -> None:
 def _main(argv: Sequence[str] | None) -> int:
     _grpc_experiments_first(sys.argv[1:] if argv is None else argv)
     from heartsbot.help import DefaultsHelp
-    from heartsbot.options import DEFAULT_SERVER
+    from heartsbot.options import DEFAULT_SERVER, server_target
 
     from . import __version__
 
@@ -446,7 +446,7 @@ def _main(argv: Sequence[str] | None) -> int:
     health = sub.add_parser("health", help="check that a daemon answers SERVING", formatter_class=DefaultsHelp)
     # --server and HEARTS_SERVER, as every client (README, "Command-line convention");
     # --target is its first name, still used by deploy/'s health checks.
-    health.add_argument("--server", "--target", dest="server", default=os.environ.get("HEARTS_SERVER", DEFAULT_SERVER),
+    health.add_argument("--server", "--target", dest="server", default=os.environ.get("HEARTS_SERVER", DEFAULT_SERVER), type=server_target,
                         metavar="HOST:PORT", help="the daemon (env HEARTS_SERVER; --target is the same option)")
     health.add_argument("--timeout", type=float, default=3.0, help="seconds to wait for its answer")
     from heartsbot import tls

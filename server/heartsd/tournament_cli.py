@@ -40,6 +40,7 @@ from rich.text import Text
 
 from heartsbot import tls
 from heartsbot.help import DefaultsHelp
+from heartsbot.options import server_target
 from heartsbot.proto import tournament_pb2, tournament_pb2_grpc
 
 from .admin_cli import DEFAULT_SERVER, literal, open_channel, run_command, translate_error
@@ -57,7 +58,7 @@ def add_parser(sub: Any) -> None:
                 remote: bool = True) -> argparse.ArgumentParser:
         p = commands.add_parser(name, help=text, description=text, formatter_class=DefaultsHelp)
         if remote:
-            p.add_argument("--server", default=os.environ.get("HEARTS_SERVER", DEFAULT_SERVER), metavar="HOST:PORT",
+            p.add_argument("--server", default=os.environ.get("HEARTS_SERVER", DEFAULT_SERVER), type=server_target, metavar="HOST:PORT",
                            help="the daemon (env HEARTS_SERVER)")
             p.add_argument("--admin-token", help="the daemon's admin token (env HEARTSD_ADMIN_TOKEN; default: "
                                                  "none, which only list, show and watch accept)")

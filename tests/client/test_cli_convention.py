@@ -450,3 +450,19 @@ def test_the_readmes_ladder_same_owner_is_a_flag_of_heartsd_serve(monkeypatch):
     assert "--ladder-same-owner" in shown.stdout
     readme = (ROOT / "README.md").read_text()
     assert "--ladder-same-owner" in readme
+
+
+def test_a_server_address_gets_a_port_in_range_or_a_usage_error_in_every_client():
+    """Before (an operator's attack pass): gRPC took --server 127.0.0.1:99999 as port
+    34463, a bare host as port 443, and ::1:50051 as an unresolvable name; now each is a
+    usage error (exit 2) that says what is wrong, from a flag or from HEARTS_SERVER."""
+    for server, why in (("127.0.0.1:99999", "port 1-65535"), ("127.0.0.1", "no port"),
+                        ("::1:50051", "in brackets"), ("host:0", "port 1-65535")):
+        for command in ([*HEARTSD, "health", "--server", server], [*HEARTSD, "admin", "bots", "--server", server],
+                        [*HEARTSD, "tournament", "list", "--server", server]):
+            done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+            assert done.returncode == 2 and why in done.stderr, (command, done.stderr)
+        env = {**os.environ, "HEARTS_SERVER": server}
+        done = subprocess.run([*HEARTSBOT, "play", "--token", "t-12345678", "--name", "n", "--strategy", "random"],
+                              capture_output=True, text=True, timeout=60, env=env)
+        assert done.returncode == 2 and "HEARTS_SERVER" in done.stderr and why in done.stderr, done.stderr

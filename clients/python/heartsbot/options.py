@@ -31,13 +31,36 @@ DEFAULT_SERVER = "127.0.0.1:50051"
 ENVIRONMENT = {"server": "HEARTS_SERVER", "token": "HEARTS_TOKEN", "name": "HEARTS_NAME"}
 
 
+def server_target(value: str) -> str:
+    """``--server`` checked (an argparse ``type``): HOST:PORT with a port 1-65535 (an IPv6
+    host in brackets), or a gRPC target URI (``dns:///...``, ``unix:...``) as given. Before,
+    gRPC took 127.0.0.1:99999 as port 34463 and a bare host as port 443 (an attack pass).
+
+    >>> server_target("[::1]:50051"), server_target("unix:/tmp/heartsd.sock")
+    ('[::1]:50051', 'unix:/tmp/heartsd.sock')
+    >>> server_target("127.0.0.1")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: expected HOST:PORT, got '127.0.0.1' (no port; heartsd listens on 50051 by default)
+    """
+    if "://" in value or value.startswith("unix:"):
+        return value
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or (":" in host and not (host.startswith("[") and host.endswith("]"))):
+        why = "an IPv6 address goes in brackets, [::1]:50051" if ":" in host else \
+            "no port; heartsd listens on 50051 by default"
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {value!r} ({why})")
+    if not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT with a port 1-65535, got {value!r}")
+    return value
+
+
 def add_version(p: argparse.ArgumentParser) -> None:
     p.add_argument("--version", action="version", version=f"heartsbot {__version__}",
                    help="print the version and exit")
 
 
 def add_server(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--server", metavar="HOST:PORT",
+    p.add_argument("--server", metavar="HOST:PORT", type=server_target,
                    help=f"the server (env HEARTS_SERVER; default {DEFAULT_SERVER})")
 
 
@@ -66,6 +89,11 @@ def resolve(p: argparse.ArgumentParser, args: argparse.Namespace,
             setattr(args, dest, env.get(var) or None)
     if hasattr(args, "server") and not args.server:
         args.server = DEFAULT_SERVER
+    if hasattr(args, "server"):
+        try:
+            server_target(args.server)  # from HEARTS_SERVER: a flag's was checked by argparse
+        except argparse.ArgumentTypeError as exc:
+            p.error(f"HEARTS_SERVER: {exc}")
     missing = [f"--{dest} (or {ENVIRONMENT[dest]})" for dest in ("token", "name")
                if hasattr(args, dest) and not getattr(args, dest)]
     if missing:
