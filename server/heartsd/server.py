@@ -128,15 +128,26 @@ class ListenError(OSError):
     """The daemon cannot listen where it was told to; the message says why and what to do."""
 
 
+def host_port(host: str, port: int) -> str:
+    """``host:port`` as gRPC and people read it: an IPv6 host in brackets, given with or
+    without them (``--host ::1`` was "cannot listen on ::1:0": an operator's attack pass).
+
+    >>> host_port("::1", 50051), host_port("[::1]", 0), host_port("127.0.0.1", 7)
+    ('[::1]:50051', '[::1]:0', '127.0.0.1:7')
+    """
+    bare = host.strip("[]")
+    return f"[{bare}]:{port}" if ":" in bare else f"{bare}:{port}"
+
+
 def probe_port(host: str, port: int, setting: str = "--port (HEARTSD_PORT; 0 picks a free one)") -> None:
     """Fail with a clear :class:`ListenError` if ``host:port`` cannot be bound, before gRPC
     tries (it logs a C-level error and raises a generic RuntimeError)."""
     if port == 0:
         return
     try:
-        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        infos = socket.getaddrinfo(host.strip("[]") or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as exc:
-        raise ListenError(f"cannot listen on {host}:{port}: {host!r} is not a known address ({exc.strerror}); "
+        raise ListenError(f"cannot listen on {host_port(host, port)}: {host!r} is not a known address ({exc.strerror}); "
                           "fix --host (HEARTSD_HOST)") from None
     for family, kind, proto, _, address in infos:
         with socket.socket(family, kind, proto) as probe:
@@ -149,7 +160,7 @@ def probe_port(host: str, port: int, setting: str = "--port (HEARTSD_PORT; 0 pic
 
 def listen_problem(host: str, port: int, code: int | None,
                    setting: str = "--port (HEARTSD_PORT; 0 picks a free one)") -> str:
-    where = f"cannot listen on {host}:{port}"
+    where = f"cannot listen on {host_port(host, port)}"
     if code == errno.EADDRINUSE:
         return (f"{where}: the port is in use (another heartsd, or another program); stop it, or choose another "
                 f"{setting}")
@@ -181,7 +192,7 @@ def new_server(settings: Settings, budgets: Budgets) -> tuple[grpc.aio.Server, i
     })
     server = grpc.aio.server(options=server_options(settings), maximum_concurrent_rpcs=settings.rpc_limit(),
                              interceptors=[interceptor])
-    address = f"{settings.host}:{settings.port}"
+    address = host_port(settings.host, settings.port)
     tls = settings.tls_files()
     try:
         if tls is None:
@@ -396,7 +407,7 @@ async def _serve(settings: Settings, server: grpc.aio.Server, port: int, store: 
              event_loop=running_loop_name())
     if show_admin_token:
         print(f"admin token (generated for this run): {settings.admin_token}", flush=True)
-    print(f"heartsd listening on {settings.host}:{port}", flush=True)
+    print(f"heartsd listening on {host_port(settings.host, port)}", flush=True)
     if web is not None:
         print(f"heartsd web front on {web.url}", flush=True)
     if on_ready is not None:

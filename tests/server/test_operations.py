@@ -377,3 +377,28 @@ def test_a_store_that_cannot_be_opened_is_named_without_its_password(url):
     assert refused.returncode == 2, refused
     assert "cannot open the store" in refused.stderr and "***" in refused.stderr, refused.stderr
     assert "S3cret" not in refused.stderr + refused.stdout
+
+
+def test_an_ipv6_host_is_served_with_or_without_brackets(tmp_path):
+    """Before (an operator's attack pass): --host ::1 failed with "cannot listen on ::1:0"
+    (gRPC needs the brackets), though the settings took ::1 for loopback."""
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        pytest.skip("this machine has no IPv6 loopback")
+    for host in ("::1", "[::1]"):
+        daemon = subprocess.Popen([*HEARTSD, "serve", "--host", host, "--port", "0", "--db", str(tmp_path / "v6.db")],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            line = ""
+            while "listening on" not in line:
+                line = daemon.stdout.readline()  # type: ignore[union-attr]
+                assert line, daemon.stderr.read()  # type: ignore[union-attr]
+            address = line.split("listening on ", 1)[1].strip()
+            assert address.startswith("[::1]:"), address
+            health = subprocess.run([*HEARTSD, "health", "--server", address], capture_output=True, text=True, timeout=60)
+            assert health.returncode == 0 and "SERVING" in health.stdout, health
+        finally:
+            daemon.terminate()
+            daemon.wait(30)
