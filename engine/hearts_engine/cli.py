@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 from collections.abc import Sequence
@@ -21,6 +22,9 @@ from .record import MatchRecord, record_of, verify_record
 
 
 def _play(args: argparse.Namespace) -> int:
+    # Checked before the match is played (it was a traceback after it).
+    if args.record and not os.access(os.path.dirname(os.path.abspath(args.record)), os.W_OK | os.X_OK):
+        raise ValueError(f"--record {args.record}: its folder does not exist or is not writable")
     rules = preset(args.ruleset, players=args.players)
     fmt = MatchFormat.fixed(args.deals, args.duplicate) if args.deals else MatchFormat.game()
     match = Match(rules, fmt, seed=args.seed)

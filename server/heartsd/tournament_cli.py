@@ -239,8 +239,19 @@ def print_tournament(console: Console, t: tournament_pb2.Tournament) -> None:
 def _local(args: argparse.Namespace, console: Console) -> int:
     from heartsbot.strategies import make_strategy
 
+    from .db import StoreError, check_writable
+
     for spec in args.bots:
         make_strategy(spec)  # an unknown name is a usage error before anything starts
+    # Where the results go is checked before the tournament runs: a bad --csv folder was a
+    # traceback after it, and with the default temporary store the results were lost.
+    if args.csv and not os.access(os.path.dirname(os.path.abspath(args.csv)), os.W_OK | os.X_OK):
+        raise ValueError(f"--csv {args.csv}: its folder does not exist or is not writable")
+    if args.db:
+        try:
+            check_writable(args.db)
+        except StoreError as exc:
+            raise ValueError(str(exc).replace("(--db / HEARTSD_DB_PATH)", "(--db)")) from None
     try:
         t = asyncio.run(run_local(args, console))
     except KeyboardInterrupt:

@@ -466,3 +466,21 @@ def test_a_server_address_gets_a_port_in_range_or_a_usage_error_in_every_client(
         done = subprocess.run([*HEARTSBOT, "play", "--token", "t-12345678", "--name", "n", "--strategy", "random"],
                               capture_output=True, text=True, timeout=60, env=env)
         assert done.returncode == 2 and "HEARTS_SERVER" in done.stderr and why in done.stderr, done.stderr
+
+
+def test_where_a_command_writes_is_checked_before_it_works(tmp_path):
+    """Before (an operator's attack pass): `hearts-engine play --record` into a missing
+    folder, and `heartsd tournament local --csv` or `--db` there, failed with a traceback
+    after the match or the whole tournament (whose results, in the default temporary
+    store, were lost). Now each is a usage error (exit 2) naming the option, at once."""
+    missing = tmp_path / "nowhere"
+    for command, option in (
+        ([sys.executable, "-m", "hearts_engine.cli", "play", "--record", str(missing / "m.json")], "--record"),
+        ([*HEARTSD, "tournament", "local", "--bots", "random", "random", "random", "random", "--csv",
+          str(missing / "x.csv")], "--csv"),
+        ([*HEARTSD, "tournament", "local", "--bots", "random", "random", "random", "random", "--db",
+          str(missing / "t.db")], "--db"),
+    ):
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and option in done.stderr, (command, done.stderr)
+        assert "Traceback" not in done.stderr and not done.stdout.strip(), done  # nothing was played
