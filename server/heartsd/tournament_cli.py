@@ -40,7 +40,7 @@ from rich.text import Text
 
 from heartsbot import tls
 from heartsbot.help import DefaultsHelp
-from heartsbot.options import server_target
+from heartsbot.options import server_target, shuffle_seed
 from heartsbot.proto import tournament_pb2, tournament_pb2_grpc
 
 from .admin_cli import DEFAULT_SERVER, literal, open_channel, run_command, translate_error
@@ -99,7 +99,7 @@ def _settings(p: argparse.ArgumentParser) -> None:
     p.add_argument("--players", type=int, default=0, help="seats per table (0: the preset's default)")
     p.add_argument("--rounds", type=int, default=3, help="rounds; each bot plays one match a round")
     p.add_argument("--deals", type=int, default=0, help="fixed deals per match (0: four per seat)")
-    p.add_argument("--seed", type=int, help="the schedule and shuffles derive from it (default: random)")
+    p.add_argument("--seed", type=shuffle_seed, help="the schedule and shuffles derive from it (default: random)")
     p.add_argument("--decision-ms", type=int, default=0, help="time per decision (0: the daemon's default)")
 
 

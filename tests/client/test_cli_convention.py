@@ -484,3 +484,22 @@ def test_where_a_command_writes_is_checked_before_it_works(tmp_path):
         done = subprocess.run(command, capture_output=True, text=True, timeout=60)
         assert done.returncode == 2 and option in done.stderr, (command, done.stderr)
         assert "Traceback" not in done.stderr and not done.stdout.strip(), done  # nothing was played
+
+
+def test_counts_and_seeds_are_usage_errors_naming_the_option_and_its_range():
+    """Before (an operator's attack pass): `heartsbot local --matches 0` said "at least 1"
+    and `--matches -2` "at least 0"; a negative or too large --seed was protobuf's "Value
+    out of range: -5" (or a tournament run first), naming no option."""
+    for command, option, why in (
+        ([*HEARTSBOT, "local", "--matches", "0"], "--matches", "at least 1"),
+        ([*HEARTSBOT, "local", "--matches", "-2"], "--matches", "at least 1"),
+        ([*HEARTSBOT, "local", "--seed", "-1"], "--seed", "0 to 18446744073709551615"),
+        ([*HEARTSBOT, "local", "--seed", str(2**64)], "--seed", "0 to 18446744073709551615"),
+        ([*HEARTSD, "admin", "create", "--seat", "house:random", "--seed", "-5"], "--seed", "0 to 18446744073709551615"),
+        ([*HEARTSD, "tournament", "local", "--bots", "random", "random", "random", "random", "--seed", "-5"], "--seed",
+         "0 to 18446744073709551615"),
+        ([*HEARTSBOT, "play", "--token", "t-12345678", "--name", "n", "--strategy", "random", "--max-matches", "0"],
+         "--max-matches", "at least 1"),
+    ):
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and option in done.stderr and why in done.stderr, (command, done.stderr)

@@ -152,10 +152,10 @@ def build_parser() -> argparse.ArgumentParser:
     local = command("local", "run matches on an embedded server over real gRPC (a strategy per seat)")
     local.add_argument("--ruleset", default="standard", help="the preset")
     local.add_argument("--players", type=int, default=None, help="seats (default: one per --strategies)")
-    local.add_argument("--seed", type=int, default=42, help="the first match's shuffle seed (then +1 a match)")
+    local.add_argument("--seed", type=options.shuffle_seed, default=42, help="the first match's shuffle seed (then +1 a match)")
     local.add_argument("--strategies", nargs="+", default=["heuristic", "heuristic", "random", "random"],
                        metavar="STRATEGY", help="one per seat, clockwise from seat 0")
-    local.add_argument("--matches", type=int, default=1, metavar="N", help="matches to play")
+    local.add_argument("--matches", type=options.at_least(1), default=1, metavar="N", help="matches to play")
     local.add_argument("--deals", type=int, default=0, help="fixed deals per match (0: a game to the end)")
     local.add_argument("--decision-ms", type=int, default=200, help="time per decision (mc thinks most of it)")
     local.add_argument("--db", metavar="FILE",

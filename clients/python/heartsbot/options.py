@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+
+from hearts_engine.shuffle import MAX_SEED
 
 from . import __version__, tls
 
@@ -54,6 +56,43 @@ def server_target(value: str) -> str:
     return value
 
 
+def at_least(least: int) -> Callable[[str], int]:
+    """An argparse ``type``: an integer of at least ``least``, so each option states its one
+    minimum at parsing (``heartsbot local --matches`` said "at least 1" for 0 and "at least
+    0" for -2: an attack pass).
+
+    >>> at_least(1)("3")
+    3
+    """
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {value!r}") from None
+        if number < least:
+            raise argparse.ArgumentTypeError(f"must be at least {least}, got {number}")
+        return number
+
+    return parse
+
+
+def shuffle_seed(value: str) -> int:
+    """An argparse ``type``: a shuffle seed, 0 to 2**64-1 (it was "Value out of range" from
+    protobuf, naming no option).
+
+    >>> shuffle_seed("-5")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: a shuffle seed is 0 to 18446744073709551615, got -5
+    """
+    try:
+        seed = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer 0 to {MAX_SEED}, got {value!r}") from None
+    if not 0 <= seed <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"a shuffle seed is 0 to {MAX_SEED}, got {seed}")
+    return seed
+
+
 def add_version(p: argparse.ArgumentParser) -> None:
     p.add_argument("--version", action="version", version=f"heartsbot {__version__}",
                    help="print the version and exit")
@@ -72,9 +111,9 @@ def add_bot_connection(p: argparse.ArgumentParser) -> None:
                                    "(env HEARTS_TOKEN; required)")
     p.add_argument("--name", help="the bot name the token was issued for (env HEARTS_NAME; required)")
     p.add_argument("--rulesets", nargs="*", metavar="RULESET", help="rulesets the bot plays (default: all)")
-    p.add_argument("--max-matches", type=int, default=1, metavar="N",
+    p.add_argument("--max-matches", type=at_least(1), default=1, metavar="N",
                    help="matches at once (hello.max_concurrent_matches)")
-    p.add_argument("--matches", type=int, default=0, metavar="N",
+    p.add_argument("--matches", type=at_least(0), default=0, metavar="N",
                    help="play N matches, then finish them and exit 0 (default: 0, until Ctrl-C)")
     tls.add_options(p)
 
@@ -98,7 +137,4 @@ def resolve(p: argparse.ArgumentParser, args: argparse.Namespace,
                if hasattr(args, dest) and not getattr(args, dest)]
     if missing:
         p.error(f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} required")
-    for dest, least in (("max_matches", 1), ("matches", 0)):
-        if hasattr(args, dest) and getattr(args, dest) < least:
-            p.error(f"--{dest.replace('_', '-')} must be at least {least}")
     return args
