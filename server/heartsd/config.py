@@ -192,6 +192,16 @@ class Settings:
             settings = dataclasses.replace(settings, admin_token="ha_" + secrets.token_urlsafe(24))
         return settings
 
+    def idle_settings(self) -> list[str]:
+        """Settings given a value that does nothing in this configuration: the ladder's
+        while the ladder is off (``heartsd serve`` warns about each; before, a
+        --ladder-house without --ladder started nothing, silently)."""
+        if self.ladder:
+            return []
+        defaults = Settings()
+        return [f.name for f in dataclasses.fields(self)
+                if f.name.startswith("ladder_") and getattr(self, f.name) != getattr(defaults, f.name)]
+
     def tls_files(self) -> tuple[bytes, bytes, bytes | None] | None:
         """(certificate chain, key, client CA or None) read from the TLS settings; None
         without TLS."""

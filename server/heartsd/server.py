@@ -405,6 +405,9 @@ async def _serve(settings: Settings, server: grpc.aio.Server, port: int, store: 
             pass
     log.info("heartsd serving", host=settings.host, port=port, db=redacted(settings.db_path),
              event_loop=running_loop_name())
+    for name in settings.idle_settings():
+        log.warning("a ladder setting is given but the ladder is off (--ladder, HEARTSD_LADDER): it does nothing",
+                    setting=name)
     if show_admin_token:
         print(f"admin token (generated for this run): {settings.admin_token}", flush=True)
     print(f"heartsd listening on {host_port(settings.host, port)}", flush=True)

@@ -83,3 +83,13 @@ def test_the_clock_section_takes_clock_settings_once(tmp_path):
     config.write_text("decision_ms = 500\n[clock]\ndecision_ms = 2000\n")
     with pytest.raises(ConfigError, match="decision_ms: given both at the top and under .clock."):
         Settings.load(file=str(config), env={})
+
+
+
+def test_ladder_settings_without_the_ladder_are_named_as_idle():
+    """Before (an operator's attack pass): --ladder-house and --ladder-fill without --ladder
+    started no ladder and said nothing; heartsd serve now warns about each (server.py)."""
+    idle = Settings.load(env={}, flags={"ladder_house": "random,heuristic", "ladder_fill": True}).idle_settings()
+    assert idle == ["ladder_house", "ladder_fill"]
+    assert Settings.load(env={}, flags={"ladder": True, "ladder_house": "random"}).idle_settings() == []
+    assert Settings.load(env={}).idle_settings() == []
