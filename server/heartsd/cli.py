@@ -483,7 +483,15 @@ def _main(argv: Sequence[str] | None) -> int:
 
     add_tournament_parser(sub)
     args = parser.parse_args(argv)
-    return int(args.run(args))
+    from .db import damaged
+
+    try:
+        return int(args.run(args))
+    except Exception as exc:
+        if (why := damaged(exc)) is None:
+            raise
+        print(f"heartsd: {why}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

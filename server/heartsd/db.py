@@ -38,6 +38,18 @@ TYPES = {
 Migration = tuple[int, Sequence[str]]
 
 
+def damaged(exc: BaseException) -> str | None:
+    """What to tell the operator if ``exc`` says the store's file is corrupt ("database
+    disk image is malformed"), else None. Only SQLite's DatabaseError itself: its
+    subclasses (locked, I/O, constraint) are not corruption. Before, a damaged store was
+    INTERNAL "internal error" to every caller and a traceback in the commands (an
+    operator's attack pass)."""
+    if type(exc) is sqlite3.DatabaseError:
+        return (f"the store is damaged ({exc}): stop heartsd and restore the store from a copy "
+                "(`sqlite3 FILE 'PRAGMA integrity_check'` lists what is damaged)")
+    return None
+
+
 class StoreError(Exception):
     """The store cannot be used as asked. The message names the store and the setting
     (``db_path``: ``--db``, ``HEARTSD_DB_PATH``) and says what to do; commands print it

@@ -33,6 +33,7 @@ from heartsbot.proto import (
 from . import __version__, pages, spectating
 from .arena import Arena, ArenaError, SeatRequest, clipped, quoted
 from .budgets import Budget, BudgetExhausted, admit
+from .db import damaged
 from .sessions import CLOSE_FLUSH_S, RESUMES_PER_SEAT, BotSession
 from .wire import UNREADABLE, PlayAnswer, Unreadable
 
@@ -87,7 +88,10 @@ def grpc_errors(handler: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable
             await abort_with(context, exc)
         except (asyncio.CancelledError, grpc.aio.AbortError):
             raise
-        except Exception:
+        except Exception as exc:
+            if (why := damaged(exc)) is not None:
+                log.error("the store is damaged", method=handler.__name__, error=str(exc))
+                await context.abort(grpc.StatusCode.DATA_LOSS, why)
             log.exception("handler failed", method=handler.__name__)
             await context.abort(grpc.StatusCode.INTERNAL, "internal error")
         raise AssertionError("unreachable")

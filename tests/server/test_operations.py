@@ -402,3 +402,46 @@ def test_an_ipv6_host_is_served_with_or_without_brackets(tmp_path):
         finally:
             daemon.terminate()
             daemon.wait(30)
+
+
+def test_a_damaged_store_is_named_damaged_not_an_internal_error_or_a_traceback(tmp_path):
+    """Before (an operator's attack pass): a store with garbage pages (its header intact)
+    made every call that read them INTERNAL "internal error" and `heartsd replay verify` a
+    traceback. Now the calls end DATA_LOSS and the commands exit 2, saying the store is
+    damaged and what to do."""
+    db = str(tmp_path / "h.db")
+    admin = "admin-token-damaged-1"
+    player = subprocess.Popen([*HEARTSD, "serve", "--port", "0", "--db", db, "--house-matches", "2",
+                               "--admin-token", admin], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        deadline = time.time() + 60
+        finished = 0
+        while time.time() < deadline and (finished < 22 or os.path.getsize(db) < 60 * 4096):
+            time.sleep(0.5)
+            store = Store.open_existing(db)
+            finished = len(store.list(status="finished", limit=1000))
+            store.close()
+    finally:
+        player.send_signal(signal.SIGINT)
+        player.wait(60)
+    with open(db, "r+b") as file:  # garbage into every 8th page past the 20th (the schema's are kept)
+        for offset in range(20 * 4096, os.path.getsize(db), 8 * 4096):
+            file.seek(offset)
+            file.write(os.urandom(4096))
+    verify = subprocess.run([*HEARTSD, "replay", "verify", "--db", db], capture_output=True, text=True, timeout=60)
+    assert verify.returncode == 2 and "the store is damaged" in verify.stderr, verify
+    assert "Traceback" not in verify.stderr
+    daemon = subprocess.Popen([*HEARTSD, "serve", "--port", "0", "--db", db, "--admin-token", admin],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = ""
+        while "listening on" not in line:
+            line = daemon.stdout.readline()  # type: ignore[union-attr]
+            assert line, "the daemon did not start"
+        target = line.split("listening on ", 1)[1].strip()
+        listed = subprocess.run([*HEARTSD, "admin", "matches", "--server", target, "--admin-token", admin,
+                                 "--limit", "1000"], capture_output=True, text=True, timeout=60)
+        assert listed.returncode != 0 and "DATA_LOSS" in listed.stderr and "damaged" in listed.stderr, listed
+    finally:
+        daemon.terminate()
+        daemon.wait(30)
