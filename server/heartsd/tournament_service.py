@@ -46,7 +46,7 @@ def tournament_to_wire(t: tours.TournamentRow, standings: Standings | None = Non
     out = tournament_pb2.Tournament(
         id=t.id, name=t.name, status=STATUS[t.status], ruleset=t.ruleset, players=t.players, rounds=t.rounds,
         deals_per_match=t.deals, created_unix_ms=t.created_ms, reason=t.reason,
-        seed=t.seed if t.status in ("finished", "cancelled") else 0)  # the seed gives every shuffle
+        seed=t.seed if t.seed_public else 0)  # the seed gives every shuffle
     for r in t.roster:
         out.roster.add(bot=r["bot"], owner=r["owner"], version=r["version"])
     out.matches_total, out.matches_finished = t.matches

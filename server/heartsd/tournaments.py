@@ -86,6 +86,14 @@ class TournamentRow:
     # (scheduled, finished) matches, counted by the store when ``tables`` was not loaded
     # (TournamentStore.list: one count query, not every tournament's rows)
     table_counts: tuple[int, int] | None = None
+    in_play: bool = False  # a match of it is running, on any daemon of the store
+
+    @property
+    def seed_public(self) -> bool:
+        """Whether its seed may be shown: it gives every shuffle, so only once no match of it
+        can still be dealt from it. Before (an attack pass), a tournament cancelled on one
+        daemon of a shared store showed its seed while another daemon's match of it played on."""
+        return self.status == "finished" or (self.status == "cancelled" and not self.in_play)
 
     @property
     def versions(self) -> dict[str, str]:
@@ -135,6 +143,7 @@ class TournamentStore:
         if not rows:
             return None
         t = _tournament(rows[0])
+        t.in_play = tournament_id in self._in_play(tournament_id)
         if with_tables:
             t.tables = [TableRow(r[0], r[1], json.loads(r[2]), r[3], r[4], r[5]) for r in self.db.query(
                 "SELECT round, table_no, seats, status, match_id, attempts FROM tournament_tables "
@@ -148,9 +157,18 @@ class TournamentStore:
             "SELECT tournament_id, COUNT(*), SUM(CASE WHEN status = 'finished' THEN 1 ELSE 0 END) "
             "FROM tournament_tables GROUP BY tournament_id")}
         rows = [_tournament(r) for r in self.db.query(f"SELECT {_COLUMNS} FROM tournaments ORDER BY created_ms DESC, id")]
+        in_play = self._in_play()
         for t in rows:
             t.table_counts = counts.get(t.id, (0, 0))
+            t.in_play = t.id in in_play
         return rows
+
+    def _in_play(self, tournament_id: str | None = None) -> set[str]:
+        """The tournaments (``tournament_id``'s, or all) with a match running in the store."""
+        only = " AND tt.tournament_id = ?" if tournament_id is not None else ""
+        return {r[0] for r in self.db.query(
+            "SELECT DISTINCT tt.tournament_id FROM tournament_tables tt JOIN matches m ON m.id = tt.match_id "
+            f"WHERE m.status = 'running'{only}", (tournament_id,) if tournament_id is not None else ())}
 
     def with_seed(self, seed: int) -> str | None:
         """The id of a tournament of this store with ``seed``, if any."""
@@ -189,6 +207,8 @@ class TournamentStore:
                 f"WHERE id = ? AND status IN ({marks})",
                 (status, reason, finished, standings, tournament_id, *only_from)) == 1
 
+
+CANCEL_POLL_S = 1.0  # how often a director waiting for its matches reads whether another daemon cancelled them
 
 _COLUMNS = ("id, name, created_ms, finished_ms, status, reason, ruleset, players, rounds, deals, seed, clock, roster, "
             "instance, standings")
@@ -388,12 +408,12 @@ class Tournaments:
         running, start the others (as duplicate sets where their bots allow), and mark what
         finished; back to the caller, which looks again, when all of them have ended."""
         arena = self.arena
-        waiting = []
+        waiting: list[MatchRunner] = []
         for row in rows:
             if row.status == "running":
                 runner = arena.runners.get(row.match_id)
                 if runner is not None:
-                    waiting.append(runner.finished.wait())
+                    waiting.append(runner)
                     continue
                 stored = await asyncio.to_thread(arena.store.get, row.match_id)
                 if stored is not None and stored.status == "running":
@@ -402,7 +422,7 @@ class Tournaments:
             elif row.status == "starting":
                 row.status = "pending"  # a crash came between the two writes: this attempt is spent
         if waiting:
-            await asyncio.gather(*waiting)
+            await self._until_over(t.id, waiting)
             for row in rows:
                 if row.status == "running" and row.match_id not in arena.runners:
                     stored = await asyncio.to_thread(arena.store.get, row.match_id)
@@ -422,6 +442,25 @@ class Tournaments:
             for row, runner in zip(group, runners or []):
                 row.status, row.match_id = "running", runner.id
                 await asyncio.to_thread(self.store.set_table, t.id, row)
+
+    async def _until_over(self, tournament_id: str, runners: list[MatchRunner]) -> None:
+        """Until ``runners`` have ended; a cancel made on another daemon of a shared store
+        (seen in the store every CANCEL_POLL_S) cancels them. Before (an attack pass), such a
+        match played every deal, holding its bots' slots."""
+        over = asyncio.gather(*(r.finished.wait() for r in runners))
+        try:
+            while not over.done():
+                await asyncio.wait({over}, timeout=CANCEL_POLL_S)
+                if over.done():
+                    break
+                current = await asyncio.to_thread(self.store.get, tournament_id, False)
+                if current is None or current.status == "cancelled":
+                    for runner in runners:
+                        with contextlib.suppress(ArenaError):
+                            self.arena.cancel(runner.id, (current.reason if current else "") or "tournament cancelled")
+                    await over
+        finally:
+            over.cancel()
 
     async def _settle(self, t: TournamentRow, row: TableRow, status: str) -> None:
         """A scheduled match's match is over: it counts (finished) or is played again."""

@@ -352,6 +352,48 @@ def test_a_cancel_during_a_tables_start_cancels_its_match(tmp_path):
     assert len(stored) == 1 and stored[0][1] == "cancelled", stored  # before: "finished", every deal played
 
 
+
+def test_a_cancel_made_on_another_daemon_of_the_store_stops_the_match_and_keeps_the_seed_hidden(tmp_path):
+    """Two daemons share one store; the tournament plays on A, and the cancel goes to B.
+    Before (an attack pass): B published the seed at once while A's match played all its
+    deals, so anyone could compute every hand still to be played from it. Now A's director
+    sees the cancel in the store and cancels its match, and the seed shows only once no
+    match of the tournament runs on any daemon."""
+    names = dict(zip(("alice", "bob", "carol", "dave"), ("random", "heuristic", "random", "heuristic")))
+    db = str(tmp_path / "shared.db")
+
+    async def scenario() -> tuple[int, list[str], int, int]:
+        async with running_daemon(tmp_path, db=db, instance="a") as a, running_daemon(tmp_path, db=db, instance="b") as b:
+            clients = await _clients(a.target, {n: BOTS[n] for n in names}, names)
+            async with a.channel() as channel_a, b.channel() as channel_b:
+                on_a = tournament_pb2_grpc.TournamentServiceStub(channel_a)
+                on_b = tournament_pb2_grpc.TournamentServiceStub(channel_b)
+                created = (await on_a.CreateTournament(P.CreateTournamentRequest(
+                    name="shared", bots=list(names), rounds=1, deals_per_match=500, seed=777001),
+                    metadata=auth(ADMIN))).tournament
+                for _ in range(600):
+                    if a.arena.runners:
+                        break
+                    await asyncio.sleep(0.05)
+                match_id = next(iter(a.arena.runners))
+                await on_b.CancelTournament(P.CancelTournamentRequest(id=created.id, reason="called off"),
+                                            metadata=auth(ADMIN))
+                seed_while_playing = (await on_b.GetTournament(P.GetTournamentRequest(id=created.id))).tournament.seed
+                for _ in range(300):  # A's director reads the store every CANCEL_POLL_S
+                    if match_id not in a.arena.runners:
+                        break
+                    await asyncio.sleep(0.05)
+                stored = a.arena.store.get(match_id)
+                after = (await on_b.GetTournament(P.GetTournamentRequest(id=created.id))).tournament.seed
+                listed = (await on_b.ListTournaments(P.ListTournamentsRequest())).tournaments[0].seed
+            await _stop(clients)
+            return seed_while_playing, [stored.status, stored.reason], after, listed
+
+    seed_while_playing, stored, after, listed = run(scenario())
+    assert seed_while_playing == 0
+    assert stored == ["cancelled", "called off"], stored  # before: "finished", after every deal
+    assert after == listed == 777001
+
 # -- a real daemon process, killed -------------------------------------------------------------
 
 EIGHT = {f"b{i}-{level}": level for i, level in enumerate(LEVELS)}  # strongest first
