@@ -338,7 +338,11 @@ class Tournaments:
         allowed = {"paused": ("running",), "running": ("paused",), "cancelled": ("running", "paused")}[status]
         if t.status not in allowed:
             raise ArenaError("precondition", f"tournament {tournament_id} is {t.status}")
-        await asyncio.to_thread(self.store.set_status, tournament_id, status, reason, None, allowed)
+        if not await asyncio.to_thread(self.store.set_status, tournament_id, status, reason, None, allowed):
+            # Another call (on this daemon or another) moved it between the read and the write:
+            # before (an attack pass) five resumes sent at once could all answer OK.
+            moved = await asyncio.to_thread(self.store.get, tournament_id, False)
+            raise ArenaError("precondition", f"tournament {tournament_id} is {moved.status if moved else 'gone'}")
         if status == "cancelled":
             await self._cancel_tables(tournament_id, reason or "tournament cancelled")
         if status == "running":

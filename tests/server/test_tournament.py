@@ -394,6 +394,34 @@ def test_a_cancel_made_on_another_daemon_of_the_store_stops_the_match_and_keeps_
     assert stored == ["cancelled", "called off"], stored  # before: "finished", after every deal
     assert after == listed == 777001
 
+
+def test_status_changes_sent_at_once_move_the_tournament_once(tmp_path):
+    """Before (an attack pass): five ResumeTournament (or CancelTournament) calls sent at
+    once all read the old status, and up to five answered OK though one moved it (the
+    cancel reasons of the others were dropped). Now exactly one answers OK, the others
+    FAILED_PRECONDITION."""
+    names = dict(zip(("alice", "bob", "carol", "dave"), ("random", "heuristic", "random", "heuristic")))
+
+    async def scenario() -> list[list[object]]:
+        async with running_daemon(tmp_path) as daemon, daemon.channel() as channel:
+            clients = await _clients(daemon.target, {n: BOTS[n] for n in names}, names)
+            stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+            created = (await stub.CreateTournament(P.CreateTournamentRequest(
+                name="racing", bots=list(names), rounds=1, deals_per_match=400), metadata=auth(ADMIN))).tournament
+            await stub.PauseTournament(P.PauseTournamentRequest(id=created.id), metadata=auth(ADMIN))
+            outcomes = []
+            for method in ("ResumeTournament", "CancelTournament"):
+                calls = [getattr(stub, method)(getattr(P, f"{method}Request")(id=created.id, reason=f"r{i}"),
+                                               metadata=auth(ADMIN)) for i in range(5)]
+                done = await asyncio.gather(*calls, return_exceptions=True)
+                outcomes.append(["ok" if not isinstance(d, grpc.aio.AioRpcError) else d.code() for d in done])
+            await _stop(clients)
+            return outcomes
+
+    for outcome in run(scenario()):
+        assert outcome.count("ok") == 1, outcome
+        assert outcome.count(grpc.StatusCode.FAILED_PRECONDITION) == 4, outcome
+
 # -- a real daemon process, killed -------------------------------------------------------------
 
 EIGHT = {f"b{i}-{level}": level for i, level in enumerate(LEVELS)}  # strongest first
