@@ -4,6 +4,8 @@ daemon with a shell bot, an awk bot, a bot that writes garbage and a bot that ex
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import re
 import shutil
 import signal
@@ -31,7 +33,8 @@ from hearts_engine import (
 )
 from hearts_engine.cards import card_name
 from heartsbot.proto import game_pb2
-from heartsbot.stdio import GREETING, AnswerError, Child, format_end, format_request, parse_answer
+from heartsbot.stdio import READY as READY_LINE
+from heartsbot.stdio import GREETING, AnswerError, Child, ChildGone, format_end, format_request, parse_answer
 
 from ..engine.scenario import hands
 from ..server.harness import BOTS, run, running_daemon
@@ -381,3 +384,67 @@ def test_a_bot_that_exits_stops_the_bridge_with_a_clear_message(tmp_path):
     assert re.search(r"heartsbot stdio: the bot exited with status 3 after \d+ decisions; stopping", err), err
     assert missing_code == 2 and "cannot run" in missing_err and "no-such-bot" in missing_err
     assert refused_code == 3 and "the server refused the bot: PERMISSION_DENIED" in refused_err, refused_err
+
+
+def _alive(marker: str) -> bool:
+    """Whether a process whose command line contains ``marker`` runs (Linux /proc)."""
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if marker.encode() in cmdline.read_bytes():
+                return True
+        except OSError:
+            pass
+    return False
+
+
+def test_a_bot_that_stops_reading_cannot_hold_the_bridge_when_it_closes():
+    """Before (an attack pass): a bot that answered "ok" and then never read again filled
+    its stdin pipe (~64 KB of requests); the bridge's write blocked holding the write lock,
+    and after its last match it waited for that lock forever, deaf to Ctrl-C and SIGTERM.
+    Now closing kills such a bot at once, which ends the stuck write."""
+    import threading
+
+    marker = f"60.{os.getpid()}"  # this run's, not an earlier one's
+    child = Child(["sh", "-c", f"read greeting; echo {READY_LINE}; exec sleep {marker}"])
+    assert child.handshake(time.monotonic() + 5)
+    def flood() -> None:
+        with contextlib.suppress(ChildGone):  # the kill ends the stuck write with this
+            for _ in range(1000):
+                child.send("x" * 1000)
+
+    writer = threading.Thread(target=flood, daemon=True)
+    writer.start()
+    writer.join(2)
+    assert writer.is_alive(), "the pipe did not fill: the write should be stuck"
+    closing = threading.Thread(target=child.close, kwargs={"timeout": 0.5}, daemon=True)
+    closing.start()
+    closing.join(30)
+    assert not closing.is_alive(), "close() waited for the stuck write"
+    writer.join(30)
+    assert not writer.is_alive() and not _alive(marker)
+
+
+def test_a_bot_that_exits_is_seen_to_exit_even_if_a_helper_holds_its_stdout():
+    """Before (an attack pass): a bot that started a helper ("sleep 77 &", inheriting its
+    stdout) and exited with status 3 went unseen (the helper kept the pipe open): the bridge
+    answered every later request itself and exited 0, and the helper outlived it. Now the
+    bot's exit ends its process group, so the bridge sees it and reports the status."""
+    marker = f"77.{os.getpid()}"
+    child = Child(["sh", "-c", f"sleep {marker} & read greeting; echo {READY_LINE}; read line; exit 3"])
+    try:
+        assert child.handshake(time.monotonic() + 5)
+        for _ in range(100):  # the helper is started in the background
+            if _alive(marker):
+                break
+            time.sleep(0.05)
+        assert _alive(marker)
+        with pytest.raises(ChildGone):
+            child.ask("x", time.monotonic() + 30)
+        assert child.status() == "exited with status 3"
+        for _ in range(100):
+            if not _alive(marker):
+                break
+            time.sleep(0.05)
+        assert not _alive(marker), "the bot's helper outlived it"
+    finally:
+        child.close()

@@ -198,6 +198,16 @@ class Child:
         self._write_lock = threading.Lock()
         self._reader = threading.Thread(target=self._read, name="stdio-reader", daemon=True)
         self._reader.start()
+        threading.Thread(target=self._reap, name="stdio-reaper", daemon=True).start()
+
+    def _reap(self) -> None:
+        """When the bot's process exits, end what it started too (its process group). A
+        helper it left running held its stdout open, so its exit went unseen (the bridge
+        answered every later request itself and exited 0), and outlived the bridge (an
+        attack pass)."""
+        self.proc.wait()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
 
     def handshake(self, deadline: float) -> bool:
         """Send ``hearts 1`` and wait for ``ok``; lines before it are reported and dropped.
@@ -319,16 +329,22 @@ class Child:
         return f"exited with status {code}" if code >= 0 else f"was killed by signal {-code}"
 
     def close(self, timeout: float = 3.0) -> int:
-        """Close its stdin (end of the session), wait for it, kill it if it lingers."""
-        with self._write_lock:
-            self.gone = True
+        """Close its stdin (end of the session), wait for it, kill it if it lingers. A
+        write stuck on a bot that stopped reading holds the write lock: the bot is then killed
+        at once, which ends that write (before, an attack pass, the bridge waited for the lock
+        forever after its last match, deaf to Ctrl-C and SIGTERM)."""
+        writable = self._write_lock.acquire(timeout=timeout)
+        self.gone = True
+        if writable:
             try:
                 assert self.proc.stdin is not None
                 self.proc.stdin.close()
             except OSError:
                 pass
+            finally:
+                self._write_lock.release()
         try:
-            return self.proc.wait(timeout)
+            return self.proc.wait(timeout if writable else 0)
         except subprocess.TimeoutExpired:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)  # its own group: the bot and anything it started
