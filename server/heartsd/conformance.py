@@ -578,6 +578,9 @@ async def run_kit(host: str, port: int, name: str, token: str, timeout_s: float,
                 except asyncio.TimeoutError:
                     with contextlib.suppress(ProcessLookupError):
                         os.killpg(child.pid, signal.SIGKILL)
+            if child is not None:  # what the client started and left running ends with it (an attack pass)
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(child.pid, signal.SIGKILL)
     for line in report(results):
         print(line)
     if as_json:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -189,3 +190,24 @@ def test_the_moon_arrangement_ends_in_a_moon_choice_for_seat_0():
         else:
             match.apply(seat, PlayAction(players[seat].choose_play(view)))
     assert match.to_act() == (0,) and match.deal.shooter == 0
+
+
+def test_what_a_client_started_ends_with_the_kit_even_after_the_client_exits():
+    """Before (an attack pass): a client that started a helper ("sleep 303 &") and then
+    passed every check left the helper running: the kit ended the client's process group
+    only while the client itself still ran."""
+    marker = f"303.{os.getpid()}"
+    command = ["sh", "-c", f"sleep {marker} & exec {sys.executable} -m heartsbot.cli play --strategy random "
+               "--server {target} --token {token} --name {name}"]
+    kit = subprocess.run([sys.executable, "-m", "heartsd.cli", "conformance", "--port", "0", "--timeout", "30", "--",
+                          *command], capture_output=True, text=True, timeout=120)
+    assert kit.returncode == 0, kit.stdout + kit.stderr
+    left = [c for c in Path("/proc").glob("[0-9]*/cmdline") if _reads(c) and marker.encode() in _reads(c)]
+    assert not left, "the client's helper outlived the kit"
+
+
+def _reads(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
