@@ -48,26 +48,26 @@ def test_bad_values_name_the_setting(env, message):
         Settings.load(env=env)
 
 
+def _file_refused(config, text: str, message: str) -> None:  # type: ignore[no-untyped-def]
+    """A config file of ``text`` stops the load with a ConfigError matching ``message``."""
+    config.write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        Settings.load(file=str(config), env={})
+
+
 def test_unknown_settings_and_unreadable_files(tmp_path):
     config = tmp_path / "h.toml"
-    config.write_text("colour = 3\n")
-    with pytest.raises(ConfigError, match="unknown settings: colour"):
-        Settings.load(file=str(config), env={})
-    config.write_text("port = [\n")
-    with pytest.raises(ConfigError, match="h.toml"):
-        Settings.load(file=str(config), env={})
+    _file_refused(config, "colour = 3\n", "unknown settings: colour")
+    _file_refused(config, "port = [\n", "h.toml")
     with pytest.raises(ConfigError, match="No such file"):
         Settings.load(file=str(tmp_path / "missing.toml"), env={})
-
 
 
 def test_fractional_integers_are_refused_not_truncated(tmp_path):
     """Before: decision_ms = 1.7 in a file became 1 and port = 50051.9 became 50051."""
     config = tmp_path / "h.toml"
     for line, name in (("decision_ms = 1.7", "decision_ms"), ("port = 50051.9", "port"), ("[clock]\nbank_ms = 2.5", "bank_ms")):
-        config.write_text(line + "\n")
-        with pytest.raises(ConfigError, match=f"{name}: expected an integer"):
-            Settings.load(file=str(config), env={})
+        _file_refused(config, line + "\n", f"{name}: expected an integer")
     config.write_text("decision_ms = 500.0\n")  # a whole number written as a float is that number
     assert Settings.load(file=str(config), env={}).clock.decision_ms == 500
 
@@ -77,13 +77,10 @@ def test_the_clock_section_takes_clock_settings_once(tmp_path):
     start-up message called it generated), and decision_ms at the top and under [clock]
     silently gave the second."""
     config = tmp_path / "h.toml"
-    config.write_text('[clock]\nadmin_token = "secret-from-file-123"\n')
-    with pytest.raises(ConfigError, match="clock.admin_token: not a clock setting .the clock takes decision_ms"):
-        Settings.load(file=str(config), env={})
-    config.write_text("decision_ms = 500\n[clock]\ndecision_ms = 2000\n")
-    with pytest.raises(ConfigError, match="decision_ms: given both at the top and under .clock."):
-        Settings.load(file=str(config), env={})
-
+    _file_refused(config, '[clock]\nadmin_token = "secret-from-file-123"\n',
+                  "clock.admin_token: not a clock setting .the clock takes decision_ms")
+    _file_refused(config, "decision_ms = 500\n[clock]\ndecision_ms = 2000\n",
+                  "decision_ms: given both at the top and under .clock.")
 
 
 def test_ladder_settings_without_the_ladder_are_named_as_idle():
