@@ -204,6 +204,58 @@ def test_late_lines_and_extra_lines_never_shift_the_answers(tmp_path):
     assert "'banner'" in reports[0] and "'extra'" in reports[1]
 
 
+def test_a_line_of_megabytes_is_one_bad_answer_and_the_next_answer_is_still_its_requests(tmp_path):
+    """Before (an attack pass): a line of several MB without a newline was re-joined and
+    re-split at every 64 KB read (quadratic: the bridge fell behind), held whole, and then
+    taken for an answer. Now past MAX_LINE characters the rest is skipped to the newline;
+    the line still counts as one answer (a bad one), so the next answer is not shifted."""
+    from heartsbot.stdio import MAX_LINE
+
+    script = tmp_path / "bot.py"
+    script.write_text(
+        "import sys\n"
+        "sys.stdin.readline()\n"
+        "print('ok', flush=True)\n"
+        "sys.stdin.readline()\n"
+        "for _ in range(64):\n"
+        "    sys.stdout.write('play ' + 'x' * 65536)\n"
+        "    sys.stdout.flush()\n"
+        "print(flush=True)\n"
+        "sys.stdin.readline()\n"
+        "print('play 2C', flush=True)\n"
+    )
+    child = Child([sys.executable, str(script)])
+    try:
+        assert child.handshake(time.monotonic() + 5)
+        line = child.ask("play 1", time.monotonic() + 30)
+        assert line is not None and len(line) <= 200, f"{len(line or '')} characters kept"
+        with pytest.raises(AnswerError, match=f"a line of more than {MAX_LINE:,} characters"):
+            parse_answer(line, "play", [parse_card("QS")])
+        assert child.ask("play 2", time.monotonic() + 30) == "play 2C"
+    finally:
+        assert child.close() == 0
+
+
+def test_the_line_in_progress_holds_at_most_max_line_characters():
+    """Memory, not time: 16 MB without a newline, fed as the reader gets it, never holds
+    more than one limit's worth (the old reader held all of it, and copied it per read)."""
+    import tracemalloc
+
+    from heartsbot.stdio import MAX_LINE, BoundedLines
+
+    lines = BoundedLines()
+    chunk = "x" * 65536
+    tracemalloc.start()
+    try:
+        for _ in range(256):
+            assert lines.feed(chunk) == []
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * MAX_LINE, f"peak {peak:,} bytes"
+    assert lines.feed("\nplay QS\n") == ["x" * 200, "play QS"]
+
+
 def test_a_bot_must_say_ok_before_the_bridge_connects(capsys):
     from heartsbot.stdio import run_bridge
 

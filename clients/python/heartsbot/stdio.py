@@ -53,6 +53,10 @@ PROTOCOL_VERSION = 1
 GREETING = f"hearts {PROTOCOL_VERSION}"
 READY = "ok"
 READY_TIMEOUT_S = 30.0
+# The longest line read from a bot, in characters: an answer is one short line (a pass is
+# ~15 characters). The rest of a longer line is skipped unread up to its newline, and the
+# line counts as one bad answer.
+MAX_LINE = 65536
 HINT_AFTER_S = 5.0  # a bot still silent at the handshake after this long is told why it may be
 # What a bot that is running but answers nothing most likely does wrong, and the fixes.
 BUFFERING = ("its output (or its input) is most likely buffered on the pipe, so 'ok' never leaves it: "
@@ -75,6 +79,62 @@ class AnswerError(ValueError):
 
 class ChildGone(RuntimeError):
     """The child exited or closed its stdout."""
+
+
+class OverlongLine(str):
+    """A line longer than MAX_LINE characters: its start only (for reports), never an answer."""
+
+    def __repr__(self) -> str:
+        return f"OverlongLine({str.__repr__(self)})"
+
+
+class BoundedLines:
+    """Splits what a bot writes into stripped lines as it arrives, keeping at most ``limit``
+    characters of the line in progress. Before (an attack pass), a bot writing several MB
+    without a newline made the reader re-join and re-split its whole partial line at every
+    64 KB read: quadratic, so the bridge fell behind and its answers went stale, and the
+    line's memory had no bound.
+
+    >>> lines = BoundedLines(limit=8)
+    >>> lines.feed("play QS\\npl"), lines.feed("ay 2C\\n" + "x" * 100), lines.feed("x" * 100), lines.feed("\\n ok \\n")
+    (['play QS'], ['play 2C'], [], [OverlongLine('xxxxxxxx'), 'ok'])
+    """
+
+    def __init__(self, limit: int = MAX_LINE) -> None:
+        self.limit = limit
+        self._pieces: list[str] = []  # the line in progress, up to limit characters
+        self._kept = 0
+        self._over = False  # the line in progress passed the limit: the rest is skipped
+
+    def feed(self, text: str) -> list[str]:
+        """The lines that ``text`` completes."""
+        *ends, rest = text.split("\n")
+        lines = []
+        for piece in ends:
+            self._add(piece)
+            lines.append(self._take())
+        self._add(rest)
+        return lines
+
+    def end(self) -> list[str]:
+        """The stream ended: a last line without its newline, if it has any text."""
+        line = self._take()
+        return [line] if line else []
+
+    def _add(self, piece: str) -> None:
+        if self._over or not piece:
+            return
+        room = self.limit - self._kept
+        if len(piece) > room:
+            piece, self._over = piece[:room], True
+        self._pieces.append(piece)
+        self._kept += len(piece)
+
+    def _take(self) -> str:
+        text = "".join(self._pieces)
+        line = OverlongLine(text[:200]) if self._over else text.strip()
+        self._pieces, self._kept, self._over = [], 0, False
+        return line
 
 
 # --- the line format -------------------------------------------------------------------
@@ -123,6 +183,8 @@ def parse_answer(line: str, kind: str, legal: Sequence[Card], count: int = 1,
     ``moon subtract_from_self`` (``add`` / ``subtract`` for short); cards as in
     :func:`hearts_engine.cards.parse_card` (``QS``, ``TD``, ``10d``).
     """
+    if isinstance(line, OverlongLine):
+        raise AnswerError(f"a line of more than {MAX_LINE:,} characters; an answer is one short line")
     words = line.replace(",", " ").split()
     if not words:
         raise AnswerError(f"an empty line; expected a {kind} answer")
@@ -285,16 +347,16 @@ class Child:
         assert stdout is not None
         fd = stdout.fileno()
         decode = codecs.getincrementaldecoder("utf-8")("replace").decode
-        partial = ""
+        lines = BoundedLines()
         while True:
             try:
                 chunk = os.read(fd, 65536)
             except OSError:
                 chunk = b""
-            *lines, partial = (partial + decode(chunk, final=not chunk)).split("\n")
-            if not chunk and partial.strip():
-                lines.append(partial)  # a last line without its newline
-            self._match([raw.strip() for raw in lines])
+            got = lines.feed(decode(chunk, final=not chunk))
+            if not chunk:
+                got += lines.end()
+            self._match(got)
             if not chunk:
                 break
         self.gone = True
