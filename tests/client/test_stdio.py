@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import grpc
 import pytest
 
 from hearts_engine import (
@@ -323,6 +324,50 @@ def test_a_whole_game_by_the_sh_bot_is_all_its_own_decisions(tmp_path):
         assert sorted((c.suit - 1) * 13 + c.rank - 2 for c in d.cards) == lowest(hand, 3)
     assert verify_record(MatchRecord.from_json(stored.record.engine_record_json)) is not None
     assert out == "", "the bridge's stdout stays empty"
+
+
+def test_a_bot_that_exits_on_its_last_end_line_has_done_its_matches(tmp_path):
+    """Before (an attack pass): a bot that leaves when told its match ended made the bridge
+    exit 1, "the bot exited with status 0", though every match it was asked for was played:
+    whether the bot's exit or the stream's end reached the bridge first decided it (against
+    heartsd in its own process the exit came first every time). A scripted server holds the
+    stream open for a second after the match's end, so the exit always comes first here."""
+    from heartsbot import convert
+    from heartsbot.proto import bot_pb2, bot_pb2_grpc
+
+    class OneMatch(bot_pb2_grpc.BotServiceServicer):
+        async def Play(self, requests, context):  # noqa: N802
+            await context.read()  # hello
+            await context.write(bot_pb2.PlayResponse(welcome=bot_pb2.Welcome(session_id="s-1", bot_name="alice")))
+            started = P.Event(sequence=1, match_started=P.MatchStarted(
+                match_id="m-1", ruleset=convert.ruleset_to_wire(preset("standard")), your_seat=0))
+            await context.write(bot_pb2.PlayResponse(update=bot_pb2.MatchUpdate(match_id="m-1", events=[started])))
+            assert (await context.read()).WhichOneof("kind") == "drain"  # --matches 1: its match has started
+            ended = P.Event(sequence=2, match_ended=P.MatchEnded(result=P.MatchResult(status=P.MATCH_STATUS_FINISHED)))
+            await context.write(bot_pb2.PlayResponse(update=bot_pb2.MatchUpdate(match_id="m-1", events=[ended])))
+            await asyncio.sleep(1.0)
+            await context.write(bot_pb2.PlayResponse(draining=bot_pb2.Draining(reason="1 match(es) played")))
+
+    bot = tmp_path / "leaves.sh"
+    bot.write_text((EXAMPLES / "first_legal.sh").read_text().replace("        *) ;;", "        end) exit 0 ;;\n        *) ;;"))
+
+    async def scenario():
+        server = grpc.aio.server()
+        bot_pb2_grpc.add_BotServiceServicer_to_server(OneMatch(), server)
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        try:
+            bridge = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "heartsbot.cli", "stdio", "--server", f"127.0.0.1:{port}", "--token", "t",
+                "--name", "alice", "--matches", "1", "--", "sh", str(bot), stderr=asyncio.subprocess.PIPE, cwd=ROOT)
+            _, err = await asyncio.wait_for(bridge.communicate(), 60)
+            return bridge.returncode, err.decode()
+        finally:
+            await server.stop(None)
+
+    code, err = run(scenario())
+    assert code == 0, err
+    assert "1 matches, 0 decisions, 0 answered by the bridge" in err and "stopping" not in err, err
 
 
 def test_the_awk_bot_plays_classic_until_ctrl_c(tmp_path):

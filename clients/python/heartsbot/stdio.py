@@ -479,8 +479,8 @@ async def run_bridge(command: Sequence[str], server: str, token: str, name: str,
                      ready_timeout_s: float = READY_TIMEOUT_S, tls: Tls | None = None) -> int:
     """Play until Ctrl-C, or ``matches`` matches (0: no limit): the bridge drains once the
     last of them has started and exits 0 when they have ended. A first Ctrl-C drains too, a
-    second leaves at once (130). 1 if the bot exits or never says ``ok``, 2 if it cannot be
-    started, 3 if the server refuses the token, 4 if the server cannot be reached."""
+    second leaves at once (130). 1 if the bot exits (except with status 0 once the
+    ``matches`` have ended) or never says ``ok``, 2 if it cannot be started, 3 if the server refuses the token, 4 if the server cannot be reached."""
     from .client import FatalError, UnreachableError
 
     loop = asyncio.get_running_loop()
@@ -554,9 +554,11 @@ async def run_bridge(command: Sequence[str], server: str, token: str, name: str,
                 code = EXIT_INTERRUPTED
         elif gone.is_set():
             client.stop()
-            _say(f"the bot {await asyncio.to_thread(child.status)} after {client.stats.decisions} decisions; "
-                 "stopping")
-            code = EXIT_FAILED
+            status = await asyncio.to_thread(child.status)
+            if not (matches and client.stats.matches_ended >= matches and child.proc.returncode == 0):
+                _say(f"the bot {status} after {client.stats.decisions} decisions; stopping")
+                code = EXIT_FAILED
+            # else: its --matches were all played and it exited cleanly on the last `end`
     finally:
         client.stop()
         for task in (playing, stopping, announce):
