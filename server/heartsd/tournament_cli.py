@@ -237,12 +237,14 @@ def print_tournament(console: Console, t: tournament_pb2.Tournament) -> None:
 # -- heartsd tournament local --------------------------------------------------------------
 
 def _local(args: argparse.Namespace, console: Console) -> int:
+    from hearts_engine import preset
     from heartsbot.strategies import make_strategy
 
     from .db import StoreError, check_writable
 
     for spec in args.bots:
         make_strategy(spec)  # an unknown name is a usage error before anything starts
+    preset(args.ruleset)  # so is an unknown ruleset (it was exit 3, "refused", with no server involved)
     # Where the results go is checked before the tournament runs: a bad --csv folder was a
     # traceback after it, and with the default temporary store the results were lost.
     if args.csv and not os.access(os.path.dirname(os.path.abspath(args.csv)), os.W_OK | os.X_OK):
@@ -303,7 +305,7 @@ async def run_local(args: argparse.Namespace, console: Console | None = None) ->
 async def _run_tournament(target: str, admin: str, args: argparse.Namespace, names: list[str],
                           console: Console | None) -> tournament_pb2.Tournament:
     """Create the tournament on the embedded daemon and follow it to its end; a refusal
-    (too few bots, an unknown ruleset) is reported as ``tournament create`` reports it."""
+    (too few bots for the tables) is reported as ``tournament create`` reports it."""
     try:
         async with grpc.aio.insecure_channel(target) as channel:
             stub = tournament_pb2_grpc.TournamentServiceStub(channel)

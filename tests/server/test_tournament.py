@@ -636,18 +636,27 @@ def test_tournament_show_says_why_a_table_waits():
     assert text.count("waits:") == 1
 
 
-@pytest.mark.parametrize("argv, refusal", [
-    (["--bots", "heuristic", "random", "heuristic"], "INVALID_ARGUMENT: 4-seat tables need at least 4 bots, got 3"),
-    (["--bots", "heuristic", "random", "heuristic", "random", "--ruleset", "standrd"],
-     "INVALID_ARGUMENT: unknown ruleset 'standrd'; known: classic, hartenjagen, hartenjagen-quick, omnibus, standard"),
-])
-def test_tournament_local_reports_a_refusal_as_create_does(tmp_path, argv, refusal):
+def test_tournament_local_reports_a_refusal_as_create_does(tmp_path):
     """Before: a raw AioRpcError traceback and exit 1 (the code of a failed bot); now the
     daemon's status and reason on one line and exit 3, as `heartsd tournament create`."""
-    out = subprocess.run([sys.executable, "-m", "heartsd.cli", "tournament", "local", *argv, "--rounds", "1"],
-                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    out = subprocess.run([sys.executable, "-m", "heartsd.cli", "tournament", "local", "--bots", "heuristic", "random",
+                          "heuristic", "--rounds", "1"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert out.returncode == 3, out.stdout + out.stderr
-    assert out.stderr.strip().splitlines() == [f"heartsd tournament: {refusal}"], out.stderr
+    assert out.stderr.strip().splitlines() == [
+        "heartsd tournament: INVALID_ARGUMENT: 4-seat tables need at least 4 bots, got 3"], out.stderr
+    assert "Traceback" not in out.stderr and out.stdout == ""
+
+
+def test_tournament_local_takes_an_unknown_ruleset_for_the_usage_error_it_is():
+    """Exit 2 before anything starts, as for an unknown strategy (README's exit codes: an
+    unknown ruleset is a usage error). Before: exit 3, "refused by the server", from the
+    daemon it had started in this process."""
+    out = subprocess.run([sys.executable, "-m", "heartsd.cli", "tournament", "local", "--bots", "heuristic", "random",
+                          "heuristic", "random", "--ruleset", "standrd"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert out.stderr.strip().splitlines()[-1] == (
+        "heartsd tournament: unknown ruleset 'standrd'; known: classic, hartenjagen, hartenjagen-quick, omnibus, "
+        "standard"), out.stderr
     assert "Traceback" not in out.stderr and out.stdout == ""
 
 
