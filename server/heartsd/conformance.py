@@ -48,6 +48,7 @@ from pathlib import Path
 from hearts_engine import Match, MatchFormat, MoonAction, PassAction, Phase, PlayAction, preset
 from hearts_engine.cards import HEARTS, QUEEN_OF_SPADES, RANK_OF, SUIT_OF, Card, format_cards
 from heartsbot.proto import admin_pb2, bot_pb2, game_pb2
+from heartsbot.stdio import VERSION_PREFIX as STDIO_VERSION_PREFIX
 from heartsbot.strategies import Strategy
 
 from .arena import Arena, SeatRequest
@@ -296,7 +297,12 @@ class Kit:
             return Result("hello", False, f"no bot connected as {self.name!r} within {self.timeout_s:.0f} s")
         session = self.arena.sessions.get(self.name)
         assert session is not None
-        return Result("hello", True, f"said hello as {self.name!r} (version {session.version!r}) and was welcomed")
+        detail = f"said hello as {self.name!r} (version {session.version!r}) and was welcomed"
+        if session.version.startswith(STDIO_VERSION_PREFIX):  # what passes is the bridge, not the bot behind it
+            detail += ("; this is heartsbot stdio, so these checks test the bridge, which answers for its bot "
+                       "whenever the bot's answer is missing, late or illegal: the bridge's stderr names each "
+                       "such answer and counts them at exit ('N answered by the bridge')")
+        return Result("hello", True, detail)
 
     async def _play(self, arrangement: Arrangement, ruleset: str = "standard", seed: int = 1,
                     clock: game_pb2.ClockSettings | None = None, house: Sequence[Strategy] = (),

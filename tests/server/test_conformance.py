@@ -68,6 +68,9 @@ def test_the_reference_clients_pass_every_behaviour_from_the_command_line(client
     summary = json.loads(kit.stdout.strip().splitlines()[-1])
     assert summary["passed"] and [b["behaviour"] for b in summary["behaviours"]] == list(BEHAVIOURS)
     assert f"all {len(BEHAVIOURS)} behaviours passed" in kit.stdout
+    # A stdio bot that never answers passes too (the bridge answers for it): the report says
+    # whose behaviour passed (before, an attack pass, nothing told the two apart).
+    assert ("these checks test the bridge" in summary["behaviours"][0]["detail"]) == (client == "stdio"), summary
 
 
 def test_a_broken_client_fails_exactly_the_behaviours_it_breaks():

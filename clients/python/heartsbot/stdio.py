@@ -50,6 +50,7 @@ from .tls import Tls
 from .strategies.base import best_moon_option
 
 PROTOCOL_VERSION = 1
+VERSION_PREFIX = "heartsbot-stdio/"  # the bridge's hello.version: how a server (the conformance kit) knows it
 GREETING = f"hearts {PROTOCOL_VERSION}"
 READY = "ok"
 READY_TIMEOUT_S = 30.0
@@ -530,7 +531,7 @@ async def run_bridge(command: Sequence[str], server: str, token: str, name: str,
 
     # With --matches N the bridge drains once its Nth match has started: it is seated in no
     # new match, finishes the running ones, and leaves when the server ends the stream.
-    client = BotClient(server, token, strategy, name, version=f"heartsbot-stdio/{__version__}",
+    client = BotClient(server, token, strategy, name, version=VERSION_PREFIX + __version__,
                        rulesets=rulesets, max_matches=max_matches, on_match_end=on_end, drain_after=matches, tls=tls)
     from .client import leave_on_signals
 
