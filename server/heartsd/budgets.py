@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import ipaddress
+import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,7 +67,8 @@ class Budget:
         if self.in_use >= self.total:
             return f"the server is serving as many {self.name} calls as it allows ({self.total}); try again later"
         if self._by_peer.get(peer, 0) >= self.per_peer:
-            return f"too many {self.name} calls from your address at once (at most {self.per_peer}); try again later"
+            where = f"your address's /{IPV6_PREFIX}" if peer.endswith(f"/{IPV6_PREFIX}") else "your address"
+            return f"too many {self.name} calls from {where} at once (at most {self.per_peer}); try again later"
         return None
 
     def acquire(self, peer: str) -> None:
@@ -96,14 +99,44 @@ class Budget:
             self.release(peer)
 
 
-def peer_address(peer: str) -> str:
-    """grpc's ``context.peer()`` without the port: the key of the per-peer limit.
+# The IPv6 prefix one caller is counted by. A host is given a /64 (or more) and may use any
+# address in it: keyed by the full address, one attacker had 2^64 "addresses" for every
+# per-address limit (an attack pass). A /64 is what a subscriber or server gets.
+IPV6_PREFIX = 64
 
-    >>> peer_address("ipv4:127.0.0.1:50312"), peer_address("ipv6:[::1]:50312"), peer_address("unix:/tmp/s")
-    ('ipv4:127.0.0.1', 'ipv6:[::1]', 'unix:/tmp/s')
+
+def address_key(host: str) -> str:
+    """The key of the per-address limits for a caller's host address: an IPv4 address
+    itself, an IPv6 address by its /64, and an IPv4 address mapped into IPv6 (a dual-stack
+    listener) as the IPv4 address it is. Anything else (a Unix socket) is its own key.
+
+    >>> address_key("10.0.0.7"), address_key("2001:db8:1:2:aa::1"), address_key("::ffff:10.0.0.7")
+    ('ipv4:10.0.0.7', 'ipv6:[2001:db8:1:2::]/64', 'ipv4:10.0.0.7')
     """
-    if peer.startswith(("ipv4:", "ipv6:")):
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(ip, ipaddress.IPv4Address):
+        return f"ipv4:{ip}"
+    if ip.ipv4_mapped is not None:
+        return f"ipv4:{ip.ipv4_mapped}"
+    network = ipaddress.IPv6Network((int(ip) >> (128 - IPV6_PREFIX) << (128 - IPV6_PREFIX), IPV6_PREFIX))
+    return f"ipv6:[{network.network_address}]/{IPV6_PREFIX}"
+
+
+def peer_address(peer: str) -> str:
+    """grpc's ``context.peer()`` without the port, as :func:`address_key`: the key of the
+    per-peer limits. gRPC writes an IPv6 peer's brackets URL-encoded.
+
+    >>> peer_address("ipv4:127.0.0.1:50312"), peer_address("ipv6:%5B2001:db8::1%5D:50312"), peer_address("unix:/tmp/s")
+    ('ipv4:127.0.0.1', 'ipv6:[2001:db8::]/64', 'unix:/tmp/s')
+    """
+    if peer.startswith("ipv4:"):  # the common case, without parsing
         return peer.rpartition(":")[0]
+    if peer.startswith("ipv6:"):
+        host = urllib.parse.unquote(peer[5:]).rpartition(":")[0]
+        return address_key(host.removeprefix("[").removesuffix("]"))
     return peer
 
 

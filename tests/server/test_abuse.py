@@ -790,3 +790,18 @@ def test_one_bots_token_cannot_hold_the_bot_stream_budget_with_streams_that_neve
     assert held == GREETINGS_PER_BOT  # before: 8 of 8
     assert welcomed
     assert len(refused) == 12 - GREETINGS_PER_BOT and all("'hello'" in r for r in refused)
+
+
+def test_an_ipv6_caller_is_one_address_for_its_whole_64_and_a_mapped_ipv4_is_its_ipv4():
+    """A host has a /64 and may use any address in it: keyed by the full address, one
+    attacker had 2^64 addresses for every per-address limit (an attack pass)."""
+    from heartsd.budgets import Budget, peer_address
+    from heartsd.web.connections import peer_name
+
+    budget = Budget("spectator", total=100, per_peer=1)
+    budget.acquire(peer_address("ipv6:%5B2001:db8:0:7::1%5D:40000"))
+    assert budget.refusal(peer_address("ipv6:%5B2001:db8:0:7:ffff:1:2:3%5D:40001")) is not None
+    assert budget.refusal(peer_name("2001:db8:0:7:abcd::9")) is not None, "the web keys it the same"
+    assert budget.refusal(peer_address("ipv6:%5B2001:db8:0:8::1%5D:40000")) is None, "another /64 is another caller"
+    budget.acquire(peer_address("ipv4:192.0.2.1:5000"))
+    assert budget.refusal(peer_address("ipv6:%5B::ffff:192.0.2.1%5D:5001")) is not None, "IPv4 over a dual-stack port"

@@ -561,3 +561,28 @@ def test_a_long_replay_costs_the_same_per_deal_and_its_frames_are_bounded(tmp_pa
             assert len(replay._frames) == replays.DEALS_KEPT
 
     run(main())
+
+
+def test_one_ipv6_caller_counts_the_same_over_grpc_and_the_web(tmp_path):
+    """The spectator budget per address is shared by gRPC's spectator calls and the web
+    front. Before: gRPC names an IPv6 peer with its brackets URL-encoded ("ipv6:%5B::1%5D")
+    and the web did not, so over IPv6 one caller had its limit once on each. The key is now
+    one function's (budgets.address_key), which also counts an IPv6 caller by its /64."""
+    from heartsbot.proto import spectator_pb2, spectator_pb2_grpc
+
+    async def main() -> None:
+        async with web_daemon(tmp_path, host="::1", web="[::1]:0", max_spectator_calls_per_peer=1,
+                              house_matches=1, house_delay_ms=50) as web, client() as http:
+            match_id = await house_match(web)
+            feed = await http.ws_connect(f"http://[::1]:{web.front.port}/ws/watch/{match_id}")
+            try:
+                async with grpc.aio.insecure_channel(f"[::1]:{web.grpc_port}") as channel:
+                    stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+                    with pytest.raises(grpc.aio.AioRpcError) as refused:
+                        await stub.ListMatches(spectator_pb2.ListMatchesRequest(), timeout=10)
+                assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+                assert "from your address" in (refused.value.details() or "")
+            finally:
+                await feed.close()
+
+    run(main())

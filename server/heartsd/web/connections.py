@@ -30,6 +30,7 @@ import structlog
 from aiohttp import web
 
 from .. import descriptors
+from ..budgets import address_key
 
 log = structlog.get_logger("heartsd.web")
 IDLE_S = 15.0  # an idle connection is closed after this (no request yet, or between requests)
@@ -40,9 +41,9 @@ REFUSAL = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\
 
 
 def peer_name(host: str | None) -> str:
-    """An address as the daemon's budgets name it ("ipv4:1.2.3.4", "ipv6:[::1]")."""
-    host = host or "unknown"
-    return f"ipv6:[{host}]" if ":" in host else f"ipv4:{host}"
+    """An address as the daemon's budgets key it (``budgets.address_key``: "ipv4:1.2.3.4",
+    "ipv6:[2001:db8::]/64"), so one caller counts the same over gRPC and the web."""
+    return address_key(host or "unknown")
 
 
 def connection_cap(wanted: int) -> int:

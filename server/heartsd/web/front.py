@@ -41,7 +41,7 @@ class WebContext:
 
     @staticmethod
     def peer(request: web.Request) -> str:
-        """The caller's address as the gRPC budgets name it ("ipv4:1.2.3.4", "ipv6:[::1]")."""
+        """The caller's address as the gRPC budgets key it (``budgets.address_key``)."""
         return peer_name(request.remote)
 
     @staticmethod
