@@ -162,4 +162,11 @@ MIGRATIONS: list[Migration] = [
         # records of the rows stored before it as the store is migrated (Store.fill_results).
         "ALTER TABLE matches ADD COLUMN result {blob}",
     ]),
+    (15, [
+        # A tournament's shuffle key (hex; tournaments.table_seed): its first-attempt shuffle
+        # seeds are HMAC-SHA256 of (seed, round, table) keyed with it, so that an organiser's
+        # guessable seed gives no hand away. NULL for a tournament created before: its shuffles
+        # derive from its seed alone, as they did when it started.
+        "ALTER TABLE tournaments ADD COLUMN shuffle_key {text}",
+    ]),
 ]

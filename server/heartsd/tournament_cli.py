@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import os
 import secrets
@@ -71,6 +72,9 @@ def add_parser(sub: Any) -> None:
     create.add_argument("--bot", action="append", required=True, help="a roster bot (required; repeat for each)")
     create.add_argument("--name", default="tournament", help="a name to show")
     _settings(create)
+    create.add_argument("--shuffle-key", type=_shuffle_key, metavar="HEX",
+                        help="a finished tournament's published shuffle key (64 hex digits), with its --seed, to play "
+                             "its shuffles again, e.g. on a fresh store (default: a secret one, drawn by the daemon)")
     command("list", "every tournament, newest first", _list)
     show = command("show", "a tournament's progress, standings and head-to-head table", _show)
     show.add_argument("id")
@@ -99,7 +103,8 @@ def _settings(p: argparse.ArgumentParser) -> None:
     p.add_argument("--players", type=int, default=0, help="seats per table (0: the preset's default)")
     p.add_argument("--rounds", type=int, default=3, help="rounds; each bot plays one match a round")
     p.add_argument("--deals", type=int, default=0, help="fixed deals per match (0: four per seat)")
-    p.add_argument("--seed", type=shuffle_seed, help="the schedule and shuffles derive from it (default: random)")
+    p.add_argument("--seed", type=shuffle_seed, help="the schedule and shuffles derive from it (the shuffles keyed with "
+                   "a secret key, except in 'local', where the seed alone replays them) (default: random)")
     p.add_argument("--decision-ms", type=int, default=0, help="time per decision (0: the daemon's default)")
 
 
@@ -116,11 +121,27 @@ def _call(args: argparse.Namespace, method: Any, request: Any, admin: bool = Fal
         raise translate_error(exc, args.server) from None
 
 
-def _request(args: argparse.Namespace, bots: list[str], name: str) -> tournament_pb2.CreateTournamentRequest:
+def _shuffle_key(value: str) -> bytes:
+    """An argparse ``type``: 32 bytes as 64 hex digits (``tournament show`` prints them)."""
+    try:
+        key = bytes.fromhex(value)
+    except ValueError:
+        key = b""
+    if len(key) != 32:
+        raise argparse.ArgumentTypeError(f"a shuffle key is 64 hex digits, got {value[:80]!r}")
+    return key
+
+
+def _request(args: argparse.Namespace, bots: list[str], name: str,
+             local: bool = False) -> tournament_pb2.CreateTournamentRequest:
     request = tournament_pb2.CreateTournamentRequest(name=name, bots=bots, ruleset=args.ruleset, players=args.players,
                                                      rounds=args.rounds, deals_per_match=args.deals)
     if args.seed is not None:
         request.seed = args.seed
+        if local:  # house strategies only, nobody to keep a hand from: the seed alone replays it
+            request.shuffle_key = hashlib.sha256(f"tournament local:{args.seed}".encode()).digest()
+    if getattr(args, "shuffle_key", None) is not None:
+        request.shuffle_key = args.shuffle_key
     request.clock.decision_ms = args.decision_ms
     return request
 
@@ -194,7 +215,8 @@ def _watch(args: argparse.Namespace, console: Console) -> int:
 def print_tournament(console: Console, t: tournament_pb2.Tournament) -> None:
     console.print(f"[bold]{escape(t.name)}[/bold] ({t.id}): {STATUS.get(t.status, '?')}, {escape(t.ruleset)}, {t.players} seats, "
                   f"{t.rounds} rounds, {t.matches_finished}/{t.matches_total} matches, "
-                  f"{t.deals_per_match} deals each" + (f"; seed {t.seed}" if t.seed else ""))
+                  f"{t.deals_per_match} deals each" + (f"; seed {t.seed}" if t.seed else "")
+                  + (f", shuffle key {t.shuffle_key.hex()}" if t.shuffle_key else ""))
     for row in t.tables:
         if row.waiting:
             console.print(f"round {row.round + 1} table {row.table + 1} waits: {row.waiting}", markup=False)
@@ -309,7 +331,7 @@ async def _run_tournament(target: str, admin: str, args: argparse.Namespace, nam
     try:
         async with grpc.aio.insecure_channel(target) as channel:
             stub = tournament_pb2_grpc.TournamentServiceStub(channel)
-            created = await stub.CreateTournament(_request(args, names, "local"),
+            created = await stub.CreateTournament(_request(args, names, "local", local=True),
                                                   metadata=(("authorization", f"Bearer {admin}"),))
             tournament_id = created.tournament.id
             progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),

@@ -46,7 +46,8 @@ def tournament_to_wire(t: tours.TournamentRow, standings: Standings | None = Non
     out = tournament_pb2.Tournament(
         id=t.id, name=t.name, status=STATUS[t.status], ruleset=t.ruleset, players=t.players, rounds=t.rounds,
         deals_per_match=t.deals, created_unix_ms=t.created_ms, reason=t.reason,
-        seed=t.seed if t.seed_public else 0)  # the seed gives every shuffle
+        seed=t.seed if t.seed_public else 0,  # with the key, the seed gives every shuffle
+        shuffle_key=(t.shuffle_key or b"") if t.seed_public else b"")
     for r in t.roster:
         out.roster.add(bot=r["bot"], owner=r["owner"], version=r["version"])
     out.matches_total, out.matches_finished = t.matches
@@ -90,7 +91,8 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
         authorize_admin(self.arena, context)
         t = await self.tournaments.create(
             request.name, list(request.bots), request.ruleset, request.players, request.rounds,
-            request.deals_per_match, request.seed if request.HasField("seed") else None, request.clock)
+            request.deals_per_match, request.seed if request.HasField("seed") else None, request.clock,
+            request.shuffle_key)
         return tournament_pb2.CreateTournamentResponse(tournament=tournament_to_wire(t))
 
     @grpc_errors

@@ -6,7 +6,8 @@ The store is the tournament's memory, so a crash loses nothing and counts nothin
 - The whole schedule is written when the tournament is created (schedule.py); each
   scheduled match is a row, and the row names the one match that counts for it.
 - Before a match is started its row is marked ``starting`` with the attempt number, and
-  the match's seed derives from (tournament seed, round, table) on a first attempt and is
+  the match's seed derives from (tournament seed, round, table), keyed with the
+  tournament's secret shuffle key, on a first attempt and is
   drawn at random on a later one (a set's from its first table's; :func:`table_seed`).
   After a crash a ``starting`` or ``running`` row whose match did not finish is played
   again with the next attempt: fresh shuffles, never the ones its bots were dealt (RULES.md, "Fair duplicate").
@@ -27,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import hmac
 import json
 import secrets
 import time
@@ -83,6 +85,8 @@ class TournamentRow:
     instance: str
     standings: dict[str, Any] | None
     tables: list[TableRow] = field(default_factory=list)
+    # The key of its shuffle seeds (table_seed); None for a tournament created before keys
+    shuffle_key: bytes | None = None
     # (scheduled, finished) matches, counted by the store when ``tables`` was not loaded
     # (TournamentStore.list: one count query, not every tournament's rows)
     table_counts: tuple[int, int] | None = None
@@ -107,16 +111,32 @@ class TournamentRow:
         return len(self.tables), sum(1 for row in self.tables if row.status == "finished")
 
 
-def table_seed(seed: int, round_: int, table: int, attempt: int) -> int:
-    """The shuffle seed of one attempt at one scheduled match (63 bits). The first attempt's
-    comes from the tournament's seed (SHA-256), so a tournament replays from its seed on a
-    fresh store. A later attempt's (the first was interrupted, or dealt a shuffle dealt
-    before) comes from the server's own randomness: a tournament's seed is public once it
-    is over, and a later attempt computed from it was one anyone could compute (a second
-    attack pass: every deal of a tournament that reused a published seed was predicted)."""
+SHUFFLE_KEY_BYTES = 32
+
+
+def table_seed(seed: int, round_: int, table: int, attempt: int, key: bytes | None) -> int:
+    """The shuffle seed of one attempt at one scheduled match (63 bits).
+
+    The first attempt's is HMAC-SHA256 of (tournament seed, round, table) keyed with the
+    tournament's shuffle key: secret until it is over, then published with the seed, so
+    anyone can check every match's seed, and a tournament replays from both on a fresh
+    store. Before (an attack pass), it was SHA-256 of the seed alone, and an organiser's
+    seed is often guessable: a bot found 20261205 from its first hand in 14.5 s and knew
+    every hand of every round. ``key`` None: a tournament created before keys existed,
+    which goes on as it started.
+
+    A later attempt's (the first was interrupted, or dealt a shuffle dealt before) comes
+    from the server's own randomness: once the seed is public, a later attempt computed
+    from it was one anyone could compute (a second attack pass).
+
+    >>> key = bytes(32)
+    >>> table_seed(11, 2, 1, 0, key) == table_seed(11, 2, 1, 0, key) != table_seed(11, 2, 1, 0, bytes([1]) * 32)
+    True
+    """
     if attempt > 0:
         return secrets.randbits(63)
-    digest = hashlib.sha256(f"tournament:{seed}:{round_}:{table}:{attempt}".encode()).digest()
+    message = f"tournament:{seed}:{round_}:{table}:{attempt}".encode()
+    digest = hashlib.sha256(message).digest() if key is None else hmac.digest(key, message, "sha256")
     return int.from_bytes(digest[:8], "big") >> 1
 
 
@@ -131,9 +151,10 @@ class TournamentStore:
         with self.db.transaction() as tx:
             tx.execute(
                 "INSERT INTO tournaments (id, name, created_ms, status, ruleset, players, rounds, deals, seed, clock, "
-                "roster, instance) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
+                "roster, instance, shuffle_key) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (t.id, t.name, t.created_ms, t.ruleset, t.players, t.rounds, t.deals, str(t.seed),
-                 json.dumps(t.clock), json.dumps(t.roster), t.instance))
+                 json.dumps(t.clock), json.dumps(t.roster), t.instance,
+                 t.shuffle_key.hex() if t.shuffle_key is not None else None))
             for row in t.tables:
                 tx.execute("INSERT INTO tournament_tables (tournament_id, round, table_no, seats, status) "
                            "VALUES (?, ?, ?, ?, 'pending')", (t.id, row.round, row.table, json.dumps(row.seats)))
@@ -170,9 +191,9 @@ class TournamentStore:
             "SELECT DISTINCT tt.tournament_id FROM tournament_tables tt JOIN matches m ON m.id = tt.match_id "
             f"WHERE m.status = 'running'{only}", (tournament_id,) if tournament_id is not None else ())}
 
-    def with_seed(self, seed: int) -> str | None:
-        """The id of a tournament of this store with ``seed``, if any."""
-        rows = self.db.query("SELECT id FROM tournaments WHERE seed = ? LIMIT 1", (str(seed),))
+    def with_shuffle_key(self, key: bytes) -> str | None:
+        """The id of a tournament of this store whose shuffle key is ``key``, if any."""
+        rows = self.db.query("SELECT id FROM tournaments WHERE shuffle_key = ? LIMIT 1", (key.hex(),))
         return rows[0][0] if rows else None
 
     def active(self, instance: str) -> list[str]:
@@ -211,12 +232,13 @@ class TournamentStore:
 CANCEL_POLL_S = 1.0  # how often a director waiting for its matches reads whether another daemon cancelled them
 
 _COLUMNS = ("id, name, created_ms, finished_ms, status, reason, ruleset, players, rounds, deals, seed, clock, roster, "
-            "instance, standings")
+            "instance, standings, shuffle_key")
 
 
 def _tournament(r: tuple[Any, ...]) -> TournamentRow:
     return TournamentRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], int(r[10]), json.loads(r[11]),
-                         json.loads(r[12]), r[13], json.loads(r[14]) if r[14] else None)
+                         json.loads(r[12]), r[13], json.loads(r[14]) if r[14] else None,
+                         shuffle_key=bytes.fromhex(r[15]) if r[15] else None)
 
 
 def compute_standings(store: Store, t: TournamentRow) -> stats.Standings:
@@ -269,7 +291,9 @@ class Tournaments:
         return {(r, n): why for (t, r, n), why in self._waiting.items() if t == tournament_id}
 
     async def create(self, name: str, bots: Sequence[str], ruleset: str, players: int, rounds: int, deals: int,
-                     seed: int | None, clock: game_pb2.ClockSettings) -> TournamentRow:
+                     seed: int | None, clock: game_pb2.ClockSettings, shuffle_key: bytes = b"") -> TournamentRow:
+        """``shuffle_key`` empty: a secret one is drawn (table_seed); given: a finished
+        tournament's, to play its shuffles again (refused if this store used it)."""
         arena = self.arena
         try:
             rules = preset(ruleset or "standard", players=players or None)
@@ -293,12 +317,16 @@ class Tournaments:
             if session is None:
                 raise ArenaError("precondition", f"bot {bot!r} is not connected: its version is frozen at the start")
             roster.append({"bot": bot, "owner": owners.get(bot, bot), "version": session.version})
-        if seed is not None:
-            used = await asyncio.to_thread(self.store.with_seed, seed)
+        if shuffle_key:
+            if len(shuffle_key) != SHUFFLE_KEY_BYTES:
+                raise ArenaError("invalid", f"shuffle_key is {SHUFFLE_KEY_BYTES} bytes (a finished tournament's "
+                                            f"Tournament.shuffle_key), got {len(shuffle_key)}; leave it empty for a "
+                                            "secret one")
+            used = await asyncio.to_thread(self.store.with_shuffle_key, shuffle_key)
             if used is not None:
-                raise ArenaError("precondition", f"seed {seed} was the seed of tournament {used} on this store (public "
-                                 "once a tournament is over): its shuffles may be known; choose another seed, or "
-                                 "leave it unset for a random one")
+                raise ArenaError("precondition", f"that shuffle key was tournament {used}'s on this store (public once "
+                                 "a tournament is over): with it every hand can be computed; leave it empty for a "
+                                 "secret one")
         seed = secrets.randbits(63) if seed is None else seed
         schedule = await asyncio.to_thread(balanced_schedule, list(bots), rules.players, rounds, seed,
                                            {r["bot"]: r["owner"] for r in roster})
@@ -307,7 +335,8 @@ class Tournaments:
             rules.name, rules.players, rounds, deals, seed,
             {k: getattr(clock, k) for k in ("decision_ms", "bank_ms", "max_illegal", "auto_after", "grace_ms")},
             roster, arena.settings.instance, None,
-            [TableRow(r.number, i, list(table)) for r in schedule for i, table in enumerate(r.tables)])
+            [TableRow(r.number, i, list(table)) for r in schedule for i, table in enumerate(r.tables)],
+            shuffle_key=shuffle_key or secrets.token_bytes(SHUFFLE_KEY_BYTES))
         await asyncio.to_thread(self.store.create, t)
         log.info("tournament created", tournament=t.id, bots=len(bots), rounds=rounds, matches=len(t.tables))
         self.start(t.id)
@@ -498,7 +527,7 @@ class Tournaments:
         """Start the matches of one group (a set, or one table), waiting for their bots; while
         they wait, :meth:`waiting` says why."""
         first = group[0]
-        seed = table_seed(t.seed, first.round, first.table, first.attempts - 1)
+        seed = table_seed(t.seed, first.round, first.table, first.attempts - 1, t.shuffle_key)
         clock = game_pb2.ClockSettings(**t.clock)
         seats = [SeatRequest(bot=b) for row in group for b in row.seats]
         bots = {b for row in group for b in row.seats}

@@ -22,7 +22,7 @@ TOURNAMENT_STATUS_FINISHED: TournamentStatus
 TOURNAMENT_STATUS_CANCELLED: TournamentStatus
 
 class CreateTournamentRequest(_message.Message):
-    __slots__ = ("name", "bots", "ruleset", "players", "rounds", "deals_per_match", "seed", "clock")
+    __slots__ = ("name", "bots", "ruleset", "players", "rounds", "deals_per_match", "seed", "clock", "shuffle_key")
     NAME_FIELD_NUMBER: _ClassVar[int]
     BOTS_FIELD_NUMBER: _ClassVar[int]
     RULESET_FIELD_NUMBER: _ClassVar[int]
@@ -31,6 +31,7 @@ class CreateTournamentRequest(_message.Message):
     DEALS_PER_MATCH_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
     CLOCK_FIELD_NUMBER: _ClassVar[int]
+    SHUFFLE_KEY_FIELD_NUMBER: _ClassVar[int]
     name: str
     bots: _containers.RepeatedScalarFieldContainer[str]
     ruleset: str
@@ -39,7 +40,8 @@ class CreateTournamentRequest(_message.Message):
     deals_per_match: int
     seed: int
     clock: _game_pb2.ClockSettings
-    def __init__(self, name: _Optional[str] = ..., bots: _Optional[_Iterable[str]] = ..., ruleset: _Optional[str] = ..., players: _Optional[int] = ..., rounds: _Optional[int] = ..., deals_per_match: _Optional[int] = ..., seed: _Optional[int] = ..., clock: _Optional[_Union[_game_pb2.ClockSettings, _Mapping]] = ...) -> None: ...
+    shuffle_key: bytes
+    def __init__(self, name: _Optional[str] = ..., bots: _Optional[_Iterable[str]] = ..., ruleset: _Optional[str] = ..., players: _Optional[int] = ..., rounds: _Optional[int] = ..., deals_per_match: _Optional[int] = ..., seed: _Optional[int] = ..., clock: _Optional[_Union[_game_pb2.ClockSettings, _Mapping]] = ..., shuffle_key: _Optional[bytes] = ...) -> None: ...
 
 class PauseTournamentRequest(_message.Message):
     __slots__ = ("id", "reason")
@@ -170,7 +172,7 @@ class TournamentStandings(_message.Message):
     def __init__(self, rows: _Optional[_Iterable[_Union[StandingRow, _Mapping]]] = ..., head_to_head: _Optional[_Iterable[_Union[HeadToHead, _Mapping]]] = ..., test: _Optional[str] = ..., shuffles: _Optional[int] = ..., json: _Optional[str] = ...) -> None: ...
 
 class Tournament(_message.Message):
-    __slots__ = ("id", "name", "status", "ruleset", "players", "rounds", "deals_per_match", "roster", "tables", "matches_finished", "matches_total", "standings", "seed", "created_unix_ms", "reason")
+    __slots__ = ("id", "name", "status", "ruleset", "players", "rounds", "deals_per_match", "roster", "tables", "matches_finished", "matches_total", "standings", "seed", "created_unix_ms", "reason", "shuffle_key")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
@@ -186,6 +188,7 @@ class Tournament(_message.Message):
     SEED_FIELD_NUMBER: _ClassVar[int]
     CREATED_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    SHUFFLE_KEY_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     status: TournamentStatus
@@ -201,7 +204,8 @@ class Tournament(_message.Message):
     seed: int
     created_unix_ms: int
     reason: str
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., status: _Optional[_Union[TournamentStatus, str]] = ..., ruleset: _Optional[str] = ..., players: _Optional[int] = ..., rounds: _Optional[int] = ..., deals_per_match: _Optional[int] = ..., roster: _Optional[_Iterable[_Union[RosterEntry, _Mapping]]] = ..., tables: _Optional[_Iterable[_Union[TournamentTable, _Mapping]]] = ..., matches_finished: _Optional[int] = ..., matches_total: _Optional[int] = ..., standings: _Optional[_Union[TournamentStandings, _Mapping]] = ..., seed: _Optional[int] = ..., created_unix_ms: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
+    shuffle_key: bytes
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., status: _Optional[_Union[TournamentStatus, str]] = ..., ruleset: _Optional[str] = ..., players: _Optional[int] = ..., rounds: _Optional[int] = ..., deals_per_match: _Optional[int] = ..., roster: _Optional[_Iterable[_Union[RosterEntry, _Mapping]]] = ..., tables: _Optional[_Iterable[_Union[TournamentTable, _Mapping]]] = ..., matches_finished: _Optional[int] = ..., matches_total: _Optional[int] = ..., standings: _Optional[_Union[TournamentStandings, _Mapping]] = ..., seed: _Optional[int] = ..., created_unix_ms: _Optional[int] = ..., reason: _Optional[str] = ..., shuffle_key: _Optional[bytes] = ...) -> None: ...
 
 class CreateTournamentResponse(_message.Message):
     __slots__ = ("tournament",)
