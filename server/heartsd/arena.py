@@ -411,7 +411,7 @@ class Arena:
 
         Its shuffles go into the ledger with the match (shuffles.py). A rated match, or one
         whose seed the server draws, never deals a shuffle dealt before: a drawn seed that
-        would is replaced by another; an explicit seed of a rated match is refused. An
+        would is replaced by another; a rated match with an explicit seed is refused. An
         unrated match with an organiser's explicit seed may repeat shuffles (organisers and
         ``heartsbot local --seed`` test with fixed seeds), unless ``strict`` (a tournament's
         seeds): then such a seed is refused with :class:`SeedRefused`.
@@ -422,6 +422,9 @@ class Arena:
         ``versions`` (bot -> version) seats a bot only while it is connected with that
         declared version (a tournament froze it at the start)."""
         self.loop_monitor.start()
+        if rated and seed is not None:  # before (an attack pass): accepted, and its hands known to whoever chose it
+            raise invalid("a rated match draws its own seed: an explicit one is known to whoever chose it, and it "
+                          "gives every hand (leave seed unset)")
         rules, match_format = self.check_match(ruleset, players, options, fmt, seats, rated)
         if rated:
             await self.check_rated(seats)

@@ -395,3 +395,35 @@ def test_watch_draws_bot_names_as_text_never_as_markup():
     console.print(view.render())
     text = console.export_text()
     assert "a[/]" in text and "[bold]b" in text, text
+
+
+def test_a_rated_match_with_an_explicit_seed_is_refused(tmp_path):
+    """Before (an attack pass): CreateMatch(rated, seed=4242) with four ladder bots was
+    accepted and counted on the leaderboard, and a bot recovered 4242 from its first hand in
+    0.07 s; protocol.md says explicit seeds are for unrated admin matches only."""
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            ladder = daemon.arena.store.ladder
+            names = ["l1", "l2", "l3", "l4"]
+            tokens = {b: ladder.add_bot(b, b) for b in names}
+            bots = [await Bot(daemon, b, random_legal(i), token=tokens[b], max_matches=1).start()
+                    for i, b in enumerate(names)]
+            try:
+                async with daemon.channel() as channel:
+                    stub = admin_pb2_grpc.AdminServiceStub(channel)
+                    request = _create_request(names)
+                    request.rated, request.seed = True, 4242
+                    with pytest.raises(grpc.aio.AioRpcError) as refused:
+                        await stub.CreateMatch(request, metadata=auth(ADMIN))
+                    request.ClearField("seed")
+                    drawn = await stub.CreateMatch(request, metadata=auth(ADMIN))
+                return refused.value, drawn
+            finally:
+                for b in bots:
+                    await b.close()
+
+    refused, drawn = run(scenario())
+    assert refused.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "a rated match draws its own seed" in refused.details()
+    assert drawn.match_id and drawn.seed == 0, "the same match with its seed drawn starts (seed not shown)"

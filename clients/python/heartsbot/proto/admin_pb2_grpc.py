@@ -63,14 +63,14 @@ class AdminServiceServicer:
 
     def CreateMatch(self, request, context):
         """Start a match between connected bots and/or house bots. INVALID_ARGUMENT for an
-        unknown ruleset, a bad player count or format (at most 1,000 fixed deals), or
-        in-match duplicate seating (format.duplicate) with a bot in any seat;
+        unknown ruleset, a bad player count or format (at most 1,000 fixed deals),
+        in-match duplicate seating (format.duplicate) with a bot in any seat, or a rated
+        match with an explicit seed (whoever chose it would know every hand);
         FAILED_PRECONDITION when a named bot is
         not connected, does not play the ruleset, is draining (it sent `drain`, or its token
         was rotated: it takes no new match; no waiting helps) or has no free match slot (the
         message names the matches that hold its slots), unless `wait_for_seats_ms` lets the
-        request wait (DEADLINE_EXCEEDED when that wait runs out), or when a rated match's
-        explicit seed deals a shuffle that was dealt before. UNAVAILABLE while the server is
+        request wait (DEADLINE_EXCEEDED when that wait runs out). UNAVAILABLE while the server is
         shutting down, which also ends a wait for seats (within about a second).
 
         No bot is dealt a shuffle twice: every deal's hands are recorded, per bot, before
