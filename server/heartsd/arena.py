@@ -445,7 +445,7 @@ class Arena:
                 except ShuffleRepeated as exc:
                     if explicit:
                         raise SeedRefused("precondition", f"seed {seed} deals a shuffle that was dealt before (match "
-                                          f"{exc.match_id}, deal {exc.deal}): a rated match never repeats a shuffle; "
+                                          f"{exc.match_id}, deal {exc.deal}): a tournament's match never repeats a shuffle; "
                                           "leave the seed unset to have one drawn") from None
                     log.warning("a drawn seed deals a shuffle dealt before; drawing another", attempt=attempt + 1)
             raise ArenaError("unavailable", f"no fresh seed in {SEED_DRAWS} draws")

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import errno
 import gc
+import secrets
 import signal
 import socket
 from collections.abc import AsyncIterator
@@ -285,7 +286,9 @@ async def start_ladder(settings: Settings, arena: Arena, port: int) -> LadderRun
                 log.info("house bot revoked by an organiser: not playing it", bot=bot)
                 continue
             token = ladder.rotate(bot)
-        client = BotClient(f"127.0.0.1:{port}", token, make_strategy(name, seed=i), bot,
+        # Seeded afresh at every start: seeded with its place in the list, it passed the same
+        # positions of its hand after every start, and its receiver learned what it still held.
+        client = BotClient(f"127.0.0.1:{port}", token, make_strategy(name, seed=secrets.randbits(63)), bot,
                            rulesets=[settings.ladder_ruleset], max_matches=2)
         house.add(bot)
         run.house.append((client, loop.create_task(client.run())))

@@ -75,7 +75,7 @@ def test_rated_matches_record_results_with_the_match_and_need_fixed_deals_and_la
                     await daemon.create_match(seats, rated=True, **kw)
                 except grpc.aio.AioRpcError as exc:
                     errors.append((exc.code(), exc.details()))
-            rated = await daemon.create_match(names, deals=4, rated=True, seed=3)
+            rated = await daemon.create_match(names, deals=4, rated=True)
             unrated = await daemon.create_match(names, deals=4, seed=4)
             for match_id in (rated, unrated):
                 await bots[0].wait_ended(match_id)
@@ -141,7 +141,7 @@ def test_ladder_service_serves_the_leaderboard_and_bot_profiles(tmp_path):
             ladder = daemon.arena.store.ladder
             names = ["p1", "p2", "p3", "p4"]
             bots = await ladder_bots(daemon, ladder, names)
-            match_id = await daemon.create_match(names, deals=4, rated=True, seed=11)
+            match_id = await daemon.create_match(names, deals=4, rated=True)
             await bots[0].wait_ended(match_id)
             out = {}
             async with daemon.channel() as channel:
@@ -245,3 +245,28 @@ def test_a_revoked_bot_still_connected_is_dropped_and_never_rated_again(tmp_path
     tables, dropped, errors = run(scenario())
     assert dropped and tables and all("v1" not in t for t in tables)
     assert errors and ("each bot once" in errors[0] or "not connected" in errors[0])
+
+
+def test_the_ladders_house_bots_are_not_the_same_players_after_every_start(tmp_path):
+    """Before (an attack pass): each ladder house bot's strategy was seeded with its place in
+    --ladder-house, so after every start house-random passed the same positions of its
+    sorted hand (positions 0, 6 and 12), and its receiver learned which cards it still held.
+    Now each start seeds them from the system's randomness."""
+    from heartsd.server import start_ladder
+
+    async def scenario():
+        async with running_daemon(tmp_path, ladder=True, ladder_house=["random", "heuristic"],
+                                  ladder_interval_s=3600) as daemon:
+            draws = []
+            for _ in range(2):
+                ladder = await start_ladder(daemon.settings, daemon.arena, daemon.port)
+                try:
+                    draws.append([[client.strategy.rng.random() for _ in range(3)] for client, _ in ladder.house])
+                finally:
+                    ladder.stop_matchmaking()
+                    await ladder.stop()
+            return draws
+
+    first, second = run(scenario())
+    assert len(first) == 2
+    assert first[0] != second[0] and first[1] != second[1], "a house bot's choices repeat from start to start"

@@ -40,7 +40,7 @@ def rated_match_with_a_bot_that_leaves(tmp_path):
             bots = [await Bot(daemon, n, leaves_after(10) if n == "quitter" else random_legal(i), token=tokens[n]).start()
                     for i, n in enumerate(names)]
             with structlog.testing.capture_logs() as logs:
-                match_id = await daemon.create_match(names, deals=4, rated=True, seed=9,
+                match_id = await daemon.create_match(names, deals=4, rated=True,
                                                      clock=dict(decision_ms=60, bank_ms=60))
                 await bots[0].wait_ended(match_id)
             async with daemon.channel() as channel:

@@ -109,16 +109,25 @@ def test_the_shuffles_of_a_cancelled_match_are_never_dealt_again_in_rated_play(t
                     outcomes.append("started")
                 except grpc.aio.AioRpcError as exc:
                     outcomes.append((exc.code(), exc.details()))
+            from heartsbot.proto import admin_pb2, game_pb2
+            from heartsd.arena import SeatRequest, SeedRefused
+
+            with pytest.raises(SeedRefused) as strict:  # a tournament's explicit seeds are strict
+                await daemon.arena.create_match("standard", 4, admin_pb2.RulesetOptions(),
+                                                game_pb2.MatchFormat(fixed_deals=4), 1234,
+                                                [SeatRequest(bot=n) for n in names], game_pb2.ClockSettings(),
+                                                strict=True)
             for b in bots:
                 await b.close()
-            return first, outcomes, daemon.stored(first)
+            return first, outcomes, daemon.stored(first), strict.value
 
-    first, outcomes, stored = run(scenario())
+    first, outcomes, stored, strict = run(scenario())
     assert stored.status == "cancelled"
-    for outcome in outcomes:
+    assert strict.kind == "precondition" and first in strict.message and "never repeats" in strict.message
+    for outcome in outcomes:  # refused before the ledger is asked: a rated match takes no explicit seed at all
         assert outcome != "started"
         code, details = outcome
-        assert code == grpc.StatusCode.FAILED_PRECONDITION and first in details and "never repeats" in details
+        assert code == grpc.StatusCode.INVALID_ARGUMENT and "a rated match draws its own seed" in details
 
 
 def test_a_drawn_seed_that_would_repeat_a_shuffle_is_replaced(tmp_path, monkeypatch):
