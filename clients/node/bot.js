@@ -55,6 +55,7 @@ const USAGE = `usage: node bot.js [--server HOST:PORT] --token TOKEN --name NAME
 
 exit codes (the same in every Hearts Arena client):
   0    done: --matches played, or stopped with Ctrl-C after finishing the running matches
+       (at once when none was running)
   2    usage: a bad or missing option (--token, --name), no proto/
   3    refused by the server: an unknown token, a name that is not the token's, a bad hello
   4    the server could not be reached (never connected after ${CONNECT_ATTEMPTS} attempts; a connection

@@ -27,6 +27,7 @@ EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE, as a shell reports `cat` or `grep` stop
 
 TABLE = f"""exit codes (the same in heartsbot, the Node bot, the stdio bridge and heartsd admin):
   {EXIT_OK:<4} done: --matches played, or stopped with Ctrl-C after finishing the running matches
+       (at once when none was running)
   {EXIT_FAILED:<4} the bot failed: its strategy raised, answered illegally or ran out of time (local),
        or the bot program exited or never answered the handshake (stdio)
   {EXIT_USAGE:<4} usage: a bad or missing option (--strategy, --token, --name), an unknown strategy,
@@ -36,7 +37,7 @@ TABLE = f"""exit codes (the same in heartsbot, the Node bot, the stdio bridge an
   {EXIT_UNREACHABLE:<4} the server could not be reached (never connected after 5 attempts; a connection
        that once worked is retried until Ctrl-C)
   {EXIT_INTERRUPTED:<4} interrupted: a second Ctrl-C left at once, abandoning running matches (or
-       Ctrl-C before there was anything to finish)
+       Ctrl-C while the client was still starting, before it could drain)
   {EXIT_CLOSED_PIPE:<4} the output's reader went away (e.g. piped into head): ended quietly
        (heartsbot and heartsd; 128 + SIGPIPE)"""
 
