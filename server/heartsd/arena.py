@@ -675,7 +675,12 @@ class Arena:
     async def store_result(self, match_id: str, status: str, reason: str, record: spectator_pb2.MatchRecord,
                            deals: int, totals: list[int], rated: bool = False, events: bytes | None = None) -> None:
         """Store the finished match; retried after a failure (e.g. a database reconnect),
-        unless the failed attempt did commit (then the row is no longer running)."""
+        unless the failed attempt did commit: the row then holds this status and reason.
+        A row another daemon ended meanwhile (it took this instance's lease over while this
+        one stalled, and marked its matches aborted) is not ours: that raises, and the match
+        is announced aborted. Before (an attack pass), any row no longer running counted as
+        our commit, and a match was announced finished that the store held aborted, with
+        no record."""
         for delay in (*STORE_RETRY_DELAYS_S, None):
             try:
                 await asyncio.to_thread(self.store.finish, match_id, status, reason, record, deals, totals, rated,
@@ -686,10 +691,15 @@ class Arena:
                     raise
                 log.warning("storing a result failed; retrying", match_id=match_id, retry_in=delay, exc_info=True)
             await asyncio.sleep(delay)
-            with contextlib.suppress(Exception):
-                state = await asyncio.to_thread(self.store.match_state, match_id)
-                if state is not None and state[0] != "running":
-                    return  # the failed attempt did commit
+            try:
+                ended = await asyncio.to_thread(self.store.ended_as, match_id)
+            except Exception:
+                continue  # the store is still unreachable: try again
+            if ended == (status, reason):
+                return  # the failed attempt did commit
+            if ended is not None:
+                raise RuntimeError(f"match {match_id} was ended in the store by another daemon ({ended[0]}: "
+                                   f"{ended[1]}); its result here is not stored")
 
     async def checkpoint(self, match_id: str, record: bytes, deals: int, totals: list[int]) -> None:
         try:

@@ -228,6 +228,12 @@ class Store:
             if set_id:
                 _rate_set_if_over(tx, set_id)
 
+    def ended_as(self, match_id: str) -> tuple[str, str] | None:
+        """(status, reason) of a match that is no longer running in the store; None while it
+        runs or if it is unknown."""
+        rows = self.db.query("SELECT status, reason FROM matches WHERE id = ? AND status <> 'running'", (match_id,))
+        return (rows[0][0], rows[0][1]) if rows else None
+
     def match_state(self, match_id: str) -> tuple[str, str, int | None] | None:
         """(status, duplicate set id, bytes of stored spectator events or None) of a match,
         without loading its record; None for an unknown match."""

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from heartsbot.proto import game_pb2
 from heartsd.db import Database, StoreError
 from heartsd.lease import FileLease, LeaseHeld, RowLease, open_leased
 from heartsd.store import Store
@@ -445,3 +446,40 @@ def test_a_damaged_store_is_named_damaged_not_an_internal_error_or_a_traceback(t
     finally:
         daemon.terminate()
         daemon.wait(30)
+
+
+def test_a_match_another_daemon_ended_in_the_store_is_announced_aborted_not_finished(tmp_path, monkeypatch):
+    """Another daemon of the instance took the lease over while this one stalled (the
+    documented PostgreSQL takeover) and marked this one's running match aborted. Before (an
+    attack pass, 3 of 3): storing the result failed, the row was no longer running, that
+    counted as this daemon's own commit, and the match was announced finished while the store
+    held it aborted with no record. Now it is announced aborted, as the store holds it."""
+    import asyncio
+
+    import heartsd.arena
+
+    from .harness import Bot, first_legal
+
+    monkeypatch.setattr(heartsd.arena, "STORE_RETRY_DELAYS_S", (0.05,))
+    go = asyncio.Event()
+
+    async def held(request, bot):
+        await go.wait()
+        return first_legal(request, bot)
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            alice = await Bot(daemon, "alice", policy=held).start()
+            match_id = await daemon.create_match(["alice", "house:random", "house:random", "house:random"], deals=1)
+            while not any(m.HasField("update") and m.update.HasField("request") for m in alice.received):
+                await asyncio.sleep(0.01)
+            taken_over = daemon.arena.store.abort_interrupted()  # what the other daemon does at its start
+            go.set()
+            announced = await alice.wait_ended(match_id)
+            await alice.close()
+            return taken_over, match_id, announced, daemon.stored(match_id)
+
+    taken_over, match_id, announced, stored = run(scenario())
+    assert taken_over == [match_id]
+    assert stored.status == "aborted" and stored.reason == "server stopped while the match was running"
+    assert announced.status == game_pb2.MATCH_STATUS_ABORTED, "announced finished while the store holds it aborted"
