@@ -94,6 +94,17 @@ def new_sqlite_file(url: str) -> str | None:
     return os.path.abspath(path)
 
 
+def check_not_orphaned(path: str) -> None:
+    """Refuse to make a new store where only a write-ahead log is left: the store was moved
+    or deleted while a daemon ran, and the log holds its latest writes. Before (an attack
+    pass), a new, empty store was made there and SQLite deleted the log: 22 results gone."""
+    if path != ":memory:" and not os.path.exists(path) and os.path.exists(f"{path}-wal"):
+        raise StoreError(f"no store at {os.path.abspath(path)}, but its write-ahead log {path}-wal is there: "
+                         "the store was moved or deleted while heartsd ran, and the log holds its latest "
+                         "writes. Put the database file back beside it, or move the -wal and -shm files "
+                         f"away to start a new store ({SETTING})")
+
+
 def check_writable(path: str) -> None:
     """Raise :class:`StoreError` unless a daemon can write the SQLite store at ``path``
     (the file, if it exists, and its folder, where SQLite keeps the -wal and -shm files).
@@ -168,6 +179,7 @@ class Database:
         if path != ":memory:" and not os.path.isfile(path):
             if os.path.exists(path):
                 raise StoreError(f"the store {path} is not a file ({SETTING})")
+            check_not_orphaned(path)
             if not create:
                 raise StoreError(f"no store at {os.path.abspath(path)} ({SETTING}): check the path and the working "
                                  "folder; `heartsd serve` creates a store, as does `heartsd ladder add-bot --create`")

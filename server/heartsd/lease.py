@@ -5,8 +5,11 @@ stopped. That is only right if no other daemon of the same instance is alive on 
 same store, so before touching any match a daemon takes a lease on (store, instance):
 
 * SQLite: an exclusive ``flock`` on a lock file beside the database
-  (``heartsd.db.heartsd.lock``), held as long as the process lives; the kernel
-  releases it when the process ends, however it ends.
+  (``heartsd.db.heartsd.lock``, which names the holder), and a write lock on one byte of
+  the database file itself, at an offset of the instance's far beyond SQLite's own locks
+  (an open-file-description lock, Linux): every name of the file shares it, a hard link
+  or a renamed path included, and deleting the lock file does not lift it. Both are held
+  as long as the process lives; the kernel releases them when it ends, however it ends.
 * PostgreSQL: a row in ``leases`` naming the holder, with a heartbeat. A row whose
   heartbeat is older than ``STALE_S`` belongs to a daemon that died without releasing
   it (a crash, a lost pod) and is taken over.
@@ -18,18 +21,20 @@ lease and what to do; it has changed nothing.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import os
 import re
 import secrets
 import socket
+import struct
 import time
 from pathlib import Path
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
-from .db import Database, check_writable, is_postgresql, sqlite_path
+from .db import Database, check_not_orphaned, check_writable, is_postgresql, sqlite_path
 
 S = TypeVar("S")
 HEARTBEAT_S = 5.0
@@ -42,6 +47,11 @@ class LeaseHeld(Exception):
 
 
 class Lease(Protocol):
+    # Released after the store is closed: closing a descriptor of the database file drops
+    # every POSIX lock this process holds on it, SQLite's own included.
+    outlives_store: bool
+    lost_reason: str  # why heartbeat() said False
+
     def heartbeat(self) -> bool:
         """Renew the lease; False if it was lost (taken over after this daemon stalled)."""
 
@@ -64,16 +74,62 @@ def lock_path(db_path: str, instance: str) -> Path:
     return Path(f"{os.path.realpath(db_path)}.{safe}.lock")
 
 
-class FileLease:
-    """An exclusive flock on the instance's lock file (SQLite)."""
+# The byte of the database file a lease locks: past 1 TiB, where SQLite (its locks sit at
+# 1 GiB) never locks, one per instance (a hash of its name), so instances share the store.
+DB_LOCK_BASE = 1 << 40
 
-    def __init__(self, path: Path, fd: int) -> None:
+
+def _lock_database_file(db_path: str, instance: str) -> int | None:
+    """An open-file-description write lock on the instance's byte of the database file
+    itself; its descriptor (closing it releases the lock), or None where the system has
+    no such locks (the lock file alone then). Raises BlockingIOError if held."""
+    if not hasattr(fcntl, "F_OFD_SETLK"):
+        return None
+    fd = os.open(db_path, os.O_RDWR | os.O_CREAT, 0o644)
+    start = DB_LOCK_BASE + int.from_bytes(hashlib.sha256(instance.encode()).digest()[:4], "big")
+    try:  # struct flock: type, whence, start, length, pid (0 for these locks)
+        fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack("@hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, start, 1, 0))
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno in (errno.EAGAIN, errno.EACCES):
+            raise BlockingIOError(exc.errno, "held") from None
+        raise
+    return fd
+
+
+class FileLease:
+    """An exclusive flock on the instance's lock file, and a lock on the instance's byte
+    of the database file (SQLite)."""
+
+    outlives_store = True
+    lost_reason = ""
+
+    def __init__(self, path: Path, fd: int, db_fd: int | None = None, db_path: str | None = None) -> None:
         self.path = path
         self._fd: int | None = fd
+        self._db_fd = db_fd
+        self.db_path = db_path
+        self._wal_seen = False
 
     @classmethod
     def acquire(cls, db_path: str, instance: str) -> FileLease:
-        path = lock_path(db_path, instance)
+        lease = cls._acquire_file(lock_path(db_path, instance), db_path, instance)  # names the holder if held
+        lease.db_path = os.path.realpath(db_path)
+        try:
+            lease._db_fd = _lock_database_file(db_path, instance)
+        except BlockingIOError:
+            lease.release()
+            raise LeaseHeld(
+                f"another heartsd (instance {instance!r}) is running on the store {db_path}, reached by another "
+                "name (a hard link, or a path renamed since) or with its lock file deleted; stop it first, or give "
+                "this one its own --db (HEARTSD_DB_PATH) or --instance (HEARTSD_INSTANCE)") from None
+        except BaseException:
+            lease.release()
+            raise
+        return lease
+
+    @classmethod
+    def _acquire_file(cls, path: Path, db_path: str, instance: str) -> FileLease:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -93,7 +149,31 @@ class FileLease:
         return cls(path, fd)
 
     def heartbeat(self) -> bool:
-        return self._fd is not None
+        """False once the store is not where this daemon took it: its path renamed, deleted or
+        replaced by another file, or its write-ahead log deleted. SQLite goes on writing to
+        the files it has open, and everything written after that is lost at the next start
+        (an attack pass: 22 matches announced finished, none left). ``lost_reason`` says which."""
+        if self._fd is None:
+            return False
+        if self._db_fd is None or self.db_path is None:
+            return True
+        try:
+            named = os.stat(self.db_path)
+        except FileNotFoundError:
+            named = None
+        held = os.fstat(self._db_fd)
+        if named is None or (named.st_dev, named.st_ino) != (held.st_dev, held.st_ino):
+            self.lost_reason = (f"the store {self.db_path} was renamed, deleted or replaced while heartsd ran: what it "
+                                "writes now would be lost; stopping. Put the file back (with its -wal file) and start "
+                                "heartsd again")
+            return False
+        if os.path.exists(self.db_path + "-wal"):
+            self._wal_seen = True  # SQLite keeps it while a connection is open (WAL mode)
+        elif self._wal_seen:
+            self.lost_reason = (f"the store's write-ahead log {self.db_path}-wal was deleted while heartsd ran: what it "
+                                "writes now would be lost; stopping")
+            return False
+        return True
 
     def release(self) -> None:
         if self._fd is not None:
@@ -101,6 +181,9 @@ class FileLease:
                 os.ftruncate(self._fd, 0)
             os.close(self._fd)  # closing releases the flock
             self._fd = None
+        if self._db_fd is not None:
+            os.close(self._db_fd)  # and the database file's lock
+            self._db_fd = None
 
 
 class RowLease:
@@ -109,6 +192,9 @@ class RowLease:
     moment the holder's connection ends, so a daemon that was killed is replaced at once
     instead of after ``STALE_S``. A holder whose connection lives on but whose heartbeat
     stopped (a frozen host) is taken over once its row is stale."""
+
+    outlives_store = False
+    lost_reason = "the store lease was taken over by another daemon of this instance; stopping"
 
     def __init__(self, db: Database, instance: str, holder: str, session: Any) -> None:
         self.db = db
@@ -173,6 +259,7 @@ def open_leased(url: str, instance: str, open_store: Callable[[], S]) -> tuple[S
             raise
     path = sqlite_path(url)
     check_writable(path)  # a read-only store is refused with that reason, not a lock file error
+    check_not_orphaned(path)  # before the lease makes the database file
     lease = None if path == ":memory:" else FileLease.acquire(path, instance)
     try:
         return open_store(), lease

@@ -356,9 +356,11 @@ async def serve(
     try:
         await _serve(settings, server, port, store, lease, budgets, on_ready, stop, show_admin_token)
     finally:
-        if lease is not None:
+        if lease is not None and not lease.outlives_store:  # a row in the store: released through it
             await asyncio.to_thread(lease.release)
         store.close()
+        if lease is not None and lease.outlives_store:  # a lock on the database file: after its last connection
+            lease.release()
 
 
 def _hurry(hurry: asyncio.Event) -> None:
@@ -369,7 +371,8 @@ def _hurry(hurry: asyncio.Event) -> None:
 
 async def _keep_lease(lease: Lease, stop: asyncio.Event) -> None:
     """Renew the lease; if another daemon took it over (this one stalled past STALE_S),
-    this one stops: that daemon has already marked this one's matches aborted."""
+    this one stops: that daemon has already marked this one's matches aborted. So it does
+    when its SQLite store was moved or deleted under it (FileLease.heartbeat)."""
     while True:
         await asyncio.sleep(HEARTBEAT_S)
         try:
@@ -378,7 +381,7 @@ async def _keep_lease(lease: Lease, stop: asyncio.Event) -> None:
             log.warning("could not renew the store lease; retrying", exc_info=True)
             continue
         if not held:
-            log.error("the store lease was taken over by another daemon of this instance; stopping")
+            log.error(lease.lost_reason)
             stop.set()
             return
 

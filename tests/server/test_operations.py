@@ -136,6 +136,28 @@ def test_a_store_reached_through_a_symlink_or_another_path_has_the_same_lease(tm
     lease.release()
     FileLease.acquire(str(tmp_path / "link.db"), "heartsd").release()
 
+def test_a_store_reached_through_a_hard_link_or_after_its_lock_file_was_deleted_has_the_same_lease(tmp_path):
+    """Before (an attack pass): the lock file is named after the store's path, so a second
+    daemon of the instance on a hard link of the store (b.db, the same file) took b.db's lock
+    and ran beside the first: two WAL files, and PRAGMA integrity_check failed. Deleting the
+    lock file (a temp cleaner) let a second daemon in too. Now the lease also locks a byte
+    range of the database file itself, which every name of the file shares."""
+    import os
+
+    a, b = tmp_path / "a.db", tmp_path / "b.db"
+    Store(str(a)).close()
+    lease = FileLease.acquire(str(a), "heartsd")
+    os.link(a, b)
+    with pytest.raises(LeaseHeld, match="another heartsd"):
+        FileLease.acquire(str(b), "heartsd")
+    FileLease.acquire(str(b), "pod-2").release()  # another instance still shares the store
+    lease.path.unlink()
+    with pytest.raises(LeaseHeld, match="another heartsd"):
+        FileLease.acquire(str(a), "heartsd")
+    lease.release()
+    FileLease.acquire(str(b), "heartsd").release()
+
+
 def test_postgresql_lease_is_a_row_with_a_heartbeat_taken_over_when_its_holder_is_gone(postgres_server):
     from tests.postgres import fresh_database
 
@@ -483,3 +505,45 @@ def test_a_match_another_daemon_ended_in_the_store_is_announced_aborted_not_fini
     assert taken_over == [match_id]
     assert stored.status == "aborted" and stored.reason == "server stopped while the match was running"
     assert announced.status == game_pb2.MATCH_STATUS_ABORTED, "announced finished while the store holds it aborted"
+
+
+@pytest.mark.parametrize("mishap", ["renamed", "deleted", "replaced", "wal deleted"])
+def test_a_store_moved_or_deleted_under_the_daemon_is_seen_at_the_next_heartbeat(tmp_path, mishap):
+    """Before (an attack pass): a daemon whose store was renamed or deleted, or lost its
+    -wal file, went on announcing results that SQLite wrote to files nobody would open
+    again: 22 matches announced finished, none left after the next start. The lease's
+    heartbeat now says the store is gone, and why (the daemon then stops: _keep_lease)."""
+    import os
+
+    db = tmp_path / "a.db"
+    store = Store(str(db))
+    lease = FileLease.acquire(str(db), "heartsd")
+    try:
+        assert lease.heartbeat()
+        if mishap == "renamed":
+            os.rename(db, tmp_path / "moved.db")
+        elif mishap == "deleted":
+            os.unlink(db)
+        elif mishap == "replaced":  # another file put in its place (a restore from a backup)
+            Store(str(tmp_path / "other.db")).close()
+            os.replace(tmp_path / "other.db", db)
+        else:
+            os.unlink(f"{db}-wal")
+        assert not lease.heartbeat()
+        assert ("write-ahead log" if mishap == "wal deleted" else "renamed, deleted or replaced") in lease.lost_reason
+    finally:
+        store.close()
+        lease.release()
+
+
+def test_a_write_ahead_log_without_its_database_is_not_replaced_by_a_new_store(tmp_path):
+    """Before (an attack pass): after the store was renamed under a running daemon, `serve`
+    on the original path made a new, empty store there, and SQLite deleted the old -wal file
+    beside it, which held every result since the rename (22 matches). Now serve refuses."""
+    db = tmp_path / "a.db"
+    (tmp_path / "a.db-wal").write_bytes(b"\0" * 32)
+    out = subprocess.run([sys.executable, "-m", "heartsd.cli", "serve", "--port", "0", "--db", str(db)],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2, out.stderr
+    assert "its write-ahead log" in out.stderr and "Put the database file back" in out.stderr
+    assert not db.exists() and (tmp_path / "a.db-wal").stat().st_size == 32
