@@ -169,4 +169,11 @@ MIGRATIONS: list[Migration] = [
         # derive from its seed alone, as they did when it started.
         "ALTER TABLE tournaments ADD COLUMN shuffle_key {text}",
     ]),
+    (16, [
+        # The matches over but without a result (Store.fill_results), normally none: the fill
+        # runs at every start through this index. Before, it ran only as the column arrived,
+        # and a daemon killed during that fill left the rest without a result for good.
+        "CREATE INDEX IF NOT EXISTS matches_without_result ON matches (id) "
+        "WHERE result IS NULL AND status <> 'running'",
+    ]),
 ]

@@ -71,17 +71,12 @@ class Store:
             if read_only:
                 self.db.schema_version(newest)
             else:
-                try:
-                    before = self.db.schema_version(newest)
-                except StoreError:
-                    before = 0  # a new store (or a newer one, which migrate refuses with its message)
                 self.db.migrate(MIGRATIONS)
             self.ladder = Ladder(self.db)
             if not read_only:
                 self.ladder.ensure_ratings()
                 self.ladder.count_auto_defaults(lambda blob: _provenance(spectator_pb2.MatchRecord.FromString(blob)))
-                if before < RESULT_COLUMN:
-                    self.fill_results()  # once, as the column arrives: not a scan at every start
+                self.fill_results()  # through its index (schema 16): nothing to read when none is missing
         except BaseException:
             self.db.close()
             raise
@@ -98,9 +93,10 @@ class Store:
 
     def fill_results(self, batch: int = 200) -> int:
         """Give every match that is over and was stored before the ``result`` column its
-        result, from its record (when the store is migrated to it; a few at a time).
-        Returns how many. A scan of every row at each start cost the daemon ~1.2 MiB of
-        memory that bench/server.py counted against its idle bot streams."""
+        result, from its record, a few at a time; returns how many. It runs at every start,
+        through the partial index of such rows (schema 16), so that a start killed during
+        the fill finishes it the next time. (A scan of every row at each start cost the
+        daemon ~1.2 MiB of memory that bench/server.py counted against its idle bots.)"""
         filled = 0
         while True:
             with self.db.transaction() as tx:
@@ -282,7 +278,6 @@ class Store:
         return [r[0] for r in self.db.query("SELECT id FROM matches ORDER BY created_ms, id")]
 
 
-RESULT_COLUMN = 14  # the schema version that added matches.result (schema.py)
 _COLUMNS = ("id, created_ms, finished_ms, status, reason, ruleset, players, seats, seed, deals_played, totals, record, "
             "set_id")
 _LISTED = _COLUMNS.replace("record", "result")  # the same, with the result in the record's place
