@@ -41,6 +41,7 @@ from .tokens import TokenRegistry, TokenState
 P = game_pb2
 log = structlog.get_logger("heartsd.arena")
 STORE_RETRY_DELAYS_S = (0.2, 1.0, 3.0)  # then the last attempt's error aborts the match
+UNSTORED = "server error: the result could not be stored"  # the reason such a match is announced with
 _TOO_LONG = f"an id longer than any id this server issues ({MAX_ID_CHARS} characters) is not echoed"
 SEED_DRAWS = 5  # seeds drawn for a match before giving up (each repeat is a 2**-63 chance)
 # At shutdown, after matches were aborted with requests open: their bots' answers are read
@@ -662,6 +663,21 @@ class Arena:
                 if session is not None:
                     self._end_if_drained(session)
 
+    async def _abort_unstored(self) -> None:
+        """At a clean stop, with every match of this daemon over: a row of this instance
+        still ``running`` is a match whose result could not be stored (a full disk), which
+        was announced aborted. It is marked so now. Before (an attack pass), such rows stayed
+        running until this instance's next start, maybe never: meanwhile other daemons of the
+        store listed them as running, and refused the records of their sets' other tables."""
+        try:
+            left = await asyncio.to_thread(self.store.abort_interrupted, UNSTORED)
+        except Exception:
+            log.warning("matches whose result could not be stored are still 'running' in the store; the next start "
+                        "marks them aborted", exc_info=True)
+            return
+        if left:
+            log.warning("matches whose result could not be stored are marked aborted", matches=left)
+
     def forget(self, runner: MatchRunner) -> None:
         """The match is over and stored: it no longer counts against its bots' limits."""
         self.runners.pop(runner.id, None)
@@ -810,5 +826,7 @@ class Arena:
             if len(done) < len(tasks):
                 await asyncio.wait(tasks, timeout=30)
                 await self._until_bots_quiet()
+        if not self.runners:
+            await self._abort_unstored()
         for session in self.sessions.all():  # UNAVAILABLE: not "leave" (OK) but "come back later"
             session.close("the server is shutting down: connect again when it is back", "unavailable")

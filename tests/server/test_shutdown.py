@@ -92,3 +92,40 @@ def test_while_shutting_down_only_a_bot_with_a_match_to_finish_is_welcomed(tmp_p
     assert stored.status == "finished"  # played out within the grace by the bot that came back
     assert other.welcome is None and other_status == grpc.StatusCode.UNAVAILABLE
     assert back_status == grpc.StatusCode.UNAVAILABLE  # its stream ends with the daemon: reconnect later
+
+
+def test_a_match_whose_result_could_not_be_stored_is_not_left_running_after_a_clean_stop(tmp_path, monkeypatch):
+    """A full disk: the result could not be stored, and the match was announced aborted.
+    Before (an attack pass), its row stayed 'running' after a clean stop, until this
+    instance's next start (maybe never): other daemons of the store listed it as running.
+    Now the stop marks it aborted, once the disk takes writes again."""
+    import sqlite3
+
+    import heartsd.arena
+
+    monkeypatch.setattr(heartsd.arena, "STORE_RETRY_DELAYS_S", (0.01,))
+    real_finish = Store.finish
+    full = {"disk": True}
+
+    def finish(self, *args, **kwargs):
+        if full["disk"]:
+            raise sqlite3.OperationalError("database or disk is full")
+        return real_finish(self, *args, **kwargs)
+
+    monkeypatch.setattr(Store, "finish", finish)
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            match_id = await daemon.create_match(["house:random"] * 4, deals=1)
+            await daemon.wait_finished(match_id)
+            announced = daemon.arena.runners.get(match_id)
+            during = daemon.stored(match_id).status
+            full["disk"] = False  # space came back; then the daemon stops
+        return match_id, announced, during
+
+    match_id, announced, during = run(scenario())
+    assert announced is None and during == "running"
+    store = Store(str(tmp_path / "heartsd.db"))
+    stored = store.get(match_id)
+    store.close()
+    assert stored.status == "aborted" and stored.reason == "server error: the result could not be stored"
