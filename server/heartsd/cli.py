@@ -168,14 +168,20 @@ def _verify(args: argparse.Namespace) -> int:
     ids = args.match_ids or store.ids()
     verified = failures = skipped = 0
     for match_id in ids:
-        stored = store.get(match_id)
+        try:  # one damaged row is a failure to report, not the end of the run (an attack pass: a traceback)
+            stored = store.get(match_id)
+            problem = verify(stored) if stored is not None and stored.record is not None else None
+        except Exception as exc:
+            print(f"{match_id}: FAILED: its row cannot be read ({type(exc).__name__}: {str(exc)[:200]})")
+            failures += 1
+            continue
         if stored is None:
             print(f"{match_id}: not found")
             failures += 1
         elif stored.status == "running" or stored.record is None:
             print(f"{match_id}: skipped ({stored.status}, no record to verify: {stored.reason or 'in progress'})")
             skipped += 1
-        elif problem := verify(stored):
+        elif problem:
             print(f"{match_id}: FAILED: {problem} ({stored.status})")
             failures += 1
         else:
@@ -189,11 +195,18 @@ def _show(args: argparse.Namespace) -> int:
     from .records import show
 
     store = _open_store(args.db)
-    stored = store.get(args.match_id)
+    try:
+        stored = store.get(args.match_id)
+        lines = list(show(stored)) if stored is not None else []
+    except Exception as exc:  # a damaged or forged record: the disputed ones (an attack pass: a traceback)
+        print(f"heartsd: match {args.match_id} cannot be shown: its stored record does not read or replay "
+              f"({type(exc).__name__}: {str(exc)[:200]}); `heartsd replay verify {args.match_id}` says more",
+              file=sys.stderr)
+        return 1
     if stored is None:
         print(f"heartsd: no match {args.match_id}", file=sys.stderr)
         return 1
-    for line in show(stored):
+    for line in lines:
         print(line)
     return 0
 

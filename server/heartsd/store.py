@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from heartsbot.proto import game_pb2, spectator_pb2
 
-from .db import Database, StoreError, Transaction  # noqa: F401  (StoreError: part of the store's interface)
+from .db import Database, StoreError, Transaction, redacted  # noqa: F401  (StoreError: part of the store's interface)
 from .ladder import Ladder
 from .schema import MIGRATIONS
 from .shuffles import ShuffleRepeated
@@ -55,6 +55,12 @@ class StoredMatch:
     result: game_pb2.MatchResult | None = None  # of a match that is over (its record's result)
 
 
+# The oldest schema whose tables and columns every read-only command of this heartsd finds
+# (matches.result, schema 14). Before (an attack pass), an older store gave those commands a
+# traceback ("no such column: set_id") instead of this message.
+READABLE_FROM = 14
+
+
 class Store:
     """Thread-safe; call from ``asyncio.to_thread`` in the daemon."""
 
@@ -69,7 +75,12 @@ class Store:
         try:
             newest = max(v for v, _ in MIGRATIONS)
             if read_only:
-                self.db.schema_version(newest)
+                current = self.db.schema_version(newest)
+                if current < READABLE_FROM:
+                    raise StoreError(
+                        f"the store {redacted(url)} is at schema {current}, older than this heartsd reads ("
+                        f"{READABLE_FROM} or later): start `heartsd serve` on it once to upgrade it, or read it with "
+                        "the heartsd that wrote it")
             else:
                 self.db.migrate(MIGRATIONS)
             self.ladder = Ladder(self.db)

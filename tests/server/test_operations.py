@@ -547,3 +547,46 @@ def test_a_write_ahead_log_without_its_database_is_not_replaced_by_a_new_store(t
     assert out.returncode == 2, out.stderr
     assert "its write-ahead log" in out.stderr and "Put the database file back" in out.stderr
     assert not db.exists() and (tmp_path / "a.db-wal").stat().st_size == 32
+
+
+def test_a_damaged_row_is_one_failure_of_replay_verify_and_a_clear_error_of_replay_show(tmp_path):
+    """Before (an attack pass): `replay verify` over the store died with a traceback at the
+    first row whose record did not parse, and verified nothing after it; `replay show` of
+    such a match (the disputed ones) was a traceback too."""
+    async def play():
+        async with running_daemon(tmp_path) as daemon:
+            ids = [await daemon.create_match(["house:random"] * 4, deals=1) for _ in range(2)]
+            for match_id in ids:
+                await daemon.wait_finished(match_id)
+            return ids
+
+    damaged, sound = run(play())
+    db = str(tmp_path / "heartsd.db")
+    store = Store(db)
+    with store.db.transaction() as tx:
+        tx.execute("UPDATE matches SET record = ? WHERE id = ?", (b"\xff\x00garbage", damaged))
+    store.close()
+    verify = subprocess.run([sys.executable, "-m", "heartsd.cli", "replay", "verify", "--db", db],
+                            capture_output=True, text=True, timeout=60)
+    assert verify.returncode == 1 and "Traceback" not in verify.stderr, verify.stderr
+    assert f"{damaged}: FAILED: its row cannot be read" in verify.stdout and f"{sound}: OK" in verify.stdout
+    assert "1 verified, 1 failed" in verify.stdout
+    show = subprocess.run([sys.executable, "-m", "heartsd.cli", "replay", "show", damaged, "--db", db],
+                          capture_output=True, text=True, timeout=60)
+    assert show.returncode == 1 and "Traceback" not in show.stderr, show.stderr
+    assert f"match {damaged} cannot be shown" in show.stderr
+
+
+def test_a_read_only_command_on_a_store_older_than_it_reads_says_how_to_upgrade_it(tmp_path):
+    """Before (an attack pass): `replay verify` on a schema 8 store was a traceback ("no
+    such column: set_id"), and `ladder leaderboard` below 12 ("no such column: auto")."""
+    db = str(tmp_path / "old.db")
+    store = Store(db)
+    with store.db.transaction() as tx:
+        tx.execute("UPDATE schema_version SET version = 8")
+    store.close()
+    for command in (["replay", "verify"], ["ladder", "leaderboard"]):
+        out = subprocess.run([sys.executable, "-m", "heartsd.cli", *command, "--db", db],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+        assert "is at schema 8, older than this heartsd reads" in out.stderr and "heartsd serve" in out.stderr
