@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import structlog
+from google.protobuf.message import DecodeError
 
 log = structlog.get_logger("heartsd.db")
 
@@ -41,12 +42,16 @@ Migration = tuple[int, Sequence[str]]
 def damaged(exc: BaseException) -> str | None:
     """What to tell the operator if ``exc`` says the store's file is corrupt ("database
     disk image is malformed"), else None. Only SQLite's DatabaseError itself: its
-    subclasses (locked, I/O, constraint) are not corruption. Before, a damaged store was
+    subclasses (locked, I/O, constraint) are not corruption; and a stored protobuf that does
+    not parse (one damaged or edited row). Before, a damaged store was
     INTERNAL "internal error" to every caller and a traceback in the commands (an
     operator's attack pass)."""
     if type(exc) is sqlite3.DatabaseError:
         return (f"the store is damaged ({exc}): stop heartsd and restore the store from a copy "
                 "(`sqlite3 FILE 'PRAGMA integrity_check'` lists what is damaged)")
+    if isinstance(exc, DecodeError):  # one row's stored record or result, edited or damaged
+        return (f"a match's stored record does not parse ({exc}): that row of the store is damaged or was edited; "
+                "`heartsd replay verify` names it")
     return None
 
 

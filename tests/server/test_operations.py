@@ -590,3 +590,30 @@ def test_a_read_only_command_on_a_store_older_than_it_reads_says_how_to_upgrade_
                              capture_output=True, text=True, timeout=60)
         assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
         assert "is at schema 8, older than this heartsd reads" in out.stderr and "heartsd serve" in out.stderr
+
+
+def test_a_damaged_record_is_data_loss_naming_the_tool_not_internal(tmp_path):
+    """Before (an attack pass): GetMatchRecord of a match whose stored record does not
+    parse answered INTERNAL "internal error"."""
+    import asyncio
+
+    import grpc
+    from heartsbot.proto import spectator_pb2, spectator_pb2_grpc
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            match_id = await daemon.create_match(["house:random"] * 4, deals=1)
+            await daemon.wait_finished(match_id)
+            with daemon.arena.store.db.transaction() as tx:
+                tx.execute("UPDATE matches SET record = ? WHERE id = ?", (b"\xff\x00garbage", match_id))
+            async with daemon.channel() as channel:
+                stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+                try:
+                    await stub.GetMatchRecord(spectator_pb2.GetMatchRecordRequest(match_id=match_id), timeout=10)
+                except grpc.aio.AioRpcError as exc:
+                    return exc.code(), exc.details()
+            return None
+
+    code, details = run(scenario())
+    assert code == grpc.StatusCode.DATA_LOSS, (code, details)
+    assert "does not parse" in details and "heartsd replay verify" in details
