@@ -170,7 +170,7 @@ def _verify(args: argparse.Namespace) -> int:
     for match_id in ids:
         try:  # one damaged row is a failure to report, not the end of the run (an attack pass: a traceback)
             stored = store.get(match_id)
-            problem = verify(stored) if stored is not None and stored.record is not None else None
+            problem = verify(stored, store.ladder_results(match_id)) if stored is not None and stored.record is not None else None
         except Exception as exc:
             print(f"{match_id}: FAILED: its row cannot be read ({type(exc).__name__}: {str(exc)[:200]})")
             failures += 1

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
-from hearts_engine import MatchRecord, PassAction, PlayAction, card_symbol, replay, verify_record
+from hearts_engine import Match, MatchRecord, PassAction, PlayAction, card_symbol, replay, verify_record
+from hearts_engine.cards import mask_of
 from hearts_engine.errors import RecordError
 
 from heartsbot.proto import game_pb2
@@ -15,8 +16,21 @@ P = game_pb2
 PROVENANCE = {v: k.removeprefix("PROVENANCE_").lower() for k, v in P.Provenance.items()}
 
 
-def verify(stored: StoredMatch) -> str | None:
-    """``None`` if the stored record replays to its stored result, else the problem."""
+STATUS_NAMES = {P.MATCH_STATUS_FINISHED: "finished", P.MATCH_STATUS_ABORTED: "aborted",
+                P.MATCH_STATUS_CANCELLED: "cancelled"}
+
+
+def verify(stored: StoredMatch, results: Sequence[tuple[str, int, int, int]] = ()) -> str | None:
+    """``None`` if the stored match is what its record replays to, else the problem.
+
+    Checked against the engine's replay of the record's seed and actions: every decision,
+    the hands as dealt, every deal's score, the result (totals, ranks and winners of a
+    finished match; the totals so far of one that ended early, which must not have reached
+    its end); and against the record: the row's status, seats, ruleset, totals and stored
+    result, and ``results`` (the ladder's rows of the match: bot, seat, rank, points).
+    Before (an attack pass), only the decisions, the seed and a finished match's totals and
+    winners were checked: reversed ranks, forged hands, deal scores or seat names, a status
+    flipped to aborted with other totals, and edited ladder rows all passed."""
     record = stored.record
     if record is None:
         return f"no record ({stored.status}: {stored.reason})"
@@ -32,13 +46,55 @@ def verify(stored: StoredMatch) -> str | None:
             return f"decision {index} differs from the engine record"
     if record.engine_record_json and engine.seed != record.seed:
         return "seed differs"
+    if record.ruleset.name != engine.rules.name or stored.ruleset != engine.rules.name:
+        return f"ruleset differs: the record says {record.ruleset.name!r}, the row {stored.ruleset!r}, the replay " \
+               f"{engine.rules.name!r}"
+    names = [s.name for s in record.seats]
+    if names != list(stored.seats):
+        return f"seats differ: the record has {names}, the row {list(stored.seats)}"
+    match, dealt = _replayed(engine)
+    for deal in record.deals:
+        hands = [mask_of(convert.cards_from_wire(h.cards)) for h in deal.hands]
+        if dealt.get(deal.deal_number) != hands:
+            return f"the hands recorded as dealt in deal {deal.deal_number} are not the seed's"
+    scores = [convert.deal_score_to_wire(n, r) for n, r in enumerate(match.results)]
+    if list(record.deal_scores) != scores:
+        return "the recorded deal scores differ from the replayed ones"
     result = record.result
     if result.status == P.MATCH_STATUS_FINISHED:
         if outcome is None:
             return "marked finished but the match does not reach its end"
         if tuple(result.totals) != outcome.totals or tuple(result.winners) != outcome.winners:
             return f"stored result {tuple(result.totals)} differs from the replayed {outcome.totals}"
+        if tuple(result.ranks) != outcome.ranks:
+            return f"stored ranks {tuple(result.ranks)} differ from the replayed {outcome.ranks}"
+    else:
+        if outcome is not None:
+            return f"marked {STATUS_NAMES.get(result.status, result.status)} but the replay reaches the match's end"
+        if tuple(result.totals) != match.totals:
+            return f"stored totals {tuple(result.totals)} differ from the replayed {match.totals}"
+    if STATUS_NAMES.get(result.status) != stored.status:
+        return f"the row says {stored.status} but the record {STATUS_NAMES.get(result.status, result.status)}"
+    if list(stored.totals) != list(result.totals):
+        return f"the row's totals {list(stored.totals)} differ from the record's {list(result.totals)}"
+    if stored.result is not None and stored.result != result:
+        return "the row's stored result differs from the record's"
+    for bot, seat, rank, points in results:
+        if not 0 <= seat < len(names) or names[seat] != bot or rank != result.ranks[seat] or \
+                points != result.totals[seat]:
+            return f"the ladder's result of {bot!r} (seat {seat}, rank {rank}, {points} points) differs from the record"
     return None
+
+
+def _replayed(engine: MatchRecord) -> tuple[Match, dict[int, list[int]]]:
+    """The record replayed, and the hands (masks) each deal started with."""
+    match = Match(engine.rules, engine.format, engine.seed)
+    dealt = {match.deal.number: list(match.deal.dealt)}
+    for step in engine.actions:
+        match.apply(step.seat, step.action)
+        if not match.is_over and match.deal.number not in dealt:
+            dealt[match.deal.number] = list(match.deal.dealt)
+    return match, dealt
 
 
 def _action_cards(action: object) -> list[int]:

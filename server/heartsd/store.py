@@ -235,6 +235,11 @@ class Store:
             if set_id:
                 _rate_set_if_over(tx, set_id)
 
+    def ladder_results(self, match_id: str) -> list[tuple[str, int, int, int]]:
+        """The ladder's result rows of a match: (bot, seat, rank, points); none if unrated."""
+        return [(r[0], int(r[1]), int(r[2]), int(r[3])) for r in self.db.query(
+            "SELECT bot, seat, rank, points FROM results WHERE match_id = ? ORDER BY seat", (match_id,))]
+
     def ended_as(self, match_id: str) -> tuple[str, str] | None:
         """(status, reason) of a match that is no longer running in the store; None while it
         runs or if it is unknown."""

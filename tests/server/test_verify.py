@@ -1,0 +1,96 @@
+"""`heartsd replay verify`: a stored match is what its record replays to, or the problem.
+
+Each forgery below passed before (an attack pass: only the decisions, the seed and a
+finished match's totals and winners were checked)."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+import pytest
+
+from heartsbot.proto import game_pb2
+from heartsd.records import verify
+from heartsd.store import Store
+
+from .harness import ladder_bots, run, running_daemon
+
+P = game_pb2
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory):
+    """A rated match of four ladder bots, finished, and a store to read it from."""
+    tmp_path = tmp_path_factory.mktemp("verify")
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            names = ["v1", "v2", "v3", "v4"]
+            bots = await ladder_bots(daemon, daemon.arena.store.ladder, names)
+            match_id = await daemon.create_match(names, deals=2, rated=True)
+            await bots[0].wait_ended(match_id)
+            for b in bots:
+                await b.close()
+            return match_id
+
+    match_id = run(scenario())
+    store = Store(str(tmp_path / "heartsd.db"))
+    yield store.get(match_id), store.ladder_results(match_id)
+    store.close()
+
+
+def _forged(stored, change):
+    """A copy of ``stored`` (a frozen row) with ``change`` applied: to its record in place,
+    or, when it returns a dict, to the row's fields."""
+    forged = copy.deepcopy(stored)
+    fields = change(forged)
+    return dataclasses.replace(forged, **fields) if isinstance(fields, dict) else forged
+
+
+def _swap_first_cards(stored):
+    hands = stored.record.deals[0].hands
+    a, b = hands[0].cards[0], hands[1].cards[0]
+    a_copy, b_copy = type(a)(), type(b)()
+    a_copy.CopyFrom(a)
+    b_copy.CopyFrom(b)
+    a.CopyFrom(b_copy)
+    b.CopyFrom(a_copy)
+
+
+def _aborted_with_more_points(stored):
+    stored.record.result.status = P.MATCH_STATUS_ABORTED
+    stored.record.result.totals[0] += 50
+    return {"status": "aborted", "totals": list(stored.record.result.totals), "result": None}
+
+
+FORGERIES = {
+    "ranks reversed": (lambda s: s.record.result.ranks.reverse(), "stored ranks"),
+    "aborted, 50 points more": (_aborted_with_more_points, "reaches the match's end"),
+    "two dealt cards swapped": (_swap_first_cards, "hands recorded as dealt in deal 0"),
+    "a deal score edited": (lambda s: s.record.deal_scores[0].points.__setitem__(0, 99), "deal scores"),
+    "a seat renamed": (lambda s: setattr(s.record.seats[1], "name", "impostor"), "seats differ"),
+    "the row's status": (lambda s: {"status": "cancelled"}, "the row says cancelled"),
+    "the row's totals": (lambda s: {"totals": [0, 0, 0, 0]}, "the row's totals"),
+    "the ruleset's name": (lambda s: setattr(s.record.ruleset, "name", "classic"), "ruleset differs"),
+}
+
+
+def test_the_untouched_match_verifies(played):
+    stored, results = played
+    assert len(results) == 4 and verify(stored, results) is None
+
+
+@pytest.mark.parametrize("forgery", sorted(FORGERIES))
+def test_a_forged_record_or_row_fails_with_what_was_forged(played, forgery):
+    stored, results = played
+    change, named = FORGERIES[forgery]
+    problem = verify(_forged(stored, change), results)
+    assert problem is not None and named in problem, problem
+
+
+def test_an_edited_ladder_result_fails(played):
+    stored, results = played
+    bot, seat, rank, points = results[2]
+    problem = verify(stored, [*results[:2], (bot, seat, rank, points + 7), *results[3:]])
+    assert problem is not None and f"the ladder's result of {bot!r}" in problem
