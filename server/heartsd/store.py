@@ -15,12 +15,17 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import structlog
+from google.protobuf.message import DecodeError
 from heartsbot.proto import game_pb2, spectator_pb2
 
 from .db import Database, StoreError, Transaction, redacted  # noqa: F401  (StoreError: part of the store's interface)
 from .ladder import Ladder
 from .schema import MIGRATIONS
 from .shuffles import ShuffleRepeated
+
+log = structlog.get_logger("heartsd.store")
+
 
 @dataclass(frozen=True)
 class NewMatch:
@@ -304,7 +309,27 @@ def _result_bytes(record: bytes) -> bytes:
 
 
 def _stored(row: tuple, listed: bool = False) -> StoredMatch:  # type: ignore[type-arg]
-    """A row of _COLUMNS (its record parsed), or of _LISTED (``listed``: its result)."""
+    """A row of _COLUMNS (its record parsed), or of _LISTED (``listed``: its result). A
+    listed row that does not parse is listed as damaged, without its result: before (an
+    attack pass), one edited row made every listing that held it fail."""
+    try:
+        return _parsed(row, listed)
+    except (DecodeError, ValueError, TypeError) as exc:
+        if not listed:
+            raise
+        log.warning("a stored match does not parse; listed as damaged", match_id=row[0], error=str(exc)[:200])
+        reason = f"{DAMAGED}; `heartsd replay verify {row[0]}` says more"
+        return StoredMatch(id=row[0], created_ms=row[1], finished_ms=row[2], status=row[3], reason=reason,
+                           ruleset=row[5], players=row[6], seats=[], seed=0, deals_played=0, totals=[], record=None,
+                           result=game_pb2.MatchResult(status=_RESULT_STATUS.get(row[3], 0), reason=reason))
+
+
+DAMAGED = "its stored row does not parse: damaged or edited"
+_RESULT_STATUS = {"finished": game_pb2.MATCH_STATUS_FINISHED, "aborted": game_pb2.MATCH_STATUS_ABORTED,
+                  "cancelled": game_pb2.MATCH_STATUS_CANCELLED}
+
+
+def _parsed(row: tuple, listed: bool) -> StoredMatch:  # type: ignore[type-arg]
     record = result = None
     if row[11] is not None:
         if listed:

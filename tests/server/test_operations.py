@@ -617,3 +617,28 @@ def test_a_damaged_record_is_data_loss_naming_the_tool_not_internal(tmp_path):
     code, details = run(scenario())
     assert code == grpc.StatusCode.DATA_LOSS, (code, details)
     assert "does not parse" in details and "heartsd replay verify" in details
+
+
+def test_one_damaged_row_is_listed_as_damaged_and_the_listing_still_answers(tmp_path):
+    """Before (an attack pass): ListMatches failed (INTERNAL) for every listing that held a
+    row whose stored result did not parse, so `heartsd admin matches` stopped working."""
+    import grpc
+    from heartsbot.proto import spectator_pb2, spectator_pb2_grpc
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            ids = [await daemon.create_match(["house:random"] * 4, deals=1) for _ in range(2)]
+            for match_id in ids:
+                await daemon.wait_finished(match_id)
+            with daemon.arena.store.db.transaction() as tx:
+                tx.execute("UPDATE matches SET result = ? WHERE id = ?", (b"\xff\x00garbage", ids[0]))
+            async with daemon.channel() as channel:
+                listed = await spectator_pb2_grpc.SpectatorServiceStub(channel).ListMatches(
+                    spectator_pb2.ListMatchesRequest(), timeout=10)
+            return ids, listed
+
+    ids, listed = run(scenario())
+    by_id = {m.match_id: m for m in listed.matches}
+    assert set(ids) <= set(by_id)
+    assert "does not parse" in by_id[ids[0]].result.reason, by_id[ids[0]]
+    assert by_id[ids[1]].result.totals, "the sound match keeps its result"
