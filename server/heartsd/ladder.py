@@ -148,6 +148,7 @@ class Ladder:
         stale = not rows or rows[0][0] != MODEL_ID
         if stale:
             with self.db.transaction() as tx:
+                tx.lock()  # daemons starting at once on PostgreSQL: one replaces the row after the other
                 tx.execute("DELETE FROM ladder_meta WHERE name = 'rating_model'")
                 tx.execute("INSERT INTO ladder_meta (name, value) VALUES ('rating_model', ?)", (MODEL_ID,))
         if not self.db.query("SELECT 1 FROM results LIMIT 1"):

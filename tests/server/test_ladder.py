@@ -270,3 +270,40 @@ def test_the_ladders_house_bots_are_not_the_same_players_after_every_start(tmp_p
     first, second = run(scenario())
     assert len(first) == 2
     assert first[0] != second[0] and first[1] != second[1], "a house bot's choices repeat from start to start"
+
+
+def test_daemons_starting_at_once_on_postgresql_mark_the_rating_model_once(postgres_server):
+    """Before (an attack pass, once in 19 starts): two daemons starting at once on one
+    PostgreSQL database both replaced the rating model's row, and one died with
+    UniqueViolation ladder_meta_pkey. The replacement now holds the store's lock."""
+    import threading
+
+    from heartsd.db import Database
+    from heartsd.ladder import Ladder
+
+    from tests.postgres import fresh_database
+
+    with fresh_database(postgres_server) as url:
+        Store(url).close()
+        errors = []
+        for _ in range(30):
+            dbs = [Database.open(url) for _ in range(4)]
+            with dbs[0].transaction() as tx:
+                tx.execute("DELETE FROM ladder_meta WHERE name = 'rating_model'")
+            start = threading.Barrier(len(dbs))
+
+            def ensure(db):
+                start.wait()
+                try:
+                    Ladder(db).ensure_ratings()
+                except Exception as exc:  # noqa: BLE001 - the race's error is the finding
+                    errors.append(exc)
+
+            threads = [threading.Thread(target=ensure, args=(db,)) for db in dbs]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(30)
+            for db in dbs:
+                db.close()
+        assert not errors, errors[:3]
