@@ -242,6 +242,15 @@ def _ladder(args: argparse.Namespace) -> int:
             ladder.revoke(args.name)
             print(f"bot {args.name}: token revoked")
         elif args.ladder_command == "recompute":
+            # Rebuilt from edited result rows, the ratings would hide the edit: a second run then
+            # said "identical" (an attack pass). Such rows are named and nothing is rewritten.
+            unlike = store.ladder_rows_unlike_their_matches(args.ruleset)
+            if unlike:
+                for line in unlike[:20]:
+                    print(line)
+                print(f"{args.ruleset}: {len(unlike)} result row(s) differ from their matches' records; no rating "
+                      "was rewritten. `heartsd replay verify` checks the records; restore the store from a copy")
+                return 1
             bots, change = ladder.recompute(args.ruleset)
             verdict = "identical" if change == 0.0 else f"DIFFERENT (largest change {change:.6g})"
             print(f"{args.ruleset}: {bots} ratings rebuilt from the stored results; {verdict} to the stored ones")

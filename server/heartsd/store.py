@@ -240,6 +240,28 @@ class Store:
             if set_id:
                 _rate_set_if_over(tx, set_id)
 
+    def ladder_rows_unlike_their_matches(self, ruleset: str) -> list[str]:
+        """The ladder's result rows of ``ruleset`` whose bot, rank or points differ from their
+        match's stored seats and result (``heartsd replay verify`` checks that result against
+        the replay), in words. Ratings rebuilt from such rows would launder an edit."""
+        problems = []
+        parsed: dict[str, tuple[list[str], game_pb2.MatchResult | None]] = {}
+        for match_id, bot, seat, rank, points, seats, result in self.db.query(
+                "SELECT r.match_id, r.bot, r.seat, r.rank, r.points, m.seats, m.result FROM results r "
+                "LEFT JOIN matches m ON m.id = r.match_id WHERE r.ruleset = ? ORDER BY r.seq, r.seat", (ruleset,)):
+            if match_id not in parsed:
+                try:
+                    parsed[match_id] = (json.loads(seats) if seats else [],
+                                        game_pb2.MatchResult.FromString(result) if result is not None else None)
+                except (ValueError, DecodeError):
+                    parsed[match_id] = ([], None)
+            names, stored = parsed[match_id]
+            seat = int(seat)
+            if stored is None or not 0 <= seat < len(names) or names[seat] != bot or \
+                    seat >= len(stored.ranks) or int(rank) != stored.ranks[seat] or int(points) != stored.totals[seat]:
+                problems.append(f"{match_id}: {bot!r} in seat {seat}, rank {rank}, {points} points: not its match's")
+        return problems
+
     def ladder_results(self, match_id: str) -> list[tuple[str, int, int, int]]:
         """The ladder's result rows of a match: (bot, seat, rank, points); none if unrated."""
         return [(r[0], int(r[1]), int(r[2]), int(r[3])) for r in self.db.query(

@@ -307,3 +307,36 @@ def test_daemons_starting_at_once_on_postgresql_mark_the_rating_model_once(postg
             for db in dbs:
                 db.close()
         assert not errors, errors[:3]
+
+
+def test_recompute_refuses_to_launder_an_edited_result_row(tmp_path):
+    """Before (an attack pass): after a result row's rank was edited, `ladder recompute`
+    said DIFFERENT, then rewrote the ratings from the edited rows, and a second run said
+    "identical". Now rows unlike their match's stored result are named and nothing is
+    rewritten, however often it runs."""
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            names = ["e1", "e2", "e3", "e4"]
+            bots = await ladder_bots(daemon, daemon.arena.store.ladder, names)
+            match_id = await daemon.create_match(names, deals=1, rated=True)
+            await bots[0].wait_ended(match_id)
+            for b in bots:
+                await b.close()
+            return match_id
+
+    match_id = run(scenario())
+    db = str(tmp_path / "heartsd.db")
+    command = [sys.executable, "-m", "heartsd.cli", "ladder", "recompute", "--db", db]
+    assert subprocess.run(command, capture_output=True, text=True, timeout=60).returncode == 0
+    store = Store(db)
+    before = store.ladder.stored_ratings("standard")
+    with store.db.transaction() as tx:
+        tx.execute("UPDATE results SET rank = 5 - rank WHERE match_id = ?", (match_id,))
+    store.close()
+    for _ in range(2):
+        out = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        assert out.returncode == 1 and "differ from their matches' records; no rating was rewritten" in out.stdout
+        assert f"{match_id}: 'e1'" in out.stdout or match_id in out.stdout
+    store = Store(db)
+    assert store.ladder.stored_ratings("standard") == before
+    store.close()
