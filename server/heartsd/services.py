@@ -493,6 +493,11 @@ class SpectatorService(spectator_pb2_grpc.SpectatorServiceServicer):
                 yield spectator_pb2.WatchMatchResponse(events=batch)
         except ArenaError as exc:
             await abort_with(context, exc)
+        except Exception as exc:  # a stream is no grpc_errors handler: a damaged row is said here
+            if (why := damaged(exc)) is None:
+                raise
+            log.error("the store is damaged", method="WatchMatch", error=str(exc))
+            await context.abort(grpc.StatusCode.DATA_LOSS, why)
         finally:
             await events.aclose()
 

@@ -20,6 +20,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Protocol
 
+from google.protobuf.message import DecodeError
 from heartsbot.proto import game_pb2, spectator_pb2
 
 WINDOW = 64 * 1024
@@ -28,6 +29,11 @@ _TAG = spectator_pb2.WatchMatchResponse.DESCRIPTOR.fields_by_name["events"].numb
 
 class EventSource(Protocol):
     def events_window(self, match_id: str, offset: int, size: int) -> bytes: ...
+
+
+class CorruptEvents(DecodeError):
+    """A match's stored events do not parse (an edited or damaged row): DATA_LOSS to callers
+    (db.damaged), as a record that does not parse is."""
 
 
 class OutOfRange(ValueError):
@@ -41,7 +47,7 @@ def complete_entries(window: bytes, skip: int = 0) -> tuple[int, int]:
     size = len(window)
     while pos < size:
         if window[pos] != _TAG:
-            raise ValueError("stored events are corrupt")
+            raise CorruptEvents("stored events are corrupt")
         length, shift, at = 0, 0, pos + 1
         while True:
             if at >= size:

@@ -642,3 +642,41 @@ def test_one_damaged_row_is_listed_as_damaged_and_the_listing_still_answers(tmp_
     assert set(ids) <= set(by_id)
     assert "does not parse" in by_id[ids[0]].result.reason, by_id[ids[0]]
     assert by_id[ids[1]].result.totals, "the sound match keeps its result"
+
+
+def test_damaged_stored_events_are_data_loss_to_a_watcher_and_a_reason_on_the_web(tmp_path):
+    """Before (an attack pass): WatchMatch of a finished match whose stored events did not
+    parse ended UNKNOWN "Unexpected <class 'ValueError'>", and the web's replay of a damaged
+    record answered 500 "internal error"."""
+    import aiohttp
+    import grpc
+    from heartsbot.proto import admin_pb2, spectator_pb2, spectator_pb2_grpc
+    from heartsd.arena import SeatRequest
+
+    from tests.web.harness import web_daemon
+
+    async def scenario():
+        async with web_daemon(tmp_path) as web:
+            arena = web.arena
+            runner = await arena.create_match("standard", 4, admin_pb2.RulesetOptions(),
+                                              game_pb2.MatchFormat(fixed_deals=1), None,
+                                              [SeatRequest(house="random")] * 4, game_pb2.ClockSettings())
+            await runner.finished.wait()
+            with arena.store.db.transaction() as tx:
+                tx.execute("UPDATE matches SET events = ?, record = ? WHERE id = ?",
+                           (b"\xff" * 64, b"\xff\x00garbage", runner.id))
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{web.grpc_port}") as channel:
+                stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+                try:
+                    async for _ in stub.WatchMatch(spectator_pb2.WatchMatchRequest(match_id=runner.id), timeout=10):
+                        pass
+                    watched = None
+                except grpc.aio.AioRpcError as exc:
+                    watched = (exc.code(), exc.details())
+            async with aiohttp.ClientSession() as http, http.get(f"{web.url}/api/replay/{runner.id}") as r:
+                page = (r.status, await r.json())
+            return watched, page
+
+    watched, page = run(scenario())
+    assert watched is not None and watched[0] == grpc.StatusCode.DATA_LOSS, watched
+    assert page[0] == 500 and "damaged or was edited" in page[1]["error"], page

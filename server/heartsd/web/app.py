@@ -19,6 +19,7 @@ from aiohttp import web
 from ..arena import Arena, ArenaError
 from ..budgets import BudgetExhausted
 from ..config import Settings
+from ..db import damaged
 from . import connections, sockets
 from .api import Api
 from .errors import HTTP_OF_ARENA, HTTP_OF_GRPC
@@ -148,7 +149,11 @@ class WebFront(WebContext):
             if not request.path.startswith(("/api/", "/ws/", "/static/")):  # a person typed or followed it
                 return _error_page(exc.status, exc.reason)
             return _error(exc.status, exc.text or exc.reason)
-        except Exception:
+        except Exception as exc:
+            if (why := damaged(exc)) is not None:  # an edited or damaged row: said, not "internal error"
+                log.error("the store is damaged", path=request.path, error=why)
+                return _error(500, "this match's stored record is damaged or was edited; the server's operator "
+                                   "is told (its log names it)")
             log.exception("web handler failed", path=request.path)
             return _error(500, "internal error")
 
