@@ -154,6 +154,7 @@ class Arena:
         self._tasks: set[asyncio.Task[None]] = set()
         self._starting: dict[str, MatchRunner] = {}  # created, their row being written (create_match)
         self._starts: set[asyncio.Future[MatchRunner]] = set()
+        self._unstored: set[str] = set()  # matches whose result could not be stored (a full disk)
         self._house_task: asyncio.Task[None] | None = None
         self.slots = SlotBook()  # reservations of bots' match slots (slots.py)
         self.purposes: dict[str, str] = {}  # match id -> what started it: admin, ladder, house, tournament ...
@@ -664,17 +665,21 @@ class Arena:
                     self._end_if_drained(session)
 
     async def _abort_unstored(self) -> None:
-        """At a clean stop, with every match of this daemon over: a row of this instance
-        still ``running`` is a match whose result could not be stored (a full disk), which
-        was announced aborted. It is marked so now. Before (an attack pass), such rows stayed
-        running until this instance's next start, maybe never: meanwhile other daemons of the
-        store listed them as running, and refused the records of their sets' other tables."""
+        """At a clean stop: the matches of this daemon whose result could not be stored (a
+        full disk), announced aborted, are marked so in the store now, those only (another
+        daemon of the instance may be running its own matches: a lease taken over, or a
+        daemon without a lease on the same store). Before (an attack pass), such rows stayed
+        running until this instance's next start, maybe never: meanwhile other daemons of
+        the store listed them as running, and refused the records of their sets' other tables."""
+        if not self._unstored:
+            return
         try:
-            left = await asyncio.to_thread(self.store.abort_interrupted, UNSTORED)
+            left = await asyncio.to_thread(self.store.abort_interrupted, UNSTORED, sorted(self._unstored))
         except Exception:
             log.warning("matches whose result could not be stored are still 'running' in the store; the next start "
-                        "marks them aborted", exc_info=True)
+                        "marks them aborted", matches=sorted(self._unstored), exc_info=True)
             return
+        self._unstored.clear()
         if left:
             log.warning("matches whose result could not be stored are marked aborted", matches=left)
 
@@ -704,6 +709,7 @@ class Arena:
                 return
             except Exception:
                 if delay is None:
+                    self._unstored.add(match_id)  # its row stays running: marked aborted at a clean stop
                     raise
                 log.warning("storing a result failed; retrying", match_id=match_id, retry_in=delay, exc_info=True)
             await asyncio.sleep(delay)
@@ -826,7 +832,6 @@ class Arena:
             if len(done) < len(tasks):
                 await asyncio.wait(tasks, timeout=30)
                 await self._until_bots_quiet()
-        if not self.runners:
-            await self._abort_unstored()
+        await self._abort_unstored()
         for session in self.sessions.all():  # UNAVAILABLE: not "leave" (OK) but "come back later"
             session.close("the server is shutting down: connect again when it is back", "unavailable")

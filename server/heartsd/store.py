@@ -124,12 +124,16 @@ class Store:
             if len(rows) < batch:
                 return filled
 
-    def abort_interrupted(self, reason: str = "server stopped while the match was running") -> list[str]:
-        """Mark this instance's ``running`` matches ``aborted`` (keeping their last checkpoint);
-        return their ids. Matches other daemons run in a shared store are left alone."""
+    def abort_interrupted(self, reason: str = "server stopped while the match was running",
+                          only: Sequence[str] | None = None) -> list[str]:
+        """Mark this instance's ``running`` matches ``aborted`` (keeping their last checkpoint),
+        or those of ``only`` among them; return their ids. Matches other daemons run in a
+        shared store are left alone."""
         with self.db.transaction() as tx:
             rows = tx.query("SELECT id, record FROM matches WHERE status = 'running' AND instance = ?",
                             (self.instance,))
+            if only is not None:
+                rows = [r for r in rows if r[0] in set(only)]
             for match_id, blob in rows:
                 record = None
                 result = game_pb2.MatchResult(status=game_pb2.MATCH_STATUS_ABORTED, reason=reason)

@@ -121,11 +121,15 @@ def test_a_match_whose_result_could_not_be_stored_is_not_left_running_after_a_cl
             announced = daemon.arena.runners.get(match_id)
             during = daemon.stored(match_id).status
             full["disk"] = False  # space came back; then the daemon stops
+            # A match this daemon does not run, of its instance (a daemon that took the lease
+            # over, or one without a lease on the same store): not this stop's to end.
+            daemon.arena.store.insert_running("m-someone-elses", "standard", 4, ["a", "b", "c", "d"], 1)
         return match_id, announced, during
 
     match_id, announced, during = run(scenario())
     assert announced is None and during == "running"
     store = Store(str(tmp_path / "heartsd.db"))
-    stored = store.get(match_id)
+    stored, other = store.get(match_id), store.get("m-someone-elses")
     store.close()
     assert stored.status == "aborted" and stored.reason == "server error: the result could not be stored"
+    assert other.status == "running", "a clean stop ended a match it did not run"
