@@ -162,6 +162,10 @@ def _known_ruleset(name: str, command: str) -> None:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from heartsbot.proto.game_pb2 import MatchResult
+
     from .records import verify
 
     store = _open_store(args.db)
@@ -170,7 +174,11 @@ def _verify(args: argparse.Namespace) -> int:
     for match_id in ids:
         try:  # one damaged row is a failure to report, not the end of the run (an attack pass: a traceback)
             stored = store.get(match_id)
-            problem = verify(stored, store.ladder_results(match_id)) if stored is not None and stored.record is not None else None
+            problem = None
+            if stored is not None and stored.record is not None:  # the result column as listings read it
+                column = store.result_column(match_id)
+                stored = dataclasses.replace(stored, result=MatchResult.FromString(column) if column else None)
+                problem = verify(stored, store.ladder_results(match_id))
         except Exception as exc:
             print(f"{match_id}: FAILED: its row cannot be read ({type(exc).__name__}: {str(exc)[:200]})")
             failures += 1

@@ -114,15 +114,26 @@ class Store:
         the fill finishes it the next time. (A scan of every row at each start cost the
         daemon ~1.2 MiB of memory that bench/server.py counted against its idle bots.)"""
         filled = 0
-        while True:
+        damaged: list[str] = []  # records that do not parse: left alone (replay verify names them)
+        while len(damaged) < 1000:
+            skip = f" AND id NOT IN ({', '.join('?' * len(damaged))})" if damaged else ""
             with self.db.transaction() as tx:
                 rows = tx.query("SELECT id, record FROM matches WHERE result IS NULL AND status <> 'running' "
-                                "AND record IS NOT NULL LIMIT ?", (batch,))
+                                f"AND record IS NOT NULL{skip} LIMIT ?", (*damaged, batch))
                 for match_id, blob in rows:
-                    tx.execute("UPDATE matches SET result = ? WHERE id = ?", (_result_bytes(blob), match_id))
-            filled += len(rows)
+                    try:
+                        result = _result_bytes(blob)
+                    except DecodeError:
+                        damaged.append(match_id)
+                        continue
+                    tx.execute("UPDATE matches SET result = ? WHERE id = ?", (result, match_id))
+                    filled += 1
             if len(rows) < batch:
-                return filled
+                break
+        if damaged:
+            log.warning("matches whose stored record does not parse were left without a result; "
+                        "`heartsd replay verify` names them", matches=damaged[:20], count=len(damaged))
+        return filled
 
     def abort_interrupted(self, reason: str = "server stopped while the match was running",
                           only: Sequence[str] | None = None) -> list[str]:
@@ -265,6 +276,11 @@ class Store:
                     seat >= len(stored.ranks) or int(rank) != stored.ranks[seat] or int(points) != stored.totals[seat]:
                 problems.append(f"{match_id}: {bot!r} in seat {seat}, rank {rank}, {points} points: not its match's")
         return problems
+
+    def result_column(self, match_id: str) -> bytes | None:
+        """The stored ``result`` column of a match (what listings and the ladder check read)."""
+        rows = self.db.query("SELECT result FROM matches WHERE id = ?", (match_id,))
+        return bytes(rows[0][0]) if rows and rows[0][0] is not None else None
 
     def ladder_results(self, match_id: str) -> list[tuple[str, int, int, int]]:
         """The ladder's result rows of a match: (bot, seat, rank, points); none if unrated."""
