@@ -29,14 +29,18 @@ import re
 import secrets
 import socket
 import struct
+import sys
 import time
 from pathlib import Path
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
+import structlog
+
 from .db import Database, check_not_orphaned, check_writable, is_postgresql, sqlite_path
 
 S = TypeVar("S")
+log = structlog.get_logger("heartsd.lease")
 HEARTBEAT_S = 5.0
 STALE_S = 30.0  # six missed heartbeats: the holder is gone
 LOCK_SPACE = 7426328  # advisory lock keys (LOCK_SPACE, hash of the instance); db.py uses the one-key form
@@ -81,9 +85,11 @@ DB_LOCK_BASE = 1 << 40
 
 def _lock_database_file(db_path: str, instance: str) -> int | None:
     """An open-file-description write lock on the instance's byte of the database file
-    itself; its descriptor (closing it releases the lock), or None where the system has
-    no such locks (the lock file alone then). Raises BlockingIOError if held."""
-    if not hasattr(fcntl, "F_OFD_SETLK"):
+    itself; its descriptor (closing it releases the lock), or None where the system or the
+    file system has no such locks (Linux's struct flock is packed here; elsewhere, on a
+    file system without them, or with a directory at the path, which the store then
+    refuses by name: the lock file alone). Raises BlockingIOError if held."""
+    if not sys.platform.startswith("linux") or not hasattr(fcntl, "F_OFD_SETLK") or os.path.isdir(db_path):
         return None
     fd = os.open(db_path, os.O_RDWR | os.O_CREAT, 0o644)
     start = DB_LOCK_BASE + int.from_bytes(hashlib.sha256(instance.encode()).digest()[:4], "big")
@@ -93,6 +99,11 @@ def _lock_database_file(db_path: str, instance: str) -> int | None:
         os.close(fd)
         if exc.errno in (errno.EAGAIN, errno.EACCES):
             raise BlockingIOError(exc.errno, "held") from None
+        if exc.errno in (errno.EINVAL, errno.ENOLCK, errno.EOPNOTSUPP):
+            log.warning("the store's file system takes no lock on the database file itself; the lock file alone "
+                        "keeps a second daemon of this instance out (not one reaching the store by another name)",
+                        store=db_path, error=exc.strerror)
+            return None
         raise
     return fd
 
@@ -102,7 +113,7 @@ class FileLease:
     of the database file (SQLite)."""
 
     outlives_store = True
-    lost_reason = ""
+    lost_reason = "the store's lease was released"
 
     def __init__(self, path: Path, fd: int, db_fd: int | None = None, db_path: str | None = None) -> None:
         self.path = path

@@ -680,3 +680,34 @@ def test_damaged_stored_events_are_data_loss_to_a_watcher_and_a_reason_on_the_we
     watched, page = run(scenario())
     assert watched is not None and watched[0] == grpc.StatusCode.DATA_LOSS, watched
     assert page[0] == 500 and "damaged or was edited" in page[1]["error"], page
+
+
+def test_a_file_system_without_locks_on_the_database_file_falls_back_to_the_lock_file(tmp_path, monkeypatch):
+    """The database file's lock is Linux's open-file-description lock: a file system that
+    refuses it (ENOLCK, EINVAL: some network and FUSE file systems) must not stop a start
+    (a review of the lease change: it raised). The lock file still keeps a second daemon
+    of the instance out."""
+    import errno
+    import fcntl
+
+    real = fcntl.fcntl
+
+    def refusing(fd, cmd, arg=0):
+        if cmd == fcntl.F_OFD_SETLK:
+            raise OSError(errno.ENOLCK, "No locks available")
+        return real(fd, cmd, arg)
+
+    monkeypatch.setattr(fcntl, "fcntl", refusing)
+    db = str(tmp_path / "a.db")
+    lease = FileLease.acquire(db, "heartsd")
+    with pytest.raises(LeaseHeld, match="pid"):
+        FileLease.acquire(db, "heartsd")
+    lease.release()
+
+
+def test_a_directory_given_as_the_store_is_refused_by_name(tmp_path):
+    """The lease opens the database file itself now: a directory there was an
+    IsADirectoryError traceback before the store could refuse it by name (a review)."""
+    out = subprocess.run([sys.executable, "-m", "heartsd.cli", "serve", "--port", "0", "--db", str(tmp_path)],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "is not a file" in out.stderr and "Traceback" not in out.stderr, out.stderr
