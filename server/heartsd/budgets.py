@@ -103,15 +103,19 @@ class Budget:
 # address in it: keyed by the full address, one attacker had 2^64 "addresses" for every
 # per-address limit (an attack pass). A /64 is what a subscriber or server gets.
 IPV6_PREFIX = 64
+NAT64 = ipaddress.IPv6Network("64:ff9b::/96")  # IPv4 hosts translated into IPv6 (RFC 6052)
 
 
 def address_key(host: str) -> str:
     """The key of the per-address limits for a caller's host address: an IPv4 address
-    itself, an IPv6 address by its /64, and an IPv4 address mapped into IPv6 (a dual-stack
-    listener) as the IPv4 address it is. Anything else (a Unix socket) is its own key.
+    itself, an IPv6 address by its /64, and an IPv4 host reaching us over IPv6 (mapped on
+    a dual-stack listener, Teredo, 6to4, NAT64) by its IPv4 address: those share a /64 with
+    every other host behind the same relay. Anything else (a Unix socket) is its own key.
 
     >>> address_key("10.0.0.7"), address_key("2001:db8:1:2:aa::1"), address_key("::ffff:10.0.0.7")
     ('ipv4:10.0.0.7', 'ipv6:[2001:db8:1:2::]/64', 'ipv4:10.0.0.7')
+    >>> address_key("64:ff9b::a00:7"), address_key("2002:a00:7::1")
+    ('ipv4:10.0.0.7', 'ipv4:10.0.0.7')
     """
     try:
         ip = ipaddress.ip_address(host)
@@ -119,8 +123,10 @@ def address_key(host: str) -> str:
         return host
     if isinstance(ip, ipaddress.IPv4Address):
         return f"ipv4:{ip}"
-    if ip.ipv4_mapped is not None:
-        return f"ipv4:{ip.ipv4_mapped}"
+    embedded = ip.ipv4_mapped or (ip.teredo[1] if ip.teredo else None) or ip.sixtofour or (
+        ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF) if ip in NAT64 else None)
+    if embedded is not None:  # an IPv4 host behind IPv6 (mapped, Teredo, 6to4, NAT64): its own address
+        return f"ipv4:{embedded}"
     network = ipaddress.IPv6Network((int(ip) >> (128 - IPV6_PREFIX) << (128 - IPV6_PREFIX), IPV6_PREFIX))
     return f"ipv6:[{network.network_address}]/{IPV6_PREFIX}"
 

@@ -805,3 +805,8 @@ def test_an_ipv6_caller_is_one_address_for_its_whole_64_and_a_mapped_ipv4_is_its
     assert budget.refusal(peer_address("ipv6:%5B2001:db8:0:8::1%5D:40000")) is None, "another /64 is another caller"
     budget.acquire(peer_address("ipv4:192.0.2.1:5000"))
     assert budget.refusal(peer_address("ipv6:%5B::ffff:192.0.2.1%5D:5001")) is not None, "IPv4 over a dual-stack port"
+    # IPv4 hosts behind one NAT64 or Teredo relay share its /64: each counts as its own IPv4
+    # host (a review: one of them could take the whole /64's share).
+    budget.acquire(peer_address("ipv6:%5B64:ff9b::c000:205%5D:1"))  # 192.0.2.5 translated
+    assert budget.refusal(peer_address("ipv6:%5B64:ff9b::c000:206%5D:1")) is None
+    assert budget.refusal(peer_address("ipv4:192.0.2.5:2")) is not None
