@@ -326,7 +326,7 @@ class Tournaments:
             if used is not None:
                 raise ArenaError("precondition", f"that shuffle key was tournament {used}'s on this store (public once "
                                  "a tournament is over): with it every hand can be computed; leave it empty for a "
-                                 "secret one")
+                                 "secret one (`tournament local` derives it from --seed: choose another seed)")
         seed = secrets.randbits(63) if seed is None else seed
         schedule = await asyncio.to_thread(balanced_schedule, list(bots), rules.players, rounds, seed,
                                            {r["bot"]: r["owner"] for r in roster})
