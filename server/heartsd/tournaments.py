@@ -273,6 +273,36 @@ def compute_standings(store: Store, t: TournamentRow) -> stats.Standings:
                          roster=[r["bot"] for r in t.roster])
 
 
+def duplicate_groups(roster: Sequence[dict[str, str]], rows: Sequence[TableRow]) -> list[list[TableRow]]:
+    """The rows to start, grouped into duplicate sets: tables that play the same shuffles at
+    once, never two bots of one owner in a set; a row that fits in no set of two or more
+    plays its own shuffles. So does a row that itself seats two bots of one owner (the
+    schedule allows it only when it cannot be avoided): every set would refuse it, and before
+    (an attack pass's reading) such a row grouped with another was refused at every attempt,
+    and its round never ended.
+
+    >>> roster = [{"bot": b, "owner": o} for b, o in zip("abcdefgh", "aacdefgh")]
+    >>> rows = [TableRow(0, 0, list("abcd")), TableRow(0, 1, list("efgh"))]
+    >>> [[r.table for r in g] for g in duplicate_groups(roster, rows)]
+    [[1], [0]]
+    """
+    owners = {r["bot"]: r["owner"] for r in roster}
+    groups: list[list[TableRow]] = []
+    alone: list[list[TableRow]] = []
+    for row in sorted(rows, key=lambda r: r.table):
+        mine = {owners.get(b, b) for b in row.seats}
+        if len(mine) < len(row.seats):
+            alone.append([row])
+            continue
+        for group in groups:
+            if not mine & {owners.get(b, b) for g in group for b in g.seats}:
+                group.append(row)
+                break
+        else:
+            groups.append([row])
+    return groups + alone
+
+
 class Tournaments:
     """Creates tournaments and runs a director task for each one this daemon plays."""
 
@@ -466,7 +496,7 @@ class Tournaments:
             return
         if not await self._still_running(t.id):
             return
-        for group in self._sets(t, pending):
+        for group in duplicate_groups(t.roster, pending):
             for row in group:
                 row.attempts += 1
                 row.status, row.match_id = "starting", ""
@@ -506,22 +536,6 @@ class Tournaments:
                      round=row.round, table=row.table, match_id=row.match_id, status=status)
             row.status = "pending"
         await asyncio.to_thread(self.store.set_table, t.id, row)
-
-    def _sets(self, t: TournamentRow, rows: list[TableRow]) -> list[list[TableRow]]:
-        """The rows to start, grouped into duplicate sets: tables that play the same
-        shuffles at once, never two bots of one owner in a set; a row that fits in no set
-        of two or more plays its own shuffles."""
-        owners = {r["bot"]: r["owner"] for r in t.roster}
-        groups: list[list[TableRow]] = []
-        for row in sorted(rows, key=lambda r: r.table):
-            mine = {owners.get(b, b) for b in row.seats}
-            for group in groups:
-                if not mine & {owners.get(b, b) for g in group for b in g.seats}:
-                    group.append(row)
-                    break
-            else:
-                groups.append([row])
-        return groups
 
     async def _start(self, t: TournamentRow, group: list[TableRow]) -> list[MatchRunner] | None:
         """Start the matches of one group (a set, or one table), waiting for their bots; while

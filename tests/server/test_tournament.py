@@ -800,3 +800,17 @@ def test_a_shuffle_key_on_the_command_line_is_64_hex_digits():
     out = subprocess.run([sys.executable, "-m", "heartsd.cli", "tournament", "create", "--bot", "a", "--shuffle-key",
                           "abc"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "a shuffle key is 64 hex digits, got 'abc'" in out.stderr, out.stderr
+
+
+def test_a_table_that_seats_two_bots_of_one_owner_plays_its_own_shuffles():
+    """The schedule puts two bots of one owner at a table only when it cannot be avoided;
+    such a table was still grouped into a duplicate set with another, which start_set then
+    refused at every attempt (no set seats two bots of one owner), so its round never
+    ended. It now plays alone, and the other tables still form sets among themselves."""
+    from heartsd.tournaments import TableRow, duplicate_groups
+
+    owners = dict(zip("abcdefghijkl", "aacdefghijkl"))  # a and b: one owner
+    roster = [{"bot": b, "owner": o, "version": "v"} for b, o in owners.items()]
+    rows = [TableRow(0, 0, list("abcd")), TableRow(0, 1, list("efgh")), TableRow(0, 2, list("ijkl"))]
+    groups = [[r.table for r in g] for g in duplicate_groups(roster, rows)]
+    assert sorted(groups) == [[0], [1, 2]]
