@@ -210,6 +210,8 @@ def list_matches(args: argparse.Namespace, console: Console) -> int:
                 rows += 1
                 seats = ", ".join(f"{s.name} {t}" if i < len(m.totals) else s.name
                                   for i, (s, t) in enumerate(zip(m.seats, [*m.totals] + [0] * len(m.seats))))
+                if not m.seats:  # a row the daemon could not read: listed with why
+                    seats = m.result.reason
                 winner = ", ".join(m.seats[w].name for w in m.result.winners if w < len(m.seats))
                 created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(m.created_unix_ms / 1000))
                 table.add_row(*literal(m.match_id, created, STATUS.get(m.status, "?"), m.ruleset,

@@ -164,6 +164,7 @@ def _known_ruleset(name: str, command: str) -> None:
 def _verify(args: argparse.Namespace) -> int:
     import dataclasses
 
+    from google.protobuf.message import DecodeError
     from heartsbot.proto.game_pb2 import MatchResult
 
     from .records import verify
@@ -179,7 +180,7 @@ def _verify(args: argparse.Namespace) -> int:
                 column = store.result_column(match_id)
                 stored = dataclasses.replace(stored, result=MatchResult.FromString(column) if column else None)
                 problem = verify(stored, store.ladder_results(match_id))
-        except Exception as exc:
+        except (DecodeError, ValueError, TypeError) as exc:  # this row's; a damaged file ends the run (exit 2)
             print(f"{match_id}: FAILED: its row cannot be read ({type(exc).__name__}: {str(exc)[:200]})")
             failures += 1
             continue

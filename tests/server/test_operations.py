@@ -452,8 +452,13 @@ def test_a_damaged_store_is_named_damaged_not_an_internal_error_or_a_traceback(t
             file.seek(offset)
             file.write(os.urandom(4096))
     verify = subprocess.run([*HEARTSD, "replay", "verify", "--db", db], capture_output=True, text=True, timeout=60)
-    assert verify.returncode == 2 and "the store is damaged" in verify.stderr, verify
-    assert "Traceback" not in verify.stderr
+    assert "Traceback" not in verify.stderr, verify
+    # Random garbage: where it breaks SQLite's own pages the store is damaged (exit 2); where
+    # it hits only stored records, each such row is named and the run goes on (exit 1).
+    if verify.returncode == 2:
+        assert "the store is damaged" in verify.stderr, verify
+    else:
+        assert verify.returncode == 1 and "FAILED: its row cannot be read" in verify.stdout, verify
     daemon = subprocess.Popen([*HEARTSD, "serve", "--port", "0", "--db", db, "--admin-token", admin],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
@@ -464,7 +469,11 @@ def test_a_damaged_store_is_named_damaged_not_an_internal_error_or_a_traceback(t
         target = line.split("listening on ", 1)[1].strip()
         listed = subprocess.run([*HEARTSD, "admin", "matches", "--server", target, "--admin-token", admin,
                                  "--limit", "1000"], capture_output=True, text=True, timeout=60)
-        assert listed.returncode != 0 and "DATA_LOSS" in listed.stderr and "damaged" in listed.stderr, listed
+        assert "Traceback" not in listed.stderr and "internal error" not in listed.stderr, listed
+        if listed.returncode != 0:  # SQLite's pages: the call ends DATA_LOSS
+            assert "DATA_LOSS" in listed.stderr and "damaged" in listed.stderr, listed
+        else:  # only stored rows: listed as damaged, the rest as they are
+            assert "damaged" in listed.stdout, listed
     finally:
         daemon.terminate()
         daemon.wait(30)
