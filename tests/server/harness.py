@@ -124,6 +124,22 @@ async def ladder_bots(daemon: Daemon, ladder: Any, names: list[str]) -> list["Bo
     return [await Bot(daemon, n, random_legal(i), token=tokens[n]).start() for i, n in enumerate(names)]
 
 
+def play_rated_match(tmp_path: Any, names: list[str], deals: int) -> str:
+    """A daemon on ``tmp_path``/heartsd.db plays one rated match of ``names`` (ladder bots,
+    see :func:`ladder_bots`) to its end and stops; the match's id, for the store to be read."""
+
+    async def scenario() -> str:
+        async with running_daemon(tmp_path) as daemon:
+            bots = await ladder_bots(daemon, daemon.arena.store.ladder, names)
+            match_id = await daemon.create_match(names, deals=deals, rated=True)
+            await bots[0].wait_ended(match_id)
+            for b in bots:
+                await b.close()
+            return match_id
+
+    return run(scenario())
+
+
 @dataclass
 class Bot:
     """A protocol-level bot: hello, then answer every request with ``policy``.

@@ -12,7 +12,7 @@ from heartsbot.proto import game_pb2
 from heartsd.ladder import LadderError
 from heartsd.store import Store
 
-from .harness import Bot, ladder_bots, random_legal, run, running_daemon
+from .harness import Bot, ladder_bots, play_rated_match, random_legal, run, running_daemon
 
 P = game_pb2
 HEARTSD = [sys.executable, "-m", "heartsd.cli"]
@@ -314,17 +314,7 @@ def test_recompute_refuses_to_launder_an_edited_result_row(tmp_path):
     said DIFFERENT, then rewrote the ratings from the edited rows, and a second run said
     "identical". Now rows unlike their match's stored result are named and nothing is
     rewritten, however often it runs."""
-    async def scenario():
-        async with running_daemon(tmp_path) as daemon:
-            names = ["e1", "e2", "e3", "e4"]
-            bots = await ladder_bots(daemon, daemon.arena.store.ladder, names)
-            match_id = await daemon.create_match(names, deals=1, rated=True)
-            await bots[0].wait_ended(match_id)
-            for b in bots:
-                await b.close()
-            return match_id
-
-    match_id = run(scenario())
+    match_id = play_rated_match(tmp_path, ["e1", "e2", "e3", "e4"], deals=1)
     db = str(tmp_path / "heartsd.db")
     command = [sys.executable, "-m", "heartsd.cli", "ladder", "recompute", "--db", db]
     assert subprocess.run(command, capture_output=True, text=True, timeout=60).returncode == 0

@@ -14,7 +14,7 @@ from heartsbot.proto import game_pb2
 from heartsd.records import verify
 from heartsd.store import Store
 
-from .harness import ladder_bots, run, running_daemon
+from .harness import play_rated_match, run, running_daemon
 
 P = game_pb2
 
@@ -24,17 +24,7 @@ def played(tmp_path_factory):
     """A rated match of four ladder bots, finished, and a store to read it from."""
     tmp_path = tmp_path_factory.mktemp("verify")
 
-    async def scenario():
-        async with running_daemon(tmp_path) as daemon:
-            names = ["v1", "v2", "v3", "v4"]
-            bots = await ladder_bots(daemon, daemon.arena.store.ladder, names)
-            match_id = await daemon.create_match(names, deals=2, rated=True)
-            await bots[0].wait_ended(match_id)
-            for b in bots:
-                await b.close()
-            return match_id
-
-    match_id = run(scenario())
+    match_id = play_rated_match(tmp_path, ["v1", "v2", "v3", "v4"], deals=2)
     store = Store(str(tmp_path / "heartsd.db"))
     yield store.get(match_id), store.ladder_results(match_id)
     store.close()
