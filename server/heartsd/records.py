@@ -10,14 +10,11 @@ from hearts_engine.errors import RecordError
 
 from heartsbot.proto import game_pb2
 from heartsbot import convert
+from .runner import STATUS_NAMES
 from .store import StoredMatch
 
 P = game_pb2
 PROVENANCE = {v: k.removeprefix("PROVENANCE_").lower() for k, v in P.Provenance.items()}
-
-
-STATUS_NAMES = {P.MATCH_STATUS_FINISHED: "finished", P.MATCH_STATUS_ABORTED: "aborted",
-                P.MATCH_STATUS_CANCELLED: "cancelled"}
 
 
 def verify(stored: StoredMatch, results: Sequence[tuple[str, int, int, int]] = ()) -> str | None:

@@ -144,7 +144,8 @@ class Store:
             rows = tx.query("SELECT id, record FROM matches WHERE status = 'running' AND instance = ?",
                             (self.instance,))
             if only is not None:
-                rows = [r for r in rows if r[0] in set(only)]
+                wanted = set(only)
+                rows = [r for r in rows if r[0] in wanted]
             for match_id, blob in rows:
                 record = None
                 result = game_pb2.MatchResult(status=game_pb2.MATCH_STATUS_ABORTED, reason=reason)
@@ -363,12 +364,16 @@ def _stored(row: tuple, listed: bool = False) -> StoredMatch:  # type: ignore[ty
         reason = f"{DAMAGED}; `heartsd replay verify {row[0]}` says more"
         return StoredMatch(id=row[0], created_ms=row[1], finished_ms=row[2], status=row[3], reason=reason,
                            ruleset=row[5], players=row[6], seats=[], seed=0, deals_played=0, totals=[], record=None,
-                           result=game_pb2.MatchResult(status=_RESULT_STATUS.get(row[3], 0), reason=reason))
+                           result=game_pb2.MatchResult(status=_status_value(row[3]), reason=reason))
 
 
 DAMAGED = "its stored row does not parse: damaged or edited"
-_RESULT_STATUS = {"finished": game_pb2.MATCH_STATUS_FINISHED, "aborted": game_pb2.MATCH_STATUS_ABORTED,
-                  "cancelled": game_pb2.MATCH_STATUS_CANCELLED}
+
+
+def _status_value(status: str) -> int:
+    """A row's status as the MatchStatus it names (0 for a name that is none)."""
+    name = f"MATCH_STATUS_{status.upper()}"
+    return game_pb2.MatchStatus.Value(name) if name in game_pb2.MatchStatus.keys() else 0
 
 
 def _parsed(row: tuple, listed: bool) -> StoredMatch:  # type: ignore[type-arg]
