@@ -205,6 +205,34 @@ def test_late_lines_and_extra_lines_never_shift_the_answers(tmp_path):
     assert "'banner'" in reports[0] and "'extra'" in reports[1]
 
 
+def test_an_extra_line_begun_before_the_next_request_is_not_its_answer(tmp_path):
+    """A second line whose first characters came before the next request was written
+    answers nothing, even when its newline comes after: an unbuffered writer (Python under
+    PYTHONUNBUFFERED=1 writes ``print(a)`` as ``a`` then ``\\n``) split "play 2C\\nmore\\n"
+    in two writes, and on a loaded CI machine the next request went out between them, took
+    "more" as its answer, and shifted the bot's own answer to no request."""
+    script = tmp_path / "bot.py"
+    script.write_text(
+        "import sys\n"
+        "sys.stdin.readline()\n"
+        "print('ok', flush=True)\n"
+        "sys.stdin.readline()\n"
+        "sys.stdout.write('play 2C\\nmore'); sys.stdout.flush()\n"  # the extra line, begun
+        "sys.stdin.readline()\n"  # the next request is out
+        "sys.stdout.write(' of it\\n'); sys.stdout.flush()\n"  # and the extra line ends only now
+        "print('play 3C', flush=True)\n"
+    )
+    reports = []
+    child = Child([sys.executable, str(script)], report=reports.append)
+    try:
+        assert child.handshake(time.monotonic() + 5)
+        assert child.ask("play 1", time.monotonic() + 5) == "play 2C"
+        assert child.ask("play 2", time.monotonic() + 5) == "play 3C"
+    finally:
+        assert child.close() == 0
+    assert reports == ["the bot wrote a line that answers no request (dropped): 'more of it'"], reports
+
+
 def test_a_line_of_megabytes_is_one_bad_answer_and_the_next_answer_is_still_its_requests(tmp_path):
     """Before (an attack pass): a line of several MB without a newline was re-joined and
     re-split at every 64 KB read (quadratic: the bridge fell behind), held whole, and then

@@ -117,6 +117,11 @@ class BoundedLines:
         self._add(rest)
         return lines
 
+    @property
+    def pending(self) -> bool:
+        """Whether a line is in progress (some of it read, not its newline)."""
+        return bool(self._pieces) or self._over
+
     def end(self) -> list[str]:
         """The stream ended: a last line without its newline, if it has any text."""
         line = self._take()
@@ -257,6 +262,7 @@ class Child:
         self._greeting = False  # waiting for "ok": every line is read
         self.heard = 0  # lines the bot wrote before "ok" (it writes, so it is not stuck in a buffer)
         self._owed = 0  # answers to requests that timed out: dropped when they arrive
+        self._requests = 0  # requests written so far: when the line in progress began
         self._ask = threading.Lock()  # one request at a time
         self._write_lock = threading.Lock()
         self._reader = threading.Thread(target=self._read, name="stdio-reader", daemon=True)
@@ -321,6 +327,7 @@ class Child:
     def _exchange(self, line: str | None, deadline: float) -> str | None:
         with self._state:
             self._waiting = True
+            self._requests += line is not None
         if line is not None:
             self.send(line)
         try:
@@ -343,12 +350,16 @@ class Child:
         matched together, under one hold of the state lock: a line written together with an
         answer, after it ("play 2C\\nmore"), was written before the next request could go
         out, so it answers nothing, however late this thread gets to it (under load, the
-        next request was sometimes out first, and took it as its answer)."""
+        next request was sometimes out first, and took it as its answer). So does a line
+        whose first characters were read before the request went out, though its newline
+        came after: Python's ``print("play 2C\\nmore")`` is two writes, ``play 2C\\nmore``
+        then ``\\n``, and on a loaded machine the next request fell between them."""
         stdout = self.proc.stdout
         assert stdout is not None
         fd = stdout.fileno()
         decode = codecs.getincrementaldecoder("utf-8")("replace").decode
         lines = BoundedLines()
+        begun: int | None = None  # requests written when the line in progress began
         while True:
             try:
                 chunk = os.read(fd, 65536)
@@ -357,31 +368,39 @@ class Child:
             got = lines.feed(decode(chunk, final=not chunk))
             if not chunk:
                 got += lines.end()
-            self._match(got)
+            begun = self._match(got, begun, lines.pending)
             if not chunk:
                 break
         self.gone = True
         self._lines.put(None)
         self._on_gone()
 
-    def _match(self, lines: list[str]) -> None:
+    def _match(self, lines: list[str], begun: int | None, pending: bool) -> int | None:
+        """Match the lines of one read; ``begun`` is when the first of them began, if in an
+        earlier read. Returns when the line still in progress (``pending``) began."""
         notes = []
         with self._state:
-            for line in lines:
+            for i, line in enumerate(lines):
+                before_its_request = i == 0 and begun is not None and begun < self._requests
                 if self._owed:
                     self._owed -= 1
                     notes.append((line, "late, dropped"))
-                elif self._waiting or self._greeting:
+                elif self._greeting or (self._waiting and not before_its_request):
                     self._waiting = False
                     self._lines.put(line)
                     notes.append((line, ""))
                 else:
                     notes.append((line, "answers no request, dropped"))
+            if not pending:
+                begun = None
+            elif lines or begun is None:
+                begun = self._requests
         for line, note in notes:
             if self.trace:
                 self.trace("< " + line + (f"   ({note})" if note else ""))
             elif note.startswith("answers"):
                 self.report(f"the bot wrote a line that answers no request (dropped): {line[:200]!r}")
+        return begun
 
     def status(self, timeout: float = 1.0) -> str:
         """How the child ended, in words (waits up to ``timeout`` for it to exit)."""
