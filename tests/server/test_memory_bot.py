@@ -293,9 +293,13 @@ async def memory_ladder(tmp_path, db: str) -> dict[str, object]:
                 bots.append(await Bot(daemon, name, adversary.policy(owner), token=token, max_matches=1).start())
         stop = asyncio.Event()
         spectator = asyncio.get_running_loop().create_task(adversary.spectate([a, b], stop))
-        # Daemon b seats bots that wait for a set at once in plain tables, so both kinds are rated.
-        makers = [Matchmaker(d.arena, LadderSettings(deals=2, interval_s=0.05, set_wait_s=wait), seed=i)
-                  for i, (d, wait) in enumerate(((a, 0.5), (b, 0.0)))]
+        # Daemon a plays duplicate sets, daemon b plain tables only, so both kinds are rated.
+        # (b once made plain tables from bots that waited for a set, with set_wait_s=0; but the
+        # two tables of a set end together, so on a loaded CI machine b's bots came free eight
+        # at a time and formed nothing but sets: 101 sets and 0 plain tables.)
+        makers = [Matchmaker(d.arena, LadderSettings(deals=2, interval_s=0.05, set_wait_s=0.5, set_tables=tables),
+                             seed=i)
+                  for i, (d, tables) in enumerate(((a, 2), (b, 1)))]
         tasks = [asyncio.get_running_loop().create_task(m.run()) for m in makers]
         rated = 0
         for _ in range(6000):
