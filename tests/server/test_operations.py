@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shlex
 import signal
 import socket
@@ -277,22 +278,29 @@ def test_serve_warns_when_it_creates_a_new_store_and_only_then(tmp_path):
     absolute path; on the existing store, the next start says nothing of the kind."""
     typo = tmp_path / "heartsd.bd"
 
-    def serve_once() -> list[dict[str, object]]:
+    def serve_once(new: bool) -> list[dict[str, object]]:
         proc = subprocess.Popen([*HEARTSD, "serve", "--port", "0", "--db", "heartsd.bd", "--log-format", "json",
                                  "--log-level", "warning", "--admin-token", ADMIN], cwd=tmp_path,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert "listening on" in proc.stdout.readline()
-        time.sleep(0.5)  # the warning follows "listening on"
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert b"listening on" in proc.stdout.readline()  # type: ignore[union-attr]
+        seen = b""
+        if new:  # the warning follows "listening on": wait for it (a fixed 0.5 s was short under load)
+            deadline = time.monotonic() + 60
+            while b"new, empty store" not in seen and time.monotonic() < deadline:
+                if select.select([proc.stderr], [], [], 1)[0]:
+                    seen += os.read(proc.stderr.fileno(), 65536)  # type: ignore[union-attr]
+        else:
+            time.sleep(0.5)  # time enough for a warning that should not come
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
         assert proc.returncode == 0, err
-        return [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+        return [json.loads(line) for line in (seen + err).decode().splitlines() if line.startswith("{")]
 
-    first = [e for e in serve_once() if "new, empty store" in str(e["event"])]
+    first = [e for e in serve_once(new=True) if "new, empty store" in str(e["event"])]
     assert typo.is_file()
     assert len(first) == 1 and first[0]["level"] == "warning", first
     assert str(first[0]["event"]).startswith(f"created a new, empty store at {typo};") and "--db" in first[0]["event"]
-    again = [e for e in serve_once() if "store" in str(e["event"])]
+    again = [e for e in serve_once(new=False) if "store" in str(e["event"])]
     assert again == [], again
 
 
@@ -437,6 +445,10 @@ def test_a_damaged_store_is_named_damaged_not_an_internal_error_or_a_traceback(t
     player = subprocess.Popen([*HEARTSD, "serve", "--port", "0", "--db", db, "--house-matches", "2",
                                "--admin-token", admin], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
+        line = ""
+        while "listening on" not in line:  # the store exists (under load it took over 0.5 s)
+            line = player.stdout.readline()  # type: ignore[union-attr]
+            assert line, "the daemon did not start"
         deadline = time.time() + 60
         finished = 0
         while time.time() < deadline and (finished < 22 or os.path.getsize(db) < 60 * 4096):
