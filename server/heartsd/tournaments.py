@@ -201,6 +201,13 @@ class TournamentStore:
             "SELECT id FROM tournaments WHERE status IN ('running', 'paused') AND instance = ? ORDER BY created_ms",
             (instance,))]
 
+    def any_match_seeded(self, seeds: Sequence[int]) -> bool:
+        """Whether any stored match, of any tournament or none, was dealt from one of ``seeds``."""
+        if not seeds:
+            return False
+        return bool(self.db.query(f"SELECT 1 FROM matches WHERE seed IN ({', '.join('?' * len(seeds))}) LIMIT 1",
+                                  tuple(str(seed) for seed in seeds)))
+
     def set_table(self, tournament_id: str, row: TableRow) -> None:
         """Write ``row``, unless the tournament is cancelled: a director's write that was
         already under way at the cancel must not undo :meth:`cancel_tables`."""
@@ -472,6 +479,7 @@ class Tournaments:
         finished; back to the caller, which looks again, when all of them have ended."""
         arena = self.arena
         waiting: list[MatchRunner] = []
+        interrupted: list[TableRow] = []
         for row in rows:
             if row.status == "running":
                 runner = arena.runners.get(row.match_id)
@@ -483,7 +491,9 @@ class Tournaments:
                     return  # another daemon's match (a shared store): it is not ours to replay
                 await self._settle(t, row, stored.status if stored else "missing")
             elif row.status == "starting":
-                row.status = "pending"  # a crash came between the two writes: this attempt is spent
+                row.status = "pending"  # a stop or a crash came while it started: see _unspent below
+                interrupted.append(row)
+        await self._unspent(t, interrupted)
         if waiting:
             await self._until_over(t.id, waiting)
             for row in rows:
@@ -505,6 +515,23 @@ class Tournaments:
             for row, runner in zip(group, runners or []):
                 row.status, row.match_id = "running", runner.id
                 await asyncio.to_thread(self.store.set_table, t.id, row)
+
+    async def _unspent(self, t: TournamentRow, interrupted: list[TableRow]) -> None:
+        """First attempts that were still waiting for their bots when the daemon stopped
+        dealt nothing: they are played again as first attempts, on the seed that the
+        tournament's seed and key give, which anyone can check once both are published.
+        Before, each such stop spent an attempt (40 kills: 39 attempts), and a later
+        attempt's seed is drawn at random. Only when no stored match was dealt from any of
+        these rows' first seeds (a group's seed is its first row's): else one of them
+        started, and all stay spent, as before. The ledger refuses a shuffle dealt before
+        whatever this decides."""
+        first = [row for row in interrupted if row.attempts == 1]
+        if not first:
+            return
+        seeds = [table_seed(t.seed, row.round, row.table, 0, t.shuffle_key) for row in first]
+        if not await asyncio.to_thread(self.store.any_match_seeded, seeds):
+            for row in first:
+                row.attempts = 0
 
     async def _until_over(self, tournament_id: str, runners: list[MatchRunner]) -> None:
         """Until ``runners`` have ended; a cancel made on another daemon of a shared store
@@ -577,6 +604,9 @@ class Tournaments:
             except SeedRefused as exc:  # a shuffle of this seed was dealt before: the next attempt's
                 log.warning("tournament seed deals a shuffle dealt before; the next attempt draws anew",
                             tournament=t.id, why=exc.message)
+                for row in group:  # spent: pending, not "starting", which _unspent might give back
+                    row.status = "pending"
+                    await asyncio.to_thread(self.store.set_table, t.id, row)
                 return None
             except ArenaError as exc:
                 # Public (TournamentTable.waiting): never the detail a bot's owner may write or hide.

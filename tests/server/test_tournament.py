@@ -814,3 +814,44 @@ def test_a_table_that_seats_two_bots_of_one_owner_plays_its_own_shuffles():
     rows = [TableRow(0, 0, list("abcd")), TableRow(0, 1, list("efgh")), TableRow(0, 2, list("ijkl"))]
     groups = [[r.table for r in g] for g in duplicate_groups(roster, rows)]
     assert sorted(groups) == [[0], [1, 2]]
+
+
+def test_a_restart_while_a_table_waits_for_its_bots_keeps_the_published_seed(tmp_path, monkeypatch):
+    """A table waiting for a bot busy elsewhere (its row "starting") when the daemon
+    stops has dealt nothing: after the restart it plays on the seed the published key
+    gives, as its first attempt. Before, every stop while a table waited spent an attempt
+    (40 kills: 39 attempts), and a later attempt draws its seed from the server's
+    randomness, so such a match could no longer be checked against the tournament's seed
+    and key. (A seed whose shuffles were dealt is still refused by the ledger.)"""
+    monkeypatch.setattr(tours, "SEAT_WAIT_S", 0.3)
+    names = dict(zip(("alice", "bob", "carol", "dave"), ("random", "heuristic", "random", "heuristic")))
+    key, seed = hashlib.sha256(b"restart while waiting").digest(), 424242
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            clients = await _clients(daemon.target, {n: BOTS[n] for n in names if n != "dave"}, names)
+            dave = await Bot(daemon, "dave", policy=lambda request, bot: None, max_matches=1).start()
+            await daemon.create_match(["dave", "house:random", "house:random", "house:random"], deals=50)
+            async with daemon.channel() as channel:
+                stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+                created = (await stub.CreateTournament(P.CreateTournamentRequest(
+                    name="waits", bots=list(names), rounds=1, deals_per_match=1, seed=seed, shuffle_key=key),
+                    metadata=auth(ADMIN))).tournament
+                for _ in range(3):  # three stops while dave is away
+                    await _until(daemon.target, created.id, lambda t: any("dave" in r.waiting for r in t.tables), 60)
+                    await daemon.arena.tournaments.stop()  # type: ignore[attr-defined]
+                    daemon.arena.tournaments.start(created.id)  # type: ignore[attr-defined]
+            await dave.close()
+            await _stop(clients)
+        async with running_daemon(tmp_path) as daemon:
+            clients = await _clients(daemon.target, {n: BOTS[n] for n in names if n != "dave"}, names)
+            dave = await Bot(daemon, "dave").start()  # the version frozen at the start ("test")
+            t = await _until(daemon.target, created.id, _finished, 120)
+            await dave.close()
+            await _stop(clients)
+            stored = daemon.arena.store.get(t.tables[0].match_id)
+            return t, stored.seed
+
+    t, match_seed = run(scenario())
+    assert [row.attempts for row in t.tables] == [1]
+    assert match_seed == tours.table_seed(seed, 0, 0, 0, key)
