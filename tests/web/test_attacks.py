@@ -82,22 +82,27 @@ def test_seats_taken_all_at_once_cannot_pass_the_table_caps(tmp_path) -> None:
     run(main())
 
 
-def test_a_seat_nobody_opens_or_everyone_left_gives_its_table_back(tmp_path) -> None:
+def test_a_seat_nobody_opens_or_everyone_left_gives_its_table_back(tmp_path, monkeypatch) -> None:
     """Before: a seat never opened waited out the person's clock (30 s + the 60 s bank),
     then two more 30 s timeouts, then was auto-played at the house bots' pace: about five
     minutes of a standard match holding one of web_max_tables, for three requests; a few
     addresses kept every table for people taken. Now a table with no page for
-    web_abandon_s is cancelled (its shuffles are never dealt again), and the cap frees."""
+    web_abandon_s is cancelled (its shuffles are never dealt again), and the cap frees.
+    Then (a second attack pass): a seat never opened still held its table web_abandon_s
+    (60 s), so 16 POSTs a minute from 8 addresses held every table; now OPEN_WITHIN_S."""
+    from heartsd.web import seats
+
+    monkeypatch.setattr(seats, "OPEN_WITHIN_S", 0.3)
 
     async def main() -> None:
-        async with web_daemon(tmp_path, web_abandon_s=0.5, web_tables_per_peer=1, grace_ms=200,
+        async with web_daemon(tmp_path, web_abandon_s=2.0, web_tables_per_peer=1, grace_ms=200,
                               web_house_delay_ms=50) as web, \
                 client() as http:
             never_opened = (await take_seat(http, web.url))["match_id"]
             runner = web.arena.runners[never_opened]
             await asyncio.wait_for(runner.finished.wait(), 10)
             stored = web.arena.store.get(never_opened)
-            assert stored.status == "cancelled" and "left the table" in stored.reason, (stored.status, stored.reason)
+            assert (stored.status, stored.reason) == ("cancelled", "nobody opened the table within 0.3 s")
             # The table is free again: the same address may take one.
             left = (await take_seat(http, web.url))["match_id"]
             async with http.ws_connect(f"{web.url}/api/seat/{left}/socket") as ws:
@@ -586,3 +591,56 @@ def test_one_ipv6_caller_counts_the_same_over_grpc_and_the_web(tmp_path):
                 await feed.close()
 
     run(main())
+
+
+def test_a_post_whose_body_never_comes_holds_no_spectator_slot_and_is_closed(tmp_path, monkeypatch) -> None:
+    """Before (an attack pass): ``POST /api/play`` with ``Content-Length: 100`` and then
+    nothing held one of its address's spectator slots for ever (300 s and counting: the
+    idle timeout does not apply while a handler runs). 32 addresses x 16 such idle
+    connections took the whole spectator budget: every web call and gRPC spectator call
+    was refused, and a person's seat page could not reload. Now the body is read before
+    any slot is taken, within BODY_S, and a body that does not come in time is a 408."""
+    monkeypatch.setattr(connections, "BODY_S", 0.5)
+
+    async def main() -> None:
+        async with web_daemon(tmp_path, max_spectator_calls_per_peer=2) as web:
+            stuck = []
+            for _ in range(4):  # twice the address's spectator slots
+                reader, writer = await connect_from(web.front.port, "127.0.0.1")
+                writer.write(b"POST /api/play HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                             b"Content-Length: 100\r\n\r\n{")
+                stuck.append((reader, writer))
+            await asyncio.sleep(0.2)
+            assert web.front.budget.in_use == 0
+            async with aiohttp.ClientSession() as http, http.get(f"{web.url}/api/options") as r:
+                assert r.status == 200  # the address's slots are all free
+            for reader, _ in stuck:
+                answer = await closed_by_server(reader)
+                assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+                assert b"did not arrive" in answer, answer
+
+    run(main())
+
+
+def test_a_client_that_hangs_up_in_the_middle_of_its_body_is_no_traceback(tmp_path) -> None:
+    """Before (an attack pass): each such request logged "web handler failed" at ERROR with
+    a ConnectionResetError traceback."""
+
+    async def main() -> list[dict[str, Any]]:
+        async with web_daemon(tmp_path, log_level="debug") as web:
+            with capture_logs() as logs:
+                for _ in range(5):
+                    reader, writer = await connect_from(web.front.port, "127.0.0.1")
+                    writer.write(b"POST /api/play HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                                 b"Content-Length: 100\r\n\r\n{")
+                    await writer.drain()
+                    await asyncio.sleep(0.1)
+                    sock = writer.get_extra_info("socket")
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+                    writer.close()  # a reset, not a clean end
+                await asyncio.sleep(0.5)
+        return logs
+
+    logs = run(main())
+    failed = [e for e in logs if e["log_level"] in ("error", "critical") or "exc_info" in e]
+    assert failed == [], failed

@@ -73,7 +73,7 @@ class WebFront(WebContext):
         # Request bodies are never inflated (_plain_bodies says why).
         self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False, shutdown_timeout=2.0,
                                      logger=HttpLog(), keepalive_timeout=connections.IDLE_S,
-                                     auto_decompress=False)
+                                     lingering_time=connections.LINGER_S, auto_decompress=False)
         await self._runner.setup()
         wanted = self.settings.web_max_connections
         total = connections.connection_cap(wanted)
@@ -107,7 +107,7 @@ class WebFront(WebContext):
     # -- the application ---------------------------------------------------------------
 
     def _build(self) -> web.Application:
-        app = web.Application(middlewares=[self._errors, self._rate_limit, _plain_bodies], client_max_size=16 * 1024)
+        app = web.Application(middlewares=[self._errors, _plain_bodies, self._rate_limit], client_max_size=16 * 1024)
         app.on_response_prepare.append(_security_headers)
         for name, path in (("lobby", "/"), ("play", "/play/{match_id}"), ("watch", "/watch/{match_id}"),
                            ("leaderboard", "/leaderboard"), ("bot", "/bots/{bot}")):
@@ -143,9 +143,14 @@ class WebFront(WebContext):
             return _error(HTTP_OF_GRPC.get(exc.code, 500), exc.details)
         except ArenaError as exc:
             return _error(HTTP_OF_ARENA.get(exc.kind, 500), exc.message)
+        except connections.ClientGone:
+            log.debug("the client hung up while sending its request body", path=request.path)
+            return _closing(_error(400, "the request body was cut off"))
         except web.HTTPException as exc:
             if exc.status < 400:
                 raise
+            if exc.status == 408:  # the rest of its body may come yet: nothing more is read
+                return _closing(_error(408, exc.text or exc.reason))
             if not request.path.startswith(("/api/", "/ws/", "/static/")):  # a person typed or followed it
                 return _error_page(exc.status, exc.reason)
             return _error(exc.status, exc.text or exc.reason)
@@ -168,6 +173,8 @@ class WebFront(WebContext):
             response.headers["Retry-After"] = str(retry)
             return response
         if request.path.startswith("/api/") and request.match_info.route.name != SEAT_SOCKET:  # it holds its own
+            if request.body_exists:
+                await connections.read_body(request)  # before any slot: a slow body holds only its connection
             with self.budget.hold(peer):
                 return await handler(request)
         return await handler(request)
@@ -189,6 +196,12 @@ async def _plain_bodies(request: web.Request, handler: Handler) -> web.StreamRes
 
 def _error(status: int, message: str) -> web.Response:
     return web.json_response({"error": message}, status=status)
+
+
+def _closing(response: web.Response) -> web.Response:
+    """``response``, and the connection closed after it."""
+    response.force_close()
+    return response
 
 
 def _static_file(filename: str) -> bool:

@@ -41,6 +41,7 @@ P = game_pb2
 
 log = structlog.get_logger("heartsd.web")
 LINGER_S = 600.0  # a finished seat's page still shows the result (and a reload works) this long
+OPEN_WITHIN_S = 15.0  # a seat no page opens within this gives its table back (HumanSeat._away)
 NOT_A_CARD = cards_pb2.Card()  # suit 0, rank 0: the runner rejects it as malformed, as for a bot
 
 
@@ -75,6 +76,7 @@ class HumanSeat:
         self.finished_at: float | None = None
         self._abandon_s = abandon_s
         self._abandon_timer: asyncio.TimerHandle | None = None
+        self._opened = False  # a page has had the seat
         self._away()  # no page has it yet
 
     @property
@@ -95,6 +97,7 @@ class HumanSeat:
         page that had it, which ``on_replaced`` of that page then tells: another tab took
         the seat) and everything the seat was sent but has not seen yet."""
         replaced, self._on_replaced = self._on_replaced, on_replaced
+        self._opened = True
         if replaced is not None and self.session is not None:
             replaced()
         self.detach(self.session)
@@ -141,16 +144,23 @@ class HumanSeat:
         """No page has the seat: if none comes back within ``abandon_s`` the table is given
         back (the match is cancelled). Otherwise a seat nobody opens, or one left for good,
         would hold one of the few tables for people (web_max_tables) until its clock and
-        auto-play had played the whole match: about five minutes of a standard match."""
-        if self._abandon_timer is None and self.live and math.isfinite(self._abandon_s):
-            self._abandon_timer = asyncio.get_running_loop().call_later(self._abandon_s, self._abandon)
+        auto-play had played the whole match: about five minutes of a standard match.
 
-    def _abandon(self) -> None:
+        A seat no page has opened yet gets OPEN_WITHIN_S at most: its page opens it a
+        moment after taking it. Before (an attack pass), 16 POSTs a minute from 8
+        addresses, never opening a page, held every table for people."""
+        wait_s = self._abandon_s if self._opened else min(OPEN_WITHIN_S, self._abandon_s)
+        if self._abandon_timer is None and self.live and math.isfinite(wait_s):
+            self._abandon_timer = asyncio.get_running_loop().call_later(wait_s, self._abandon, wait_s)
+
+    def _abandon(self, wait_s: float) -> None:
         self._abandon_timer = None
         if self.session is None and self.live:
-            log.info("a person's table was left; the match is cancelled", match_id=self.match_id,
-                     after_s=self._abandon_s)
-            self.runner.stop(P.MATCH_STATUS_CANCELLED, f"the person left the table (no page for {self._abandon_s:g} s)")
+            log.info("a person's table was left; the match is cancelled", match_id=self.match_id, after_s=wait_s,
+                     opened=self._opened)
+            why = (f"the person left the table (no page for {wait_s:g} s)" if self._opened
+                   else f"nobody opened the table within {wait_s:g} s")
+            self.runner.stop(P.MATCH_STATUS_CANCELLED, why)
 
     async def _pump(self, session: BotSession) -> None:
         """The seat's messages, as a bot's stream would carry them, into its tracker."""
