@@ -644,3 +644,35 @@ def test_a_client_that_hangs_up_in_the_middle_of_its_body_is_no_traceback(tmp_pa
     logs = run(main())
     failed = [e for e in logs if e["log_level"] in ("error", "critical") or "exc_info" in e]
     assert failed == [], failed
+
+
+def test_spectators_cannot_lock_a_person_out_of_their_own_seat(tmp_path) -> None:
+    """Before (an attack pass): a seat's page (its JSON and its socket) took slots of the
+    spectator budget, so 16 watch tabs from the person's own address (a household, a NAT),
+    or 500 watch sockets from anywhere, made the Playboard fail with 429, and after 60 s
+    the table was cancelled. A person's seat is the web's bot: it has its own budget,
+    bounded by the tables for people."""
+
+    async def main() -> None:
+        async with web_daemon(tmp_path, max_spectator_calls_per_peer=2, max_spectator_calls=3) as web, \
+                client() as http:
+            match_id = (await take_seat(http, web.url))["match_id"]
+            async with aiohttp.ClientSession() as other:  # the whole spectator budget, watching
+                watchers = [await other.ws_connect(f"{web.url}/ws/watch/{match_id}") for _ in range(2)]
+                more = aiohttp.TCPConnector(local_addr=("127.0.0.2", 0))
+                async with aiohttp.ClientSession(connector=more) as third:
+                    watchers.append(await third.ws_connect(f"{web.url}/ws/watch/{match_id}"))
+                    for ws in watchers:
+                        assert (await ws.receive(timeout=10)).type is aiohttp.WSMsgType.TEXT
+                    assert web.front.budget.in_use == 3
+                    async with http.get(f"{web.url}/api/options") as r:
+                        assert r.status == 429  # spectators' calls: the budget is spent
+                    async with http.get(f"{web.url}/api/seat/{match_id}") as r:
+                        assert r.status == 200, await r.text()
+                    async with http.ws_connect(f"{web.url}/api/seat/{match_id}/socket") as seat:
+                        snapshot = json.loads((await seat.receive(timeout=10)).data)
+                        assert "auto" in snapshot and "error" not in snapshot, snapshot
+                    for ws in watchers:
+                        await ws.close()
+
+    run(main())

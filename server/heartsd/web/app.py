@@ -165,7 +165,8 @@ class WebFront(WebContext):
     @web.middleware
     async def _rate_limit(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         """Every request spends its caller's rate; a JSON request also holds a slot of the
-        spectator budget while it runs (a live feed holds one for its life: sockets.py)."""
+        spectator budget while it runs (a live feed holds one for its life: sockets.py), or
+        of the seat budget for a person's own seat."""
         peer = self.peer(request)
         if not self.rate.allow(peer):
             retry = max(1, round(self.rate.retry_after_s(peer)))
@@ -175,7 +176,7 @@ class WebFront(WebContext):
         if request.path.startswith("/api/") and request.match_info.route.name != SEAT_SOCKET:  # it holds its own
             if request.body_exists:
                 await connections.read_body(request)  # before any slot: a slow body holds only its connection
-            with self.budget.hold(peer):
+            with (self.seat_budget if request.path.startswith("/api/seat/") else self.budget).hold(peer):
                 return await handler(request)
         return await handler(request)
 

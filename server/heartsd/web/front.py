@@ -38,6 +38,11 @@ class WebContext:
         # Calls and live feeds at once: the daemon's spectator budget, shared with gRPC's
         # SpectatorService and LadderService (one address counts the same on both).
         self.budget: Budget = arena.budgets.spectators
+        # A person's seat (its JSON and its socket) is the web's bot: spectators must not
+        # starve it, so it has its own budget, bounded by the tables for people (a page,
+        # a second tab or a reload in passing, and its JSON at once). Before (an attack
+        # pass), 16 watch tabs from the person's own address made the Playboard fail 429.
+        self.seat_budget = Budget("seat", total=4 * settings.web_max_tables, per_peer=4 * settings.web_tables_per_peer)
 
     @staticmethod
     def peer(request: web.Request) -> str:

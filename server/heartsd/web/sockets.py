@@ -66,7 +66,7 @@ async def play(request: web.Request, front: WebContext, match_id: str, peer: str
     """The Playboard's socket: the seat's snapshots out, the person's answers in."""
     seat = front.seats.owned(match_id, request.cookies.get(front.cookie_name(match_id)))
     ws = _socket()
-    with front.budget.hold(peer):  # a slot of the spectator budget for the socket's life
+    with front.seat_budget.hold(peer):  # a slot of the seat budget (not the spectators') for its life
         await ws.prepare(request)
         loop = asyncio.get_running_loop()
         tasks: dict[str, asyncio.Task[None]] = {}
