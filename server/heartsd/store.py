@@ -14,6 +14,7 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import structlog
 from google.protobuf.message import DecodeError
@@ -325,18 +326,8 @@ class Store:
         """Matches newest first (by creation time, then id); with ``before`` = (created_ms,
         id) of the last one already seen, the next ones: a page that later inserts never shift.
         Each with its ``result`` and without its record: anyone may list 1,000 at a time."""
-        where, args = [], []
-        if status:
-            where.append("status = ?")
-            args.append(status)
-        if before is not None:
-            where.append("(created_ms < ? OR (created_ms = ? AND id < ?))")
-            args += [before[0], before[0], before[1]]
-        query = f"SELECT {_LISTED} FROM matches"
-        if where:
-            query += " WHERE " + " AND ".join(where)
-        query += " ORDER BY created_ms DESC, id DESC LIMIT ?"
-        return [_stored(r, listed=True) for r in self.db.query(query, (*args, limit))]
+        query, args = list_query(status, before, limit)
+        return [_stored(r, listed=True) for r in self.db.query(query, args)]
 
     def ids(self) -> list[str]:
         return [r[0] for r in self.db.query("SELECT id FROM matches ORDER BY created_ms, id")]
@@ -345,6 +336,22 @@ class Store:
 _COLUMNS = ("id, created_ms, finished_ms, status, reason, ruleset, players, seats, seed, deals_played, totals, record, "
             "set_id")
 _LISTED = _COLUMNS.replace("record", "result")  # the same, with the result in the record's place
+
+
+def list_query(status: str | None, before: tuple[int, str] | None, limit: int) -> tuple[str, tuple[Any, ...]]:
+    """The query of :meth:`Store.list` and its arguments. Its order is an index's
+    (matches_listed, matches_in_order: schema 17), so a page reads only its own rows."""
+    where, args = [], []
+    if status:
+        where.append("status = ?")
+        args.append(status)
+    if before is not None:
+        where.append("(created_ms < ? OR (created_ms = ? AND id < ?))")
+        args += [before[0], before[0], before[1]]
+    query = f"SELECT {_LISTED} FROM matches"
+    if where:
+        query += " WHERE " + " AND ".join(where)
+    return query + " ORDER BY created_ms DESC, id DESC LIMIT ?", (*args, limit)
 
 
 def _result_bytes(record: bytes) -> bytes:
