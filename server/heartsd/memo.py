@@ -7,7 +7,10 @@ median, took 120 MiB more and stalled the event loop (the GIL) for 648 ms (an at
 pass). A :class:`SharedValues` keeps each value with a *marker* of what it was computed
 from (the ladder's newest result) and computes it once per marker, however many callers
 arrive meanwhile; a value is also recomputed once it is ``max_age_s`` old, for changes
-the marker does not show (``heartsd ladder recompute`` run beside a live daemon).
+the marker does not show (``heartsd ladder recompute`` run beside a live daemon). A
+value that must be built on the event loop (it reads live matches) comes from a coroutine
+function instead, run as a task: the lobby's match lists, with a marker that changes each
+second, are built once a second however many open tabs poll them.
 
 >>> import asyncio
 >>> calls = []
@@ -25,6 +28,7 @@ the marker does not show (``heartsd ladder recompute`` run beside a live daemon)
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
 from collections.abc import Callable, Hashable
 from typing import Any
@@ -43,14 +47,16 @@ class SharedValues:
 
     async def get(self, key: Hashable, marker: Hashable, compute: Callable[[], Any]) -> Any:
         """The value for ``key`` computed at ``marker``: kept, or computed by ``compute`` in
-        a worker thread (once, for every caller asking for that marker meanwhile)."""
+        a worker thread, or as a task if it is a coroutine function (once, for every caller
+        asking for that marker meanwhile)."""
         kept = self._values.get(key)
         if kept is not None and kept[0] == marker and time.monotonic() - kept[1] < self.max_age_s:
             return kept[2]
         running = self._running.get(key)
         if running is None or running[0] != marker:
             started = time.monotonic()
-            future = asyncio.ensure_future(asyncio.to_thread(compute))
+            future = asyncio.ensure_future(compute() if inspect.iscoroutinefunction(compute)
+                                           else asyncio.to_thread(compute))
             running = self._running[key] = (marker, future)
             future.add_done_callback(lambda done: self._keep(key, marker, started, done))
         return await asyncio.shield(running[1])  # a caller that gives up leaves it to the others

@@ -676,3 +676,41 @@ def test_spectators_cannot_lock_a_person_out_of_their_own_seat(tmp_path) -> None
                         await ws.close()
 
     run(main())
+
+
+def test_the_lobby_lists_are_built_once_however_many_tabs_poll_them(tmp_path, monkeypatch) -> None:
+    """Before (an attack pass): every lobby poll (each open tab, every 5 s) read the store
+    twice; 150 open tabs made /api/matches take 5.9 s in the median and every static file
+    1 s (the same worker threads). Now one copy of the lists serves every caller for
+    LOBBY_S (here an hour, so the count below is exact)."""
+    from heartsd.web import api
+
+    monkeypatch.setattr(api, "LOBBY_S", 3600.0)
+
+    async def main() -> None:
+        async with web_daemon(tmp_path, house_matches=1, house_delay_ms=100) as web:
+            await house_match(web)
+            listed = []
+            real = web.arena.store.list
+
+            def counted(*args: Any, **kwargs: Any) -> Any:
+                listed.append(args)
+                return real(*args, **kwargs)
+
+            monkeypatch.setattr(web.arena.store, "list", counted)
+            sources = [f"127.0.0.{1 + i % 8}" for i in range(48)]  # under each address's rate
+
+            async def poll(source: str) -> dict[str, Any]:
+                connector = aiohttp.TCPConnector(local_addr=(source, 0))
+                async with aiohttp.ClientSession(connector=connector) as one, \
+                        one.get(f"{web.url}/api/matches") as r:
+                    assert r.status == 200 and r.content_type == "application/json"
+                    return await r.json()  # type: ignore[no-any-return]
+
+            at_once = await asyncio.gather(*(poll(s) for s in sources))
+            one_by_one = [await poll(s) for s in sources[:8]]
+            assert len(listed) == 2, listed  # the live list and the recent one, once
+            assert all(page == at_once[0] for page in at_once + one_by_one)
+            assert len(at_once[0]["live"]) == 1
+
+    run(main())
