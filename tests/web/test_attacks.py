@@ -220,6 +220,7 @@ def test_every_response_forbids_framing_and_cross_site_reads(tmp_path) -> None:
                     assert h["X-Frame-Options"] == "DENY" and h["X-Content-Type-Options"] == "nosniff", path
                     assert h["Cross-Origin-Resource-Policy"] == "same-origin", path
                     assert h["Cross-Origin-Opener-Policy"] == "same-origin", path
+                    assert h["Server"] == "heartsd", path  # not which aiohttp and Python serve it
                     if path.startswith("/api/"):
                         assert h["Cache-Control"] == "no-store", path
                     if path.startswith("/static/js/"):

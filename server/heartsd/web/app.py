@@ -254,5 +254,6 @@ def _page(filename: str) -> Handler:
 async def _security_headers(request: web.Request, response: web.StreamResponse) -> None:
     for key, value in SECURITY_HEADERS.items():
         response.headers.setdefault(key, value)
+    response.headers["Server"] = "heartsd"  # aiohttp's default names its and Python's versions
     if request.path.startswith("/api/"):
         response.headers.setdefault("Cache-Control", "no-store")  # a seat's answers stay out of caches
