@@ -224,6 +224,7 @@ class Bot {
     const running = [...this.active];
     log(`draining (${reason}): finishing ${running.length} running match(es)${running.length ? `: ${running.join(', ')}` : ''}, taking no new ones`);
     if (this.call && this.welcomed) this.call.write({ drain: { reason } });
+    else if (running.length === 0) this.stop(); // not connected, nothing to finish: no reason to wait
   }
 
   // Leave at once: the running matches are abandoned (the server plays their seats by default).
@@ -325,13 +326,13 @@ class Bot {
     } else if (event.kind === 'notice') {
       log(`match ${matchId}: ${event.notice.text}`);
     } else if (event.kind === 'match_ended') {
-      const result = event.match_ended.result;
+      const result = event.match_ended.result ?? { reason: 'no result given', totals: [], ranks: [] };
       this.ended.add(matchId);
       this.active.delete(matchId);
       this.pending.delete(matchId);
       this.lastSequence.delete(matchId);
-      console.log(`match ${matchId} ended (${result.reason}): seat ${seat}, totals ${result.totals.join(' ')}, `
-        + `rank ${result.ranks[seat]}`);
+      console.log(`match ${matchId} ended (${result.reason}): seat ${seat}, totals ${(result.totals ?? []).join(' ')}, `
+        + `rank ${(result.ranks ?? [])[seat] ?? '?'}`);
     }
   }
 

@@ -22,7 +22,8 @@ const byRank = (a, b) => rank(a) - rank(b) || SUITS.indexOf(a.suit) - SUITS.inde
 
 // PASS: the highest cards we may pass.
 function choosePass(request) {
-  return [...request.legal_cards].sort(byRank).slice(-request.pass_count);
+  const sorted = [...request.legal_cards].sort(byRank);
+  return sorted.slice(sorted.length - Math.max(0, request.pass_count | 0)); // slice(-0) would be all
 }
 
 // PLAY: the lowest legal card that cannot win the trick; else (leading, or every card

@@ -166,3 +166,33 @@ def test_the_node_bot_drains_at_its_match_count_and_on_ctrl_c(tmp_path):
     assert code2 == 0 and "draining (Ctrl-C): finishing 1 running match(es)" in err2 and "drained" in err2, err2
     for stored in (first, second):
         assert stored.status == "finished" and set(own_decisions(stored)) == {P.PROVENANCE_BOT}
+
+
+def test_one_ctrl_c_leaves_at_once_when_the_server_is_gone_and_no_match_runs(tmp_path):
+    """The convention: the first Ctrl-C drains, and exits at once when no match is running.
+    Before (an attack pass), with the server gone (no match running) it only set the drain
+    flag: `heartsbot play` and the Node bot kept reconnecting (10 minutes, until a second
+    signal)."""
+    async def scenario():
+        clients = {}
+        async with running_daemon(tmp_path) as daemon:
+            clients["play"] = await start_play(daemon, "carol")
+            clients["node"] = await asyncio.create_subprocess_exec(
+                node(), str(BOT_JS), "--server", daemon.target, "--token", BOTS["dave"], "--name", "dave",
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            await connected(daemon, clients["play"], "carol")
+            await connected(daemon, clients["node"], "dave")
+        await asyncio.sleep(1.0)  # the server is gone: both are retrying
+        for proc in clients.values():
+            proc.send_signal(signal.SIGINT)
+        out = {}
+        for label, proc in clients.items():
+            try:
+                out[label] = await exit_of(proc, 20)
+            except asyncio.TimeoutError:
+                proc.kill()
+                out[label] = (None, (await proc.communicate())[1].decode()[-500:])
+        return out
+
+    out = run(scenario())
+    assert out["play"][0] == 0 and out["node"][0] == 0, out

@@ -154,3 +154,54 @@ def test_the_node_bot_exits_with_a_clear_message_when_refused(tmp_path, token, n
     code, _, err = run(scenario())
     assert code == 3, err  # refused: 3 in every client
     assert f"error: the server refused bot {name}: {status}" in err, err
+
+
+def test_the_node_bot_survives_a_server_that_sends_odd_but_parseable_messages():
+    """A server is outside the bot's control (another implementation, a newer version):
+    before (an attack pass), a `match_ended` without a result killed the Node bot with a
+    TypeError (exit 1, not one of its exit codes), and a PASS request with `pass_count` 0
+    made it pass every legal card (`slice(-0)` is the whole list). A broken server here is
+    a real gRPC server on a loopback port that sends exactly those."""
+    import grpc
+
+    from heartsbot.proto import bot_pb2, bot_pb2_grpc, cards_pb2
+
+    answers: list[bot_pb2.PlayRequest] = []
+    sent = asyncio.Event()
+
+    class Broken(bot_pb2_grpc.BotServiceServicer):
+        async def Play(self, requests, context):  # type: ignore[no-untyped-def]
+            await requests.__anext__()  # hello
+            yield bot_pb2.PlayResponse(welcome=bot_pb2.Welcome(bot_name="alice", session_id="s-1"))
+            legal = [cards_pb2.Card(suit=cards_pb2.SUIT_CLUBS, rank=r) for r in (2, 3, 4, 5, 6)]
+            yield bot_pb2.PlayResponse(update=bot_pb2.MatchUpdate(match_id="m-1", seat=0, request=bot_pb2.DecisionRequest(
+                request_id="r-1", kind=P.DECISION_KIND_PASS, legal_cards=legal, pass_count=0)))
+            answers.append(await requests.__anext__())
+            yield bot_pb2.PlayResponse(update=bot_pb2.MatchUpdate(match_id="m-1", seat=0, events=[
+                game_pb2.Event(sequence=2, match_ended=game_pb2.MatchEnded())]))
+            sent.set()
+            async for message in requests:
+                answers.append(message)
+
+    async def scenario():
+        server = grpc.aio.server()
+        bot_pb2_grpc.add_BotServiceServicer_to_server(Broken(), server)
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        proc = await asyncio.create_subprocess_exec(
+            node(), str(BOT_JS), "--server", f"127.0.0.1:{port}", "--token", "t", "--name", "alice",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        try:
+            await asyncio.wait_for(sent.wait(), 30)
+            await asyncio.sleep(1.0)  # time to die of it, as it did
+            alive = proc.returncode is None
+        finally:
+            if proc.returncode is None:
+                proc.terminate()
+            _, err = await proc.communicate()
+            await server.stop(0)
+        return alive, err.decode()
+
+    alive, err = run(scenario())
+    assert alive and "TypeError" not in err, err
+    assert answers[0].answer.request_id == "r-1" and list(answers[0].answer.pass_cards.cards) == [], answers[0]

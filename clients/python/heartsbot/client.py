@@ -279,6 +279,10 @@ class BotClient:
                  running=len(self.active))
         if self._call is not None and self.connected.is_set():
             asyncio.get_running_loop().create_task(self._send_drain(self._call))
+        elif not self.active:
+            # Not connected and no match to finish: nothing to wait for. Before (an attack
+            # pass), with the server gone, the bot kept reconnecting until a second Ctrl-C.
+            self.stop()
 
     async def _send_drain(self, call: grpc.aio.StreamStreamCall) -> None:
         try:
