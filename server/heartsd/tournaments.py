@@ -449,6 +449,11 @@ class Tournaments:
     async def _direct(self, tournament_id: str) -> None:
         try:
             while self.arena.accepting:
+                # Cleared before the read, not after: a resume that lands while the read
+                # is under way (which may still say paused) wakes the wait below. Before,
+                # the director cleared that wake-up and waited for ever (the suite, under load).
+                wake = self._wake.setdefault(tournament_id, asyncio.Event())
+                wake.clear()
                 t = await asyncio.to_thread(self.store.get, tournament_id)
                 if t is None or t.status in ("finished", "cancelled"):
                     return
@@ -463,8 +468,6 @@ class Tournaments:
                 started = any(row.status != "pending" for row in rows) or len(rows) < sum(
                     1 for row in t.tables if row.round == current)
                 if t.status == "paused" and not started:
-                    wake = self._wake.setdefault(tournament_id, asyncio.Event())
-                    wake.clear()
                     await wake.wait()  # until resumed or cancelled
                     continue
                 await self._play_round(t, rows)

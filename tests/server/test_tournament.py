@@ -855,3 +855,49 @@ def test_a_restart_while_a_table_waits_for_its_bots_keeps_the_published_seed(tmp
     t, match_seed = run(scenario())
     assert [row.attempts for row in t.tables] == [1]
     assert match_seed == tours.table_seed(seed, 0, 0, 0, key)
+
+
+def test_a_resume_that_lands_while_the_director_reads_a_pause_is_not_lost(tmp_path, monkeypatch):
+    """Found by running the suite under load: a pause that lands before the director's
+    first read, and the resume while that read is under way. The director got "paused",
+    then cleared the wake-up the resume had just given, and waited for ever: the
+    tournament stayed running with every table pending. The director's first read here
+    is held until the pause is done, and its answer until the resume is."""
+    import threading
+
+    paused, resumed = threading.Event(), threading.Event()
+    real_get = tours.TournamentStore.get
+    first = []
+
+    def held_get(self, tournament_id, with_tables=True):  # type: ignore[no-untyped-def]
+        gated = with_tables and not first
+        if gated:
+            first.append(tournament_id)
+            paused.wait(10)
+        got = real_get(self, tournament_id, with_tables)
+        if gated and got is not None and got.status == "paused":
+            resumed.wait(10)
+        return got
+
+    monkeypatch.setattr(tours.TournamentStore, "get", held_get)
+    names = dict(zip(("alice", "bob", "carol", "dave"), ("random", "heuristic", "random", "heuristic")))
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            clients = await _clients(daemon.target, {n: BOTS[n] for n in names}, names)
+            async with daemon.channel() as channel:
+                stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+                created = (await stub.CreateTournament(P.CreateTournamentRequest(
+                    name="race", bots=list(names), rounds=1, deals_per_match=1, seed=5), metadata=auth(ADMIN))).tournament
+                await asyncio.sleep(0.1)  # the director is in its first read
+                await stub.PauseTournament(P.PauseTournamentRequest(id=created.id), metadata=auth(ADMIN))
+                paused.set()
+                await stub.ResumeTournament(P.ResumeTournamentRequest(id=created.id), metadata=auth(ADMIN))
+                resumed.set()
+            t = await _until(daemon.target, created.id, _finished, 60)
+            await _stop(clients)
+            return t, first
+
+    t, first = run(scenario())
+    assert first, "the director never read"
+    assert t.status == P.TOURNAMENT_STATUS_FINISHED
