@@ -18,6 +18,12 @@ from tests.postgres import cluster, fresh_database
 # which is after this). GRPC_EXPERIMENTS= in the environment runs the suite on gRPC's own.
 os.environ.setdefault(ENV, DEFAULT_EXPERIMENTS)
 
+# Tests send SIGINT to the daemons and bots they start (Ctrl-C). A suite started with SIGINT
+# ignored (under nohup, by some job runners) passed that on to every child, which then never
+# saw it: a helper's runs failed the stdio bridge's Ctrl-C test every time that way. Caught
+# (not ignored) here, SIGINT is back to its default in every process a test starts.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
 # Processes of ours that a test starts and must stop itself; a test that fails before
 # stopping one would leave it running (burning CPU for every later test) without this.
 OURS = ("heartsd", "heartsbot", "clients/node/bot.js", "bench/")

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import grpc
@@ -389,7 +390,7 @@ def test_spectators_cannot_starve_bots(tmp_path):
                 stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
                 events = [asyncio.Event() for _ in range(2 * budget)]
                 watchers = [asyncio.ensure_future(watch_until_refused_or_open(stub, live, e)) for e in events]
-                await asyncio.sleep(1.0)
+                await settled(events, watchers)
                 refused = [w.result() for w in watchers if w.done()]
                 streaming = sum(e.is_set() and not w.done() for e, w in zip(events, watchers))
                 bot = await Bot(daemon, "carol").start()
@@ -400,7 +401,10 @@ def test_spectators_cannot_starve_bots(tmp_path):
                 for w in watchers:
                     w.cancel()
                 await asyncio.gather(*watchers, return_exceptions=True)
-            await asyncio.sleep(0.2)
+            for _ in range(600):  # the server sees each cancelled watcher go
+                if daemon.arena.budgets.spectators.in_use == 0:
+                    break
+                await asyncio.sleep(0.05)
             return refused, streaming, result, in_use, daemon.arena.budgets.spectators.in_use
 
     refused, streaming, result, in_use, after = run(scenario())
@@ -411,6 +415,14 @@ def test_spectators_cannot_starve_bots(tmp_path):
     assert after == 0  # every slot came back when its watcher left
 
 
+async def settled(events: list[asyncio.Event], watchers: list[asyncio.Future], timeout: float = 30) -> None:
+    """Until every watcher is streaming (its event set) or refused (done). A fixed sleep
+    was too short once under load: a refusal had not come yet."""
+    deadline = time.monotonic() + timeout
+    while not all(e.is_set() or w.done() for e, w in zip(events, watchers)) and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+
+
 def test_one_address_cannot_take_the_whole_spectator_budget(tmp_path):
     async def scenario():
         async with running_daemon(tmp_path, max_spectator_calls=50, max_spectator_calls_per_peer=2,
@@ -418,9 +430,9 @@ def test_one_address_cannot_take_the_whole_spectator_budget(tmp_path):
             live = await daemon.create_match(["house:random"] * 4, deals=2)
             async with daemon.channel() as channel:
                 stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
-                watchers = [asyncio.ensure_future(watch_until_refused_or_open(stub, live, asyncio.Event()))
-                            for _ in range(3)]
-                await asyncio.sleep(0.5)
+                events = [asyncio.Event() for _ in range(3)]
+                watchers = [asyncio.ensure_future(watch_until_refused_or_open(stub, live, e)) for e in events]
+                await settled(events, watchers)
                 refused = [w.result() for w in watchers if w.done()]
                 try:
                     await stub.ListMatches(spectator_pb2.ListMatchesRequest())

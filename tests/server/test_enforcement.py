@@ -123,7 +123,13 @@ def test_a_rejected_answer_on_auto_play_keeps_the_auto_wait_and_the_bank(tmp_pat
     assert kinds[:3] == [P.PROVENANCE_ILLEGAL, P.PROVENANCE_ILLEGAL, P.PROVENANCE_AUTO], kinds
     assert P.PROVENANCE_BOT in kinds[3:] and P.PROVENANCE_TIMEOUT not in kinds
     on_auto = bot.rejections[4]
-    assert on_auto.retry and on_auto.remaining_ms <= 20, on_auto
+    # The wrong answer arrives within the 20 ms (a retry offering what is left of them), or,
+    # on a loaded machine, after them: then the request is resolved (AUTO) and the answer
+    # is stale (seen once in 16 loaded runs). Either way, never the whole clock.
+    if on_auto.retry:
+        assert on_auto.remaining_ms <= 20, on_auto
+    else:
+        assert on_auto.code == bot_pb2.REJECTION_CODE_STALE_REQUEST, on_auto
     assert bot.banks and all(b == 4000 for b in bot.banks), bot.banks[:3]
 
 

@@ -456,6 +456,7 @@ def test_a_damaged_store_is_named_damaged_not_an_internal_error_or_a_traceback(t
             store = Store.open_existing(db)
             finished = len(store.list(status="finished", limit=1000))
             store.close()
+        assert finished >= 22 and os.path.getsize(db) >= 60 * 4096, (finished, os.path.getsize(db))
     finally:
         player.send_signal(signal.SIGINT)
         player.wait(60)
