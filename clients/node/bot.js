@@ -185,6 +185,8 @@ class Bot {
       if (this.abandoned) return EXIT.abandoned;
       if (this.drained) return EXIT.done;
       if (this.done) return EXIT.done;
+      // Draining with no match to finish: the drain may have gone into a stream already dead.
+      if (this.draining && this.active.size === 0) return EXIT.done;
       if (FATAL.has(status.code)) {
         console.error(`error: the server refused bot ${this.options.name}: ${statusName(status.code)}: ${status.details}`);
         return EXIT.refused;

@@ -23,7 +23,7 @@ const byRank = (a, b) => rank(a) - rank(b) || SUITS.indexOf(a.suit) - SUITS.inde
 // PASS: the highest cards we may pass.
 function choosePass(request) {
   const sorted = [...request.legal_cards].sort(byRank);
-  return sorted.slice(sorted.length - Math.max(0, request.pass_count | 0)); // slice(-0) would be all
+  return sorted.slice(Math.max(0, sorted.length - Math.max(0, request.pass_count | 0))); // slice(-0) is all
 }
 
 // PLAY: the lowest legal card that cannot win the trick; else (leading, or every card

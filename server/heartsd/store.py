@@ -345,8 +345,8 @@ def list_query(status: str | None, before: tuple[int, str] | None, limit: int) -
     if status:
         where.append("status = ?")
         args.append(status)
-    if before is not None:
-        where.append("(created_ms < ? OR (created_ms = ? AND id < ?))")
+    if before is not None:  # the first term bounds the index's range (an OR alone did not)
+        where.append("created_ms <= ? AND (created_ms < ? OR id < ?)")
         args += [before[0], before[0], before[1]]
     query = f"SELECT {_LISTED} FROM matches"
     if where:

@@ -529,7 +529,7 @@ class Tournaments:
         started, and all stay spent, as before. The ledger refuses a shuffle dealt before
         whatever this decides."""
         first = [row for row in interrupted if row.attempts == 1]
-        if not first:
+        if not first or len(first) < len(interrupted):  # a later attempt among them: its seed is unknown
             return
         seeds = [table_seed(t.seed, row.round, row.table, 0, t.shuffle_key) for row in first]
         if not await asyncio.to_thread(self.store.any_match_seeded, seeds):

@@ -828,7 +828,7 @@ def test_a_restart_while_a_table_waits_for_its_bots_keeps_the_published_seed(tmp
     key, seed = hashlib.sha256(b"restart while waiting").digest(), 424242
 
     async def scenario():
-        async with running_daemon(tmp_path) as daemon:
+        async with running_daemon(tmp_path, decision_ms=60_000) as daemon:  # dave stays busy elsewhere
             clients = await _clients(daemon.target, {n: BOTS[n] for n in names if n != "dave"}, names)
             dave = await Bot(daemon, "dave", policy=lambda request, bot: None, max_matches=1).start()
             await daemon.create_match(["dave", "house:random", "house:random", "house:random"], deals=50)
@@ -889,7 +889,10 @@ def test_a_resume_that_lands_while_the_director_reads_a_pause_is_not_lost(tmp_pa
                 stub = tournament_pb2_grpc.TournamentServiceStub(channel)
                 created = (await stub.CreateTournament(P.CreateTournamentRequest(
                     name="race", bots=list(names), rounds=1, deals_per_match=1, seed=5), metadata=auth(ADMIN))).tournament
-                await asyncio.sleep(0.1)  # the director is in its first read
+                for _ in range(600):  # until the director is in its first read (held)
+                    if first:
+                        break
+                    await asyncio.sleep(0.01)
                 await stub.PauseTournament(P.PauseTournamentRequest(id=created.id), metadata=auth(ADMIN))
                 paused.set()
                 await stub.ResumeTournament(P.ResumeTournamentRequest(id=created.id), metadata=auth(ADMIN))

@@ -102,7 +102,14 @@ def test_a_seat_nobody_opens_or_everyone_left_gives_its_table_back(tmp_path, mon
             runner = web.arena.runners[never_opened]
             await asyncio.wait_for(runner.finished.wait(), 10)
             stored = web.arena.store.get(never_opened)
-            assert (stored.status, stored.reason) == ("cancelled", "nobody opened the table within 0.3 s")
+            assert (stored.status, stored.reason) == ("cancelled", "nobody played at the table within 0.3 s of taking it")
+            # Opened once and left (a second attack pass): the same 0.3 s from the taking, not web_abandon_s.
+            opened_once = (await take_seat(http, web.url))["match_id"]
+            async with http.ws_connect(f"{web.url}/api/seat/{opened_once}/socket") as ws:
+                await ws.receive(timeout=10)
+            await asyncio.wait_for(web.arena.runners[opened_once].finished.wait(), 10)
+            assert web.arena.store.get(opened_once).reason == "nobody played at the table within 0.3 s of taking it"
+            monkeypatch.setattr(seats, "OPEN_WITHIN_S", 30.0)  # the rest: the web_abandon_s of a person away
             # The table is free again: the same address may take one.
             left = (await take_seat(http, web.url))["match_id"]
             async with http.ws_connect(f"{web.url}/api/seat/{left}/socket") as ws:

@@ -252,8 +252,8 @@ class BotClient:
                 else:
                     log.warning("connection lost", bot=self.name, code=exc.code().name, retry_in=round(delay, 2))
             self.connected.clear()
-            if self._stop.is_set():
-                break
+            if self._stop.is_set() or (self.draining and not self.active):
+                break  # (draining with no match to finish: the drain may have gone into the dead stream)
             self.stats.reconnects += 1
             try:
                 await asyncio.wait_for(self._stop.wait(), delay * (0.5 + random.random()))

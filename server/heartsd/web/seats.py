@@ -76,7 +76,8 @@ class HumanSeat:
         self.finished_at: float | None = None
         self._abandon_s = abandon_s
         self._abandon_timer: asyncio.TimerHandle | None = None
-        self._opened = False  # a page has had the seat
+        self._taken_at = time.monotonic()
+        self._played = False  # the seat has answered a decision (a person, not just a page)
         self._away()  # no page has it yet
 
     @property
@@ -97,7 +98,6 @@ class HumanSeat:
         page that had it, which ``on_replaced`` of that page then tells: another tab took
         the seat) and everything the seat was sent but has not seen yet."""
         replaced, self._on_replaced = self._on_replaced, on_replaced
-        self._opened = True
         if replaced is not None and self.session is not None:
             replaced()
         self.detach(self.session)
@@ -146,20 +146,26 @@ class HumanSeat:
         would hold one of the few tables for people (web_max_tables) until its clock and
         auto-play had played the whole match: about five minutes of a standard match.
 
-        A seat no page has opened yet gets OPEN_WITHIN_S at most: its page opens it a
-        moment after taking it. Before (an attack pass), 16 POSTs a minute from 8
-        addresses, never opening a page, held every table for people."""
-        wait_s = self._abandon_s if self._opened else min(OPEN_WITHIN_S, self._abandon_s)
-        if self._abandon_timer is None and self.live and math.isfinite(wait_s):
-            self._abandon_timer = asyncio.get_running_loop().call_later(wait_s, self._abandon, wait_s)
+        A seat that has not answered a decision yet has OPEN_WITHIN_S from when it was
+        taken, however often a page opens and leaves it: its page opens it, and its
+        person answers, moments after taking it. Before (attack passes), 16 POSTs a minute
+        from 8 addresses, never opening a page (or opening it once), held every table for
+        people."""
+        if self._abandon_timer is not None or not self.live or not math.isfinite(self._abandon_s):
+            return
+        wait_s, unplayed = self._abandon_s, False
+        if not self._played:
+            left = max(0.0, self._taken_at + OPEN_WITHIN_S - time.monotonic())
+            wait_s, unplayed = min(left, wait_s), left < wait_s
+        self._abandon_timer = asyncio.get_running_loop().call_later(wait_s, self._abandon, wait_s, unplayed)
 
-    def _abandon(self, wait_s: float) -> None:
+    def _abandon(self, wait_s: float, unplayed: bool) -> None:
         self._abandon_timer = None
         if self.session is None and self.live:
             log.info("a person's table was left; the match is cancelled", match_id=self.match_id, after_s=wait_s,
-                     opened=self._opened)
-            why = (f"the person left the table (no page for {wait_s:g} s)" if self._opened
-                   else f"nobody opened the table within {wait_s:g} s")
+                     played=self._played)
+            why = (f"nobody played at the table within {OPEN_WITHIN_S:g} s of taking it" if unplayed
+                   else f"the person left the table (no page for {wait_s:g} s)")
             self.runner.stop(P.MATCH_STATUS_CANCELLED, why)
 
     async def _pump(self, session: BotSession) -> None:
@@ -223,6 +229,8 @@ class HumanSeat:
         rejection = self.arena.answer(session, answer)
         if rejection is not None:
             self.tracker.rejected(rejection)
+        else:
+            self._played = True
         self.changed.set()
         return rejection is None or not session.wasted()
 
