@@ -720,5 +720,9 @@ def test_the_lobby_lists_are_built_once_however_many_tabs_poll_them(tmp_path, mo
             assert len(listed) == 2, listed  # the live list and the recent one, once
             assert all(page == at_once[0] for page in at_once + one_by_one)
             assert len(at_once[0]["live"]) == 1
+            # A match starting on this daemon shows at once, however long the lists are kept.
+            async with client() as http:
+                taken = (await take_seat(http, web.url))["match_id"]
+            assert taken in [m["match_id"] for m in (await poll("127.0.0.1"))["live"]]
 
     run(main())

@@ -86,7 +86,11 @@ class Api:
             return json.dumps({"live": [present.summary(m) for m in live],
                                "recent": [present.summary(m) for m in recent]}).encode()
 
-        body = await self._lobby.get("lobby", int(time.monotonic() // LOBBY_S), build)
+        # A match of this daemon starting or ending shows at once: a person back in the lobby
+        # from the seat they just took finds it there (a cached list without it, made before,
+        # hid its Resume link in a loaded browser test).
+        marker = (int(time.monotonic() // LOBBY_S), tuple(self.front.arena.runners))
+        body = await self._lobby.get("lobby", marker, build)
         return web.Response(body=body, content_type="application/json")
 
     async def take_seat(self, request: web.Request) -> web.Response:
