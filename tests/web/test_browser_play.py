@@ -329,6 +329,11 @@ def test_a_second_tab_is_told_the_seat_is_elsewhere_and_auto_play_can_be_taken_b
         expect(first.locator("#seat-note")).to_contain_text("the server is playing your cards")
         expect(first.locator("#clock")).to_be_hidden()
         screenshot(first, "playboard-auto")
+        first.evaluate("window.pressed = document.getElementById('take-back')")
+        first.wait_for_timeout(1000)  # snapshots come meanwhile (a house bot plays every 200 ms)
+        # The button a person is pressing stays the one on the page: before, every snapshot drew
+        # the note again, and a click whose press and release fell on two buttons was lost.
+        assert first.evaluate("window.pressed.isConnected && window.pressed === document.getElementById('take-back')")
         first.click("#take-back")
         expect(first.locator("#seat-note")).to_be_hidden()
         second = context.new_page()

@@ -203,8 +203,17 @@ function renderMoon() {
 
 // The seat is played by the server (auto-play after repeated time-outs), or another tab
 // took it: say so, with the one button that changes it.
+let seatNoteShown = "";
+
 function renderSeatNote() {
   const box = $("seat-note");
+  // The same note stays as it is: drawn again with every snapshot (a house bot plays every
+  // few hundred ms), its button was replaced between a person's press and release, and the
+  // click was lost (the seat stayed on auto-play once in a clean CI run).
+  const kind = elsewhere ? "elsewhere" : state?.auto && !state.result ? "auto" : "";
+  const shown = kind && `${kind}:${t(kind === "elsewhere" ? "play_here" : "take_back")}`;
+  if (shown === seatNoteShown) return;
+  seatNoteShown = shown;
   let note = null;
   if (elsewhere) {
     note = [el("p", {}, t("elsewhere")), el("button", { id: "play-here", type: "button", class: "primary", onclick: () => {
