@@ -207,25 +207,27 @@ def test_late_lines_and_extra_lines_never_shift_the_answers(tmp_path):
     assert "'banner'" in reports[0] and "'extra'" in reports[1]
 
 
+def bot_after_its_first_request(tmp_path, body: str, **options) -> Child:  # type: ignore[no-untyped-def]
+    """A Python bot that says ok, reads its first request, then runs ``body`` (lines)."""
+    script = tmp_path / "bot.py"
+    script.write_text("import sys\nsys.stdin.readline()\nprint('ok', flush=True)\nsys.stdin.readline()\n" + body)
+    return Child([sys.executable, str(script)], **options)
+
+
 def test_an_extra_line_begun_before_the_next_request_is_not_its_answer(tmp_path):
     """A second line whose first characters came before the next request was written
     answers nothing, even when its newline comes after: an unbuffered writer (Python under
     PYTHONUNBUFFERED=1 writes ``print(a)`` as ``a`` then ``\\n``) split "play 2C\\nmore\\n"
     in two writes, and on a loaded CI machine the next request went out between them, took
     "more" as its answer, and shifted the bot's own answer to no request."""
-    script = tmp_path / "bot.py"
-    script.write_text(
-        "import sys\n"
-        "sys.stdin.readline()\n"
-        "print('ok', flush=True)\n"
-        "sys.stdin.readline()\n"
+    reports: list[str] = []
+    child = bot_after_its_first_request(
+        tmp_path,
         "sys.stdout.write('play 2C\\nmore'); sys.stdout.flush()\n"  # the extra line, begun
         "sys.stdin.readline()\n"  # the next request is out
         "sys.stdout.write(' of it\\n'); sys.stdout.flush()\n"  # and the extra line ends only now
-        "print('play 3C', flush=True)\n"
-    )
-    reports = []
-    child = Child([sys.executable, str(script)], report=reports.append)
+        "print('play 3C', flush=True)\n",
+        report=reports.append)
     try:
         assert child.handshake(time.monotonic() + 5)
         assert child.ask("play 1", time.monotonic() + 5) == "play 2C"
@@ -242,20 +244,14 @@ def test_a_line_of_megabytes_is_one_bad_answer_and_the_next_answer_is_still_its_
     the line still counts as one answer (a bad one), so the next answer is not shifted."""
     from heartsbot.stdio import MAX_LINE
 
-    script = tmp_path / "bot.py"
-    script.write_text(
-        "import sys\n"
-        "sys.stdin.readline()\n"
-        "print('ok', flush=True)\n"
-        "sys.stdin.readline()\n"
+    child = bot_after_its_first_request(
+        tmp_path,
         "for _ in range(64):\n"
         "    sys.stdout.write('play ' + 'x' * 65536)\n"
         "    sys.stdout.flush()\n"
         "print(flush=True)\n"
         "sys.stdin.readline()\n"
-        "print('play 2C', flush=True)\n"
-    )
-    child = Child([sys.executable, str(script)])
+        "print('play 2C', flush=True)\n")
     try:
         assert child.handshake(time.monotonic() + 5)
         line = child.ask("play 1", time.monotonic() + 30)
