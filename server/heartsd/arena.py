@@ -216,6 +216,13 @@ class Arena:
         active = []
         for runner in self.runners.values():
             for slot in runner.seats_of(session.bot):
+                if not slot.played_by(session):
+                    # Another version than its tournament froze: the seat's bot is away, as
+                    # if this stream did not exist (grace, then its defaults), and the stream
+                    # hears nothing of the match. Its frozen version takes the seat back.
+                    if slot.away_since is None:
+                        runner.disconnected(slot)
+                    continue
                 runner.rewind(slot)
                 active.append(bot_pb2.ActiveMatch(
                     match_id=runner.id, seat=slot.seat, last_sequence=runner.log_events.last_sequence,
@@ -226,7 +233,7 @@ class Arena:
         """After the welcome: send every active match's missed events and pending request,
         and what the bot missed of matches that ended while it was away."""
         for runner in list(self.runners.values()):
-            for slot in runner.seats_of(session.bot):
+            for slot in runner.seats_for(session):
                 runner.resume(slot, slot.delivered)
         if session.connected and self.sessions.get(session.bot) is session:  # else they wait for the next
             for update in self.missed.take(session.bot):
@@ -236,7 +243,7 @@ class Arena:
         if not self.sessions.close(session):
             return  # replaced by a newer session: nothing is away
         for runner in self.runners.values():
-            for slot in runner.seats_of(session.bot):
+            for slot in runner.seats_for(session):  # the others were away all along (connect)
                 runner.disconnected(slot)
 
     def drain(self, session: BotSession, reason: str) -> None:
@@ -271,9 +278,11 @@ class Arena:
             if taken:
                 return rejection
         self.untaken_answers += 1
-        slots = runner.seats_of(session.bot) if runner else []
+        slots = runner.seats_for(session) if runner else []
         if runner is None or not slots:
-            return self._unknown_match(answer.match_id, answer.request_id, "you are not seated in that match")
+            refusal = runner.frozen_refusal(session) if runner else ""
+            return self._unknown_match(answer.match_id, answer.request_id,
+                                       refusal or "you are not seated in that match")
         stale = False
         for slot in slots:
             slot.auto = False  # an answer, even a stale one, shows the bot is listening
@@ -307,15 +316,17 @@ class Arena:
                                       code=bot_pb2.REJECTION_CODE_UNKNOWN_MATCH, reason=reason)
 
     def seat_held(self, session: BotSession, match_id: str, seat: int) -> SeatSlot | None:
-        """The seat ``session``'s bot holds in a running match, if it does."""
+        """The seat ``session``'s bot holds in a running match, if it does and ``session`` may
+        play it (SeatSlot.played_by)."""
         runner = self.runners.get(match_id)
-        return next((s for s in runner.seats_of(session.bot) if s.seat == seat), None) if runner else None
+        return next((s for s in runner.seats_for(session) if s.seat == seat), None) if runner else None
 
     def resume(self, session: BotSession, request: bot_pb2.Resume) -> bot_pb2.AnswerRejected | None:
         slot = self.seat_held(session, request.match_id, request.seat)
         if slot is None:
-            return self._unknown_match(request.match_id, "", "you are not seated in that match at that seat "
-                                       "(it may have ended)")
+            runner = self.runners.get(request.match_id)
+            return self._unknown_match(request.match_id, "", (runner.frozen_refusal(session) if runner else "") or
+                                       "you are not seated in that match at that seat (it may have ended)")
         self.runners[request.match_id].resume(slot, int(request.last_sequence))
         return None
 
@@ -438,7 +449,8 @@ class Arena:
         try:
             for attempt in range(SEED_DRAWS):
                 runner = self.new_runner(rules, match_format, seed if explicit else secrets.randbits(63), seats,
-                                         policy, rated, strict=(rated or not explicit) if strict is None else strict)
+                                         policy, rated, strict=(rated or not explicit) if strict is None else strict,
+                                         versions=versions)
                 if prepare is not None:
                     prepare(runner)
                 try:
@@ -556,14 +568,16 @@ class Arena:
             self.check_tokens()
 
     def new_runner(self, rules: Ruleset, match_format: MatchFormat, seed: int, seats: list[SeatRequest],
-                   policy: ClockPolicy, rated: bool, strict: bool) -> MatchRunner:
-        """A runner for a validated match (not started: see :meth:`start`)."""
+                   policy: ClockPolicy, rated: bool, strict: bool,
+                   versions: Mapping[str, str] | None = None) -> MatchRunner:
+        """A runner for a validated match (not started: see :meth:`start`). ``versions``: the
+        bots' versions frozen by a tournament, which alone may play their seats throughout."""
         match_id = "m-" + secrets.token_hex(8)
         slots = []
         for seat, spec in enumerate(seats):
             clock_state = SeatClock(policy.decision_ms, policy.bank_ms)
             if spec.bot:
-                slots.append(SeatSlot(seat, spec.bot, clock_state))
+                slots.append(SeatSlot(seat, spec.bot, clock_state, version=versions.get(spec.bot) if versions else None))
             elif spec.human:  # same stream, checks and defaults as a bot; a person's clock
                 human_clock = SeatClock(self.settings.human_decision_ms, self.settings.human_bank_ms)
                 slots.append(SeatSlot(seat, spec.human, human_clock, provenance=P.PROVENANCE_HUMAN))

@@ -195,6 +195,14 @@ class SeatSlot:
     # on the web Playboard (same stream, clock and checks; see heartsd.web.seats).
     provenance: int = P.PROVENANCE_BOT
     thinking: bool = False  # a searching house strategy is deciding in a worker thread
+    # The declared version the seat's bot must be connected as (a tournament froze it at its
+    # start), or None: any. Another version's stream is, to this seat, no stream at all.
+    version: str | None = None
+
+    def played_by(self, session: BotSession) -> bool:
+        """Whether ``session`` (of this seat's bot) may play this seat: its version is the
+        frozen one, if any."""
+        return self.version is None or session.version == self.version
 
     @property
     def label(self) -> str:
@@ -315,6 +323,19 @@ class MatchRunner:
         """The remote seats ``bot`` holds here (looked up on every answer: kept in a dict)."""
         return self._slots_by_bot.get(bot, ())
 
+    def seats_for(self, session: BotSession) -> list[SeatSlot]:
+        """The seats of ``session``'s bot here that ``session`` may play (SeatSlot.played_by)."""
+        return [slot for slot in self._slots_by_bot.get(session.bot, ()) if slot.played_by(session)]
+
+    def frozen_refusal(self, session: BotSession) -> str:
+        """Why ``session`` may not play its bot's seats here, where it may not (else "")."""
+        for slot in self._slots_by_bot.get(session.bot, ()):
+            if not slot.played_by(session):
+                return (f"this match is played by {session.bot!r} as version {slot.version!r}, frozen when its "
+                        f"tournament started; this stream is version {session.version!r}: connect as "
+                        f"{slot.version!r} to play it")
+        return ""
+
     def take_answer(self, session: BotSession, answer: bot_pb2.Answer) -> tuple[bool, bot_pb2.AnswerRejected | None]:
         """An answer of ``session``'s bot to this match: (False, None) if it answers no open
         request of its seats here (the arena says why), else (True, the rejection to send or
@@ -331,6 +352,8 @@ class MatchRunner:
         for slot in self._slots_by_bot.get(session.bot, ()):
             pending = slot.pending
             if pending is not None and pending.request_id == request_id:
+                if slot.version is not None and slot.version != session.version:
+                    return None  # another version of the bot: not its seat (the arena says why)
                 if pending.through > slot.confirmed and self._sessions.get(session.bot) is session:
                     slot.confirmed = pending.through  # it read the request as last sent (to this stream)
                 return slot
@@ -867,6 +890,9 @@ class MatchRunner:
         session = self._sessions.get(slot.name)
         if session is None or not session.connected:
             return None
+        version = slot.version
+        if version is not None and session.version != version:
+            return None  # another version of the bot: to this seat, no stream (Arena.connect)
         events = self.log_events.wire_for_seat(slot.seat, slot.delivered)
         if not events and request is None:
             return session
@@ -1012,7 +1038,7 @@ class MatchRunner:
             if slot.house is not None or slot.provenance != P.PROVENANCE_BOT:
                 continue
             session = self._sessions.get(slot.name)
-            if session is None or not session.connected:
+            if session is None or not session.connected or not slot.played_by(session):
                 events = self.log_events.wire_for_seat(slot.seat, self.replay_from(slot))
                 missed.keep(slot.name, self.id, slot.seat, self._encoder.update(slot.seat, events, None))
 

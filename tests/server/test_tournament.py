@@ -904,3 +904,78 @@ def test_a_resume_that_lands_while_the_director_reads_a_pause_is_not_lost(tmp_pa
     t, first = run(scenario())
     assert first, "the director never read"
     assert t.status == P.TOURNAMENT_STATUS_FINISHED
+
+
+def test_a_bot_back_as_another_version_cannot_play_its_running_tournament_match(tmp_path):
+    """Before: the version frozen at the start was checked only when a match started. A bot
+    that came back as another version while its tournament match ran was welcomed to it,
+    sent its pending request, and its answers were played as the frozen bot's. Now that
+    stream hears nothing of the match and its resume and answers are rejected, naming the
+    frozen version; the seat goes the disconnect way (grace, then its defaults), and the
+    frozen version takes it back."""
+    from heartsbot import convert
+    from heartsbot.client import first_legal_answer
+    from heartsbot.proto import game_pb2
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            hold = True
+
+            def alice_policy(request, bot):  # type: ignore[no-untyped-def]
+                return None if hold else first_legal_answer(request)
+
+            bots = {n: Bot(daemon, n, version="v1") for n in ("bob", "carol", "dave")}
+            bots["alice"] = Bot(daemon, "alice", alice_policy, version="v1")
+            for b in bots.values():
+                await b.start()
+            async with daemon.channel() as channel:
+                stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+                clock = game_pb2.ClockSettings(decision_ms=60_000, bank_ms=0, max_illegal=3, auto_after=3,
+                                               grace_ms=4_000)
+                await stub.CreateTournament(P.CreateTournamentRequest(
+                    name="frozen", bots=["alice", "bob", "carol", "dave"], rounds=1, deals_per_match=2, clock=clock),
+                    metadata=auth(ADMIN))
+                for _ in range(3000):  # until alice's request of the tournament's match waits for her
+                    runner = next(iter(daemon.arena.runners.values()), None)
+                    seat = next((s for s in runner.seats if s.name == "alice"), None) if runner else None
+                    if seat is not None and seat.pending is not None and any(
+                            u.update.match_id == runner.id and u.update.HasField("request")
+                            for u in bots["alice"].received if u.HasField("update")):
+                        break
+                    await asyncio.sleep(0.01)
+                assert seat is not None and seat.pending is not None
+                request_id = seat.pending.request_id
+                await bots["alice"].drop()
+                other = await Bot(daemon, "alice", version="v2").start()  # answers whatever it is sent
+                other.send(bot_pb2.PlayRequest(resume=bot_pb2.Resume(match_id=runner.id, seat=seat.seat)))
+                # The open request's own id (its owner might pass it on): refused for the version,
+                # before any check of the card.
+                other.send(bot_pb2.PlayRequest(answer=bot_pb2.Answer(
+                    match_id=runner.id, request_id=request_id, play=convert.card_to_wire(0))))
+                for _ in range(3000):  # the grace runs out while the other version is connected
+                    if any(d.seat == seat.seat for d in runner.decisions):
+                        break
+                    await asyncio.sleep(0.01)
+                first = next((d for d in runner.decisions if d.seat == seat.seat), None)
+                heard = [u for u in other.received if u.HasField("update") and u.update.match_id == runner.id]
+                rejections = list(other.rejections)
+                welcome_v2 = other.welcome
+                await other.drop()
+                hold = False
+                back = await Bot(daemon, "alice", alice_policy, version="v1").start()
+                result = await back.wait_ended(runner.id, 120)
+            for b in (*bots.values(), back):
+                await b.drop()
+            return (runner, seat, request_id, welcome_v2, heard, rejections, first, back.welcome, result)
+
+    runner, seat, request_id, welcome_v2, heard, rejections, first, welcome_back, result = run(scenario())
+    assert runner.id not in [m.match_id for m in welcome_v2.active_matches]  # before: listed, with its request
+    assert heard == []  # before: the pending request, answered by the other version
+    assert len(rejections) == 2, rejections
+    for rejected in rejections:
+        assert rejected.match_id == runner.id
+        assert "frozen" in rejected.reason and "'v1'" in rejected.reason and "'v2'" in rejected.reason, rejected.reason
+    assert first is not None and first.provenance == game_pb2.PROVENANCE_DISCONNECT  # before: BOT (the v2 answer)
+    assert runner.id in [m.match_id for m in welcome_back.active_matches]
+    assert result.status == game_pb2.MATCH_STATUS_FINISHED
+    assert any(d.seat == seat.seat and d.provenance == game_pb2.PROVENANCE_BOT for d in runner.decisions)
