@@ -61,6 +61,12 @@ class SharedValues:
             future.add_done_callback(lambda done: self._keep(key, marker, started, done))
         return await asyncio.shield(running[1])  # a caller that gives up leaves it to the others
 
+    def kept(self, key: Hashable) -> Any:
+        """The latest value kept for ``key``, whatever its marker or age (None: none yet): a
+        computation may go on from it rather than start over."""
+        kept = self._values.get(key)
+        return kept[2] if kept is not None else None
+
     def _keep(self, key: Hashable, marker: Hashable, started: float, done: asyncio.Future[Any]) -> None:
         if self._running.get(key, (None, None))[1] is done:
             del self._running[key]

@@ -184,4 +184,10 @@ MIGRATIONS: list[Migration] = [
         "CREATE INDEX IF NOT EXISTS matches_in_order ON matches (created_ms DESC, id DESC)",
         "DROP INDEX IF EXISTS matches_by_time",
     ]),
+    (18, [
+        # A ruleset's results in rated order: a bot page's rating history goes on from the
+        # last one built with the results rated since (Ladder.extend_history), and asks for
+        # the newest seq first. Before, both scanned every result of the ruleset.
+        "CREATE INDEX IF NOT EXISTS results_by_ruleset_seq ON results (ruleset, seq)",
+    ]),
 ]

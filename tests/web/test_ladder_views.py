@@ -29,7 +29,7 @@ def test_the_ladders_public_views_are_rebuilt_once_per_new_result_however_many_a
             bots = await ladder_bots(daemon, ladder, names)
             first = await daemon.create_match(names, deals=2, rated=True)
             await bots[0].wait_ended(first)
-            builds = {"standings": 0, "rating_history": 0}
+            builds = {"standings": 0, "extend_history": 0}
             for name in builds:  # count the rebuilds: the real methods, each call counted
                 def counted(*args, _real=getattr(ladder, name), _name=name):
                     builds[_name] += 1
@@ -50,12 +50,17 @@ def test_the_ladders_public_views_are_rebuilt_once_per_new_result_however_many_a
                 second = await daemon.create_match(names, deals=2, rated=True)
                 await bots[0].wait_ended(second)
                 board = await stub.GetLeaderboard(ladder_pb2.GetLeaderboardRequest())
+                built = dict(builds)
+                async with http.get(f"{web.url}/api/bots/v1") as r:  # goes on from the history built before
+                    shown = (await r.json())["history"]
             for b in bots:
                 await b.close()
-            return answers, once, dict(builds), board
+            return answers, once, built, board, shown, ladder.rating_history("standard")["v1"]
 
-    answers, once, builds, board = run(scenario())
+    answers, once, builds, board, shown, full = run(scenario())
+    assert [(p["seq"], p["rating"], p["uncertainty"]) for p in shown] == [(s, mu, sigma) for s, _, mu, sigma in full]
+    assert len(shown) == 2
     assert answers[-3:] == [200] * 3 and all(a.entries for a in answers[:8])
-    assert once == {"standings": 1, "rating_history": 1}  # before: 15 (8 + 4, and 3 pages) and 3
-    assert builds == {"standings": 2, "rating_history": 1}
+    assert once == {"standings": 1, "extend_history": 1}  # before: 15 (8 + 4, and 3 pages) and 3
+    assert builds == {"standings": 2, "extend_history": 1}
     assert all(e.matches == 2 for e in board.entries)  # the new result shows at once

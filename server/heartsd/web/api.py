@@ -166,13 +166,17 @@ class Api:
         })
 
     async def _history(self, ruleset: str) -> dict[str, list[tuple[int, int, float, float]]]:
-        """Every bot's rating after each of its rated matches, rebuilt from the results the
+        """Every bot's rating after each of its rated matches, replayed from the results the
         way the ladder rates them: once per new result, however many pages ask meanwhile
-        (memo.py; ``ruleset`` is one GetBotProfile accepted, so the keys are bounded)."""
+        (memo.py; ``ruleset`` is one GetBotProfile accepted, so the keys are bounded), and
+        from the history built last, so a new result costs only its own replay."""
         ladder = self.front.arena.store.ladder
+        views = self.front.arena.ladder_views
+        key = ("history", ruleset)
         latest = await asyncio.to_thread(ladder.latest_seq, ruleset)
-        return await self.front.arena.ladder_views.get(("history", ruleset), latest,  # type: ignore[no-any-return]
-                                                       lambda: ladder.rating_history(ruleset))
+        since = views.kept(key)
+        history = await views.get(key, latest, lambda: ladder.extend_history(ruleset, since))
+        return history.by_bot  # type: ignore[no-any-return]
 
     async def tournaments(self, request: web.Request) -> web.Response:
         """The newest tournaments with their standings (final once finished), as the
