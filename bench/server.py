@@ -30,6 +30,8 @@ machine, because absolute times here are noisy:
                                                 # uvloop, alternating, each against its own floor
     python bench/server.py --work-sweep 20,40,80,150 --rounds 3   # the floor busy-waiting W us per
                                                 # message, beside heartsd: the bars as server work
+    python bench/server.py --shaped --rounds 5  # the floor, a server shaped like heartsd's bot streams
+                                                # with no game, and heartsd: shape against work
     python bench/server.py --processes 2        # 2 heartsd processes (32 matches each, their own
                                                 # bots and client process) against 2 ping-pong
                                                 # servers, beside 1 heartsd with 64 against 1
@@ -42,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import contextlib
 import json
 import math
@@ -1031,6 +1034,178 @@ def print_compare(r: dict[str, Any], as_json: bool) -> None:
         print(json.dumps(r))
 
 
+# -- heartsd's shape with no game (--shaped) -----------------------------------------------
+
+SHAPED_METHOD = "/bench.Shaped/Play"
+SHAPED_GO = b"go!"  # sent on a window's first stream once all of its streams are open
+
+
+async def shaped_server(work_us: float = 0.0) -> None:
+    """A ping-pong server shaped like heartsd's bot streams, with no game: 64 bots, 64
+    matches of four seats (bot m + 16k, k = 0..3: each bot in four), each answer routed to
+    the next seat's bot, every stream read by a reader task and written by its handler from
+    an outbox, as BotService.Play does. A stream's first message is its bot's number; a
+    window's "go!" starts every match (a request to its first seat). ``work_us``: busy-wait
+    that long per answer, as heartsd decides."""
+    work_s = work_us / 1e6
+    outboxes: dict[int, tuple[collections.deque[bytes], list[asyncio.Future[None] | None]]] = {}
+    turns = [0] * SHAPED_STREAMS
+    payload = [b""]
+
+    def send(bot: int, match: int) -> None:
+        box = outboxes.get(bot)
+        if box is None:
+            return
+        box[0].append(match.to_bytes(2, "big") + payload[0])
+        waiter = box[1][0]
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def seat(match: int, turn: int) -> int:
+        return (match + turn * (SHAPED_STREAMS // 4)) % SHAPED_STREAMS
+
+    async def read(context: Any) -> None:
+        while (message := await context.read()) is not grpc.aio.EOF:
+            if message[:3] == SHAPED_GO:
+                payload[0] = b"x" * int.from_bytes(message[3:5], "big")
+                for m in range(SHAPED_STREAMS):
+                    turns[m] = 0
+                    send(seat(m, 0), m)
+                continue
+            match = int.from_bytes(message[:2], "big")
+            if work_s:
+                until = time.perf_counter() + work_s
+                while time.perf_counter() < until:
+                    pass
+            turns[match] = (turns[match] + 1) % 4
+            send(seat(match, turns[match]), match)
+
+    async def play(request_iterator, context):  # type: ignore[no-untyped-def]
+        bot = int.from_bytes(await context.read(), "big")
+        box: tuple[collections.deque[bytes], list[asyncio.Future[None] | None]] = (collections.deque(), [None])
+        outboxes[bot] = box
+        loop = asyncio.get_running_loop()
+        reader = loop.create_task(read(context))
+        try:
+            while True:
+                while not box[0]:
+                    box[1][0] = loop.create_future()
+                    await box[1][0]
+                await context.write(box[0].popleft())
+        finally:
+            reader.cancel()
+            if outboxes.get(bot) is box:
+                del outboxes[bot]
+
+    handler = grpc.method_handlers_generic_handler(
+        "bench.Shaped", {"Play": grpc.stream_stream_rpc_method_handler(play)})
+    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    print(f"listening on 127.0.0.1:{port}", flush=True)
+    await server.wait_for_termination()
+
+
+SHAPED_STREAMS = 64
+SHAPED_ANSWER_BYTES = 60  # about a play answer's size
+
+
+async def shaped_throughput(port: int, size: int, seconds: float, meter: CpuMeter | None = None) -> float:
+    """Answers/s of 64 bot streams (over 4 channels, as heartsd's windows) that answer every
+    request at once with SHAPED_ANSWER_BYTES bytes, like the ping-pong client: no parsing."""
+    channels = [grpc.aio.insecure_channel(f"127.0.0.1:{port}") for _ in range(4)]
+    calls = [channels[i % 4].stream_stream(SHAPED_METHOD)() for i in range(SHAPED_STREAMS)]
+    tail = b"y" * (SHAPED_ANSWER_BYTES - 2)
+    done = 0
+
+    async def one(call: Any) -> None:
+        nonlocal done
+        with contextlib.suppress(grpc.aio.AioRpcError, asyncio.CancelledError):
+            while (raw := await call.read()) is not grpc.aio.EOF:
+                await call.write(raw[:2] + tail)
+                done += 1
+
+    for i, call in enumerate(calls):
+        await call.write(i.to_bytes(2, "big"))
+    await asyncio.sleep(0.2)  # every stream registered before the matches start
+    await calls[0].write(SHAPED_GO + size.to_bytes(2, "big"))
+    tasks = [asyncio.ensure_future(one(call)) for call in calls]
+    await asyncio.sleep(0.5)  # warm up
+    start_count, start = done, time.perf_counter()
+    if meter is not None:
+        meter.start()
+    await asyncio.sleep(seconds)
+    answered = done - start_count
+    rate = answered / (time.perf_counter() - start)
+    if meter is not None:
+        meter.stop(answered)
+    for call in calls:
+        call.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    for c in channels:
+        await c.close()
+    return rate
+
+
+def shaped(args: argparse.Namespace) -> dict[str, Any]:
+    """The ping-pong floor, the same server shaped like heartsd's bot streams with no game
+    (shaped_server; ``--floor-work-us`` W: busy-waiting W us per answer), and heartsd, in
+    alternating windows: how much of heartsd's distance from the floor is the shape of its
+    streams (routing between bots, a reader and a writer per stream, requests of ~900
+    bytes and answers of ~60) and how much its work per decision, with each server's
+    event-loop thread CPU per message."""
+    kinds = ("floor", "shaped", "heartsd")
+    rates: dict[str, list[float]] = {k: [] for k in kinds}
+    with tempfile.TemporaryDirectory() as tmp:
+        heartsd, port, _ = start_heartsd(Path(tmp), 1000, loop=args.loop)
+        floor_proc, floor_port = start_floor(0.0, args.loop)
+        shaped_proc, shaped_port = spawn([sys.executable, __file__, "--shaped-server", "--floor-work-us",
+                                          str(args.floor_work_us), "--loop", args.loop],
+                                         env={**os.environ, GRPC_ENV: server_grpc_experiments()})
+        meters = {"floor": CpuMeter(floor_proc.pid), "shaped": CpuMeter(shaped_proc.pid), "heartsd": CpuMeter(heartsd.pid)}
+        try:
+            _, size_f, _ = run_on_loop(heartsd_latency(port, MATCH_DEALS), args.loop)
+            size = int(size_f)
+            for k in range(args.rounds):
+                for kind in (kinds if k % 2 == 0 else kinds[::-1]):
+                    if kind == "floor":
+                        rate = run_on_loop(floor_throughput(floor_port, size, 64, args.seconds, meters[kind]), args.loop)
+                    elif kind == "shaped":
+                        rate = run_on_loop(shaped_throughput(shaped_port, size, args.seconds, meters[kind]), args.loop)
+                    else:
+                        rate = run_on_loop(heartsd_throughput(port, args.seconds, meter=meters[kind]), args.loop)
+                    rates[kind].append(rate)
+        finally:
+            for proc in (shaped_proc, floor_proc, heartsd):
+                stop(proc)
+    return {
+        "event_loop": resolve_loop(args.loop), "rounds": args.rounds, "message_bytes": size,
+        "shaped_work_us": args.floor_work_us,
+        **{f"{k}_per_s": statistics.median(rates[k]) for k in kinds},
+        "shaped_ratio": statistics.median(s / f for s, f in zip(rates["shaped"], rates["floor"])),
+        "heartsd_ratio": statistics.median(h / f for h, f in zip(rates["heartsd"], rates["floor"])),
+        "shaped_ratios": [round(s / f, 3) for s, f in zip(rates["shaped"], rates["floor"])],
+        "heartsd_ratios": [round(h / f, 3) for h, f in zip(rates["heartsd"], rates["floor"])],
+        "cpu_us": {k: m.per_operation_us() for k, m in meters.items()},
+    }
+
+
+def print_shaped(r: dict[str, Any], as_json: bool) -> None:
+    work = f", busy-waiting {r['shaped_work_us']:.0f} us per answer" if r["shaped_work_us"] else ", no work"
+    print(f"heartsd's shape with no game ({r['rounds']} alternating rounds, {r['event_loop']}, "
+          f"{r['message_bytes']}-byte requests{work})")
+    print(f"  {'':<34}{'per s':>10}{'x floor':>10}{'CPU us per message: loop / server / client':>46}")
+    for kind, label in (("floor", "ping-pong floor"), ("shaped", "heartsd's shape, no game"),
+                        ("heartsd", "heartsd")):
+        ratio = 1.0 if kind == "floor" else r[f"{kind}_ratio"]
+        cpu = r["cpu_us"][kind]
+        cpus = f"{cpu['loop_thread']:.0f} / {cpu['server']:.0f} / {cpu['client']:.0f}" if cpu else "-"
+        print(f"  {label:<34}{r[f'{kind}_per_s']:>10,.0f}{ratio:>10.2f}{cpus:>46}")
+    if as_json:
+        print(json.dumps(r))
+
+
 # -- what the bars mean in server work (--work-sweep) ------------------------------------
 
 def _crossing(xs: list[float], ys: list[float], y: float) -> float | None:
@@ -1133,7 +1308,11 @@ def main() -> int:
     parser.add_argument("--work-sweep", default=None, metavar="W,W,...",
                         help="the floor busy-waiting each W us per message, beside heartsd: what the bars mean in "
                              "server work (e.g. 20,40,80,150; with --rounds 3)")
+    parser.add_argument("--shaped", action="store_true",
+                        help="the floor, a server shaped like heartsd's bot streams with no game (busy-waiting "
+                             "--floor-work-us per answer), and heartsd, alternating: shape against work")
     parser.add_argument("--floor-server", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--shaped-server", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--client-window", choices=("ours", "floor"), help=argparse.SUPPRESS)
     parser.add_argument("--window-port", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--window-load", type=int, default=64, help=argparse.SUPPRESS)
@@ -1141,6 +1320,9 @@ def main() -> int:
     args = parser.parse_args()
     if args.floor_server:
         run_on_loop(floor_server(args.floor_work_us), args.loop)
+        return 0
+    if args.shaped_server:
+        run_on_loop(shaped_server(args.floor_work_us), args.loop)
         return 0
     if args.client_window:
         print(run_on_loop(_client_window(args.client_window, args.window_port, args.window_load, args.window_size,
@@ -1154,6 +1336,9 @@ def main() -> int:
         return 0
     if args.work_sweep:
         print_sweep(work_sweep(args), args.json)
+        return 0
+    if args.shaped:
+        print_shaped(shaped(args), args.json)
         return 0
     if args.scale:
         print_scale(scale(args), args.json, args.plot)

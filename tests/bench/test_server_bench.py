@@ -1,4 +1,4 @@
-"""bench/server.py's modes run end to end (tiny: --scale with its plot, the default run, --work-sweep): a
+"""bench/server.py's modes run end to end (tiny: --scale with its plot, the default run, --work-sweep, --shaped): a
 smoke test that keeps the benchmark working; it asserts no timing."""
 
 from __future__ import annotations
@@ -62,6 +62,22 @@ def test_the_work_sweep_puts_the_ratios_in_server_work() -> None:
     for key in ("work_us_at_latency_1_3", "work_us_at_throughput_0_6", "heartsd_work_us_by_throughput"):
         assert result[key] is None or 0 <= result[key] <= 60, key
     assert "the floor reaches latency 1.3 at W =" in out
+
+
+def test_the_shaped_server_plays_heartsds_routing_with_no_game() -> None:
+    """--shaped (tiny): the floor, the server shaped like heartsd's bot streams with no game
+    and a busy-wait per answer, and heartsd, each measured with its CPU per message. Every
+    answer of the shaped server's bots leads to a request for the next seat's bot, so its
+    rate is nonzero only if the routing works."""
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "server.py"), "--shaped", "--floor-work-us", "5",
+                          "--rounds", "1", "--seconds", "0.5", "--json"],
+                         capture_output=True, text=True, timeout=600, check=True).stdout
+    result = json.loads(out.splitlines()[-1])
+    assert result["shaped_work_us"] == 5.0 and result["message_bytes"] > 500
+    assert all(result[f"{k}_per_s"] > 0 for k in ("floor", "shaped", "heartsd"))
+    assert result["shaped_ratio"] > 0 and result["heartsd_ratio"] > 0
+    assert all(result["cpu_us"][k]["loop_thread"] > 0 for k in ("floor", "shaped", "heartsd"))
+    assert "heartsd's shape, no game" in out
 
 
 def test_a_bars_crossing_is_read_off_the_curve_between_its_points() -> None:
