@@ -236,7 +236,7 @@ class Arena:
             for slot in runner.seats_for(session):
                 runner.resume(slot, slot.delivered)
         if session.connected and self.sessions.get(session.bot) is session:  # else they wait for the next
-            for update in self.missed.take(session.bot):
+            for update in self.missed.take(session.bot, session.version):
                 session.send(update)
 
     def disconnect(self, session: BotSession) -> None:
@@ -252,7 +252,7 @@ class Arena:
         if session.drain_reason or not session.connected:
             return
         session.drain_reason = reason
-        active = sorted(r.id for r in (*self.runners.values(), *self._starting.values()) if r.seats_of(session.bot))
+        active = sorted(r.id for r in (*self.runners.values(), *self._starting.values()) if r.seats_for(session))
         log.info("bot draining", bot=session.bot, session=session.id, reason=reason, active=len(active))
         if active:
             session.send(bot_pb2.PlayResponse(draining=bot_pb2.Draining(reason=reason, active_matches=active)))
@@ -261,7 +261,8 @@ class Arena:
     def _end_if_drained(self, session: BotSession) -> None:
         """A draining session with no match left gets its last message, a ``draining`` with
         no active match, and its stream ends with OK."""
-        if session.drain_reason and session.connected and self.active_matches(session.bot) == 0:
+        if session.drain_reason and session.connected and not any(
+                r.seats_for(session) for r in (*self.runners.values(), *self._starting.values())):
             session.send(bot_pb2.PlayResponse(draining=bot_pb2.Draining(reason=session.drain_reason)))
             session.close(f"drained ({session.drain_reason}): every match finished")
             log.info("bot drained", bot=session.bot, session=session.id)
@@ -329,6 +330,22 @@ class Arena:
                                        "you are not seated in that match at that seat (it may have ended)")
         self.runners[request.match_id].resume(slot, int(request.last_sequence))
         return None
+
+    def version_conflict(self, bot: str, version: str) -> str:
+        """Why a new stream of ``bot`` declared as ``version`` may not replace its live one
+        ("" if it may): the live one plays a running match frozen to its version (a
+        tournament's), which the new one could not play. Replaced, it would be told to leave
+        and not come back, and its seat would take defaults to the end."""
+        live = self.sessions.get(bot)
+        if live is None or not live.connected or live.version == version:
+            return ""
+        for runner in (*self.runners.values(), *self._starting.values()):
+            for slot in runner.seats_of(bot):
+                if slot.version is not None and slot.played_by(live):
+                    return (f"bot {bot!r} is playing match {runner.id} of a tournament as version {slot.version!r}, "
+                            f"the version frozen at its start, on a stream still open; a stream as {version!r} "
+                            f"cannot play it: connect as {slot.version!r}, or once that match is over")
+        return ""
 
     def active_matches(self, bot: str) -> int:
         """Matches ``bot`` is seated in, counting those still being started."""
@@ -628,11 +645,22 @@ class Arena:
             self.slots.changed()
         for runner in runners:
             self.runners[runner.id] = runner
+            self._mark_unserved_away(runner)
             if not self.accepting:  # shutdown began during the write: record it as aborted
                 runner.stop(P.MATCH_STATUS_ABORTED, "server shutdown")
             task = asyncio.get_running_loop().create_task(self._run(runner))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+
+    def _mark_unserved_away(self, runner: MatchRunner) -> None:
+        """A bot that left, or came back as a version its seat is not frozen to, while the
+        match's rows were written (connect and disconnect see running matches only): its
+        seats start away, so they get the disconnect's grace and defaults, not timeouts."""
+        for slot in runner.seats:
+            if slot.house is None and slot.provenance == P.PROVENANCE_BOT and slot.away_since is None:
+                session = self.sessions.get(slot.name)
+                if session is None or not session.connected or not slot.played_by(session):
+                    runner.disconnected(slot)
 
     def _insert(self, runners: list[MatchRunner]) -> None:
         """(Worker thread.) The running rows, with the ledger rows of the shuffles they deal first."""

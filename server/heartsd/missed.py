@@ -12,6 +12,9 @@ A bot that never comes back must not cost the daemon without bound: an entry is 
 for at most ``hold_s`` seconds, and all of them together in at most ``max_bytes`` (the
 oldest go first). What is dropped can still be read with ``GetMatchRecord``.
 
+A seat frozen to a version of its bot (a tournament's) keeps its missed events for that
+version: another version's stream never played the match and is not given them.
+
 >>> clock = [0.0]
 >>> kept = MissedEndings(hold_s=60, max_bytes=10, clock=lambda: clock[0])
 >>> kept.keep("alice", "m-1", 0, b"abcd"); kept.keep("bob", "m-1", 1, b"efgh")
@@ -21,6 +24,9 @@ oldest go first). What is dropped can still be read with ``GetMatchRecord``.
 >>> clock[0] = 61.0
 >>> kept.take("bob")  # held too long
 []
+>>> kept.keep("carol", "m-3", 2, b"mnop", version="v1")
+>>> kept.take("carol", "v2"), kept.take("carol", "v1")
+([], [b'mnop'])
 >>> off = MissedEndings(hold_s=0, max_bytes=10)
 >>> off.keep("alice", "m-1", 0, b"abcd"); len(off)
 0
@@ -40,40 +46,42 @@ class MissedEndings:
         self.hold_s = hold_s
         self.max_bytes = max_bytes
         self._clock = clock
-        self._entries: OrderedDict[Key, tuple[float, bytes]] = OrderedDict()  # oldest first
+        # (kept at, update, the version it is for: None, any) per key, oldest first
+        self._entries: OrderedDict[Key, tuple[float, bytes, str | None]] = OrderedDict()
         self._by_bot: dict[str, set[Key]] = {}
         self.bytes = 0
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def keep(self, bot: str, match_id: str, seat: int, update: bytes) -> None:
-        """Keep ``update`` (a serialized PlayResponse) for ``bot``'s next hello. One larger
-        than ``max_bytes`` on its own is not kept."""
+    def keep(self, bot: str, match_id: str, seat: int, update: bytes, version: str | None = None) -> None:
+        """Keep ``update`` (a serialized PlayResponse) for ``bot``'s next hello (of
+        ``version``, if one is given). One larger than ``max_bytes`` on its own is not kept."""
         self._expire()
         if self.hold_s <= 0 or len(update) > self.max_bytes:
             return
         key = (bot, match_id, seat)
         self._drop(key)
-        self._entries[key] = (self._clock(), update)
+        self._entries[key] = (self._clock(), update, version)
         self._by_bot.setdefault(bot, set()).add(key)
         self.bytes += len(update)
         while self.bytes > self.max_bytes:
             self._drop(next(iter(self._entries)))
 
-    def take(self, bot: str) -> list[bytes]:
-        """What is kept for ``bot``, oldest first; it is then no longer kept."""
+    def take(self, bot: str, version: str = "") -> list[bytes]:
+        """What is kept for ``bot`` declared as ``version``, oldest first; it is then no
+        longer kept (what is kept for another version stays)."""
         self._expire()
-        keys = self._by_bot.pop(bot, set())
+        keys = [k for k in self._by_bot.get(bot, ()) if self._entries[k][2] in (None, version)]
         taken = sorted((self._entries[k] for k in keys), key=lambda entry: entry[0])
         for key in keys:
-            self.bytes -= len(self._entries.pop(key)[1])
-        return [update for _, update in taken]
+            self._drop(key)
+        return [update for _, update, _ in taken]
 
     def _expire(self) -> None:
         limit = self._clock() - self.hold_s
         while self._entries:
-            key, (kept_at, _) = next(iter(self._entries.items()))
+            key, (kept_at, _, _) = next(iter(self._entries.items()))
             if kept_at > limit:
                 return
             self._drop(key)

@@ -1040,7 +1040,7 @@ class MatchRunner:
             session = self._sessions.get(slot.name)
             if session is None or not session.connected or not slot.played_by(session):
                 events = self.log_events.wire_for_seat(slot.seat, self.replay_from(slot))
-                missed.keep(slot.name, self.id, slot.seat, self._encoder.update(slot.seat, events, None))
+                missed.keep(slot.name, self.id, slot.seat, self._encoder.update(slot.seat, events, None), slot.version)
 
     def _update_releases(self) -> None:
         """Tell the releases (this match's or its set's) what this table has done so far."""

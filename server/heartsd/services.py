@@ -164,6 +164,8 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                 # another would be welcomed only to be cut off when the daemon stops.
                 await context.abort(grpc.StatusCode.UNAVAILABLE,
                                     "the server is shutting down: connect again when it is back")
+            if conflict := self.arena.version_conflict(bot, hello.version):
+                await context.abort(grpc.StatusCode.FAILED_PRECONDITION, conflict)
             settings = self.arena.settings
             granted = min(hello.max_concurrent_matches or 1, settings.max_matches_per_bot)  # every budget derives from it
             session = BotSession(bot, hello.version, frozenset(hello.rulesets), granted)

@@ -906,6 +906,32 @@ def test_a_resume_that_lands_while_the_director_reads_a_pause_is_not_lost(tmp_pa
     assert t.status == P.TOURNAMENT_STATUS_FINISHED
 
 
+async def _frozen_match(daemon, alice_policy, grace_ms: int = 4_000, deals: int = 2):  # type: ignore[no-untyped-def]
+    """Four protocol-level bots as version v1 in a one-match tournament, alice answering
+    with ``alice_policy``: (the bots, the runner, alice's seat) once alice's first request
+    of the match waits for her."""
+    from heartsbot.proto import game_pb2
+
+    bots = {n: Bot(daemon, n, version="v1") for n in ("bob", "carol", "dave")}
+    bots["alice"] = Bot(daemon, "alice", alice_policy, version="v1")
+    for b in bots.values():
+        await b.start()
+    async with daemon.channel() as channel:
+        clock = game_pb2.ClockSettings(decision_ms=60_000, bank_ms=0, max_illegal=3, auto_after=3, grace_ms=grace_ms)
+        await tournament_pb2_grpc.TournamentServiceStub(channel).CreateTournament(P.CreateTournamentRequest(
+            name="frozen", bots=["alice", "bob", "carol", "dave"], rounds=1, deals_per_match=deals, clock=clock),
+            metadata=auth(ADMIN))
+    for _ in range(3000):  # until alice's request of the tournament's match waits for her
+        runner = next(iter(daemon.arena.runners.values()), None)
+        seat = next((s for s in runner.seats if s.name == "alice"), None) if runner else None
+        if seat is not None and seat.pending is not None and any(
+                u.update.match_id == runner.id and u.update.HasField("request")
+                for u in bots["alice"].received if u.HasField("update")):
+            return bots, runner, seat
+        await asyncio.sleep(0.01)
+    raise AssertionError("alice was never asked")
+
+
 def test_a_bot_back_as_another_version_cannot_play_its_running_tournament_match(tmp_path):
     """Before: the version frozen at the start was checked only when a match started. A bot
     that came back as another version while its tournament match ran was welcomed to it,
@@ -924,46 +950,27 @@ def test_a_bot_back_as_another_version_cannot_play_its_running_tournament_match(
             def alice_policy(request, bot):  # type: ignore[no-untyped-def]
                 return None if hold else first_legal_answer(request)
 
-            bots = {n: Bot(daemon, n, version="v1") for n in ("bob", "carol", "dave")}
-            bots["alice"] = Bot(daemon, "alice", alice_policy, version="v1")
-            for b in bots.values():
-                await b.start()
-            async with daemon.channel() as channel:
-                stub = tournament_pb2_grpc.TournamentServiceStub(channel)
-                clock = game_pb2.ClockSettings(decision_ms=60_000, bank_ms=0, max_illegal=3, auto_after=3,
-                                               grace_ms=4_000)
-                await stub.CreateTournament(P.CreateTournamentRequest(
-                    name="frozen", bots=["alice", "bob", "carol", "dave"], rounds=1, deals_per_match=2, clock=clock),
-                    metadata=auth(ADMIN))
-                for _ in range(3000):  # until alice's request of the tournament's match waits for her
-                    runner = next(iter(daemon.arena.runners.values()), None)
-                    seat = next((s for s in runner.seats if s.name == "alice"), None) if runner else None
-                    if seat is not None and seat.pending is not None and any(
-                            u.update.match_id == runner.id and u.update.HasField("request")
-                            for u in bots["alice"].received if u.HasField("update")):
-                        break
-                    await asyncio.sleep(0.01)
-                assert seat is not None and seat.pending is not None
-                request_id = seat.pending.request_id
-                await bots["alice"].drop()
-                other = await Bot(daemon, "alice", version="v2").start()  # answers whatever it is sent
-                other.send(bot_pb2.PlayRequest(resume=bot_pb2.Resume(match_id=runner.id, seat=seat.seat)))
-                # The open request's own id (its owner might pass it on): refused for the version,
-                # before any check of the card.
-                other.send(bot_pb2.PlayRequest(answer=bot_pb2.Answer(
-                    match_id=runner.id, request_id=request_id, play=convert.card_to_wire(0))))
-                for _ in range(3000):  # the grace runs out while the other version is connected
-                    if any(d.seat == seat.seat for d in runner.decisions):
-                        break
-                    await asyncio.sleep(0.01)
-                first = next((d for d in runner.decisions if d.seat == seat.seat), None)
-                heard = [u for u in other.received if u.HasField("update") and u.update.match_id == runner.id]
-                rejections = list(other.rejections)
-                welcome_v2 = other.welcome
-                await other.drop()
-                hold = False
-                back = await Bot(daemon, "alice", alice_policy, version="v1").start()
-                result = await back.wait_ended(runner.id, 120)
+            bots, runner, seat = await _frozen_match(daemon, alice_policy)
+            request_id = seat.pending.request_id
+            await bots["alice"].drop()
+            other = await Bot(daemon, "alice", version="v2").start()  # answers whatever it is sent
+            other.send(bot_pb2.PlayRequest(resume=bot_pb2.Resume(match_id=runner.id, seat=seat.seat)))
+            # The open request's own id (its owner might pass it on): refused for the version,
+            # before any check of the card.
+            other.send(bot_pb2.PlayRequest(answer=bot_pb2.Answer(
+                match_id=runner.id, request_id=request_id, play=convert.card_to_wire(0))))
+            for _ in range(3000):  # the grace runs out while the other version is connected
+                if any(d.seat == seat.seat for d in runner.decisions):
+                    break
+                await asyncio.sleep(0.01)
+            first = next((d for d in runner.decisions if d.seat == seat.seat), None)
+            heard = [u for u in other.received if u.HasField("update") and u.update.match_id == runner.id]
+            rejections = list(other.rejections)
+            welcome_v2 = other.welcome
+            await other.drop()
+            hold = False
+            back = await Bot(daemon, "alice", alice_policy, version="v1").start()
+            result = await back.wait_ended(runner.id, 120)
             for b in (*bots.values(), back):
                 await b.drop()
             return (runner, seat, request_id, welcome_v2, heard, rejections, first, back.welcome, result)
@@ -979,3 +986,97 @@ def test_a_bot_back_as_another_version_cannot_play_its_running_tournament_match(
     assert runner.id in [m.match_id for m in welcome_back.active_matches]
     assert result.status == game_pb2.MATCH_STATUS_FINISHED
     assert any(d.seat == seat.seat and d.provenance == game_pb2.PROVENANCE_BOT for d in runner.decisions)
+
+
+def test_another_version_cannot_replace_a_live_frozen_stream_nor_take_its_missed_ending(tmp_path):
+    """Found by review: another version connecting while the frozen one's stream was open
+    replaced it (told to leave and not come back), and the seat took defaults to the end;
+    and the events a frozen seat missed at its match's end went to whichever version said
+    hello first. Now such a stream is refused FAILED_PRECONDITION, naming the frozen
+    version, while the frozen stream is open; once it is gone, the other version may
+    connect, drains at once (it plays no match), and the ending waits for the frozen one."""
+    from heartsbot.client import first_legal_answer
+    from heartsbot.proto import game_pb2
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            hold = True
+
+            def alice_policy(request, bot):  # type: ignore[no-untyped-def]
+                return None if hold else first_legal_answer(request)
+
+            bots, runner, seat = await _frozen_match(daemon, alice_policy, grace_ms=300, deals=1)
+            refused = Bot(daemon, "alice", version="v2")
+            refused._task = asyncio.get_running_loop().create_task(refused._run())
+            refused_status = await refused.final_status()
+            refused_details = await refused._call.details()
+            still_v1 = daemon.arena.sessions.get("alice")
+            await bots["alice"].drop()  # now the seat's grace runs out, and the match ends on its defaults
+            other = await Bot(daemon, "alice", version="v2").start()
+            other.send(bot_pb2.PlayRequest(drain=bot_pb2.Drain(reason="test")))
+            drained = await other.final_status()
+            await asyncio.wait_for(runner.finished.wait(), 60)
+            later = await Bot(daemon, "alice", version="v2").start()
+            await asyncio.sleep(0.5)
+            heard_v2 = [u for u in (*other.received, *later.received)
+                        if u.HasField("update") and u.update.match_id == runner.id]
+            await later.drop()
+            back = await Bot(daemon, "alice", version="v1").start()
+            ended = await back.wait_ended(runner.id, 10)
+            for b in (*bots.values(), back):
+                await b.drop()
+            return refused_status, refused_details, still_v1, heard_v2, drained, other.received, ended
+
+    refused_status, refused_details, still_v1, heard_v2, drained, drain_messages, ended = run(scenario())
+    assert refused_status == grpc.StatusCode.FAILED_PRECONDITION  # before: OK, and the v1 stream replaced
+    assert "'v1'" in refused_details and "'v2'" in refused_details, refused_details
+    assert still_v1 is not None and still_v1.version == "v1"
+    assert drained == grpc.StatusCode.OK  # before: held open until the match it cannot play was over
+    assert all(m.draining.active_matches == [] for m in drain_messages if m.HasField("draining"))
+    assert heard_v2 == []  # before: the frozen seat's missed ending
+    assert ended.status == game_pb2.MATCH_STATUS_FINISHED  # the frozen version's, as it reconnects
+
+
+def test_a_bot_gone_while_its_match_is_being_stored_starts_away(tmp_path, monkeypatch):
+    """Found by review: connect and disconnect only see running matches, so a bot that left
+    (or came back as another version of a tournament) while its match's rows were being
+    written was never marked away: each request waited out the whole clock, TIMEOUT, and
+    the bank was spent. Now such a seat starts away: its grace, then DISCONNECT."""
+    import threading
+
+    from heartsbot.proto import game_pb2
+
+    from heartsd.arena import Arena
+
+    writing, written = threading.Event(), threading.Event()
+    real_insert = Arena._insert
+
+    def slow_insert(self, runners):  # type: ignore[no-untyped-def]
+        writing.set()
+        written.wait(10)
+        return real_insert(self, runners)
+
+    monkeypatch.setattr(Arena, "_insert", slow_insert)
+
+    async def scenario():
+        async with running_daemon(tmp_path, decision_ms=5_000, bank_ms=0, grace_ms=300) as daemon:
+            bots = [await Bot(daemon, n).start() for n in ("alice", "bob", "carol", "dave")]
+            create = asyncio.ensure_future(daemon.create_match(["alice", "bob", "carol", "dave"], deals=1))
+            await asyncio.to_thread(writing.wait, 10)
+            await bots[0].drop()
+            for _ in range(500):
+                if daemon.arena.sessions.get("alice") is None:
+                    break
+                await asyncio.sleep(0.01)
+            written.set()
+            match_id = await create
+            result = await bots[1].wait_ended(match_id, 120)
+            for b in bots[1:]:
+                await b.drop()
+            return result, daemon.arena.store.get(match_id).record
+
+    result, record = run(scenario())
+    assert result.status == game_pb2.MATCH_STATUS_FINISHED
+    alice = [d.provenance for d in record.decisions if d.seat == 0]
+    assert alice and game_pb2.PROVENANCE_TIMEOUT not in alice, alice  # before: TIMEOUT, after the whole clock
+    assert alice[0] == game_pb2.PROVENANCE_DISCONNECT, alice
