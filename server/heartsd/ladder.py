@@ -51,6 +51,9 @@ class RatingHistory:
     seq: int
     by_bot: dict[str, list[tuple[int, int, float, float]]]
     ratings: dict[str, tuple[object, int]]
+    # time.monotonic() of the replay from scratch it goes on from: a caller rebuilds now and
+    # then (web/api.py), so a result row edited by hand shows as it did before, not never.
+    rebuilt_at: float
 
 
 class LadderError(ValueError):
@@ -282,7 +285,8 @@ class Ladder:
 
         ratings = dict(since.ratings) if since is not None else {}
         _replay(rows, trace, ratings)
-        return RatingHistory(max((int(r[0]) for r in rows), default=after), by_bot, ratings)
+        return RatingHistory(max((int(r[0]) for r in rows), default=after), by_bot, ratings,
+                             since.rebuilt_at if since is not None else time.monotonic())
 
     def latest_seq(self, ruleset: str) -> int:
         """The rated order of the newest result of ``ruleset`` (0: none): a change marker."""

@@ -64,3 +64,50 @@ def test_the_ladders_public_views_are_rebuilt_once_per_new_result_however_many_a
     assert once == {"standings": 1, "extend_history": 1}  # before: 15 (8 + 4, and 3 pages) and 3
     assert builds == {"standings": 2, "extend_history": 1}
     assert all(e.matches == 2 for e in board.entries)  # the new result shows at once
+
+
+def test_a_bot_pages_history_goes_on_from_the_last_and_is_rebuilt_now_and_then(tmp_path, monkeypatch):
+    """A bot page's rating history goes on from the last one built (a new result costs its
+    own replay, not the whole ladder's); now and then (memo.MAX_AGE_S, here at once) it is
+    replayed from scratch, as before, so a result row edited by hand shows there too (the
+    ladder treats such an edit as tampering: `heartsd ladder recompute` refuses to launder it)."""
+    from heartsd.web import api
+
+    async def scenario():
+        async with web_daemon(tmp_path) as web:
+            daemon = Remote(web.grpc_port)
+            ladder = web.arena.store.ladder
+            names = ["v1", "v2", "v3", "v4"]
+            bots = await ladder_bots(daemon, ladder, names)
+            calls: list[object] = []
+            real = ladder.extend_history
+
+            def traced(ruleset, since=None):  # type: ignore[no-untyped-def]
+                calls.append(since.seq if since is not None else None)
+                return real(ruleset, since)
+
+            ladder.extend_history = traced
+            async with aiohttp.ClientSession() as http:
+                async def page() -> list[float]:
+                    async with http.get(f"{web.url}/api/bots/v1") as r:
+                        return [p["rating"] for p in (await r.json())["history"]]
+
+                for _ in range(2):
+                    match = await daemon.create_match(names, deals=2, rated=True)
+                    await bots[0].wait_ended(match)
+                    shown = await page()
+                with web.arena.store.db.transaction() as tx:  # an edit by hand: v1 now lost its first match
+                    tx.execute("UPDATE results SET rank = 4 WHERE bot = 'v1' AND seq = 1")
+                    tx.execute("UPDATE results SET rank = 1 WHERE bot <> 'v1' AND seq = 1 AND rank = 4")
+                kept = await page()
+                monkeypatch.setattr(api, "MAX_AGE_S", 0.0)
+                web.arena.ladder_views.max_age_s = 0.0
+                rebuilt = await page()
+            for b in bots:
+                await b.close()
+            return calls, shown, kept, rebuilt
+
+    calls, shown, kept, rebuilt = run(scenario())
+    assert calls[:2] == [None, 1]  # the second result went on from the first history (seq 1)
+    assert len(shown) == 2 and kept == shown  # within MAX_AGE_S, the history built stands
+    assert calls[-1] is None and len(rebuilt) == 2 and rebuilt != shown  # then it is replayed from scratch

@@ -17,7 +17,7 @@ from aiohttp import web
 from hearts_engine import RulesetError, preset
 from hearts_engine.presets import PRESETS
 
-from ..memo import SharedValues
+from ..memo import MAX_AGE_S, SharedValues
 from . import present
 from .front import parse_json
 from .replays import Replay
@@ -175,6 +175,8 @@ class Api:
         key = ("history", ruleset)
         latest = await asyncio.to_thread(ladder.latest_seq, ruleset)
         since = views.kept(key)
+        if since is not None and time.monotonic() - since.rebuilt_at >= MAX_AGE_S:
+            since = None  # from scratch now and then, as every view is (memo.MAX_AGE_S)
         history = await views.get(key, latest, lambda: ladder.extend_history(ruleset, since))
         return history.by_bot  # type: ignore[no-any-return]
 
