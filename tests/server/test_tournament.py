@@ -906,6 +906,17 @@ def test_a_resume_that_lands_while_the_director_reads_a_pause_is_not_lost(tmp_pa
     assert t.status == P.TOURNAMENT_STATUS_FINISHED
 
 
+async def _gone(daemon, bot: str) -> None:  # type: ignore[no-untyped-def]
+    """Until the daemon has seen ``bot``'s dropped stream end: a new stream of another
+    version is refused while the frozen version's is open."""
+    for _ in range(1000):
+        session = daemon.arena.sessions.get(bot)
+        if session is None or not session.connected:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{bot}'s stream never ended")
+
+
 async def _frozen_match(daemon, alice_policy, grace_ms: int = 4_000, deals: int = 2):  # type: ignore[no-untyped-def]
     """Four protocol-level bots as version v1 in a one-match tournament, alice answering
     with ``alice_policy``: (the bots, the runner, alice's seat) once alice's first request
@@ -953,6 +964,7 @@ def test_a_bot_back_as_another_version_cannot_play_its_running_tournament_match(
             bots, runner, seat = await _frozen_match(daemon, alice_policy)
             request_id = seat.pending.request_id
             await bots["alice"].drop()
+            await _gone(daemon, "alice")
             other = await Bot(daemon, "alice", version="v2").start()  # answers whatever it is sent
             other.send(bot_pb2.PlayRequest(resume=bot_pb2.Resume(match_id=runner.id, seat=seat.seat)))
             # The open request's own id (its owner might pass it on): refused for the version,
@@ -1012,6 +1024,7 @@ def test_another_version_cannot_replace_a_live_frozen_stream_nor_take_its_missed
             refused_details = await refused._call.details()
             still_v1 = daemon.arena.sessions.get("alice")
             await bots["alice"].drop()  # now the seat's grace runs out, and the match ends on its defaults
+            await _gone(daemon, "alice")
             other = await Bot(daemon, "alice", version="v2").start()
             other.send(bot_pb2.PlayRequest(drain=bot_pb2.Drain(reason="test")))
             drained = await other.final_status()
