@@ -111,3 +111,53 @@ def test_a_bot_pages_history_goes_on_from_the_last_and_is_rebuilt_now_and_then(t
     assert calls[:2] == [None, 1]  # the second result went on from the first history (seq 1)
     assert len(shown) == 2 and kept == shown  # within MAX_AGE_S, the history built stands
     assert calls[-1] is None and len(rebuilt) == 2 and rebuilt != shown  # then it is replayed from scratch
+
+
+def test_a_page_asking_for_a_newer_result_while_a_history_is_built_goes_on_from_it(tmp_path):
+    """Found by review: a bot page asking for a newer result while a history replay from
+    scratch ran started a second replay from scratch beside it (~0.5 s each at 10,000
+    results, holding the GIL in worker threads), and so on for every result meanwhile. Now
+    one build of a ruleset runs at a time, and the next goes on from it."""
+    import time as clock
+
+    async def scenario():
+        async with web_daemon(tmp_path) as web:
+            ladder = web.arena.store.ladder
+            bots = await ladder_bots(Remote(web.grpc_port), ladder, ["v1", "v2", "v3", "v4"])
+
+            def record(m: int) -> None:
+                with web.arena.store.db.transaction() as tx:
+                    ladder.record_result(tx, f"n{m}", "standard", ["v1", "v2", "v3", "v4"], [1, 2, 3, 4],
+                                         [0, 5, 8, 13], 2)
+
+            for m in range(3):
+                record(m)
+            calls: list[object] = []
+            real = ladder.extend_history
+
+            def slow(ruleset, since=None):  # type: ignore[no-untyped-def]
+                calls.append(since.seq if since is not None else None)
+                if since is None:
+                    clock.sleep(1.0)  # a replay of a long history (a worker thread)
+                return real(ruleset, since)
+
+            ladder.extend_history = slow
+            async with aiohttp.ClientSession() as http:
+                async def page() -> list[int]:
+                    async with http.get(f"{web.url}/api/bots/v1") as r:
+                        return [p["seq"] for p in (await r.json())["history"]]
+
+                first = asyncio.ensure_future(page())
+                await asyncio.sleep(0.3)  # its replay from scratch is under way
+                record(3)
+                second = await page()
+                first_seqs = await first
+            for b in bots:
+                await b.close()
+            return calls, first_seqs, second
+
+    calls, first, second = run(scenario())
+    # One replay from scratch, then going on from it (the first may already have read the
+    # new result: it reads the rows once its replay starts). Before: [None, None].
+    assert len(calls) == 2 and calls[0] is None and calls[1] in (3, 4), calls
+    assert first in ([1, 2, 3], [1, 2, 3, 4]) and second == [1, 2, 3, 4]
