@@ -16,6 +16,7 @@ True
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -111,9 +112,14 @@ def record_of(match: Match) -> MatchRecord:
     )
 
 
-def replay(record: MatchRecord) -> Match:
-    """Replay every action with the checked entry points; raise :class:`RecordError` at the first bad one."""
+def replay(record: MatchRecord, observe: Callable[[Match], None] | None = None) -> Match:
+    """Replay every action with the checked entry points; raise :class:`RecordError` at the
+    first bad one. ``observe(match)`` sees the match before the first action and after each
+    one, so a verifier that checks more (the hands each deal started with) needs no second
+    replay."""
     match = Match(record.rules, record.format, record.seed)
+    if observe is not None:
+        observe(match)
     for index, step in enumerate(record.actions):
         if match.is_over:
             raise RecordError(index, f"{step.action} after the match ended")
@@ -123,16 +129,19 @@ def replay(record: MatchRecord) -> Match:
             match.apply(step.seat, step.action)
         except ActionError as exc:
             raise RecordError(index, f"seat {step.seat} {step.action}: {exc.reason}") from exc
+        if observe is not None:
+            observe(match)
     return match
 
 
-def verify_record(record: MatchRecord) -> Outcome | None:
+def verify_record(record: MatchRecord, observe: Callable[[Match], None] | None = None) -> Outcome | None:
     """Re-verify a record; return the recomputed outcome (``None`` for an unfinished match).
 
     Raises :class:`RecordError` naming the first offending action, or the result if
     the claimed outcome differs from the replayed one (index = number of actions).
+    ``observe``: as for :func:`replay`.
     """
-    match = replay(record)
+    match = replay(record, observe)
     if record.outcome is not None and record.outcome != match.outcome:
         raise RecordError(
             len(record.actions),

@@ -31,11 +31,21 @@ def verify(stored: StoredMatch, results: Sequence[tuple[str, int, int, int]] = (
     record = stored.record
     if record is None:
         return f"no record ({stored.status}: {stored.reason})"
+    replayed: list[Match] = []
+    dealt: dict[int, list[int]] = {}  # the hands (masks) each deal started with
+
+    def observe(match: Match) -> None:
+        if not replayed:
+            replayed.append(match)
+        if not match.is_over and match.deal.number not in dealt:
+            dealt[match.deal.number] = list(match.deal.dealt)
+
     try:
         engine = MatchRecord.from_json(record.engine_record_json)
-        outcome = verify_record(engine)
+        outcome = verify_record(engine, observe)  # one replay: the actions, the outcome, and `dealt`
     except (RecordError, ValueError) as exc:
         return f"does not replay: {exc}"
+    match = replayed[0]
     if len(engine.actions) != len(record.decisions):
         return f"{len(record.decisions)} decisions recorded but the engine record has {len(engine.actions)}"
     for index, (step, decision) in enumerate(zip(engine.actions, record.decisions)):
@@ -49,7 +59,6 @@ def verify(stored: StoredMatch, results: Sequence[tuple[str, int, int, int]] = (
     names = [s.name for s in record.seats]
     if names != list(stored.seats):
         return f"seats differ: the record has {names}, the row {list(stored.seats)}"
-    match, dealt = _replayed(engine)
     for deal in record.deals:
         hands = [mask_of(convert.cards_from_wire(h.cards)) for h in deal.hands]
         if dealt.get(deal.deal_number) != hands:
@@ -81,17 +90,6 @@ def verify(stored: StoredMatch, results: Sequence[tuple[str, int, int, int]] = (
                 points != result.totals[seat]:
             return f"the ladder's result of {bot!r} (seat {seat}, rank {rank}, {points} points) differs from the record"
     return None
-
-
-def _replayed(engine: MatchRecord) -> tuple[Match, dict[int, list[int]]]:
-    """The record replayed, and the hands (masks) each deal started with."""
-    match = Match(engine.rules, engine.format, engine.seed)
-    dealt = {match.deal.number: list(match.deal.dealt)}
-    for step in engine.actions:
-        match.apply(step.seat, step.action)
-        if not match.is_over and match.deal.number not in dealt:
-            dealt[match.deal.number] = list(match.deal.dealt)
-    return match, dealt
 
 
 def _action_cards(action: object) -> list[int]:

@@ -123,3 +123,22 @@ def test_a_record_that_does_not_parse_does_not_stop_the_result_fill_at_start(tmp
     store = Store(str(tmp_path / "s.db"))  # starts; the row is left for replay verify to name
     assert store.result_column("m-bad") is None
     store.close()
+
+
+def test_a_match_is_replayed_once_to_verify_it(played, monkeypatch):
+    """Before: `heartsd replay verify` replayed every match twice (once to check its actions
+    and outcome, once more for its dealt hands and deal scores), so verifying a store took
+    twice as long as it needs. Now one replay gives all of it."""
+    from hearts_engine import Match
+
+    stored, results = played
+    applied = []
+    real_apply = Match.apply
+
+    def counted(self, seat, action):  # type: ignore[no-untyped-def]
+        applied.append(seat)
+        return real_apply(self, seat, action)
+
+    monkeypatch.setattr(Match, "apply", counted)
+    assert verify(stored, results) is None
+    assert len(applied) == len(stored.record.decisions)  # before: twice as many
