@@ -341,6 +341,8 @@ def test_connections_are_capped_per_address_and_in_total(tmp_path) -> None:
             reader, _ = await connect_from(port, "127.0.0.1")
             refused = await closed_by_server(reader)
             assert refused.startswith(b"HTTP/1.1 503") and b"too many connections" in refused
+            # Made below the app, it names the server as every answer does (before: nothing).
+            assert b"\r\nServer: heartsd\r\n" in refused and b"\r\nX-Content-Type-Options: nosniff\r\n" in refused
             # Another address still gets in, up to the total.
             held += [await connect_from(port, "127.0.0.2") for _ in range(2)]
             reader, _ = await connect_from(port, "127.0.0.3")

@@ -40,7 +40,7 @@ BODY_S = 10.0  # a request's body must arrive within this, or the request is a 4
 LINGER_S = 2.0
 SHARE_OF_DESCRIPTORS = 4  # the web front holds at most 1/4 of the process's file descriptors
 REFUSAL = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 5\r\n"
-           b"Connection: close\r\nContent-Length: 58\r\n\r\n"
+           b"Server: heartsd\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\nContent-Length: 58\r\n\r\n"
            b'{"error": "too many connections; close some and retry"}\r\n')
 
 
