@@ -32,6 +32,9 @@ const strategy = require('./strategy');
 const PACKAGE_VERSION = require('./package.json').version;
 const VERSION = `node-bot/${PACKAGE_VERSION}`; // hello.version
 const FATAL = new Set([grpc.status.UNAUTHENTICATED, grpc.status.PERMISSION_DENIED, grpc.status.INVALID_ARGUMENT]);
+// A stream that ends with one of these may not have reached the server at all; any other
+// status is the server's own answer (a refusal with its reason, to be tried again).
+const UNREACHED = new Set([grpc.status.UNAVAILABLE, grpc.status.DEADLINE_EXCEEDED]);
 const BACKOFF_MS = [200, 10_000];
 const CONNECT_ATTEMPTS = 5; // a server never reached is given up after this many tries
 // The exit codes of every Hearts Arena client (clients/python/heartsbot/exits.py; README).
@@ -177,10 +180,9 @@ class Bot {
   // never reached after CONNECT_ATTEMPTS tries (4).
   async run() {
     let delay = BACKOFF_MS[0];
-    let attempts = 0;
+    let attempts = 0; // that did not reach the server (UNREACHED), before the first connection
     for (;;) {
       this.welcomed = false;
-      attempts += 1;
       const status = await this.session();
       if (this.abandoned) return EXIT.abandoned;
       if (this.drained) return EXIT.done;
@@ -192,7 +194,9 @@ class Bot {
         return EXIT.refused;
       }
       if (this.welcomed) this.everConnected = true;
-      if (!this.everConnected && attempts >= CONNECT_ATTEMPTS) {
+      const reached = !UNREACHED.has(status.code);
+      if (!this.everConnected && !reached) attempts += 1;
+      if (!this.everConnected && !reached && attempts >= CONNECT_ATTEMPTS) {
         console.error(`error: could not connect to ${this.options.server} after ${attempts} attempts `
           + `(${statusName(status.code)}: ${status.details || 'no details'}): is the server running there, `
           + 'and are the host and port right?');
@@ -202,6 +206,7 @@ class Bot {
       const wait = Math.round(delay * (0.5 + Math.random()));
       const why = `${statusName(status.code)}: ${status.details || 'no details'}`;
       if (this.everConnected) log(`stream ended (${why}); reconnecting in ${wait} ms`);
+      else if (reached) log(`refused by the server (${why}); retrying in ${wait} ms`);
       else log(`could not connect to ${this.options.server} (attempt ${attempts} of ${CONNECT_ATTEMPTS}; ${why}); retrying in ${wait} ms`);
       await new Promise((resolve) => {
         const timer = setTimeout(resolve, wait);

@@ -226,6 +226,57 @@ def test_a_server_never_reached_fails_clearly_but_a_lost_one_is_retried(tmp_path
         run(never())
 
 
+def test_a_server_that_refuses_with_a_reason_is_reached_and_retried_and_the_reason_shown(caplog):
+    """Before: a never-connected client took any refusal for an unreachable server. A
+    stream refused with a reason (FAILED_PRECONDITION: another version of this bot plays a
+    tournament match; RESOURCE_EXHAUSTED: the server is full) counted towards the five
+    connection attempts, and the client gave up with "could not connect ... is the server
+    running there?" (exit 4), never showing the server's reason. Now only a server that
+    cannot be reached counts; a refusal is logged with its reason and tried again."""
+    import logging
+
+    import grpc
+
+    from heartsbot.logs import FIELDS
+    from heartsbot.proto import bot_pb2, bot_pb2_grpc
+
+    reason = "bot 'x' is playing match m-1 of a tournament as version 'v1'; connect as 'v1'"
+    attempts = []
+
+    class Refusing(bot_pb2_grpc.BotServiceServicer):
+        async def Play(self, request_iterator, context):  # type: ignore[no-untyped-def]  # noqa: N802
+            attempts.append(1)
+            if len(attempts) <= 7:  # more than the never-connected client's five attempts
+                await context.abort(grpc.StatusCode.FAILED_PRECONDITION, reason)
+            await context.write(bot_pb2.PlayResponse(welcome=bot_pb2.Welcome(session_id="s-1", bot_name="x")))
+            async for _ in request_iterator:
+                pass
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        server = grpc.aio.server()
+        bot_pb2_grpc.add_BotServiceServicer_to_server(Refusing(), server)
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        try:
+            client = BotClient(f"127.0.0.1:{port}", "t" * 12, HeuristicStrategy(), "x", backoff_s=(0.01, 0.02))
+            task = asyncio.get_running_loop().create_task(client.run())
+            await asyncio.wait({task, asyncio.ensure_future(client.connected.wait())},
+                               timeout=20, return_when=asyncio.FIRST_COMPLETED)
+            connected = client.connected.is_set()
+            client.stop()
+            await asyncio.gather(task, return_exceptions=True)
+            return connected, task
+        finally:
+            await server.stop(None)
+
+    with caplog.at_level(logging.WARNING, logger="heartsbot"):
+        connected, task = run(scenario())
+    assert connected, task.exception() if task.done() and not task.cancelled() else "never connected"
+    fields = [getattr(r, FIELDS, {}) for r in caplog.records]
+    refused = [f for f in fields if f.get("code") == "FAILED_PRECONDITION"]
+    assert len(refused) >= 7 and all(f.get("reason") == reason for f in refused), fields[:3]
+
+
 def test_heartsbot_leaderboard_and_matches_over_grpc(tmp_path, capsys):
     """Today a remote author cannot see the leaderboard without writing a gRPC client."""
 

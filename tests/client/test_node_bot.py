@@ -207,3 +207,52 @@ def test_the_node_bot_survives_a_server_that_sends_odd_but_parseable_messages():
     alive, err = run(scenario())
     assert alive and "TypeError" not in err and err.startswith("match m-1 ended (no result given)"), err
     assert answers[0].answer.request_id == "r-1" and list(answers[0].answer.pass_cards.cards) == [], answers[0]
+
+
+def test_the_node_bot_retries_a_server_that_refuses_with_a_reason_and_shows_it():
+    """Before: as the Python client, the Node bot took any refusal of a never-connected
+    stream for an unreachable server: a stream refused with a reason (FAILED_PRECONDITION:
+    another version of this bot plays a tournament match) counted towards its five
+    attempts, and it exited 4, "is the server running there?". Now only a server it cannot
+    reach counts; a refusal is logged with its reason and tried again."""
+    import grpc
+
+    from heartsbot.proto import bot_pb2, bot_pb2_grpc
+
+    reason = "bot 'alice' is playing match m-1 of a tournament as version 'v1'; connect as 'v1'"
+    attempts: list[int] = []
+    welcomed = asyncio.Event()
+
+    class Refusing(bot_pb2_grpc.BotServiceServicer):
+        async def Play(self, requests, context):  # type: ignore[no-untyped-def]
+            attempts.append(1)
+            if len(attempts) <= 6:  # more than its five attempts
+                await context.abort(grpc.StatusCode.FAILED_PRECONDITION, reason)
+            await requests.__anext__()  # hello
+            yield bot_pb2.PlayResponse(welcome=bot_pb2.Welcome(bot_name="alice", session_id="s-1"))
+            welcomed.set()
+            async for _ in requests:
+                pass
+
+    async def scenario():
+        server = grpc.aio.server()
+        bot_pb2_grpc.add_BotServiceServicer_to_server(Refusing(), server)
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        proc = await asyncio.create_subprocess_exec(
+            node(), str(BOT_JS), "--server", f"127.0.0.1:{port}", "--token", "t", "--name", "alice",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        try:
+            done, _ = await asyncio.wait({asyncio.ensure_future(welcomed.wait()), asyncio.ensure_future(proc.wait())},
+                                         timeout=60, return_when=asyncio.FIRST_COMPLETED)
+            reached = welcomed.is_set()
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+            _, err = await proc.communicate()
+            await server.stop(0)
+        return reached, proc.returncode, err.decode()
+
+    reached, code, err = run(scenario())
+    assert reached, (code, err[-1500:])  # before: exit 4 after five refusals
+    assert err.count(reason) >= 6 and "is the server running there" not in err, err[-1500:]

@@ -43,6 +43,9 @@ log = get_logger("heartsbot")
 P = game_pb2
 SEEN_KEPT = 4096  # (match, seat)s whose newest event sequence the client remembers
 FATAL = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.INVALID_ARGUMENT)
+# A call that ends with one of these may not have reached the server at all; any other
+# status is the server's own answer (a refusal with its reason, to be tried again).
+UNREACHED = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,9 @@ class FatalError(Exception):
 
 class UnreachableError(ConnectionError):
     """The server could not be reached at all (a wrong address or port, nothing listening):
-    raised after ``connect_attempts`` tries when the bot has never connected."""
+    raised after ``connect_attempts`` tries that did not reach it (UNREACHED) when the bot has
+    never connected. A server that answers with another status was reached: its refusal is
+    logged with its reason and the bot tries again."""
 
 
 # What went wrong with the strategy's own code; the client answered a safe default for each.
@@ -223,9 +228,8 @@ class BotClient:
     async def run(self) -> None:
         """Connect, play, and reconnect after drops until :meth:`stop`; FatalError if refused."""
         delay = self.backoff_s[0]
-        attempts = 0
+        attempts = 0  # that did not reach the server (UNREACHED), before the first connection
         while not self._stop.is_set():
-            attempts += 1
             try:
                 await self._session()
                 if self.drained:
@@ -241,7 +245,13 @@ class BotClient:
             except grpc.aio.AioRpcError as exc:
                 if exc.code() in FATAL:
                     raise FatalError(f"{exc.code().name}: {exc.details()}") from None
-                if not self.ever_connected:
+                if not self.ever_connected and exc.code() not in UNREACHED:
+                    # Reached, and refused for now (another version of this bot plays a tournament
+                    # match, the server is full): its reason, and again after the back-off.
+                    log.warning("refused by the server", bot=self.name, code=exc.code().name,
+                                reason=(exc.details() or "")[:300], retry_in=round(delay, 2))
+                elif not self.ever_connected:
+                    attempts += 1
                     if self.connect_attempts and attempts >= self.connect_attempts:
                         raise UnreachableError(
                             f"could not connect to {self.target} after {attempts} attempts "
@@ -250,7 +260,8 @@ class BotClient:
                     log.warning("could not connect", bot=self.name, target=self.target, code=exc.code().name,
                                 attempt=attempts, retry_in=round(delay, 2))
                 else:
-                    log.warning("connection lost", bot=self.name, code=exc.code().name, retry_in=round(delay, 2))
+                    log.warning("connection lost", bot=self.name, code=exc.code().name,
+                                reason=(exc.details() or "")[:300], retry_in=round(delay, 2))
             self.connected.clear()
             if self._stop.is_set() or (self.draining and not self.active):
                 break  # (draining with no match to finish: the drain may have gone into the dead stream)
