@@ -96,9 +96,11 @@ def test_a_bot_pages_history_goes_on_from_the_last_and_is_rebuilt_now_and_then(t
                     match = await daemon.create_match(names, deals=2, rated=True)
                     await bots[0].wait_ended(match)
                     shown = await page()
-                with web.arena.store.db.transaction() as tx:  # an edit by hand: v1 now lost its first match
-                    tx.execute("UPDATE results SET rank = 4 WHERE bot = 'v1' AND seq = 1")
-                    tx.execute("UPDATE results SET rank = 1 WHERE bot <> 'v1' AND seq = 1 AND rank = 4")
+                with web.arena.store.db.transaction() as tx:  # an edit by hand: v1's first rank swapped
+                    (rank,), = tx.query("SELECT rank FROM results WHERE bot = 'v1' AND seq = 1")
+                    other = 4 if rank == 1 else 1  # whatever v1's rank was, another one
+                    tx.execute("UPDATE results SET rank = ? WHERE bot <> 'v1' AND seq = 1 AND rank = ?", (rank, other))
+                    tx.execute("UPDATE results SET rank = ? WHERE bot = 'v1' AND seq = 1", (other,))
                 kept = await page()
                 monkeypatch.setattr(api, "MAX_AGE_S", 0.0)
                 web.arena.ladder_views.max_age_s = 0.0
