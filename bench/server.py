@@ -171,9 +171,13 @@ async def floor_server(work_us: float = 0.0) -> None:
                     pass
             yield message
 
-    handler = grpc.method_handlers_generic_handler(
-        "bench.Ping", {"PingPong": grpc.stream_stream_rpc_method_handler(ping_pong)}
-    )
+    await serve_stream("bench.Ping", "PingPong", ping_pong)
+
+
+async def serve_stream(service: str, method: str, behavior: Any) -> None:
+    """A bare grpc.aio server of one bidirectional method on a loopback port, until killed;
+    prints the "listening on" line spawn() waits for."""
+    handler = grpc.method_handlers_generic_handler(service, {method: grpc.stream_stream_rpc_method_handler(behavior)})
     server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
     server.add_generic_rpc_handlers((handler,))
     port = server.add_insecure_port("127.0.0.1:0")
@@ -1097,14 +1101,7 @@ async def shaped_server(work_us: float = 0.0) -> None:
             if outboxes.get(bot) is box:
                 del outboxes[bot]
 
-    handler = grpc.method_handlers_generic_handler(
-        "bench.Shaped", {"Play": grpc.stream_stream_rpc_method_handler(play)})
-    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
-    server.add_generic_rpc_handlers((handler,))
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
-    print(f"listening on 127.0.0.1:{port}", flush=True)
-    await server.wait_for_termination()
+    await serve_stream("bench.Shaped", "Play", play)
 
 
 SHAPED_STREAMS = 64

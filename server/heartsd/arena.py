@@ -252,7 +252,7 @@ class Arena:
         if session.drain_reason or not session.connected:
             return
         session.drain_reason = reason
-        active = sorted(r.id for r in (*self.runners.values(), *self._starting.values()) if r.seats_for(session))
+        active = self._playable_by(session)
         log.info("bot draining", bot=session.bot, session=session.id, reason=reason, active=len(active))
         if active:
             session.send(bot_pb2.PlayResponse(draining=bot_pb2.Draining(reason=reason, active_matches=active)))
@@ -261,8 +261,7 @@ class Arena:
     def _end_if_drained(self, session: BotSession) -> None:
         """A draining session with no match left gets its last message, a ``draining`` with
         no active match, and its stream ends with OK."""
-        if session.drain_reason and session.connected and not any(
-                r.seats_for(session) for r in (*self.runners.values(), *self._starting.values())):
+        if session.drain_reason and session.connected and not self._playable_by(session):
             session.send(bot_pb2.PlayResponse(draining=bot_pb2.Draining(reason=session.drain_reason)))
             session.close(f"drained ({session.drain_reason}): every match finished")
             log.info("bot drained", bot=session.bot, session=session.id)
@@ -331,6 +330,15 @@ class Arena:
         self.runners[request.match_id].resume(slot, int(request.last_sequence))
         return None
 
+    def _all_runners(self) -> tuple[MatchRunner, ...]:
+        """The running matches and those still being started (their rows being written)."""
+        return (*self.runners.values(), *self._starting.values())
+
+    def _playable_by(self, session: BotSession) -> list[str]:
+        """The ids of the matches, running or starting, in which ``session`` may play a seat
+        (a tournament's only for the version frozen at its start), in order."""
+        return sorted(r.id for r in self._all_runners() if r.seats_for(session))
+
     def version_conflict(self, bot: str, version: str) -> str:
         """Why a new stream of ``bot`` declared as ``version`` may not replace its live one
         ("" if it may): the live one plays a running match frozen to its version (a
@@ -339,7 +347,7 @@ class Arena:
         live = self.sessions.get(bot)
         if live is None or not live.connected or live.version == version:
             return ""
-        for runner in (*self.runners.values(), *self._starting.values()):
+        for runner in self._all_runners():
             for slot in runner.seats_of(bot):
                 if slot.version is not None and slot.played_by(live):
                     return (f"bot {bot!r} is playing match {runner.id} of a tournament as version {slot.version!r}, "
@@ -349,12 +357,12 @@ class Arena:
 
     def active_matches(self, bot: str) -> int:
         """Matches ``bot`` is seated in, counting those still being started."""
-        return sum(1 for r in (*self.runners.values(), *self._starting.values()) if r.seats_of(bot))
+        return sum(1 for r in self._all_runners() if r.seats_of(bot))
 
     def matches_of(self, bot: str) -> list[tuple[str, str]]:
         """(match id, purpose) of every match ``bot`` is seated in, those being started too."""
         return [(r.id, self.purposes.get(r.id, "admin"))
-                for r in (*self.runners.values(), *self._starting.values()) if r.seats_of(bot)]
+                for r in self._all_runners() if r.seats_of(bot)]
 
     def free_slots(self, bot: str, reservation: Reservation | None = None) -> int:
         """Match slots of ``bot`` that nobody holds or waits for: its declared limit, less

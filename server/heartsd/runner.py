@@ -352,7 +352,7 @@ class MatchRunner:
         for slot in self._slots_by_bot.get(session.bot, ()):
             pending = slot.pending
             if pending is not None and pending.request_id == request_id:
-                if slot.version is not None and slot.version != session.version:
+                if not slot.played_by(session):
                     return None  # another version of the bot: not its seat (the arena says why)
                 if pending.through > slot.confirmed and self._sessions.get(session.bot) is session:
                     slot.confirmed = pending.through  # it read the request as last sent (to this stream)
@@ -890,8 +890,7 @@ class MatchRunner:
         session = self._sessions.get(slot.name)
         if session is None or not session.connected:
             return None
-        version = slot.version
-        if version is not None and session.version != version:
+        if not slot.played_by(session):
             return None  # another version of the bot: to this seat, no stream (Arena.connect)
         events = self.log_events.wire_for_seat(slot.seat, slot.delivered)
         if not events and request is None:

@@ -9,8 +9,11 @@ fail rather than skip, so a missing toolchain is never mistaken for a pass.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,6 +41,34 @@ async def start_bot(daemon, *args: str, name: str = "alice", token: str | None =
         node(), str(BOT_JS), "--server", daemon.target, "--token", token or BOTS[name], "--name", name, *args,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )
+
+
+@contextlib.asynccontextmanager
+async def node_against(servicer: Any) -> AsyncIterator[tuple[asyncio.subprocess.Process, list[str]]]:
+    """The Node bot, as alice, against ``servicer`` (a BotService made for the test) on a
+    loopback port: (its process, a list that holds its stderr once the block is left). On
+    leaving, a bot still running is killed: a SIGTERM would drain, into a stream such a
+    server may never end."""
+    import grpc
+
+    from heartsbot.proto import bot_pb2_grpc
+
+    server = grpc.aio.server()
+    bot_pb2_grpc.add_BotServiceServicer_to_server(servicer, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    proc = await asyncio.create_subprocess_exec(
+        node(), str(BOT_JS), "--server", f"127.0.0.1:{port}", "--token", "t", "--name", "alice",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    err: list[str] = []
+    try:
+        yield proc, err
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+        _, raw = await proc.communicate()
+        err.append(raw.decode())
+        await server.stop(0)
 
 
 async def connected(daemon, proc: asyncio.subprocess.Process, name: str = "alice") -> None:
@@ -162,8 +193,6 @@ def test_the_node_bot_survives_a_server_that_sends_odd_but_parseable_messages():
     TypeError (exit 1, not one of its exit codes), and a PASS request with `pass_count` 0
     made it pass every legal card (`slice(-0)` is the whole list). A broken server here is
     a real gRPC server on a loopback port that sends exactly those."""
-    import grpc
-
     from heartsbot.proto import bot_pb2, bot_pb2_grpc, cards_pb2
 
     answers: list[bot_pb2.PlayRequest] = []
@@ -184,25 +213,13 @@ def test_the_node_bot_survives_a_server_that_sends_odd_but_parseable_messages():
                 answers.append(message)
 
     async def scenario():
-        server = grpc.aio.server()
-        bot_pb2_grpc.add_BotServiceServicer_to_server(Broken(), server)
-        port = server.add_insecure_port("127.0.0.1:0")
-        await server.start()
-        proc = await asyncio.create_subprocess_exec(
-            node(), str(BOT_JS), "--server", f"127.0.0.1:{port}", "--token", "t", "--name", "alice",
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-        try:
+        async with node_against(Broken()) as (proc, err):
             await asyncio.wait_for(sent.wait(), 30)
             assert proc.stdout is not None
             ended = await asyncio.wait_for(proc.stdout.readline(), 30)  # it got as far as printing the end
             await asyncio.sleep(0.5)  # and did not die of it, as it did
             alive = proc.returncode is None
-        finally:
-            if proc.returncode is None:
-                proc.kill()  # a SIGTERM would drain: this server never ends the stream
-            _, err = await proc.communicate()
-            await server.stop(0)
-        return alive, ended.decode() + err.decode()
+        return alive, ended.decode() + err[0]
 
     alive, err = run(scenario())
     assert alive and "TypeError" not in err and err.startswith("match m-1 ended (no result given)"), err
@@ -235,23 +252,11 @@ def test_the_node_bot_retries_a_server_that_refuses_with_a_reason_and_shows_it()
                 pass
 
     async def scenario():
-        server = grpc.aio.server()
-        bot_pb2_grpc.add_BotServiceServicer_to_server(Refusing(), server)
-        port = server.add_insecure_port("127.0.0.1:0")
-        await server.start()
-        proc = await asyncio.create_subprocess_exec(
-            node(), str(BOT_JS), "--server", f"127.0.0.1:{port}", "--token", "t", "--name", "alice",
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-        try:
-            done, _ = await asyncio.wait({asyncio.ensure_future(welcomed.wait()), asyncio.ensure_future(proc.wait())},
-                                         timeout=60, return_when=asyncio.FIRST_COMPLETED)
+        async with node_against(Refusing()) as (proc, err):
+            await asyncio.wait({asyncio.ensure_future(welcomed.wait()), asyncio.ensure_future(proc.wait())},
+                               timeout=60, return_when=asyncio.FIRST_COMPLETED)
             reached = welcomed.is_set()
-        finally:
-            if proc.returncode is None:
-                proc.kill()
-            _, err = await proc.communicate()
-            await server.stop(0)
-        return reached, proc.returncode, err.decode()
+        return reached, proc.returncode, err[0]
 
     reached, code, err = run(scenario())
     assert reached, (code, err[-1500:])  # before: exit 4 after five refusals

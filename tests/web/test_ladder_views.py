@@ -66,6 +66,30 @@ def test_the_ladders_public_views_are_rebuilt_once_per_new_result_however_many_a
     assert all(e.matches == 2 for e in board.entries)  # the new result shows at once
 
 
+def _trace_history(ladder, replay_s: float = 0.0) -> list[object]:  # type: ignore[no-untyped-def]
+    """Record each history build of ``ladder`` (the seq it goes on from; None: from
+    scratch), a build from scratch taking ``replay_s`` more (in its worker thread)."""
+    import time
+
+    calls: list[object] = []
+    real = ladder.extend_history
+
+    def traced(ruleset, since=None):  # type: ignore[no-untyped-def]
+        calls.append(since.seq if since is not None else None)
+        if since is None and replay_s:
+            time.sleep(replay_s)  # a replay of a long history
+        return real(ruleset, since)
+
+    ladder.extend_history = traced
+    return calls
+
+
+async def _bot_page_history(http, web, key: str) -> list[object]:  # type: ignore[no-untyped-def]
+    """``key`` ("rating", "seq") of each point of v1's rating history, as its page shows it."""
+    async with http.get(f"{web.url}/api/bots/v1") as r:
+        return [p[key] for p in (await r.json())["history"]]
+
+
 def test_a_bot_pages_history_goes_on_from_the_last_and_is_rebuilt_now_and_then(tmp_path, monkeypatch):
     """A bot page's rating history goes on from the last one built (a new result costs its
     own replay, not the whole ladder's); now and then (memo.MAX_AGE_S, here at once) it is
@@ -79,18 +103,10 @@ def test_a_bot_pages_history_goes_on_from_the_last_and_is_rebuilt_now_and_then(t
             ladder = web.arena.store.ladder
             names = ["v1", "v2", "v3", "v4"]
             bots = await ladder_bots(daemon, ladder, names)
-            calls: list[object] = []
-            real = ladder.extend_history
-
-            def traced(ruleset, since=None):  # type: ignore[no-untyped-def]
-                calls.append(since.seq if since is not None else None)
-                return real(ruleset, since)
-
-            ladder.extend_history = traced
+            calls = _trace_history(ladder)
             async with aiohttp.ClientSession() as http:
-                async def page() -> list[float]:
-                    async with http.get(f"{web.url}/api/bots/v1") as r:
-                        return [p["rating"] for p in (await r.json())["history"]]
+                def page():  # type: ignore[no-untyped-def]
+                    return _bot_page_history(http, web, "rating")
 
                 for _ in range(2):
                     match = await daemon.create_match(names, deals=2, rated=True)
@@ -120,8 +136,6 @@ def test_a_page_asking_for_a_newer_result_while_a_history_is_built_goes_on_from_
     scratch ran started a second replay from scratch beside it (~0.5 s each at 10,000
     results, holding the GIL in worker threads), and so on for every result meanwhile. Now
     one build of a ruleset runs at a time, and the next goes on from it."""
-    import time as clock
-
     async def scenario():
         async with web_daemon(tmp_path) as web:
             ladder = web.arena.store.ladder
@@ -134,20 +148,10 @@ def test_a_page_asking_for_a_newer_result_while_a_history_is_built_goes_on_from_
 
             for m in range(3):
                 record(m)
-            calls: list[object] = []
-            real = ladder.extend_history
-
-            def slow(ruleset, since=None):  # type: ignore[no-untyped-def]
-                calls.append(since.seq if since is not None else None)
-                if since is None:
-                    clock.sleep(1.0)  # a replay of a long history (a worker thread)
-                return real(ruleset, since)
-
-            ladder.extend_history = slow
+            calls = _trace_history(ladder, replay_s=1.0)
             async with aiohttp.ClientSession() as http:
-                async def page() -> list[int]:
-                    async with http.get(f"{web.url}/api/bots/v1") as r:
-                        return [p["seq"] for p in (await r.json())["history"]]
+                def page():  # type: ignore[no-untyped-def]
+                    return _bot_page_history(http, web, "seq")
 
                 first = asyncio.ensure_future(page())
                 await asyncio.sleep(0.3)  # its replay from scratch is under way
