@@ -247,6 +247,7 @@ def test_a_server_that_refuses_with_a_reason_is_reached_and_retried_and_the_reas
         async def Play(self, request_iterator, context):  # type: ignore[no-untyped-def]  # noqa: N802
             attempts.append(1)
             if len(attempts) <= 7:  # more than the never-connected client's five attempts
+                await request_iterator.__anext__()  # hello first, as the daemon reads it before refusing
                 await context.abort(grpc.StatusCode.FAILED_PRECONDITION, reason)
             await context.write(bot_pb2.PlayResponse(welcome=bot_pb2.Welcome(session_id="s-1", bot_name="x")))
             async for _ in request_iterator:

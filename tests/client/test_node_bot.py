@@ -243,9 +243,9 @@ def test_the_node_bot_retries_a_server_that_refuses_with_a_reason_and_shows_it()
     class Refusing(bot_pb2_grpc.BotServiceServicer):
         async def Play(self, requests, context):  # type: ignore[no-untyped-def]
             attempts.append(1)
+            await requests.__anext__()  # hello, read first as the daemon does before refusing
             if len(attempts) <= 6:  # more than its five attempts
                 await context.abort(grpc.StatusCode.FAILED_PRECONDITION, reason)
-            await requests.__anext__()  # hello
             yield bot_pb2.PlayResponse(welcome=bot_pb2.Welcome(bot_name="alice", session_id="s-1"))
             welcomed.set()
             async for _ in requests:
