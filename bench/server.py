@@ -28,6 +28,8 @@ machine, because absolute times here are noisy:
                                                 # own loop, as heartsd's default)
     python bench/server.py --compare-loops      # throughput and latency on asyncio and on
                                                 # uvloop, alternating, each against its own floor
+    python bench/server.py --compare-drain --rounds 8  # heartsd and the floor, each with gRPC's
+                                                # wake-ups drained and not (heartsd/wakeups.py)
     python bench/server.py --work-sweep 20,40,80,150 --rounds 3   # the floor busy-waiting W us per
                                                 # message, beside heartsd: the bars as server work
     python bench/server.py --shaped --rounds 5  # the floor, a server shaped like heartsd's bot streams
@@ -37,7 +39,9 @@ machine, because absolute times here are noisy:
                                                 # servers, beside 1 heartsd with 64 against 1
 
 Every process of a run (heartsd, the ping-pong server, this one with the bots) uses the
-same event loop, so each loop is compared with the floor on that loop.
+same event loop, so each loop is compared with the floor on that loop. The ping-pong
+servers also run with heartsd's gRPC experiments and drain gRPC's wake-ups as heartsd does
+(HEARTSD_GRPC_WAKEUP_DRAIN=false: neither does), so the floor is grpc.aio driven the same way.
 """
 
 from __future__ import annotations
@@ -75,6 +79,8 @@ os.environ["HEARTSD_PURE"] = "1"
 from heartsd.loop import resolve as resolve_loop, run as run_on_loop  # noqa: E402
 from heartsd.wire import length_delimited  # noqa: E402
 from heartsd.grpc_core import DEFAULT_EXPERIMENTS, ENV as GRPC_ENV, apply_experiments  # noqa: E402
+from heartsd.config import Settings  # noqa: E402
+from heartsd.wakeups import drain_grpc_wakeups  # noqa: E402
 
 if _DAEMON_PURE is None:
     del os.environ["HEARTSD_PURE"]
@@ -90,6 +96,31 @@ def server_grpc_experiments() -> str:
     applied to a copy of this environment, so the two cannot disagree."""
     setting = os.environ.get("HEARTSD_GRPC_EXPERIMENTS", DEFAULT_EXPERIMENTS)
     return apply_experiments(setting, dict(os.environ), grpc_loaded=False)[0]
+
+
+DRAIN_ENV = "HEARTSD_GRPC_WAKEUP_DRAIN"
+
+
+def server_wakeup_drain() -> bool:
+    """Whether heartsd drains gRPC's wake-ups here (heartsd/wakeups.py: its
+    grpc_wakeup_drain setting, from the environment as the daemon reads it). The ping-pong
+    servers do the same, so that the floor is driven as the daemon is: the drain is a way of
+    running grpc.aio, like the experiments, and it helps the bare floor more than heartsd."""
+    return Settings.load(env={k: v for k, v in os.environ.items() if k == DRAIN_ENV}).grpc_wakeup_drain
+
+
+@contextlib.contextmanager
+def drain_set(on: bool) -> Any:
+    """Processes spawned in this block (heartsd, ping-pong servers) drain or not."""
+    before = os.environ.get(DRAIN_ENV)
+    os.environ[DRAIN_ENV] = "true" if on else "false"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[DRAIN_ENV]
+        else:
+            os.environ[DRAIN_ENV] = before
 
 
 def daemon_build() -> str:
@@ -176,11 +207,14 @@ async def floor_server(work_us: float = 0.0) -> None:
 
 async def serve_stream(service: str, method: str, behavior: Any) -> None:
     """A bare grpc.aio server of one bidirectional method on a loopback port, until killed;
-    prints the "listening on" line spawn() waits for."""
+    prints the "listening on" line spawn() waits for. Its loop drains gRPC's wake-ups as
+    heartsd's does (server_wakeup_drain)."""
     handler = grpc.method_handlers_generic_handler(service, {method: grpc.stream_stream_rpc_method_handler(behavior)})
     server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
     server.add_generic_rpc_handlers((handler,))
     port = server.add_insecure_port("127.0.0.1:0")
+    if server_wakeup_drain():
+        drain_grpc_wakeups(asyncio.get_running_loop())  # as heartsd: not on uvloop (no selector map)
     await server.start()
     print(f"listening on 127.0.0.1:{port}", flush=True)
     await server.wait_for_termination()
@@ -639,6 +673,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         "event_loop": resolve_loop(args.loop),
         "daemon_build": daemon_build(),
         "grpc_experiments": server_grpc_experiments(),
+        "grpc_wakeup_drain": server_wakeup_drain(),
         "decision_p50_us": statistics.median(ours) * 1e6,
         "decision_p99_us": percentile(ours, 0.99) * 1e6,
         "floor_p50_us": statistics.median(floor) * 1e6,
@@ -1022,6 +1057,62 @@ def compare_loops(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def compare_drain(args: argparse.Namespace) -> dict[str, Any]:
+    """Throughput (64 matches / 64 streams) of heartsd and of the ping-pong floor, each with
+    gRPC's wake-ups drained and not (heartsd/wakeups.py): four servers, their windows taking
+    turns (the order rotates every round), each with its CPU per operation."""
+    kinds = ("heartsd", "heartsd_drained", "floor", "floor_drained")
+    procs: dict[str, tuple[subprocess.Popen[str], int]] = {}
+    rates: dict[str, list[float]] = {k: [] for k in kinds}
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            for kind in kinds:
+                with drain_set(kind.endswith("_drained")):
+                    if kind.startswith("heartsd"):
+                        proc, port, _ = start_heartsd(Path(tmp) / kind, 1000, loop=args.loop)
+                    else:
+                        proc, port = start_floor(0.0, args.loop)
+                procs[kind] = (proc, port)
+            meters = {k: CpuMeter(proc.pid) for k, (proc, _) in procs.items()}
+            _, size_f, _ = run_on_loop(heartsd_latency(procs["heartsd"][1], MATCH_DEALS), args.loop)
+            for k in range(args.rounds):
+                for kind in kinds[k % 4:] + kinds[:k % 4]:
+                    port = procs[kind][1]
+                    window = (heartsd_throughput(port, args.seconds, meter=meters[kind]) if kind.startswith("heartsd")
+                              else floor_throughput(port, int(size_f), 64, args.seconds, meters[kind]))
+                    rates[kind].append(run_on_loop(window, args.loop))
+        finally:
+            for proc, _ in procs.values():
+                stop(proc)
+
+    def median_of(a: str, b: str) -> float:
+        return statistics.median(x / y for x, y in zip(rates[a], rates[b]))
+
+    return {
+        "event_loop": resolve_loop(args.loop), "rounds": args.rounds,
+        **{f"{k}_per_s": statistics.median(rates[k]) for k in kinds},
+        "heartsd_gain": median_of("heartsd_drained", "heartsd"), "floor_gain": median_of("floor_drained", "floor"),
+        "ratio_neither_drained": median_of("heartsd", "floor"),
+        "ratio_both_drained": median_of("heartsd_drained", "floor_drained"),
+        "ratio_heartsd_drained_bare_floor": median_of("heartsd_drained", "floor"),
+        "cpu_us": {k: m.per_operation_us() for k, m in meters.items()},
+    }
+
+
+def print_compare_drain(r: dict[str, Any], as_json: bool) -> None:
+    print(f"gRPC wake-ups drained or not ({r['rounds']} rounds, every process on {r['event_loop']}; "
+          "CPU us per operation: loop thread / server / client)")
+    for kind in ("heartsd", "heartsd_drained", "floor", "floor_drained"):
+        cpu = r["cpu_us"][kind]
+        print(f"  {kind:<16} {r[kind + '_per_s']:>9,.0f}/s   CPU {cpu['loop_thread']:.0f} / {cpu['server']:.0f} / "
+              f"{cpu['client']:.0f}")
+    print(f"  drained/not: heartsd {r['heartsd_gain']:.3f}, floor {r['floor_gain']:.3f}")
+    print(f"  heartsd/floor: neither drained {r['ratio_neither_drained']:.3f}, both {r['ratio_both_drained']:.3f}, "
+          f"heartsd only {r['ratio_heartsd_drained_bare_floor']:.3f}")
+    if as_json:
+        print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()}))
+
+
 def print_compare(r: dict[str, Any], as_json: bool) -> None:
     print(f"event loops compared: {len(r['asyncio']['throughput_ratios'])} alternating rounds, 64 matches / 64 streams")
     print(f"  {'':<44}{'asyncio':>12}{'uvloop':>12}")
@@ -1294,6 +1385,8 @@ def main() -> int:
     parser.add_argument("--loop", choices=("auto", "asyncio", "uvloop"), default="asyncio",
                         help="the event loop of every process (default asyncio, as heartsd's default)")
     parser.add_argument("--compare-loops", action="store_true", help="asyncio against uvloop, alternating")
+    parser.add_argument("--compare-drain", action="store_true",
+                        help="heartsd and the floor, each with gRPC's wake-ups drained and not (heartsd/wakeups.py)")
     parser.add_argument("--scale", action="store_true",
                         help="16, 64, 256, 1,024 live matches and 4,000 idle bots, each against the floor")
     parser.add_argument("--scale-rounds", type=int, default=3, help="alternating rounds per --scale point")
@@ -1331,6 +1424,9 @@ def main() -> int:
     if args.compare_loops:
         print_compare(compare_loops(args), args.json)
         return 0
+    if args.compare_drain:
+        print_compare_drain(compare_drain(args), args.json)
+        return 0
     if args.work_sweep:
         print_sweep(work_sweep(args), args.json)
         return 0
@@ -1365,7 +1461,7 @@ def main() -> int:
     width = max(len(k) for k, _ in rows)
     print(f"server benchmark ({r['samples']} latency samples, every process on {r['event_loop']}, "
           f"heartsd's encoders {r['daemon_build']}, both servers on gRPC experiments "
-          f"{r['grpc_experiments'] or 'none'!r})")
+          f"{r['grpc_experiments'] or 'none'!r}, gRPC wake-ups {'drained' if r['grpc_wakeup_drain'] else 'not drained'})")
     for label, value in rows:
         print(f"  {label:<{width}}  {value:>16}")
     if args.json:

@@ -78,6 +78,7 @@ class Settings:
     log_level: str = "info"
     event_loop: str = "asyncio"  # asyncio, uvloop, or auto (uvloop where installed): see loop.py
     grpc_experiments: str = DEFAULT_EXPERIMENTS  # GRPC_EXPERIMENTS unless the environment sets it: grpc_core.py
+    grpc_wakeup_drain: bool = True  # one loop pass per batch of gRPC completions: wakeups.py
     keepalive_s: float = 20.0
     keepalive_timeout_s: float = 10.0
     # Calls at once per class of caller (budgets.py), so no class can starve another; the
@@ -466,6 +467,7 @@ _FIELDS = {
     "log_level": _str,
     "event_loop": _str,
     "grpc_experiments": _str,
+    "grpc_wakeup_drain": lambda k, v: _bool(k, v),
     "keepalive_s": _float,
     "keepalive_timeout_s": _float,
     "max_concurrent_rpcs": _int,

@@ -48,6 +48,7 @@ from .wire import read_play_request
 from .store import Store
 from .tournament_service import TournamentService
 from .tournaments import Tournaments
+from .wakeups import drain_grpc_wakeups, drained
 
 if TYPE_CHECKING:
     from heartsbot.client import BotClient
@@ -207,6 +208,10 @@ def new_server(settings: Settings, budgets: Budgets) -> tuple[grpc.aio.Server, i
         port = 0
     if port == 0:
         raise ListenError(listen_problem(settings.host, settings.port, None))
+    # grpc.aio's completion reader is on the loop now (the server made it): one pass per batch
+    if settings.grpc_wakeup_drain and not drain_grpc_wakeups(asyncio.get_running_loop()):
+        log.info("grpc wake-ups not drained: its reader is not on this loop's selector (uvloop, or another gRPC)",
+                 event_loop=running_loop_name())
     return server, port
 
 
@@ -410,7 +415,7 @@ async def _serve(settings: Settings, server: grpc.aio.Server, port: int, store: 
         except (NotImplementedError, RuntimeError):
             pass
     log.info("heartsd serving", host=settings.host, port=port, db=redacted(settings.db_path),
-             event_loop=running_loop_name())
+             event_loop=running_loop_name(), grpc_wakeups_drained=drained(loop) is not None)
     for name in settings.idle_settings():
         log.warning("a ladder setting is given but the ladder is off (--ladder, HEARTSD_LADDER): it does nothing",
                     setting=name)

@@ -4,6 +4,7 @@ smoke test that keeps the benchmark working; it asserts no timing."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import xml.dom.minidom
@@ -89,3 +90,35 @@ def test_a_bars_crossing_is_read_off_the_curve_between_its_points() -> None:
     assert round(_crossing([0, 20, 40], [1.0, 0.8, 0.6], 0.7), 9) == 30  # descending (throughput)
     assert round(_crossing([0, 20, 40], [1.0, 1.2, 1.6], 1.4), 9) == 30  # ascending (latency)
     assert _crossing([0, 20], [1.0, 0.8], 0.5) is None  # beyond the sweep
+
+
+def test_the_drain_comparison_runs_heartsd_and_the_floor_each_way() -> None:
+    """--compare-drain (tiny): heartsd and the ping-pong floor, each with gRPC's wake-ups
+    drained and not; and the default run says which way both servers ran."""
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "server.py"), "--compare-drain", "--rounds", "1",
+                          "--seconds", "0.5", "--json"], capture_output=True, text=True, timeout=600, check=True).stdout
+    result = json.loads(out.splitlines()[-1])
+    kinds = ("heartsd", "heartsd_drained", "floor", "floor_drained")
+    assert all(result[f"{k}_per_s"] > 0 and result["cpu_us"][k]["loop_thread"] > 0 for k in kinds)
+    assert result["heartsd_gain"] > 0 and result["floor_gain"] > 0 and result["ratio_both_drained"] > 0
+    assert "drained/not: heartsd" in out
+
+
+def test_the_floor_drains_as_the_daemon_does() -> None:
+    """The ping-pong server drains gRPC's wake-ups when heartsd's setting says so, and not
+    otherwise (heartsd/wakeups.py; HEARTSD_GRPC_WAKEUP_DRAIN is the daemon's own variable)."""
+    probe = ("import asyncio, os, sys; sys.argv = ['x']; sys.path.insert(0, 'bench'); import server as B\n"
+             "from heartsd.wakeups import drained\n"
+             "async def main():\n"
+             "    task = asyncio.ensure_future(B.floor_server())\n"
+             "    await asyncio.sleep(0.5)\n"
+             "    print('DRAINED', drained(asyncio.get_running_loop()) is not None, flush=True)\n"
+             "    os._exit(0)\n"
+             "asyncio.run(main())\n")
+    for value, expected in ((None, "True"), ("false", "False"), ("true", "True")):
+        env = {k: v for k, v in os.environ.items() if k != "HEARTSD_GRPC_WAKEUP_DRAIN"}
+        if value is not None:
+            env["HEARTSD_GRPC_WAKEUP_DRAIN"] = value
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                             env=env).stdout
+        assert f"DRAINED {expected}" in out, (value, out)

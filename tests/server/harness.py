@@ -10,8 +10,12 @@ import asyncio
 import contextlib
 import dataclasses
 import random
+import signal
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -286,3 +290,24 @@ def with_descriptor_limit(args: list[str], limit: int) -> list[str]:
 
 __all__ = ["ADMIN", "BOTS", "Bot", "Daemon", "auth", "first_legal", "random_legal", "run", "running_daemon",
            "spectator_pb2_grpc", "dataclasses"]
+
+
+def serve_once(tmp_path: Path, env: dict[str, str]) -> str:
+    """Start `heartsd serve`, stop it once it listens; what it wrote to stderr (gRPC's core
+    logs there)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "heartsd.cli", "serve", "--port", "0", "--db", str(tmp_path / "d.db"),
+         "--admin-token", ADMIN, "--log-level", "info"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert "listening on" in line, line
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+        assert proc.returncode == 0, err
+        return err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -4,9 +4,6 @@ never over the environment's own."""
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +11,7 @@ import pytest
 from heartsd.config import ConfigError, Settings
 from heartsd.grpc_core import DEFAULT_EXPERIMENTS, ENV, apply_experiments
 
-from .harness import ADMIN
+from .harness import serve_once
 
 UNKNOWN = "no_such_experiment_of_ours"
 
@@ -42,34 +39,13 @@ def test_the_environment_and_a_loaded_core_win() -> None:
     assert apply_experiments("", env, grpc_loaded=False) == ("", True) and env == {}
 
 
-def _serve_once(tmp_path: Path, env: dict[str, str]) -> str:
-    """Start `heartsd serve`, stop it once it listens; what it wrote to stderr (gRPC's core
-    logs there)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "heartsd.cli", "serve", "--port", "0", "--db", str(tmp_path / "d.db"),
-         "--admin-token", ADMIN, "--log-level", "info"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert "listening on" in line, line
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=20)
-        assert proc.returncode == 0, err
-        return err
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-
-
 def test_the_daemon_hands_its_setting_to_grpcs_core_before_it_loads(tmp_path: Path) -> None:
     """gRPC's core names an experiment it does not know as it loads (config.cc, "Unknown
     experiment"): the daemon's setting reached it only if that line is there. Set after
     `import grpc`, it would not be."""
     env = {k: v for k, v in os.environ.items() if k != ENV}
-    err = _serve_once(tmp_path, {**env, "HEARTSD_GRPC_EXPERIMENTS": UNKNOWN})
+    err = serve_once(tmp_path, {**env, "HEARTSD_GRPC_EXPERIMENTS": UNKNOWN})
     assert f"Unknown experiment: {UNKNOWN}" in err
     # The environment's GRPC_EXPERIMENTS wins, and the log says so.
-    err = _serve_once(tmp_path, {**env, ENV: "", "HEARTSD_GRPC_EXPERIMENTS": UNKNOWN})
+    err = serve_once(tmp_path, {**env, ENV: "", "HEARTSD_GRPC_EXPERIMENTS": UNKNOWN})
     assert "Unknown experiment" not in err

@@ -1,0 +1,99 @@
+"""One event-loop pass per batch of gRPC completions, not one per completion.
+
+grpc.aio learns of finished operations (a message read, a message written) from a
+poller thread, which pushes each completion on a queue and writes one byte to a socket
+pair that the event loop watches. The loop's reader, ``PollerCompletionQueue._handle_events``,
+reads *one* byte and then handles every completion queued. So N completions that
+arrived while the loop was busy cost one pass that handles them all and N - 1 more
+passes (each an ``epoll_wait``, a ``recv`` and a callback) that find the queue empty. A
+busy daemon gets about two completions per decision, and its loop was woken for each.
+
+:func:`drain_grpc_wakeups` puts a wrapper in front of that reader: it discards all but one
+of the bytes waiting, then lets gRPC's reader take the last byte and the whole queue.
+That is safe because the poller pushes a completion *before* it writes its byte: every
+byte waiting belongs to a completion already queued, which the call that follows
+handles. A byte written after the peek stays, and costs one pass, as before.
+
+Measured (``python bench/server.py --compare-drain``, the README's Benchmarks): heartsd's
+event-loop thread spends ~6 us less per decision, and the bare ping-pong floor gains more
+than heartsd does; the benchmark's floor gets the same drain, so its ratio compares like
+with like.
+
+This leans on two things gRPC and asyncio do not promise: the reader's name and shape
+(a ``functools.partial`` of ``PollerCompletionQueue._handle_events``), and asyncio's
+selector map. Where either differs (uvloop has no selector map; another gRPC may
+register its reader otherwise) nothing is changed and :func:`drain_grpc_wakeups` says so
+(``False``); ``tests/server/test_wakeups.py`` fails on a gRPC where it no longer finds
+the reader, so an upgrade that loses it is seen. ``grpc_wakeup_drain = false`` in the
+config leaves gRPC's reader alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import socket
+from collections.abc import Callable
+from typing import Any
+
+_PEEK_BYTES = 4096  # more waiting than this: the rest on the next pass
+
+
+class DrainedWakeups:
+    """The loop's reader for gRPC's wake-up socket: drop every waiting byte but one, then
+    run gRPC's own reader (which reads that byte and handles every queued completion)."""
+
+    __slots__ = ("sock", "handler", "passes", "dropped")
+
+    def __init__(self, sock: socket.socket, handler: Callable[[], Any]) -> None:
+        self.sock = sock
+        self.handler = handler
+        self.passes = 0  # for tests and diagnostics: handler calls, and bytes dropped before them
+        self.dropped = 0
+
+    def __call__(self) -> None:
+        try:
+            waiting = len(self.sock.recv(_PEEK_BYTES, socket.MSG_PEEK | socket.MSG_DONTWAIT))
+        except (BlockingIOError, InterruptedError):
+            return  # woken with nothing to read: a queued completion's byte is still to come
+        except OSError:
+            waiting = 0  # closing: gRPC's reader meets it as it did before
+        if waiting > 1:
+            self.dropped += len(self.sock.recv(waiting - 1))
+        self.passes += 1
+        self.handler()
+
+
+def _grpc_reader(callback: Any) -> bool:
+    """Whether ``callback`` is grpc.aio's completion-queue reader."""
+    func = callback.func if isinstance(callback, functools.partial) else callback
+    owner = getattr(func, "__self__", None)
+    return getattr(func, "__name__", "") == "_handle_events" and type(owner).__name__ == "PollerCompletionQueue"
+
+
+def _readers(loop: asyncio.AbstractEventLoop) -> list[tuple[Any, Any]]:
+    """(watched file, reader callback) for every reader on ``loop``; none on a loop with no
+    selector map (uvloop)."""
+    selector = getattr(loop, "_selector", None)
+    if selector is None:
+        return []
+    return [(key.fileobj, getattr(key.data[0], "_callback", None))
+            for key in list(selector.get_map().values()) if isinstance(key.data, tuple) and key.data[0] is not None]
+
+
+def drain_grpc_wakeups(loop: asyncio.AbstractEventLoop) -> bool:
+    """Put :class:`DrainedWakeups` in front of grpc.aio's reader on ``loop`` (call it once
+    gRPC's server or a channel exists on this loop). True if it is there now (also when
+    it already was); False if the reader was not found, and nothing changed."""
+    for fileobj, callback in _readers(loop):
+        if isinstance(callback, DrainedWakeups):
+            return True
+        if isinstance(fileobj, socket.socket) and _grpc_reader(callback):
+            loop.add_reader(fileobj, DrainedWakeups(fileobj, callback))
+            return True
+    return False
+
+
+def drained(loop: asyncio.AbstractEventLoop) -> DrainedWakeups | None:
+    """The wrapper installed on ``loop``, if any (for tests and diagnostics)."""
+    return next((callback for _, callback in _readers(loop) if isinstance(callback, DrainedWakeups)), None)

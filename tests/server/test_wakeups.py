@@ -1,0 +1,144 @@
+"""gRPC's wake-ups drained (heartsd/wakeups.py): one event-loop pass handles every
+completion queued, where grpc.aio's reader took one pass per completion."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import os
+import functools
+import socket
+from typing import Any
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from heartsd.config import Settings
+from heartsd.wakeups import DrainedWakeups, drain_grpc_wakeups, drained
+
+from .harness import running_daemon, serve_once
+
+
+class PollerCompletionQueue:
+    """gRPC's reader, as its source has it (aio/completion_queue.pyx.pxi): a completion is
+    queued *before* its byte is written, and ``_handle_events`` reads one byte and handles
+    every completion queued."""
+
+    def __init__(self) -> None:
+        self.read_socket, self.write_socket = socket.socketpair()
+        self.queue: collections.deque[int] = collections.deque()
+        self.handled: list[int] = []
+        self.calls = 0
+
+    def complete(self, n: int) -> None:
+        self.queue.append(n)
+        self.write_socket.send(b"1")
+
+    def _handle_events(self, loop: Any) -> None:
+        self.calls += 1
+        self.read_socket.recv(1)  # blocking, as gRPC's: a pass with no byte would hang the loop
+        while self.queue:
+            self.handled.append(self.queue.popleft())
+
+    def close(self) -> None:
+        self.read_socket.close()
+        self.write_socket.close()
+
+
+def test_one_pass_takes_every_waiting_completion_and_a_pass_with_nothing_waiting_is_skipped() -> None:
+    cq = PollerCompletionQueue()
+    try:
+        reader = DrainedWakeups(cq.read_socket, functools.partial(cq._handle_events, None))
+        for n in range(7):
+            cq.complete(n)
+        reader()
+        assert cq.handled == list(range(7)) and cq.calls == 1
+        assert (reader.passes, reader.dropped) == (1, 6)
+        with pytest.raises(BlockingIOError):  # every byte taken: no more passes for these completions
+            cq.read_socket.recv(16, socket.MSG_DONTWAIT)
+        reader()  # woken with nothing waiting (spurious): gRPC's blocking recv(1) is not reached
+        assert cq.calls == 1
+        cq.complete(7)
+        reader()
+        assert cq.handled == list(range(8)) and cq.calls == 2 and reader.dropped == 6
+    finally:
+        cq.close()
+
+
+def test_a_completion_whose_byte_comes_after_the_look_is_still_handled() -> None:
+    """The byte of a completion queued between the wrapper's look and gRPC's reader stays,
+    so the loop is woken for it once more (harmless: the queue is empty by then)."""
+    cq = PollerCompletionQueue()
+    try:
+        original = cq._handle_events
+
+        def handle_with_one_arriving(loop: Any) -> None:
+            if cq.calls == 0:
+                cq.complete(99)  # arrives after the wrapper looked at the socket
+            original(loop)
+
+        reader = DrainedWakeups(cq.read_socket, functools.partial(handle_with_one_arriving, None))
+        cq.complete(1)
+        reader()
+        assert cq.handled == [1, 99]
+        reader()  # its byte
+        assert cq.calls == 2 and cq.handled == [1, 99]
+    finally:
+        cq.close()
+
+
+async def _health_burst(target: str, calls: int) -> list[int]:
+    async with grpc.aio.insecure_channel(target) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        replies = await asyncio.wait_for(asyncio.gather(*(stub.Check(health_pb2.HealthCheckRequest())
+                                                          for _ in range(calls))), 60)
+    return [r.status for r in replies]
+
+
+def test_a_daemons_loop_drains_grpcs_wake_ups_and_loses_no_completion(tmp_path: Any) -> None:
+    async def main() -> None:
+        async with running_daemon(tmp_path) as daemon:
+            loop = asyncio.get_running_loop()
+            reader = drained(loop)
+            assert reader is not None, "grpc.aio's reader was not found on the loop (a gRPC upgrade?)"
+            assert drain_grpc_wakeups(loop)  # once is enough: a second call finds it there
+            assert drained(loop) is reader
+            before = reader.passes
+            statuses = await _health_burst(daemon.target, 400)  # this process is the client too
+            assert statuses == [health_pb2.HealthCheckResponse.SERVING] * 400
+            assert reader.passes > before
+            assert reader.dropped > 0  # some pass took more than one completion
+
+    asyncio.run(main())
+
+
+def test_the_setting_leaves_grpcs_reader_alone(tmp_path: Any) -> None:
+    assert Settings.load(env={}).grpc_wakeup_drain is True
+    assert Settings.load(env={"HEARTSD_GRPC_WAKEUP_DRAIN": "false"}).grpc_wakeup_drain is False
+
+    async def main() -> None:
+        async with running_daemon(tmp_path, grpc_wakeup_drain=False) as daemon:
+            assert drained(asyncio.get_running_loop()) is None
+            assert await _health_burst(daemon.target, 50) == [health_pb2.HealthCheckResponse.SERVING] * 50
+
+    asyncio.run(main())
+
+
+def test_a_loop_without_grpcs_reader_is_left_as_it_is() -> None:
+    async def main() -> None:
+        loop = asyncio.get_running_loop()  # no gRPC server or channel made on it
+        before = [(key.fileobj, key.data) for key in loop._selector.get_map().values()]  # type: ignore[attr-defined]
+        assert drain_grpc_wakeups(loop) is False and drained(loop) is None
+        assert [(key.fileobj, key.data) for key in loop._selector.get_map().values()] == before  # type: ignore[attr-defined]
+
+    asyncio.run(main())
+
+
+def test_heartsd_serve_drains_on_asyncios_loop_and_says_so(tmp_path: Any) -> None:
+    """`heartsd serve` makes its gRPC server apart from the embedded daemon's path: its
+    start-up line says whether the drain is on (a benchmark found it off there once)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HEARTSD_")}
+    assert '"grpc_wakeups_drained": true' in serve_once(tmp_path, env)
+    err = serve_once(tmp_path, {**env, "HEARTSD_GRPC_WAKEUP_DRAIN": "false"})
+    assert '"grpc_wakeups_drained": false' in err and "grpc wake-ups not drained" not in err
