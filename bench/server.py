@@ -29,7 +29,7 @@ machine, because absolute times here are noisy:
     python bench/server.py --compare-loops      # throughput and latency on asyncio and on
                                                 # uvloop, alternating, each against its own floor
     python bench/server.py --compare-drain --rounds 8  # heartsd and the floor, each with gRPC's
-                                                # wake-ups drained and not (heartsd/wakeups.py)
+                                                # wake-ups drained and not (heartsbot/wakeups.py)
     python bench/server.py --work-sweep 20,40,80,150 --rounds 3   # the floor busy-waiting W us per
                                                 # message, beside heartsd: the bars as server work
     python bench/server.py --shaped --rounds 5  # the floor, a server shaped like heartsd's bot streams
@@ -80,7 +80,7 @@ from heartsd.loop import resolve as resolve_loop, run as run_on_loop  # noqa: E4
 from heartsd.wire import length_delimited  # noqa: E402
 from heartsd.grpc_core import DEFAULT_EXPERIMENTS, ENV as GRPC_ENV, apply_experiments  # noqa: E402
 from heartsd.config import Settings  # noqa: E402
-from heartsd.wakeups import drain_grpc_wakeups  # noqa: E402
+from heartsbot.wakeups import drain_grpc_wakeups  # noqa: E402
 
 if _DAEMON_PURE is None:
     del os.environ["HEARTSD_PURE"]
@@ -102,7 +102,7 @@ DRAIN_ENV = "HEARTSD_GRPC_WAKEUP_DRAIN"
 
 
 def server_wakeup_drain() -> bool:
-    """Whether heartsd drains gRPC's wake-ups here (heartsd/wakeups.py: its
+    """Whether heartsd drains gRPC's wake-ups here (heartsbot/wakeups.py: its
     grpc_wakeup_drain setting, from the environment as the daemon reads it). The ping-pong
     servers do the same, so that the floor is driven as the daemon is: the drain is a way of
     running grpc.aio, like the experiments, and it helps the bare floor more than heartsd."""
@@ -1059,7 +1059,7 @@ def compare_loops(args: argparse.Namespace) -> dict[str, Any]:
 
 def compare_drain(args: argparse.Namespace) -> dict[str, Any]:
     """Throughput (64 matches / 64 streams) of heartsd and of the ping-pong floor, each with
-    gRPC's wake-ups drained and not (heartsd/wakeups.py): four servers, their windows taking
+    gRPC's wake-ups drained and not (heartsbot/wakeups.py): four servers, their windows taking
     turns (the order rotates every round), each with its CPU per operation."""
     kinds = ("heartsd", "heartsd_drained", "floor", "floor_drained")
     procs: dict[str, tuple[subprocess.Popen[str], int]] = {}
@@ -1386,7 +1386,7 @@ def main() -> int:
                         help="the event loop of every process (default asyncio, as heartsd's default)")
     parser.add_argument("--compare-loops", action="store_true", help="asyncio against uvloop, alternating")
     parser.add_argument("--compare-drain", action="store_true",
-                        help="heartsd and the floor, each with gRPC's wake-ups drained and not (heartsd/wakeups.py)")
+                        help="heartsd and the floor, each with gRPC's wake-ups drained and not (heartsbot/wakeups.py)")
     parser.add_argument("--scale", action="store_true",
                         help="16, 64, 256, 1,024 live matches and 4,000 idle bots, each against the floor")
     parser.add_argument("--scale-rounds", type=int, default=3, help="alternating rounds per --scale point")

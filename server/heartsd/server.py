@@ -48,7 +48,7 @@ from .wire import read_play_request
 from .store import Store
 from .tournament_service import TournamentService
 from .tournaments import Tournaments
-from .wakeups import drain_grpc_wakeups, drained
+from heartsbot.wakeups import drain_grpc_wakeups, drained
 
 if TYPE_CHECKING:
     from heartsbot.client import BotClient

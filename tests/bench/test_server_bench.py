@@ -106,9 +106,9 @@ def test_the_drain_comparison_runs_heartsd_and_the_floor_each_way() -> None:
 
 def test_the_floor_drains_as_the_daemon_does() -> None:
     """The ping-pong server drains gRPC's wake-ups when heartsd's setting says so, and not
-    otherwise (heartsd/wakeups.py; HEARTSD_GRPC_WAKEUP_DRAIN is the daemon's own variable)."""
+    otherwise (heartsbot/wakeups.py; HEARTSD_GRPC_WAKEUP_DRAIN is the daemon's own variable)."""
     probe = ("import asyncio, os, sys; sys.argv = ['x']; sys.path.insert(0, 'bench'); import server as B\n"
-             "from heartsd.wakeups import drained\n"
+             "from heartsbot.wakeups import drained\n"
              "async def main():\n"
              "    task = asyncio.ensure_future(B.floor_server())\n"
              "    await asyncio.sleep(0.5)\n"

@@ -345,3 +345,42 @@ def test_a_second_instance_of_a_bot_takes_its_stream_and_the_first_leaves(tmp_pa
     first, still_second, session = run(scenario())
     assert first.drained and first.stats.reconnects == 0
     assert still_second and session is not None
+
+
+def test_the_client_drains_grpcs_wake_ups_on_its_loop():
+    """heartsbot/wakeups.py on the bot's side: with only a bare gRPC server in the process
+    (nothing else drains), the client puts its reader in front of grpc.aio's, and a stream's
+    messages all arrive through it."""
+    import grpc
+
+    from heartsbot.proto import bot_pb2, bot_pb2_grpc
+    from heartsbot.wakeups import drained
+
+    class Welcoming(bot_pb2_grpc.BotServiceServicer):
+        async def Play(self, request_iterator, context):  # noqa: N802
+            await request_iterator.__anext__()
+            await context.write(bot_pb2.PlayResponse(welcome=bot_pb2.Welcome(session_id="s-1", bot_name="x")))
+            for n in range(200):  # rejections of nothing: messages the client reads and logs
+                await context.write(bot_pb2.PlayResponse(rejected=bot_pb2.AnswerRejected(reason=f"#{n}")))
+            async for _ in request_iterator:
+                pass
+
+    async def scenario():
+        server = grpc.aio.server()
+        bot_pb2_grpc.add_BotServiceServicer_to_server(Welcoming(), server)
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        loop = asyncio.get_running_loop()
+        try:
+            assert drained(loop) is None  # a bare server does not drain
+            client = BotClient(f"127.0.0.1:{port}", "t" * 12, HeuristicStrategy(), "x")
+            task = await start(client)
+            reader = drained(loop)
+            await asyncio.sleep(0.5)
+            await finish(client, task)
+            return reader
+        finally:
+            await server.stop(None)
+
+    reader = run(scenario())
+    assert reader is not None and reader.passes > 0

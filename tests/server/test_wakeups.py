@@ -1,4 +1,4 @@
-"""gRPC's wake-ups drained (heartsd/wakeups.py): one event-loop pass handles every
+"""gRPC's wake-ups drained (heartsbot/wakeups.py): one event-loop pass handles every
 completion queued, where grpc.aio's reader took one pass per completion."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from heartsd.config import Settings
-from heartsd.wakeups import DrainedWakeups, drain_grpc_wakeups, drained
+from heartsbot.wakeups import DrainedWakeups, drain_grpc_wakeups, drained
 
 from .harness import running_daemon, serve_once
 

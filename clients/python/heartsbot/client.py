@@ -38,6 +38,7 @@ from .logs import get_logger
 from .proto import bot_pb2, bot_pb2_grpc, game_pb2
 from .strategies import Strategy
 from .tls import Tls, aio_channel
+from .wakeups import drain_grpc_wakeups
 
 log = get_logger("heartsbot")
 P = game_pb2
@@ -311,6 +312,7 @@ class BotClient:
 
     async def _session(self) -> None:
         async with aio_channel(self.target, self.tls, [("grpc.keepalive_time_ms", 20_000)]) as channel:
+            drain_grpc_wakeups(asyncio.get_running_loop())  # grpc.aio's reader exists now: wakeups.py
             call = bot_pb2_grpc.BotServiceStub(channel).Play(metadata=(("authorization", f"Bearer {self.token}"),))
             self._call = call
             lock = self._lock = asyncio.Lock()
