@@ -669,6 +669,23 @@ class MatchRunner:
         self._taken(slot, pending, action, elapsed, credit)
         return True, None
 
+    def seat_back(self, slot: SeatSlot) -> None:
+        """The seat's player says it is back from auto-play (the Playboard's "I'm back"): the
+        seat leaves auto-play, and a request open on auto-play's short wait (AUTO_LISTEN_S)
+        gets the seat's clock, from now. Left on that wait it timed out at once, and the
+        time-out put the seat straight back on auto-play (auto_after): the click was undone."""
+        slot.auto = False
+        pending = slot.pending
+        if pending is None or not pending.auto:
+            return
+        now = monotonic()
+        pending.auto = False
+        pending.sent_at = now  # the time before the player came back is not theirs
+        pending.credited = 0.0
+        pending.deadline = deadline = now + pending.budget_s(slot.clock)
+        if deadline < self._deadline_at:
+            self._arm_deadline(deadline)
+
     def _taken(self, slot: SeatSlot, pending: Pending, action: Action, elapsed: float, credit: float) -> None:
         """The bot's answer to ``pending`` was applied: charge its clock, and move on."""
         slot.clock.charge(elapsed - credit)

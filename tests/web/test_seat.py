@@ -390,3 +390,35 @@ def test_a_seat_on_auto_play_says_so_and_the_person_takes_it_back(tmp_path) -> N
                 assert mine[before].provenance == P.PROVENANCE_HUMAN, [P.Provenance.Name(d.provenance) for d in mine]
 
     run(main())
+
+
+def test_back_while_an_auto_played_request_is_open_keeps_the_seat_back(tmp_path) -> None:
+    """Before: on auto-play a request waits AUTO_LISTEN_S (20 ms) for its seat, then the
+    default is played. A "back" that came in that window left the request on its 20 ms: it
+    timed out, and that time-out put the seat straight back on auto-play (auto_after), so
+    the person's click was undone (a browser test saw it once under load). Now "back" gives
+    the open request the seat's clock, from the moment the person came back."""
+
+    async def main() -> None:
+        async with web_daemon(tmp_path, human_decision_ms=2000, human_bank_ms=0, auto_after=1,
+                              web_house_delay_ms=50) as web, client() as http:
+            seat = await take_seat(http, web.url)
+            human = web.front.seats.get(seat["match_id"])
+            assert human is not None
+            slot = human.slot
+            async with http.ws_connect(f"{web.url}/api/seat/{seat['match_id']}/socket") as ws:
+                page = Page(ws)
+                await page.until(lambda s: s["auto"], 20)  # one time-out: the server plays for the seat
+                for _ in range(20_000):  # the next request opened on auto-play, caught inside its 20 ms
+                    pending = slot.pending
+                    if pending is not None and pending.auto:
+                        break
+                    await asyncio.sleep(0.0005)
+                else:
+                    raise AssertionError("no auto-played request was seen open")
+                assert human.session is not None and human.answer(human.session, {"type": "back"})
+                await asyncio.sleep(0.3)  # 15 times the auto-play window
+                assert slot.auto is False and slot.pending is pending, "the click was undone"
+                assert not pending.auto and pending.deadline - pending.sent_at >= 1.9  # the seat's clock
+
+    run(main())

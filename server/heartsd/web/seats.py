@@ -110,7 +110,7 @@ class HumanSeat:
         if self.live:
             # A page that opens shows the person is back: their seat leaves auto-play now
             # (a bot leaves it with its first answer; a person should not lose a card to it).
-            self.slot.auto = False
+            self.runner.seat_back(self.slot)
             # What was pending when the last page left may have been defaulted since: the
             # resume below sends the request that is open now, if any.
             self.tracker.forget_request()
@@ -215,7 +215,7 @@ class HumanSeat:
             # waits for the person's clock again. Anything else would be a wasted message.
             if not (self.slot.auto and self.live):
                 return not session.wasted()
-            self.slot.auto = False
+            self.runner.seat_back(self.slot)
             self.changed.set()
             return True
         try:
