@@ -35,6 +35,7 @@ from heartsbot.proto import (
     tournament_pb2,
     tournament_pb2_grpc,
 )
+from heartsbot.wakeups import drain_grpc_wakeups, drained
 
 from . import descriptors
 from .arena import Arena
@@ -48,7 +49,6 @@ from .wire import read_play_request
 from .store import Store
 from .tournament_service import TournamentService
 from .tournaments import Tournaments
-from heartsbot.wakeups import drain_grpc_wakeups, drained
 
 if TYPE_CHECKING:
     from heartsbot.client import BotClient
