@@ -142,3 +142,13 @@ def test_heartsd_serve_drains_on_asyncios_loop_and_says_so(tmp_path: Any) -> Non
     assert '"grpc_wakeups_drained": true' in serve_once(tmp_path, env)
     err = serve_once(tmp_path, {**env, "HEARTSD_GRPC_WAKEUP_DRAIN": "false"})
     assert '"grpc_wakeups_drained": false' in err and "grpc wake-ups not drained" not in err
+
+
+def test_on_uvloop_nothing_is_drained_and_the_log_says_why(tmp_path: Any) -> None:
+    """uvloop has no selector map to find gRPC's reader in: the daemon leaves it as it is,
+    serves as before, and says so."""
+    pytest.importorskip("uvloop")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HEARTSD_")}
+    err = serve_once(tmp_path, {**env, "HEARTSD_EVENT_LOOP": "uvloop"})
+    assert '"grpc_wakeups_drained": false' in err and "grpc wake-ups not drained" in err
+    assert '"event_loop": "uvloop"' in err
