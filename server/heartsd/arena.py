@@ -285,7 +285,7 @@ class Arena:
                                        refusal or "you are not seated in that match")
         stale = False
         for slot in slots:
-            runner.seat_back(slot)  # an answer, even a stale one, shows the bot is listening
+            slot.auto = False  # an answer, even a stale one, shows the bot is listening
             stale = stale or answer.request_id in slot.issued
         if stale:
             return bot_pb2.AnswerRejected(

@@ -167,7 +167,7 @@ class Pending:
         self.grace_timer: asyncio.TimerHandle | None = None
         self.rejected = 0
         self.credited = 0.0  # server stall time the deadline was already extended by (lag.py)
-        self.auto = False  # sent on auto-play: it waits AUTO_LISTEN_S, not the seat's clock
+        self.auto = False  # sent on auto-play: it waits AUTO_LISTEN_S, not the seat's clock (but: seat_back)
         self.through = 0  # the seat's events up to here went with this request, as last sent
 
     def budget_s(self, clock: SeatClock) -> float:
@@ -670,10 +670,13 @@ class MatchRunner:
         return True, None
 
     def seat_back(self, slot: SeatSlot) -> None:
-        """The seat's player says it is back from auto-play (the Playboard's "I'm back"): the
-        seat leaves auto-play, and a request open on auto-play's short wait (AUTO_LISTEN_S)
-        gets the seat's clock, from now. Left on that wait it timed out at once, and the
-        time-out put the seat straight back on auto-play (auto_after): the click was undone."""
+        """A person is back at a seat on auto-play ("I'm back", or a page opening:
+        heartsd.web.seats): the seat leaves auto-play, and a request open on auto-play's
+        short wait (AUTO_LISTEN_S) gets the seat's clock, from now, so the person plays that
+        card too. Left on that wait it was auto-played at once, and (before _after_apply
+        left AUTO defaults out) that put the seat straight back on auto-play: the click was
+        undone. A bot comes back by answering; the request open then keeps its short wait
+        (AUTO default, bank intact), as reviewed before."""
         slot.auto = False
         pending = slot.pending
         if pending is None or not pending.auto:
@@ -743,7 +746,10 @@ class MatchRunner:
         if provenance not in _CHOSEN:
             slot = self.seats[seat]
             slot.consecutive_defaults += 1
-            if slot.consecutive_defaults >= self.policy.auto_after:
+            # An AUTO default comes from auto-play, so it starts nothing; and if the seat's
+            # player answered during its wait (slot.auto is False), auto-play has ended, as
+            # docs/protocol.md says, and the next request waits on the seat's clock.
+            if slot.consecutive_defaults >= self.policy.auto_after and provenance != P.PROVENANCE_AUTO:
                 slot.auto = True
         deal_number = self.match.history[-1][0]
         # Kept as a plain tuple; the record's messages are built once, at the end.

@@ -93,14 +93,14 @@ def test_a_bars_crossing_is_read_off_the_curve_between_its_points() -> None:
 
 
 def test_the_drain_comparison_runs_heartsd_and_the_floor_each_way() -> None:
-    """--compare-drain (tiny): heartsd and the ping-pong floor, each with gRPC's wake-ups
-    drained and not; and the default run says which way both servers ran."""
+    """--compare-drain (tiny, a smoke test: no timing): heartsd and the ping-pong floor, each
+    with gRPC's wake-ups drained and not, all four measured with their CPU."""
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "server.py"), "--compare-drain", "--rounds", "1",
                           "--seconds", "0.5", "--json"], capture_output=True, text=True, timeout=600, check=True).stdout
     result = json.loads(out.splitlines()[-1])
     kinds = ("heartsd", "heartsd_drained", "floor", "floor_drained")
     assert all(result[f"{k}_per_s"] > 0 and result["cpu_us"][k]["loop_thread"] > 0 for k in kinds)
-    assert result["heartsd_gain"] > 0 and result["floor_gain"] > 0 and result["ratio_both_drained"] > 0
+    assert {"heartsd_gain", "floor_gain", "ratio_neither_drained", "ratio_both_drained"} <= set(result)
     assert "drained/not: heartsd" in out
 
 
@@ -111,8 +111,12 @@ def test_the_floor_drains_as_the_daemon_does() -> None:
              "from heartsbot.wakeups import drained\n"
              "async def main():\n"
              "    task = asyncio.ensure_future(B.floor_server())\n"
-             "    await asyncio.sleep(0.5)\n"
-             "    print('DRAINED', drained(asyncio.get_running_loop()) is not None, flush=True)\n"
+             "    loop = asyncio.get_running_loop()\n"
+             "    for _ in range(200):  # until the server is up (its reader is there then)\n"
+             "        await asyncio.sleep(0.05)\n"
+             "        if drained(loop) is not None:\n"
+             "            break\n"
+             "    print('DRAINED', drained(loop) is not None, flush=True)\n"
              "    os._exit(0)\n"
              "asyncio.run(main())\n")
     for value, expected in ((None, "True"), ("false", "False"), ("true", "True")):

@@ -349,8 +349,8 @@ def test_a_second_instance_of_a_bot_takes_its_stream_and_the_first_leaves(tmp_pa
 
 def test_the_client_drains_grpcs_wake_ups_on_its_loop():
     """heartsbot/wakeups.py on the bot's side: with only a bare gRPC server in the process
-    (nothing else drains), the client puts its reader in front of grpc.aio's, and a stream's
-    messages all arrive through it."""
+    (nothing else drains), the client puts its reader in front of grpc.aio's, and the
+    stream's messages pass through it; with ``drain_wakeups=False`` it does not."""
     import grpc
 
     from heartsbot.proto import bot_pb2, bot_pb2_grpc
@@ -373,6 +373,10 @@ def test_the_client_drains_grpcs_wake_ups_on_its_loop():
         loop = asyncio.get_running_loop()
         try:
             assert drained(loop) is None  # a bare server does not drain
+            plain = BotClient(f"127.0.0.1:{port}", "t" * 12, HeuristicStrategy(), "x", drain_wakeups=False)
+            task = await start(plain)
+            assert drained(loop) is None
+            await finish(plain, task)
             client = BotClient(f"127.0.0.1:{port}", "t" * 12, HeuristicStrategy(), "x")
             task = await start(client)
             reader = drained(loop)

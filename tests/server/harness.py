@@ -289,7 +289,7 @@ def with_descriptor_limit(args: list[str], limit: int) -> list[str]:
 
 
 __all__ = ["ADMIN", "BOTS", "Bot", "Daemon", "auth", "first_legal", "random_legal", "run", "running_daemon",
-           "spectator_pb2_grpc", "dataclasses"]
+           "spectator_pb2_grpc", "dataclasses", "serve_once"]
 
 
 def serve_once(tmp_path: Path, env: dict[str, str]) -> str:

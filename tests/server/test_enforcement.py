@@ -405,3 +405,64 @@ def test_a_play_answer_read_from_its_bytes_gets_the_verdict_of_the_same_answer_a
     }[case]
     if case in ("in time", "late"):  # the play, then: the bot's card, or the default on time out
         assert mine[-1] == (P.PROVENANCE_BOT if case == "in time" else P.PROVENANCE_TIMEOUT, 0)
+
+
+async def _an_auto_played_request(daemon, match_id):  # type: ignore[no-untyped-def]
+    """(runner, alice's slot, its request) the moment a request opens on auto-play's 20 ms
+    wait: caught by polling the loop every 0.5 ms."""
+    runner = daemon.arena.runners[match_id]
+    slot = runner.seats[0]
+    for _ in range(40_000):
+        pending = slot.pending
+        if pending is not None and pending.auto and pending.kind == P.DECISION_KIND_PLAY:
+            return runner, slot, pending
+        await asyncio.sleep(0.0005)
+    raise AssertionError("no auto-played request was seen open")
+
+
+def _not_in_hand(runner, seat):  # type: ignore[no-untyped-def]
+    from heartsbot import convert
+
+    hand = runner.match.deal.hands[seat]
+    card = next(c for c in range(52) if not hand >> c & 1)
+    return convert.card_to_wire(card)
+
+
+@pytest.mark.parametrize("how", ["wrong in time", "late", "stale"])
+def test_any_answer_ends_auto_play_and_the_next_request_waits_on_the_clock(tmp_path, how) -> None:
+    """docs/protocol.md: "Any answer ends auto-play" ... "the next request waits on your clock
+    again". The request open on auto-play's 20 ms wait keeps it (AUTO default, bank intact:
+    test_a_rejected_answer_on_auto_play_keeps_the_auto_wait_and_the_bank). Before: that AUTO
+    default counted as one more default and put the seat straight back on auto-play, so an
+    answer ended nothing. Each answer is given in the loop step the request is seen open in,
+    so the 20 ms cannot pass first ("late" moves the request's start a second back)."""
+
+    async def scenario():
+        async with running_daemon(tmp_path, decision_ms=400, bank_ms=3000, auto_after=1) as daemon:
+            bot = await Bot(daemon, "alice", silent).start()
+            match_id = await daemon.create_match(["alice", *HOUSE3], seed=5, deals=2)
+            runner, slot, pending = await _an_auto_played_request(daemon, match_id)
+            bank_before = slot.clock.bank_ms  # (the time-out that started auto-play spent it)
+            request_id = pending.request_id
+            if how == "late":
+                pending.sent_at -= 1.0
+            if how == "stale":
+                request_id = next(r for r in slot.issued if r != pending.request_id)
+            answer = bot_pb2.Answer(match_id=match_id, request_id=request_id, play=_not_in_hand(runner, 0))
+            rejection = daemon.arena.answer(daemon.arena.sessions.get("alice"), answer)
+            for _ in range(2000):  # the open request's AUTO default, then alice's next request
+                if slot.pending is not None and slot.pending is not pending:
+                    break
+                await asyncio.sleep(0.005)
+            result = (rejection, slot.auto, slot.pending, [d for d in runner.decisions if d.seat == 0][-1],
+                      slot.clock.bank_ms == bank_before)
+            await bot.close()
+            return result
+
+    rejection, auto, following, resolved, bank_kept = run(scenario())
+    assert rejection is not None
+    assert rejection.code == (bot_pb2.REJECTION_CODE_ILLEGAL if how == "wrong in time"
+                              else bot_pb2.REJECTION_CODE_STALE_REQUEST), rejection
+    assert resolved.provenance == P.PROVENANCE_AUTO and bank_kept
+    assert not auto, "the answer did not end auto-play"
+    assert following is not None and not following.auto  # on the seat's clock, not the 20 ms wait

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import os
 import functools
+import logging
+import os
 import socket
 from typing import Any
 
@@ -14,19 +15,21 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from heartsd.config import Settings
 from heartsbot.wakeups import DrainedWakeups, drain_grpc_wakeups, drained
+from heartsd.config import Settings
 
 from .harness import running_daemon, serve_once
 
 
 class PollerCompletionQueue:
-    """gRPC's reader, as its source has it (aio/completion_queue.pyx.pxi): a completion is
-    queued *before* its byte is written, and ``_handle_events`` reads one byte and handles
-    every completion queued."""
+    """gRPC's reader, as grpcio 1.85's source has it (aio/completion_queue.pyx.pxi): a
+    completion is queued *before* its byte is written to a non-blocking socket, and
+    ``_handle_events`` reads one byte (BlockingIOError if another loop's reader took it)
+    and then handles every completion queued."""
 
     def __init__(self) -> None:
         self.read_socket, self.write_socket = socket.socketpair()
+        self.read_socket.setblocking(False)
         self.queue: collections.deque[int] = collections.deque()
         self.handled: list[int] = []
         self.calls = 0
@@ -37,7 +40,7 @@ class PollerCompletionQueue:
 
     def _handle_events(self, loop: Any) -> None:
         self.calls += 1
-        self.read_socket.recv(1)  # blocking, as gRPC's: a pass with no byte would hang the loop
+        self.read_socket.recv(1)
         while self.queue:
             self.handled.append(self.queue.popleft())
 
@@ -46,46 +49,86 @@ class PollerCompletionQueue:
         self.write_socket.close()
 
 
-def test_one_pass_takes_every_waiting_completion_and_a_pass_with_nothing_waiting_is_skipped() -> None:
+@pytest.fixture
+def cq_on_a_loop() -> Any:
+    """The model's reader registered on a fresh selector loop, as gRPC registers its own."""
+    loop = asyncio.new_event_loop()
     cq = PollerCompletionQueue()
+    loop.add_reader(cq.read_socket, functools.partial(cq._handle_events, loop))
     try:
-        reader = DrainedWakeups(cq.read_socket, functools.partial(cq._handle_events, None))
-        for n in range(7):
-            cq.complete(n)
-        reader()
-        assert cq.handled == list(range(7)) and cq.calls == 1
-        assert (reader.passes, reader.dropped) == (1, 6)
-        with pytest.raises(BlockingIOError):  # every byte taken: no more passes for these completions
-            cq.read_socket.recv(16, socket.MSG_DONTWAIT)
-        reader()  # woken with nothing waiting (spurious): gRPC's blocking recv(1) is not reached
-        assert cq.calls == 1
-        cq.complete(7)
-        reader()
-        assert cq.handled == list(range(8)) and cq.calls == 2 and reader.dropped == 6
+        yield cq, loop
     finally:
+        loop.remove_reader(cq.read_socket)
+        loop.close()
         cq.close()
 
 
-def test_a_completion_whose_byte_comes_after_the_look_is_still_handled() -> None:
+def test_one_pass_takes_every_waiting_completion_and_a_pass_with_nothing_waiting_is_skipped(cq_on_a_loop) -> None:
+    cq, loop = cq_on_a_loop
+    assert drain_grpc_wakeups(loop)
+    reader = drained(loop)
+    assert reader is not None
+    for n in range(7):
+        cq.complete(n)
+    reader()
+    assert cq.handled == list(range(7)) and cq.calls == 1
+    assert (reader.passes, reader.dropped) == (1, 6)
+    with pytest.raises(BlockingIOError):  # every byte taken: no more passes for these completions
+        cq.read_socket.recv(16)
+    reader()  # woken with nothing waiting (spurious): gRPC's reader is not called for nothing
+    assert cq.calls == 1
+    cq.complete(7)
+    reader()
+    assert cq.handled == list(range(8)) and cq.calls == 2 and reader.dropped == 6
+
+
+def test_a_completion_whose_byte_comes_after_the_look_is_still_handled(cq_on_a_loop) -> None:
     """The byte of a completion queued between the wrapper's look and gRPC's reader stays,
     so the loop is woken for it once more (harmless: the queue is empty by then)."""
-    cq = PollerCompletionQueue()
-    try:
-        original = cq._handle_events
+    cq, loop = cq_on_a_loop
+    original = cq._handle_events
 
-        def handle_with_one_arriving(loop: Any) -> None:
-            if cq.calls == 0:
-                cq.complete(99)  # arrives after the wrapper looked at the socket
-            original(loop)
+    def handle_with_one_arriving(context_loop: Any) -> None:
+        if cq.calls == 0:
+            cq.complete(99)  # arrives after the wrapper looked at the socket
+        original(context_loop)
 
-        reader = DrainedWakeups(cq.read_socket, functools.partial(handle_with_one_arriving, None))
-        cq.complete(1)
+    reader = DrainedWakeups(cq.read_socket, functools.partial(handle_with_one_arriving, loop), loop)
+    cq.complete(1)
+    reader()
+    assert cq.handled == [1, 99]
+    reader()  # its byte
+    assert cq.calls == 2 and cq.handled == [1, 99]
+
+
+def test_another_loop_reading_the_socket_gets_it_handed_back_to_grpcs_reader(cq_on_a_loop, caplog) -> None:
+    """gRPC binds a reader per event loop to the same socket. When another loop's reader
+    takes the byte this one's gRPC reader was to read, dropping bytes could leave a queued
+    completion with no wake-up: the wrapper gives the socket back to gRPC's own reader."""
+    cq, loop = cq_on_a_loop
+    assert drain_grpc_wakeups(loop)
+    reader = drained(loop)
+    assert reader is not None
+    original = cq._handle_events
+
+    def raced(context_loop: Any) -> None:
+        cq.read_socket.recv(1)  # the other loop's reader, just before this one
+        original(context_loop)
+
+    reader.handler = functools.partial(raced, loop)
+    cq.complete(1)
+    with caplog.at_level(logging.WARNING, logger="heartsbot"):
         reader()
-        assert cq.handled == [1, 99]
-        reader()  # its byte
-        assert cq.calls == 2 and cq.handled == [1, 99]
-    finally:
-        cq.close()
+    assert drained(loop) is None  # gRPC's reader (the one it was given) is the loop's reader again
+    assert any("another event loop reads gRPC's socket" in r.getMessage() for r in caplog.records)
+
+
+def test_a_loop_without_a_selector_map_is_left_alone() -> None:
+    class Proactorish:  # asyncio's proactor loop keeps its proactor where a selector would be
+        _selector = object()
+
+    assert drain_grpc_wakeups(Proactorish()) is False  # type: ignore[arg-type]
+    assert drained(Proactorish()) is None  # type: ignore[arg-type]
 
 
 async def _health_burst(target: str, calls: int) -> list[int]:

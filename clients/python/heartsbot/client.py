@@ -172,7 +172,11 @@ class ClientStats:
 
 
 class BotClient:
-    """Plays ``strategy`` on ``target`` as bot ``name`` until :meth:`stop`."""
+    """Plays ``strategy`` on ``target`` as bot ``name`` until :meth:`stop`.
+
+    ``drain_wakeups``: one event-loop pass per batch of gRPC completions (wakeups.py), which
+    assumes gRPC runs on this one event loop in the process, as ``heartsbot play`` runs it;
+    pass False in an application that uses grpc.aio on loops in several threads."""
 
     def __init__(
         self,
@@ -189,8 +193,10 @@ class BotClient:
         connect_attempts: int = 5,
         drain_after: int = 0,
         tls: Tls | None = None,
+        drain_wakeups: bool = True,
     ) -> None:
         self.target = target
+        self.drain_wakeups = drain_wakeups
         self.token = token
         self.strategy = strategy
         self.name = name
@@ -312,7 +318,8 @@ class BotClient:
 
     async def _session(self) -> None:
         async with aio_channel(self.target, self.tls, [("grpc.keepalive_time_ms", 20_000)]) as channel:
-            drain_grpc_wakeups(asyncio.get_running_loop())  # grpc.aio's reader exists now: wakeups.py
+            if self.drain_wakeups:  # grpc.aio's reader exists now: wakeups.py
+                drain_grpc_wakeups(asyncio.get_running_loop())
             call = bot_pb2_grpc.BotServiceStub(channel).Play(metadata=(("authorization", f"Bearer {self.token}"),))
             self._call = call
             lock = self._lock = asyncio.Lock()

@@ -38,32 +38,64 @@ import socket
 from collections.abc import Callable
 from typing import Any
 
+from .logs import get_logger
+
+log = get_logger("heartsbot")
+
 _PEEK_BYTES = 4096  # more waiting than this: the rest on the next pass
+# gRPC's socket is non-blocking already (grpcio 1.85); MSG_DONTWAIT is not on every platform.
+_PEEK = socket.MSG_PEEK | getattr(socket, "MSG_DONTWAIT", 0)
 
 
 class DrainedWakeups:
     """The loop's reader for gRPC's wake-up socket: drop every waiting byte but one, then
-    run gRPC's own reader (which reads that byte and handles every queued completion)."""
+    run gRPC's own reader (which reads that byte and handles every queued completion).
 
-    __slots__ = ("sock", "handler", "passes", "dropped")
+    It assumes this loop is the socket's only reader. gRPC binds one reader per event loop
+    that uses it to the same socket, so a second loop in the process (another thread's)
+    would race it for the bytes: a byte dropped here could be the only wake-up of a
+    completion queued after the other reader's pass. When it sees another reader (the
+    bytes it dropped fewer than it saw, or none left for gRPC's reader), it hands the
+    socket back to gRPC's reader for good and logs it once."""
 
-    def __init__(self, sock: socket.socket, handler: Callable[[], Any]) -> None:
+    __slots__ = ("sock", "handler", "loop", "passes", "dropped", "_buffer")
+
+    def __init__(self, sock: socket.socket, handler: Callable[[], Any], loop: asyncio.AbstractEventLoop) -> None:
         self.sock = sock
         self.handler = handler
+        self.loop = loop
         self.passes = 0  # for tests and diagnostics: handler calls, and bytes dropped before them
         self.dropped = 0
+        self._buffer = bytearray(_PEEK_BYTES)
 
     def __call__(self) -> None:
+        sock = self.sock
         try:
-            waiting = len(self.sock.recv(_PEEK_BYTES, socket.MSG_PEEK | socket.MSG_DONTWAIT))
+            waiting = sock.recv_into(self._buffer, _PEEK_BYTES, _PEEK)
         except (BlockingIOError, InterruptedError):
             return  # woken with nothing to read: a queued completion's byte is still to come
         except OSError:
             waiting = 0  # closing: gRPC's reader meets it as it did before
+        shared = False
         if waiting > 1:
-            self.dropped += len(self.sock.recv(waiting - 1))
+            try:
+                dropped = sock.recv_into(self._buffer, waiting - 1)
+            except (BlockingIOError, InterruptedError):
+                dropped = 0
+            self.dropped += dropped
+            shared = dropped < waiting - 1
         self.passes += 1
-        self.handler()
+        try:
+            self.handler()
+        except (BlockingIOError, InterruptedError):
+            shared = True  # another reader took the last byte (and its pass handles the queue)
+        if shared:
+            self._hand_back()
+
+    def _hand_back(self) -> None:
+        """Another loop reads this socket too: gRPC's reader alone from now on."""
+        self.loop.add_reader(self.sock, self.handler)
+        log.warning("grpc wake-ups: another event loop reads gRPC's socket; its own reader again")
 
 
 def _grpc_reader(callback: Any) -> bool:
@@ -75,12 +107,12 @@ def _grpc_reader(callback: Any) -> bool:
 
 def _readers(loop: asyncio.AbstractEventLoop) -> list[tuple[Any, Any]]:
     """(watched file, reader callback) for every reader on ``loop``; none on a loop with no
-    selector map (uvloop)."""
-    selector = getattr(loop, "_selector", None)
-    if selector is None:
+    selector map (uvloop; asyncio's proactor loop, whose "selector" is no selector)."""
+    get_map = getattr(getattr(loop, "_selector", None), "get_map", None)
+    if not isinstance(loop, asyncio.SelectorEventLoop) or get_map is None:
         return []
     return [(key.fileobj, getattr(key.data[0], "_callback", None))
-            for key in list(selector.get_map().values()) if isinstance(key.data, tuple) and key.data[0] is not None]
+            for key in list(get_map().values()) if isinstance(key.data, tuple) and key.data[0] is not None]
 
 
 def drain_grpc_wakeups(loop: asyncio.AbstractEventLoop) -> bool:
@@ -91,7 +123,7 @@ def drain_grpc_wakeups(loop: asyncio.AbstractEventLoop) -> bool:
         if isinstance(callback, DrainedWakeups):
             return True
         if isinstance(fileobj, socket.socket) and _grpc_reader(callback):
-            loop.add_reader(fileobj, DrainedWakeups(fileobj, callback))
+            loop.add_reader(fileobj, DrainedWakeups(fileobj, callback, loop))
             return True
     return False
 
