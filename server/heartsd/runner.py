@@ -167,7 +167,7 @@ class Pending:
         self.grace_timer: asyncio.TimerHandle | None = None
         self.rejected = 0
         self.credited = 0.0  # server stall time the deadline was already extended by (lag.py)
-        self.auto = False  # sent on auto-play: it waits AUTO_LISTEN_S, not the seat's clock (but: seat_back)
+        self.auto = False  # sent on auto-play: it waits AUTO_LISTEN_S, not the seat's clock (until seat_back)
         self.through = 0  # the seat's events up to here went with this request, as last sent
 
     def budget_s(self, clock: SeatClock) -> float:
@@ -672,11 +672,9 @@ class MatchRunner:
     def seat_back(self, slot: SeatSlot) -> None:
         """A person is back at a seat on auto-play ("I'm back", or a page opening:
         heartsd.web.seats): the seat leaves auto-play, and a request open on auto-play's
-        short wait (AUTO_LISTEN_S) gets the seat's clock, from now, so the person plays that
-        card too. Left on that wait it was auto-played at once, and (before _after_apply
-        left AUTO defaults out) that put the seat straight back on auto-play: the click was
-        undone. A bot comes back by answering; the request open then keeps its short wait
-        (AUTO default, bank intact), as reviewed before."""
+        short wait (AUTO_LISTEN_S) gets the seat's clock, from now: the person clicked to
+        play, and that card is theirs too. A bot comes back by answering; the request open
+        then keeps its short wait (AUTO default, bank intact), as reviewed before."""
         slot.auto = False
         pending = slot.pending
         if pending is None or not pending.auto:

@@ -23,10 +23,7 @@ def test_the_ladders_public_views_are_rebuilt_once_per_new_result_however_many_a
 
     async def scenario():
         async with web_daemon(tmp_path) as web:
-            daemon = Remote(web.grpc_port)
-            ladder = web.arena.store.ladder
-            names = ["v1", "v2", "v3", "v4"]
-            bots = await ladder_bots(daemon, ladder, names)
+            daemon, ladder, names, bots = await _four_ladder_bots(web)
             first = await daemon.create_match(names, deals=2, rated=True)
             await bots[0].wait_ended(first)
             builds = {"standings": 0, "extend_history": 0}
@@ -66,6 +63,15 @@ def test_the_ladders_public_views_are_rebuilt_once_per_new_result_however_many_a
     assert all(e.matches == 2 for e in board.entries)  # the new result shows at once
 
 
+async def _four_ladder_bots(web):  # type: ignore[no-untyped-def]
+    """(the daemon as a remote client sees it, its ladder, the names, their bots): four
+    registered bots v1-v4 on ``web``'s daemon."""
+    daemon = Remote(web.grpc_port)
+    ladder = web.arena.store.ladder
+    names = ["v1", "v2", "v3", "v4"]
+    return daemon, ladder, names, await ladder_bots(daemon, ladder, names)
+
+
 def _trace_history(ladder, replay_s: float = 0.0) -> list[object]:  # type: ignore[no-untyped-def]
     """Record each history build of ``ladder`` (the seq it goes on from; None: from
     scratch), a build from scratch taking ``replay_s`` more (in its worker thread)."""
@@ -99,10 +105,7 @@ def test_a_bot_pages_history_goes_on_from_the_last_and_is_rebuilt_now_and_then(t
 
     async def scenario():
         async with web_daemon(tmp_path) as web:
-            daemon = Remote(web.grpc_port)
-            ladder = web.arena.store.ladder
-            names = ["v1", "v2", "v3", "v4"]
-            bots = await ladder_bots(daemon, ladder, names)
+            daemon, ladder, names, bots = await _four_ladder_bots(web)
             calls = _trace_history(ladder)
             async with aiohttp.ClientSession() as http:
                 def page():  # type: ignore[no-untyped-def]
