@@ -674,7 +674,8 @@ class MatchRunner:
         heartsd.web.seats): the seat leaves auto-play, and a request open on auto-play's
         short wait (AUTO_LISTEN_S) gets the seat's clock, from now: the person clicked to
         play, and that card is theirs too. A bot comes back by answering; the request open
-        then keeps its short wait (AUTO default, bank intact), as reviewed before."""
+        then keeps its short wait (AUTO default, bank intact), so that a wrong answer followed
+        by silence cannot spend the seat's bank."""
         slot.auto = False
         pending = slot.pending
         if pending is None or not pending.auto:
