@@ -46,6 +46,7 @@ from heartsbot.strategies import Strategy
 
 from . import encoding, shuffles
 from .clock import SeatClock
+from .config import INT32_MAX
 from .encoding import EVENT_CARD_PLAYED, EVENT_CARDS_PASSED, EVENT_DEAL_STARTED, EVENT_TRICK_WON, WATCH_EVENTS, MatchEncoder
 from .events import EventLog
 from .host import MatchHost
@@ -728,7 +729,9 @@ class MatchRunner:
         if retry and slot.pending is not None:
             elapsed, credit = self._open_for(slot.pending)
             spent = elapsed - credit
-            remaining = max(0, int((slot.pending.budget_s(slot.clock) - spent) * 1000))
+            # decision_ms + bank_ms can pass the wire's int32 (each is one): an attack pass's
+            # huge clock made this raise, and the bot's stream end with OK ("leave")
+            remaining = min(INT32_MAX, max(0, int((slot.pending.budget_s(slot.clock) - spent) * 1000)))
         return bot_pb2.AnswerRejected(
             match_id=self.id, request_id=answer.request_id, code=code, reason=reason, retry=retry, remaining_ms=remaining
         )
@@ -751,9 +754,11 @@ class MatchRunner:
             if slot.consecutive_defaults >= self.policy.auto_after and provenance != P.PROVENANCE_AUTO:
                 slot.auto = True
         deal_number = self.match.history[-1][0]
-        # Kept as a plain tuple; the record's messages are built once, at the end.
-        self.decisions.append(Decision(deal_number, seat, action, provenance, int(elapsed * 1000), rejected,
-                                       int(credit * 1000)))
+        # Kept as a plain tuple; the record's messages are built once, at the end. A clock
+        # past the int32 (see _rejection) would let a think time pass it too, as would its
+        # credit (never more than the think time).
+        self.decisions.append(Decision(deal_number, seat, action, provenance, min(INT32_MAX, int(elapsed * 1000)),
+                                       rejected, min(INT32_MAX, int(credit * 1000))))
         self._publish(deal_number, seat, action, provenance)
 
     def _publish(self, deal_number: int, seat: int, action: Action, provenance: int) -> None:

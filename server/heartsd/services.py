@@ -59,6 +59,7 @@ STATUS = {
     "exhausted": grpc.StatusCode.RESOURCE_EXHAUSTED,
     "out_of_range": grpc.StatusCode.OUT_OF_RANGE,
     "deadline": grpc.StatusCode.DEADLINE_EXCEEDED,
+    "internal": grpc.StatusCode.INTERNAL,
 }
 STATUS_NAMES = {
     P.MATCH_STATUS_RUNNING: "running",
@@ -385,6 +386,9 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
             pass
         except Exception:
             log.exception("bot stream failed", bot=session.bot)
+            # A defect of ours, not the bot's doing: ending with OK would tell it to leave
+            # for good (an attack pass found one: a clock past the int32).
+            session.close("the server failed on a message of this stream (logged); connect again", "internal")
         session.close(session.close_reason or "stream ended")
 
 

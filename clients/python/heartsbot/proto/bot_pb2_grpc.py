@@ -52,7 +52,9 @@ class BotServiceServicer:
         stream instead, see `Drain`), UNAVAILABLE when the server shuts down (each running
         match first gets a `Notice` with seat -1, then finishes or ends aborted within the
         shutdown grace, and a new stream is refused (UNAVAILABLE) unless its bot has a match
-        to finish; reconnect once the server is back), OK at the end of a drained stream
+        to finish; reconnect once the server is back), INTERNAL when the server failed on
+        one of the stream's messages (a defect of ours, logged: reconnect, as after a drop),
+        OK at the end of a drained stream
         or of one replaced by a newer stream of the same bot (after a final `draining`),
         PERMISSION_DENIED when `hello.name` is not the token's bot, FAILED_PRECONDITION
         when a stream of this bot declared as another `hello.version` is open and plays a
