@@ -62,7 +62,10 @@ class ArenaError(Exception):
         self.public = public
 
 
-MAX_MESSAGE_CHARS = 1000  # a refusal's text; ours are far shorter, a caller's echoed input need not be
+# A refusal's text, in UTF-8 bytes; ours are far shorter, a caller's echoed input need not
+# be. gRPC sends it percent-encoded (three bytes for each one outside printable ASCII), and
+# past 8 KiB of metadata a client may refuse it and report RESOURCE_EXHAUSTED instead.
+MAX_MESSAGE_BYTES = 1000
 # A match's fixed deals, at most (CreateMatch; a tournament's deals_per_match too). Before the
 # first card every planned deal's shuffle is fingerprinted (shuffles.py): 2**31-1 deals never
 # started, took a worker thread and its memory for good (an attack pass).
@@ -71,14 +74,23 @@ HOUSE_PASS_S = 0.5  # the house-match loop's pause between passes
 HOUSE_RETRY_MAX_S = 30.0  # its longest pause after failed starts (doubling from HOUSE_PASS_S)
 
 
-def clipped(message: str, limit: int = MAX_MESSAGE_CHARS) -> str:
-    """``message``, cut to ``limit`` characters with a note of how much was cut. Refusals
-    quote what the caller sent (an id, a name); before (an attack pass), NOT_FOUND for a
-    60,000-character match id repeated it whole, past what common clients accept as a
-    status message."""
-    if len(message) <= limit:
+def clipped(message: str, limit: int = MAX_MESSAGE_BYTES) -> str:
+    """``message``, cut to ``limit`` bytes of UTF-8 (never inside a character) with a note
+    of how much was cut. Refusals quote what the caller sent (an id, a name); before (an
+    attack pass), NOT_FOUND for a 60,000-character match id repeated it whole, past what
+    common clients accept as a status message; and clipped to 1,000 characters, 1,000
+    four-byte ones still came to 12 KB on the wire, and most such calls failed
+    RESOURCE_EXHAUSTED instead of NOT_FOUND (a later attack pass).
+
+    >>> short = clipped("m-" + "é" * 600)  # two bytes each: 499 of them fit after "m-"
+    >>> len(short.encode()), short[-25:]
+    (1025, 'éé… (101 more characters)')
+    """
+    encoded = message.encode()
+    if len(encoded) <= limit:
         return message
-    return f"{message[:limit]}… ({len(message) - limit} more characters)"
+    kept = encoded[:limit].decode(errors="ignore")  # a character cut in two is dropped whole
+    return f"{kept}… ({len(message) - len(kept)} more characters)"
 
 
 def quoted(value: str, limit: int = 64) -> str:

@@ -215,6 +215,29 @@ def test_a_refusal_quotes_a_long_input_clipped(tmp_path):
     assert err.details().endswith("more characters)")
 
 
+
+def test_a_refusal_quoting_many_byte_characters_keeps_its_status(tmp_path):
+    """A match id of 2,000 four-byte characters: every call gets NOT_FOUND. Before (an
+    attack pass), the refusal was clipped to 1,000 characters, 12 KB once gRPC had
+    percent-encoded them, past the client's 8 KiB for metadata, and most calls failed
+    RESOURCE_EXHAUSTED instead (gRPC refuses at random between its soft and hard limits,
+    so the call is made 20 times)."""
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            async with daemon.channel() as channel:
+                spectator = spectator_pb2_grpc.SpectatorServiceStub(channel)
+                errors = []
+                for _ in range(20):
+                    try:
+                        await spectator.GetMatchRecord(spectator_pb2.GetMatchRecordRequest(match_id="\U0001F0A1" * 2000))
+                    except grpc.aio.AioRpcError as exc:
+                        errors.append(exc)
+                return errors
+
+    errors = run(scenario())
+    assert [e.code() for e in errors] == [grpc.StatusCode.NOT_FOUND] * 20
+    assert all(len(e.details().encode()) < 1100 and e.details().endswith("more characters)") for e in errors)
+
 def test_admin_and_spectator_errors(tmp_path):
     async def scenario():
         async with running_daemon(tmp_path) as daemon:
