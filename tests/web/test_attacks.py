@@ -484,6 +484,25 @@ def test_websocket_handshakes_from_raw_sockets_are_checked(tmp_path) -> None:
     run(main())
 
 
+
+def test_a_refused_watch_socket_closes_with_a_reason_that_is_text(tmp_path) -> None:
+    """A close frame's reason is UTF-8 and at most 123 bytes: the refusal quotes the
+    caller's match id, and one of two-byte characters was cut inside a character, so the
+    client had to fail the connection (1007, RFC 6455) instead of closing it cleanly (an
+    attack pass). The reason is now cut between characters."""
+
+    async def main() -> tuple[Any, Any, Any]:
+        async with web_daemon(tmp_path) as web, client() as http:
+            async with http.ws_connect(f"{web.url}/ws/watch/m-{'é' * 100}") as ws:
+                refusal = json.loads((await ws.receive(timeout=10)).data)
+                closing = await ws.receive(timeout=10)
+                return refusal, closing, ws.close_code
+
+    refusal, closing, code = run(main())
+    assert refusal["status"] == 404 and "no match" in refusal["error"]
+    assert closing.type == aiohttp.WSMsgType.CLOSE and code == 1000, (closing, code)
+    assert closing.extra.startswith("no match") and len(closing.extra.encode()) <= 123
+
 @pytest.mark.parametrize("message", ['{"type": "answer", "request_id": "' + "r" * 5000 + '"}', "\x00" * 10])
 def test_a_seat_socket_refuses_huge_or_garbage_messages_and_the_seat_plays_on(tmp_path, message: str) -> None:
     """Held: a message over 4 KiB closes the socket (1009), garbage is refused in-band and

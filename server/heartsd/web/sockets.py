@@ -51,11 +51,16 @@ async def send_latest(ws: web.WebSocketResponse, snapshot: Callable[[], dict[str
 # application's own close codes (RFC 6455).
 REPLACED = 4000
 ELSEWHERE = "this seat is open in another tab or window"
+MAX_CLOSE_REASON_BYTES = 123  # a control frame's 125 bytes of payload, less the close code's 2
 
 
 async def _close(ws: web.WebSocketResponse, code: int, message: str) -> None:
+    """Close with ``message`` as the reason: at most 123 bytes of UTF-8 (RFC 6455), cut
+    between characters. Cut inside one (a refusal quoting the caller's id), the reason was
+    not text, and the client had to fail the connection (1007) instead of closing it."""
+    reason = message.encode()[:MAX_CLOSE_REASON_BYTES].decode(errors="ignore").encode()
     with contextlib.suppress(Exception):
-        await asyncio.wait_for(ws.close(code=code, message=message.encode()[:120]), 2.0)
+        await asyncio.wait_for(ws.close(code=code, message=reason), 2.0)
 
 
 def _socket() -> web.WebSocketResponse:
