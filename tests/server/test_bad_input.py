@@ -178,6 +178,8 @@ def test_a_bot_cannot_answer_for_another_seat(tmp_path):
         (dict(seats=["alice", "house:random"], players=4), grpc.StatusCode.INVALID_ARGUMENT, "needs 4 seats"),
         (dict(seats=["zed", *HOUSE3]), grpc.StatusCode.FAILED_PRECONDITION, "'zed' is not connected"),
         (dict(seats=["house:genius", *HOUSE3]), grpc.StatusCode.INVALID_ARGUMENT, "unknown house strategy"),
+        # before (an attack pass): "unknown house strategy None", a strategy nobody asked for
+        (dict(seats=["alice", "", *HOUSE3[:2]]), grpc.StatusCode.INVALID_ARGUMENT, "seat 1: a bot seat needs the bot's name"),
         (dict(duplicate=True, deals=3), grpc.StatusCode.INVALID_ARGUMENT, "multiple of 4"),
         (dict(clock=dict(decision_ms=-5)), grpc.StatusCode.INVALID_ARGUMENT, "decision_ms"),
         (dict(ruleset="classic", options=dict(target=10)), grpc.StatusCode.INVALID_ARGUMENT, "at least 50"),
