@@ -46,7 +46,6 @@ from heartsbot.strategies import Strategy
 
 from . import encoding, shuffles
 from .clock import SeatClock
-from .config import INT32_MAX
 from .encoding import EVENT_CARD_PLAYED, EVENT_CARDS_PASSED, EVENT_DEAL_STARTED, EVENT_TRICK_WON, WATCH_EVENTS, MatchEncoder
 from .events import EventLog
 from .host import MatchHost
@@ -78,6 +77,9 @@ MOVES_PER_TURN: Final = 32  # moves in a row (house, defaults) before yielding t
 # match before the bot's next answer was even read, and auto-play never ended. A bot's
 # answer within it counts; a later one is stale, and ends auto-play all the same.
 AUTO_LISTEN_S: Final = 0.02
+# config.INT32_MAX, as a literal: compiled, a comparison with it is a C constant's, where
+# the imported name was a module lookup and a call of min() on every decision.
+WIRE_INT32_MAX: Final = 2**31 - 1
 STATUS_NAMES: Final = {
     P.MATCH_STATUS_FINISHED: "finished",
     P.MATCH_STATUS_ABORTED: "aborted",
@@ -731,7 +733,7 @@ class MatchRunner:
             spent = elapsed - credit
             # decision_ms + bank_ms can pass the wire's int32 (each is one): an attack pass's
             # huge clock made this raise, and the bot's stream end with OK ("leave")
-            remaining = min(INT32_MAX, max(0, int((slot.pending.budget_s(slot.clock) - spent) * 1000)))
+            remaining = min(WIRE_INT32_MAX, max(0, int((slot.pending.budget_s(slot.clock) - spent) * 1000)))
         return bot_pb2.AnswerRejected(
             match_id=self.id, request_id=answer.request_id, code=code, reason=reason, retry=retry, remaining_ms=remaining
         )
@@ -754,11 +756,13 @@ class MatchRunner:
             if slot.consecutive_defaults >= self.policy.auto_after and provenance != P.PROVENANCE_AUTO:
                 slot.auto = True
         deal_number = self.match.history[-1][0]
-        # Kept as a plain tuple; the record's messages are built once, at the end. A clock
-        # past the int32 (see _rejection) would let a think time pass it too, as would its
-        # credit (never more than the think time).
-        self.decisions.append(Decision(deal_number, seat, action, provenance, min(INT32_MAX, int(elapsed * 1000)),
-                                       rejected, min(INT32_MAX, int(credit * 1000))))
+        think_ms = int(elapsed * 1000)
+        credit_ms = int(credit * 1000)
+        if think_ms > WIRE_INT32_MAX:  # only under a clock past the int32 (see _rejection)
+            think_ms = WIRE_INT32_MAX
+            credit_ms = min(credit_ms, WIRE_INT32_MAX)
+        # Kept as a plain tuple; the record's messages are built once, at the end.
+        self.decisions.append(Decision(deal_number, seat, action, provenance, think_ms, rejected, credit_ms))
         self._publish(deal_number, seat, action, provenance)
 
     def _publish(self, deal_number: int, seat: int, action: Action, provenance: int) -> None:
