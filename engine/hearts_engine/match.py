@@ -94,6 +94,28 @@ class Match:
         self.outcome: Outcome | None = None
         self.deal = self._new_deal(0)
 
+    @classmethod
+    def at_deal(cls, rules: Ruleset, format: MatchFormat | None, seed: int, results: Sequence[DealResult]) -> Match:
+        """The match as it stood when deal ``len(results)`` began, given the results of
+        every deal before it: a deal depends only on the seed, its number and those results,
+        so a replay can show a late deal without applying every earlier action. Its
+        ``history`` starts there.
+
+        >>> from hearts_engine import preset
+        >>> whole = Match(preset("standard"), MatchFormat.fixed(3), seed=7)
+        >>> while whole.deal.number < 2:
+        ...     seat = whole.to_act()[0]
+        ...     whole.apply(seat, whole.default_action(seat))
+        >>> late = Match.at_deal(whole.rules, whole.format, 7, whole.results)
+        >>> (late.deal.number, late.deal.hands == whole.deal.hands, late.totals == whole.totals)
+        (2, True, True)
+        """
+        match = cls(rules, format, seed)
+        if results:
+            match.results = list(results)
+            match.deal = match._new_deal(len(results))
+        return match
+
     # -- structure --------------------------------------------------------------
 
     @property

@@ -121,3 +121,33 @@ def test_shuffles_deal_the_whole_deck_evenly(variant, seed, number):
     assert all(h.bit_count() == rules.hand_size for h in deal.dealt)
     assert mask_of(c for h in deal.dealt for c in cards_of(h)) == rules.deck
     assert deal.dealt == Deal.shuffled(rules, seed, number).dealt
+
+
+@settings(max_examples=40, deadline=None)
+@given(variant=st.sampled_from(VARIANTS), seed=st.integers(0, 2**64 - 1), duplicate=st.booleans())
+def test_a_match_started_at_a_late_deal_plays_on_as_the_whole_one(variant, seed, duplicate):
+    """Match.at_deal (web replays show a late deal without the earlier actions): at each
+    deal's start it holds that deal as dealt and the totals so far, and the same actions
+    from there end the match the same way, phases and moon choices included."""
+    rules = build(variant)
+    format = MatchFormat.fixed(2 * rules.players, duplicate=True) if duplicate else MatchFormat.game()
+    whole = Match(rules, format, seed=seed)
+    rng = random.Random(seed)
+    starts = {0: []}
+    while not whole.is_over:
+        seat = whole.to_act()[0]
+        legal = whole.legal_actions(seat) if whole.deal.phase is not Phase.PASSING else [whole.default_action(seat)]
+        whole.apply(seat, rng.choice(legal))
+        if not whole.is_over:
+            starts.setdefault(whole.deal.number, list(whole.results))
+    for number, results in starts.items():
+        late = Match.at_deal(rules, format, seed, results)
+        assert late.deal.number == number and late.totals == totals_before(whole, number)
+        for deal_number, seat, action in whole.history:
+            if deal_number >= number:
+                late.apply(seat, action)
+        assert late.results == whole.results and late.outcome == whole.outcome
+
+
+def totals_before(match, number):
+    return tuple(sum(r.score[s] for r in match.results[:number]) for s in range(match.rules.players))

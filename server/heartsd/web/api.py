@@ -27,6 +27,10 @@ if TYPE_CHECKING:
     from .front import WebContext
 
 REPLAYS_KEPT = 8  # finished records replayed, newest used first: a bounded cache for every viewer
+# Replay work (a record loaded and parsed, a deal's frames made) runs in one worker thread
+# at a time: it is pure Python, and every thread doing it at once holds the interpreter
+# away from the event loop, whose bots then wait (an attack pass, web/replays.py).
+REPLAY_BUILDS_AT_ONCE = 1
 RECENT_MATCHES = 30
 # The lobby's match lists are built at most once per this, however many tabs poll them (each
 # polls every 5 s). Before (an attack pass), each poll read the store twice: 150 open tabs
@@ -57,6 +61,7 @@ class Api:
     def __init__(self, front: WebContext) -> None:
         self.front = front
         self._replays: OrderedDict[str, Replay] = OrderedDict()
+        self._replay_work = asyncio.Semaphore(REPLAY_BUILDS_AT_ONCE)
         self._lobby = SharedValues(max_age_s=LOBBY_S)
         self._history_builds: dict[str, asyncio.Lock] = {}  # per ruleset (bounded: GetBotProfile checks it)
 
@@ -125,7 +130,8 @@ class Api:
         replay = self._replays.get(match_id)
         if replay is None:
             record = await self.front.spectating.record(self.front.peer(request), match_id)
-            replay = await asyncio.to_thread(Replay, record)
+            async with self._replay_work:
+                replay = await asyncio.to_thread(Replay, record)
             self._replays[match_id] = replay
             while len(self._replays) > REPLAYS_KEPT:
                 self._replays.popitem(last=False)
@@ -142,7 +148,10 @@ class Api:
             if not (deal.isascii() and deal.isdigit() and len(deal) <= 6):  # int() takes "１", "1_0", " 1"
                 raise ValueError(deal)
             number = int(deal)
-            frames = await asyncio.to_thread(replay.frames, number)
+            frames = replay.cached_frames(number)
+            if frames is None:
+                async with self._replay_work:
+                    frames = await asyncio.to_thread(replay.frames, number)
         except (ValueError, KeyError):
             raise SeatError(404, f"no deal {request.match_info['deal']} in match {replay.record.match_id}") from None
         return web.json_response({"deal": number, "frames": frames})

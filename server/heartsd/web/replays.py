@@ -12,16 +12,24 @@ recently asked deals. A frame says how many deals are scored (``deals_scored``);
 scores themselves are in the index, once. (Each frame used to carry every earlier deal's
 score: deal 199 of a 200-deal record answered 1.1 MB, and scrubbing 40 of its deals kept
 107 MiB, growing with the square of the record's length.)
+
+A deal's frames start from the match as that deal began (``Match.at_deal``: the results
+of the deals before it), not from the first action: the results come from one match
+played forward as far as any page has asked, once per replay. (Each uncached deal used
+to replay every earlier action: one visitor asking for random late deals of a 500-deal
+match at the documented request rate held the interpreter for most of every second, and
+the bots' decisions fell from ~1,000/s to ~20/s, an attack pass.)
 """
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from typing import Any
 
 from heartsbot.proto import spectator_pb2
 
-from hearts_engine import Deal, Match, MatchRecord, MoonAction, PassAction, Phase, PlayAction, card_name, mask_of
+from hearts_engine import Deal, DealResult, Match, MatchRecord, MoonAction, PassAction, Phase, PlayAction, card_name, mask_of
 from hearts_engine.cards import cards_of
 
 from . import present
@@ -43,6 +51,9 @@ class Replay:
         for index, step in enumerate(self.steps):
             self.deal_starts.setdefault(step.deal, index)
         self._frames: OrderedDict[int, list[dict[str, Any]]] = OrderedDict()
+        self._forward = Match(self.engine.rules, self.engine.format, self.engine.seed)  # see _results_before
+        self._forward_steps = 0
+        self._forward_lock = threading.Lock()  # frames are made in worker threads
 
     @property
     def deal_numbers(self) -> list[int]:
@@ -70,6 +81,10 @@ class Replay:
             end += 1
         return self.steps[start:end]
 
+    def cached_frames(self, number: int) -> list[dict[str, Any]] | None:
+        """Deal ``number``'s frames if they are made already (no work: no worker thread)."""
+        return self._frames.get(number)
+
     def frames(self, number: int) -> list[dict[str, Any]]:
         """Deal ``number``: the table as dealt, then after each of its decisions."""
         if number not in self.deal_starts:
@@ -82,12 +97,22 @@ class Replay:
         self._frames.move_to_end(number)
         return cached
 
+    def _results_before(self, number: int) -> list[DealResult]:
+        """The results of the deals before deal ``number``: the forward match is played on
+        to that deal's start if it is not there yet, and never again from the first action."""
+        start = self.deal_starts[number]
+        with self._forward_lock:
+            forward = self._forward
+            while self._forward_steps < start:
+                step = self.steps[self._forward_steps]
+                forward.apply(step.seat, step.action)
+                self._forward_steps += 1
+            return forward.results[:number]
+
     def _play(self, number: int) -> list[dict[str, Any]]:
         engine = self.engine
-        match = Match(engine.rules, engine.format, engine.seed)
+        match = Match.at_deal(engine.rules, engine.format, engine.seed, self._results_before(number))
         start = self.deal_starts[number]
-        for step in self.steps[:start]:
-            match.apply(step.seat, step.action)
         deal = match.deal
         assert deal.number == number, (deal.number, number)
         frames = [self._frame(match, deal, None)]
