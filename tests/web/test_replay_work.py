@@ -106,3 +106,35 @@ def test_replay_work_runs_one_request_at_a_time(tmp_path, monkeypatch):
     first, again = run(main())
     assert first == again == [200] * 6
     assert inside[1] == 1
+
+
+def test_each_replay_job_rests_for_its_share_of_the_interpreter(tmp_path, monkeypatch):
+    """After every job (a record parsed, a deal's frames made) the replay slot stays idle
+    for rest_after(the job's CPU time): one at a time was not enough, as a visitor cycling
+    more long matches than the cache keeps had jobs run back to back (an attack pass)."""
+    import aiohttp
+
+    from heartsd.web import api
+    from tests.web.harness import web_daemon
+    from tests.web.test_feeds import house_match
+
+    costs = []
+
+    def recorded(cost_s):
+        costs.append(cost_s)
+        return 0.0
+
+    monkeypatch.setattr(api, "rest_after", recorded)
+
+    async def main():
+        async with web_daemon(tmp_path) as web, aiohttp.ClientSession() as http:
+            runner = await house_match(web.arena, deals=2)
+            await runner.finished.wait()
+            statuses = []
+            for path in ("", "/deals/0", "/deals/1", "/deals/1"):  # the index builds the replay; deal 1 twice
+                async with http.get(f"{web.url}/api/replay/{runner.id}{path}") as r:
+                    statuses.append(r.status)
+            return statuses
+
+    assert run(main()) == [200] * 4
+    assert len(costs) == 3 and all(c > 0 for c in costs)  # the build, deals 0 and 1; deal 1 again was made

@@ -10,7 +10,8 @@ import asyncio
 import json
 import time
 from collections import OrderedDict
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from aiohttp import web
 
@@ -31,6 +32,11 @@ REPLAYS_KEPT = 8  # finished records replayed, newest used first: a bounded cach
 # at a time: it is pure Python, and every thread doing it at once holds the interpreter
 # away from the event loop, whose bots then wait (an attack pass, web/replays.py).
 REPLAY_BUILDS_AT_ONCE = 1
+# ... and takes at most this share of the interpreter: after each job its slot stays held,
+# idle, three times as long as the job took. One at a time was not enough: a visitor
+# cycling late deals of more long matches than REPLAYS_KEPT had a record parsed and played
+# forward (~250 ms for 500 deals) back to back, and the bots' decisions still fell to ~5%.
+REPLAY_CPU_SHARE = 0.25
 RECENT_MATCHES = 30
 # The lobby's match lists are built at most once per this, however many tabs poll them (each
 # polls every 5 s). Before (an attack pass), each poll read the store twice: 150 open tabs
@@ -55,6 +61,26 @@ def player_counts(name: str) -> list[int]:
 
 RULESET_OPTIONS = [{"name": name, "players": player_counts(name), "default_players": preset(name).players}
                    for name in sorted(PRESETS)]
+
+
+T = TypeVar("T")
+
+
+def _timed(job: Callable[..., T], *args: Any) -> tuple[T, float]:
+    """``job(*args)`` and the CPU time this thread spent on it, in seconds."""
+    start = time.thread_time()
+    result = job(*args)
+    return result, time.thread_time() - start
+
+
+def rest_after(cost_s: float) -> float:
+    """How long the replay slot stays idle after a job that took ``cost_s`` of CPU, so that
+    replay work has at most REPLAY_CPU_SHARE of the time.
+
+    >>> rest_after(0.25)
+    0.75
+    """
+    return cost_s * (1 / REPLAY_CPU_SHARE - 1)
 
 
 class Api:
@@ -130,13 +156,19 @@ class Api:
         replay = self._replays.get(match_id)
         if replay is None:
             record = await self.front.spectating.record(self.front.peer(request), match_id)
-            async with self._replay_work:
-                replay = await asyncio.to_thread(Replay, record)
+            replay = await self._replay_job(Replay, record)
             self._replays[match_id] = replay
             while len(self._replays) > REPLAYS_KEPT:
                 self._replays.popitem(last=False)
         self._replays.move_to_end(match_id)
         return replay
+
+    async def _replay_job(self, job: Callable[..., T], *args: Any) -> T:
+        """``job(*args)`` in a worker thread, within the replay work's bounds (above)."""
+        async with self._replay_work:
+            result, cost_s = await asyncio.to_thread(_timed, job, *args)
+            await asyncio.sleep(rest_after(cost_s))
+        return result
 
     async def replay_index(self, request: web.Request) -> web.Response:
         return web.json_response((await self._replay(request)).index())
@@ -150,8 +182,7 @@ class Api:
             number = int(deal)
             frames = replay.cached_frames(number)
             if frames is None:
-                async with self._replay_work:
-                    frames = await asyncio.to_thread(replay.frames, number)
+                frames = await self._replay_job(replay.frames, number)
         except (ValueError, KeyError):
             raise SeatError(404, f"no deal {request.match_info['deal']} in match {replay.record.match_id}") from None
         return web.json_response({"deal": number, "frames": frames})
