@@ -74,6 +74,16 @@ HOUSE_PASS_S = 0.5  # the house-match loop's pause between passes
 HOUSE_RETRY_MAX_S = 30.0  # its longest pause after failed starts (doubling from HOUSE_PASS_S)
 
 
+def utf8_prefix(text: str, limit: int) -> str:
+    """The longest start of ``text`` within ``limit`` bytes of UTF-8: a character cut in
+    two is dropped whole (a status or close reason must stay text).
+
+    >>> utf8_prefix("né", 2)
+    'n'
+    """
+    return text.encode()[:limit].decode(errors="ignore")
+
+
 def clipped(message: str, limit: int = MAX_MESSAGE_BYTES) -> str:
     """``message``, cut to ``limit`` bytes of UTF-8 (never inside a character) with a note
     of how much was cut. Refusals quote what the caller sent (an id, a name); before (an
@@ -86,10 +96,9 @@ def clipped(message: str, limit: int = MAX_MESSAGE_BYTES) -> str:
     >>> len(short.encode()), short[-25:]
     (1025, 'éé… (101 more characters)')
     """
-    encoded = message.encode()
-    if len(encoded) <= limit:
+    if len(message.encode()) <= limit:
         return message
-    kept = encoded[:limit].decode(errors="ignore")  # a character cut in two is dropped whole
+    kept = utf8_prefix(message, limit)
     return f"{kept}… ({len(message) - len(kept)} more characters)"
 
 
@@ -534,7 +543,9 @@ class Arena:
                           "compares bots across tables instead)")
         if rated and match_format.kind is not FormatKind.FIXED:
             raise invalid("a rated match needs fixed deals (format.fixed_deals)")
-        for spec in seats:
+        for i, spec in enumerate(seats):
+            if spec.bot == "":  # else taken for a house seat of no strategy (an attack pass)
+                raise invalid(f"seat {i}: a bot seat needs the bot's name")
             if spec.human is not None and not spec.human.startswith(HUMAN_PREFIX):
                 raise invalid(f"a person's seat is named {HUMAN_PREFIX}<id>, not {spec.human!r}")
             if not spec.bot and not spec.human and spec.house not in STRATEGIES:

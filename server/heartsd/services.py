@@ -403,12 +403,10 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
     async def CreateMatch(self, request: admin_pb2.CreateMatchRequest, context: grpc.aio.ServicerContext) -> admin_pb2.CreateMatchResponse:  # noqa: N802
         self._authorize(context)
         seats = []
-        for i, spec in enumerate(request.seats):
+        for spec in request.seats:
             which = spec.WhichOneof("occupant")
             if which is None:
                 raise ArenaError("invalid", "every seat needs a bot or a house strategy")
-            if which == "bot" and not spec.bot:  # else taken for a house seat of no strategy
-                raise ArenaError("invalid", f"seat {i}: a bot seat needs the bot's name")
             seats.append(SeatRequest(bot=spec.bot) if which == "bot" else SeatRequest(house=spec.house))
         if request.wait_for_seats_ms < 0:
             raise ArenaError("invalid", "wait_for_seats_ms must not be negative")

@@ -18,7 +18,9 @@ from typing import Any
 
 import aiohttp
 
-from heartsd.arena import Arena
+from heartsbot.proto import admin_pb2, game_pb2
+
+from heartsd.arena import Arena, SeatRequest
 from heartsd.config import Settings
 from heartsd.logs import configure
 from heartsd.server import embedded
@@ -119,3 +121,10 @@ async def take_seat(client: aiohttp.ClientSession, url: str, **body: Any) -> dic
         data = await response.json()
         assert response.status == 200, data
         return data  # type: ignore[no-any-return]
+
+
+async def house_match(arena: Any, deals: int) -> Any:
+    """A house-only match of ``deals`` deals, started on ``arena`` directly: its runner."""
+    seats = [SeatRequest(house="heuristic"), SeatRequest(house="random")] * 2
+    return await arena.create_match("standard", 4, admin_pb2.RulesetOptions(), game_pb2.MatchFormat(fixed_deals=deals),
+                                    None, seats, game_pb2.ClockSettings())

@@ -8,19 +8,11 @@ import json
 from typing import Any
 
 import aiohttp
-from heartsbot.proto import admin_pb2, game_pb2
 
-from heartsd.arena import SeatRequest
 from heartsd.web import sockets
 
 from tests.server.harness import run
-from tests.web.harness import web_daemon
-
-
-async def house_match(arena: Any, deals: int) -> Any:
-    seats = [SeatRequest(house="heuristic"), SeatRequest(house="random")] * 2
-    return await arena.create_match("standard", 4, admin_pb2.RulesetOptions(), game_pb2.MatchFormat(fixed_deals=deals),
-                                    None, seats, game_pb2.ClockSettings())
+from tests.web.harness import house_match, web_daemon
 
 
 def test_a_live_feed_shows_played_cards_only_and_replays_wait_for_the_end(tmp_path) -> None:

@@ -70,8 +70,7 @@ def test_replay_work_runs_one_request_at_a_time(tmp_path, monkeypatch):
 
     import aiohttp
 
-    from tests.web.harness import web_daemon
-    from tests.web.test_feeds import house_match
+    from tests.web.harness import house_match, web_daemon
 
     inside = [0, 0]  # now, most at once
     lock = threading.Lock()
@@ -115,8 +114,7 @@ def test_each_replay_job_rests_for_its_share_of_the_interpreter(tmp_path, monkey
     import aiohttp
 
     from heartsd.web import api
-    from tests.web.harness import web_daemon
-    from tests.web.test_feeds import house_match
+    from tests.web.harness import house_match, web_daemon
 
     costs = []
 

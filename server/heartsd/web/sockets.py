@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import WSMsgType, web
 
-from ..arena import ArenaError
+from ..arena import ArenaError, utf8_prefix
 from .errors import HTTP_OF_ARENA
 from .front import parse_json
 from .tables import TableTracker
@@ -58,7 +58,7 @@ async def _close(ws: web.WebSocketResponse, code: int, message: str) -> None:
     """Close with ``message`` as the reason: at most 123 bytes of UTF-8 (RFC 6455), cut
     between characters. Cut inside one (a refusal quoting the caller's id), the reason was
     not text, and the client had to fail the connection (1007) instead of closing it."""
-    reason = message.encode()[:MAX_CLOSE_REASON_BYTES].decode(errors="ignore").encode()
+    reason = utf8_prefix(message, MAX_CLOSE_REASON_BYTES).encode()
     with contextlib.suppress(Exception):
         await asyncio.wait_for(ws.close(code=code, message=reason), 2.0)
 
