@@ -24,6 +24,7 @@ from heartsbot import convert
 
 from . import shuffles
 from .budgets import Budgets
+from .catchup import CatchUp, low_water
 from .checkpoints import CheckpointWriter
 from .clock import SeatClock
 from .config import Settings
@@ -172,6 +173,7 @@ class Arena:
         # Seats' missed events of matches that ended while their bot was away (missed.py).
         self.missed = MissedEndings(settings.missed_events_hold_s, settings.missed_events_max_bytes)
         self.runners: dict[str, MatchRunner] = {}
+        self._catching_up: dict[BotSession, CatchUp] = {}  # streams still owed what they missed (catchup.py)
         self._tasks: set[asyncio.Task[None]] = set()
         self._starting: dict[str, MatchRunner] = {}  # created, their row being written (create_match)
         self._starts: set[asyncio.Future[MatchRunner]] = set()
@@ -230,10 +232,12 @@ class Arena:
 
     def connect(self, session: BotSession) -> list[bot_pb2.ActiveMatch]:
         """Register a session (replacing an older one); its seats replay from what surely
-        reached the bot (runner.rewind), from now on: :meth:`resume_all` sends the rest
-        once the welcome is written."""
+        reached the bot (runner.rewind), from now on, as the stream reads (catchup.py):
+        :meth:`resume_all` starts once the welcome is written."""
         self.sessions.open(session)
         self.slots.changed()
+        session.outbox.low_water = low_water(session.max_outbox_bytes)
+        catch_up = self._catch_up(session)
         active = []
         for runner in self.runners.values():
             for slot in runner.seats_of(session.bot):
@@ -245,22 +249,41 @@ class Arena:
                         runner.disconnected(slot)
                     continue
                 runner.rewind(slot)
+                catch_up.add_seat(runner, slot)
                 active.append(bot_pb2.ActiveMatch(
                     match_id=runner.id, seat=slot.seat, last_sequence=runner.log_events.last_sequence,
                     request_pending=slot.pending is not None))
         return active
 
     def resume_all(self, session: BotSession) -> None:
-        """After the welcome: send every active match's missed events and pending request,
-        and what the bot missed of matches that ended while it was away."""
-        for runner in list(self.runners.values()):
-            for slot in runner.seats_for(session):
-                runner.resume(slot, slot.delivered)
+        """After the welcome: send every active match's missed events and pending request
+        (owed since :meth:`connect`), and what the bot missed of matches that ended while
+        it was away, as the stream reads them."""
+        catch_up = self._catch_up(session)
         if session.connected and self.sessions.get(session.bot) is session:  # else they wait for the next
             for update in self.missed.take(session.bot, session.version):
-                session.send(update)
+                catch_up.add_update(update)
+        catch_up.feed()
+
+    def _catch_up(self, session: BotSession) -> CatchUp:
+        """What ``session``'s stream is still owed (catchup.py)."""
+        catch_up = self._catching_up.get(session)
+        if catch_up is None:
+            catch_up = self._catching_up[session] = CatchUp(session, self._caught_up)
+        return catch_up
+
+    def _caught_up(self, catch_up: CatchUp) -> None:
+        """Everything the stream was owed has been handed to it: a draining session whose
+        matches are over may end now (its last messages were queued behind what it was owed)."""
+        session = catch_up.session
+        if self._catching_up.get(session) is catch_up:
+            del self._catching_up[session]
+        self._end_if_drained(session)
 
     def disconnect(self, session: BotSession) -> None:
+        catch_up = self._catching_up.pop(session, None)
+        if catch_up is not None:
+            catch_up.release()
         if not self.sessions.close(session):
             return  # replaced by a newer session: nothing is away
         for runner in self.runners.values():
@@ -282,7 +305,8 @@ class Arena:
     def _end_if_drained(self, session: BotSession) -> None:
         """A draining session with no match left gets its last message, a ``draining`` with
         no active match, and its stream ends with OK."""
-        if session.drain_reason and session.connected and not self._playable_by(session):
+        if (session.drain_reason and session.connected and session not in self._catching_up
+                and not self._playable_by(session)):
             session.send(bot_pb2.PlayResponse(draining=bot_pb2.Draining(reason=session.drain_reason)))
             session.close(f"drained ({session.drain_reason}): every match finished")
             log.info("bot drained", bot=session.bot, session=session.id)
@@ -348,7 +372,10 @@ class Arena:
             runner = self.runners.get(request.match_id)
             return self._unknown_match(request.match_id, "", (runner.frozen_refusal(session) if runner else "") or
                                        "you are not seated in that match at that seat (it may have ended)")
-        self.runners[request.match_id].resume(slot, int(request.last_sequence))
+        self.runners[request.match_id].rewind_to(slot, int(request.last_sequence))
+        catch_up = self._catch_up(session)
+        catch_up.add_seat(self.runners[request.match_id], slot)
+        catch_up.feed()
         return None
 
     def _all_runners(self) -> tuple[MatchRunner, ...]:

@@ -124,11 +124,13 @@ class EventLog:
                 out.append(slot)
         return out
 
-    def wire_for_seat(self, seat: int, after: int) -> bytes:
-        """The ``events`` entries of a MatchUpdate for ``seat`` after ``after``, encoded."""
+    def wire_for_seat(self, seat: int, after: int, until: int = -1) -> bytes:
+        """The ``events`` entries of a MatchUpdate for ``seat`` after sequence ``after`` and
+        up to ``until`` (-1: the last), encoded."""
+        wire = self._wire[after:] if until < 0 else self._wire[after:until]
         if after >= self._public_from:
-            return b"".join(cast("list[bytes]", self._wire[after:]))  # a deal's end: public from here on
-        return b"".join([w if isinstance(w, bytes) else w[seat] for w in self._wire[after:]])
+            return b"".join(cast("list[bytes]", wire))  # a deal's end: public from here on
+        return b"".join([w if isinstance(w, bytes) else w[seat] for w in wire])
 
     def revealed_wire(self, field: int, ended: game_pb2.Event) -> bytes:
         """Every event with every hand shown, then ``ended`` (numbered here as the next

@@ -77,6 +77,11 @@ MOVES_PER_TURN: Final = 32  # moves in a row (house, defaults) before yielding t
 # match before the bot's next answer was even read, and auto-play never ended. A bot's
 # answer within it counts; a later one is stale, and ends auto-play all the same.
 AUTO_LISTEN_S: Final = 0.02
+# Events per message when a seat is sent what it missed (catch_up, and what is kept for a
+# bot away at a match's end): ~42 KB at ~41 bytes an event, where a seat's whole match of
+# 1,000 deals is 82,000 events, ~3.4 MB, near gRPC's default 4 MiB limit on what a client
+# may receive in one message.
+EVENTS_PER_PART: Final = 1024
 # config.INT32_MAX, as a literal: compiled, a comparison with it is a C constant's, where
 # the imported name was a module lookup and a call of min() on every decision.
 WIRE_INT32_MAX: Final = 2**31 - 1
@@ -201,6 +206,9 @@ class SeatSlot:
     # The declared version the seat's bot must be connected as (a tournament froze it at its
     # start), or None: any. Another version's stream is, to this seat, no stream at all.
     version: str | None = None
+    # The stream this seat is being caught up on (catchup.py), part by part as it reads:
+    # meanwhile what the match sends the seat waits for its turn there.
+    catching_up: BotSession | None = None
 
     def played_by(self, session: BotSession) -> bool:
         """Whether ``session`` (of this seat's bot) may play this seat: its version is the
@@ -923,6 +931,8 @@ class MatchRunner:
             return None
         if not slot.played_by(session):
             return None  # another version of the bot: to this seat, no stream (Arena.connect)
+        if slot.catching_up is session:
+            return session  # it gets everything, this request included, at its turn (catch_up)
         events = self.log_events.wire_for_seat(slot.seat, slot.delivered)
         if not events and request is None:
             return session
@@ -948,6 +958,25 @@ class MatchRunner:
             self._send(slot, self._request(slot, pending, int(spent * 1000)))
         else:
             self._send(slot, None)
+
+    def catch_up(self, slot: SeatSlot, session: BotSession) -> bool:
+        """Send the seat, whose stream ``session`` is catching up on it (catchup.py), the
+        next part of what it has not been sent: EVENTS_PER_PART events, or the rest with
+        the pending request; True once it is up to date (from then on its sends are the
+        usual ones)."""
+        if self.log_events.last_sequence - slot.delivered > EVENTS_PER_PART:
+            until = slot.delivered + EVENTS_PER_PART
+            events = self.log_events.wire_for_seat(slot.seat, slot.delivered, until)
+            slot.delivered = until
+            session.send(self._encoder.update(slot.seat, events, None))
+            return False
+        slot.catching_up = None
+        self.resume(slot, slot.delivered)
+        return True
+
+    def rewind_to(self, slot: SeatSlot, after: int) -> None:
+        """What goes to the seat from now on starts after event ``after`` (a bot's resume)."""
+        self._start_after(slot, after)
 
     def rewind(self, slot: SeatSlot) -> None:
         """The seat's bot (or person) has a new stream: whatever goes to it from now on,
@@ -1069,8 +1098,11 @@ class MatchRunner:
                 continue
             session = self._sessions.get(slot.name)
             if session is None or not session.connected or not slot.played_by(session):
-                events = self.log_events.wire_for_seat(slot.seat, self.replay_from(slot))
-                missed.keep(slot.name, self.id, slot.seat, self._encoder.update(slot.seat, events, None), slot.version)
+                last = self.log_events.last_sequence
+                parts = [self._encoder.update(slot.seat, self.log_events.wire_for_seat(
+                    slot.seat, start, min(start + EVENTS_PER_PART, last)), None)
+                    for start in range(self.replay_from(slot), last, EVENTS_PER_PART)]
+                missed.keep(slot.name, self.id, slot.seat, parts, slot.version)
 
     def _update_releases(self) -> None:
         """Tell the releases (this match's or its set's) what this table has done so far."""

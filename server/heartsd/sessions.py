@@ -43,15 +43,21 @@ class Outbox:
     Its deque is made at the first message: an empty one holds a 64-slot block (~0.7 KiB),
     and most of a ladder's connected bots are idle at any moment. The loop its waits run
     on is looked up once, at the first: ``asyncio.get_running_loop()`` checks the process
-    id (a ``getpid`` system call) each time, and a busy stream waits once per message."""
+    id (a ``getpid`` system call) each time, and a busy stream waits once per message.
 
-    __slots__ = ("_items", "_waiter", "_loop", "bytes")
+    ``on_low``, while set, is called whenever a message is taken and fewer than
+    ``low_water`` bytes wait: what a reconnected bot missed is made as it reads
+    (catchup.py), so the bound on ``bytes`` still only ever ends a bot that does not read."""
+
+    __slots__ = ("_items", "_waiter", "_loop", "bytes", "on_low", "low_water")
 
     def __init__(self) -> None:
         self._items: deque[bot_pb2.PlayResponse | bytes | None] | None = None
         self._waiter: asyncio.Future[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.bytes = 0
+        self.on_low: Callable[[], None] | None = None
+        self.low_water = 0
 
     def qsize(self) -> int:
         return len(self._items) if self._items else 0
@@ -76,6 +82,8 @@ class Outbox:
             raise asyncio.QueueEmpty
         item = self._items.popleft()
         self.bytes -= _size(item)
+        if self.on_low is not None and self.bytes < self.low_water:
+            self.on_low()
         return item
 
     async def get(self) -> bot_pb2.PlayResponse | bytes | None:
@@ -91,6 +99,8 @@ class Outbox:
                     self._waiter = None
         item = self._items.popleft()
         self.bytes -= _size(item)
+        if self.on_low is not None and self.bytes < self.low_water:
+            self.on_low()
         return item
 
     def clear(self) -> None:

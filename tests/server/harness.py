@@ -270,6 +270,54 @@ class Bot:
         return await asyncio.wait_for(wait(), timeout)
 
 
+class RawBot:
+    """A bot stream driven message by message: it may never read what the server sends."""
+
+    def __init__(self, daemon, name: str = "alice", max_matches: int = 1_000_000) -> None:
+        self.daemon, self.name, self.max_matches = daemon, name, max_matches
+
+    async def __aenter__(self) -> RawBot:
+        self.channel = self.daemon.channel()
+        self.call = bot_pb2_grpc.BotServiceStub(self.channel).Play(metadata=auth(BOTS[self.name]))
+        await self.call.write(bot_pb2.PlayRequest(hello=bot_pb2.Hello(
+            name=self.name, version="t", max_concurrent_matches=self.max_matches)))
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.call.cancel()
+        await self.channel.close()
+
+    async def send(self, message: bot_pb2.PlayRequest) -> bool:
+        """False once the stream is over."""
+        try:
+            await self.call.write(message)
+            return True
+        except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
+            return False
+
+    async def read_all(self, timeout: float = 20) -> tuple[list[bot_pb2.PlayResponse], grpc.StatusCode | None, str]:
+        """Everything the server sent, then the final status (None: the stream did not end)."""
+        received = []
+        try:
+            async with asyncio.timeout(timeout):
+                async for message in self.call:
+                    received.append(message)
+        except grpc.aio.AioRpcError as exc:
+            return received, exc.code(), exc.details() or ""
+        except TimeoutError:
+            return received, None, f"still open after {timeout} s"
+        return received, await self.call.code(), await self.call.details() or ""
+
+
+async def session_of(daemon, bot: str):
+    for _ in range(500):
+        session = daemon.arena.sessions.get(bot)
+        if session is not None:
+            return session
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{bot} never connected")
+
+
 def run(coro: Any) -> Any:
     return asyncio.run(coro)
 

@@ -18,7 +18,7 @@ import grpc
 
 from heartsbot.proto import bot_pb2, bot_pb2_grpc, game_pb2, spectator_pb2, spectator_pb2_grpc
 
-from .harness import ADMIN, BOTS, Bot, auth, first_legal, run, running_daemon
+from .harness import ADMIN, BOTS, Bot, RawBot, auth, first_legal, run, running_daemon, session_of
 from .test_daemon_process import Remote, start
 
 PLAY_PATH = "/hearts.v1.BotService/Play"
@@ -157,54 +157,6 @@ def test_a_revoked_or_rotated_token_ends_its_session_with_a_reason_under_the_lad
 
 
 # -- memory per caller, bounded by bytes -----------------------------------------------------
-
-class RawBot:
-    """A bot stream driven message by message: it may never read what the server sends."""
-
-    def __init__(self, daemon, name: str = "alice", max_matches: int = 1_000_000) -> None:
-        self.daemon, self.name, self.max_matches = daemon, name, max_matches
-
-    async def __aenter__(self) -> RawBot:
-        self.channel = self.daemon.channel()
-        self.call = bot_pb2_grpc.BotServiceStub(self.channel).Play(metadata=auth(BOTS[self.name]))
-        await self.call.write(bot_pb2.PlayRequest(hello=bot_pb2.Hello(
-            name=self.name, version="t", max_concurrent_matches=self.max_matches)))
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.call.cancel()
-        await self.channel.close()
-
-    async def send(self, message: bot_pb2.PlayRequest) -> bool:
-        """False once the stream is over."""
-        try:
-            await self.call.write(message)
-            return True
-        except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
-            return False
-
-    async def read_all(self, timeout: float = 20) -> tuple[list[bot_pb2.PlayResponse], grpc.StatusCode | None, str]:
-        """Everything the server sent, then the final status (None: the stream did not end)."""
-        received = []
-        try:
-            async with asyncio.timeout(timeout):
-                async for message in self.call:
-                    received.append(message)
-        except grpc.aio.AioRpcError as exc:
-            return received, exc.code(), exc.details() or ""
-        except TimeoutError:
-            return received, None, f"still open after {timeout} s"
-        return received, await self.call.code(), await self.call.details() or ""
-
-
-async def session_of(daemon, bot: str):
-    for _ in range(500):
-        session = daemon.arena.sessions.get(bot)
-        if session is not None:
-            return session
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"{bot} never connected")
-
 
 def test_repeated_drains_count_against_the_stream_budget(tmp_path):
     """A second `drain` changes nothing (drain is idempotent), so a bot that sends them

@@ -1,0 +1,100 @@
+"""Bringing a bot's new stream up to date, as fast as the bot reads and no faster.
+
+A stream that (re)connects is owed, for every seat its bot holds, the events after the
+last request it answered and the pending request (runner.rewind), and what it missed
+of matches that ended while it was away (missed.py); a ``resume`` asks for a seat's
+again. That can be far more than the stream's outbox may hold: a bot that hung for
+90 s in 64 matches of house seats was owed ~20 MB, and every stream it opened ended at
+once RESOURCE_EXHAUSTED "not reading" (the bound meant for a bot that does not read),
+so it could never get back to its matches. And a bot reconnecting in a loop had the
+server build everything it was owed on every stream, whether it read it or not.
+
+So what a stream is owed is kept here as a queue of seats (and ended matches' updates),
+and made into messages only while fewer than the outbox's ``low_water`` bytes wait to
+be written: the outbox calls :meth:`CatchUp.feed` as the writer takes from it. A seat
+goes in parts of runner.EVENTS_PER_PART events, and its last part carries its pending
+request; until then, what the match sends that seat waits its turn here (runner._send),
+so nothing is sent twice or out of order. Seats come up to date one after another:
+the first is playable while the rest are still on their way, and what the stream's
+caught-up seats play meanwhile goes first (the queue only feeds a nearly empty outbox).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from .runner import MatchRunner, SeatSlot
+    from .sessions import BotSession
+
+# At most this much (or a quarter of the outbox's bound, if smaller) waits in a catching-up
+# stream's outbox: a few parts, enough to keep gRPC's writes going back to back.
+LOW_WATER_BYTES: Final = 256 * 1024
+
+
+class CatchUp:
+    """What ``session``'s stream is still owed, in order; ``on_done`` is called once it has
+    all been handed to the outbox, or the stream ended first."""
+
+    __slots__ = ("session", "_owed", "_on_done")
+
+    def __init__(self, session: BotSession, on_done: Callable[[CatchUp], None]) -> None:
+        self.session = session
+        self._owed: deque[tuple[MatchRunner, SeatSlot] | bytes] = deque()
+        self._on_done = on_done
+
+    def add_seat(self, runner: MatchRunner, slot: SeatSlot) -> None:
+        """Owe the seat everything after its ``delivered`` point and its pending request;
+        until then, what its match sends it waits here (a seat already owed stays in its place)."""
+        if slot.catching_up is not self.session:
+            slot.catching_up = self.session
+            self._owed.append((runner, slot))
+
+    def add_update(self, update: bytes) -> None:
+        """Owe a ready update (what a seat missed of a match that has ended)."""
+        self._owed.append(update)
+
+    def feed(self) -> None:
+        """Hand the outbox what is owed while little waits in it; once all of it is handed
+        over (or the stream is over), stop being called and report done."""
+        session = self.session
+        outbox = session.outbox
+        owed = self._owed
+        while owed and session.connected and outbox.bytes < outbox.low_water:
+            item = owed[0]
+            if isinstance(item, bytes):
+                owed.popleft()
+                session.send(item)
+                continue
+            runner, slot = item
+            # A seat another stream took over (or a match that ended) is done here: the seat
+            # is that stream's now, and an ended match's last part is sent all the same.
+            if slot.catching_up is not session or runner.catch_up(slot, session):
+                owed.popleft()
+        if owed and session.connected:
+            outbox.on_low = self.feed
+            return
+        outbox.on_low = None
+        self.release()
+        self._on_done(self)
+
+    def release(self) -> None:
+        """Forget what is still owed (the stream ended): its seats' sends are the usual ones
+        again, for the next stream of their bot."""
+        session = self.session
+        session.outbox.on_low = None
+        for item in self._owed:
+            if not isinstance(item, bytes) and item[1].catching_up is session:
+                item[1].catching_up = None
+        self._owed.clear()
+
+
+def low_water(max_outbox_bytes: int) -> int:
+    """How few bytes must wait in a catching-up outbox before more is made.
+
+    >>> low_water(16 * 1024 * 1024), low_water(64 * 1024)
+    (262144, 16384)
+    """
+    return min(LOW_WATER_BYTES, max_outbox_bytes // 4)

@@ -1,0 +1,199 @@
+"""A bot's new stream is brought up to date as it reads (heartsd.catchup).
+
+Found by an attack pass: a bot seated in many matches that hung (stopped reading and
+answering) for ~90 s, then restarted and reconnected like any bot, was owed more than
+the stream's outbox may hold. Every seat's backlog was queued at once, the outbox's
+bound (meant for a bot that does not read) ended the stream RESOURCE_EXHAUSTED "not
+reading", and so on at every reconnect: the bot was locked out of its matches. And a
+bot reconnecting in a loop had the server build the whole backlog of every match on
+every stream, read or not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+
+from heartsbot.proto import bot_pb2, bot_pb2_grpc, game_pb2
+from heartsd.catchup import LOW_WATER_BYTES
+from heartsd.runner import EVENTS_PER_PART
+
+from .harness import BOTS, Bot, auth, first_legal, run, running_daemon, session_of
+
+HOUSE3 = ["house:random"] * 3
+MATCHES = 6
+OUTBOX = 64 * 1024  # the smallest max_outbox_bytes: a backlog of a few matches is far more
+
+
+async def away_in_long_matches(daemon, owed_bytes: int) -> list[str]:
+    """alice connects, is seated in MATCHES long matches against house seats, and goes away
+    without answering; her seats are played by the server's defaults until she is owed
+    more than ``owed_bytes`` (at ~41 bytes an event) in every match."""
+    first = await Bot(daemon, "alice", policy=lambda request, bot: None, max_matches=MATCHES).start()
+    matches = [await daemon.create_match(["alice", *HOUSE3], deals=1000, seed=i) for i in range(MATCHES)]
+    await first.drop()
+    runners = [daemon.arena.runners[m] for m in matches]
+    for _ in range(3000):
+        owed = [r.log_events.last_sequence - r.replay_from(r.seats[0]) for r in runners]
+        if min(owed) * 41 > owed_bytes:
+            return matches
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"the matches did not move on: {owed}")
+
+
+def test_a_bot_owed_more_than_its_outbox_holds_is_let_back_in_and_plays(tmp_path):
+    """Before: the stream ended RESOURCE_EXHAUSTED ("not reading") right after its
+    welcome, though the bot read everything. Now it gets every event it missed, in
+    order and in parts, then its requests, and answers them."""
+
+    async def scenario():
+        async with running_daemon(tmp_path, max_outbox_bytes=OUTBOX, grace_ms=50, auto_after=1) as daemon:
+            matches = await away_in_long_matches(daemon, 2 * OUTBOX)
+            back = await Bot(daemon, "alice", first_legal, max_matches=MATCHES).start()
+            answered = {}
+            for _ in range(3000):  # until a decision of hers was played in every match since
+                for m in matches:
+                    runner = daemon.arena.runners.get(m)
+                    if runner is not None and m not in answered and any(
+                            d.seat == 0 and d.provenance == game_pb2.PROVENANCE_BOT for d in runner.decisions[-50:]):
+                        answered[m] = True
+                if len(answered) == len(matches) or await back.status() is not None:
+                    break
+                await asyncio.sleep(0.01)
+            status = await back.status()
+            details = await back._call.details() if status is not None else ""
+            await back.close()
+            return matches, back, answered, status, details
+
+    matches, back, answered, status, details = run(scenario())
+    assert status is None, f"the stream ended {status}: {details}"
+    assert len(answered) == len(matches), "she answered in every match"
+    for m in matches:
+        sequences = [e.sequence for e in back.events[(m, 0)]]
+        assert sequences == list(range(sequences[0], sequences[-1] + 1)), "in order, none skipped or twice"
+        updates = [r.update for r in back.received if r.HasField("update") and r.update.match_id == m]
+        assert len(updates[0].events) == EVENTS_PER_PART and not updates[0].HasField("request"), "in parts"
+    assert max(r.ByteSize() for r in back.received) < 4 * EVENTS_PER_PART * 64
+
+
+def test_a_stream_that_does_not_read_is_not_made_what_it_is_owed(tmp_path):
+    """Before: every new stream had the whole backlog of every match built and queued at
+    once, whether it read or not, so reconnecting in a loop cost the server the whole
+    backlog each time. Now only what fills the outbox to its low-water mark is made,
+    beyond what the stream's transport takes: its HTTP/2 window, 64 KiB here (grpc-core's
+    window-growing probe is off: on, a client that reads nothing still takes ~7 MB)."""
+
+    async def scenario():
+        async with running_daemon(tmp_path, grace_ms=50, auto_after=1) as daemon:
+            matches = await away_in_long_matches(daemon, 400_000)
+            runners = [daemon.arena.runners[m] for m in matches]
+            async with grpc.aio.insecure_channel(daemon.target, options=[("grpc.http2.bdp_probe", 0)]) as channel:
+                call = bot_pb2_grpc.BotServiceStub(channel).Play(metadata=auth(BOTS["alice"]))
+                await call.write(bot_pb2.PlayRequest(hello=bot_pb2.Hello(name="alice", max_concurrent_matches=MATCHES)))
+                await call.read()  # the welcome; nothing more is read
+                session = await session_of(daemon, "alice")
+                await asyncio.sleep(0.5)
+                made = sum(r.seats[0].delivered - r.replay_from(r.seats[0]) for r in runners)
+                owed = sum(r.log_events.last_sequence - r.replay_from(r.seats[0]) for r in runners)
+                waiting = session.outbox.bytes
+                held = sum(getattr(r.seats[0], "catching_up", None) is session for r in runners)
+                call.cancel()
+        return made, owed, waiting, held
+
+    made, owed, waiting, held = run(scenario())
+    assert made < owed / 4, (made, owed)
+    assert waiting < 2 * LOW_WATER_BYTES
+    assert held >= MATCHES - 1, "the seats not yet made wait their turn"
+
+
+def test_a_resume_from_the_start_comes_in_parts_with_the_request_last(tmp_path):
+    """A ``resume`` from sequence 0 re-sends a whole match: before, as one message (at
+    1,000 deals ~3.4 MB, near gRPC's default 4 MiB a client may receive). Now in parts of
+    EVENTS_PER_PART events, the pending request with the last."""
+
+    async def scenario():
+        async with running_daemon(tmp_path, grace_ms=50, auto_after=1) as daemon:
+            matches = await away_in_long_matches(daemon, 3 * EVENTS_PER_PART * 41)
+            resumed = []
+
+            def resume_once(request, bot):
+                if not resumed:
+                    resumed.append(request.request_id)
+                    bot.send(bot_pb2.PlayRequest(resume=bot_pb2.Resume(match_id=matches[0], seat=0, last_sequence=0)))
+                    return None  # answered when it comes again, after the resume
+                return first_legal(request, bot)
+
+            back = await Bot(daemon, "alice", resume_once, max_matches=MATCHES).start()
+            for _ in range(3000):
+                if replayed(back, matches[0]) is not None:
+                    break
+                await asyncio.sleep(0.01)
+            await back.close()
+            return replayed(back, matches[0])
+
+    replay = run(scenario())
+    assert replay is not None, "the whole match came again, with its request"
+    whole = next(i for i, u in enumerate(replay) if u.HasField("request"))
+    assert whole >= 2, "a whole match comes in parts"
+    assert all(len(u.events) == EVENTS_PER_PART for u in replay[:whole])
+    sequences = [e.sequence for u in replay[:whole + 1] for e in u.events]
+    assert sequences == list(range(1, len(sequences) + 1))
+
+
+def replayed(back: Bot, match_id: str) -> list[bot_pb2.MatchUpdate] | None:
+    """The updates of ``match_id`` from the last that starts at its first event (the
+    automatic replay from an unanswered seat's start also does), once one has a request."""
+    updates = [r.update for r in back.received if r.HasField("update") and r.update.match_id == match_id]
+    starts = [i for i, u in enumerate(updates) if u.events and u.events[0].sequence == 1]
+    if len(starts) < 2:
+        return None
+    tail = updates[starts[-1]:]
+    return tail if any(u.HasField("request") for u in tail) else None
+
+
+def test_a_match_that_ended_while_its_bot_was_away_is_kept_in_parts(tmp_path):
+    """What a seat missed of a match that ended meanwhile was kept as one update: a whole
+    match at 1,000 deals, ~3.4 MB in one message. Now in parts, in order, to match_ended."""
+
+    async def scenario():
+        async with running_daemon(tmp_path, grace_ms=50, auto_after=1) as daemon:
+            first = await Bot(daemon, "alice", policy=lambda request, bot: None).start()
+            match_id = await daemon.create_match(["alice", *HOUSE3], deals=40, seed=3)
+            await first.drop()
+            await daemon.wait_finished(match_id, timeout=120)
+            back = await Bot(daemon, "alice", first_legal).start()
+            await back.wait_ended(match_id, timeout=30)
+            await back.close()
+            return match_id, back
+
+    match_id, back = run(scenario())
+    updates = [r.update for r in back.received if r.HasField("update") and r.update.match_id == match_id]
+    assert len(updates) >= 3 and all(len(u.events) == EVENTS_PER_PART for u in updates[:-1])
+    sequences = [e.sequence for u in updates for e in u.events]
+    assert sequences == list(range(sequences[0], sequences[-1] + 1))
+    assert updates[-1].events[-1].HasField("match_ended")
+
+
+def test_a_draining_stream_ends_only_after_what_it_was_owed(tmp_path):
+    """A draining session ends (OK) once its matches are over: its final ``draining`` must
+    come after every part it was owed, not before the parts still waiting their turn."""
+
+    async def scenario():
+        async with running_daemon(tmp_path, max_outbox_bytes=OUTBOX, grace_ms=50, auto_after=1) as daemon:
+            first = await Bot(daemon, "alice", policy=lambda request, bot: None).start()
+            match_id = await daemon.create_match(["alice", *HOUSE3], deals=40, seed=5)
+            await first.drop()
+            await daemon.wait_finished(match_id, timeout=120)
+            back = await Bot(daemon, "alice", first_legal).start()
+            back.send(bot_pb2.PlayRequest(drain=bot_pb2.Drain(reason="test")))
+            code = await back.final_status(30)
+            return match_id, back, code
+
+    match_id, back, code = run(scenario())
+    assert code == grpc.StatusCode.OK
+    kinds = [r.WhichOneof("kind") for r in back.received]
+    assert kinds[-1] == "draining"
+    assert back.ended.get(match_id) is not None
+    updates = [r.update for r in back.received if r.HasField("update") and r.update.match_id == match_id]
+    assert updates[-1].events[-1].HasField("match_ended")
