@@ -13,7 +13,8 @@ while the matches go on:
 - ``WatchMatch`` streams beyond the spectators' budget, on a live match;
 - another process holding the SQLite write lock for 4 s while admin calls with junk
   tokens arrive;
-- malformed protobuf bytes on bot streams;
+- malformed protobuf bytes on bot streams (50 of one bot in a row: the first 10 are read, the
+  rest refused for opening streams too fast);
 - a ladder bot whose token is revoked while it is connected;
 - and what already held: 300 idle connections, 200 streams that never say hello.
 
@@ -66,7 +67,7 @@ from heartsbot.proto import (  # noqa: E402
     spectator_pb2_grpc,
 )
 from heartsbot.strategies import make_strategy  # noqa: E402
-from heartsd.services import GREETINGS_PER_BOT  # noqa: E402
+from heartsd.services import BOT_STREAM_BURST, GREETINGS_PER_BOT  # noqa: E402
 
 ADMIN = "soak-admin-token"
 HONEST = [f"honest{i}" for i in range(8)]
@@ -467,7 +468,10 @@ EXPECTED: dict[str, Any] = {
     "never_reads": lambda r: r["status"] in CUT,
     "spectator_flood": lambda r: r.get("RESOURCE_EXHAUSTED", 0) > 0 and set(r) <= {"OK", "RESOURCE_EXHAUSTED"},
     "locked_store": lambda r: set(r["junk_admin_calls"]) == {"UNAUTHENTICATED"},
-    "malformed_bytes": lambda r: set(r) == {"INVALID_ARGUMENT"},
+    # one bot's streams in a row: at least the first BOT_STREAM_BURST read and refused, the rest
+    # refused before they are read for opening too fast (bot_streams_per_minute)
+    "malformed_bytes": lambda r: r.get("INVALID_ARGUMENT", 0) >= BOT_STREAM_BURST and set(r) <= {
+        "INVALID_ARGUMENT", "RESOURCE_EXHAUSTED"},
     "revoked_token": lambda r: r["welcomed"] and r["status"] == "UNAUTHENTICATED" and "revoked" in r["details"],
     "idle_and_silent": lambda r: set(r) <= {"INVALID_ARGUMENT", "RESOURCE_EXHAUSTED"}
     and 0 < r.get("INVALID_ARGUMENT", 0) <= GREETINGS_PER_BOT,

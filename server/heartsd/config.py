@@ -99,6 +99,9 @@ class Settings:
     # bytes waiting to be sent to it before a stream that does not read is ended.
     max_matches_per_bot: int = 64
     max_outbox_bytes: int = 16 * 1024 * 1024
+    # New streams a bot may open: BOT_STREAM_BURST in a row, then this many a minute
+    # (rates.py); 0: no limit.
+    bot_streams_per_minute: int = 30
     # A match that ends while one of its bots is away: that seat's missed events, up to
     # match_ended, wait for the bot's next hello this long, within this many bytes for
     # every such seat together (missed.py; the oldest go first).
@@ -247,6 +250,8 @@ class Settings:
             raise ConfigError(f"handshake_timeout_s: 0.1 to 600 seconds, got {self.handshake_timeout_s:g}")
         if self.max_matches_per_bot < 1:
             raise ConfigError("max_matches_per_bot: at least 1")
+        if self.bot_streams_per_minute < 0:
+            raise ConfigError("bot_streams_per_minute: 0 (no limit) or more")
         if self.max_outbox_bytes < 64 * 1024:
             raise ConfigError("max_outbox_bytes: at least 65536 (64 KiB)")
         if not 0 <= self.missed_events_hold_s <= 7 * 86400:
@@ -479,6 +484,7 @@ _FIELDS = {
     "max_admin_calls": _int,
     "max_matches_per_bot": _int,
     "max_outbox_bytes": _int,
+    "bot_streams_per_minute": _int,
     "missed_events_hold_s": _float,
     "missed_events_max_bytes": _int,
     "web": _str,

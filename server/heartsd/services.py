@@ -34,6 +34,7 @@ from . import __version__, pages, spectating
 from .arena import Arena, ArenaError, SeatRequest, clipped, quoted
 from .budgets import Budget, BudgetExhausted, admit
 from .db import damaged
+from .rates import RequestRate
 from .sessions import CLOSE_FLUSH_S, RESUMES_PER_SEAT, BotSession
 from .wire import UNREADABLE, PlayAnswer, Unreadable
 
@@ -41,6 +42,7 @@ log = structlog.get_logger("heartsd.api")
 REFUSE_READ_S = 0.5
 HELLO_TIMEOUT_S = 10.0  # a stream that says nothing holds a slot of the bot streams' budget
 GREETINGS_PER_BOT = 4  # streams of one bot at once between opening and their hello
+BOT_STREAM_BURST = 10  # streams a bot may open in a row; then Settings.bot_streams_per_minute
 MAX_VERSION_CHARS = 128  # hello.version: logged at every connect, frozen into tournament rosters
 # See BotService._end. The quiet pause is long enough that a loaded machine's scheduling
 # gap in a client's writes (measured: a 207 ms stall) does not look like the end of them.
@@ -139,6 +141,8 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
     def __init__(self, arena: Arena) -> None:
         self.arena = arena
         self._greeting: dict[str, int] = {}  # bot -> its streams that have not said hello yet
+        per_minute = arena.settings.bot_streams_per_minute
+        self._opened = RequestRate(per_minute / 60, BOT_STREAM_BURST) if per_minute else None  # streams, by bot
 
     async def Play(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> None:  # noqa: N802
         """One bot's stream. It takes its slot of the bot-stream budget itself, where every
@@ -251,13 +255,21 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
         said hello yet: at most GREETINGS_PER_BOT. Before, one bot's token opened ~2,000
         streams that never said hello, each holding a bot-stream slot for HELLO_TIMEOUT_S,
         and no other bot could connect (an attack pass). A bot's streams past hello need no
-        count: a new session of a bot replaces its previous one."""
+        count: a new session of a bot replaces its previous one. How fast a bot may open
+        streams is bounded too (BOT_STREAM_BURST, then Settings.bot_streams_per_minute)."""
         if bot is None:
             return await self._greet(context)
         if self._greeting.get(bot, 0) >= GREETINGS_PER_BOT:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
                                 f"bot {bot!r} already has {GREETINGS_PER_BOT} streams that have not sent 'hello'; "
                                 "send hello as a stream's first message")
+        if self._opened is not None and not self._opened.allow(bot):
+            # Each stream welcomed costs ~3 times one refused: a bot reconnecting in a loop
+            # (~550 a second) took half of the event loop from every other bot (an attack pass).
+            await self._refuse(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                               f"bot {bot!r} opened streams too fast (more than {BOT_STREAM_BURST} in a row, then "
+                               f"{self.arena.settings.bot_streams_per_minute} a minute): connect again in "
+                               f"{self._opened.retry_after_s(bot):.1f} s")
         self._greeting[bot] = self._greeting.get(bot, 0) + 1
         try:
             return await self._greet(context)

@@ -18,6 +18,8 @@ import grpc
 
 from heartsbot.proto import bot_pb2, bot_pb2_grpc, game_pb2, spectator_pb2, spectator_pb2_grpc
 
+from heartsd.services import BOT_STREAM_BURST
+
 from .harness import ADMIN, BOTS, Bot, RawBot, auth, first_legal, run, running_daemon, session_of
 from .test_daemon_process import Remote, start
 
@@ -157,6 +159,39 @@ def test_a_revoked_or_rotated_token_ends_its_session_with_a_reason_under_the_lad
 
 
 # -- memory per caller, bounded by bytes -----------------------------------------------------
+
+def test_a_bot_reconnecting_in_a_loop_is_refused_past_its_stream_rate(tmp_path):
+    """An attack pass: one bot's token opened ~550 streams a second, each welcomed (and
+    the one before it replaced), and every other bot's decisions fell to about half. Now a
+    bot may open BOT_STREAM_BURST streams in a row, then ``bot_streams_per_minute``; past
+    that a stream is refused RESOURCE_EXHAUSTED saying when to come back, and other bots
+    are not counted against it."""
+
+    async def first_reply(daemon, name: str = "alice") -> str:
+        async with RawBot(daemon, name) as bot:
+            try:
+                reply = await bot.call.read()
+            except grpc.aio.AioRpcError as exc:
+                return f"{exc.code().name}: {exc.details()}"
+            if reply is grpc.aio.EOF:
+                return f"{(await bot.call.code()).name}: {await bot.call.details()}"
+            return reply.WhichOneof("kind")
+
+    async def scenario():
+        async with running_daemon(tmp_path, bot_streams_per_minute=60) as daemon:
+            burst = [await first_reply(daemon) for _ in range(BOT_STREAM_BURST + 2)]
+            other = await first_reply(daemon, "bob")
+            await asyncio.sleep(1.2)  # one stream a second
+            later = await first_reply(daemon)
+            return burst, other, later
+
+    burst, other, later = run(scenario())
+    assert burst[:BOT_STREAM_BURST] == ["welcome"] * BOT_STREAM_BURST
+    assert all(b.startswith("RESOURCE_EXHAUSTED") and "too fast" in b and "connect again in" in b
+               for b in burst[BOT_STREAM_BURST:]), burst
+    assert other == "welcome"
+    assert later == "welcome"
+
 
 def test_repeated_drains_count_against_the_stream_budget(tmp_path):
     """A second `drain` changes nothing (drain is idempotent), so a bot that sends them

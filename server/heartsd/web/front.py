@@ -14,7 +14,7 @@ from ..arena import Arena
 from ..config import Settings
 from ..budgets import Budget
 from .connections import peer_name
-from .limits import RequestRate
+from ..rates import RequestRate
 from .seats import HumanSeats, SeatError
 from .spectate import Spectating
 

@@ -1,9 +1,11 @@
-"""The request rate of one web caller (by address): a token bucket.
+"""How fast one caller may do something: a token bucket per caller.
 
-How many requests and live feeds a caller may have open at once is the daemon's
-spectator budget (``heartsd.budgets``, shared with the gRPC spectator and ladder
-services); this adds what the gRPC side does not need: a cap on how fast one address
-may send requests (page loads, polls, seat requests).
+The daemon's budgets (``heartsd.budgets``) bound how many calls a caller has open at
+once; this bounds how fast it may start them. The web front gives each address a
+request rate (page loads, polls, seat requests); the bot service gives each bot a rate
+of new streams (``bot_streams_per_minute``): a stream that is accepted costs the daemon
+~3 times one it refuses (the welcome, the seats' rewind, the replaced stream's end), and
+one bot reconnecting in a loop took half of the event loop from every other bot.
 
 >>> rate = RequestRate(per_s=1.0, burst=2, clock=lambda: 0.0)
 >>> rate.allow("1.2.3.4"), rate.allow("1.2.3.4"), rate.allow("1.2.3.4"), rate.allow("5.6.7.8")
