@@ -25,6 +25,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
+import structlog
+
 if TYPE_CHECKING:
     from .runner import MatchRunner, SeatSlot
     from .sessions import BotSession
@@ -32,6 +34,9 @@ if TYPE_CHECKING:
 # At most this much (or a quarter of the outbox's bound, if smaller) waits in a catching-up
 # stream's outbox: a few parts, enough to keep gRPC's writes going back to back.
 LOW_WATER_BYTES: Final = 256 * 1024
+FAILED: Final = "the server failed to send what this stream missed (logged); connect again"
+
+log = structlog.get_logger("heartsd.catchup")
 
 
 class CatchUp:
@@ -58,7 +63,19 @@ class CatchUp:
 
     def feed(self) -> None:
         """Hand the outbox what is owed while little waits in it; once all of it is handed
-        over (or the stream is over), stop being called and report done."""
+        over (or the stream is over), stop being called and report done. It runs inside
+        the stream's writer (Outbox.get): a failure of ours ends this stream INTERNAL, as
+        one while reading a bot's message does (services), never the writer with an
+        unexpected error."""
+        try:
+            self._feed()
+        except Exception:
+            log.exception("catching a stream up failed", bot=self.session.bot, session=self.session.id)
+            self.session.close(FAILED, "internal")
+            self.release()
+            self._on_done(self)
+
+    def _feed(self) -> None:
         session = self.session
         outbox = session.outbox
         owed = self._owed

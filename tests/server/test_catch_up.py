@@ -17,7 +17,7 @@ import grpc
 
 from heartsbot.proto import bot_pb2, bot_pb2_grpc, game_pb2
 from heartsd.catchup import LOW_WATER_BYTES
-from heartsd.runner import EVENTS_PER_PART
+from heartsd.runner import EVENTS_PER_PART, MatchRunner
 
 from .harness import BOTS, Bot, auth, first_legal, run, running_daemon, session_of
 
@@ -197,3 +197,36 @@ def test_a_draining_stream_ends_only_after_what_it_was_owed(tmp_path):
     assert back.ended.get(match_id) is not None
     updates = [r.update for r in back.received if r.HasField("update") and r.update.match_id == match_id]
     assert updates[-1].events[-1].HasField("match_ended")
+
+
+def test_a_failure_while_catching_a_stream_up_ends_it_internal_and_the_server_goes_on(tmp_path):
+    """Catching a stream up runs inside its writer: an unexpected error of ours there
+    ended the stream with gRPC's UNKNOWN ("Unexpected error"), which the protocol does not
+    define. Now it ends INTERNAL with a reason (connect again), as a failure while reading
+    a bot's message does, and the match and the daemon go on."""
+
+    class FailingCatchUp(MatchRunner):
+        def catch_up(self, slot, session):  # type: ignore[no-untyped-def]
+            raise RuntimeError("injected")
+
+    async def scenario():
+        async with running_daemon(tmp_path, grace_ms=50, auto_after=1) as daemon:
+            daemon.arena.runner_class = FailingCatchUp
+            first = await Bot(daemon, "alice", policy=lambda request, bot: None).start()
+            match_id = await daemon.create_match(["alice", *HOUSE3], deals=2, seed=1)
+            await first.drop()
+            back = await Bot(daemon, "alice", first_legal).start()
+            code = await back.final_status(10)
+            details = await back._call.details()
+            daemon.arena.runner_class = MatchRunner
+            await daemon.wait_finished(match_id, timeout=60)
+            other = await Bot(daemon, "bob", first_legal).start()
+            played = await daemon.create_match(["bob", *HOUSE3], deals=1, seed=2)
+            result = await other.wait_ended(played, timeout=60)
+            await other.close()
+            return code, details, daemon.stored(match_id).status, result
+
+    code, details, status, result = run(scenario())
+    assert code == grpc.StatusCode.INTERNAL and "connect again" in details, (code, details)
+    assert status == "finished"
+    assert result.status == game_pb2.MATCH_STATUS_FINISHED
