@@ -24,7 +24,8 @@ from heartsbot.proto import admin_pb2, admin_pb2_grpc, game_pb2, spectator_pb2, 
 from heartsbot.strategies import Strategy
 from heartsbot.tls import Tls, aio_channel
 
-from .config import Settings
+from .arena import MAX_FIXED_DEALS
+from .config import INT32_MAX, Settings
 from .logs import configure
 from .server import embedded
 
@@ -35,6 +36,8 @@ async def run_local(args: argparse.Namespace) -> int:
         raise ValueError(f"{args.ruleset} with {rules.players} players needs {rules.players} strategies")
     if args.matches < 1:
         raise ValueError("--matches must be at least 1")
+    if args.deals > MAX_FIXED_DEALS:
+        raise ValueError(f"--deals: a match has at most {MAX_FIXED_DEALS} deals, got {args.deals}")
     strategies = [load_strategy(spec, args.seed + seat) for seat, spec in enumerate(args.strategies)]
     names = [f"{seat}-{s.name if s.name != Strategy.name else type(s).__name__}" for seat, s in enumerate(strategies)]
     tokens = {name: secrets.token_urlsafe(16) for name in names}
@@ -44,7 +47,9 @@ async def run_local(args: argparse.Namespace) -> int:
         db = args.db or str(Path(tmp) / "local.db")
         settings = Settings.load(env={}, flags=dict(
             port=0, db_path=db, admin_token=admin, bot_tokens=tokens, log_level="error",
-            decision_ms=args.decision_ms, bank_ms=max(2000, args.decision_ms * 10),
+            # The bank is ten decisions (at least 2 s), within the wire's int32: a huge
+            # --decision-ms was refused as "bank_ms: at most ...", an option nobody gave.
+            decision_ms=args.decision_ms, bank_ms=min(INT32_MAX, max(2000, args.decision_ms * 10)),
             tls_cert=getattr(args, "tls_cert", None), tls_key=getattr(args, "tls_key", None),
             tls_client_ca=getattr(args, "tls_client_ca", None)))
         tls = _client_tls(args, settings)
@@ -123,7 +128,12 @@ async def _one_match(channel: grpc.aio.Channel, admin: str, args: argparse.Names
     for name in names:
         request.seats.add(bot=name)
     stub = admin_pb2_grpc.AdminServiceStub(channel)
-    match_id = (await stub.CreateMatch(request, metadata=(("authorization", f"Bearer {admin}"),))).match_id
+    try:
+        match_id = (await stub.CreateMatch(request, metadata=(("authorization", f"Bearer {admin}"),))).match_id
+    except grpc.aio.AioRpcError as exc:
+        if exc.code() == grpc.StatusCode.INVALID_ARGUMENT:  # what the options asked for: a usage error
+            raise ValueError(exc.details()) from None
+        raise
     await clients[0].wait_match(match_id)
     spectator = spectator_pb2_grpc.SpectatorServiceStub(channel)
     response = await spectator.GetMatchRecord(spectator_pb2.GetMatchRecordRequest(match_id=match_id))

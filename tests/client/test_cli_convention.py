@@ -486,6 +486,17 @@ def test_where_a_command_writes_is_checked_before_it_works(tmp_path):
         assert "Traceback" not in done.stderr and not done.stdout.strip(), done  # nothing was played
 
 
+def test_a_huge_decision_time_plays_instead_of_refusing_an_option_nobody_gave():
+    """`heartsbot local --decision-ms 300000000` (~3.5 days: "no clock") was refused with
+    "bank_ms: at most 2147483647", an option the command does not even have: its bank,
+    ten decisions, went past the wire's int32. The bank now stops there."""
+    done = subprocess.run([*HEARTSBOT, "local", "--decision-ms", "300000000", "--deals", "1",
+                           "--strategies", "random", "random", "random", "random"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "bank_ms" not in done.stderr
+
+
 def test_counts_and_seeds_are_usage_errors_naming_the_option_and_its_range():
     """Before (an operator's attack pass): `heartsbot local --matches 0` said "at least 1"
     and `--matches -2` "at least 0"; a negative or too large --seed was protobuf's "Value
@@ -493,6 +504,10 @@ def test_counts_and_seeds_are_usage_errors_naming_the_option_and_its_range():
     for command, option, why in (
         ([*HEARTSBOT, "local", "--matches", "0"], "--matches", "at least 1"),
         ([*HEARTSBOT, "local", "--matches", "-2"], "--matches", "at least 1"),
+        # a traceback (the server's INVALID_ARGUMENT) before, for both
+        ([*HEARTSBOT, "local", "--deals", "-1"], "--deals", "at least 0"),
+        ([*HEARTSBOT, "local", "--deals", "5000"], "--deals", "at most 1000"),
+        ([*HEARTSBOT, "local", "--decision-ms", "0"], "--decision-ms", "at least 1"),
         ([*HEARTSBOT, "local", "--seed", "-1"], "--seed", "0 to 18446744073709551615"),
         ([*HEARTSBOT, "local", "--seed", str(2**64)], "--seed", "0 to 18446744073709551615"),
         ([*HEARTSD, "admin", "create", "--seat", "house:random", "--seed", "-5"], "--seed", "0 to 18446744073709551615"),

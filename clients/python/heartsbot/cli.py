@@ -156,8 +156,10 @@ def build_parser() -> argparse.ArgumentParser:
     local.add_argument("--strategies", nargs="+", default=["heuristic", "heuristic", "random", "random"],
                        metavar="STRATEGY", help="one per seat, clockwise from seat 0")
     local.add_argument("--matches", type=options.at_least(1), default=1, metavar="N", help="matches to play")
-    local.add_argument("--deals", type=int, default=0, help="fixed deals per match (0: a game to the end)")
-    local.add_argument("--decision-ms", type=int, default=200, help="time per decision (mc thinks most of it)")
+    local.add_argument("--deals", type=options.at_least(0), default=0,
+                       help="fixed deals per match, at most 1000 (0: a game to the end)")
+    local.add_argument("--decision-ms", type=options.at_least(1), default=200,
+                       help="time per decision (mc thinks most of it)")
     local.add_argument("--db", metavar="FILE",
                        help="keep the matches in this SQLite file (default: a temporary one)")
     local.add_argument("--tls-cert", metavar="FILE", help="the embedded daemon serves TLS with this PEM certificate "
