@@ -261,15 +261,15 @@ class Arena:
         it was away, as the stream reads them."""
         catch_up = self._catch_up(session)
         if session.connected and self.sessions.get(session.bot) is session:  # else they wait for the next
-            for update in self.missed.take(session.bot, session.version):
-                catch_up.add_update(update)
+            for key in self.missed.keys(session.bot, session.version):
+                catch_up.add_missed(key)
         catch_up.feed()
 
     def _catch_up(self, session: BotSession) -> CatchUp:
         """What ``session``'s stream is still owed (catchup.py)."""
         catch_up = self._catching_up.get(session)
         if catch_up is None:
-            catch_up = self._catching_up[session] = CatchUp(session, self._caught_up)
+            catch_up = self._catching_up[session] = CatchUp(session, self.missed, self._caught_up)
         return catch_up
 
     def _caught_up(self, catch_up: CatchUp) -> None:
@@ -279,6 +279,13 @@ class Arena:
         if self._catching_up.get(session) is catch_up:
             del self._catching_up[session]
         self._end_if_drained(session)
+
+    def kept_missed(self, runner: MatchRunner, slot: SeatSlot) -> None:
+        """A seat being caught up when its match ended: what it is owed is in ``missed``
+        now, and its stream's catch-up takes it from there (MatchHost)."""
+        catch_up = self._catching_up.get(slot.catching_up) if slot.catching_up is not None else None
+        if catch_up is not None:
+            catch_up.kept_missed(runner, slot)
 
     def disconnect(self, session: BotSession) -> None:
         catch_up = self._catching_up.pop(session, None)

@@ -25,6 +25,10 @@ class MatchHost(Protocol):
     def send_to_bot(self, bot: str, message: bot_pb2.PlayResponse) -> None:
         """Send ``message`` to ``bot``'s session, if it is connected."""
 
+    def kept_missed(self, runner: Any, slot: Any) -> None:
+        """``slot``'s stream was still being caught up (catchup.py) when its match ended:
+        what it is owed is now kept in ``missed``, to be taken from there in its turn."""
+
     def forget(self, runner: Any) -> None:
         """The match is over and stored: it no longer holds its bots' places. (``runner``
         is the MatchRunner; typed loosely so that this module need not import it.)"""

@@ -5,8 +5,12 @@ replays its own (``MatchRunner.rewind``, ``resume``); a match that ended while a
 was away is gone from memory by the time the bot says hello again, so at its end the
 seat's missed events (from after the last request it answered), encoded as that seat's
 ``MatchUpdate`` messages (its own view: no other seat's hand; in parts of at most
-runner.EVENTS_PER_PART events), are kept here and sent once after the bot's next ``hello``. Once: if that stream dies before the bot reads it, the result
-is still in ``GetMatchRecord``.
+runner.EVENTS_PER_PART events), are kept here and sent once after the bot's next
+``hello``. Once, part by part: what a stream took is no longer kept (if it dies before
+the bot reads it, the result is still in ``GetMatchRecord``), what it did not take stays
+for the next. A seat whose stream was still being caught up (catchup.py) when its match
+ended is kept here too, and that stream takes it from here in its turn: a queue of
+ended matches no longer holds their runners, and what it did not take is not lost.
 
 A bot that never comes back must not cost the daemon without bound: an entry is kept
 for at most ``hold_s`` seconds, and all of them together in at most ``max_bytes`` (the
@@ -19,14 +23,16 @@ version: another version's stream never played the match and is not given them.
 >>> kept = MissedEndings(hold_s=60, max_bytes=10, clock=lambda: clock[0])
 >>> kept.keep("alice", "m-1", 0, [b"abcd"]); kept.keep("bob", "m-1", 1, [b"ef", b"gh"])
 >>> kept.keep("alice", "m-2", 0, [b"ijkl"])  # 12 bytes in all: alice's oldest goes
->>> kept.take("alice"), kept.take("alice")
-([b'ijkl'], [])
+>>> kept.keys("alice")
+[('alice', 'm-2', 0)]
+>>> kept.next_part(("alice", "m-2", 0)), kept.next_part(("alice", "m-2", 0))  # each part once
+(b'ijkl', None)
 >>> clock[0] = 61.0
->>> kept.take("bob")  # held too long
+>>> kept.keys("bob")  # held too long
 []
 >>> kept.keep("carol", "m-3", 2, [b"mn", b"op"], version="v1")
->>> kept.take("carol", "v2"), kept.take("carol", "v1")
-([], [b'mn', b'op'])
+>>> kept.keys("carol", "v2"), kept.keys("carol", "v1")
+([], [('carol', 'm-3', 2)])
 >>> off = MissedEndings(hold_s=0, max_bytes=10)
 >>> off.keep("alice", "m-1", 0, [b"abcd"]); len(off)
 0
@@ -35,10 +41,19 @@ version: another version's stream never played the match and is not given them.
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
+from dataclasses import dataclass
 
 Key = tuple[str, str, int]  # (bot, match id, seat)
+
+
+@dataclass(slots=True)
+class _Kept:
+    at: float
+    parts: deque[bytes]  # serialized PlayResponses, in order; each is taken once
+    bytes: int
+    version: str | None  # the version of the bot they are for: None, any
 
 
 class MissedEndings:
@@ -46,8 +61,7 @@ class MissedEndings:
         self.hold_s = hold_s
         self.max_bytes = max_bytes
         self._clock = clock
-        # (kept at, the updates, their bytes, the version they are for: None, any) per key, oldest first
-        self._entries: OrderedDict[Key, tuple[float, tuple[bytes, ...], int, str | None]] = OrderedDict()
+        self._entries: OrderedDict[Key, _Kept] = OrderedDict()  # oldest first
         self._by_bot: dict[str, set[Key]] = {}
         self.bytes = 0
 
@@ -63,35 +77,47 @@ class MissedEndings:
             return
         key = (bot, match_id, seat)
         self._drop(key)
-        self._entries[key] = (self._clock(), tuple(updates), size, version)
+        self._entries[key] = _Kept(self._clock(), deque(updates), size, version)
         self._by_bot.setdefault(bot, set()).add(key)
         self.bytes += size
         while self.bytes > self.max_bytes:
             self._drop(next(iter(self._entries)))
 
-    def take(self, bot: str, version: str = "") -> list[bytes]:
-        """What is kept for ``bot`` declared as ``version``, oldest first; it is then no
-        longer kept (what is kept for another version stays)."""
+    def keys(self, bot: str, version: str = "") -> list[Key]:
+        """What is kept for ``bot`` declared as ``version``, oldest first (what is kept for
+        another version is not its)."""
         self._expire()
-        keys = [k for k in self._by_bot.get(bot, ()) if self._entries[k][3] in (None, version)]
-        taken = sorted((self._entries[k] for k in keys), key=lambda entry: entry[0])
-        for key in keys:
+        keys = [k for k in self._by_bot.get(bot, ()) if self._entries[k].version in (None, version)]
+        return sorted(keys, key=lambda k: self._entries[k].at)
+
+    def next_part(self, key: Key) -> bytes | None:
+        """The next update kept for ``key``, no longer kept; None once there is none (all
+        taken, dropped for room, or held too long). Taken a part at a time, as a stream
+        can take it: what a stream that ends did not take stays for the next."""
+        self._expire()
+        kept = self._entries.get(key)
+        if kept is None:
+            return None
+        part = kept.parts.popleft()
+        kept.bytes -= len(part)
+        self.bytes -= len(part)
+        if not kept.parts:
             self._drop(key)
-        return [update for _, updates, _, _ in taken for update in updates]
+        return part
 
     def _expire(self) -> None:
         limit = self._clock() - self.hold_s
         while self._entries:
-            key, (kept_at, _, _, _) = next(iter(self._entries.items()))
-            if kept_at > limit:
+            key, kept = next(iter(self._entries.items()))
+            if kept.at > limit:
                 return
             self._drop(key)
 
     def _drop(self, key: Key) -> None:
-        entry = self._entries.pop(key, None)
-        if entry is None:
+        kept = self._entries.pop(key, None)
+        if kept is None:
             return
-        self.bytes -= entry[2]
+        self.bytes -= kept.bytes
         keys = self._by_bot[key[0]]
         keys.discard(key)
         if not keys:

@@ -1088,8 +1088,9 @@ class MatchRunner:
 
     def _keep_missed(self) -> None:
         """The seats whose bot is away at the end (or whose stream the last flush ended:
-        its outbox overflowed): their missed events, up to match_ended, wait for its next
-        hello (Arena.missed)."""
+        its outbox overflowed), and those whose stream is still being caught up: their
+        missed events, up to match_ended, wait for its next hello (Arena.missed), or for
+        the catching-up stream's turn, which no longer holds this runner for them."""
         missed = self.arena.missed
         if missed.hold_s <= 0:
             return
@@ -1097,12 +1098,16 @@ class MatchRunner:
             if slot.house is not None or slot.provenance != P.PROVENANCE_BOT:
                 continue
             session = self._sessions.get(slot.name)
-            if session is None or not session.connected or not slot.played_by(session):
+            catching_up = slot.catching_up is not None
+            if catching_up or session is None or not session.connected or not slot.played_by(session):
                 last = self.log_events.last_sequence
                 parts = [self._encoder.update(slot.seat, self.log_events.wire_for_seat(
                     slot.seat, start, min(start + EVENTS_PER_PART, last)), None)
                     for start in range(self.replay_from(slot), last, EVENTS_PER_PART)]
                 missed.keep(slot.name, self.id, slot.seat, parts, slot.version)
+            if catching_up:
+                self.arena.kept_missed(self, slot)
+                slot.catching_up = None
 
     def _update_releases(self) -> None:
         """Tell the releases (this match's or its set's) what this table has done so far."""

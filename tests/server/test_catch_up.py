@@ -230,3 +230,59 @@ def test_a_failure_while_catching_a_stream_up_ends_it_internal_and_the_server_go
     assert code == grpc.StatusCode.INTERNAL and "connect again" in details, (code, details)
     assert status == "finished"
     assert result.status == game_pb2.MATCH_STATUS_FINISHED
+
+
+def test_matches_that_end_while_their_seats_wait_their_turn_are_kept_not_held_or_lost(tmp_path):
+    """An attack pass: a stream that reads nothing more, its bot seated in match after
+    match, had every ended match's runner held in its catch-up queue (~5.8 MB a match,
+    without bound), and when such a stream ended, what it had not been handed of the
+    matches that ended meanwhile was lost: the next stream got neither a replay (the
+    matches were over) nor a missed ending (the seat's stream was connected at the end),
+    20 matches of 20. Now such a seat is kept in missed.py, bounded for every bot together,
+    and taken from there in its turn by this stream or, if it ends, the next."""
+    matches = 6
+
+    async def scenario():
+        async with running_daemon(tmp_path, grace_ms=50, auto_after=1) as daemon:
+            first = await Bot(daemon, "alice", policy=lambda request, bot: None, max_matches=matches).start()
+            ids = [await daemon.create_match(["alice", *HOUSE3], deals=60, seed=20 + i) for i in range(matches)]
+            await first.drop()
+            runners = [daemon.arena.runners[m] for m in ids]
+            while min(r.log_events.last_sequence for r in runners) < 3000:
+                await asyncio.sleep(0.01)
+            received: list[bot_pb2.PlayResponse] = []
+            async with grpc.aio.insecure_channel(daemon.target, options=[("grpc.http2.bdp_probe", 0)]) as channel:
+                call = bot_pb2_grpc.BotServiceStub(channel).Play(metadata=auth(BOTS["alice"]))
+                await call.write(bot_pb2.PlayRequest(hello=bot_pb2.Hello(name="alice", max_concurrent_matches=matches)))
+                for _ in range(2):  # the welcome and one part; nothing more is read
+                    received.append(await call.read())
+                session = await session_of(daemon, "alice")
+                await asyncio.sleep(0.2)
+                # Seats still waiting their turn (the stream reads nothing more: they stay so).
+                # The others' ends went to this stream's outbox, which dies unread: for them
+                # the protocol says GetMatchRecord.
+                waiting = [m for m, r in zip(ids, runners) if getattr(r.seats[0], "catching_up", None) is session]
+                for runner in runners:
+                    await asyncio.wait_for(runner.finished.wait(), 120)
+                await asyncio.sleep(0.2)
+                held = [item for item in daemon.arena._catching_up[session]._owed
+                        if not isinstance(item[0], str) and item[0].id not in daemon.arena.runners]
+                call.cancel()
+            back = await Bot(daemon, "alice", first_legal, max_matches=matches).start()
+            for m in waiting:
+                await back.wait_ended(m, timeout=30)
+            await back.close()
+            lasts = {m: r.log_events.last_sequence for m, r in zip(ids, runners)}
+            return waiting, lasts, received, back, held
+
+    waiting, lasts, received, back, held = run(scenario())
+    assert held == [], "ended matches' runners held by the catch-up queue"
+    assert len(waiting) >= 2
+    for m in waiting:
+        last = lasts[m]
+        stalled = {e.sequence for r in received if r.HasField("update") and r.update.match_id == m
+                   for e in r.update.events}
+        later = [e.sequence for e in back.events[(m, 0)]]
+        assert later == list(range(later[0], later[-1] + 1)), "in order, none twice"
+        assert later[-1] == last and back.events[(m, 0)][-1].HasField("match_ended")
+        assert set(range(1, last + 1)) <= stalled | set(later), f"events of {m} lost"
