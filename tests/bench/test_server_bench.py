@@ -40,7 +40,10 @@ def test_the_default_run_reports_memory_per_match_as_a_slope() -> None:
     assert "64 -> 128 matches" in out
     for side in ("latency", "floor_latency", "throughput", "floor_throughput"):  # CPU per decision / round trip
         cpu = result["cpu_us"][side]
-        assert cpu["server"] >= cpu["loop_thread"] > 0 and cpu["client"] > 0, side
+        # The process's time includes its loop thread's, but /proc samples and adjusts each
+        # in ticks on its own: in half-second windows on a loaded machine the floor's (one
+        # busy thread) read 64.1 us for the process against 80.1 for its thread. Loosely:
+        assert cpu["server"] >= 0.5 * cpu["loop_thread"] > 0 and cpu["client"] > 0, side
     assert "CPU us per decision, one stream: loop / server / client" in out
     # One 12-deal match, one bot in every seat: 660 requests, and 17 updates of events alone
     # (3 seats at each of the 3 deals before a deal without passing, the last deal's end and
