@@ -13,8 +13,10 @@ ended is kept here too, and that stream takes it from here in its turn: a queue 
 ended matches no longer holds their runners, and what it did not take is not lost.
 
 A bot that never comes back must not cost the daemon without bound: an entry is kept
-for at most ``hold_s`` seconds, and all of them together in at most ``max_bytes`` (the
-oldest go first). What is dropped can still be read with ``GetMatchRecord``.
+for at most ``hold_s`` seconds, and all of them together in at most ``max_bytes``. Room
+is made from the bot that holds the most, its oldest first: one bot away from (or not
+reading) many long matches would otherwise push every other bot's endings out. What is
+dropped can still be read with ``GetMatchRecord``.
 
 A seat frozen to a version of its bot (a tournament's) keeps its missed events for that
 version: another version's stream never played the match and is not given them.
@@ -33,6 +35,11 @@ version: another version's stream never played the match and is not given them.
 >>> kept.keep("carol", "m-3", 2, [b"mn", b"op"], version="v1")
 >>> kept.keys("carol", "v2"), kept.keys("carol", "v1")
 ([], [('carol', 'm-3', 2)])
+>>> fair = MissedEndings(hold_s=60, max_bytes=10, clock=lambda: 0.0)
+>>> fair.keep("bob", "m-1", 0, [b"ab"])  # the oldest, but bob holds little
+>>> for i in range(4): fair.keep("mallory", f"m-{i + 2}", 0, [b"cdef"])
+>>> fair.keys("bob"), fair.keys("mallory")
+([('bob', 'm-1', 0)], [('mallory', 'm-4', 0), ('mallory', 'm-5', 0)])
 >>> off = MissedEndings(hold_s=0, max_bytes=10)
 >>> off.keep("alice", "m-1", 0, [b"abcd"]); len(off)
 0
@@ -63,6 +70,7 @@ class MissedEndings:
         self._clock = clock
         self._entries: OrderedDict[Key, _Kept] = OrderedDict()  # oldest first
         self._by_bot: dict[str, set[Key]] = {}
+        self._bot_bytes: dict[str, int] = {}
         self.bytes = 0
 
     def __len__(self) -> int:
@@ -79,16 +87,19 @@ class MissedEndings:
         self._drop(key)
         self._entries[key] = _Kept(self._clock(), deque(updates), size, version)
         self._by_bot.setdefault(bot, set()).add(key)
+        self._bot_bytes[bot] = self._bot_bytes.get(bot, 0) + size
         self.bytes += size
         while self.bytes > self.max_bytes:
-            self._drop(next(iter(self._entries)))
+            heaviest = max(self._bot_bytes, key=self._bot_bytes.__getitem__)
+            self._drop(next(k for k in self._entries if k[0] == heaviest))
 
     def keys(self, bot: str, version: str = "") -> list[Key]:
         """What is kept for ``bot`` declared as ``version``, oldest first (what is kept for
         another version is not its)."""
         self._expire()
-        keys = [k for k in self._by_bot.get(bot, ()) if self._entries[k].version in (None, version)]
-        return sorted(keys, key=lambda k: self._entries[k].at)
+        if bot not in self._by_bot:
+            return []
+        return [k for k, kept in self._entries.items() if k[0] == bot and kept.version in (None, version)]
 
     def next_part(self, key: Key) -> bytes | None:
         """The next update kept for ``key``, no longer kept; None once there is none (all
@@ -101,6 +112,7 @@ class MissedEndings:
         part = kept.parts.popleft()
         kept.bytes -= len(part)
         self.bytes -= len(part)
+        self._bot_bytes[key[0]] -= len(part)
         if not kept.parts:
             self._drop(key)
         return part
@@ -118,7 +130,9 @@ class MissedEndings:
         if kept is None:
             return
         self.bytes -= kept.bytes
+        self._bot_bytes[key[0]] -= kept.bytes
         keys = self._by_bot[key[0]]
         keys.discard(key)
         if not keys:
             del self._by_bot[key[0]]
+            del self._bot_bytes[key[0]]
