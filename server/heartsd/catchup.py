@@ -11,9 +11,9 @@ server build everything it was owed on every stream, whether it read it or not.
 
 So what a stream is owed is kept here as a queue of seats (and of ended matches' seats,
 whose updates wait in missed.py), and made into messages only while fewer than the
-outbox's ``low_water`` bytes wait to be written: the outbox calls :meth:`CatchUp.feed` as the writer takes from it. A seat
-goes in parts of runner.EVENTS_PER_PART events, and its last part carries its pending
-request; until then, what the match sends that seat waits its turn here (runner._send),
+outbox's ``low_water`` bytes wait to be written: the outbox calls :meth:`CatchUp.feed`
+as the writer takes from it. A seat goes in parts of runner.EVENTS_PER_PART events, and
+its last part carries its pending request; until then, what the match sends that seat waits its turn here (runner._send),
 so nothing is sent twice or out of order. Seats come up to date one after another:
 the first is playable while the rest are still on their way, and what the stream's
 caught-up seats play meanwhile goes first (the queue only feeds a nearly empty outbox).

@@ -966,13 +966,17 @@ class MatchRunner:
         usual ones)."""
         if self.log_events.last_sequence - slot.delivered > EVENTS_PER_PART:
             until = slot.delivered + EVENTS_PER_PART
-            events = self.log_events.wire_for_seat(slot.seat, slot.delivered, until)
+            session.send(self._part(slot.seat, slot.delivered, until))
             slot.delivered = until
-            session.send(self._encoder.update(slot.seat, events, None))
             return False
         slot.catching_up = None
         self.resume(slot, slot.delivered)
         return True
+
+    def _part(self, seat: int, after: int, until: int) -> bytes:
+        """An update of the seat's events after ``after`` up to ``until``, with no request:
+        one part of what it missed (catch_up, _keep_missed)."""
+        return self._encoder.update(seat, self.log_events.wire_for_seat(seat, after, until), None)
 
     def rewind_to(self, slot: SeatSlot, after: int) -> None:
         """What goes to the seat from now on starts after event ``after`` (a bot's resume)."""
@@ -1101,9 +1105,8 @@ class MatchRunner:
             catching_up = slot.catching_up is not None
             if catching_up or session is None or not session.connected or not slot.played_by(session):
                 last = self.log_events.last_sequence
-                parts = [self._encoder.update(slot.seat, self.log_events.wire_for_seat(
-                    slot.seat, start, min(start + EVENTS_PER_PART, last)), None)
-                    for start in range(self.replay_from(slot), last, EVENTS_PER_PART)]
+                parts = [self._part(slot.seat, start, min(start + EVENTS_PER_PART, last))
+                         for start in range(self.replay_from(slot), last, EVENTS_PER_PART)]
                 missed.keep(slot.name, self.id, slot.seat, parts, slot.version)
             if catching_up:
                 self.arena.kept_missed(self, slot)
