@@ -1094,16 +1094,17 @@ class MatchRunner:
         """The seats whose bot is away at the end (or whose stream the last flush ended:
         its outbox overflowed), and those whose stream is still being caught up: their
         missed events, up to match_ended, wait for its next hello (Arena.missed), or for
-        the catching-up stream's turn, which no longer holds this runner for them."""
+        the catching-up stream's turn, which no longer holds this runner for them. With
+        nothing kept for later (``missed_events_hold_s`` 0) such a seat leaves its queue all
+        the same: a stream that reads nothing would otherwise hold every ended match."""
         missed = self.arena.missed
-        if missed.hold_s <= 0:
-            return
+        keep = missed.hold_s > 0
         for slot in self.seats:
             if slot.house is not None or slot.provenance != P.PROVENANCE_BOT:
                 continue
             session = self._sessions.get(slot.name)
             catching_up = slot.catching_up is not None
-            if catching_up or session is None or not session.connected or not slot.played_by(session):
+            if keep and (catching_up or session is None or not session.connected or not slot.played_by(session)):
                 last = self.log_events.last_sequence
                 parts = [self._part(slot.seat, start, min(start + EVENTS_PER_PART, last))
                          for start in range(self.replay_from(slot), last, EVENTS_PER_PART)]

@@ -286,3 +286,42 @@ def test_matches_that_end_while_their_seats_wait_their_turn_are_kept_not_held_or
         assert later == list(range(later[0], later[-1] + 1)), "in order, none twice"
         assert later[-1] == last and back.events[(m, 0)][-1].HasField("match_ended")
         assert set(range(1, last + 1)) <= stalled | set(later), f"events of {m} lost"
+
+
+def test_with_nothing_kept_for_later_ended_matches_leave_the_queue_too(tmp_path):
+    """``missed_events_hold_s = 0`` (keep nothing for later): a seat still waiting its turn
+    when its match ended kept the runner in the catch-up queue, so a stream that reads
+    nothing, its bot seated in match after match, held every ended match (~5.8 MB each)
+    for as long as it stayed open. Now it leaves the queue as the match ends: what it was
+    owed is not kept (GetMatchRecord has it), as for a bot away at the end."""
+    matches = 6
+
+    async def scenario():
+        async with running_daemon(tmp_path, grace_ms=50, auto_after=1, missed_events_hold_s=0) as daemon:
+            first = await Bot(daemon, "alice", policy=lambda request, bot: None, max_matches=matches).start()
+            ids = [await daemon.create_match(["alice", *HOUSE3], deals=60, seed=40 + i) for i in range(matches)]
+            await first.drop()
+            runners = [daemon.arena.runners[m] for m in ids]
+            while min(r.log_events.last_sequence for r in runners) < 3000:
+                await asyncio.sleep(0.01)
+            async with grpc.aio.insecure_channel(daemon.target, options=[("grpc.http2.bdp_probe", 0)]) as channel:
+                call = bot_pb2_grpc.BotServiceStub(channel).Play(metadata=auth(BOTS["alice"]))
+                await call.write(bot_pb2.PlayRequest(hello=bot_pb2.Hello(name="alice", max_concurrent_matches=matches)))
+                for _ in range(2):  # the welcome and one part; nothing more is read
+                    await call.read()
+                session = await session_of(daemon, "alice")
+                await asyncio.sleep(0.2)
+                waiting = [r for r in runners if getattr(r.seats[0], "catching_up", None) is session]
+                for runner in runners:
+                    await asyncio.wait_for(runner.finished.wait(), 120)
+                await asyncio.sleep(0.2)
+                queue = daemon.arena._catching_up.get(session)
+                held = [] if queue is None else [item for item in queue._owed if not isinstance(item[0], str)
+                                                  and item[0].id not in daemon.arena.runners]
+                call.cancel()
+            return waiting, held, len(daemon.arena.missed)
+
+    waiting, held, kept = run(scenario())
+    assert len(waiting) >= 2
+    assert held == [], "ended matches' runners held by the catch-up queue"
+    assert kept == 0
