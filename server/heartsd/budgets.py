@@ -17,6 +17,20 @@ a slot with :meth:`Budget.hold` around each request or stream.
 'too many spectator calls from your address at once (at most 1); try again later'
 >>> budget.in_use
 0
+
+A budget may also bound how fast calls start (``rate``: per peer; ``total_rate``: for
+every peer together), in tokens of :class:`~heartsd.rates.RequestRate`: a call costs
+one, and a handler whose work grows with the request charges the rest (:meth:`Budget.charge`).
+Counting calls at once alone let one address, keeping its 16 spectator calls busy with
+quick ones, slow every bot match ~10 times (an attack pass).
+
+>>> from heartsd.rates import RequestRate
+>>> paced = Budget("spectator", total=9, per_peer=9, rate=RequestRate(1.0, 2, clock=lambda: 0.0))
+>>> paced.acquire("ipv4:10.0.0.1"); paced.acquire("ipv4:10.0.0.1")
+>>> paced.charge("ipv4:10.0.0.1", 1)
+Traceback (most recent call last):
+...
+heartsd.budgets.BudgetExhausted: too many spectator calls from your address (at most 1 a second, 2 at once after a pause); try again in 1.0 s
 """
 
 from __future__ import annotations
@@ -30,6 +44,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
+
+from .rates import RequestRate
 
 INFRA_CALLS, INFRA_CALLS_PER_PEER = 64, 16  # health checks and reflection (probes, grpcurl)
 # Bot streams whose token is not known yet (a bot added a moment ago, or a wrong token):
@@ -57,6 +73,8 @@ class Budget:
     name: str
     total: int
     per_peer: int
+    rate: RequestRate | None = None  # calls a second per peer
+    total_rate: RequestRate | None = None  # calls a second for every peer together
     in_use: int = 0
     peak: int = 0
     refused: int = 0
@@ -72,14 +90,32 @@ class Budget:
         return None
 
     def acquire(self, peer: str) -> None:
-        """Take a slot for ``peer``, or raise :class:`BudgetExhausted`."""
+        """Take a slot for ``peer`` (and a call's token of its rates), or raise
+        :class:`BudgetExhausted`."""
         why = self.refusal(peer)
         if why is not None:
             self.refused += 1
             raise BudgetExhausted(why)
+        self.charge(peer, 1.0)
         self.in_use += 1
         self.peak = max(self.peak, self.in_use)
         self._by_peer[peer] = self._by_peer.get(peer, 0) + 1
+
+    def charge(self, peer: str, cost: float) -> None:
+        """Spend ``cost`` of the peer's rate, then of everyone's, or raise
+        :class:`BudgetExhausted`. The peer's comes first: one that is over its own rate
+        spends nothing of the others'."""
+        rate, total = self.rate, self.total_rate
+        if rate is not None and not rate.allow(peer, cost := min(cost, rate.burst)):
+            self.refused += 1
+            raise BudgetExhausted(
+                f"too many {self.name} calls from your address (at most {rate.rate:g} a second, {rate.burst} at once "
+                f"after a pause); try again in {max(0.1, rate.retry_after_s(peer, cost)):.1f} s")
+        if total is not None and not total.allow("", cost := min(cost, total.burst)):
+            self.refused += 1
+            raise BudgetExhausted(
+                f"the server is serving as many {self.name} calls a second as it allows ({total.rate:g}); "
+                f"try again in {max(0.1, total.retry_after_s('', cost)):.1f} s")
 
     def release(self, peer: str) -> None:
         self.in_use -= 1
@@ -162,7 +198,10 @@ class Budgets:
         address: a lab, a NAT); spectators do."""
         return cls(
             bots=Budget("bot stream", settings.max_bot_streams, settings.max_bot_streams),
-            spectators=Budget("spectator", settings.max_spectator_calls, settings.max_spectator_calls_per_peer),
+            spectators=Budget("spectator", settings.max_spectator_calls, settings.max_spectator_calls_per_peer,
+                              RequestRate(settings.spectator_calls_per_s, settings.spectator_burst),
+                              RequestRate(settings.spectator_calls_total_per_s,
+                                          max(1, round(3 * settings.spectator_calls_total_per_s)))),
             admin=Budget("admin", settings.max_admin_calls, settings.max_admin_calls),
             infra=Budget("health or reflection", INFRA_CALLS, INFRA_CALLS_PER_PEER),
             greeting=Budget("unauthenticated bot stream", GREETING_CALLS, GREETING_CALLS_PER_PEER),

@@ -86,6 +86,13 @@ class Settings:
     max_bot_streams: int = 2000
     max_spectator_calls: int = 500
     max_spectator_calls_per_peer: int = 16
+    # How fast spectator calls may start (gRPC's SpectatorService, LadderService and
+    # TournamentService, the web front's JSON requests and live feeds): per address, and
+    # for every address together (its burst: 3 seconds' worth). A call costs 1; a
+    # ListMatches page 1 + its limit / 100 (budgets.py).
+    spectator_calls_per_s: float = 20.0
+    spectator_burst: int = 60
+    spectator_calls_total_per_s: float = 200.0
     max_admin_calls: int = 32
     max_concurrent_rpcs: int = 0
     # Connections to the gRPC port at once (0: derived, the sum of the budgets above, one
@@ -281,6 +288,9 @@ class Settings:
                      "web_connections_per_peer"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name}: must be at least 1")
+        if self.spectator_calls_per_s <= 0 or self.spectator_calls_total_per_s <= 0 or self.spectator_burst < 1:
+            raise ConfigError("spectator_calls_per_s and spectator_calls_total_per_s: must be above 0; "
+                              "spectator_burst: at least 1")
         if self.web_rate_per_s <= 0 or self.web_abandon_s <= 0:
             raise ConfigError("web_rate_per_s and web_abandon_s: must be above 0")
         if self.ladder_deals < 0:
@@ -481,6 +491,9 @@ _FIELDS = {
     "max_bot_streams": _int,
     "max_spectator_calls": _int,
     "max_spectator_calls_per_peer": _int,
+    "spectator_calls_per_s": _float,
+    "spectator_burst": _int,
+    "spectator_calls_total_per_s": _float,
     "max_admin_calls": _int,
     "max_matches_per_bot": _int,
     "max_outbox_bytes": _int,

@@ -49,9 +49,10 @@ class RequestRate:
         bucket.tokens -= cost
         return True
 
-    def retry_after_s(self, peer: str) -> float:
+    def retry_after_s(self, peer: str, cost: float = 1.0) -> float:
+        """How long until the peer's bucket holds ``cost`` tokens again."""
         bucket = self._buckets.get(peer)
-        return 0.0 if bucket is None else max(0.0, (1.0 - bucket.tokens) / self.rate)
+        return 0.0 if bucket is None else max(0.0, (min(cost, self.burst) - bucket.tokens) / self.rate)
 
     def _forget_idle(self, now: float) -> None:
         full = [p for p, b in self._buckets.items() if b.tokens + (now - b.at) * self.rate >= self.burst]

@@ -32,7 +32,7 @@ from heartsbot.proto import (
 
 from . import __version__, pages, spectating
 from .arena import Arena, ArenaError, SeatRequest, clipped, quoted
-from .budgets import Budget, BudgetExhausted, admit
+from .budgets import Budget, BudgetExhausted, admit, peer_address
 from .db import damaged
 from .rates import RequestRate
 from .sessions import CLOSE_FLUSH_S, RESUMES_PER_SEAT, BotSession
@@ -48,6 +48,9 @@ MAX_VERSION_CHARS = 128  # hello.version: logged at every connect, frozen into t
 # gap in a client's writes (measured: a 207 ms stall) does not look like the end of them.
 DRAIN_S, DRAIN_QUIET_S = 2.0, 0.5
 MAX_PAGE = 1000  # ListMatches page size
+# A ListMatches page costs its call's token of the spectator rate plus one per this many
+# matches asked for: a 1,000-match page costs the daemon ~50 times a 1-match page.
+ROWS_PER_TOKEN = 100
 T = TypeVar("T")
 P = game_pb2
 
@@ -500,6 +503,10 @@ class SpectatorService(spectator_pb2_grpc.SpectatorServiceServicer):
             raise ArenaError("invalid", f"unknown status {request.status}")
         wanted = STATUS_NAMES.get(request.status) if request.status else None
         after = pages.decode(request.page_token, wanted or "") if request.page_token else None
+        try:
+            self.arena.budgets.spectators.charge(peer_address(context.peer()), limit / ROWS_PER_TOKEN)
+        except BudgetExhausted as exc:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, exc.message)
         matches, last = await spectating.page(self.arena, wanted, limit, after)
         token = pages.encode(last, wanted or "") if last is not None else ""
         return spectator_pb2.ListMatchesResponse(matches=matches, next_page_token=token)

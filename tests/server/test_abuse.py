@@ -437,6 +437,44 @@ def test_one_address_cannot_take_the_whole_spectator_budget(tmp_path):
     assert listed == grpc.StatusCode.RESOURCE_EXHAUSTED  # the same budget: two watchers already hold it
 
 
+def test_one_address_cannot_keep_the_daemon_busy_with_quick_spectator_calls(tmp_path):
+    """An attack pass: the spectator budget counted calls at once only, so one address kept
+    its 16 calls busy with ListMatches (1,000 a page) back to back, and every bot match on
+    the daemon slowed ~10 times (19 ladder matches finished in 20 s before, 1 during).
+    Now calls also spend a rate per address, a page by its size: 60 at once after a pause
+    (the burst), here refilled at a token in 100 s. A 1,000-match page costs 11 and a
+    1-match page 1.01, so five and four of them use the burst up (0.96 left), and the
+    next call is refused with the reason; another class of caller (a bot) is not touched."""
+
+    async def scenario():
+        async with running_daemon(tmp_path, spectator_calls_per_s=0.01) as daemon:
+            async with daemon.channel() as channel:
+                stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+                for _ in range(5):
+                    await stub.ListMatches(spectator_pb2.ListMatchesRequest(limit=1000))
+                for _ in range(4):
+                    await stub.ListMatches(spectator_pb2.ListMatchesRequest(limit=1))
+                refused = []
+                for call in (stub.ListMatches(spectator_pb2.ListMatchesRequest(limit=1)),
+                             stub.GetMatchRecord(spectator_pb2.GetMatchRecordRequest(match_id="m-none"))):
+                    try:
+                        await call
+                        refused.append(None)
+                    except grpc.aio.AioRpcError as exc:
+                        refused.append((exc.code(), exc.details()))
+            bot = await Bot(daemon, "alice", first_legal).start()
+            match_id = await daemon.create_match(["alice", *HOUSE3], deals=1)
+            await bot.wait_ended(match_id, timeout=30)
+            await bot.close()
+            return refused
+
+    refused = run(scenario())
+    for code, details in refused:
+        assert code == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "too many spectator calls from your address (at most 0.01 a second, 60 at once" in details, details
+        assert "try again in" in details
+
+
 def test_the_server_wide_rpc_limit_stays_above_the_class_budgets():
     from heartsd.config import ConfigError, Settings
 
@@ -606,7 +644,7 @@ async def watch_events(target: str, match_id: str, from_sequence: int = 0) -> li
         return out
 
 
-def test_watching_finished_matches_keeps_no_memory(tmp_path):
+def test_watching_finished_matches_keeps_no_memory(tmp_path, monkeypatch):
     """WatchMatch on a finished match loaded and kept the whole parsed record per call
     (~87 KiB per call on a 16-deal record; 300 calls on a 300-deal record took RSS from
     67 to 1,145 MiB): the record stayed alive in a reference cycle through the abort's
@@ -614,6 +652,8 @@ def test_watching_finished_matches_keeps_no_memory(tmp_path):
     Now the events stream from the store: 400 calls on a 16-deal match leave RSS flat."""
     from heartsbot.proto import admin_pb2, admin_pb2_grpc
 
+    for setting in ("SPECTATOR_CALLS_PER_S", "SPECTATOR_CALLS_TOTAL_PER_S"):  # 420 watches, as fast as they go
+        monkeypatch.setenv(f"HEARTSD_{setting}", "1000")
     proc, port = start_process(tmp_path, "--log-level", "warning")
     target = f"127.0.0.1:{port}"
     try:

@@ -747,3 +747,35 @@ def test_the_lobby_lists_are_built_once_however_many_tabs_poll_them(tmp_path, mo
             assert taken in [m["match_id"] for m in (await poll("127.0.0.1"))["live"]]
 
     run(main())
+
+
+def test_spectator_calls_spend_one_rate_across_the_web_and_grpc_and_all_addresses(tmp_path):
+    """The spectator class's call rate is one for the web front's JSON requests and gRPC's
+    spectator calls, per address and for every address together (``spectator_calls_total_per_s``,
+    its burst three seconds' worth): many addresses cannot together keep the daemon busy
+    either. Here the total is 0.5 a second (burst 2): two web requests from 127.0.0.2 spend
+    it, and a gRPC call from 127.0.0.1, whose own rate is untouched, is refused with the
+    reason; bot streams are another class and still play."""
+    from heartsbot.proto import spectator_pb2, spectator_pb2_grpc
+
+    async def main() -> tuple[list[int], tuple[Any, str]]:
+        async with web_daemon(tmp_path, spectator_calls_total_per_s=0.5) as web:
+            other = aiohttp.TCPConnector(local_addr=("127.0.0.2", 0))
+            async with aiohttp.ClientSession(connector=other) as http:
+                statuses = []
+                for _ in range(3):
+                    async with http.get(f"{web.url}/api/matches") as r:
+                        statuses.append(r.status)
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{web.grpc_port}") as channel:
+                try:
+                    await spectator_pb2_grpc.SpectatorServiceStub(channel).ListMatches(
+                        spectator_pb2.ListMatchesRequest(limit=1))
+                    refused: tuple[Any, str] = (grpc.StatusCode.OK, "")
+                except grpc.aio.AioRpcError as exc:
+                    refused = (exc.code(), exc.details())
+            return statuses, refused
+
+    statuses, (code, details) = run(main())
+    assert statuses == [200, 200, 429]
+    assert code == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "as many spectator calls a second as it allows (0.5)" in details, details
