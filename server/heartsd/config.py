@@ -122,6 +122,10 @@ class Settings:
     human_bank_ms: int = 60_000
     web_house_delay_ms: int = 600
     web_opponents: tuple[str, ...] = ("heuristic", "random")  # house strategies a person may pick
+    # Host names a seat may be taken or played under (besides loopback names). Empty: any
+    # name when the web front listens beyond loopback, only loopback names when it listens
+    # on loopback, so a page whose name is pointed at 127.0.0.1 (DNS rebinding) cannot.
+    web_hosts: tuple[str, ...] = ()
     web_max_tables: int = 16  # live matches with a person's seat, on this daemon
     web_tables_per_peer: int = 2
     web_abandon_s: float = 60.0  # a person's table with no page open this long is cancelled
@@ -448,6 +452,11 @@ def _strategies(key: str, value: Any) -> tuple[str, ...]:
     return tuple(str(i).strip() for i in items if str(i).strip())
 
 
+def _names(key: str, value: Any) -> tuple[str, ...]:
+    """Host names, as a list or "a,b": compared without case."""
+    return tuple(name.lower() for name in _strategies(key, value))
+
+
 _FIELDS = {
     "host": _str,
     "port": _int,
@@ -505,6 +514,7 @@ _FIELDS = {
     "human_bank_ms": _int,
     "web_house_delay_ms": _int,
     "web_opponents": _strategies,
+    "web_hosts": _names,
     "web_max_tables": _int,
     "web_tables_per_peer": _int,
     "web_abandon_s": _float,

@@ -213,6 +213,39 @@ def test_another_site_cannot_take_a_seat_even_without_an_origin_header(tmp_path)
     run(main())
 
 
+def test_a_page_whose_name_rebinds_to_this_machine_cannot_take_a_seat(tmp_path) -> None:
+    """DNS rebinding (an attack pass): another site's name, pointed at 127.0.0.1 after its
+    page loaded, makes the browser's requests same-origin for that name (Host and Origin
+    both evil.example), so the Origin check passed and the visitor's browser took seats.
+    A web front on loopback now answers seat requests for loopback names only, unless
+    ``web_hosts`` names others; one listening beyond loopback answers any name."""
+    evil = {"Host": "evil.example:8080", "Origin": "http://evil.example:8080"}
+
+    async def main() -> None:
+        async with web_daemon(tmp_path) as web, client() as http:
+            async with http.post(f"{web.url}/api/play", json=SEAT, headers=evil) as r:
+                assert r.status == 403, await r.text()
+                assert "evil.example" in (await r.json())["error"] and "web_hosts" in (await r.json())["error"]
+            async with http.ws_connect(f"{web.url}/ws/watch/m-none", headers=evil) as ws:
+                pass
+        assert False, "the socket was accepted"
+
+    with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+        run(main())
+    assert refused.value.status == 403
+
+    async def named() -> None:
+        async with web_daemon(tmp_path, web_hosts=("evil.example",)) as web, client() as http:
+            async with http.post(f"{web.url}/api/play", json=SEAT, headers=evil) as r:
+                assert r.status == 200, await r.text()
+            for host in ("localhost", "127.0.0.1", "[::1]", "play.localhost"):
+                async with http.post(f"{web.url}/api/play", json=SEAT,
+                                     headers={"Host": f"{host}:80", "Origin": f"http://{host}:80"}) as r:
+                    assert r.status in (200, 429), (host, await r.text())  # 429: two tables per address
+
+    run(named())
+
+
 def test_every_response_forbids_framing_and_cross_site_reads(tmp_path) -> None:
     """Before: no frame policy (a framed Playboard could be clicked through a disguise),
     no COOP/CORP, and JSON answers could be cached."""

@@ -4,6 +4,7 @@ around one of these; the handlers in api.py and sockets.py only read it.)"""
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from typing import Any
 from urllib.parse import urlsplit
@@ -53,20 +54,54 @@ class WebContext:
     def cookie_name(match_id: str) -> str:
         return f"seat-{match_id}"
 
-    @staticmethod
-    def check_origin(request: web.Request) -> None:
+    def check_origin(self, request: web.Request) -> None:
         """A browser says where a request comes from (Origin; Sec-Fetch-Site where it sends
-        that): refuse other sites' pages."""
+        that): refuse other sites' pages. And the name it asked for (Host) must be one this
+        front answers to (:func:`host_allowed`): a page whose own name was pointed at this
+        machine after it loaded (DNS rebinding) is same-origin with itself, not with us."""
         origin = request.headers.get("Origin")
         if (origin and urlsplit(origin).netloc != request.host) or request.headers.get("Sec-Fetch-Site") == "cross-site":
             raise SeatError(403, "requests from other sites are refused")
+        if not host_allowed(request.host, self.settings):
+            raise SeatError(403, f"this web front does not answer to the name {request.host[:100]!r} (loopback names "
+                                 "only, as it listens on loopback); its operator may add names with web_hosts")
 
-    @classmethod
-    def check_post(cls, request: web.Request) -> None:
+    def check_post(self, request: web.Request) -> None:
         """A state-changing request: from this site, and JSON. A page of another site can
         send a form (text/plain, no preflight) but never JSON without the browser asking
         this server first, which it does not allow: no cross-site request forgery even
         from a browser that sends no Origin."""
-        cls.check_origin(request)
+        self.check_origin(request)
         if request.content_type != "application/json":
             raise SeatError(415, "send this request as JSON (Content-Type: application/json)")
+
+
+def host_allowed(host: str, settings: Settings) -> bool:
+    """Whether a request's Host names this web front: a loopback name always; a name of
+    ``web_hosts``; and, with no ``web_hosts``, any name when the front listens beyond
+    loopback (it is reachable under names of the operator's choosing).
+
+    >>> local = Settings.load(env={}, flags=dict(web="127.0.0.1:8080"))
+    >>> [host_allowed(h, local) for h in ("localhost:8080", "[::1]:8080", "a.localhost", "evil.example:8080")]
+    [True, True, True, False]
+    >>> host_allowed("evil.example", Settings.load(env={}, flags=dict(web="0.0.0.0:8080", admin_token="x" * 16)))
+    True
+    """
+    try:
+        name = (urlsplit(f"//{host}").hostname or "").lower()
+    except ValueError:  # a malformed port or brackets
+        return False
+    if is_loopback(name) or name in settings.web_hosts:
+        return True
+    listening = settings.web_address
+    return not settings.web_hosts and listening is not None and not is_loopback(listening[0])
+
+
+def is_loopback(name: str) -> bool:
+    """``localhost`` (and its subdomains, RFC 6761) or a loopback address."""
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
