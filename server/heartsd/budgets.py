@@ -89,20 +89,20 @@ class Budget:
             return f"too many {self.name} calls from {where} at once (at most {self.per_peer}); try again later"
         return None
 
-    def acquire(self, peer: str) -> None:
-        """Take a slot for ``peer`` (and a call's token of its rates), or raise
-        :class:`BudgetExhausted`."""
+    def acquire(self, peer: str, everyone: bool = True) -> None:
+        """Take a slot for ``peer`` (and a call's token of its rate, and of everyone's
+        unless not ``everyone``), or raise :class:`BudgetExhausted`."""
         why = self.refusal(peer)
         if why is not None:
             self.refused += 1
             raise BudgetExhausted(why)
-        self.charge(peer, 1.0)
+        self.charge(peer, 1.0, everyone)
         self.in_use += 1
         self.peak = max(self.peak, self.in_use)
         self._by_peer[peer] = self._by_peer.get(peer, 0) + 1
 
-    def charge(self, peer: str, cost: float) -> None:
-        """Spend ``cost`` of the peer's rate, then of everyone's, or raise
+    def charge(self, peer: str, cost: float, everyone: bool = True) -> None:
+        """Spend ``cost`` of the peer's rate, then of everyone's (if ``everyone``), or raise
         :class:`BudgetExhausted`. The peer's comes first: one that is over its own rate
         spends nothing of the others'."""
         rate, total = self.rate, self.total_rate
@@ -111,7 +111,7 @@ class Budget:
             raise BudgetExhausted(
                 f"too many {self.name} calls from your address (at most {rate.rate:g} a second, {rate.burst} at once "
                 f"after a pause); try again in {max(0.1, rate.retry_after_s(peer, cost)):.1f} s")
-        if total is not None and not total.allow("", cost := min(cost, total.burst)):
+        if everyone and total is not None and not total.allow("", cost := min(cost, total.burst)):
             self.refused += 1
             raise BudgetExhausted(
                 f"the server is serving as many {self.name} calls a second as it allows ({total.rate:g}); "
@@ -126,9 +126,9 @@ class Budget:
             del self._by_peer[peer]
 
     @contextlib.contextmanager
-    def hold(self, peer: str) -> Iterator[None]:
+    def hold(self, peer: str, everyone: bool = True) -> Iterator[None]:
         """A slot for the block (a request, or a stream for as long as it runs)."""
-        self.acquire(peer)
+        self.acquire(peer, everyone)
         try:
             yield
         finally:

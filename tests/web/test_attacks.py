@@ -783,32 +783,45 @@ def test_the_lobby_lists_are_built_once_however_many_tabs_poll_them(tmp_path, mo
 
 
 def test_spectator_calls_spend_one_rate_across_the_web_and_grpc_and_all_addresses(tmp_path):
-    """The spectator class's call rate is one for the web front's JSON requests and gRPC's
-    spectator calls, per address and for every address together (``spectator_calls_total_per_s``,
-    its burst three seconds' worth): many addresses cannot together keep the daemon busy
-    either. Here the total is 0.5 a second (burst 2): two web requests from 127.0.0.2 spend
-    it, and a gRPC call from 127.0.0.1, whose own rate is untouched, is refused with the
-    reason; bot streams are another class and still play."""
+    """The spectator class's call rate is one for gRPC's spectator calls and the web front's
+    requests and live feeds, per address and for every address together
+    (``spectator_calls_total_per_s``, its burst three seconds' worth), so many addresses
+    cannot together keep the daemon busy either. The pages' JSON spends only its
+    address's: it is cached (the lobby's list, polled by every open lobby) or paced on its
+    own (replays), and a crowd of viewers must not spend what bounds gRPC's calls.
+    Here the total is 1 a second (burst 3): two gRPC pages from 127.0.0.1 spend it, the
+    third is refused with the reason, and a live feed from 127.0.0.2 is refused 429, while
+    that address's lobby JSON is served."""
     from heartsbot.proto import spectator_pb2, spectator_pb2_grpc
 
-    async def main() -> tuple[list[int], tuple[Any, str]]:
-        async with web_daemon(tmp_path, spectator_calls_total_per_s=0.5) as web:
+    async def main() -> tuple[list[Any], list[int], int]:
+        async with web_daemon(tmp_path, spectator_calls_total_per_s=1) as web:
+            answers: list[Any] = []
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{web.grpc_port}") as channel:
+                stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+                for _ in range(3):
+                    try:
+                        await stub.ListMatches(spectator_pb2.ListMatchesRequest(limit=1))
+                        answers.append(grpc.StatusCode.OK)
+                    except grpc.aio.AioRpcError as exc:
+                        answers.append((exc.code(), exc.details()))
             other = aiohttp.TCPConnector(local_addr=("127.0.0.2", 0))
             async with aiohttp.ClientSession(connector=other) as http:
-                statuses = []
+                lobby = []
                 for _ in range(3):
                     async with http.get(f"{web.url}/api/matches") as r:
-                        statuses.append(r.status)
-            async with grpc.aio.insecure_channel(f"127.0.0.1:{web.grpc_port}") as channel:
+                        lobby.append(r.status)
                 try:
-                    await spectator_pb2_grpc.SpectatorServiceStub(channel).ListMatches(
-                        spectator_pb2.ListMatchesRequest(limit=1))
-                    refused: tuple[Any, str] = (grpc.StatusCode.OK, "")
-                except grpc.aio.AioRpcError as exc:
-                    refused = (exc.code(), exc.details())
-            return statuses, refused
+                    async with http.ws_connect(f"{web.url}/ws/watch/m-none"):
+                        feed = 101
+                except aiohttp.WSServerHandshakeError as exc:
+                    feed = exc.status
+            return answers, lobby, feed
 
-    statuses, (code, details) = run(main())
-    assert statuses == [200, 200, 429]
+    answers, lobby, feed = run(main())
+    assert answers[:2] == [grpc.StatusCode.OK] * 2
+    code, details = answers[2]
     assert code == grpc.StatusCode.RESOURCE_EXHAUSTED
-    assert "as many spectator calls a second as it allows (0.5)" in details, details
+    assert "as many spectator calls a second as it allows (1)" in details, details
+    assert lobby == [200, 200, 200]
+    assert feed == 429

@@ -176,7 +176,10 @@ class WebFront(WebContext):
         if request.path.startswith("/api/") and request.match_info.route.name != SEAT_SOCKET:  # it holds its own
             if request.body_exists:
                 await connections.read_body(request)  # before any slot: a slow body holds only its connection
-            with (self.seat_budget if request.path.startswith("/api/seat/") else self.budget).hold(peer):
+            # Not the spectators' rate for every address together: what the pages ask for is
+            # cached (the lobby's list, polled every 5 s by every open lobby) or paced on its
+            # own (replays), and a crowd of viewers must not spend what bounds gRPC's calls.
+            with (self.seat_budget if request.path.startswith("/api/seat/") else self.budget).hold(peer, everyone=False):
                 return await handler(request)
         return await handler(request)
 
