@@ -389,3 +389,65 @@ def test_the_lobby_offers_to_resume_a_seat_this_browser_took(tmp_path, browser: 
         assert not errors, errors
         stranger.close()
         context.close()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_after_a_restart_a_seat_page_stops_retrying_and_says_the_match_is_over(tmp_path, browser: Browser) -> None:
+    """Before (a QA pass): after a daemon restart the Playboard retried its seat's socket
+    every 8 s for ever (each attempt refused with 404) under "Connection lost,
+    reconnecting…", with a live-looking Pass button and its clock running down; and a live
+    table kept its "Live" badge, with nothing said, while the daemon was down. Now the seat
+    page asks whether the seat is still there, and once the server says it is not, it stops,
+    says how the match ended (its stored record: aborted, server shutdown) and links to the
+    replay; the live table says its connection is lost."""
+    from heartsd.arena import SeatRequest
+    from heartsbot.proto import admin_pb2, game_pb2
+
+    web = f"127.0.0.1:{_free_port()}"  # the same address after the restart, as a real daemon's
+    context = browser.new_context(viewport=DESKTOP)
+    page = context.new_page()
+    errors = watch_errors(page)  # refused sockets and requests are console errors here: scripts' only
+    sockets: list[str] = []
+    page.on("websocket", lambda ws: sockets.append(ws.url))
+    # House bots at a followable pace: the person's match cannot be played out by defaults
+    # within the shutdown's grace (1 s), and is aborted, as on a real restart.
+    with ThreadedDaemon(tmp_path, web=web, house_delay_ms=200, web_house_delay_ms=200) as daemon:
+        match_id = start_from_lobby(page, daemon.url)
+        expect(page.locator("#pass-button")).to_be_visible()
+        seats = [SeatRequest(house="random")] * 4
+        runner = daemon.call(lambda: daemon.arena.create_match(
+            "standard", 4, admin_pb2.RulesetOptions(), game_pb2.MatchFormat(fixed_deals=10), None, seats,
+            game_pb2.ClockSettings()))
+        table = context.new_page()
+        table.goto(f"{daemon.url}/watch/{runner.id}")
+        expect(table.locator(".badge.live")).to_be_visible()
+        url = daemon.url
+    # The daemon is down.
+    expect(table.locator("#status")).to_contain_text("Connection lost")
+    expect(table.locator(".badge.live")).to_have_count(0)
+    with ThreadedDaemon(tmp_path, web=web) as daemon:
+        stored = daemon.arena.store.get(match_id)
+        assert (stored.status, stored.reason) == ("aborted", "server shutdown")
+        result = page.locator("#result")
+        expect(result).to_contain_text("Match over", timeout=30_000)
+        expect(result).to_contain_text("The match ended: server shutdown.")  # the stored record's reason
+        expect(result.locator(f"a[href='/watch/{match_id}']")).to_be_visible()
+        expect(page.locator("#status")).not_to_contain_text("reconnecting")
+        expect(page.locator("#pass-button")).to_have_count(0)
+        expect(page.locator("#hand .card.legal")).to_have_count(0)
+        expect(page.locator("#clock")).to_be_hidden()
+        tried = len(sockets)
+        page.wait_for_timeout(9000)  # longer than the longest wait between two attempts (8 s)
+        assert len(sockets) == tried, sockets[tried:]
+        screenshot(page, "playboard-after-restart")
+        page.goto(f"{url}/watch/{match_id}")  # the link's page: the replay of the aborted match
+        expect(page.locator(".badge.replay")).to_be_visible()
+    assert not [e for e in errors if e.startswith("pageerror")], errors
+    context.close()

@@ -2,7 +2,7 @@
 // knows (its hand, the legal cards of its request, the public table); the page draws
 // them and sends answers. It never decides what is legal: unmarked cards cannot be
 // played from the page, and any answer, however sent, is checked by the server.
-import { el, getJSON, header, rememberSeat, seatName, showError, socketURL } from "./common.js";
+import { HttpError, el, getJSON, header, rememberSeat, seatName, showError, socketURL } from "./common.js";
 import { faceUp, syncCards } from "./cards.js";
 import { cardLabel, onLanguage, t } from "./i18n.js";
 import { nextToPlay, positionOf, renderScores, renderTable } from "./table.js";
@@ -309,7 +309,7 @@ function connect() {
     }
     render();
   });
-  socket.addEventListener("close", (event) => {
+  socket.addEventListener("close", async (event) => {
     socket = null;
     if (state?.result) return;
     if (event.code === 4000) { // another tab or window took the seat: no reconnecting by itself
@@ -319,9 +319,40 @@ function connect() {
       return;
     }
     $("status").textContent = t("reconnecting");
+    const gone = await seatGone();
+    if (gone) { matchOver(gone); return; }
     setTimeout(connect, retry);
     retry = Math.min(retry * 2, 8000);
   });
+}
+
+// Whether the server says this page's seat is gone (the refusal, or null): a seat's socket
+// refused shows the page only a close, so its JSON resource is asked. A 404 (the match is
+// over and forgotten, or the daemon restarted) or 403 is for good: reconnecting cannot help.
+// A failed request (the daemon is down) is not: the page goes on trying.
+async function seatGone() {
+  try {
+    await getJSON(`/api/seat/${encodeURIComponent(matchId)}`);
+    return null;
+  } catch (error) {
+    return error instanceof HttpError && [403, 404].includes(error.status) ? error : null;
+  }
+}
+
+// The match is over for this page: drawn as over (no request, no clock), with how it ended
+// from the stored record where there is one (the server's refusal where there is none).
+async function matchOver(refusal) {
+  let result = { status: "gone", reason: refusal.message, totals: [], ranks: [], winners: [] };
+  try {
+    result = (await getJSON(`/api/replay/${encodeURIComponent(matchId)}`)).result;
+  } catch { /* no record to read: the refusal says why */ }
+  if (!state) {
+    $("status").replaceChildren(el("p", {}, t("ended_because", { reason: result.reason })),
+      el("p", {}, el("a", { href: `/watch/${encodeURIComponent(matchId)}` }, t("watch_replay"))));
+    return;
+  }
+  state = { ...state, result, request: null, auto: false, phase: "over" };
+  render();
 }
 
 async function start() {

@@ -26,8 +26,10 @@ function draw() {
   if (mode === "replay" && replay) drawReplay();
 }
 
+const BADGES = { live: "live", offline: "offline", replay: "replay_mode" };
+
 function status(text, badge) {
-  $("status").replaceChildren(el("span", { class: `badge ${badge}` }, badge === "live" ? t("live") : t("replay_mode")), " ", text);
+  $("status").replaceChildren(el("span", { class: `badge ${badge}` }, t(BADGES[badge])), " ", text);
 }
 
 // -- live ----------------------------------------------------------------------------
@@ -59,8 +61,9 @@ function watchLive() {
   });
   socket.addEventListener("close", () => {
     if (mode !== "live") return;
-    if (live?.result) setTimeout(loadReplay, 300); // over: the record is stored, show it
-    else setTimeout(watchLive, 2000);
+    if (live?.result) { setTimeout(loadReplay, 300); return; } // over: the record is stored, show it
+    status(t("reconnecting"), "offline"); // not "Live" while nothing comes (the daemon may be down)
+    setTimeout(watchLive, 2000);
   });
 }
 
