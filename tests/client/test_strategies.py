@@ -110,6 +110,33 @@ def test_monte_carlo_stops_at_its_time_budget_on_real_positions(monkeypatch):
     assert checked > 10
 
 
+def test_monte_carlo_takes_its_whole_budget_over_a_forced_play_too(monkeypatch):
+    """An attack pass: a forced play (one legal card) was answered at once and a searched
+    one after the budget, so a spectator timing an mc seat's cards live told which plays
+    were forced (99 of 102 right): the seat was void in the led suit, or held only hearts.
+    Now a forced play waits out the budget like a search."""
+    from heartsbot.strategies import monte_carlo
+
+    clock = SteppingClock(0.0)
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        clock.now += seconds
+
+    monkeypatch.setattr(monte_carlo.time, "perf_counter", clock)
+    monkeypatch.setattr(monte_carlo.time, "sleep", sleep)
+    deal = late_position(STD, taken=HEARTS_TAKEN, remaining={1: "AD 2D", 2: "QS 3S", 3: "KD 4D", 0: "JD 9C"},
+                         leader=1)
+    play(deal, "AD", "3S", "4D")  # seat 0 must follow with JD: its only diamond
+    mc = MonteCarloStrategy(1)
+    mc.time_limit_s = 0.1
+    start = clock.now
+    assert list(deal.legal_plays(0)) == [parse_card("JD")]
+    assert mc.choose_play(seat_view(deal, 0)) == parse_card("JD")
+    assert clock.now - start == pytest.approx(0.085) and slept == [pytest.approx(0.085)]
+
+
 def test_strategies_are_reproducible_from_their_seed():
     match = Match(STD, MatchFormat.fixed(1), seed=3)
     view = match.view(0)

@@ -40,10 +40,16 @@ class MonteCarloStrategy(Strategy):
         return self.heuristic.choose_moon(view)
 
     def choose_play(self, view: SeatView) -> Card:
+        """The card with the best average playout. A forced play (one legal card) waits out
+        the same budget before it is given: answered at once, it told anyone who times the
+        seat's plays (a live spectator: no token needed) that the seat had no choice, so
+        was void in the led suit, or held only hearts besides its lead (an attack pass:
+        99 of 102 plays classified from the gaps alone)."""
         legal = view.legal
-        if len(legal) == 1:
-            return legal[0]
         deadline = time.perf_counter() + max(0.002, self.time_limit_s * BUDGET_SHARE)
+        if len(legal) == 1:
+            time.sleep(max(0.0, deadline - time.perf_counter()))
+            return legal[0]
         me = view.seat
         n = view.rules.players
         rng = self.rng
