@@ -92,3 +92,25 @@ def test_the_leaderboard_and_a_bot_page_render_from_a_real_ladder_run(tmp_path, 
         expect(page.locator("#hands [data-card]").first).to_be_visible()
         assert not errors, errors
         daemon.call(ladder_run.stop)  # the house bots' clients and the matchmaker
+
+
+def test_the_leaderboards_ruleset_picker_keeps_focus(tmp_path, browser: Browser) -> None:
+    """Before (a QA pass): choosing a ruleset by keyboard drew the picker anew, and focus
+    fell to <body> after one arrow key."""
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        page.goto(f"{daemon.url}/leaderboard?ruleset=standard")
+        picker = page.locator("#ruleset")
+        expect(picker).to_have_value("standard")
+        page.focus("#ruleset")
+        page.keyboard.press("ArrowUp")  # standard is the last of them
+        expect(page.locator("#heading")).not_to_have_text("Leaderboard: standard")
+        chosen = picker.input_value()
+        expect(page.locator("#heading")).to_have_text(f"Leaderboard: {chosen}")
+        page.wait_for_load_state("networkidle")
+        assert page.evaluate("document.activeElement?.id") == "ruleset"
+        page.keyboard.press("ArrowUp")  # and on, from the keyboard
+        expect(page.locator("#heading")).not_to_have_text(f"Leaderboard: {chosen}")
+        assert page.evaluate("document.activeElement?.id") == "ruleset"
+        assert not errors, errors

@@ -210,3 +210,47 @@ def test_pages_switch_language(tmp_path, browser: Browser) -> None:
         expect(page.locator("#pass-button")).to_have_text(re.compile(r"^Oper kartu ke (Barat|Utara|Timur)$"))
         page.select_option("#lang", "en")
         expect(page.locator("#pass-button")).to_have_text(re.compile(r"^Pass cards to (West|North|East)$"))
+
+
+FOCUSED = "document.activeElement?.id || document.activeElement?.tagName"
+
+
+def test_replay_controls_keep_focus_and_take_a_slow_click_at_every_speed(tmp_path, browser: Browser) -> None:
+    """Before (a QA pass): every frame drew the controls anew, so Enter on "Step forward"
+    worked once and focus then fell to <body> (the slider and the deal picker likewise),
+    and a person's click on Pause (press, 150 ms, release) was lost at 2x-8x: the button
+    pressed was gone before the release. Now the controls stay and are updated in place."""
+    with ThreadedDaemon(tmp_path) as daemon:
+        runner = house_match(daemon, deals=2)
+        daemon.call(lambda: runner.finished.wait(), timeout=60)
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        page.goto(f"{daemon.url}/watch/{runner.id}?deal=1&step=0")
+        expect(page.locator("#table")).to_have_attribute("data-step", "0")
+        page.focus("#step-forward")
+        for k in range(1, 4):
+            page.keyboard.press("Enter")
+            expect(page.locator("#table")).to_have_attribute("data-step", str(k))
+            assert page.evaluate(FOCUSED) == "step-forward"
+        page.focus("#scrub")
+        for k in range(4, 6):
+            page.keyboard.press("ArrowRight")
+            expect(page.locator("#table")).to_have_attribute("data-step", str(k))
+            assert page.evaluate(FOCUSED) == "scrub"
+        page.focus("#jump-deal")
+        page.keyboard.press("ArrowDown")
+        expect(page.locator("#table")).to_have_attribute("data-deal", "1")
+        assert page.evaluate(FOCUSED) == "jump-deal"
+        page.goto(f"{daemon.url}/watch/{runner.id}?deal=1&step=0")
+        for speed in ("2", "4", "8"):
+            page.select_option("#speed", speed)
+            page.click("#play")
+            expect(page.locator("#play")).to_have_attribute("aria-label", "Pause")
+            box = page.locator("#play").bounding_box()
+            assert box is not None
+            page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+            page.mouse.down()
+            page.wait_for_timeout(150)  # a person's press: frames go by meanwhile
+            page.mouse.up()
+            expect(page.locator("#play")).to_have_attribute("aria-label", "Play")
+        assert not errors, errors

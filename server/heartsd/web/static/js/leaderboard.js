@@ -51,15 +51,31 @@ function tournamentPanel(tour) {
       `${t("waiting")} ${x.round + 1}.${x.table + 1}: ${x.waiting}`)));
 }
 
+// The ruleset picker is made once and updated in place: drawn anew with each load, it lost
+// keyboard focus after one arrow key.
+let picker = null;
+
+function drawPicker() {
+  if (!picker) {
+    picker = { label: el("span"), select: el("select", { id: "ruleset", onchange: (e) => {
+      ruleset = e.target.value;
+      history.replaceState(null, "", `?ruleset=${encodeURIComponent(ruleset)}`);
+      load();
+    } }) };
+    $("pick").replaceChildren(el("label", {}, picker.label, " ", picker.select));
+  }
+  picker.label.textContent = t("ruleset");
+  if ([...picker.select.options].map((o) => o.value).join() !== board.rulesets.join()) {
+    picker.select.replaceChildren(...board.rulesets.map((r) => el("option", { value: r }, r)));
+  }
+  picker.select.value = ruleset;
+}
+
 function render() {
   $("heading").textContent = `${t("leaderboard")}: ${ruleset}`;
   $("tournaments-title").textContent = t("tournaments");
   if (board) {
-    $("pick").replaceChildren(el("label", {}, t("ruleset"), " ", el("select", { id: "ruleset", onchange: (e) => {
-      ruleset = e.target.value;
-      history.replaceState(null, "", `?ruleset=${encodeURIComponent(ruleset)}`);
-      load();
-    } }, board.rulesets.map((r) => el("option", { value: r, selected: r === ruleset }, r)))));
+    drawPicker();
     const head = el("tr", {}, [t("rank"), t("bot"), t("owner"), t("rating"), t("uncertainty"), t("conservative"),
       t("matches"), t("points_per_deal"), t("timeouts")].map((h) => el("th", { scope: "col" }, h)));
     $("board").replaceChildren(board.entries.length

@@ -128,34 +128,80 @@ function decisionText(state) {
   return action;
 }
 
+// The controls are made once and updated in place: drawn anew with every frame, a control
+// lost keyboard focus after each use (Enter on "Step forward" worked once), and a click on
+// Pause at 2x-8x was lost (the button pressed was gone before the release).
+let controls = null;
+
+function makeControls() {
+  const button = (id, symbol, onclick) => el("button", { type: "button", id, onclick }, symbol);
+  const dealBy = (delta) => () => {
+    const i = dealIndex() + delta;
+    if (i >= 0 && i < replay.index.deals.length) show(replay.index.deals[i].number, 0);
+  };
+  controls = {
+    prevDeal: button("prev-deal", "«", dealBy(-1)),
+    stepBack: button("step-back", "◀", () => move(-1)),
+    play: button("play", "▶", play),
+    stepForward: button("step-forward", "▶▶", () => move(1)),
+    nextDeal: button("next-deal", "»", dealBy(1)),
+    speedLabel: el("span"),
+    speed: el("select", { id: "speed", onchange: (e) => {
+      replay.speed = Number(e.target.value);
+      if (replay.timer) { stop(); play(); }
+    } }),
+    dealLabel: el("span"),
+    deal: el("select", { id: "jump-deal", onchange: (e) => show(Number(e.target.value), 0) }),
+    trickLabel: el("span"),
+    trick: el("select", { id: "jump-trick", onchange: async (e) => {
+      const target = Number(e.target.value);
+      show(replay.deal, stepFor(await frames(replay.deal), target));
+    } }),
+    scrub: el("input", { type: "range", id: "scrub", min: 0, oninput: (e) => show(replay.deal, Number(e.target.value)) }),
+    frameNo: el("span", { class: "muted", id: "frame-no" }),
+  };
+  const c = controls;
+  $("controls").replaceChildren(c.prevDeal, c.stepBack, c.play, c.stepForward, c.nextDeal,
+    el("label", {}, c.speedLabel, " ", c.speed), el("label", {}, c.dealLabel, " ", c.deal),
+    el("label", {}, c.trickLabel, " ", c.trick), c.scrub, c.frameNo);
+}
+
+// A select's options are replaced only when they change (another deal, another language).
+function setOptions(select, options, value) {
+  const key = JSON.stringify(options);
+  if (select.dataset.options !== key) {
+    select.replaceChildren(...options.map(([v, text]) => el("option", { value: v }, text)));
+    select.dataset.options = key;
+  }
+  select.value = String(value);
+}
+
 function drawControls() {
+  if (!controls) makeControls();
+  const c = controls;
   const index = replay.index;
   const list = replay.frames.get(replay.deal) ?? [];
   const info = index.deals[dealIndex()] ?? { tricks: 0 };
-  const button = (id, label, symbol, onclick) => el("button", { type: "button", id, "aria-label": label, title: label, onclick }, symbol);
   const trickNow = list[replay.step]?.tricks_done ?? 0;
+  const name = (node, label) => { node.setAttribute("aria-label", label); node.title = label; };
+  name(c.prevDeal, t("prev_deal"));
+  name(c.stepBack, t("step_back"));
+  name(c.play, replay.timer ? t("pause") : t("play"));
+  c.play.textContent = replay.timer ? "❙❙" : "▶";
+  name(c.stepForward, t("step_forward"));
+  name(c.nextDeal, t("next_deal"));
+  c.speedLabel.textContent = t("speed");
+  c.dealLabel.textContent = t("jump_deal");
+  c.trickLabel.textContent = t("jump_trick");
+  setOptions(c.speed, SPEEDS.map((s) => [s, `${s}×`]), replay.speed);
+  setOptions(c.deal, index.deals.map((d) => [d.number, d.number + 1]), replay.deal);
+  setOptions(c.trick, Array.from({ length: info.tricks + 1 }, (_, k) => [k, k === 0 ? t("trick_start") : t("trick_after", { n: k })]),
+    trickNow);
+  c.scrub.max = Math.max(0, list.length - 1);
+  c.scrub.value = replay.step;
+  c.scrub.setAttribute("aria-label", t("frame_n", { k: replay.step, n: list.length - 1 }));
+  c.frameNo.textContent = t("frame_n", { k: replay.step, n: Math.max(0, list.length - 1) });
   $("controls").hidden = false;
-  $("controls").replaceChildren(
-    button("prev-deal", t("prev_deal"), "«", () => { const i = dealIndex(); if (i > 0) show(index.deals[i - 1].number, 0); }),
-    button("step-back", t("step_back"), "◀", () => move(-1)),
-    button("play", replay.timer ? t("pause") : t("play"), replay.timer ? "❙❙" : "▶", play),
-    button("step-forward", t("step_forward"), "▶▶", () => move(1)),
-    button("next-deal", t("next_deal"), "»", () => { const i = dealIndex(); if (i + 1 < index.deals.length) show(index.deals[i + 1].number, 0); }),
-    el("label", {}, t("speed"), " ", el("select", { id: "speed", onchange: (e) => {
-      replay.speed = Number(e.target.value);
-      if (replay.timer) { stop(); play(); }
-    } }, SPEEDS.map((s) => el("option", { value: s, selected: s === replay.speed }, `${s}×`)))),
-    el("label", {}, t("jump_deal"), " ", el("select", { id: "jump-deal", onchange: (e) => show(Number(e.target.value), 0) },
-      index.deals.map((d) => el("option", { value: d.number, selected: d.number === replay.deal }, d.number + 1)))),
-    el("label", {}, t("jump_trick"), " ", el("select", { id: "jump-trick", onchange: async (e) => {
-      const target = Number(e.target.value);
-      show(replay.deal, stepFor(await frames(replay.deal), target));
-    } }, Array.from({ length: info.tricks + 1 }, (_, k) => el("option", { value: k, selected: k === trickNow },
-      k === 0 ? t("trick_start") : t("trick_after", { n: k }))))),
-    el("input", { type: "range", id: "scrub", min: 0, max: Math.max(0, list.length - 1), value: replay.step,
-                  "aria-label": t("frame_n", { k: replay.step, n: list.length - 1 }),
-                  oninput: (e) => show(replay.deal, Number(e.target.value)) }),
-    el("span", { class: "muted", id: "frame-no" }, t("frame_n", { k: replay.step, n: Math.max(0, list.length - 1) })));
 }
 
 function drawReplay() {
