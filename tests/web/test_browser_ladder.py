@@ -114,3 +114,52 @@ def test_the_leaderboards_ruleset_picker_keeps_focus(tmp_path, browser: Browser)
         expect(page.locator("#heading")).not_to_have_text(f"Leaderboard: {chosen}")
         assert page.evaluate("document.activeElement?.id") == "ruleset"
         assert not errors, errors
+
+
+# A bot that left mid-match: few timeouts, most of its decisions auto-played (the QA pass's
+# bot: "Timeouts 1.4%" beside its "unreliable" flag).
+QUITTER = {"rank": 1, "bot": "quitter", "owner": "qa", "rating": 25.0, "uncertainty": 8.0, "conservative": 1.0,
+           "matches": 2, "points_per_deal": 9.0, "points_per_deal_ci": 1.0, "decisions": 1000, "timeouts": 14,
+           "illegal_defaults": 1, "disconnect_defaults": 2, "auto_defaults": 913, "default_share": 0.93,
+           "unreliable": True}
+
+
+def test_the_standing_sent_to_pages_carries_every_default_and_the_share_that_flags_a_bot() -> None:
+    """Before: present.standing left out auto_defaults and default_share (ladder.py's
+    Standing.default_share, what sets the flag), so no page could show them."""
+    from heartsbot.proto import ladder_pb2
+
+    from heartsd.web import present
+
+    entry = ladder_pb2.LeaderboardEntry(bot="quitter", decisions=1000, timeouts=14, illegal_defaults=1,
+                                        disconnect_defaults=2, auto_defaults=913, default_share=0.93, unreliable=True)
+    shown = present.standing(entry)
+    assert shown["auto_defaults"] == 913 and shown["default_share"] == 0.93 and shown["unreliable"] is True
+
+
+def test_the_leaderboard_and_bot_page_show_the_default_share_that_flags_a_bot(tmp_path, browser: Browser) -> None:
+    """Before (a QA pass): a bot flagged "unreliable" with 93% of its decisions auto-played
+    showed "1.4%" (timeouts and disconnects only) beside the flag, and its page had no
+    auto-play figure. Now the share shown is the server's default_share (every kind of
+    default), and the bot page lists auto-played defaults."""
+    import json
+
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        board = {"ruleset": "standard", "entries": [QUITTER], "rulesets": ["standard"]}
+        profile = {"bot": "quitter", "owner": "qa", "ruleset": "standard", "standing": QUITTER, "matches": [],
+                   "history": []}
+        page.route("**/api/leaderboard?*", lambda route: route.fulfill(content_type="application/json",
+                                                                       body=json.dumps(board)))
+        page.route("**/api/bots/quitter?*", lambda route: route.fulfill(content_type="application/json",
+                                                                        body=json.dumps(profile)))
+        page.goto(f"{daemon.url}/leaderboard?ruleset=standard")
+        row = page.locator("#standings tbody tr[data-bot='quitter']")
+        expect(row.locator(".flag")).to_have_text(" unreliable")
+        expect(row.locator("td").last).to_have_text("93.0%")
+        expect(page.locator("#standings thead th").last).to_have_text("Defaults")
+        page.goto(f"{daemon.url}/bots/quitter?ruleset=standard")
+        expect(page.locator("#fig-auto")).to_have_text("913 (91.3%)")
+        expect(page.locator("#fig-defaults")).to_have_text("93.0%")
+        assert not errors, errors

@@ -107,7 +107,8 @@ def standing(e: ladder_pb2.LeaderboardEntry) -> dict[str, Any]:
         "conservative": e.conservative, "matches": e.matches, "points_per_deal": e.points_per_deal,
         "points_per_deal_ci": e.points_per_deal_ci if e.matches > 1 else None,
         "decisions": e.decisions, "timeouts": e.timeouts, "illegal_defaults": e.illegal_defaults,
-        "disconnect_defaults": e.disconnect_defaults, "unreliable": e.unreliable,
+        "disconnect_defaults": e.disconnect_defaults, "auto_defaults": e.auto_defaults,
+        "default_share": e.default_share, "unreliable": e.unreliable,  # every default's share: what flags it
     }
 
 

@@ -62,6 +62,8 @@ function render() {
     figure(t("decisions"), s.decisions, "decisions"), figure(t("timeouts"), `${s.timeouts}${pct(s.timeouts)}`, "timeouts"),
     figure(t("illegal_defaults"), `${s.illegal_defaults}${pct(s.illegal_defaults)}`, "illegal"),
     figure(t("disconnect_defaults"), `${s.disconnect_defaults}${pct(s.disconnect_defaults)}`, "disconnects"),
+    figure(t("auto_defaults"), `${s.auto_defaults}${pct(s.auto_defaults)}`, "auto"),
+    figure(t("defaults"), `${fixed(s.default_share * 100, 1)}%`, "defaults"), // every kind: what sets the flag
     s.unreliable ? el("dd", { class: "flag" }, t("unreliable")) : null) : "");
   $("chart").replaceChildren(chart(profile.history));
   const head = el("tr", {}, [t("match"), t("ruleset"), t("seat"), t("rank"), t("points"), t("deal")].map((h) => el("th", { scope: "col" }, h)));

@@ -15,7 +15,6 @@ const fixed = (x, digits = 2) => (x === null || x === undefined ? "—" : Number
 
 function row(entry) {
   const href = `/bots/${encodeURIComponent(entry.bot)}?ruleset=${encodeURIComponent(ruleset)}`;
-  const rate = entry.decisions ? ((entry.timeouts + entry.disconnect_defaults) / entry.decisions) * 100 : 0;
   return el("tr", { dataset: { bot: entry.bot } },
     el("td", {}, entry.rank),
     el("td", {}, el("a", { href }, entry.bot), entry.unreliable ? el("span", { class: "flag" }, " ", t("unreliable")) : null),
@@ -25,7 +24,7 @@ function row(entry) {
     el("td", {}, fixed(entry.conservative)),
     el("td", {}, entry.matches),
     el("td", {}, fixed(entry.points_per_deal), entry.points_per_deal_ci === null ? "" : ` ±${fixed(entry.points_per_deal_ci)}`),
-    el("td", {}, `${fixed(rate, 1)}%`));
+    el("td", {}, `${fixed(entry.default_share * 100, 1)}%`)); // the server's share: the one that sets the flag
 }
 
 // A tournament: its progress, its standings (ranks the data separates; ties shared) and
@@ -77,7 +76,7 @@ function render() {
   if (board) {
     drawPicker();
     const head = el("tr", {}, [t("rank"), t("bot"), t("owner"), t("rating"), t("uncertainty"), t("conservative"),
-      t("matches"), t("points_per_deal"), t("timeouts")].map((h) => el("th", { scope: "col" }, h)));
+      t("matches"), t("points_per_deal"), t("defaults")].map((h) => el("th", { scope: "col" }, h)));
     $("board").replaceChildren(board.entries.length
       ? el("table", { class: "data", id: "standings" }, el("thead", {}, head), el("tbody", {}, board.entries.map(row)))
       : el("p", { class: "muted" }, t("no_ratings")));
