@@ -313,6 +313,8 @@ class Settings:
                 raise ConfigError(f"bot_tokens: bot {name!r} needs a token of at least 8 characters")
         if len(set(self.bot_tokens.values())) != len(self.bot_tokens):
             raise ConfigError("bot_tokens: two bots share a token")
+        if self.admin_token and len(self.admin_token) < 12:  # it can do anything: no short guessable one
+            raise ConfigError("admin_token: at least 12 characters (leave it unset on 127.0.0.1 for a generated one)")
         if self.admin_token and self.admin_token in self.bot_tokens.values():
             raise ConfigError("admin_token: must differ from every bot token")
 
