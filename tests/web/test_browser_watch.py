@@ -254,3 +254,34 @@ def test_replay_controls_keep_focus_and_take_a_slow_click_at_every_speed(tmp_pat
             page.mouse.up()
             expect(page.locator("#play")).to_have_attribute("aria-label", "Play")
         assert not errors, errors
+
+
+def test_a_watched_match_that_ends_shows_its_final_frame_and_totals(tmp_path, browser: Browser) -> None:
+    """Before (a QA pass): when a watched live match ended the page turned into its replay at
+    deal 1, step 0, so the score panel read Total 0/0/0/0 beside "Match over - Winner: ...",
+    and a replay opened from the lobby likewise. Now the page that watched the end shows the
+    last frame (the final totals), and the result box states every seat's total and rank."""
+    with ThreadedDaemon(tmp_path, house_delay_ms=40) as daemon:
+        runner = house_match(daemon, deals=2)
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        page.goto(f"{daemon.url}/watch/{runner.id}")
+        page.wait_for_selector(".badge.live")
+        daemon.call(lambda: runner.finished.wait(), timeout=120)
+        page.wait_for_selector(".badge.replay", timeout=20_000)
+        record = daemon.arena.store.get(runner.id).record
+        last = record.deal_scores[-1].deal_number
+        expect(page.locator("#table")).to_have_attribute("data-deal", str(last))
+        frames = page.evaluate(f"fetch('/api/replay/{runner.id}/deals/{last}').then(r => r.json())")["frames"]
+        expect(page.locator("#table")).to_have_attribute("data-step", str(len(frames) - 1))
+        totals = page.eval_on_selector_all("#scores tfoot td", "cells => cells.map(td => Number(td.dataset.points))")
+        assert totals == list(record.result.totals)
+        screenshot(page, "table-live-ended")
+        page.goto(f"{daemon.url}/watch/{runner.id}")  # as from the lobby: the start of deal 1
+        expect(page.locator("#table")).to_have_attribute("data-step", "0")
+        final = page.locator("#result .final li")
+        expect(final).to_have_count(4)
+        shown = final.evaluate_all("items => items.map(i => [Number(i.dataset.points), Number(i.dataset.rank)])")
+        assert shown == [[p, r] for p, r in zip(record.result.totals, record.result.ranks)]
+        expect(final.first).to_contain_text(f"{record.result.totals[0]}")
+        assert not errors, errors

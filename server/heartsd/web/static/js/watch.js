@@ -61,7 +61,7 @@ function watchLive() {
   });
   socket.addEventListener("close", () => {
     if (mode !== "live") return;
-    if (live?.result) { setTimeout(loadReplay, 300); return; } // over: the record is stored, show it
+    if (live?.result) { setTimeout(() => loadReplay(true), 300); return; } // over: its record, at its end
     status(t("reconnecting"), "offline"); // not "Live" while nothing comes (the daemon may be down)
     setTimeout(watchLive, 2000);
   });
@@ -241,12 +241,22 @@ function drawResult() {
   const box = $("result");
   box.hidden = false;
   const names = result.winners.map((s) => seatName(replay.index.seats[s])).join(", ");
+  // The final totals and ranks, whatever frame the table shows (its panel: the totals so far).
+  const final = result.totals.map((points, s) => {
+    const name = seatName(replay.index.seats[s]);
+    const rank = result.ranks[s];
+    return el("li", { dataset: { seat: s, points, rank: rank ?? "" } },
+      rank ? t("final_rank", { name, points, rank }) : t("final_points", { name, points }));
+  });
   box.replaceChildren(el("h2", {}, t("result_title")),
     result.status === "finished" ? el("p", {}, t(result.winners.length > 1 ? "winners" : "winner", { names }))
-      : el("p", {}, t("ended_because", { reason: result.reason })));
+      : el("p", {}, t("ended_because", { reason: result.reason })),
+    final.length ? el("p", {}, t("final_totals")) : null, final.length ? el("ul", { class: "final" }, final) : null);
 }
 
-async function loadReplay() {
+// atEnd: the last frame of the last deal (a watched match that just ended: its final totals),
+// not the URL's deal and step.
+async function loadReplay(atEnd = false) {
   mode = "replay";
   try {
     const index = await getJSON(`/api/replay/${encodeURIComponent(matchId)}`);
@@ -255,12 +265,13 @@ async function loadReplay() {
       status(t("nothing_yet"), "replay");
       return;
     }
-    const wanted = Number(params.get("deal") || 1) - 1;
+    const wanted = atEnd ? index.deals[index.deals.length - 1].number : Number(params.get("deal") || 1) - 1;
     const deal = (index.deals.find((d) => d.number === wanted) ?? index.deals[0]).number;
     const list = await frames(deal);
-    const step = params.has("trick") ? stepFor(list, Number(params.get("trick"))) : Number(params.get("step") || 0);
+    const step = atEnd ? list.length - 1
+      : params.has("trick") ? stepFor(list, Number(params.get("trick"))) : Number(params.get("step") || 0);
     await show(deal, step);
-    if (params.get("autoplay") === "1") play();
+    if (params.get("autoplay") === "1" && !atEnd) play();
   } catch (error) {
     showError($("status"), error);
   }
