@@ -451,3 +451,24 @@ def test_after_a_restart_a_seat_page_stops_retrying_and_says_the_match_is_over(t
         expect(page.locator(".badge.replay")).to_be_visible()
     assert not [e for e in errors if e.startswith("pageerror")], errors
     context.close()
+
+
+def test_after_passing_the_status_says_the_page_waits_for_the_others(tmp_path, browser: Browser) -> None:
+    """Before (a QA pass): once the person had passed, the status line still said "Lift 3
+    cards to pass to East." while the pass bar said "Passed. Waiting for the others…"."""
+    with ThreadedDaemon(tmp_path, web_house_delay_ms=3000) as daemon:  # the others pass slowly
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        start_from_lobby(page, daemon.url)
+        expect(page.locator("#pass-button")).to_be_visible()
+        expect(page.locator("#status")).to_contain_text("Lift 3 cards to pass")
+        for k in range(3):
+            page.locator("#hand [data-card]").nth(k).click()
+        page.click("#pass-button")
+        seen = page.wait_for_function("""() => document.body.dataset.phase === 'passing'
+          && document.querySelector('#pass-bar').textContent.includes('Waiting for the others')
+          && document.querySelector('#status').textContent""").json_value()
+        assert "Waiting for the others" in seen and "Lift" not in seen, seen
+        page.select_option("#lang", "vi")  # every language has it
+        expect(page.locator("#status")).to_contain_text("Đang chờ người khác")
+        assert not errors, errors

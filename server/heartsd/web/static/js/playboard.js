@@ -155,8 +155,11 @@ function renderStatus() {
   else if (state.auto) text = t("auto_playing");
   else if (request?.kind === "play" && !request.answered) text = state.trick.cards.length ? t("your_turn") : t("your_lead");
   else if (request?.kind === "moon") text = t("moon_title");
-  else if (state.phase === "passing") text = state.pass_direction === "hold" ? t("hold_deal") : t("pass_hint", {
-    n: state.ruleset.pass_count, direction: directionText() });
+  else if (state.phase === "passing") {
+    // As the pass bar says: once passed (sent or answered), the others are waited for.
+    text = state.pass_direction === "hold" ? t("hold_deal") : !myRequest("pass") ? t("pass_waiting")
+      : t("pass_hint", { n: state.ruleset.pass_count, direction: directionText() });
+  }
   else if (state.phase === "playing") {
     const seat = nextToPlay(state);
     if (seat >= 0 && seat !== state.you) text = t("waiting_for", { name: seatName(state.seats[seat], state.you) });
