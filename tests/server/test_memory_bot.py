@@ -278,11 +278,12 @@ def truth(records: dict[str, spectator_pb2.MatchRecord]) -> tuple[dict, dict]:
 
 async def memory_ladder(tmp_path, db: str) -> dict[str, object]:
     adversary = Adversary()
-    # One spectator address watches every match at once: a budget per address above the
-    # default 16 (a real adversary would use many addresses; the test is about what is shown).
-    async with running_daemon(tmp_path, db=db, instance="a", spectator_delay_s=0.05,
-                              max_spectator_calls_per_peer=200) as a, \
-            running_daemon(tmp_path, db=db, instance="b", max_spectator_calls_per_peer=200) as b:
+    # One spectator address watches every match at once and lists and fetches as fast as it
+    # likes: a budget and a call rate per address far above the defaults (a real adversary
+    # would use many addresses; the test is about what is shown, not how fast it may ask).
+    unbounded = dict(max_spectator_calls_per_peer=200, spectator_calls_per_s=1e6, spectator_calls_total_per_s=1e6)
+    async with running_daemon(tmp_path, db=db, instance="a", spectator_delay_s=0.05, **unbounded) as a, \
+            running_daemon(tmp_path, db=db, instance="b", **unbounded) as b:
         store = a.arena.store
         bots = []
         for i in range(OWNERS):
