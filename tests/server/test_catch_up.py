@@ -232,6 +232,39 @@ def test_a_failure_while_catching_a_stream_up_ends_it_internal_and_the_server_go
     assert result.status == game_pb2.MATCH_STATUS_FINISHED
 
 
+async def stalled_while_matches_end(daemon, matches: int, seed: int):
+    """alice, away in ``matches`` 60-deal matches, comes back on a stream that reads its
+    welcome and one part, then nothing more, and the matches end meanwhile: (the ids whose
+    seat still waited its turn in the catch-up queue, the ended runners the queue still
+    holds, what the stream read, each match's last event)."""
+    first = await Bot(daemon, "alice", policy=lambda request, bot: None, max_matches=matches).start()
+    ids = [await daemon.create_match(["alice", *HOUSE3], deals=60, seed=seed + i) for i in range(matches)]
+    await first.drop()
+    runners = [daemon.arena.runners[m] for m in ids]
+    while min(r.log_events.last_sequence for r in runners) < 3000:
+        await asyncio.sleep(0.01)
+    received: list[bot_pb2.PlayResponse] = []
+    async with grpc.aio.insecure_channel(daemon.target, options=[("grpc.http2.bdp_probe", 0)]) as channel:
+        call = bot_pb2_grpc.BotServiceStub(channel).Play(metadata=auth(BOTS["alice"]))
+        await call.write(bot_pb2.PlayRequest(hello=bot_pb2.Hello(name="alice", max_concurrent_matches=matches)))
+        for _ in range(2):  # the welcome and one part; nothing more is read
+            received.append(await call.read())
+        session = await session_of(daemon, "alice")
+        await asyncio.sleep(0.2)
+        # Seats still waiting their turn (the stream reads nothing more: they stay so). The
+        # others' ends went to this stream's outbox, which dies unread: for them the
+        # protocol says GetMatchRecord.
+        waiting = [m for m, r in zip(ids, runners) if getattr(r.seats[0], "catching_up", None) is session]
+        for runner in runners:
+            await asyncio.wait_for(runner.finished.wait(), 120)
+        await asyncio.sleep(0.2)
+        queue = daemon.arena._catching_up.get(session)
+        held = [] if queue is None else [item for item in queue._owed
+                                         if not isinstance(item[0], str) and item[0].id not in daemon.arena.runners]
+        call.cancel()
+    return waiting, held, received, {m: r.log_events.last_sequence for m, r in zip(ids, runners)}
+
+
 def test_matches_that_end_while_their_seats_wait_their_turn_are_kept_not_held_or_lost(tmp_path):
     """An attack pass: a stream that reads nothing more, its bot seated in match after
     match, had every ended match's runner held in its catch-up queue (~5.8 MB a match,
@@ -244,35 +277,11 @@ def test_matches_that_end_while_their_seats_wait_their_turn_are_kept_not_held_or
 
     async def scenario():
         async with running_daemon(tmp_path, grace_ms=50, auto_after=1) as daemon:
-            first = await Bot(daemon, "alice", policy=lambda request, bot: None, max_matches=matches).start()
-            ids = [await daemon.create_match(["alice", *HOUSE3], deals=60, seed=20 + i) for i in range(matches)]
-            await first.drop()
-            runners = [daemon.arena.runners[m] for m in ids]
-            while min(r.log_events.last_sequence for r in runners) < 3000:
-                await asyncio.sleep(0.01)
-            received: list[bot_pb2.PlayResponse] = []
-            async with grpc.aio.insecure_channel(daemon.target, options=[("grpc.http2.bdp_probe", 0)]) as channel:
-                call = bot_pb2_grpc.BotServiceStub(channel).Play(metadata=auth(BOTS["alice"]))
-                await call.write(bot_pb2.PlayRequest(hello=bot_pb2.Hello(name="alice", max_concurrent_matches=matches)))
-                for _ in range(2):  # the welcome and one part; nothing more is read
-                    received.append(await call.read())
-                session = await session_of(daemon, "alice")
-                await asyncio.sleep(0.2)
-                # Seats still waiting their turn (the stream reads nothing more: they stay so).
-                # The others' ends went to this stream's outbox, which dies unread: for them
-                # the protocol says GetMatchRecord.
-                waiting = [m for m, r in zip(ids, runners) if getattr(r.seats[0], "catching_up", None) is session]
-                for runner in runners:
-                    await asyncio.wait_for(runner.finished.wait(), 120)
-                await asyncio.sleep(0.2)
-                held = [item for item in daemon.arena._catching_up[session]._owed
-                        if not isinstance(item[0], str) and item[0].id not in daemon.arena.runners]
-                call.cancel()
+            waiting, held, received, lasts = await stalled_while_matches_end(daemon, matches, seed=20)
             back = await Bot(daemon, "alice", first_legal, max_matches=matches).start()
             for m in waiting:
                 await back.wait_ended(m, timeout=30)
             await back.close()
-            lasts = {m: r.log_events.last_sequence for m, r in zip(ids, runners)}
             return waiting, lasts, received, back, held
 
     waiting, lasts, received, back, held = run(scenario())
@@ -298,27 +307,7 @@ def test_with_nothing_kept_for_later_ended_matches_leave_the_queue_too(tmp_path)
 
     async def scenario():
         async with running_daemon(tmp_path, grace_ms=50, auto_after=1, missed_events_hold_s=0) as daemon:
-            first = await Bot(daemon, "alice", policy=lambda request, bot: None, max_matches=matches).start()
-            ids = [await daemon.create_match(["alice", *HOUSE3], deals=60, seed=40 + i) for i in range(matches)]
-            await first.drop()
-            runners = [daemon.arena.runners[m] for m in ids]
-            while min(r.log_events.last_sequence for r in runners) < 3000:
-                await asyncio.sleep(0.01)
-            async with grpc.aio.insecure_channel(daemon.target, options=[("grpc.http2.bdp_probe", 0)]) as channel:
-                call = bot_pb2_grpc.BotServiceStub(channel).Play(metadata=auth(BOTS["alice"]))
-                await call.write(bot_pb2.PlayRequest(hello=bot_pb2.Hello(name="alice", max_concurrent_matches=matches)))
-                for _ in range(2):  # the welcome and one part; nothing more is read
-                    await call.read()
-                session = await session_of(daemon, "alice")
-                await asyncio.sleep(0.2)
-                waiting = [r for r in runners if getattr(r.seats[0], "catching_up", None) is session]
-                for runner in runners:
-                    await asyncio.wait_for(runner.finished.wait(), 120)
-                await asyncio.sleep(0.2)
-                queue = daemon.arena._catching_up.get(session)
-                held = [] if queue is None else [item for item in queue._owed if not isinstance(item[0], str)
-                                                  and item[0].id not in daemon.arena.runners]
-                call.cancel()
+            waiting, held, _, _ = await stalled_while_matches_end(daemon, matches, seed=40)
             return waiting, held, len(daemon.arena.missed)
 
     waiting, held, kept = run(scenario())
