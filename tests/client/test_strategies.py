@@ -79,11 +79,22 @@ class SteppingClock:
         return self.now
 
 
-def test_monte_carlo_stops_at_its_time_budget_on_real_positions(monkeypatch):
+def stepping_time(monkeypatch, step: float) -> SteppingClock:
+    """mc's clock made a SteppingClock, and its sleep one that moves that clock on."""
     from heartsbot.strategies import monte_carlo
 
-    clock = SteppingClock(0.004)  # every sample "takes" 4 ms
+    clock = SteppingClock(step)
+
+    def sleep(seconds: float) -> None:
+        clock.now += seconds
+
     monkeypatch.setattr(monte_carlo.time, "perf_counter", clock)
+    monkeypatch.setattr(monte_carlo.time, "sleep", sleep)
+    return clock
+
+
+def test_monte_carlo_answers_when_its_time_budget_is_up_on_real_positions(monkeypatch):
+    clock = stepping_time(monkeypatch, 0.004)  # every sample "takes" 4 ms
     rng = random.Random(4)
     mc = MonteCarloStrategy(1)
     mc.time_limit_s = 0.03
@@ -99,9 +110,9 @@ def test_monte_carlo_stops_at_its_time_budget_on_real_positions(monkeypatch):
             if deal.phase is Phase.PLAYING and len(deal.legal_plays(seat)) > 1 and rng.random() < 0.3:
                 start = clock.now
                 card = mc.choose_play(match.view(seat))
-                # The deadline (85% of 30 ms after the first reading) is checked after each
-                # 4 ms sample: the 7th ends past it (at 32 ms), and there it stops.
-                assert mc.last_samples == 7 and clock.now - start == pytest.approx(0.032)
+                # The deadline is 85% of 30 ms after the first reading (4 ms in). A 6th 4 ms
+                # sample would end at 28 ms, past it (29.5): it stops after 5 and waits.
+                assert mc.last_samples == 5 and clock.now - start == pytest.approx(0.004 + 0.0255)
                 assert card in deal.legal_plays(seat)
                 checked += 1
                 match.play(seat, card)
@@ -110,31 +121,28 @@ def test_monte_carlo_stops_at_its_time_budget_on_real_positions(monkeypatch):
     assert checked > 10
 
 
-def test_monte_carlo_takes_its_whole_budget_over_a_forced_play_too(monkeypatch):
+def test_monte_carlo_takes_as_long_over_a_forced_play_as_over_a_search(monkeypatch):
     """An attack pass: a forced play (one legal card) was answered at once and a searched
     one after the budget, so a spectator timing an mc seat's cards live told which plays
     were forced (99 of 102 right): the seat was void in the led suit, or held only hearts.
-    Now a forced play waits out the budget like a search."""
-    from heartsbot.strategies import monte_carlo
-
-    clock = SteppingClock(0.0)
-    slept: list[float] = []
-
-    def sleep(seconds: float) -> None:
-        slept.append(seconds)
-        clock.now += seconds
-
-    monkeypatch.setattr(monte_carlo.time, "perf_counter", clock)
-    monkeypatch.setattr(monte_carlo.time, "sleep", sleep)
-    deal = late_position(STD, taken=HEARTS_TAKEN, remaining={1: "AD 2D", 2: "QS 3S", 3: "KD 4D", 0: "JD 9C"},
-                         leader=1)
-    play(deal, "AD", "3S", "4D")  # seat 0 must follow with JD: its only diamond
+    And a search ended with its last sample's overshoot, which grows with the legal cards.
+    Now both answer when the budget is up: here 85 ms after the first reading."""
+    clock = stepping_time(monkeypatch, 0.004)
+    views = []
+    for last in ("9C", "5D"):  # seat 0 must follow diamonds: with JD alone, or with JD or 5D
+        deal = late_position(STD, taken=HEARTS_TAKEN, remaining={1: "AD 2D", 2: "QS 3S", 3: "KD 4D", 0: f"JD {last}"},
+                             leader=1)
+        play(deal, "AD", "3S", "4D")
+        views.append(seat_view(deal, 0))
+    assert [len(v.legal) for v in views] == [1, 2]
     mc = MonteCarloStrategy(1)
     mc.time_limit_s = 0.1
-    start = clock.now
-    assert list(deal.legal_plays(0)) == [parse_card("JD")]
-    assert mc.choose_play(seat_view(deal, 0)) == parse_card("JD")
-    assert clock.now - start == pytest.approx(0.085) and slept == [pytest.approx(0.085)]
+    took = []
+    for view in views:
+        start = clock.now
+        mc.choose_play(view)
+        took.append(clock.now - start)
+    assert took == [pytest.approx(0.004 + 0.085)] * 2
 
 
 def test_strategies_are_reproducible_from_their_seed():

@@ -40,37 +40,48 @@ class MonteCarloStrategy(Strategy):
         return self.heuristic.choose_moon(view)
 
     def choose_play(self, view: SeatView) -> Card:
-        """The card with the best average playout. A forced play (one legal card) waits out
-        the same budget before it is given: answered at once, it told anyone who times the
-        seat's plays (a live spectator: no token needed) that the seat had no choice, so
-        was void in the led suit, or held only hearts besides its lead (an attack pass:
-        99 of 102 plays classified from the gaps alone)."""
+        """The card with the best average playout, given when the budget is up: a search
+        stops before a sample that would run past it, and then, like a forced play (one
+        legal card), waits until it is up. Anyone may time a seat's plays (a live spectator
+        needs no token): answered at once, a forced play told that the seat had no choice
+        (void in the led suit, or only hearts besides its lead: 99 of 102 plays classified
+        from the gaps, an attack pass), and a search ending with its last sample's overshoot
+        (~0.5-3 ms, one playout per legal card) told how many legal cards it had."""
         legal = view.legal
-        deadline = time.perf_counter() + max(0.002, self.time_limit_s * BUDGET_SHARE)
-        if len(legal) == 1:
-            time.sleep(max(0.0, deadline - time.perf_counter()))
-            return legal[0]
+        now = time.perf_counter()
+        deadline = now + max(0.002, self.time_limit_s * BUDGET_SHARE)
+        best = legal[0]
+        if len(legal) > 1:
+            best, now = self._search(view, legal, deadline)
+        time.sleep(max(0.0, deadline - now))
+        return best
+
+    def _search(self, view: SeatView, legal: Sequence[Card], deadline: float) -> tuple[Card, float]:
+        """(the best card, the clock when the search stopped): samples until the next one,
+        taking as long as the last, would end past ``deadline`` (at least one)."""
         me = view.seat
         n = view.rules.players
         rng = self.rng
         sums = [0.0] * len(legal)
         samples = 0
+        now = time.perf_counter()
         while True:
+            started = now
             try:
                 world = determinize(view, rng)
             except ValueError:  # a view no deal fits (cannot happen in real play): play safe
-                return self.heuristic.choose_play(view)
+                return self.heuristic.choose_play(view), time.perf_counter()
             for i, card in enumerate(legal):
                 deal = world.copy()
                 deal.push_play(card)
                 score = greedy_playout(deal, rng)
                 sums[i] += score[me] - (sum(score) - score[me]) / (n - 1)
             samples += 1
-            if time.perf_counter() >= deadline:
+            now = time.perf_counter()
+            if now + (now - started) > deadline:
                 break
         self.last_samples = samples
-        best = min(range(len(legal)), key=lambda i: sums[i])
-        return legal[best]
+        return legal[min(range(len(legal)), key=lambda i: sums[i])], now
 
 
 def greedy_playout(deal: Deal, rng: random.Random, explore: float = 0.1) -> tuple[int, ...]:
