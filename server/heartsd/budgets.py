@@ -53,17 +53,26 @@ INFRA_CALLS, INFRA_CALLS_PER_PEER = 64, 16  # health checks and reflection (prob
 # its status (services.BotService), so they get their own small budget, limited per
 # address. Streams with a known token never wait for it.
 GREETING_CALLS, GREETING_CALLS_PER_PEER = 64, 8
+# A spectator call costs 1 of the spectator rate, and a ListMatches page one more per
+# PAGE_ROWS_PER_TOKEN matches asked for: as the daemon's work goes, ~1 ms a call and ~1 ms
+# per 20 matches listed (a 1-match page ~1.1 ms of the daemon's CPU, 668 matches ~50 ms,
+# measured). The largest call must fit in a burst (Settings checks it).
+MAX_PAGE = 1000
+PAGE_ROWS_PER_TOKEN = 20
+LARGEST_CALL_COST = 1 + MAX_PAGE // PAGE_ROWS_PER_TOKEN
 
 
 class BudgetExhausted(Exception):
-    """No slot left. The gRPC layer answers RESOURCE_EXHAUSTED with ``message``; an HTTP
-    front answers 429 (or 503) with it."""
+    """No slot left, or a rate spent. The gRPC layer answers RESOURCE_EXHAUSTED with
+    ``message``; an HTTP front answers 429 (or 503) with it, and Retry-After with
+    ``retry_after_s`` when a rate says when."""
 
     kind = "exhausted"
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
         super().__init__(message)
         self.message = message
+        self.retry_after_s = retry_after_s
 
 
 @dataclass
@@ -85,13 +94,12 @@ class Budget:
         if self.in_use >= self.total:
             return f"the server is serving as many {self.name} calls as it allows ({self.total}); try again later"
         if self._by_peer.get(peer, 0) >= self.per_peer:
-            where = f"your address's /{IPV6_PREFIX}" if peer.endswith(f"/{IPV6_PREFIX}") else "your address"
-            return f"too many {self.name} calls from {where} at once (at most {self.per_peer}); try again later"
+            return f"too many {self.name} calls from {_where(peer)} at once (at most {self.per_peer}); try again later"
         return None
 
     def acquire(self, peer: str, everyone: bool = True) -> None:
-        """Take a slot for ``peer`` (and a call's token of its rate, and of everyone's
-        unless not ``everyone``), or raise :class:`BudgetExhausted`."""
+        """Take a slot for ``peer`` and a call's token of its rate (and of everyone's, if
+        ``everyone``), or raise :class:`BudgetExhausted`."""
         why = self.refusal(peer)
         if why is not None:
             self.refused += 1
@@ -106,16 +114,18 @@ class Budget:
         :class:`BudgetExhausted`. The peer's comes first: one that is over its own rate
         spends nothing of the others'."""
         rate, total = self.rate, self.total_rate
-        if rate is not None and not rate.allow(peer, cost := min(cost, rate.burst)):
+        if rate is not None and not rate.allow(peer, cost):
             self.refused += 1
-            raise BudgetExhausted(
-                f"too many {self.name} calls from your address (at most {rate.rate:g} a second, {rate.burst} at once "
-                f"after a pause); try again in {max(0.1, rate.retry_after_s(peer, cost)):.1f} s")
-        if everyone and total is not None and not total.allow("", cost := min(cost, total.burst)):
+            wait = max(0.1, rate.retry_after_s(peer, cost))
+            raise BudgetExhausted(f"too many {self.name} calls from {_where(peer)} (at most {rate.rate:g} a second, "
+                                  f"{rate.burst} at once after a pause); try again in {wait:.1f} s", wait)
+        if everyone and total is not None and not total.allow("", cost):
+            if rate is not None:
+                rate.refund(peer, cost)  # refused all the same: a caller retrying through a flood keeps its own
             self.refused += 1
-            raise BudgetExhausted(
-                f"the server is serving as many {self.name} calls a second as it allows ({total.rate:g}); "
-                f"try again in {max(0.1, total.retry_after_s('', cost)):.1f} s")
+            wait = max(0.1, total.retry_after_s("", cost))
+            raise BudgetExhausted(f"the server is serving as many {self.name} calls a second as it allows "
+                                  f"({total.rate:g}); try again in {wait:.1f} s", wait)
 
     def release(self, peer: str) -> None:
         self.in_use -= 1
@@ -127,12 +137,18 @@ class Budget:
 
     @contextlib.contextmanager
     def hold(self, peer: str, everyone: bool = True) -> Iterator[None]:
-        """A slot for the block (a request, or a stream for as long as it runs)."""
+        """A slot for the block (a request, or a stream for as long as it runs); ``everyone``
+        as for :meth:`acquire`."""
         self.acquire(peer, everyone)
         try:
             yield
         finally:
             self.release(peer)
+
+
+def _where(peer: str) -> str:
+    """How a refusal names the caller: an IPv6 caller is counted by its prefix."""
+    return f"your address's /{IPV6_PREFIX}" if peer.endswith(f"/{IPV6_PREFIX}") else "your address"
 
 
 # The IPv6 prefix one caller is counted by. A host is given a /64 (or more) and may use any

@@ -89,7 +89,7 @@ class Settings:
     # How fast spectator calls may start (gRPC's SpectatorService, LadderService and
     # TournamentService, the web front's JSON requests and live feeds): per address, and
     # for every address together (its burst: 3 seconds' worth). A call costs 1; a
-    # ListMatches page 1 + its limit / 100 (budgets.py).
+    # ListMatches page 1 + its limit / 20 (budgets.py).
     spectator_calls_per_s: float = 20.0
     spectator_burst: int = 60
     spectator_calls_total_per_s: float = 200.0
@@ -292,9 +292,14 @@ class Settings:
                      "web_connections_per_peer"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name}: must be at least 1")
-        if self.spectator_calls_per_s <= 0 or self.spectator_calls_total_per_s <= 0 or self.spectator_burst < 1:
-            raise ConfigError("spectator_calls_per_s and spectator_calls_total_per_s: must be above 0; "
-                              "spectator_burst: at least 1")
+        from .budgets import LARGEST_CALL_COST
+
+        if self.spectator_calls_per_s <= 0 or self.spectator_burst < LARGEST_CALL_COST:
+            raise ConfigError(f"spectator_calls_per_s: must be above 0; spectator_burst: at least {LARGEST_CALL_COST} "
+                              "(a 1,000-match ListMatches page's cost)")
+        if 3 * self.spectator_calls_total_per_s < LARGEST_CALL_COST:
+            raise ConfigError(f"spectator_calls_total_per_s: at least {LARGEST_CALL_COST / 3:g} (its burst, three "
+                              f"seconds' worth, must hold a 1,000-match ListMatches page's cost, {LARGEST_CALL_COST})")
         if self.web_rate_per_s <= 0 or self.web_abandon_s <= 0:
             raise ConfigError("web_rate_per_s and web_abandon_s: must be above 0")
         if self.ladder_deals < 0:
@@ -454,9 +459,34 @@ def _strategies(key: str, value: Any) -> tuple[str, ...]:
     return tuple(str(i).strip() for i in items if str(i).strip())
 
 
-def _names(key: str, value: Any) -> tuple[str, ...]:
-    """Host names, as a list or "a,b": compared without case."""
-    return tuple(name.lower() for name in _strategies(key, value))
+def host_name(name: str) -> str:
+    """A host name as compared: lower case, without the root's trailing dot, in its ASCII
+    (IDNA) form, which is what browsers send. ValueError when it has no such form.
+
+    >>> host_name("Bücher.Example."), host_name("[::1]".strip("[]"))
+    ('xn--bcher-kva.example', '::1')
+    """
+    name = name.lower().removesuffix(".")
+    if name.isascii():
+        return name
+    try:
+        return name.encode("idna").decode("ascii")
+    except UnicodeError:
+        raise ValueError(f"not a host name: {name!r}") from None
+
+
+def _host_names(key: str, value: Any) -> tuple[str, ...]:
+    """Host names, as a list or "a,b", as the web front compares them (host_name):
+    a name only, no port or scheme."""
+    names = []
+    for name in _strategies(key, value):
+        if any(c in name for c in ":/@[] "):
+            raise ConfigError(f"{key}: host names only (no port, scheme or address brackets), got {name!r}")
+        try:
+            names.append(host_name(name))
+        except ValueError as exc:
+            raise ConfigError(f"{key}: {exc}") from None
+    return tuple(names)
 
 
 _FIELDS = {
@@ -516,7 +546,7 @@ _FIELDS = {
     "human_bank_ms": _int,
     "web_house_delay_ms": _int,
     "web_opponents": _strategies,
-    "web_hosts": _names,
+    "web_hosts": _host_names,
     "web_max_tables": _int,
     "web_tables_per_peer": _int,
     "web_abandon_s": _float,

@@ -10,6 +10,8 @@ one bot reconnecting in a loop took half of the event loop from every other bot.
 >>> rate = RequestRate(per_s=1.0, burst=2, clock=lambda: 0.0)
 >>> rate.allow("1.2.3.4"), rate.allow("1.2.3.4"), rate.allow("1.2.3.4"), rate.allow("5.6.7.8")
 (True, True, False, True)
+>>> rate.allow("5.6.7.8", cost=1.5), rate.retry_after_s("5.6.7.8", cost=1.5)
+(False, 0.5)
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ class RequestRate:
         self._buckets: dict[str, _Bucket] = {}
 
     def allow(self, peer: str, cost: float = 1.0) -> bool:
-        """Take ``cost`` tokens from the peer's bucket; False (and take none) when it is short."""
+        """Take ``cost`` tokens from the peer's bucket; False (and take none) when it is short
+        (always, for a cost above the burst: the caller's settings keep its costs within it)."""
         now = self._clock()
         bucket = self._buckets.get(peer)
         if bucket is None:
@@ -49,10 +52,16 @@ class RequestRate:
         bucket.tokens -= cost
         return True
 
+    def refund(self, peer: str, cost: float) -> None:
+        """Give back what :meth:`allow` took for something that was refused after all."""
+        bucket = self._buckets.get(peer)
+        if bucket is not None:
+            bucket.tokens = min(float(self.burst), bucket.tokens + cost)
+
     def retry_after_s(self, peer: str, cost: float = 1.0) -> float:
         """How long until the peer's bucket holds ``cost`` tokens again."""
         bucket = self._buckets.get(peer)
-        return 0.0 if bucket is None else max(0.0, (min(cost, self.burst) - bucket.tokens) / self.rate)
+        return 0.0 if bucket is None else max(0.0, (cost - bucket.tokens) / self.rate)
 
     def _forget_idle(self, now: float) -> None:
         full = [p for p, b in self._buckets.items() if b.tokens + (now - b.at) * self.rate >= self.burst]

@@ -32,7 +32,7 @@ from heartsbot.proto import (
 
 from . import __version__, pages, spectating
 from .arena import Arena, ArenaError, SeatRequest, clipped, quoted
-from .budgets import Budget, BudgetExhausted, admit, peer_address
+from .budgets import MAX_PAGE, PAGE_ROWS_PER_TOKEN, Budget, BudgetExhausted, admit, peer_address
 from .db import damaged
 from .rates import RequestRate
 from .sessions import CLOSE_FLUSH_S, RESUMES_PER_SEAT, BotSession
@@ -47,10 +47,6 @@ MAX_VERSION_CHARS = 128  # hello.version: logged at every connect, frozen into t
 # See BotService._end. The quiet pause is long enough that a loaded machine's scheduling
 # gap in a client's writes (measured: a 207 ms stall) does not look like the end of them.
 DRAIN_S, DRAIN_QUIET_S = 2.0, 0.5
-MAX_PAGE = 1000  # ListMatches page size
-# A ListMatches page costs its call's token of the spectator rate plus one per this many
-# matches asked for: a 1,000-match page costs the daemon ~50 times a 1-match page.
-ROWS_PER_TOKEN = 100
 T = TypeVar("T")
 P = game_pb2
 
@@ -74,7 +70,7 @@ STATUS_NAMES = {
 }
 
 
-async def abort_with(context: grpc.aio.ServicerContext, exc: ArenaError) -> None:
+async def abort_with(context: grpc.aio.ServicerContext, exc: ArenaError | BudgetExhausted) -> None:
     """End the call with ``exc``'s status. Its traceback goes first: the abort's exception
     keeps ``exc`` as its context, and grpc keeps that in a reference cycle, so without
     this every frame of the refused handler (with what it had loaded: a parsed record)
@@ -84,13 +80,14 @@ async def abort_with(context: grpc.aio.ServicerContext, exc: ArenaError) -> None
 
 
 def grpc_errors(handler: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
-    """Map :class:`ArenaError` to its status code; anything else is INTERNAL, logged."""
+    """Map :class:`ArenaError` (and a spent budget's :class:`BudgetExhausted`) to its status
+    code; anything else is INTERNAL, logged."""
 
     @functools.wraps(handler)
     async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> T:
         try:
             return await handler(self, request, context)
-        except ArenaError as exc:
+        except (ArenaError, BudgetExhausted) as exc:
             await abort_with(context, exc)
         except (asyncio.CancelledError, grpc.aio.AbortError):
             raise
@@ -503,10 +500,7 @@ class SpectatorService(spectator_pb2_grpc.SpectatorServiceServicer):
             raise ArenaError("invalid", f"unknown status {request.status}")
         wanted = STATUS_NAMES.get(request.status) if request.status else None
         after = pages.decode(request.page_token, wanted or "") if request.page_token else None
-        try:
-            self.arena.budgets.spectators.charge(peer_address(context.peer()), limit / ROWS_PER_TOKEN)
-        except BudgetExhausted as exc:
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, exc.message)
+        self.arena.budgets.spectators.charge(peer_address(context.peer()), limit / PAGE_ROWS_PER_TOKEN)
         matches, last = await spectating.page(self.arena, wanted, limit, after)
         token = pages.encode(last, wanted or "") if last is not None else ""
         return spectator_pb2.ListMatchesResponse(matches=matches, next_page_token=token)

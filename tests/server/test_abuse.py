@@ -442,17 +442,16 @@ def test_one_address_cannot_keep_the_daemon_busy_with_quick_spectator_calls(tmp_
     its 16 calls busy with ListMatches (1,000 a page) back to back, and every bot match on
     the daemon slowed ~10 times (19 ladder matches finished in 20 s before, 1 during).
     Now calls also spend a rate per address, a page by its size: 60 at once after a pause
-    (the burst), here refilled at a token in 100 s. A 1,000-match page costs 11 and a
-    1-match page 1.01, so five and four of them use the burst up (0.96 left), and the
+    (the burst), here refilled at a token in 100 s. A 1,000-match page costs 51 and a
+    1-match page 1.05, so one and eight of them use the burst up (0.6 left), and the
     next call is refused with the reason; another class of caller (a bot) is not touched."""
 
     async def scenario():
         async with running_daemon(tmp_path, spectator_calls_per_s=0.01) as daemon:
             async with daemon.channel() as channel:
                 stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
-                for _ in range(5):
-                    await stub.ListMatches(spectator_pb2.ListMatchesRequest(limit=1000))
-                for _ in range(4):
+                await stub.ListMatches(spectator_pb2.ListMatchesRequest(limit=1000))
+                for _ in range(8):
                     await stub.ListMatches(spectator_pb2.ListMatchesRequest(limit=1))
                 refused = []
                 for call in (stub.ListMatches(spectator_pb2.ListMatchesRequest(limit=1)),

@@ -28,6 +28,7 @@ def test_precedence_defaults_file_env_flags(tmp_path):
         ({"HEARTSD_BOT_TOKENS": "ann:same-token-1,bob:same-token-1"}, "share a token"),
         ({"HEARTSD_ADMIN_TOKEN": "tok-12345678", "HEARTSD_BOT_TOKENS": "a:tok-12345678"}, "must differ"),
         ({"HEARTSD_ADMIN_TOKEN": "adm4"}, "admin_token: at least 12 characters"),  # an attack pass: any length
+        ({"HEARTSD_WEB_HOSTS": "arena.example:443"}, "web_hosts: host names only"),  # never matched a Host
         ({"HEARTSD_LOG_LEVEL": "loud"}, "log_level"),
         ({"HEARTSD_INSTANCE": ""}, "instance: a name"),
         ({"HEARTSD_SPECTATOR_DELAY_S": "-2"}, "must not be negative"),

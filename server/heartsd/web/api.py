@@ -45,6 +45,11 @@ RECENT_MATCHES = 30
 LOBBY_S = 1.0
 BOT_MATCHES = 50
 TOURNAMENTS_SHOWN = 5
+# The answers made once for every caller (the lobby's lists for LOBBY_S, the options, the
+# leaderboard once per new result) or paced on their own (replays: REPLAY_CPU_SHARE):
+# they spend only their caller's spectator rate, not everyone's (app.py).
+SHARED_WORK = frozenset({"/api/options", "/api/matches", "/api/leaderboard", "/api/replay/{match_id}",
+                         "/api/replay/{match_id}/deals/{deal}"})
 
 
 def player_counts(name: str) -> list[int]:

@@ -21,7 +21,7 @@ from ..budgets import BudgetExhausted
 from ..config import Settings
 from ..db import damaged
 from . import connections, sockets
-from .api import Api
+from .api import SHARED_WORK, Api
 from .errors import HTTP_OF_ARENA, HTTP_OF_GRPC
 from .front import WebContext
 from .httplog import HttpLog
@@ -119,7 +119,7 @@ class WebFront(WebContext):
         return app
 
     async def _play_socket(self, request: web.Request) -> web.StreamResponse:
-        self.check_origin(request)
+        self.check_seat_request(request)
         return await sockets.play(request, self, request.match_info["match_id"], self.peer(request))
 
     async def _watch_socket(self, request: web.Request) -> web.StreamResponse:
@@ -138,7 +138,10 @@ class WebFront(WebContext):
         except SeatError as exc:
             return _error(exc.status, exc.message)
         except BudgetExhausted as exc:
-            return _error(429, exc.message)
+            response = _error(429, exc.message)
+            if exc.retry_after_s is not None:
+                response.headers["Retry-After"] = str(max(1, round(exc.retry_after_s)))
+            return response
         except Refused as exc:
             return _error(HTTP_OF_GRPC.get(exc.code, 500), exc.details)
         except ArenaError as exc:
@@ -176,10 +179,12 @@ class WebFront(WebContext):
         if request.path.startswith("/api/") and request.match_info.route.name != SEAT_SOCKET:  # it holds its own
             if request.body_exists:
                 await connections.read_body(request)  # before any slot: a slow body holds only its connection
-            # Not the spectators' rate for every address together: what the pages ask for is
-            # cached (the lobby's list, polled every 5 s by every open lobby) or paced on its
-            # own (replays), and a crowd of viewers must not spend what bounds gRPC's calls.
-            with (self.seat_budget if request.path.startswith("/api/seat/") else self.budget).hold(peer, everyone=False):
+            # What is made once for every caller or paced on its own (api.SHARED_WORK) spends
+            # only its address's rate, not everyone's: a crowd of lobbies (a poll every 5 s
+            # each) must not spend what bounds the daemon's uncached spectator work.
+            resource = request.match_info.route.resource
+            everyone = resource is None or resource.canonical not in SHARED_WORK
+            with (self.seat_budget if request.path.startswith("/api/seat/") else self.budget).hold(peer, everyone):
                 return await handler(request)
         return await handler(request)
 

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from aiohttp import web
 
 from ..arena import Arena
-from ..config import Settings
+from ..config import Settings, host_name
 from ..budgets import Budget
 from .connections import peer_name
 from ..rates import RequestRate
@@ -54,47 +54,61 @@ class WebContext:
     def cookie_name(match_id: str) -> str:
         return f"seat-{match_id}"
 
-    def check_origin(self, request: web.Request) -> None:
+    @staticmethod
+    def check_origin(request: web.Request) -> None:
         """A browser says where a request comes from (Origin; Sec-Fetch-Site where it sends
-        that): refuse other sites' pages. And the name it asked for (Host) must be one this
-        front answers to (:func:`host_allowed`): a page whose own name was pointed at this
-        machine after it loaded (DNS rebinding) is same-origin with itself, not with us."""
+        that): refuse other sites' pages."""
         origin = request.headers.get("Origin")
         if (origin and urlsplit(origin).netloc != request.host) or request.headers.get("Sec-Fetch-Site") == "cross-site":
             raise SeatError(403, "requests from other sites are refused")
-        if not host_allowed(request.host, self.settings):
-            raise SeatError(403, f"this web front does not answer to the name {request.host[:100]!r} (loopback names "
-                                 "only, as it listens on loopback); its operator may add names with web_hosts")
+
+    def check_seat_request(self, request: web.Request) -> None:
+        """A request that takes or plays a seat: from this site (:meth:`check_origin`), under
+        a name this front takes seats under (:func:`host_refusal`): a page whose own name
+        was pointed at this machine after it loaded (DNS rebinding) is same-origin with
+        itself, not with us. (What spectators read is public: it is not checked.)"""
+        self.check_origin(request)
+        if (why := host_refusal(request.host, self.settings)) is not None:
+            raise SeatError(403, why)
 
     def check_post(self, request: web.Request) -> None:
         """A state-changing request: from this site, and JSON. A page of another site can
         send a form (text/plain, no preflight) but never JSON without the browser asking
         this server first, which it does not allow: no cross-site request forgery even
         from a browser that sends no Origin."""
-        self.check_origin(request)
+        self.check_seat_request(request)
         if request.content_type != "application/json":
             raise SeatError(415, "send this request as JSON (Content-Type: application/json)")
 
 
-def host_allowed(host: str, settings: Settings) -> bool:
-    """Whether a request's Host names this web front: a loopback name always; a name of
-    ``web_hosts``; and, with no ``web_hosts``, any name when the front listens beyond
-    loopback (it is reachable under names of the operator's choosing).
+def host_refusal(host: str, settings: Settings) -> str | None:
+    """Why a seat may not be taken or played under the name a request's Host gives, or
+    None: a loopback name always may; a name of ``web_hosts``; and, with no ``web_hosts``,
+    any name when the front listens beyond loopback (it is reachable under names of the
+    operator's choosing).
 
     >>> local = Settings.load(env={}, flags=dict(web="127.0.0.1:8080"))
-    >>> [host_allowed(h, local) for h in ("localhost:8080", "[::1]:8080", "a.localhost", "evil.example:8080")]
-    [True, True, True, False]
-    >>> host_allowed("evil.example", Settings.load(env={}, flags=dict(web="0.0.0.0:8080", admin_token="x" * 16)))
-    True
+    >>> [host_refusal(h, local) is None for h in ("localhost:8080", "[::1]:8080", "a.localhost", "LOCALHOST.")]
+    [True, True, True, True]
+    >>> print(host_refusal("evil.example:8080", local))
+    this web front takes seats under loopback names only ('evil.example:8080' is not one); its operator may add names with web_hosts
+    >>> named = Settings.load(env={}, flags=dict(web="0.0.0.0:8080", admin_token="x" * 16, web_hosts="Arena.Example."))
+    >>> host_refusal("arena.example:443", named) is None, host_refusal("evil.example", named) is None
+    (True, False)
+    >>> host_refusal("evil.example", Settings.load(env={}, flags=dict(web="0.0.0.0:8080", admin_token="x" * 16)))
     """
     try:
-        name = (urlsplit(f"//{host}").hostname or "").lower()
+        name = host_name(urlsplit(f"//{host}").hostname or "")
     except ValueError:  # a malformed port or brackets
-        return False
-    if is_loopback(name) or name in settings.web_hosts:
-        return True
+        name = None
+    if name is not None and (is_loopback(name) or name in settings.web_hosts):
+        return None
     listening = settings.web_address
-    return not settings.web_hosts and listening is not None and not is_loopback(listening[0])
+    if name is not None and not settings.web_hosts and listening is not None and not is_loopback(listening[0]):
+        return None
+    allowed = ", ".join(settings.web_hosts) if settings.web_hosts else None
+    return (f"this web front takes seats under loopback names {'and ' + allowed + ' ' if allowed else ''}only "
+            f"({host[:100]!r} is not one); its operator may add names with web_hosts")
 
 
 def is_loopback(name: str) -> bool:

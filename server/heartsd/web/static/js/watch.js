@@ -52,7 +52,7 @@ function watchLive() {
     const data = JSON.parse(event.data);
     if (data.error) {
       mode = "error";
-      if (data.status === 409) loadReplay();
+      if (data.status === 409) loadReplay(live !== null); // over: at its end if this page saw it live
       else showError($("status"), data.error);
       return;
     }
