@@ -31,6 +31,18 @@ quick ones, slow every bot match ~10 times (an attack pass).
 Traceback (most recent call last):
 ...
 heartsd.budgets.BudgetExhausted: too many spectator calls from your address (at most 1 a second, 2 at once after a pause); try again in 1.0 s
+
+Refused by everyone's rate, a caller keeps its own tokens: retrying through a flood, it
+is not then refused on its own rate when the flood is over.
+
+>>> both = Budget("spectator", 9, 9, RequestRate(1.0, 2, clock=lambda: 0.0), RequestRate(1.0, 1, clock=lambda: 0.0))
+>>> both.acquire("ipv4:10.0.0.1")
+>>> both.acquire("ipv4:10.0.0.2")
+Traceback (most recent call last):
+...
+heartsd.budgets.BudgetExhausted: the server is serving as many spectator calls a second as it allows (1); try again in 1.0 s
+>>> both.rate.allow("ipv4:10.0.0.2", 2)
+True
 """
 
 from __future__ import annotations
