@@ -39,6 +39,7 @@ from rich.text import Text
 from heartsbot import tls
 from heartsbot.exits import EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE
 from heartsbot.help import DefaultsHelp
+from heartsbot.pacing import paced
 from heartsbot.options import DEFAULT_SERVER, server_target, shuffle_seed
 from heartsbot.proto import admin_pb2, admin_pb2_grpc, game_pb2, spectator_pb2, spectator_pb2_grpc
 
@@ -201,9 +202,10 @@ def list_matches(args: argparse.Namespace, console: Console) -> int:
         table.add_column(column)
     rows = 0
     with open_channel(args) as channel:
-        stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+        list_matches = paced(spectator_pb2_grpc.SpectatorServiceStub(channel).ListMatches, lambda seconds: print(
+            f"heartsd admin: the server paces listings: the next page in {seconds:.1f} s", file=sys.stderr))
         while True:
-            response = _call(args, stub.ListMatches, request, auth=False)
+            response = _call(args, list_matches, request, auth=False)
             if args.json:
                 print_json(console, response)
             for m in response.matches:

@@ -56,6 +56,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
+from heartsbot.pacing import RETRY_AFTER_KEY
 
 from .rates import RequestRate
 
@@ -369,5 +370,12 @@ async def admit(budget: Budget, context: grpc.aio.ServicerContext) -> str:
     try:
         budget.acquire(peer)
     except BudgetExhausted as exc:
-        await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, exc.message)
+        await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, exc.message, trailing_metadata=retry_metadata(exc))
     return peer
+
+
+def retry_metadata(exc: Exception) -> tuple[tuple[str, str], ...]:
+    """The trailing metadata of a refusal: when a spent rate says when to come back, that,
+    in ``retry-after-ms`` (heartsbot.pacing waits for it; docs/protocol.md)."""
+    wait = getattr(exc, "retry_after_s", None)
+    return () if wait is None else ((RETRY_AFTER_KEY, str(max(1, round(wait * 1000)))),)

@@ -32,7 +32,7 @@ from heartsbot.proto import (
 
 from . import __version__, pages, spectating
 from .arena import Arena, ArenaError, SeatRequest, clipped, quoted
-from .budgets import MAX_PAGE, PAGE_ROWS_PER_TOKEN, Budget, BudgetExhausted, admit, peer_address
+from .budgets import MAX_PAGE, PAGE_ROWS_PER_TOKEN, Budget, BudgetExhausted, admit, peer_address, retry_metadata
 from .db import damaged
 from .rates import RequestRate
 from .sessions import CLOSE_FLUSH_S, RESUMES_PER_SEAT, BotSession
@@ -76,7 +76,7 @@ async def abort_with(context: grpc.aio.ServicerContext, exc: ArenaError | Budget
     this every frame of the refused handler (with what it had loaded: a parsed record)
     lives until a full garbage collection, which the daemon runs rarely (server.py)."""
     exc.__traceback__ = None
-    await context.abort(STATUS[exc.kind], exc.message)
+    await context.abort(STATUS[exc.kind], exc.message, trailing_metadata=retry_metadata(exc))
 
 
 def grpc_errors(handler: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:

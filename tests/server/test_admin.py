@@ -193,7 +193,8 @@ def test_list_matches_pages_through_more_than_a_thousand_matches(tmp_path, store
     first, on both stores; a token is checked."""
 
     async def scenario():
-        async with running_daemon(tmp_path, db=store_url) as daemon:
+        # Paging only (the spectator rate would pace the pages: test below).
+        async with running_daemon(tmp_path, db=store_url, spectator_calls_per_s=1e6) as daemon:
             store = daemon.arena.store
             ids = [f"m-{i:05d}" for i in range(1205)]
             await asyncio.to_thread(lambda: [store.insert_running(i, "standard", 4, ["a", "b", "c", "d"], 1)
@@ -322,6 +323,41 @@ def test_heartsd_admin_commands_over_grpc(tmp_path, capsys):
     assert refused[0] == 3 and "UNAUTHENTICATED" in refused[2]  # refused: 3, as in every client
     unreachable = cli.main(["admin", "matches", "--server", "127.0.0.1:1", "--timeout", "2"])
     assert unreachable == 4 and "could not connect to 127.0.0.1:1" in capsys.readouterr().err
+
+
+def test_listing_every_match_waits_as_the_server_paces_its_pages(tmp_path, capsys):
+    """Pages spend the spectator rate (a 1,000-match page 51 of a burst of 60): the second
+    page of ``--all`` was refused RESOURCE_EXHAUSTED and both commands stopped there with
+    an error. The refusal now says when to come back (trailing metadata retry-after-ms)
+    and both commands wait that long, say so, and list every match."""
+    from heartsbot import cli as bot_cli
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            store = daemon.arena.store
+            await asyncio.to_thread(lambda: [store.insert_running(f"m-{i:05d}", "standard", 4, ["a", "b", "c", "d"], 1)
+                                             for i in range(1100)])
+            async with daemon.channel() as channel:
+                stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+                await stub.ListMatches(spectator_pb2.ListMatchesRequest(limit=1000))
+                try:
+                    await stub.ListMatches(spectator_pb2.ListMatchesRequest(limit=1000))
+                    said = None
+                except grpc.aio.AioRpcError as exc:
+                    said = dict(exc.trailing_metadata() or ())
+            outcomes = []
+            for main, argv in ((cli.main, ["admin", "matches"]), (bot_cli.main, ["matches"])):
+                code = await asyncio.to_thread(main, [*argv, "--server", daemon.target, "--limit", "1000", "--all"])
+                out, err = capsys.readouterr()
+                outcomes.append((code, out, err))
+            return said, outcomes
+
+    said, outcomes = run(scenario())
+    assert said is not None and 0 < int(said["retry-after-ms"]) <= 60_000, said
+    for code, out, err in outcomes:
+        assert code == 0, err
+        assert "1100 match(es)" in out and "m-00000" in out and "m-01099" in out
+        assert "the server paces listings: the next page in" in err
 
 
 def test_heartsd_admin_bots_shows_a_draining_bot_as_draining(tmp_path, capsys):

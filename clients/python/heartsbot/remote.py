@@ -22,6 +22,7 @@ from google.protobuf import json_format
 
 from . import options, tls
 from .exits import EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE, TABLE
+from .pacing import paced
 from .proto import game_pb2, ladder_pb2, ladder_pb2_grpc, spectator_pb2, spectator_pb2_grpc
 
 P = game_pb2
@@ -57,6 +58,10 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]], right: Seque
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
     return lines
+
+
+def _waiting(seconds: float) -> None:
+    print(f"heartsbot: the server paces listings: the next page in {seconds:.1f} s", file=sys.stderr)
 
 
 def _json(message: object) -> None:
@@ -106,9 +111,9 @@ def _all_matches(args: argparse.Namespace) -> int:
                                                status=STATUSES.get(args.status or "", 0))
     rows = []
     with tls.channel(args.server, args.tls_config) as channel:
-        stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+        list_matches = paced(spectator_pb2_grpc.SpectatorServiceStub(channel).ListMatches, _waiting)
         while True:
-            response = _call(args.server, stub.ListMatches, request, args.timeout)
+            response = _call(args.server, list_matches, request, args.timeout)
             assert isinstance(response, spectator_pb2.ListMatchesResponse)
             if args.json:
                 _json(response)
