@@ -66,13 +66,6 @@ INFRA_CALLS, INFRA_CALLS_PER_PEER = 64, 16  # health checks and reflection (prob
 # its status (services.BotService), so they get their own small budget, limited per
 # address. Streams with a known token never wait for it.
 GREETING_CALLS, GREETING_CALLS_PER_PEER = 64, 8
-# A spectator call costs 1 of the spectator rate, and a ListMatches page one more per
-# PAGE_ROWS_PER_TOKEN matches asked for: as the daemon's work goes, ~1 ms a call and ~1 ms
-# per 20 matches listed (a 1-match page ~1.1 ms of the daemon's CPU, 668 matches ~50 ms,
-# measured). The largest call must fit in a burst (Settings checks it).
-MAX_PAGE = 1000
-PAGE_ROWS_PER_TOKEN = 20
-LARGEST_CALL_COST = 1 + MAX_PAGE // PAGE_ROWS_PER_TOKEN
 
 
 class BudgetExhausted(Exception):

@@ -292,7 +292,7 @@ class Settings:
                      "web_connections_per_peer"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name}: must be at least 1")
-        from .budgets import LARGEST_CALL_COST
+        from .rates import LARGEST_CALL_COST  # not budgets: it loads gRPC, whose experiments are not set yet
 
         if self.spectator_calls_per_s <= 0 or self.spectator_burst < LARGEST_CALL_COST:
             raise ConfigError(f"spectator_calls_per_s: must be above 0; spectator_burst: at least {LARGEST_CALL_COST} "

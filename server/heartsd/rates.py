@@ -21,6 +21,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 MAX_PEERS = 10_000  # buckets kept; beyond that the full (idle) ones are forgotten
+# A spectator call costs 1 of the spectator rate (budgets.py), and a ListMatches page one
+# more per PAGE_ROWS_PER_TOKEN matches asked for: as the daemon's work goes, ~1 ms a call
+# and ~1 ms per 20 matches listed (a 1-match page ~1.1 ms of the daemon's CPU, 668 matches
+# ~50 ms, measured). The largest call must fit in a burst (Settings checks it; here, where
+# config may read it without loading gRPC before the daemon has set its experiments).
+MAX_PAGE = 1000
+PAGE_ROWS_PER_TOKEN = 20
+LARGEST_CALL_COST = 1 + MAX_PAGE // PAGE_ROWS_PER_TOKEN
 
 
 @dataclass(slots=True)

@@ -32,9 +32,9 @@ from heartsbot.proto import (
 
 from . import __version__, pages, spectating
 from .arena import Arena, ArenaError, SeatRequest, clipped, quoted
-from .budgets import MAX_PAGE, PAGE_ROWS_PER_TOKEN, Budget, BudgetExhausted, admit, peer_address, retry_metadata
+from .budgets import Budget, BudgetExhausted, admit, peer_address, retry_metadata
 from .db import damaged
-from .rates import RequestRate
+from .rates import MAX_PAGE, PAGE_ROWS_PER_TOKEN, RequestRate
 from .sessions import CLOSE_FLUSH_S, RESUMES_PER_SEAT, BotSession
 from .wire import UNREADABLE, PlayAnswer, Unreadable
 
