@@ -443,6 +443,14 @@ def test_after_a_restart_a_seat_page_stops_retrying_and_says_the_match_is_over(t
         expect(page.locator("#pass-button")).to_have_count(0)
         expect(page.locator("#hand .card.legal")).to_have_count(0)
         expect(page.locator("#clock")).to_be_hidden()
+        # The live table, back, finds the match over (409): it shows the replay where the
+        # page left off, at its end, not at deal 1, step 0 (a review: it opened the start).
+        expect(table.locator(".badge.replay")).to_be_visible(timeout=30_000)
+        index = table.evaluate(f"fetch('/api/replay/{runner.id}').then(r => r.json())")
+        last = index["deals"][-1]["number"]
+        frames = table.evaluate(f"fetch('/api/replay/{runner.id}/deals/{last}').then(r => r.json())")["frames"]
+        expect(table.locator("#table")).to_have_attribute("data-deal", str(last))
+        expect(table.locator("#table")).to_have_attribute("data-step", str(len(frames) - 1))
         tried = len(sockets)
         page.wait_for_timeout(9000)  # longer than the longest wait between two attempts (8 s)
         assert len(sockets) == tried, sockets[tried:]
