@@ -321,6 +321,10 @@ class Store:
         rows = self.db.query(f"SELECT {_COLUMNS} FROM matches WHERE id = ?", (match_id,))
         return _stored(rows[0]) if rows else None
 
+    def has(self, match_id: str) -> bool:
+        """Whether a match of that id was ever started here (its row, not its record)."""
+        return bool(self.db.query("SELECT 1 FROM matches WHERE id = ?", (match_id,)))
+
     def list(self, status: str | None = None, limit: int = 100,
              before: tuple[int, str] | None = None) -> list[StoredMatch]:
         """Matches newest first (by creation time, then id); with ``before`` = (created_ms,

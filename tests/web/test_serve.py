@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import socket
@@ -44,3 +45,31 @@ def test_a_bad_or_taken_web_address_stops_the_daemon_with_a_clear_message(tmp_pa
     # Probed before the store is touched (issue 14): one line, exit 2, naming the setting.
     assert bad.returncode == 2 and f"cannot listen on 127.0.0.1:{port}: the port is in use" in bad.stderr, bad.stderr
     assert "--web" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+
+
+def test_a_page_of_a_match_that_never_was_answers_404(tmp_path) -> None:
+    """A QA pass: /watch/m-doesnotexist and /play/m-doesnotexist answered 200 with the error
+    shown inside the page (soft 404s), so a link checker or crawler saw a page there. The
+    page is the same (it says what is wrong), answered 404; a match that exists, running or
+    over, answers 200."""
+    import aiohttp
+
+    from tests.server.harness import run
+    from tests.web.harness import house_match, web_daemon
+
+    async def main() -> dict[str, int]:
+        statuses = {}
+        async with web_daemon(tmp_path) as web, aiohttp.ClientSession() as http:
+            runner = await house_match(web.arena, deals=1)
+            for path in (f"/watch/{runner.id}", f"/play/{runner.id}", "/watch/m-doesnotexist", "/play/m-doesnotexist",
+                         "/watch/" + "m" * 5000):
+                async with http.get(web.url + path) as r:
+                    statuses[path[:40]] = r.status
+                    assert "text/html" in r.headers["Content-Type"]
+            await asyncio.wait_for(runner.finished.wait(), 60)
+            async with http.get(f"{web.url}/watch/{runner.id}") as r:
+                statuses["finished"] = r.status
+        return statuses
+
+    statuses = run(main())
+    assert list(statuses.values()) == [200, 200, 404, 404, 404, 200], statuses

@@ -9,6 +9,7 @@ Content-Security-Policy (scripts and styles from this origin only).
 
 from __future__ import annotations
 
+import asyncio
 import html
 
 from collections.abc import Awaitable, Callable
@@ -20,6 +21,7 @@ from ..arena import Arena, ArenaError
 from ..budgets import BudgetExhausted
 from ..config import Settings
 from ..db import damaged
+from ..sessions import MAX_ID_CHARS
 from . import connections, sockets
 from .api import SHARED_WORK, Api
 from .errors import HTTP_OF_ARENA, HTTP_OF_GRPC
@@ -111,12 +113,19 @@ class WebFront(WebContext):
         app.on_response_prepare.append(_security_headers)
         for name, path in (("lobby", "/"), ("play", "/play/{match_id}"), ("watch", "/watch/{match_id}"),
                            ("leaderboard", "/leaderboard"), ("bot", "/bots/{bot}")):
-            app.router.add_get(path, _page(PAGES[name]), name=name)
+            app.router.add_get(path, _page(PAGES[name], self._match_known if "{match_id}" in path else None), name=name)
         app.router.add_static("/static/", STATIC, name="static")
         app.router.add_routes(self.api.routes())
         app.router.add_get(SEAT_SOCKET_PATH, self._play_socket, name=SEAT_SOCKET)
         app.router.add_get("/ws/watch/{match_id}", self._watch_socket)
         return app
+
+    async def _match_known(self, request: web.Request) -> bool:
+        """Whether the page's match exists (running here, or in the store)."""
+        match_id = request.match_info["match_id"]
+        if match_id in self.arena.runners:
+            return True
+        return len(match_id) <= MAX_ID_CHARS and await asyncio.to_thread(self.arena.store.has, match_id)
 
     async def _play_socket(self, request: web.Request) -> web.StreamResponse:
         self.check_seat_request(request)
@@ -250,11 +259,15 @@ def _error_page(status: int, reason: str) -> web.Response:
     return web.Response(text=text, status=status, content_type="text/html")
 
 
-def _page(filename: str) -> Handler:
+def _page(filename: str, known: Callable[[web.Request], Awaitable[bool]] | None = None) -> Handler:
+    """A page's file. With ``known``, a page of nothing known (a match id that was never
+    one) is the same page answered 404, not 200: the page says what is wrong as before, and
+    a crawler or a link checker sees the address is not one (a QA pass: soft 404s)."""
     path = STATIC / filename
 
     async def handler(request: web.Request) -> web.StreamResponse:
-        return web.FileResponse(path, headers={"Cache-Control": "no-cache"})
+        status = 200 if known is None or await known(request) else 404
+        return web.FileResponse(path, status=status, headers={"Cache-Control": "no-cache"})
 
     return handler
 
