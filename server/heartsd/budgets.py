@@ -58,7 +58,7 @@ from typing import Any
 import grpc
 from heartsbot.pacing import RETRY_AFTER_KEY
 
-from .rates import RequestRate
+from .rates import TOTAL_BURST_S, RequestRate
 
 INFRA_CALLS, INFRA_CALLS_PER_PEER = 64, 16  # health checks and reflection (probes, grpcurl)
 # Bot streams whose token is not known yet (a bot added a moment ago, or a wrong token):
@@ -223,7 +223,7 @@ class Budgets:
             spectators=Budget("spectator", settings.max_spectator_calls, settings.max_spectator_calls_per_peer,
                               RequestRate(settings.spectator_calls_per_s, settings.spectator_burst),
                               RequestRate(settings.spectator_calls_total_per_s,
-                                          max(1, round(3 * settings.spectator_calls_total_per_s)))),
+                                          round(TOTAL_BURST_S * settings.spectator_calls_total_per_s))),
             admin=Budget("admin", settings.max_admin_calls, settings.max_admin_calls),
             infra=Budget("health or reflection", INFRA_CALLS, INFRA_CALLS_PER_PEER),
             greeting=Budget("unauthenticated bot stream", GREETING_CALLS, GREETING_CALLS_PER_PEER),

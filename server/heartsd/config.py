@@ -292,14 +292,15 @@ class Settings:
                      "web_connections_per_peer"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name}: must be at least 1")
-        from .rates import LARGEST_CALL_COST  # not budgets: it loads gRPC, whose experiments are not set yet
+        from .rates import LARGEST_CALL_COST, TOTAL_BURST_S  # not budgets: it loads gRPC, not to be loaded yet
 
         if self.spectator_calls_per_s <= 0 or self.spectator_burst < LARGEST_CALL_COST:
             raise ConfigError(f"spectator_calls_per_s: must be above 0; spectator_burst: at least {LARGEST_CALL_COST} "
                               "(a 1,000-match ListMatches page's cost)")
-        if 3 * self.spectator_calls_total_per_s < LARGEST_CALL_COST:
-            raise ConfigError(f"spectator_calls_total_per_s: at least {LARGEST_CALL_COST / 3:g} (its burst, three "
-                              f"seconds' worth, must hold a 1,000-match ListMatches page's cost, {LARGEST_CALL_COST})")
+        if round(TOTAL_BURST_S * self.spectator_calls_total_per_s) < LARGEST_CALL_COST:
+            raise ConfigError(f"spectator_calls_total_per_s: at least {LARGEST_CALL_COST / TOTAL_BURST_S:g} (its "
+                              f"burst, {TOTAL_BURST_S} seconds' worth, must hold a 1,000-match ListMatches page's "
+                              f"cost, {LARGEST_CALL_COST})")
         if self.web_rate_per_s <= 0 or self.web_abandon_s <= 0:
             raise ConfigError("web_rate_per_s and web_abandon_s: must be above 0")
         if self.ladder_deals < 0:

@@ -29,6 +29,7 @@ MAX_PEERS = 10_000  # buckets kept; beyond that the full (idle) ones are forgott
 MAX_PAGE = 1000
 PAGE_ROWS_PER_TOKEN = 20
 LARGEST_CALL_COST = 1 + MAX_PAGE // PAGE_ROWS_PER_TOKEN
+TOTAL_BURST_S = 3  # the spectator rate for every address together holds this many seconds' worth
 
 
 @dataclass(slots=True)

@@ -147,10 +147,7 @@ class WebFront(WebContext):
         except SeatError as exc:
             return _error(exc.status, exc.message)
         except BudgetExhausted as exc:
-            response = _error(429, exc.message)
-            if exc.retry_after_s is not None:
-                response.headers["Retry-After"] = str(max(1, round(exc.retry_after_s)))
-            return response
+            return _too_many(exc.message, exc.retry_after_s)
         except Refused as exc:
             return _error(HTTP_OF_GRPC.get(exc.code, 500), exc.details)
         except ArenaError as exc:
@@ -181,10 +178,7 @@ class WebFront(WebContext):
         of the seat budget for a person's own seat."""
         peer = self.peer(request)
         if not self.rate.allow(peer):
-            retry = max(1, round(self.rate.retry_after_s(peer)))
-            response = _error(429, "too many requests; slow down")
-            response.headers["Retry-After"] = str(retry)
-            return response
+            return _too_many("too many requests; slow down", self.rate.retry_after_s(peer))
         if request.path.startswith("/api/") and request.match_info.route.name != SEAT_SOCKET:  # it holds its own
             if request.body_exists:
                 await connections.read_body(request)  # before any slot: a slow body holds only its connection
@@ -214,6 +208,14 @@ async def _plain_bodies(request: web.Request, handler: Handler) -> web.StreamRes
 
 def _error(status: int, message: str) -> web.Response:
     return web.json_response({"error": message}, status=status)
+
+
+def _too_many(message: str, retry_after_s: float | None) -> web.Response:
+    """429, with Retry-After (whole seconds, at least 1) when a rate says when."""
+    response = _error(429, message)
+    if retry_after_s is not None:
+        response.headers["Retry-After"] = str(max(1, round(retry_after_s)))
+    return response
 
 
 def _closing(response: web.Response) -> web.Response:

@@ -99,13 +99,14 @@ def host_refusal(host: str, settings: Settings) -> str | None:
     """
     try:
         name = host_name(urlsplit(f"//{host}").hostname or "")
-    except ValueError:  # a malformed port or brackets
-        name = None
-    if name is not None and (is_loopback(name) or name in settings.web_hosts):
-        return None
-    listening = settings.web_address
-    if name is not None and not settings.web_hosts and listening is not None and not is_loopback(listening[0]):
-        return None
+    except ValueError:  # a malformed port or brackets: refused
+        pass
+    else:
+        if is_loopback(name) or name in settings.web_hosts:
+            return None
+        listening = settings.web_address
+        if not settings.web_hosts and listening is not None and not is_loopback(listening[0]):
+            return None
     allowed = ", ".join(settings.web_hosts) if settings.web_hosts else None
     return (f"this web front takes seats under loopback names {'and ' + allowed + ' ' if allowed else ''}only "
             f"({host[:100]!r} is not one); its operator may add names with web_hosts")
