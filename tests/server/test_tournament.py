@@ -66,6 +66,24 @@ def test_schedule_meets_every_pair_evenly_balances_byes_and_seats_and_is_reprodu
 
 # -- the standings ------------------------------------------------------------------------
 
+@pytest.mark.parametrize("rounds", [10, 14])
+def test_a_long_schedule_never_seats_two_bots_of_one_owner_together_when_it_can_be_avoided(rounds):
+    """Before (an attack pass): the owner rule was a weight of 1,000 added to the meetings'
+    cost, 8 ** meetings per pair, which outweighed it once pairs had met 4 times. With one
+    owner's two bots among 8 at tables of 4, a 10-round tournament seated them together
+    in rounds 8 and 9 for every seed (100 tables over 50 seeds), and one owner's three
+    bots shared a table in round 6 of 7 (2 + 1 was possible). The owner rule now comes
+    first, whatever the meetings."""
+    eight = [f"b{i}" for i in range(8)]
+    pair = {b: ("Y" if b in ("b0", "b1") else b) for b in eight}
+    three = {b: ("X" if b in ("b0", "b1", "b2") else b) for b in eight}
+    for seed in range(3):
+        assert all(sum(pair[b] == "Y" for b in t) < 2 for r in balanced_schedule(eight, 4, rounds, seed, pair)
+                   for t in r.tables)
+        assert all(sum(three[b] == "X" for b in t) < 3 for r in balanced_schedule(eight, 4, 7, seed, three)
+                   for t in r.tables)
+
+
 def test_a_later_attempts_seed_is_not_computable_from_the_tournaments():
     """Before: every attempt's seed came from (tournament seed, round, table, attempt), and
     the tournament's seed is public once it is over, so an attempt after a refused or
