@@ -1113,6 +1113,66 @@ def print_compare_drain(r: dict[str, Any], as_json: bool) -> None:
         print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()}))
 
 
+BESIDE_MATCHES = 16  # remote matches in a --beside-house window
+
+
+async def house_deals(port: int) -> int:
+    """Deals played so far in the daemon's running house matches: shows that the house
+    bots searched while the remote bots played (a lower bound: a house match that ended
+    meanwhile is not counted)."""
+    from heartsbot.proto import spectator_pb2, spectator_pb2_grpc
+
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        page = await spectator_pb2_grpc.SpectatorServiceStub(channel).ListMatches(
+            spectator_pb2.ListMatchesRequest(status=game_pb2.MATCH_STATUS_RUNNING, limit=1000))
+    return sum(m.deals_played for m in page.matches if any(s.house for s in m.seats))
+
+
+def beside_house(args: argparse.Namespace) -> dict[str, Any]:
+    """Remote bots' throughput (BESIDE_MATCHES matches) on a daemon that also runs
+    ``args.beside_house`` house matches of Monte Carlo seats, against a daemon without
+    them, windows taking turns: what the house bots' searches cost the remote bots
+    (heartsd/thinking.py)."""
+    kinds = ("alone", "beside_house")
+    rates: dict[str, list[float]] = {k: [] for k in kinds}
+    with tempfile.TemporaryDirectory() as tmp:
+        procs: dict[str, tuple[subprocess.Popen[str], int]] = {}
+        try:
+            for kind in kinds:
+                extra = (f"house_matches = {args.beside_house}", 'house_strategies = ["mc"]') if kind != "alone" else ()
+                proc, port, _ = start_heartsd(Path(tmp) / kind, 1000, loop=args.loop, extra=extra)
+                procs[kind] = (proc, port)
+            time.sleep(2.0)  # the house matches under way
+            before = run_on_loop(house_deals(procs["beside_house"][1]), args.loop)
+            for k in range(args.rounds):
+                for kind in kinds[k % 2:] + kinds[:k % 2]:
+                    window = heartsd_throughput(procs[kind][1], args.seconds, matches=BESIDE_MATCHES)
+                    rates[kind].append(run_on_loop(window, args.loop))
+            after = run_on_loop(house_deals(procs["beside_house"][1]), args.loop)
+        finally:
+            for proc, _ in procs.values():
+                stop(proc)
+    return {
+        "event_loop": resolve_loop(args.loop), "rounds": args.rounds, "house_matches": args.beside_house,
+        "remote_matches": BESIDE_MATCHES,
+        **{f"{k}_per_s": statistics.median(rates[k]) for k in kinds},
+        "ratio": statistics.median(b / a for a, b in zip(rates["alone"], rates["beside_house"])),
+        "ratios": [round(b / a, 3) for a, b in zip(rates["alone"], rates["beside_house"])],
+        "house_deals_played": after - before,
+    }
+
+
+def print_beside_house(r: dict[str, Any], as_json: bool) -> None:
+    print(f"remote bots beside house Monte Carlo matches ({r['rounds']} alternating rounds, "
+          f"{r['remote_matches']} remote matches, every process on {r['event_loop']})")
+    print(f"  decisions/s alone                       {r['alone_per_s']:>9,.0f}")
+    print(f"  decisions/s beside {r['house_matches']:>3} house mc matches    {r['beside_house_per_s']:>9,.0f}")
+    print(f"  ratio (median of rounds)                {r['ratio']:>9.3f}   per round {' '.join(map(str, r['ratios']))}")
+    print(f"  house deals played meanwhile (at least) {r['house_deals_played']:>9,}")
+    if as_json:
+        print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()}))
+
+
 def print_compare(r: dict[str, Any], as_json: bool) -> None:
     print(f"event loops compared: {len(r['asyncio']['throughput_ratios'])} alternating rounds, 64 matches / 64 streams")
     print(f"  {'':<44}{'asyncio':>12}{'uvloop':>12}")
@@ -1385,6 +1445,8 @@ def main() -> int:
     parser.add_argument("--loop", choices=("auto", "asyncio", "uvloop"), default="asyncio",
                         help="the event loop of every process (default asyncio, as heartsd's default)")
     parser.add_argument("--compare-loops", action="store_true", help="asyncio against uvloop, alternating")
+    parser.add_argument("--beside-house", type=int, default=0, metavar="N",
+                        help="remote bots' throughput beside N house Monte Carlo matches against none, alternating")
     parser.add_argument("--compare-drain", action="store_true",
                         help="heartsd and the floor, each with gRPC's wake-ups drained and not (heartsbot/wakeups.py)")
     parser.add_argument("--scale", action="store_true",
@@ -1426,6 +1488,9 @@ def main() -> int:
         return 0
     if args.compare_drain:
         print_compare_drain(compare_drain(args), args.json)
+        return 0
+    if args.beside_house:
+        print_beside_house(beside_house(args), args.json)
         return 0
     if args.work_sweep:
         print_sweep(work_sweep(args), args.json)

@@ -11,6 +11,7 @@ import contextlib
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import structlog
 
@@ -37,6 +38,7 @@ from .wire import PlayAnswer
 from .shuffles import ShuffleRepeated
 from .slots import Reservation, SlotBook
 from .store import NewMatch, Store
+from .thinking import HouseThinkers
 from .tokens import TokenRegistry, TokenState
 
 P = game_pb2
@@ -190,6 +192,8 @@ class Arena:
         # them was made first (serve binds its port before the store and the arena exist).
         self.budgets = budgets or Budgets.from_settings(settings)
         self.loop_monitor = LoopMonitor()  # started with the server or the first match
+        # Worker processes for house strategies that search (thinking.py), started lazily.
+        self.thinkers = HouseThinkers(settings.think_processes)
         # The ladder's public views (standings, rating histories), rebuilt once per new
         # result for every caller of the gRPC services and the web front alike (memo.py).
         self.ladder_views = SharedValues()
@@ -279,6 +283,10 @@ class Arena:
         if self._catching_up.get(session) is catch_up:
             del self._catching_up[session]
         self._end_if_drained(session)
+
+    async def think(self, strategy: Any, view: Any) -> Any:
+        """A searching house strategy's choice, made in a worker process (MatchHost)."""
+        return await self.thinkers.think(strategy, view)
 
     def kept_missed(self, runner: MatchRunner, slot: SeatSlot) -> None:
         """A seat being caught up when its match ended: what it is owed is in ``missed``

@@ -27,6 +27,9 @@ from typing import Any, Final
 from .grpc_core import DEFAULT_EXPERIMENTS, experiments_problem
 
 
+MAX_THINK_PROCESSES: Final = 64  # house_think_processes: each is an interpreter (~40 MB)
+
+
 class ConfigError(ValueError):
     """A setting is missing, malformed or out of range."""
 
@@ -66,6 +69,9 @@ class Settings:
     house_ruleset: str = "standard"
     house_strategies: tuple[str, ...] = ("heuristic", "heuristic", "random", "random")
     house_delay_ms: int = 0
+    # Worker processes for house strategies that search (mc; thinking.py), below the
+    # daemon's CPU priority; 0: one per CPU.
+    house_think_processes: int = 0
     ladder: bool = False
     ladder_ruleset: str = "standard"
     ladder_deals: int = 0  # deals per rated match; 0: the players times the pass schedule's length (16 in standard)
@@ -148,6 +154,21 @@ class Settings:
         if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
             raise ConfigError(f"web: expected HOST:PORT (e.g. 127.0.0.1:8080), got {self.web!r}")
         return host.strip("[]"), int(port)
+
+    @property
+    def think_processes(self) -> int:
+        """house_think_processes, with 0 resolved to one per CPU."""
+        return self.house_think_processes or os.cpu_count() or 1
+
+    def searching_strategies(self) -> list[str]:
+        """The configured house strategies that search (thinking.py: their workers are
+        started with the daemon, so the first searches need not wait for them)."""
+        from heartsbot.strategies import make_strategy
+
+        names = {*self.house_strategies} if self.house_matches else set()
+        names |= {*self.ladder_house} if self.ladder else set()
+        names |= {*self.web_opponents} if self.web else set()
+        return sorted(n for n in names if make_strategy(n).searches)
 
     def rpc_limit(self) -> int:
         """grpc's server-wide ``maximum_concurrent_rpcs``: above the sum of every class's
@@ -283,6 +304,9 @@ class Settings:
             raise ConfigError(f"log_level: debug, info, warning or error, got {self.log_level!r}")
         if self.house_matches < 0:
             raise ConfigError("house_matches: must not be negative")
+        if not 0 <= self.house_think_processes <= MAX_THINK_PROCESSES:
+            raise ConfigError(f"house_think_processes: 0 (one per CPU) to {MAX_THINK_PROCESSES}, "
+                              f"got {self.house_think_processes}")
         if self.ladder_set_tables < 1:
             raise ConfigError("ladder_set_tables: 1 (no duplicate sets) or more")
         self.web_address  # raises ConfigError when malformed
@@ -512,6 +536,7 @@ _FIELDS = {
     "house_ruleset": _str,
     "house_strategies": _strategies,
     "house_delay_ms": _int,
+    "house_think_processes": _int,
     "ladder": _bool,
     "ladder_ruleset": _str,
     "ladder_deals": _int,

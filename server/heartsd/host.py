@@ -25,6 +25,11 @@ class MatchHost(Protocol):
     def send_to_bot(self, bot: str, message: bot_pb2.PlayResponse) -> None:
         """Send ``message`` to ``bot``'s session, if it is connected."""
 
+    async def think(self, strategy: Any, view: Any) -> Any:
+        """A searching house strategy's raw choice for ``view`` (thinking.choose), made off
+        the event loop's interpreter (thinking.py). (Typed loosely: a Strategy and a
+        SeatView.)"""
+
     def kept_missed(self, runner: Any, slot: Any) -> None:
         """``slot``'s stream was still being caught up (catchup.py) when its match ended:
         what it is owed is now kept in ``missed``, to be taken from there in its turn."""

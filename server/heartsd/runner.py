@@ -52,6 +52,7 @@ from .host import MatchHost
 from .releases import DealReleases, TableState
 from .lag import LoopMonitor
 from .sessions import BotSession, SessionRegistry
+from .thinking import choose
 from .wire import PlayAnswer
 
 
@@ -202,7 +203,7 @@ class SeatSlot:
     # The provenance of the seat's own answers: BOT for a remote bot, HUMAN for a person
     # on the web Playboard (same stream, clock and checks; see heartsd.web.seats).
     provenance: int = P.PROVENANCE_BOT
-    thinking: bool = False  # a searching house strategy is deciding in a worker thread
+    thinking: bool = False  # a searching house strategy is deciding in a worker process (thinking.py)
     # The declared version the seat's bot must be connected as (a tournament froze it at its
     # start), or None: any. Another version's stream is, to this seat, no stream at all.
     version: str | None = None
@@ -222,11 +223,16 @@ class SeatSlot:
 
 def house_decision(house: Strategy, view: SeatView) -> Action:
     """What a house strategy does with ``view`` (for the phase the view is in)."""
-    if view.phase is Phase.PASSING:
-        return PassAction(tuple(house.choose_pass(view)))
-    if view.phase is Phase.MOON_CHOICE:
-        return MoonAction(house.choose_moon(view))
-    return PlayAction(house.choose_play(view))
+    return house_action(view.phase, choose(house, view))
+
+
+def house_action(phase: Phase, choice: Any) -> Action:
+    """The action of a strategy's raw choice (thinking.choose) in ``phase``."""
+    if phase is Phase.PASSING:
+        return PassAction(tuple(choice))
+    if phase is Phase.MOON_CHOICE:
+        return MoonAction(choice)
+    return PlayAction(choice)
 
 
 class MatchStopped(Exception):
@@ -484,20 +490,23 @@ class MatchRunner:
         self._apply(slot.seat, action, P.PROVENANCE_HOUSE, perf_counter() - start, 0)
 
     def _house_think(self, slot: SeatSlot) -> None:
-        """Let a searching strategy (Monte Carlo: ~85 ms a play) decide in a worker thread,
-        so that the event loop, and every other match and stream on it, never waits for it.
-        The view is an immutable snapshot; the action is applied back on the loop."""
+        """Let a searching strategy (Monte Carlo: ~85 ms a play) decide in a worker process
+        (thinking.py), so that the event loop, and every other match and stream on it,
+        never waits for it, nor for the interpreter's lock it would hold in a thread. The
+        view is an immutable snapshot; the action is applied back on the loop."""
         assert slot.house is not None
         slot.thinking = True
         start = perf_counter()
-        thought = self._loop.run_in_executor(None, house_decision, slot.house, self.match.view(slot.seat))
-        thought.add_done_callback(lambda done: self._guarded(self._house_thought, slot, done, start))
+        view = self.match.view(slot.seat)
+        thought = asyncio.ensure_future(self.arena.think(slot.house, view))
+        phase = view.phase
+        thought.add_done_callback(lambda done: self._guarded(self._house_thought, slot, done, start, phase))
 
-    def _house_thought(self, slot: SeatSlot, done: asyncio.Future[Action], start: float) -> None:
+    def _house_thought(self, slot: SeatSlot, done: asyncio.Future[Any], start: float, phase: Phase) -> None:
         slot.thinking = False
         if self._stopping is not None or self.match.is_over or done.cancelled():
             return
-        action = done.result()  # a strategy's error aborts the match, as on the loop
+        action = house_action(phase, done.result())  # a strategy's error aborts the match, as on the loop
         self._apply(slot.seat, action, P.PROVENANCE_HOUSE, perf_counter() - start, 0)
         self._advance()
 

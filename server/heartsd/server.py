@@ -293,8 +293,9 @@ async def start_ladder(settings: Settings, arena: Arena, port: int) -> LadderRun
             token = ladder.rotate(bot)
         # Seeded afresh at every start: seeded with its place in the list, it passed the same
         # positions of its hand after every start, and its receiver learned what it still held.
-        client = BotClient(f"127.0.0.1:{port}", token, make_strategy(name, seed=secrets.randbits(63)), bot,
-                           rulesets=[settings.ladder_ruleset], max_matches=2)
+        strategy = make_strategy(name, seed=secrets.randbits(63))
+        client = BotClient(f"127.0.0.1:{port}", token, strategy, bot, rulesets=[settings.ladder_ruleset], max_matches=2,
+                           think=arena.think if strategy.searches else None)
         house.add(bot)
         run.house.append((client, loop.create_task(client.run())))
     matchmaker = Matchmaker(arena, LadderSettings(settings.ladder_ruleset, settings.ladder_deals,
@@ -326,6 +327,7 @@ async def embedded(settings: Settings, arena_class: type[Arena] = Arena,
             await arena.shutdown(grace_s)
             await server.stop(0.5)
     finally:
+        arena.thinkers.close()
         store.close()
 
 
@@ -426,6 +428,8 @@ async def _serve(settings: Settings, server: grpc.aio.Server, port: int, store: 
         print(f"heartsd web front on {web.url}", flush=True)
     if on_ready is not None:
         on_ready.set_result(port)
+    if settings.searching_strategies():
+        arena.thinkers.warm()
     arena.start_house_matches()
     ladder = await start_ladder(settings, arena, port)
     await arena.tournaments.resume_all()  # type: ignore[attr-defined]
@@ -450,6 +454,7 @@ async def _serve(settings: Settings, server: grpc.aio.Server, port: int, store: 
         await web.stop()  # its seats go the way of disconnected bots; running matches end below
     await arena.shutdown(settings.shutdown_grace_s, hurry)
     await ladder.stop()
+    arena.thinkers.close()
     await server.stop(2)
     if keeper is not None:
         keeper.cancel()

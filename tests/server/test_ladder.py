@@ -255,12 +255,14 @@ def test_the_ladders_house_bots_are_not_the_same_players_after_every_start(tmp_p
     from heartsd.server import start_ladder
 
     async def scenario():
-        async with running_daemon(tmp_path, ladder=True, ladder_house=["random", "heuristic"],
+        async with running_daemon(tmp_path, ladder=True, ladder_house=["random", "mc"],
                                   ladder_interval_s=3600) as daemon:
             draws = []
             for _ in range(2):
                 ladder = await start_ladder(daemon.settings, daemon.arena, daemon.port)
                 try:
+                    # The searching one thinks in the daemon's worker processes (thinking.py).
+                    assert [client.think == daemon.arena.think for client, _ in ladder.house] == [False, True]
                     draws.append([[client.strategy.rng.random() for _ in range(3)] for client, _ in ladder.house])
                 finally:
                     ladder.stop_matchmaking()

@@ -26,12 +26,13 @@ import random
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import grpc
 
-from hearts_engine import MoonOption, Ruleset
+from hearts_engine import MoonOption, Ruleset, SeatView
 
 from . import convert
 from .logs import get_logger
@@ -194,8 +195,13 @@ class BotClient:
         drain_after: int = 0,
         tls: Tls | None = None,
         drain_wakeups: bool = True,
+        think: Callable[[Strategy, SeatView], Awaitable[Any]] | None = None,
     ) -> None:
         self.target = target
+        # Where the strategy's choices are made: None, a worker thread of this process; a
+        # daemon hosting house bots passes its worker processes (heartsd.thinking) for a
+        # strategy that searches, which in a thread would hold the daemon's interpreter lock.
+        self.think = think
         self.drain_wakeups = drain_wakeups
         self.token = token
         self.strategy = strategy
@@ -422,7 +428,11 @@ class BotClient:
             self.strategy.time_limit_s = think_s
             current_decision.set(DecisionContext(match_id, request, think_s))  # to_thread copies the context
             started = time.monotonic()
-            decided = await asyncio.wait_for(asyncio.to_thread(self._choose, view, request.kind), hard_s)
+            if self.think is None:
+                thinking = asyncio.to_thread(self._choose, view, request.kind)
+            else:
+                thinking = self.think(self.strategy, view)
+            decided = await asyncio.wait_for(thinking, hard_s)
             took = time.monotonic() - started
             self.stats.slowest_s = max(self.stats.slowest_s, took)
             if took > clock.decision_ms / 1000:  # answered only thanks to the time bank

@@ -21,7 +21,14 @@ class Strategy:
     """How long the next decision may take; the client sets it from the server's clock."""
     searches = False
     """True for a strategy that spends its time limit searching: the daemon runs such a
-    strategy's house seats in a worker thread, off its event loop."""
+    strategy's house seats in a worker process (heartsd.thinking), off its event loop and
+    its interpreter's lock, built afresh from ``name`` and a seed drawn from ``rng``."""
+    answer_at = 0.0
+    """After a choice: not to be answered before this ``time.perf_counter()`` reading (0:
+    at once). ``mc`` sets it to its budget's end, so that its answer times tell nothing."""
+    waits = True
+    """Whether the strategy itself sleeps until ``answer_at``; False leaves the wait to
+    its caller (heartsd's worker processes, which should not be held by a sleep)."""
     version = ""
     """The version ``heartsbot play`` sends in ``hello`` (a tournament freezes each bot's and
     seats it only as that version). Empty: a digest of the strategy's source file, so a

@@ -53,7 +53,9 @@ class MonteCarloStrategy(Strategy):
         best = legal[0]
         if len(legal) > 1:
             best, now = self._search(view, legal, deadline)
-        time.sleep(max(0.0, deadline - now))
+        self.answer_at = deadline
+        if self.waits:
+            time.sleep(max(0.0, deadline - now))
         return best
 
     def _search(self, view: SeatView, legal: Sequence[Card], deadline: float) -> tuple[Card, float]:

@@ -1,0 +1,150 @@
+"""House strategies that search think in worker processes (heartsd/thinking.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import subprocess
+import sys
+import time
+
+import pytest
+from hearts_engine import Match, Phase, preset
+from heartsbot.strategies import make_strategy
+from heartsbot.strategies import monte_carlo
+
+from heartsd.runner import house_decision
+from heartsd.thinking import HouseThinkers, _think, choose
+
+from .harness import run
+
+
+def playing_view(forced: bool):  # type: ignore[no-untyped-def]
+    """A seat's view in play: with one legal card (``forced``) or several."""
+    match = Match(preset("standard"), seed=11)
+    house = make_strategy("heuristic", 1)
+    while True:
+        seat = match.deal.to_act()[0]
+        view = match.view(seat)
+        if view.phase is Phase.PLAYING and (len(view.legal) == 1) == forced:
+            return view
+        match.apply(seat, house_decision(house, view))
+
+
+def test_a_worker_chooses_as_the_strategy_would_in_process_from_a_seed_drawn_from_the_seat():
+    """The worker builds the strategy from its name and a seed drawn from the seat's own
+    strategy: a seat's choices stay a function of its seed, the same in both places."""
+    view = playing_view(forced=False)
+    seat_strategy = make_strategy("heuristic", 5)
+    seed = random.Random(5).getrandbits(63)  # what think() draws from the seat's generator
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        thinkers = HouseThinkers(1)
+        try:
+            return await thinkers.think(seat_strategy, view), thinkers.worker_pids()
+        finally:
+            thinkers.close()
+
+    choice, pids = run(scenario())
+    assert choice == choose(make_strategy("heuristic", seed), view)
+    assert pids and os.getpid() not in pids
+
+
+def test_a_forced_mc_play_leaves_its_wait_to_the_caller_and_time_spent_queued_counts(monkeypatch):
+    """mc answers a forced play when its budget is up (its answer times must tell nothing),
+    and in a worker that wait would hold the worker idle while other seats' searches
+    queue: the worker returns at once with when to answer, and the caller waits. A search
+    that waited for a free worker has that much less budget left."""
+
+    def no_sleep(seconds: float) -> None:
+        raise AssertionError(f"the worker slept {seconds} s")
+
+    monkeypatch.setattr(monte_carlo.time, "sleep", no_sleep)
+    forced = playing_view(forced=True)
+    asked = time.perf_counter()
+    choice, answer_at = _think("mc", 3, 0.5, asked, forced)
+    assert choice == forced.legal[0]
+    assert time.perf_counter() < answer_at <= asked + 0.5  # returned before it, within the limit
+    asked = time.perf_counter() - 10.0  # asked 10 s ago: nothing is left of a 0.5 s limit
+    choice, answer_at = _think("mc", 3, 0.5, asked, playing_view(forced=False))
+    assert choice in playing_view(forced=False).legal
+    assert answer_at < asked + 10.0 + 0.01  # its minimum budget, not a fresh 0.5 s
+
+
+def test_the_caller_waits_out_a_forced_plays_budget():
+    """Seen from the daemon, a forced mc play still takes its budget (as in process)."""
+    forced = playing_view(forced=True)
+    strategy = make_strategy("mc", 2)
+    strategy.time_limit_s = 0.2
+
+    async def scenario() -> float:
+        thinkers = HouseThinkers(1)
+        try:
+            await thinkers.think(make_strategy("heuristic", 1), forced)  # the worker started
+            started = time.perf_counter()
+            await thinkers.think(strategy, forced)
+            return time.perf_counter() - started
+        finally:
+            thinkers.close()
+
+    assert run(scenario()) >= 0.2 * monte_carlo.BUDGET_SHARE - 0.005
+
+
+def test_a_killed_worker_costs_one_search_a_thread_and_the_next_a_new_worker():
+    """A worker that dies (the OOM killer) breaks the pool: the search that finds it
+    broken is made in a thread instead, not failed (which would abort its match), and the
+    next search starts new workers."""
+    view = playing_view(forced=False)
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        thinkers = HouseThinkers(1)
+        try:
+            await thinkers.think(make_strategy("heuristic", 1), view)
+            first = thinkers.worker_pids()
+            for pid in first:
+                os.kill(pid, 9)
+            await asyncio.sleep(0.2)
+            recovered = await thinkers.think(make_strategy("heuristic", 2), view)
+            await thinkers.think(make_strategy("heuristic", 3), view)
+            return first, recovered, thinkers.worker_pids()
+        finally:
+            thinkers.close()
+
+    first, recovered, later = run(scenario())
+    assert recovered in view.legal
+    assert later and not set(later) & set(first)
+
+
+def test_workers_do_not_outlive_a_killed_daemon():
+    """Killed (SIGKILL), the daemon cannot stop its workers, which would otherwise wait on
+    their task queue for ever: each checks every second whether its parent is gone."""
+    code = (
+        "import os, sys\n"
+        "from heartsd.thinking import HouseThinkers\n"
+        "t = HouseThinkers(2)\n"
+        "t.warm()\n"
+        "import time\n"
+        "while len(t.worker_pids()) < 2: time.sleep(0.05)\n"
+        "time.sleep(1.0)\n"
+        "print(' '.join(map(str, t.worker_pids())), flush=True)\n"
+        "os.kill(os.getpid(), 9)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    pids = [int(p) for p in proc.stdout.split()]
+    assert len(pids) == 2, proc.stderr
+    alive = pids
+    for _ in range(100):
+        alive = [p for p in pids if os.path.exists(f"/proc/{p}") and "Z" not in open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[0]]
+        if not alive:
+            break
+        time.sleep(0.1)
+    assert not alive, f"workers {alive} outlived their daemon"
+
+
+@pytest.mark.parametrize("value", [-1, 65])
+def test_house_think_processes_out_of_range_is_refused(value):
+    from heartsd.config import ConfigError, Settings
+
+    with pytest.raises(ConfigError, match="house_think_processes"):
+        Settings.load(env={"HEARTSD_HOUSE_THINK_PROCESSES": str(value)}, flags={"port": 0})
