@@ -224,7 +224,7 @@ def _ladder(args: argparse.Namespace) -> int:
     from heartsbot.exits import EXIT_REFUSED, EXIT_USAGE
 
     from .db import StoreError
-    from .ladder import BotExists, LadderError
+    from .ladder import BotExists, LadderError, OwnerSpelling
     from .store import Store
 
     if getattr(args, "ruleset", None) is not None:
@@ -283,9 +283,9 @@ def _ladder(args: argparse.Namespace) -> int:
                       "auto-played after it stopped answering); UNRELIABLE above 5%")
     except LadderError as exc:
         # The clients' codes (README, "Command-line convention"), never 1 ("the bot failed"):
-        # a name already taken is refused (3); an unknown or malformed name is usage (2).
+        # a name or an owner spelling already taken is refused (3); an unknown or malformed name is usage (2).
         print(f"heartsd ladder: {exc}", file=sys.stderr)
-        return EXIT_REFUSED if isinstance(exc, BotExists) else EXIT_USAGE
+        return EXIT_REFUSED if isinstance(exc, (BotExists, OwnerSpelling)) else EXIT_USAGE
     finally:
         store.close()
     return 0

@@ -20,6 +20,7 @@ import hashlib
 import math
 import secrets
 import time
+import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any
 from dataclasses import dataclass
@@ -60,9 +61,22 @@ class LadderError(ValueError):
     """A refused ladder operation (unknown bot, duplicate name...)."""
 
 
+class OwnerSpelling(LadderError):
+    """An owner registered already under another spelling (owner_key)."""
+
+
 class BotExists(LadderError):
     """``add_bot`` of a name already registered: a sound request the store turns down
     (``heartsd ladder`` exits 3 for it, 2 for an unknown or malformed name)."""
+
+
+def owner_key(owner: str) -> str:
+    """What two spellings of one owner share (case and Unicode compatibility forms).
+
+    >>> owner_key("Ａlice") == owner_key("alice")
+    True
+    """
+    return unicodedata.normalize("NFKC", owner).casefold()
 
 
 def token_hash(token: str) -> str:
@@ -121,10 +135,18 @@ class Ladder:
         """Register ``name``; return its token (shown once, never stored)."""
         if not name or not owner or len(name) > 64 or not name.replace("-", "").replace("_", "").isalnum():
             raise LadderError("a bot name is 1-64 letters, digits, '-' or '_', and it needs an owner")
+        if owner != owner.strip() or not owner.isprintable():
+            raise LadderError(f"owner {owner!r}: printable text without spaces at either end")
         token = new_token()
         with self.db.transaction() as tx:
             if tx.query("SELECT 1 FROM bots WHERE name = ?", (name,)):
                 raise BotExists(f"a bot named {name!r} exists already")
+            # Owners are compared exactly (one owner's bots never share a table or a set),
+            # so "alice" and "Alice" would be two owners: refuse the second spelling.
+            for (known,) in tx.query("SELECT DISTINCT owner FROM bots"):
+                if known != owner and owner_key(known) == owner_key(owner):
+                    raise OwnerSpelling(f"owner {owner!r} is registered already as {known!r}: "
+                                      "one owner's bots must share one spelling")
             tx.execute("INSERT INTO bots (name, owner, token_hash, created_ms) VALUES (?, ?, ?, ?)",
                        (name, owner, token_hash(token), _now_ms()))
         return token

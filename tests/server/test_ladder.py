@@ -35,6 +35,28 @@ def test_add_bot_prints_a_token_once_and_stores_only_its_hash(tmp_path):
     store.close()
 
 
+def test_an_owner_spelt_another_way_is_refused_not_taken_for_another_owner(tmp_path):
+    """Before (an attack pass): owners were compared as exact strings and taken as typed,
+    so "alice", "Alice" and "alice " were three owners, and one person's bots could share
+    a table or a duplicate set. Now a second spelling of a registered owner is refused,
+    naming the first, and so is an owner with spaces at either end."""
+    db = str(tmp_path / "o.db")
+    first = subprocess.run([*HEARTSD, "ladder", "add-bot", "a1", "--owner", "alice", "--db", db, "--create"],
+                           capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    for other, code in (("Alice", 3), ("ALICE", 3), ("ａｌｉｃｅ", 3), ("alice ", 2), (" alice", 2)):
+        out = subprocess.run([*HEARTSD, "ladder", "add-bot", "a2", "--owner", other, "--db", db],
+                             capture_output=True, text=True)
+        assert out.returncode == code, (other, out.stderr)  # refused as taken (3), or malformed (2)
+        assert "alice" in out.stderr
+    same = subprocess.run([*HEARTSD, "ladder", "add-bot", "a3", "--owner", "alice", "--db", db],
+                          capture_output=True, text=True)
+    assert same.returncode == 0, same.stderr
+    store = Store(db)
+    assert store.ladder.owners() == {"a1": "alice", "a3": "alice"}
+    store.close()
+
+
 def test_connect_revoke_and_rotate(tmp_path):
     async def scenario():
         async with running_daemon(tmp_path) as daemon:
