@@ -370,6 +370,12 @@ async def serve(
             lease.release()
 
 
+# SIGHUP too: a daemon started from a terminal that closes (an SSH session ending) got
+# it and died at once, with no drain and its running matches left for the next start to
+# mark aborted (an operator's pass). Now it shuts down as on SIGTERM.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
 def _hurry(hurry: asyncio.Event) -> None:
     if not hurry.is_set():
         log.warning("second signal: aborting and recording the running matches now")
@@ -411,7 +417,7 @@ async def _serve(settings: Settings, server: grpc.aio.Server, port: int, store: 
     stop = stop or asyncio.Event()
     keeper = asyncio.get_running_loop().create_task(_keep_lease(lease, stop)) if lease is not None else None
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
+    for sig in STOP_SIGNALS:
         try:
             loop.add_signal_handler(sig, stop.set)
         except (NotImplementedError, RuntimeError):
@@ -441,7 +447,7 @@ async def _serve(settings: Settings, server: grpc.aio.Server, port: int, store: 
     # The order: NOT_SERVING and no new match; the running ones may finish within the
     # grace (the house bots keep playing theirs); a second signal aborts and records them.
     hurry = asyncio.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
+    for sig in STOP_SIGNALS:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, _hurry, hurry)
     log.info("shutting down: running matches may finish; a second SIGINT/SIGTERM aborts and records them now",

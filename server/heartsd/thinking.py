@@ -77,6 +77,7 @@ def _worker_started(parent: int) -> None:
     os.nice(NICE)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
     def watch() -> None:
         while os.getppid() == parent:

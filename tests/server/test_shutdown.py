@@ -47,6 +47,26 @@ def test_sigterm_lets_the_house_bots_finish_their_ladder_matches(tmp_path):
     assert match_id in rated, "the match played out during the grace is rated"
 
 
+def test_sighup_shuts_down_as_sigterm_does(tmp_path):
+    """Before (an operator's pass): SIGHUP, which a daemon started from a terminal gets when
+    that terminal closes, killed it at once: no drain, no log line, and its running matches
+    stayed 'running' until the next start. Now it is a stop signal like SIGTERM, and a
+    second one aborts and records at once."""
+    db = str(tmp_path / "d.db")
+    proc, _ = start(tmp_path, *LADDER, "--shutdown-grace-s", "600")
+    match_id = running_ladder_match(db)
+    proc.send_signal(signal.SIGHUP)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGHUP)
+    assert proc.wait(60) == 0
+    err = proc.stderr.read()
+    assert "second signal" in err, err
+    store = Store.open_existing(db)
+    stored = store.get(match_id)
+    store.close()
+    assert (stored.status, stored.reason) == ("aborted", "server shutdown")
+
+
 def test_a_second_signal_aborts_and_records_at_once(tmp_path):
     db = str(tmp_path / "d.db")
     # A long grace: the match would finish in it unless the second signal aborts it.
