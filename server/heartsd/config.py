@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 import secrets
 import tomllib
 from collections.abc import Mapping
@@ -27,6 +28,11 @@ from typing import Any, Final
 from .grpc_core import DEFAULT_EXPERIMENTS, experiments_problem
 
 
+# libpq's "host=... port=... password=..." form. Before (an operator's pass) it was taken
+# for a SQLite path: a file named after it, password included, and the password printed
+# in the new-store warning.
+KEYWORD_DSN: Final = re.compile(
+    r"\s*(host|hostaddr|port|dbname|user|password|passfile|service|sslmode|connect_timeout)\s*=", re.IGNORECASE)
 MAX_THINK_PROCESSES: Final = 64  # house_think_processes: each is an interpreter (~40 MB)
 
 
@@ -201,6 +207,9 @@ class Settings:
                 raise ConfigError(f"config file {file}: {exc.strerror}") from None
             except tomllib.TOMLDecodeError as exc:
                 raise ConfigError(f"config file {file}: {exc}") from None
+            except UnicodeDecodeError as exc:  # before (an operator's pass): a traceback, exit 1
+                raise ConfigError(f"config file {file}: not UTF-8 text, as TOML must be "
+                                  f"(byte {exc.start}: {exc.reason})") from None
         env = os.environ if env is None else env
         for key in _FIELDS:
             value = env.get("HEARTSD_" + key.upper())
@@ -251,7 +260,12 @@ class Settings:
             raise ConfigError("tls_cert and tls_key: give both (--tls-cert FILE --tls-key FILE) or neither")
         if self.tls_client_ca and not self.tls_cert:
             raise ConfigError("tls_client_ca: mutual TLS needs the server's own --tls-cert and --tls-key too")
-        self.tls_files()  # each file readable and PEM, or a ConfigError naming it
+        if self.tls_files() is not None:  # each file readable and PEM, or a ConfigError naming it
+            _check_key_pair(self.tls_cert, self.tls_key)
+        if KEYWORD_DSN.match(self.db_path):  # its value is not repeated: it may hold a password
+            raise ConfigError("db_path (--db, HEARTSD_DB_PATH): this looks like a PostgreSQL keyword connection "
+                              "string (host=... port=...), which would be taken for a SQLite file name; give a URL: "
+                              "postgresql://USER:PASSWORD@HOST:PORT/DBNAME")
         if not 0 <= self.port <= 65535:
             raise ConfigError(f"port: must be 0-65535, got {self.port}")
         c = self.clock
@@ -362,6 +376,12 @@ def unknown_env(env: Mapping[str, str] | None = None) -> list[str]:
 
     >>> unknown_env({"HEARTSD_DECISON_MS": "300", "HEARTSD_PORT": "1", "HOME": "/"})
     ['HEARTSD_DECISON_MS names no setting and is ignored (did you mean HEARTSD_DECISION_MS?)']
+
+    A flag's name whose setting is longer (``--db``: ``db_path``) points to that setting
+    (before, an operator's pass: "did you mean HEARTSD_WEB?"):
+
+    >>> unknown_env({"HEARTSD_DB": "/srv/hearts.db"})
+    ['HEARTSD_DB names no setting and is ignored (did you mean HEARTSD_DB_PATH?)']
     """
     import difflib
 
@@ -370,7 +390,8 @@ def unknown_env(env: Mapping[str, str] | None = None) -> list[str]:
     lines = []
     for name in sorted(env):
         if name.startswith("HEARTSD_") and name not in known and name not in OTHER_ENV:
-            close = difflib.get_close_matches(name, known, n=1)
+            longer = [k for k in known if k.startswith(name + "_")]
+            close = longer if len(longer) == 1 else difflib.get_close_matches(name, known, n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""
             lines.append(f"{name} names no setting and is ignored{hint}")
     return lines
@@ -386,6 +407,22 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def _check_key_pair(cert: str, key: str) -> None:
+    """``key`` is the private key of ``cert``'s certificate. Before (an operator's pass), a
+    key of another pair, or the two files swapped, passed the PEM checks and then failed
+    in gRPC as "cannot listen on 127.0.0.1:0; check --host and --port"."""
+    import ssl
+
+    def no_password() -> bytes:
+        raise ConfigError("tls_key: the key is encrypted; gRPC takes an unencrypted PEM key only")
+
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(cert, key, password=no_password)
+    except ssl.SSLError as exc:
+        raise ConfigError(f"tls_cert and tls_key: the key in {key} is not the private key of the certificate in "
+                          f"{cert} (or the two files are swapped): {exc.reason or exc}") from None
 
 
 def _read_pem(key: str, path: str) -> bytes:

@@ -92,3 +92,27 @@ def test_ladder_settings_without_the_ladder_are_named_as_idle():
     assert idle == ["ladder_house", "ladder_fill"]
     assert Settings.load(env={}, flags={"ladder": True, "ladder_house": "random"}).idle_settings() == []
     assert Settings.load(env={}).idle_settings() == []
+
+
+def test_a_config_file_that_is_not_utf8_is_a_configuration_error(tmp_path):
+    """Before (an operator's pass): a UnicodeDecodeError traceback, exit 1."""
+    config = tmp_path / "latin1.toml"
+    config.write_bytes('house_ruleset = "caf\xe9"\n'.encode("latin-1"))
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        Settings.load(file=str(config))
+
+
+@pytest.mark.parametrize("dsn", ["host=127.0.0.1 port=1 password=S3cretPW", "dbname=arena user=x"])
+def test_a_keyword_connection_string_is_refused_without_repeating_it(tmp_path, monkeypatch, dsn):
+    """Before (an operator's pass): libpq's keyword form was taken for a SQLite path, made a
+    file named after it, and printed it, password included, in the new-store warning."""
+    from heartsd.db import Database, StoreError
+
+    monkeypatch.chdir(tmp_path)  # where a SQLite file of that name would be made
+    with pytest.raises(ConfigError, match="postgresql://USER") as refused:
+        Settings.load(env={}, flags={"db_path": dsn})
+    assert dsn not in str(refused.value)
+    with pytest.raises(StoreError, match="keyword connection string") as store_refused:
+        Database.open(dsn)
+    assert "S3cret" not in str(store_refused.value)
+    assert not list(tmp_path.iterdir())

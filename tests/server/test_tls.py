@@ -162,7 +162,12 @@ def test_tls_settings_are_checked_at_start(tmp_path, pki):
                           (["--tls-cert", str(tmp_path / "nope.pem"), "--tls-key", str(pki.server_key)],
                            "tls_cert: cannot read"),
                           (["--tls-cert", str(pki.server_key.parent / "missing"), "--tls-key", str(pki.server_key)],
-                           "tls_cert: cannot read")):
+                           "tls_cert: cannot read"),
+                          # Before (an operator's pass): "cannot listen on 127.0.0.1:0; check --host and --port".
+                          (["--tls-cert", str(pki.server_cert), "--tls-key", str(pki.client_key)],
+                           "is not the private key of the certificate"),
+                          (["--tls-cert", str(pki.server_key), "--tls-key", str(pki.server_cert)],
+                           "is not the private key of the certificate")):
         out = subprocess.run([*HEARTSD, "serve", "--port", "0", "--db", str(tmp_path / "d.db"), *args],
                              capture_output=True, text=True, timeout=60)
         assert out.returncode == 2 and message in out.stderr, out.stderr
