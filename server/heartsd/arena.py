@@ -43,7 +43,16 @@ from .tokens import TokenRegistry, TokenState
 
 P = game_pb2
 log = structlog.get_logger("heartsd.arena")
-STORE_RETRY_DELAYS_S = (0.2, 1.0, 3.0)  # then the last attempt's error aborts the match
+# Storing a finished match is tried again after these pauses, then the last attempt's
+# error aborts it (its record lost). ~70 s: a PostgreSQL failover takes 5-30 s, and before
+# (0.2, 1 and 3 s; an operator's pass) every match that ended during one lost its record.
+# While the daemon stops, the first STORE_RETRIES_STOPPING only.
+STORE_RETRY_DELAYS_S = (0.2, 1.0, 3.0, 5.0, 10.0, 20.0, 30.0)
+STORE_RETRIES_STOPPING = 3
+# How often matches whose result could not be stored are tried to be marked aborted in the
+# store while the daemon runs (before, only at a clean stop: meanwhile the row said running,
+# and `admin watch` sent the organiser to "another daemon" that did not exist).
+UNSTORED_RETRY_S = 10.0
 UNSTORED = "server error: the result could not be stored"  # the reason such a match is announced with
 _TOO_LONG = f"an id longer than any id this server issues ({MAX_ID_CHARS} characters) is not echoed"
 SEED_DRAWS = 5  # seeds drawn for a match before giving up (each repeat is a 2**-63 chance)
@@ -180,6 +189,7 @@ class Arena:
         self._starting: dict[str, MatchRunner] = {}  # created, their row being written (create_match)
         self._starts: set[asyncio.Future[MatchRunner]] = set()
         self._unstored: set[str] = set()  # matches whose result could not be stored (a full disk)
+        self._marking: asyncio.Task[None] | None = None  # marks them aborted once the store takes writes
         self._house_task: asyncio.Task[None] | None = None
         self.slots = SlotBook()  # reservations of bots' match slots (slots.py)
         self.purposes: dict[str, str] = {}  # match id -> what started it: admin, ladder, house, tournament ...
@@ -779,24 +789,36 @@ class Arena:
                 if session is not None:
                     self._end_if_drained(session)
 
-    async def _abort_unstored(self) -> None:
-        """At a clean stop: the matches of this daemon whose result could not be stored (a
-        full disk), announced aborted, are marked so in the store now, those only (another
-        daemon of the instance may be running its own matches: a lease taken over, or a
-        daemon without a lease on the same store). Before (an attack pass), such rows stayed
-        running until this instance's next start, maybe never: meanwhile other daemons of
-        the store listed them as running, and refused the records of their sets' other tables."""
+    async def _abort_unstored(self, final: bool = True) -> None:
+        """The matches of this daemon whose result could not be stored (a full disk),
+        announced aborted, are marked so in the store now, those only (another daemon of the
+        instance may be running its own matches: a lease taken over, or a daemon without a
+        lease on the same store): every UNSTORED_RETRY_S while the daemon runs, and at a
+        clean stop (``final``). Before (an attack pass), such rows stayed running until this
+        instance's next start, maybe never: meanwhile other daemons of the store listed
+        them as running, and refused the records of their sets' other tables."""
         if not self._unstored:
             return
         try:
             left = await asyncio.to_thread(self.store.abort_interrupted, UNSTORED, sorted(self._unstored))
         except Exception:
-            log.warning("matches whose result could not be stored are still 'running' in the store; the next start "
-                        "marks them aborted", matches=sorted(self._unstored), exc_info=True)
+            if final:
+                log.warning("matches whose result could not be stored are still 'running' in the store; the next "
+                            "start marks them aborted", matches=sorted(self._unstored), exc_info=True)
             return
         self._unstored.clear()
         if left:
             log.warning("matches whose result could not be stored are marked aborted", matches=left)
+
+    def _unstored_match(self, match_id: str) -> None:
+        self._unstored.add(match_id)
+        if self._marking is None or self._marking.done():
+            self._marking = asyncio.get_running_loop().create_task(self._mark_unstored())
+
+    async def _mark_unstored(self) -> None:
+        while self._unstored and self.accepting:
+            await asyncio.sleep(UNSTORED_RETRY_S)
+            await self._abort_unstored(final=False)
 
     def forget(self, runner: MatchRunner) -> None:
         """The match is over and stored: it no longer counts against its bots' limits."""
@@ -817,14 +839,14 @@ class Arena:
         is announced aborted. Before (an attack pass), any row no longer running counted as
         our commit, and a match was announced finished that the store held aborted, with
         no record."""
-        for delay in (*STORE_RETRY_DELAYS_S, None):
+        for tried, delay in enumerate((*STORE_RETRY_DELAYS_S, None)):
             try:
                 await asyncio.to_thread(self.store.finish, match_id, status, reason, record, deals, totals, rated,
                                         events)
                 return
             except Exception:
-                if delay is None:
-                    self._unstored.add(match_id)  # its row stays running: marked aborted at a clean stop
+                if delay is None or (not self.accepting and tried >= STORE_RETRIES_STOPPING):
+                    self._unstored_match(match_id)  # its row stays running until marked aborted
                     raise
                 log.warning("storing a result failed; retrying", match_id=match_id, retry_in=delay, exc_info=True)
             await asyncio.sleep(delay)
@@ -947,6 +969,8 @@ class Arena:
             if len(done) < len(tasks):
                 await asyncio.wait(tasks, timeout=30)
                 await self._until_bots_quiet()
+        if self._marking is not None:
+            self._marking.cancel()
         await self._abort_unstored()
         for session in self.sessions.all():  # UNAVAILABLE: not "leave" (OK) but "come back later"
             session.close("the server is shutting down: connect again when it is back", "unavailable")

@@ -153,3 +153,49 @@ def test_a_match_whose_result_could_not_be_stored_is_not_left_running_after_a_cl
     store.close()
     assert stored.status == "aborted" and stored.reason == "server error: the result could not be stored"
     assert other.status == "running", "a clean stop ended a match it did not run"
+
+
+def test_a_match_whose_result_could_not_be_stored_is_marked_aborted_once_the_store_takes_writes(tmp_path,
+                                                                                                  monkeypatch):
+    """Before (an operator's pass): the row of a match whose result could not be stored
+    said 'running' until the daemon stopped; meanwhile `admin watch` sent the organiser to
+    "another daemon of this store" that did not exist. Now the daemon marks it aborted as
+    soon as the store takes writes again, while it runs. (And the result itself is tried
+    for ~70 s first: a PostgreSQL failover takes 5-30 s, and 4 s of retries lost every
+    match that ended during one.)"""
+    import sqlite3
+
+    import heartsd.arena
+
+    assert sum(heartsd.arena.STORE_RETRY_DELAYS_S) >= 60
+    monkeypatch.setattr(heartsd.arena, "STORE_RETRY_DELAYS_S", (0.01,))
+    monkeypatch.setattr(heartsd.arena, "UNSTORED_RETRY_S", 0.05)
+    full = {"disk": True}
+
+    def failing(real):  # type: ignore[no-untyped-def]
+        def call(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            if full["disk"]:
+                raise sqlite3.OperationalError("database or disk is full")
+            return real(self, *args, **kwargs)
+        return call
+
+    monkeypatch.setattr(Store, "finish", failing(Store.finish))
+    monkeypatch.setattr(Store, "abort_interrupted", failing(Store.abort_interrupted))
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            match_id = await daemon.create_match(["house:random"] * 4, deals=1)
+            await daemon.wait_finished(match_id)
+            await asyncio.sleep(0.3)  # several marking attempts fail meanwhile
+            during = daemon.stored(match_id).status
+            full["disk"] = False
+            for _ in range(100):
+                after = daemon.stored(match_id)
+                if after.status != "running":
+                    break
+                await asyncio.sleep(0.05)
+            return during, after.status, after.reason
+
+    during, status, reason = run(scenario())
+    assert during == "running"
+    assert (status, reason) == ("aborted", "server error: the result could not be stored")
