@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import os
 import sys
 from collections.abc import Sequence
@@ -76,7 +77,7 @@ def _serve(args: argparse.Namespace) -> int:
     for line in unknown_env():
         cli_log.warning(line)
     from . import loop
-    from .db import StoreError
+    from .db import SETTING, StoreError, redacted
     from .lease import LeaseHeld
     from .server import ListenError
 
@@ -89,6 +90,10 @@ def _serve(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # stdout's reader went away: main ends quietly
         raise
     except OSError as exc:
+        if exc.errno == errno.ENOSPC:  # before (an operator's pass): "[Errno 28] ...", exit 1, no path
+            print(f"heartsd: no space left on the filesystem of the store {redacted(settings.db_path)} "
+                  f"({SETTING}): free space there, or give another --db", file=sys.stderr)
+            return 2
         print(f"heartsd: {exc}", file=sys.stderr)
         return 1
     return 0

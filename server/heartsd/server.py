@@ -41,7 +41,7 @@ from . import descriptors
 from .arena import Arena
 from .budgets import BudgetInterceptor, Budgets
 from .config import Settings
-from .db import redacted
+from .db import SETTING, StoreError, redacted
 from .lease import HEARTBEAT_S, Lease, open_leased
 from .loop import running_name as running_loop_name
 from .services import AdminService, BotService, LadderService, SpectatorService
@@ -401,7 +401,11 @@ async def _keep_lease(lease: Lease, stop: asyncio.Event) -> None:
 
 async def _serve(settings: Settings, server: grpc.aio.Server, port: int, store: Store, lease: Lease | None,
                  budgets: Budgets, on_ready: asyncio.Future[int] | None, stop: asyncio.Event | None, show_admin_token: bool) -> None:
-    aborted = store.abort_interrupted()
+    try:
+        aborted = store.abort_interrupted()
+    except Exception as exc:  # sqlite3's or psycopg's: before (an operator's pass), a traceback and exit 1
+        raise StoreError(f"cannot write to the store {redacted(settings.db_path)} ({SETTING}) at start: "
+                         f"{exc}{'; free space on its filesystem' if 'full' in str(exc) else ''}") from None
     if aborted:
         log.warning("matches interrupted by the last stop are marked aborted", matches=aborted)
     arena = Arena(settings, store, budgets)

@@ -116,3 +116,24 @@ def test_a_keyword_connection_string_is_refused_without_repeating_it(tmp_path, m
         Database.open(dsn)
     assert "S3cret" not in str(store_refused.value)
     assert not list(tmp_path.iterdir())
+
+
+def test_a_store_that_cannot_be_written_at_start_is_a_clear_error_not_a_traceback(tmp_path, monkeypatch, capsys):
+    """Before (an operator's pass): a store on a full filesystem ended `heartsd serve` in a
+    traceback (sqlite3.OperationalError, from marking the last run's matches aborted), exit
+    1. Now exit 2, naming the store, the setting and what to do. (The filesystem is the
+    boundary faked here; a real one measured the same: /tmp/opqa/diskfull_start.sh.)"""
+    import sqlite3
+
+    from heartsd import cli
+    from heartsd.store import Store
+
+    def full(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(Store, "abort_interrupted", full)
+    db = tmp_path / "s.db"
+    assert cli.main(["serve", "--port", "0", "--db", str(db), "--log-level", "error"]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot write to the store {db}" in err and "--db" in err and "free space" in err, err
+    assert "Traceback" not in err
