@@ -175,8 +175,12 @@ def _verify(args: argparse.Namespace) -> int:
     from .records import verify
 
     store = _open_store(args.db)
-    ids = args.match_ids or store.ids()
     verified = failures = skipped = 0
+    damage = store.db.damage()
+    if damage:  # before (an operator's pass): "80 verified, 0 failed", exit 0, on a damaged file
+        print(f"the store file itself is damaged (SQLite's quick_check): {'; '.join(damage)}")
+        failures += 1
+    ids = args.match_ids or store.ids()
     for match_id in ids:
         try:  # one damaged row is a failure to report, not the end of the run (an attack pass: a traceback)
             stored = store.get(match_id)

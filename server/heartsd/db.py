@@ -294,6 +294,19 @@ class Database:
                     current = version
         return current
 
+    def damage(self, limit: int = 10) -> list[str]:
+        """What SQLite's ``PRAGMA quick_check`` finds wrong with the file (at most ``limit``
+        lines; none when sound, and none on PostgreSQL, whose server keeps its own). A
+        backup restored beside the old file's ``-wal`` has SQLite replay that log onto it:
+        pages damaged, yet every row a record verifies from may still read."""
+        if self.dialect != "sqlite":
+            return []
+        try:
+            rows = self.query(f"PRAGMA quick_check({int(limit)})")
+        except Exception as exc:  # damaged beyond checking
+            return [str(exc)]
+        return [] if [tuple(r) for r in rows] == [("ok",)] else [str(r[0]) for r in rows]
+
     def close(self) -> None:
         with self._lock:
             self._connection.close()

@@ -175,8 +175,9 @@ class FileLease:
         held = os.fstat(self._db_fd)
         if named is None or (named.st_dev, named.st_ino) != (held.st_dev, held.st_ino):
             self.lost_reason = (f"the store {self.db_path} was renamed, deleted or replaced while heartsd ran: what it "
-                                "writes now would be lost; stopping. Put the file back (with its -wal file) and start "
-                                "heartsd again")
+                                "writes now would be lost; stopping. Put that very file back (with its -wal file) and "
+                                "start heartsd again; a backup or any other copy goes back only with the old -wal and "
+                                "-shm files moved away first (SQLite would replay that log onto it and damage it)")
             return False
         if os.path.exists(self.db_path + "-wal"):
             self._wal_seen = True  # SQLite keeps it while a connection is open (WAL mode)

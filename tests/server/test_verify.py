@@ -142,3 +142,36 @@ def test_a_match_is_replayed_once_to_verify_it(played, monkeypatch):
     monkeypatch.setattr(Match, "apply", counted)
     assert verify(stored, results) is None
     assert len(applied) == len(stored.record.decisions)  # before: twice as many
+
+
+def test_verify_reports_a_damaged_store_file_and_fails(tmp_path, capsys):
+    """Before (an operator's pass): a backup put back beside the old file's -wal, as the
+    daemon's own message could be read to advise, had SQLite replay that log onto it; many
+    pages were damaged, yet `heartsd replay verify` printed "80 verified, 0 failed" and
+    exited 0 (the rows it read still read). Now it runs SQLite's quick_check first, says
+    the file is damaged, and exits 1. Made here the same way: a log written after the
+    backup's point, replayed onto the backup."""
+    import shutil
+    import sqlite3
+
+    from heartsd import cli
+
+    live, backup = tmp_path / "live.db", tmp_path / "restored.db"
+    store = Store(str(live))
+    for i in range(300):
+        store.insert_running(f"m-{i:04d}", "standard", 4, ["a", "b", "c", "d"], 1)
+    store.close()
+    shutil.copy(live, backup)
+    con = sqlite3.connect(live)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("PRAGMA wal_autocheckpoint=0")
+    con.execute("UPDATE matches SET ruleset = 'x' || ruleset || hex(randomblob(200))")
+    con.commit()
+    con.execute("PRAGMA wal_checkpoint(PASSIVE)")  # the file moves on from the backup
+    con.execute("DELETE FROM matches WHERE rowid % 3 = 0")
+    con.commit()
+    shutil.copy(f"{live}-wal", f"{backup}-wal")  # the old file's log, beside the backup put back
+    con.close()
+    assert cli.main(["replay", "verify", "--db", str(backup), "m-0001"]) == 1
+    out = capsys.readouterr().out
+    assert "the store file itself is damaged" in out and "m-0001: skipped" in out, out
