@@ -199,3 +199,32 @@ def test_a_match_whose_result_could_not_be_stored_is_marked_aborted_once_the_sto
     during, status, reason = run(scenario())
     assert during == "running"
     assert (status, reason) == ("aborted", "server error: the result could not be stored")
+
+
+def test_a_daemon_whose_store_was_deleted_aborts_its_matches_instead_of_finishing_them_into_it(tmp_path):
+    """Before (an operator's pass): once the lease's heartbeat saw the store deleted, the
+    daemon stopped with its grace, letting matches finish into the deleted file: 19 were
+    announced finished after the loss, none kept. Now the loss aborts the running matches
+    at once, as a second signal does (a 600 s grace and a house match of several minutes:
+    before, the daemon was still finishing it)."""
+    import os
+
+    db = tmp_path / "d.db"
+    proc, _ = start(tmp_path, "--house-matches", "1", "--house-delay-ms", "200", "--shutdown-grace-s", "600")
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            store = Store.open_existing(str(db))
+            running = store.list(status="running")
+            store.close()
+            if running:
+                break
+            time.sleep(0.1)
+        assert running
+        os.unlink(db)
+        assert proc.wait(60) == 0, "the daemon went on finishing its matches into the deleted store"
+        err = proc.stderr.read()
+        assert "renamed, deleted or replaced" in err and "aborting the running matches now" in err, err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
