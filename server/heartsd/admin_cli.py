@@ -40,7 +40,7 @@ from heartsbot import tls
 from heartsbot.exits import EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE
 from heartsbot.help import DefaultsHelp
 from heartsbot.pacing import paced
-from heartsbot.options import DEFAULT_SERVER, server_target, shuffle_seed
+from heartsbot.options import DEFAULT_SERVER, INT32_MAX, at_least, seconds, server_target, shuffle_seed
 from heartsbot.proto import admin_pb2, admin_pb2_grpc, game_pb2, spectator_pb2, spectator_pb2_grpc
 
 from .watch import STATUS, TableView
@@ -104,11 +104,11 @@ def add_parser(sub: Any) -> None:
     create.add_argument("--seat", action="append", required=True, metavar="BOT|house:STRATEGY",
                         help="a seat, clockwise from seat 0 (required; repeat once per seat)")
     create.add_argument("--ruleset", default="standard", help="standard, classic, hartenjagen, hartenjagen-quick, omnibus")
-    create.add_argument("--deals", type=int, default=0, help="fixed deals (0: a game to the preset's end)")
+    create.add_argument("--deals", type=at_least(0), default=0, help="fixed deals (0: a game to the preset's end)")
     create.add_argument("--seed", type=shuffle_seed, help="the shuffle seed (default: random)")
     create.add_argument("--rated", action="store_true", help="count the result on the ladder")
-    create.add_argument("--decision-ms", type=int, default=0, help="time per decision (0: the daemon's default)")
-    create.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+    create.add_argument("--decision-ms", type=at_least(0), default=0, help="time per decision (0: the daemon's default)")
+    create.add_argument("--wait", type=seconds(INT32_MAX // 1000), default=0.0, metavar="SECONDS",
                         help="wait this long for busy or absent bots, holding their next free slots")
     cancel = command("cancel", "stop a running match; it is recorded as cancelled", _cancel)
     cancel.add_argument("match_id")

@@ -41,7 +41,7 @@ from rich.text import Text
 
 from heartsbot import tls
 from heartsbot.help import DefaultsHelp
-from heartsbot.options import server_target, shuffle_seed
+from heartsbot.options import at_least, server_target, shuffle_seed
 from heartsbot.proto import tournament_pb2, tournament_pb2_grpc
 
 from .admin_cli import DEFAULT_SERVER, literal, open_channel, run_command, translate_error
@@ -100,12 +100,12 @@ def add_parser(sub: Any) -> None:
 
 def _settings(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ruleset", default="standard", help="the preset")
-    p.add_argument("--players", type=int, default=0, help="seats per table (0: the preset's default)")
-    p.add_argument("--rounds", type=int, default=3, help="rounds; each bot plays one match a round")
-    p.add_argument("--deals", type=int, default=0, help="fixed deals per match (0: four per seat)")
+    p.add_argument("--players", type=at_least(0), default=0, help="seats per table (0: the preset's default)")
+    p.add_argument("--rounds", type=at_least(1), default=3, help="rounds; each bot plays one match a round")
+    p.add_argument("--deals", type=at_least(0), default=0, help="fixed deals per match (0: four per seat)")
     p.add_argument("--seed", type=shuffle_seed, help="the schedule and shuffles derive from it (the shuffles keyed with "
                    "a secret key, except in 'local', where the seed alone replays them) (default: random)")
-    p.add_argument("--decision-ms", type=int, default=0, help="time per decision (0: the daemon's default)")
+    p.add_argument("--decision-ms", type=at_least(0), default=0, help="time per decision (0: the daemon's default)")
 
 
 def _stub(channel: grpc.Channel) -> tournament_pb2_grpc.TournamentServiceStub:

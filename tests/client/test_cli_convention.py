@@ -515,6 +515,13 @@ def test_counts_and_seeds_are_usage_errors_naming_the_option_and_its_range():
          "0 to 18446744073709551615"),
         ([*HEARTSBOT, "play", "--token", "t-12345678", "--name", "n", "--strategy", "random", "--max-matches", "0"],
          "--max-matches", "at least 1"),
+        # "Value out of range: 99999999999" (or 999999999000, in ms) before, naming no option
+        ([*HEARTSD, "admin", "create", "--seat", "house:random", "--deals", "99999999999"], "--deals",
+         "at most 2147483647"),
+        ([*HEARTSD, "admin", "create", "--seat", "house:random", "--wait", "999999999"], "--wait",
+         "0 to 2147483 seconds"),
+        ([*HEARTSD, "tournament", "create", "--bots", "a", "b", "c", "d", "--decision-ms", "99999999999"],
+         "--decision-ms", "at most 2147483647"),
     ):
         done = subprocess.run(command, capture_output=True, text=True, timeout=60)
         assert done.returncode == 2 and option in done.stderr and why in done.stderr, (command, done.stderr)

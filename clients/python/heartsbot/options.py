@@ -56,10 +56,14 @@ def server_target(value: str) -> str:
     return value
 
 
-def at_least(least: int) -> Callable[[str], int]:
+INT32_MAX = 2**31 - 1  # the protocol's int32 fields
+
+
+def at_least(least: int, most: int = INT32_MAX) -> Callable[[str], int]:
     """An argparse ``type``: an integer of at least ``least``, so each option states its one
     minimum at parsing (``heartsbot local --matches`` said "at least 1" for 0 and "at least
-    0" for -2: an attack pass).
+    0" for -2: an attack pass), and at most ``most`` (the protocol's int32 by default: before,
+    an operator's pass, ``--deals 99999999999`` said only "Value out of range").
 
     >>> at_least(1)("3")
     3
@@ -71,6 +75,26 @@ def at_least(least: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"expected an integer, got {value!r}") from None
         if number < least:
             raise argparse.ArgumentTypeError(f"must be at least {least}, got {number}")
+        if number > most:
+            raise argparse.ArgumentTypeError(f"must be at most {most}, got {number}")
+        return number
+
+    return parse
+
+
+def seconds(most: float) -> Callable[[str], float]:
+    """An argparse ``type``: a number of seconds, 0 to ``most``.
+
+    >>> seconds(10)("2.5")
+    2.5
+    """
+    def parse(value: str) -> float:
+        try:
+            number = float(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number of seconds, got {value!r}") from None
+        if not 0 <= number <= most:  # NaN fails too
+            raise argparse.ArgumentTypeError(f"must be 0 to {most:.10g} seconds, got {value}")
         return number
 
     return parse
