@@ -76,6 +76,9 @@ def _serve(args: argparse.Namespace) -> int:
                      **{ENV: experiments}, grpc_experiments=settings.grpc_experiments)
     for line in unknown_env():
         cli_log.warning(line)
+    exposed = _secrets_readable_by_others(args.config)
+    if exposed:
+        cli_log.warning(exposed)
     from . import loop
     from .db import SETTING, StoreError, redacted
     from .lease import LeaseHeld
@@ -129,6 +132,27 @@ async def _serve_saying_if_the_store_is_new(settings: Settings, show_admin_token
         await serve(settings, on_ready=ready, show_admin_token=show_admin_token)
     finally:
         saying.cancel()
+
+
+def _secrets_readable_by_others(config: str | None) -> str | None:
+    """A warning when the config file holds the admin token or bot tokens and other users
+    may read it (an operator's pass: a 0644 file, no word said), or None."""
+    import stat
+    import tomllib
+
+    if not config:
+        return None
+    try:
+        with open(config, "rb") as f:
+            mode = os.fstat(f.fileno()).st_mode
+            data = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    held = [key for key in ("admin_token", "bot_tokens") if key in data]
+    if not held or not mode & (stat.S_IRWXG | stat.S_IRWXO):
+        return None
+    return (f"config file {config} holds {' and '.join(held)} and other users may read it "
+            f"(mode {stat.S_IMODE(mode):04o}): chmod 600 {config}")
 
 
 def _in_file(config: str | None) -> bool:

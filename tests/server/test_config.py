@@ -137,3 +137,20 @@ def test_a_store_that_cannot_be_written_at_start_is_a_clear_error_not_a_tracebac
     err = capsys.readouterr().err
     assert f"cannot write to the store {db}" in err and "--db" in err and "free space" in err, err
     assert "Traceback" not in err
+
+
+def test_a_config_file_with_tokens_that_others_may_read_is_warned_about(tmp_path):
+    """Before (an operator's pass): an admin token in a world-readable (0644) config file
+    got no word. Now the start-up says so and how to fix it; a 0600 file is quiet."""
+    from heartsd.cli import _secrets_readable_by_others
+
+    config = tmp_path / "h.toml"
+    config.write_text('admin_token = "a-long-admin-token-123"\n[bot_tokens]\nalice = "token-alice-0123"\n')
+    config.chmod(0o644)
+    warning = _secrets_readable_by_others(str(config))
+    assert warning is not None and "admin_token and bot_tokens" in warning and "chmod 600" in warning
+    config.chmod(0o600)
+    assert _secrets_readable_by_others(str(config)) is None
+    config.write_text("decision_ms = 500\n")
+    config.chmod(0o644)
+    assert _secrets_readable_by_others(str(config)) is None
