@@ -190,6 +190,7 @@ class Arena:
         self._starts: set[asyncio.Future[MatchRunner]] = set()
         self._unstored: set[str] = set()  # matches whose result could not be stored (a full disk)
         self._marking: asyncio.Task[None] | None = None  # marks them aborted once the store takes writes
+        self._stopping = asyncio.Event()  # set with accepting = False: store retries stop pausing
         self._house_task: asyncio.Task[None] | None = None
         self.slots = SlotBook()  # reservations of bots' match slots (slots.py)
         self.purposes: dict[str, str] = {}  # match id -> what started it: admin, ladder, house, tournament ...
@@ -294,9 +295,9 @@ class Arena:
             del self._catching_up[session]
         self._end_if_drained(session)
 
-    async def think(self, strategy: Any, view: Any) -> Any:
+    async def think(self, strategy: Any, view: Any, time_limit_s: float | None = None) -> Any:
         """A searching house strategy's choice, made in a worker process (MatchHost)."""
-        return await self.thinkers.think(strategy, view)
+        return await self.thinkers.think(strategy, view, time_limit_s)
 
     def kept_missed(self, runner: MatchRunner, slot: SeatSlot) -> None:
         """A seat being caught up when its match ended: what it is owed is in ``missed``
@@ -799,14 +800,15 @@ class Arena:
         them as running, and refused the records of their sets' other tables."""
         if not self._unstored:
             return
+        asked = sorted(self._unstored)  # a match may join while the store is written
         try:
-            left = await asyncio.to_thread(self.store.abort_interrupted, UNSTORED, sorted(self._unstored))
+            left = await asyncio.to_thread(self.store.abort_interrupted, UNSTORED, asked)
         except Exception:
             if final:
                 log.warning("matches whose result could not be stored are still 'running' in the store; the next "
                             "start marks them aborted", matches=sorted(self._unstored), exc_info=True)
             return
-        self._unstored.clear()
+        self._unstored.difference_update(asked)
         if left:
             log.warning("matches whose result could not be stored are marked aborted", matches=left)
 
@@ -849,7 +851,8 @@ class Arena:
                     self._unstored_match(match_id)  # its row stays running until marked aborted
                     raise
                 log.warning("storing a result failed; retrying", match_id=match_id, retry_in=delay, exc_info=True)
-            await asyncio.sleep(delay)
+            with contextlib.suppress(asyncio.TimeoutError):  # a stop cuts the pause short
+                await asyncio.wait_for(self._stopping.wait(), delay)
             try:
                 ended = await asyncio.to_thread(self.store.ended_as, match_id)
             except Exception:
@@ -942,6 +945,7 @@ class Arena:
         """Stop accepting matches, let running ones finish for ``grace_s`` (or until
         ``hurry`` is set: a second signal), then abort and record the rest."""
         self.accepting = False
+        self._stopping.set()
         self.tokens.stop()
         self.loop_monitor.stop()
         if self._house_task is not None:
@@ -971,6 +975,7 @@ class Arena:
                 await self._until_bots_quiet()
         if self._marking is not None:
             self._marking.cancel()
+            await asyncio.gather(self._marking, return_exceptions=True)  # not two writes at once
         await self._abort_unstored()
         for session in self.sessions.all():  # UNAVAILABLE: not "leave" (OK) but "come back later"
             session.close("the server is shutting down: connect again when it is back", "unavailable")

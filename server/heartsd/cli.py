@@ -149,7 +149,7 @@ def _secrets_readable_by_others(config: str | None) -> str | None:
     except (OSError, tomllib.TOMLDecodeError):
         return None
     held = [key for key in ("admin_token", "bot_tokens") if key in data]
-    if not held or not mode & (stat.S_IRWXG | stat.S_IRWXO):
+    if not held or not mode & (stat.S_IRGRP | stat.S_IROTH):
         return None
     return (f"config file {config} holds {' and '.join(held)} and other users may read it "
             f"(mode {stat.S_IMODE(mode):04o}): chmod 600 {config}")

@@ -163,8 +163,10 @@ class Settings:
 
     @property
     def think_processes(self) -> int:
-        """house_think_processes, with 0 resolved to one per CPU."""
-        return self.house_think_processes or os.cpu_count() or 1
+        """house_think_processes, with 0 resolved to one per CPU this process may run on
+        (its affinity, not the host's count), at most MAX_THINK_PROCESSES."""
+        usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        return self.house_think_processes or min(usable, MAX_THINK_PROCESSES)
 
     def searching_strategies(self) -> list[str]:
         """The configured house strategies that search (thinking.py: their workers are

@@ -25,10 +25,10 @@ class MatchHost(Protocol):
     def send_to_bot(self, bot: str, message: bot_pb2.PlayResponse) -> None:
         """Send ``message`` to ``bot``'s session, if it is connected."""
 
-    async def think(self, strategy: Any, view: Any) -> Any:
+    async def think(self, strategy: Any, view: Any, time_limit_s: float | None = None) -> Any:
         """A searching house strategy's raw choice for ``view`` (thinking.choose), made off
-        the event loop's interpreter (thinking.py). (Typed loosely: a Strategy and a
-        SeatView.)"""
+        the event loop's interpreter (thinking.py) within ``time_limit_s`` (default: the
+        strategy's own). (Typed loosely: a Strategy and a SeatView.)"""
 
     def kept_missed(self, runner: Any, slot: Any) -> None:
         """``slot``'s stream was still being caught up (catchup.py) when its match ended:

@@ -18,6 +18,28 @@ import structlog
 from heartsbot import logs as client_logs
 
 
+class _Forgiving:
+    """A log stream that drops what it cannot write instead of raising into the daemon's
+    work: the terminal it logs to may have closed (a hung-up terminal fails every write
+    with EIO), and the first log line after that ended the daemon before its shutdown's
+    drain, its matches left running (the review of the SIGHUP change)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self.stream.write(text))
+        except OSError:
+            return 0
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except OSError:
+            pass
+
+
 def configure(log_format: str = "json", level: str = "info", cache: bool = True) -> None:
     """``cache=False`` lets tests swap processors later (structlog.testing.capture_logs)."""
     renderer: structlog.types.Processor
@@ -37,7 +59,7 @@ def configure(log_format: str = "json", level: str = "info", cache: bool = True)
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper())),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(file=_Forgiving(sys.stderr)),
         cache_logger_on_first_use=cache,
     )
     _route_client_logs(renderer, shared, level)

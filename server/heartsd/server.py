@@ -12,12 +12,13 @@ import asyncio
 import contextlib
 import errno
 import gc
+import os
 import secrets
 import signal
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import grpc
 import structlog
@@ -370,10 +371,26 @@ async def serve(
             lease.release()
 
 
-# SIGHUP too: a daemon started from a terminal that closes (an SSH session ending) got
-# it and died at once, with no drain and its running matches left for the next start to
-# mark aborted (an operator's pass). Now it shuts down as on SIGTERM.
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+def stop_signals() -> tuple[signal.Signals, ...]:
+    """SIGTERM, SIGINT, and SIGHUP unless it is ignored (``nohup heartsd serve``): a daemon
+    started from a terminal that closes (an SSH session ending) got SIGHUP and died at once,
+    with no drain and its running matches left for the next start to mark aborted (an
+    operator's pass). Now it shuts down as on SIGTERM."""
+    hup = () if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN else (signal.SIGHUP,)
+    return (signal.SIGTERM, signal.SIGINT, *hup)
+
+
+def _on_signal(sig: signal.Signals, action: Callable[..., None], *args: Any) -> None:
+    """``action(*args)``; after SIGHUP, first point stdout and stderr that were the closed
+    terminal at /dev/null: writing to a hung-up terminal fails (EIO), and the first log line
+    of the shutdown would end the daemon before its drain (the review of this change)."""
+    if sig == signal.SIGHUP:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        for fd in (1, 2):
+            if os.isatty(fd):
+                os.dup2(devnull, fd)
+        os.close(devnull)
+    action(*args)
 
 
 def _hurry(hurry: asyncio.Event) -> None:
@@ -382,11 +399,13 @@ def _hurry(hurry: asyncio.Event) -> None:
         hurry.set()
 
 
-async def _keep_lease(lease: Lease, stop: asyncio.Event) -> bool:
+async def _keep_lease(lease: Lease, stop: asyncio.Event, hurry: asyncio.Event) -> None:
     """Renew the lease; if another daemon took it over (this one stalled past STALE_S),
     this one stops: that daemon has already marked this one's matches aborted. So it does
-    when its SQLite store was moved or deleted under it (FileLease.heartbeat). True once
-    lost: the stop then aborts the running matches at once, as after a second signal."""
+    when its SQLite store was moved or deleted under it (FileLease.heartbeat), and the
+    running matches are aborted at once, as after a second signal, also when that happens
+    during the shutdown's grace: a match let finish would be announced finished into a file
+    nobody opens again (an operator's pass: 19 matches after the loss)."""
     while True:
         await asyncio.sleep(HEARTBEAT_S)
         try:
@@ -396,8 +415,10 @@ async def _keep_lease(lease: Lease, stop: asyncio.Event) -> bool:
             continue
         if not held:
             log.error(lease.lost_reason)
+            log.warning("the store is lost: aborting the running matches now, not finishing them into it")
+            hurry.set()
             stop.set()
-            return True
+            return
 
 
 async def _serve(settings: Settings, server: grpc.aio.Server, port: int, store: Store, lease: Lease | None,
@@ -420,11 +441,13 @@ async def _serve(settings: Settings, server: grpc.aio.Server, port: int, store: 
     await server.start()
     await set_serving(health_servicer, True)
     stop = stop or asyncio.Event()
-    keeper = asyncio.get_running_loop().create_task(_keep_lease(lease, stop)) if lease is not None else None
+    hurry = asyncio.Event()  # a second signal, or the store lost: abort the running matches now
+    keeper = asyncio.get_running_loop().create_task(_keep_lease(lease, stop, hurry)) if lease is not None else None
     loop = asyncio.get_running_loop()
-    for sig in STOP_SIGNALS:
+    signals = stop_signals()
+    for sig in signals:
         try:
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, _on_signal, sig, stop.set)
         except (NotImplementedError, RuntimeError):
             pass
     log.info("heartsd serving", host=settings.host, port=port, db=redacted(settings.db_path),
@@ -451,16 +474,11 @@ async def _serve(settings: Settings, server: grpc.aio.Server, port: int, store: 
     await stop.wait()
     # The order: NOT_SERVING and no new match; the running ones may finish within the
     # grace (the house bots keep playing theirs); a second signal aborts and records them.
-    hurry = asyncio.Event()
-    for sig in STOP_SIGNALS:
+    for sig in signals:
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, _hurry, hurry)
-    if keeper is not None and keeper.done() and not keeper.cancelled() and keeper.result():
-        # The store is gone: a match let finish in the grace would be announced finished
-        # into a file nobody opens again (an operator's pass: 19 matches after the loss).
-        log.warning("the store is lost: aborting the running matches now, not finishing them into it")
-        hurry.set()
-    log.info("shutting down: running matches may finish; a second SIGINT/SIGTERM aborts and records them now",
+            loop.add_signal_handler(sig, _on_signal, sig, _hurry, hurry)
+    log.info("shutting down: running matches may finish; a second signal (SIGINT, SIGTERM, SIGHUP) aborts and "
+             "records them now",
              running_matches=len(arena.runners), grace_s=settings.shutdown_grace_s)
     await set_serving(health_servicer, False)
     ladder.stop_matchmaking()

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import multiprocessing
 import os
-import signal
 import threading
 import time
 from collections.abc import Sequence
@@ -70,14 +70,14 @@ def _think(name: str, seed: int, time_limit_s: float, asked_at: float, view: Sea
 
 
 def _worker_started(parent: int) -> None:
-    """A worker's set-up: below the daemon in CPU priority, deaf to the terminal's and the
-    process group's signals (the daemon stops its workers itself, after its shutdown's
-    grace, while house matches may still be playing), and gone when the daemon is
-    (killed, it cannot stop them: the worker would wait on its task queue for ever)."""
+    """A worker's set-up: below the daemon in CPU priority; in a process group of its own,
+    so that the terminal's and the daemon's group's signals (Ctrl-C, a closed terminal)
+    do not reach it (the daemon stops its workers itself, after its shutdown's grace, while
+    house matches may still be playing), while the pool's own SIGTERM still does; and gone
+    when the daemon is (killed, it cannot stop them: the worker would wait on its task
+    queue for ever)."""
     os.nice(NICE)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    os.setpgrp()
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -96,9 +96,9 @@ class HouseThinkers:
     gRPC's threads) for the house strategies that search; started at the first search,
     or by :meth:`warm` where a configured strategy will search.
 
-    A worker that dies (killed by the OOM killer, say) breaks the pool: the next search
-    starts a new one, and the search that found it broken runs in a thread instead,
-    once, rather than fail its match."""
+    A worker that dies (killed by the OOM killer, say) breaks the pool: the searches under
+    way then are made in threads instead, rather than fail their matches, and the next
+    search starts new workers."""
 
     def __init__(self, processes: int) -> None:
         self.processes = processes
@@ -124,29 +124,42 @@ class HouseThinkers:
         pool = self._pool
         return sorted(getattr(pool, "_processes", None) or ()) if pool is not None else []
 
-    async def think(self, strategy: Strategy, view: SeatView) -> Any:
-        """``strategy``'s choice for ``view`` (see :func:`choose`), made in a worker."""
-        args = (strategy.name, strategy.rng.getrandbits(63), strategy.time_limit_s, time.perf_counter(), view)
-        if self._closed:
+    async def think(self, strategy: Strategy, view: SeatView, time_limit_s: float | None = None) -> Any:
+        """``strategy``'s choice for ``view`` (see :func:`choose`), made in a worker within
+        ``time_limit_s`` from now (default: the strategy's ``time_limit_s``; a client that
+        shares one strategy between matches passes each request's own)."""
+        limit = strategy.time_limit_s if time_limit_s is None else time_limit_s
+        args = (strategy.name, strategy.rng.getrandbits(63), limit, time.perf_counter(), view)
+        pool = None if self._closed else self._executor()
+        if pool is None:
             choice, answer_at = await asyncio.to_thread(_think, *args)
         else:
             try:
-                choice, answer_at = await asyncio.get_running_loop().run_in_executor(self._executor(), _think, *args)
+                choice, answer_at = await asyncio.get_running_loop().run_in_executor(pool, _think, *args)
             except concurrent.futures.process.BrokenProcessPool:
                 log.warning("a house strategy's worker process died; starting new ones", strategy=strategy.name)
-                self._retire()
+                self._retire(pool)
                 choice, answer_at = await asyncio.to_thread(_think, *args)
         wait_s = answer_at - time.perf_counter()
         if wait_s > 0:
             await asyncio.sleep(wait_s)
         return choice
 
-    def _retire(self) -> None:
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+    def _retire(self, pool: concurrent.futures.ProcessPoolExecutor, broken: bool = True) -> None:
+        """Stop ``pool`` (if it is still the current one, a new one starts at the next
+        search). A broken pool's workers are killed: one that died holding the task queue's
+        lock leaves the others waiting on it for ever, and the pool's manager thread, which
+        the interpreter joins at exit, waiting on them (the review of this change)."""
+        if self._pool is pool:
+            self._pool = None
+        if broken:
+            for process in list(getattr(pool, "_processes", {}).values()):
+                with contextlib.suppress(OSError):
+                    process.kill()
+        pool.shutdown(wait=False, cancel_futures=True)
 
     def close(self) -> None:
         """Stop the workers once their searches end (none is waited for here)."""
         self._closed = True
-        self._retire()
+        if self._pool is not None:
+            self._retire(self._pool, broken=False)

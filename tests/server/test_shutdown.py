@@ -67,6 +67,66 @@ def test_sighup_shuts_down_as_sigterm_does(tmp_path):
     assert (stored.status, stored.reason) == ("aborted", "server shutdown")
 
 
+def test_a_closed_terminal_drains_the_daemon_and_nohup_keeps_it(tmp_path):
+    """The case SIGHUP comes in: the terminal the daemon logs to has closed, so writing to it
+    fails (EIO), and the shutdown's first log line ended the daemon before its drain (the
+    review: the test above, with stderr a pipe, could not see it). Now stdout and stderr
+    that were the terminal go to /dev/null first. And under `nohup` (SIGHUP ignored at
+    start) the daemon keeps running when its terminal closes, as nohup promises."""
+    import os
+    import pty
+    import subprocess
+
+    from .harness import ADMIN
+    from .test_daemon_process import HEARTSD
+
+    def started(db: str, preexec=None):  # type: ignore[no-untyped-def]
+        master, terminal = pty.openpty()
+        proc = subprocess.Popen([*HEARTSD, "serve", "--port", "0", "--db", db, "--admin-token", ADMIN,
+                                 "--house-matches", "1", "--house-delay-ms", "200", "--shutdown-grace-s", "600",
+                                 "--log-level", "info"], stdout=subprocess.PIPE, stderr=terminal, text=True,
+                                preexec_fn=preexec)
+        os.close(terminal)
+        assert "listening on" in proc.stdout.readline()  # type: ignore[union-attr]
+        return proc, master
+
+    db = str(tmp_path / "d.db")
+    proc, master = started(db)
+    deadline = time.time() + 30
+    while time.time() < deadline and not running_matches(db):
+        time.sleep(0.1)
+    os.close(master)  # the terminal closes: its writes now fail
+    proc.send_signal(signal.SIGHUP)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGHUP)
+    assert proc.wait(60) == 0
+    store = Store.open_existing(db)
+    states = {m.status for m in store.list()}
+    store.close()
+    assert states == {"aborted"}, states
+
+    nohup_db = str(tmp_path / "n.db")
+    proc, master = started(nohup_db, preexec=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    try:
+        os.close(master)
+        proc.send_signal(signal.SIGHUP)
+        time.sleep(1.0)
+        assert proc.poll() is None, "nohup's daemon stopped on SIGHUP"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)  # the second: abort its match now (a 600 s grace)
+        proc.wait(60)
+
+
+def running_matches(db: str) -> list[object]:
+    store = Store.open_existing(db)
+    try:
+        return list(store.list(status="running"))
+    finally:
+        store.close()
+
+
 def test_a_second_signal_aborts_and_records_at_once(tmp_path):
     db = str(tmp_path / "d.db")
     # A long grace: the match would finish in it unless the second signal aborts it.

@@ -195,12 +195,13 @@ class BotClient:
         drain_after: int = 0,
         tls: Tls | None = None,
         drain_wakeups: bool = True,
-        think: Callable[[Strategy, SeatView], Awaitable[Any]] | None = None,
+        think: Callable[[Strategy, SeatView, float], Awaitable[Any]] | None = None,
     ) -> None:
         self.target = target
         # Where the strategy's choices are made: None, a worker thread of this process; a
         # daemon hosting house bots passes its worker processes (heartsd.thinking) for a
         # strategy that searches, which in a thread would hold the daemon's interpreter lock.
+        # Called with (strategy, view, the request's own think time in seconds).
         self.think = think
         self.drain_wakeups = drain_wakeups
         self.token = token
@@ -431,7 +432,7 @@ class BotClient:
             if self.think is None:
                 thinking = asyncio.to_thread(self._choose, view, request.kind)
             else:
-                thinking = self.think(self.strategy, view)
+                thinking = self.think(self.strategy, view, think_s)  # think_s: this request's, not a shared field
             decided = await asyncio.wait_for(thinking, hard_s)
             took = time.monotonic() - started
             self.stats.slowest_s = max(self.stats.slowest_s, took)
