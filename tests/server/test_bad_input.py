@@ -327,7 +327,11 @@ def test_hello_needs_a_name_and_watch_rejects_a_sequence_beyond_the_log(tmp_path
     assert runner is not None and not runner.watchers  # no watcher left behind
 
 
-def test_a_result_that_cannot_be_stored_is_announced_as_aborted(tmp_path):
+def test_a_result_that_cannot_be_stored_is_announced_as_aborted(tmp_path, monkeypatch):
+    import heartsd.arena
+
+    monkeypatch.setattr(heartsd.arena, "STORE_RETRY_DELAYS_S", (0.01,))  # ~70 s of retries otherwise
+
     async def scenario():
         async with running_daemon(tmp_path) as daemon:
             def broken(*args, **kwargs):
