@@ -40,16 +40,22 @@ def house_match(daemon: ThreadedDaemon, deals: int) -> Any:
         game_pb2.ClockSettings()))
 
 
+def watching_house_match(daemon: ThreadedDaemon, browser: Browser) -> tuple[Any, Any, list[str]]:
+    """A 2-deal house match watched live: (its runner, the page, the page's errors)."""
+    runner = house_match(daemon, deals=2)
+    page = browser.new_page(viewport=DESKTOP)
+    errors = watch_errors(page)
+    page.goto(f"{daemon.url}/watch/{runner.id}")
+    page.wait_for_selector(".badge.live")
+    return runner, page, errors
+
+
 def test_a_live_table_never_shows_a_card_that_a_seat_still_holds(tmp_path, browser: Browser) -> None:
     """Watched through a whole match, the page never has a data-card before that card was
     played: each card's first appearance is after the server published its CardPlayed
     event (house moves are 60 ms apart, far above the clocks' skew)."""
     with ThreadedDaemon(tmp_path, house_delay_ms=60) as daemon:
-        runner = house_match(daemon, deals=2)
-        page = browser.new_page(viewport=DESKTOP)
-        errors = watch_errors(page)
-        page.goto(f"{daemon.url}/watch/{runner.id}")
-        page.wait_for_selector(".badge.live")
+        runner, page, errors = watching_house_match(daemon, browser)
         page.evaluate(OBSERVE)
         page.wait_for_selector("#table .trick [data-card]", timeout=20_000)
         screenshot(page, "table-live")
@@ -262,11 +268,7 @@ def test_a_watched_match_that_ends_shows_its_final_frame_and_totals(tmp_path, br
     and a replay opened from the lobby likewise. Now the page that watched the end shows the
     last frame (the final totals), and the result box states every seat's total and rank."""
     with ThreadedDaemon(tmp_path, house_delay_ms=40) as daemon:
-        runner = house_match(daemon, deals=2)
-        page = browser.new_page(viewport=DESKTOP)
-        errors = watch_errors(page)
-        page.goto(f"{daemon.url}/watch/{runner.id}")
-        page.wait_for_selector(".badge.live")
+        runner, page, errors = watching_house_match(daemon, browser)
         daemon.call(lambda: runner.finished.wait(), timeout=120)
         page.wait_for_selector(".badge.replay", timeout=20_000)
         record = daemon.arena.store.get(runner.id).record
