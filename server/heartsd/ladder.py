@@ -123,6 +123,9 @@ class Standing:
         return self.default_share > FLAG_RATE
 
 
+MAX_BOT_NAME_CHARS = 64
+
+
 class Ladder:
     """Bots and ratings on the daemon's database (SQLite or PostgreSQL)."""
 
@@ -133,8 +136,8 @@ class Ladder:
 
     def add_bot(self, name: str, owner: str) -> str:
         """Register ``name``; return its token (shown once, never stored)."""
-        if not name or not owner or len(name) > 64 or not name.replace("-", "").replace("_", "").isalnum():
-            raise LadderError("a bot name is 1-64 letters, digits, '-' or '_', and it needs an owner")
+        if not name or not owner or len(name) > MAX_BOT_NAME_CHARS or not name.replace("-", "").replace("_", "").isalnum():
+            raise LadderError(f"a bot name is 1-{MAX_BOT_NAME_CHARS} letters, digits, '-' or '_', and it needs an owner")
         if owner != owner.strip() or not owner.isprintable():
             raise LadderError(f"owner {owner!r}: printable text without spaces at either end")
         token = new_token()
@@ -174,6 +177,10 @@ class Ladder:
         """Bot -> owner, for active bots (revoked ones too if asked)."""
         where = "" if include_revoked else " WHERE revoked_ms IS NULL"
         return dict(self.db.query("SELECT name, owner FROM bots" + where))
+
+    def has_bot(self, name: str) -> bool:
+        """Whether ``name`` is a registered bot, revoked or not (its page and profile stay)."""
+        return bool(self.db.query("SELECT 1 FROM bots WHERE name = ?", (name,)))
 
     def active_token_hashes(self) -> set[str]:
         return {r[0] for r in self.db.query("SELECT token_hash FROM bots WHERE revoked_ms IS NULL")}

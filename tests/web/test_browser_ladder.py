@@ -145,6 +145,7 @@ def test_the_leaderboard_and_bot_page_show_the_default_share_that_flags_a_bot(tm
     import json
 
     with ThreadedDaemon(tmp_path) as daemon:
+        daemon.web.arena.store.ladder.add_bot("quitter", "qa")  # its page is a bot's on the ladder (not a 404)
         page = browser.new_page(viewport=DESKTOP)
         errors = watch_errors(page)
         board = {"ruleset": "standard", "entries": [QUITTER], "rulesets": ["standard"]}

@@ -73,3 +73,27 @@ def test_a_page_of_a_match_that_never_was_answers_404(tmp_path) -> None:
 
     statuses = run(main())
     assert list(statuses.values()) == [200, 200, 404, 404, 404, 200], statuses
+
+
+def test_the_page_of_a_bot_that_is_not_on_the_ladder_answers_404(tmp_path) -> None:
+    """/bots/<name> answered 200 for any name (a soft 404 left by the first pass): the page
+    then said "no ladder bot" inside, where a crawler or a link checker saw a page. A bot
+    on the ladder answers 200 (its page), any other name the same page answered 404, as a
+    match page of a match that never was does."""
+    import aiohttp
+
+    from tests.server.harness import run
+    from tests.web.harness import web_daemon
+
+    async def main() -> dict[str, int]:
+        statuses = {}
+        async with web_daemon(tmp_path) as web, aiohttp.ClientSession() as http:
+            await asyncio.to_thread(web.arena.store.ladder.add_bot, "listed", "someone")
+            for name in ("listed", "nobody", "Listed", "x" * 5000, "%00"):
+                async with http.get(f"{web.url}/bots/{name}") as r:
+                    statuses[name[:10]] = r.status
+                    assert "text/html" in r.headers["Content-Type"]
+        return statuses
+
+    statuses = run(main())
+    assert statuses == {"listed": 200, "nobody": 404, "Listed": 404, "x" * 10: 404, "%00": 404}, statuses

@@ -21,6 +21,7 @@ from ..arena import Arena, ArenaError
 from ..budgets import BudgetExhausted
 from ..config import Settings
 from ..db import damaged
+from ..ladder import MAX_BOT_NAME_CHARS
 from ..sessions import MAX_ID_CHARS
 from . import connections, sockets
 from .api import SHARED_WORK, Api
@@ -113,7 +114,8 @@ class WebFront(WebContext):
         app.on_response_prepare.append(_security_headers)
         for name, path in (("lobby", "/"), ("play", "/play/{match_id}"), ("watch", "/watch/{match_id}"),
                            ("leaderboard", "/leaderboard"), ("bot", "/bots/{bot}")):
-            app.router.add_get(path, _page(PAGES[name], self._match_known if "{match_id}" in path else None), name=name)
+            known = self._match_known if "{match_id}" in path else self._bot_known if "{bot}" in path else None
+            app.router.add_get(path, _page(PAGES[name], known), name=name)
         app.router.add_static("/static/", STATIC, name="static")
         app.router.add_routes(self.api.routes())
         app.router.add_get(SEAT_SOCKET_PATH, self._play_socket, name=SEAT_SOCKET)
@@ -126,6 +128,11 @@ class WebFront(WebContext):
         if match_id in self.arena.runners:
             return True
         return len(match_id) <= MAX_ID_CHARS and await asyncio.to_thread(self.arena.store.has, match_id)
+
+    async def _bot_known(self, request: web.Request) -> bool:
+        """Whether the page's bot is on the ladder (revoked ones keep their page)."""
+        bot = request.match_info["bot"]
+        return len(bot) <= MAX_BOT_NAME_CHARS and await asyncio.to_thread(self.arena.store.ladder.has_bot, bot)
 
     async def _play_socket(self, request: web.Request) -> web.StreamResponse:
         self.check_seat_request(request)
