@@ -62,7 +62,7 @@ class LadderError(ValueError):
 
 
 class OwnerSpelling(LadderError):
-    """An owner registered already under another spelling (owner_key)."""
+    """An owner registered already under another spelling (spelling_key)."""
 
 
 class BotExists(LadderError):
@@ -70,13 +70,14 @@ class BotExists(LadderError):
     (``heartsd ladder`` exits 3 for it, 2 for an unknown or malformed name)."""
 
 
-def owner_key(owner: str) -> str:
-    """What two spellings of one owner share (case and Unicode compatibility forms).
+def spelling_key(name: str) -> str:
+    """What two spellings of one owner or bot name share (case and Unicode compatibility
+    forms): a second spelling is refused, not taken for another owner or bot.
 
-    >>> owner_key("Ａlice") == owner_key("alice")
+    >>> spelling_key("Ａlice") == spelling_key("alice") == spelling_key("ALICE")
     True
     """
-    return unicodedata.normalize("NFKC", owner).casefold()
+    return unicodedata.normalize("NFKC", name).casefold()
 
 
 def token_hash(token: str) -> str:
@@ -136,18 +137,26 @@ class Ladder:
 
     def add_bot(self, name: str, owner: str) -> str:
         """Register ``name``; return its token (shown once, never stored)."""
-        if not name or not owner or len(name) > MAX_BOT_NAME_CHARS or not name.replace("-", "").replace("_", "").isalnum():
-            raise LadderError(f"a bot name is 1-{MAX_BOT_NAME_CHARS} letters, digits, '-' or '_', and it needs an owner")
+        if (not name or not owner or len(name) > MAX_BOT_NAME_CHARS or not name.isascii()
+                or not name.replace("-", "").replace("_", "").isalnum()):
+            raise LadderError(f"a bot name is 1-{MAX_BOT_NAME_CHARS} ASCII letters, digits, '-' or '_', "
+                              "and it needs an owner")
         if owner != owner.strip() or not owner.isprintable():
             raise LadderError(f"owner {owner!r}: printable text without spaces at either end")
         token = new_token()
         with self.db.transaction() as tx:
             if tx.query("SELECT 1 FROM bots WHERE name = ?", (name,)):
                 raise BotExists(f"a bot named {name!r} exists already")
+            # A name another bot's differs from only in case would pass for it on the
+            # leaderboard and in every list ("RB1" beside "rb1"): refused. (Names are ASCII,
+            # so no look-alike letters of another script either.)
+            for (known,) in tx.query("SELECT name FROM bots"):
+                if spelling_key(known) == spelling_key(name):
+                    raise BotExists(f"a bot named {known!r} exists already; {name!r} differs from it only in case")
             # Owners are compared exactly (one owner's bots never share a table or a set),
             # so "alice" and "Alice" would be two owners: refuse the second spelling.
             for (known,) in tx.query("SELECT DISTINCT owner FROM bots"):
-                if known != owner and owner_key(known) == owner_key(owner):
+                if known != owner and spelling_key(known) == spelling_key(owner):
                     raise OwnerSpelling(f"owner {owner!r} is registered already as {known!r}: "
                                       "one owner's bots must share one spelling")
             tx.execute("INSERT INTO bots (name, owner, token_hash, created_ms) VALUES (?, ?, ?, ?)",

@@ -57,6 +57,28 @@ def test_an_owner_spelt_another_way_is_refused_not_taken_for_another_owner(tmp_p
     store.close()
 
 
+def test_a_bot_name_that_passes_for_another_is_refused(tmp_path):
+    """Before: "rb1" and "RB1" (or "ｒｂ１", or "rb1" with a Cyrillic letter) were two
+    bots, each passing for the other on the leaderboard and in every list. Now a name that
+    differs from a registered one only in case is refused as taken (exit 3), and a name
+    that is not ASCII is malformed (exit 2)."""
+    db = str(tmp_path / "n.db")
+    first = subprocess.run([*HEARTSD, "ladder", "add-bot", "rb1", "--owner", "alice", "--db", db, "--create"],
+                           capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    for other, code in (("RB1", 3), ("Rb1", 3), ("ｒｂ１", 2), ("r\u0431" + "1", 2), ("\u0440b1", 2)):
+        out = subprocess.run([*HEARTSD, "ladder", "add-bot", other, "--owner", "bob", "--db", db],
+                             capture_output=True, text=True)
+        assert out.returncode == code, (other, out.stderr)
+        assert ("'rb1' exists already" if code == 3 else "ASCII") in out.stderr, out.stderr
+    other = subprocess.run([*HEARTSD, "ladder", "add-bot", "rb2", "--owner", "bob", "--db", db],
+                           capture_output=True, text=True)
+    assert other.returncode == 0, other.stderr
+    store = Store(db)
+    assert store.ladder.owners() == {"rb1": "alice", "rb2": "bob"}
+    store.close()
+
+
 def test_connect_revoke_and_rotate(tmp_path):
     async def scenario():
         async with running_daemon(tmp_path) as daemon:
