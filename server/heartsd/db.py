@@ -199,10 +199,17 @@ class Database:
         check_writable(path)
         connection = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
         try:
-            connection.execute("PRAGMA journal_mode=WAL")
+            foreign = _foreign_tables(connection)
+            if not foreign:
+                connection.execute("PRAGMA journal_mode=WAL")
         except sqlite3.DatabaseError as exc:
             connection.close()
             raise StoreError(f"cannot open the store {path} ({SETTING}): {exc}") from None
+        if foreign:
+            connection.close()
+            raise StoreError(f"{path} is not a heartsd store: it holds another application's tables "
+                             f"({', '.join(foreign)}) and no heartsd schema_version; point {SETTING} at a heartsd "
+                             "store or a new file")
         connection.execute("PRAGMA foreign_keys=ON")
         connection.execute("PRAGMA busy_timeout=10000")
         return cls("sqlite", connection, path)
@@ -269,7 +276,7 @@ class Database:
             rows = self.query("SELECT version FROM schema_version")
         except Exception:
             raise StoreError(f"{redacted(self.url)} is not a heartsd store (no schema_version table; {SETTING})") from None
-        current = int(rows[0][0]) if rows else 0
+        current = _version(self.url, rows)
         if current > newest:
             raise StoreError(_newer(self.url, current, newest))
         return current
@@ -278,11 +285,12 @@ class Database:
         """Apply every migration newer than the database; return the schema version."""
         with self.transaction() as tx:
             tx.lock()  # several daemons starting at once on one PostgreSQL database
-            tx.execute("CREATE TABLE IF NOT EXISTS schema_version (version {bigint} NOT NULL)")
-            rows = tx.query("SELECT version FROM schema_version")
-            current = rows[0][0] if rows else 0
-            if not rows:
+            if self._has_table(tx, "schema_version"):
+                current = _version(self.url, tx.query("SELECT version FROM schema_version"))
+            else:
+                tx.execute("CREATE TABLE schema_version (version {bigint} NOT NULL)")
                 tx.execute("INSERT INTO schema_version VALUES (0)")
+                current = 0
             newest = max((v for v, _ in migrations), default=0)
             if current > newest:
                 raise StoreError(_newer(self.url, current, newest))
@@ -293,6 +301,12 @@ class Database:
                     tx.execute("UPDATE schema_version SET version = ?", (version,))
                     current = version
         return current
+
+    def _has_table(self, tx: Transaction, name: str) -> bool:
+        if self.dialect == "sqlite":
+            return bool(tx.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)))
+        return bool(tx.query("SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() "
+                             "AND table_name = ?", (name,)))
 
     def damage(self, limit: int = 10) -> list[str]:
         """What SQLite's ``PRAGMA quick_check`` finds wrong with the file (at most ``limit``
@@ -310,6 +324,27 @@ class Database:
     def close(self) -> None:
         with self._lock:
             self._connection.close()
+
+
+def _foreign_tables(connection: sqlite3.Connection) -> list[str]:
+    """A few tables of a SQLite file that holds tables but no schema_version: another
+    application's database (a wrong ``--db``), refused untouched, where heartsd once added
+    its tables to it and served from it. Nothing for a new file or a heartsd store. (A
+    PostgreSQL database may hold other applications' tables beside heartsd's; it is a
+    server's, named on purpose.)"""
+    tables = [name for (name,) in connection.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%' ORDER BY name")]
+    return [] if not tables or "schema_version" in tables else tables[:4]
+
+
+def _version(url: str, rows: Sequence[tuple[Any, ...]]) -> int:
+    """The schema version its one row holds; a :class:`StoreError` when the row is not
+    one whole number >= 0 (edited or damaged: a traceback before, or taken for a new store)."""
+    if len(rows) == 1 and type(rows[0][0]) is int and rows[0][0] >= 0:
+        return int(rows[0][0])
+    found = "no row" if not rows else f"{len(rows)} rows" if len(rows) > 1 else f"{rows[0][0]!r}"
+    raise StoreError(f"the store {redacted(url)} is damaged: its schema_version table holds {found}, not one "
+                     f"version number; restore the store from a copy, or point {SETTING} at another store")
 
 
 def _newer(url: str, current: int, newest: int) -> str:

@@ -3,6 +3,7 @@ port in use, a typo in a ruleset. Each gets a clear message and exit 2, and lose
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -272,6 +273,51 @@ def test_a_store_newer_than_the_daemon_is_refused_by_every_command(tmp_path):
         Store(db)
 
 
+@pytest.mark.parametrize("damage", ["UPDATE schema_version SET version = 'seven'",
+                                    "UPDATE schema_version SET version = -1",
+                                    "INSERT INTO schema_version VALUES (1)",
+                                    "DELETE FROM schema_version"])
+def test_a_store_whose_schema_version_is_damaged_is_refused_with_a_reason(tmp_path, damage):
+    """Before (an operator's pass): a schema_version row edited or damaged ('seven', -1,
+    two rows) ended every command in a traceback, or was taken for a new store and migrated
+    again from nothing (no row). Now each command refuses it, exit 2, naming the store and
+    what is wrong with the row."""
+    db, match_id = make_store_with_a_match(tmp_path)
+    store = Database.open(db)
+    with store.transaction() as tx:
+        tx.execute(damage)
+    store.close()
+    for args in (("serve", "--port", "0"), ("replay", "verify"), ("ladder", "add-bot", "n", "--owner", "o")):
+        out = heartsd(*args, "--db", db)
+        assert out.returncode == 2, (args, out.stderr)
+        assert "schema_version" in out.stderr and "damaged" in out.stderr and "HEARTSD_DB_PATH" in out.stderr, out.stderr
+        assert "Traceback" not in out.stderr
+
+
+def test_another_applications_sqlite_file_is_refused_not_adopted(tmp_path):
+    """Before (an operator's pass): `--db` pointing at another application's SQLite file
+    (a typo, a wrong path) had heartsd add its tables to that file and serve from it. Now a
+    SQLite file that holds tables but no heartsd schema_version is refused, exit 2, by
+    every command, and the file is left as it was."""
+    import sqlite3
+
+    other = tmp_path / "places.sqlite"
+    with contextlib.closing(sqlite3.connect(other)) as c:
+        c.execute("CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url TEXT)")
+        c.execute("INSERT INTO moz_places (url) VALUES ('https://example.org/')")
+        c.commit()
+    before = other.read_bytes()
+    for args in (("serve", "--port", "0"), ("ladder", "add-bot", "n", "--owner", "o"), ("replay", "verify")):
+        out = heartsd(*args, "--db", str(other))
+        assert out.returncode == 2, (args, out.stderr)
+        assert "not a heartsd store" in out.stderr and "HEARTSD_DB_PATH" in out.stderr, out.stderr
+        assert "moz_places" in out.stderr or args[0] == "replay", out.stderr  # the readers: "no schema_version table"
+        assert "Traceback" not in out.stderr
+    with contextlib.closing(sqlite3.connect(other)) as c:
+        assert [r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")] == ["moz_places"]
+    assert other.read_bytes() == before
+
+
 def test_serve_warns_when_it_creates_a_new_store_and_only_then(tmp_path):
     """`heartsd serve --db heartsd.bd` (a typo) started on a new, empty store without a
     word, so the operator's ladder seemed gone. Now one warning names the new file's
@@ -366,7 +412,7 @@ def test_ladder_commands_refused_print_only_the_error_with_the_clients_exit_code
     cases = {
         ("rotate", "nosuchbot"): (2, "heartsd ladder: no bot named 'nosuchbot'"),
         ("revoke", "nosuchbot"): (2, "heartsd ladder: no active bot named 'nosuchbot'"),
-        ("add-bot", "bad name!", "--owner", "o"): (2, "heartsd ladder: a bot name is 1-64 letters, digits, '-' or "
+        ("add-bot", "bad name!", "--owner", "o"): (2, "heartsd ladder: a bot name is 1-64 ASCII letters, digits, '-' or "
                                                       "'_', and it needs an owner"),
         ("add-bot", "known", "--owner", "o"): (3, "heartsd ladder: a bot named 'known' exists already"),
     }
