@@ -34,6 +34,8 @@ from .grpc_core import DEFAULT_EXPERIMENTS, experiments_problem
 KEYWORD_DSN: Final = re.compile(
     r"\s*(host|hostaddr|port|dbname|user|password|passfile|service|sslmode|connect_timeout)\s*=", re.IGNORECASE)
 MAX_THINK_PROCESSES: Final = 64  # house_think_processes: each is an interpreter (~40 MB)
+MAX_HOUSE_MATCHES: Final = 10_000  # house_matches: each match holds memory and a share of the event loop
+MAX_SHUTDOWN_GRACE_S: Final = 86_400  # shutdown_grace_s: a day
 
 
 class ConfigError(ValueError):
@@ -318,8 +320,10 @@ class Settings:
             raise ConfigError(f"grpc_experiments: {problem}, got {self.grpc_experiments!r}")
         if self.log_level not in ("debug", "info", "warning", "error"):
             raise ConfigError(f"log_level: debug, info, warning or error, got {self.log_level!r}")
-        if self.house_matches < 0:
-            raise ConfigError("house_matches: must not be negative")
+        if not 0 <= self.house_matches <= MAX_HOUSE_MATCHES:  # each holds ~30-480 KiB and a share of the loop
+            raise ConfigError(f"house_matches: 0 to {MAX_HOUSE_MATCHES}, got {self.house_matches}")
+        if not 0 <= self.shutdown_grace_s <= MAX_SHUTDOWN_GRACE_S:  # a grace typed in ms would hold a stop for months
+            raise ConfigError(f"shutdown_grace_s: 0 to {MAX_SHUTDOWN_GRACE_S} seconds (a day), got {self.shutdown_grace_s:g}")
         if not 0 <= self.house_think_processes <= MAX_THINK_PROCESSES:
             raise ConfigError(f"house_think_processes: 0 (one per CPU) to {MAX_THINK_PROCESSES}, "
                               f"got {self.house_think_processes}")

@@ -43,6 +43,10 @@ def test_precedence_defaults_file_env_flags(tmp_path):
         ({"HEARTSD_KEEPALIVE_S": "1e10"}, "keepalive_s: at most 2147483"),  # gRPC's OverflowError
         ({"HEARTSD_KEEPALIVE_TIMEOUT_S": "1e10"}, "keepalive_timeout_s: at most 2147483"),
         ({"HEARTSD_SHUTDOWN_GRACE_S": "nan"}, "shutdown_grace_s: expected a finite number"),  # aborted at once
+        # Left from the last operator's pass: a grace typed in ms (a stop then waited months
+        # for a stuck match), and house matches without bound (started until memory ran out).
+        ({"HEARTSD_SHUTDOWN_GRACE_S": "1e300"}, "shutdown_grace_s: 0 to 86400"),
+        ({"HEARTSD_HOUSE_MATCHES": "1000000000"}, "house_matches: 0 to 10000"),
     ],
 )
 def test_bad_values_name_the_setting(env, message):
