@@ -38,6 +38,7 @@ from .wire import PlayAnswer
 from .shuffles import ShuffleRepeated
 from .slots import Reservation, SlotBook
 from .store import NewMatch, Store
+from .store_health import StoreHealth
 from .thinking import HouseThinkers
 from .tokens import TokenRegistry, TokenState
 
@@ -188,6 +189,8 @@ class Arena:
         self._tasks: set[asyncio.Task[None]] = set()
         self._starting: dict[str, MatchRunner] = {}  # created, their row being written (create_match)
         self._starts: set[asyncio.Future[MatchRunner]] = set()
+        self.store_health = StoreHealth()  # whether the store takes writes (GetServerStatus, the health check)
+        self._retrying: set[str] = set()  # matches whose result is being tried again
         self._unstored: set[str] = set()  # matches whose result could not be stored (a full disk)
         self._marking: asyncio.Task[None] | None = None  # marks them aborted once the store takes writes
         self._stopping = asyncio.Event()  # set with accepting = False: store retries stop pausing
@@ -716,9 +719,23 @@ class Arena:
         if not start.cancelled() and start.exception() is not None:  # also seen by the caller, if still there
             log.warning("a match could not be started", exc_info=start.exception())
 
+    async def _write(self, write: Callable[..., Any], *args: Any) -> Any:
+        """``write(*args)`` in a worker thread: one of the arena's writes to the store, each
+        reported to ``store_health`` (a refused shuffle is an answer, not a failure)."""
+        try:
+            result = await asyncio.to_thread(write, *args)
+        except ShuffleRepeated:
+            self.store_health.worked()
+            raise
+        except Exception as exc:
+            self.store_health.failed(exc)
+            raise
+        self.store_health.worked()
+        return result
+
     async def _start(self, runners: list[MatchRunner]) -> None:
         try:
-            await asyncio.to_thread(self._insert, runners)
+            await self._write(self._insert, runners)
         except BaseException:
             for runner in runners:
                 self.purposes.pop(runner.id, None)
@@ -764,7 +781,7 @@ class Arena:
             self.store.reserve_shuffles(runner.id, [s.label for s in runner.seats], first, fingerprints,
                                         runner.strict_shuffles)
 
-        await asyncio.to_thread(reserve)
+        await self._write(reserve)
 
     def _policy(self, clock: game_pb2.ClockSettings) -> ClockPolicy:
         d = self.settings.clock
@@ -802,7 +819,7 @@ class Arena:
             return
         asked = sorted(self._unstored)  # a match may join while the store is written
         try:
-            left = await asyncio.to_thread(self.store.abort_interrupted, UNSTORED, asked)
+            left = await self._write(self.store.abort_interrupted, UNSTORED, asked)
         except Exception:
             if final:
                 log.warning("matches whose result could not be stored are still 'running' in the store; the next "
@@ -841,12 +858,25 @@ class Arena:
         is announced aborted. Before (an attack pass), any row no longer running counted as
         our commit, and a match was announced finished that the store held aborted, with
         no record."""
+        try:
+            await self._store_result(match_id, status, reason, record, deals, totals, rated, events)
+        finally:
+            self._retrying.discard(match_id)
+
+    @property
+    def unstored_matches(self) -> int:
+        """Finished matches whose result the store has not taken: being tried again, or
+        given up on and not yet marked aborted."""
+        return len(self._retrying | self._unstored)
+
+    async def _store_result(self, match_id: str, status: str, reason: str, record: spectator_pb2.MatchRecord,
+                            deals: int, totals: list[int], rated: bool, events: bytes | None) -> None:
         for tried, delay in enumerate((*STORE_RETRY_DELAYS_S, None)):
             try:
-                await asyncio.to_thread(self.store.finish, match_id, status, reason, record, deals, totals, rated,
-                                        events)
+                await self._write(self.store.finish, match_id, status, reason, record, deals, totals, rated, events)
                 return
             except Exception:
+                self._retrying.add(match_id)
                 if delay is None or (not self.accepting and tried >= STORE_RETRIES_STOPPING):
                     self._unstored_match(match_id)  # its row stays running until marked aborted
                     raise
@@ -866,8 +896,11 @@ class Arena:
     async def checkpoint(self, match_id: str, record: bytes, deals: int, totals: list[int]) -> None:
         try:
             await self.checkpoints.write(match_id, record, deals, totals)
-        except Exception:
+        except Exception as exc:
+            self.store_health.failed(exc)
             log.exception("checkpoint failed", match_id=match_id)
+        else:
+            self.store_health.worked()
 
     def cancel(self, match_id: str, reason: str) -> MatchRunner:
         """Stop a match running here; for any other, :meth:`not_running` says why not."""

@@ -320,10 +320,12 @@ async def embedded(settings: Settings, arena_class: type[Arena] = Arena,
         server, port, health_servicer = await build_server(settings, arena)
         await server.start()
         await set_serving(health_servicer, True)
+        stop_reporting = report_store_health(arena, health_servicer)
         await arena.tournaments.resume_all()  # type: ignore[attr-defined]
         try:
             yield arena, port
         finally:
+            stop_reporting()
             await arena.tournaments.stop()  # type: ignore[attr-defined]
             await arena.shutdown(grace_s)
             await server.stop(0.5)
@@ -421,6 +423,34 @@ async def _keep_lease(lease: Lease, stop: asyncio.Event, hurry: asyncio.Event) -
             return
 
 
+def report_store_health(arena: Arena, health_servicer: health.aio.HealthServicer) -> Callable[[], None]:
+    """While the store takes no writes the health check answers NOT_SERVING (and SERVING
+    again once it does): an orchestrator or an operator polling it sees the failure, where
+    before it saw SERVING (an operator's pass). Returns what ends that at a stop, whose
+    NOT_SERVING then stays; the log still tells of the store."""
+    loop = asyncio.get_running_loop()
+    pending: set[asyncio.Task[None]] = set()
+    stopping = asyncio.Event()
+
+    def changed(ok: bool) -> None:
+        if ok:
+            log.warning("the store takes writes again", failures=arena.store_health.failures)
+        else:
+            log.error("the store is failing: the health check answers NOT_SERVING until it takes writes again",
+                      error=arena.store_health.error)
+        async def apply() -> None:
+            if not stopping.is_set():
+                await set_serving(health_servicer, ok)
+
+        if not stopping.is_set():
+            task = loop.create_task(apply())
+            pending.add(task)
+            task.add_done_callback(pending.discard)
+
+    arena.store_health.on_change = changed
+    return stopping.set
+
+
 async def _serve(settings: Settings, server: grpc.aio.Server, port: int, store: Store, lease: Lease | None,
                  budgets: Budgets, on_ready: asyncio.Future[int] | None, stop: asyncio.Event | None, show_admin_token: bool) -> None:
     try:
@@ -440,6 +470,7 @@ async def _serve(settings: Settings, server: grpc.aio.Server, port: int, store: 
         await web.start()
     await server.start()
     await set_serving(health_servicer, True)
+    stop_reporting = report_store_health(arena, health_servicer)
     stop = stop or asyncio.Event()
     hurry = asyncio.Event()  # a second signal, or the store lost: abort the running matches now
     keeper = asyncio.get_running_loop().create_task(_keep_lease(lease, stop, hurry)) if lease is not None else None
@@ -480,6 +511,7 @@ async def _serve(settings: Settings, server: grpc.aio.Server, port: int, store: 
     log.info("shutting down: running matches may finish; a second signal (SIGINT, SIGTERM, SIGHUP) aborts and "
              "records them now",
              running_matches=len(arena.runners), grace_s=settings.shutdown_grace_s)
+    stop_reporting()
     await set_serving(health_servicer, False)
     ladder.stop_matchmaking()
     ladder.drain_house()

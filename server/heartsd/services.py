@@ -451,6 +451,8 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
             loop_stalled_ms=monitor.stalled_s * 1000, bot_sessions=len(self.arena.sessions.all()),
             running_matches=len(self.arena.runners), resident_bytes=resident_bytes(),
             max_loop_busy_ms=monitor.max_busy_s * 1000,
+            store_failing_since_ms=self.arena.store_health.failing_since_ms, store_error=self.arena.store_health.error,
+            unstored_matches=self.arena.unstored_matches,
             budgets=[admin_pb2.CallBudget(name=b.name, limit=b.total, per_peer=b.per_peer, in_use=b.in_use,
                                           peak=b.peak, refused=b.refused) for b in self.arena.budgets.all()])
 

@@ -13,7 +13,7 @@ import pytest
 
 from heartsd.store import Store
 
-from .harness import Bot, first_legal, run, running_daemon
+from .harness import ADMIN, Bot, first_legal, run, running_daemon
 from .test_daemon_process import start
 
 # mc thinks most of its decision time: a 4-deal match lasts several seconds.
@@ -243,6 +243,71 @@ def test_a_match_whose_result_could_not_be_stored_is_marked_aborted_once_the_sto
     during, status, reason = run(scenario())
     assert during == "running"
     assert (status, reason) == ("aborted", "server error: the result could not be stored")
+
+
+def test_a_failing_store_shows_in_the_health_check_and_the_server_status_until_it_takes_writes(tmp_path,
+                                                                                                monkeypatch):
+    """Before (an operator's pass): while the store took no writes (a full disk) the
+    health check answered SERVING and GetServerStatus said nothing of it; only the log
+    told. Now the health check answers NOT_SERVING, and GetServerStatus gives when the
+    failure began, its message and the matches whose result waits; all clear again once
+    the store takes writes (the waiting result is then marked aborted)."""
+    import sqlite3
+
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    from heartsbot.proto import admin_pb2, admin_pb2_grpc
+
+    import heartsd.arena
+
+    monkeypatch.setattr(heartsd.arena, "STORE_RETRY_DELAYS_S", (0.01,) * 40)  # still retrying while looked at
+    monkeypatch.setattr(heartsd.arena, "UNSTORED_RETRY_S", 0.05)
+    full = {"disk": True}
+
+    def failing(real):  # type: ignore[no-untyped-def]
+        def call(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            if full["disk"]:
+                raise sqlite3.OperationalError("database or disk is full")
+            return real(self, *args, **kwargs)
+        return call
+
+    monkeypatch.setattr(Store, "finish", failing(Store.finish))
+    monkeypatch.setattr(Store, "abort_interrupted", failing(Store.abort_interrupted))
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with running_daemon(tmp_path) as daemon, daemon.channel() as channel:
+            health = health_pb2_grpc.HealthStub(channel)
+            admin = admin_pb2_grpc.AdminServiceStub(channel)
+
+            async def look():  # type: ignore[no-untyped-def]
+                checked = await health.Check(health_pb2.HealthCheckRequest(service=""))
+                status = await admin.GetServerStatus(admin_pb2.GetServerStatusRequest(),
+                                                     metadata=(("authorization", f"Bearer {ADMIN}"),))
+                return checked.status, status.store_failing_since_ms, status.store_error, status.unstored_matches
+
+            before = await look()
+            began = time.time() * 1000
+            match_id = await daemon.create_match(["house:random"] * 4, deals=1)
+            for _ in range(200):
+                during = await look()
+                if during[1]:
+                    break
+                await asyncio.sleep(0.02)
+            await daemon.wait_finished(match_id)  # announced aborted once the retries are over
+            full["disk"] = False
+            for _ in range(200):
+                after = await look()
+                if after[0] == health_pb2.HealthCheckResponse.SERVING and daemon.stored(match_id).status != "running":
+                    break
+                await asyncio.sleep(0.05)
+            return before, began, during, after, daemon.stored(match_id).status
+
+    before, began, during, after, stored = run(scenario())
+    serving, not_serving = 1, 2  # HealthCheckResponse.SERVING, NOT_SERVING
+    assert before == (serving, 0, "", 0)
+    assert during[0] == not_serving and began - 1000 <= during[1] <= time.time() * 1000, during
+    assert during[2] == "database or disk is full" and during[3] == 1, during
+    assert after == (serving, 0, "", 0) and stored == "aborted", after
 
 
 def test_a_daemon_whose_store_was_deleted_aborts_its_matches_instead_of_finishing_them_into_it(tmp_path):

@@ -142,7 +142,7 @@ class CallBudget(_message.Message):
     def __init__(self, name: _Optional[str] = ..., limit: _Optional[int] = ..., per_peer: _Optional[int] = ..., in_use: _Optional[int] = ..., peak: _Optional[int] = ..., refused: _Optional[int] = ...) -> None: ...
 
 class GetServerStatusResponse(_message.Message):
-    __slots__ = ("loop_lag_ms", "max_loop_lag_ms", "recent_max_stall_ms", "loop_stalls", "loop_stalled_ms", "bot_sessions", "running_matches", "budgets", "resident_bytes", "max_loop_busy_ms")
+    __slots__ = ("loop_lag_ms", "max_loop_lag_ms", "recent_max_stall_ms", "loop_stalls", "loop_stalled_ms", "bot_sessions", "running_matches", "budgets", "resident_bytes", "max_loop_busy_ms", "store_failing_since_ms", "store_error", "unstored_matches")
     LOOP_LAG_MS_FIELD_NUMBER: _ClassVar[int]
     MAX_LOOP_LAG_MS_FIELD_NUMBER: _ClassVar[int]
     RECENT_MAX_STALL_MS_FIELD_NUMBER: _ClassVar[int]
@@ -153,6 +153,9 @@ class GetServerStatusResponse(_message.Message):
     BUDGETS_FIELD_NUMBER: _ClassVar[int]
     RESIDENT_BYTES_FIELD_NUMBER: _ClassVar[int]
     MAX_LOOP_BUSY_MS_FIELD_NUMBER: _ClassVar[int]
+    STORE_FAILING_SINCE_MS_FIELD_NUMBER: _ClassVar[int]
+    STORE_ERROR_FIELD_NUMBER: _ClassVar[int]
+    UNSTORED_MATCHES_FIELD_NUMBER: _ClassVar[int]
     loop_lag_ms: float
     max_loop_lag_ms: float
     recent_max_stall_ms: float
@@ -163,4 +166,7 @@ class GetServerStatusResponse(_message.Message):
     budgets: _containers.RepeatedCompositeFieldContainer[CallBudget]
     resident_bytes: int
     max_loop_busy_ms: float
-    def __init__(self, loop_lag_ms: _Optional[float] = ..., max_loop_lag_ms: _Optional[float] = ..., recent_max_stall_ms: _Optional[float] = ..., loop_stalls: _Optional[int] = ..., loop_stalled_ms: _Optional[float] = ..., bot_sessions: _Optional[int] = ..., running_matches: _Optional[int] = ..., budgets: _Optional[_Iterable[_Union[CallBudget, _Mapping]]] = ..., resident_bytes: _Optional[int] = ..., max_loop_busy_ms: _Optional[float] = ...) -> None: ...
+    store_failing_since_ms: int
+    store_error: str
+    unstored_matches: int
+    def __init__(self, loop_lag_ms: _Optional[float] = ..., max_loop_lag_ms: _Optional[float] = ..., recent_max_stall_ms: _Optional[float] = ..., loop_stalls: _Optional[int] = ..., loop_stalled_ms: _Optional[float] = ..., bot_sessions: _Optional[int] = ..., running_matches: _Optional[int] = ..., budgets: _Optional[_Iterable[_Union[CallBudget, _Mapping]]] = ..., resident_bytes: _Optional[int] = ..., max_loop_busy_ms: _Optional[float] = ..., store_failing_since_ms: _Optional[int] = ..., store_error: _Optional[str] = ..., unstored_matches: _Optional[int] = ...) -> None: ...
