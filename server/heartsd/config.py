@@ -33,6 +33,10 @@ from .grpc_core import DEFAULT_EXPERIMENTS, experiments_problem
 # in the new-store warning.
 KEYWORD_DSN: Final = re.compile(
     r"\s*(host|hostaddr|port|dbname|user|password|passfile|service|sslmode|connect_timeout)\s*=", re.IGNORECASE)
+# What a libpq keyword string given as the store is told (its value is never repeated: it
+# may hold a password); Settings and Database.open both refuse one.
+KEYWORD_DSN_REFUSED: Final = ("looks like a PostgreSQL keyword connection string (host=... port=...), which would be "
+                              "taken for a SQLite file name; give a URL: postgresql://USER:PASSWORD@HOST:PORT/DBNAME")
 MAX_THINK_PROCESSES: Final = 64  # house_think_processes: each is an interpreter (~40 MB)
 MAX_HOUSE_MATCHES: Final = 10_000  # house_matches: each match holds memory and a share of the event loop
 MAX_SHUTDOWN_GRACE_S: Final = 86_400  # shutdown_grace_s: a day
@@ -267,9 +271,7 @@ class Settings:
         if self.tls_files() is not None:  # each file readable and PEM, or a ConfigError naming it
             _check_key_pair(self.tls_cert, self.tls_key)
         if KEYWORD_DSN.match(self.db_path):  # its value is not repeated: it may hold a password
-            raise ConfigError("db_path (--db, HEARTSD_DB_PATH): this looks like a PostgreSQL keyword connection "
-                              "string (host=... port=...), which would be taken for a SQLite file name; give a URL: "
-                              "postgresql://USER:PASSWORD@HOST:PORT/DBNAME")
+            raise ConfigError(f"db_path (--db, HEARTSD_DB_PATH): this {KEYWORD_DSN_REFUSED}")
         if not 0 <= self.port <= 65535:
             raise ConfigError(f"port: must be 0-65535, got {self.port}")
         c = self.clock

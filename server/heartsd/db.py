@@ -180,12 +180,10 @@ class Database:
             if read_only:
                 connection.read_only = True
             return cls("postgresql", connection, url)
-        from .config import KEYWORD_DSN
+        from .config import KEYWORD_DSN, KEYWORD_DSN_REFUSED
 
         if KEYWORD_DSN.match(url):  # not repeated: it may hold a password
-            raise StoreError(f"the store ({SETTING}) looks like a PostgreSQL keyword connection string "
-                             "(host=... port=...), which would be taken for a SQLite file name; give a URL: "
-                             "postgresql://USER:PASSWORD@HOST:PORT/DBNAME")
+            raise StoreError(f"the store ({SETTING}) {KEYWORD_DSN_REFUSED}")
         path = sqlite_path(url)
         if path != ":memory:" and not os.path.isfile(path):
             if os.path.exists(path):
