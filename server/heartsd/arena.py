@@ -481,6 +481,14 @@ class Arena:
                 return SeatProblem(text, f"bot {bot!r} is busy in other matches")
         return None
 
+    def unable(self, bot: str, versions: Mapping[str, str] | None = None) -> bool:
+        """Whether ``bot`` cannot take a seat however long its match waits for a slot: not
+        connected, connected as another version than ``versions`` froze, or with a token
+        that no longer counts (as :meth:`_seat_problem` tells them)."""
+        session = self.sessions.get(bot)
+        return (session is None or (versions is not None and bot in versions and session.version != versions[bot])
+                or self.tokens.state(bot, session.token_hash) in (TokenState.REVOKED, TokenState.ROTATED))
+
     async def _wait_for_seats(self, wanted: dict[str, int], ruleset: str, reservation: Reservation,
                               deadline: float, wait_s: float, versions: Mapping[str, str] | None = None) -> None:
         """Hold ``reservation`` until every bot of ``wanted`` can be seated, or ``deadline``
@@ -516,6 +524,7 @@ class Arena:
         wait_s: float = 0.0,
         versions: Mapping[str, str] | None = None,
         strict: bool | None = None,
+        absent: frozenset[str] = frozenset(),
     ) -> MatchRunner:
         """Validate and start a match. The database is used from a worker thread, never on
         the event loop: a slow store (a remote PostgreSQL) must not stall running matches,
@@ -535,7 +544,9 @@ class Arena:
         and for the message that explains a busy bot. With ``wait_s`` > 0 the named bots'
         slots are reserved and waited for (slots.py) instead of refused when busy.
         ``versions`` (bot -> version) seats a bot only while it is connected with that
-        declared version (a tournament froze it at the start)."""
+        declared version (a tournament froze it at the start). The bots in ``absent`` are
+        not waited for: their seats start as a disconnected bot's do (the grace, then
+        defaults), until they connect (a tournament's table that waited long enough)."""
         self.loop_monitor.start()
         if rated and seed is not None:  # before (an attack pass): accepted, and its hands known to whoever chose it
             raise invalid("a rated match draws its own seed: an explicit one is known to whoever chose it, and it "
@@ -546,7 +557,7 @@ class Arena:
         policy = self._policy(clock)
         if seed is not None and not 0 <= seed < 2**64:
             raise invalid("seed must be below 2**64")
-        reservation = await self.claim_seats(ruleset, seats, tokens_since, purpose, wait_s, versions)
+        reservation = await self.claim_seats(ruleset, seats, tokens_since, purpose, wait_s, versions, absent)
         explicit = seed is not None
         try:
             for attempt in range(SEED_DRAWS):
@@ -623,23 +634,25 @@ class Arena:
 
     async def check_seats_free(self, ruleset: str, seats: list[SeatRequest], tokens_since: float | None = None,
                                versions: Mapping[str, str] | None = None,
-                               reservation: Reservation | None = None) -> None:
-        """Every seated bot is connected with a token that counts (checked against a view of
-        the ladder read after ``tokens_since``), plays ``ruleset`` and has a free match slot
-        (one nobody waits for: slots.py); a precondition error says which bot and why."""
-        wanted = self._wanted(seats)
+                               reservation: Reservation | None = None, absent: frozenset[str] = frozenset()) -> None:
+        """Every seated bot (but those in ``absent``) is connected with a token that counts
+        (checked against a view of the ladder read after ``tokens_since``), plays ``ruleset``
+        and has a free match slot (one nobody waits for: slots.py); a precondition error
+        says which bot and why."""
+        wanted = self._wanted(seats, absent)
         await self._check_seat_tokens(wanted, tokens_since)
         if (problem := self._seat_problem(wanted, ruleset, reservation, versions)) is not None:
             hint = "; set wait_for_seats_ms to wait for it" if "slot" in problem.detail else ""
             raise ArenaError("precondition", problem.detail + hint, problem.public)
 
     async def claim_seats(self, ruleset: str, seats: list[SeatRequest], tokens_since: float | None, purpose: str,
-                          wait_s: float, versions: Mapping[str, str] | None = None) -> Reservation | None:
+                          wait_s: float, versions: Mapping[str, str] | None = None,
+                          absent: frozenset[str] = frozenset()) -> Reservation | None:
         """:meth:`check_seats_free`, or with ``wait_s`` > 0 wait in line for the seats: the
         returned reservation holds them (no await may come before the match takes them)."""
-        wanted = self._wanted(seats)
+        wanted = self._wanted(seats, absent)
         if wait_s <= 0 or not wanted:
-            await self.check_seats_free(ruleset, seats, tokens_since, versions)
+            await self.check_seats_free(ruleset, seats, tokens_since, versions, absent=absent)
             return None
         reservation = self.slots.reserve({bot: 1 for bot in wanted}, purpose)
         try:
@@ -654,10 +667,11 @@ class Arena:
             raise
 
     @staticmethod
-    def _wanted(seats: list[SeatRequest]) -> dict[str, int]:
+    def _wanted(seats: list[SeatRequest], absent: frozenset[str] = frozenset()) -> dict[str, int]:
+        """Bot -> its seats, of the bots that must be seated now (not those in ``absent``)."""
         wanted: dict[str, int] = {}
         for spec in seats:
-            if spec.bot:
+            if spec.bot and spec.bot not in absent:
                 if spec.bot.startswith(HUMAN_PREFIX):
                     raise invalid(f"{spec.bot!r} is a person's seat, not a bot")
                 wanted[spec.bot] = wanted.get(spec.bot, 0) + 1

@@ -132,6 +132,12 @@ class Settings:
     # every such seat together (missed.py; the oldest go first).
     missed_events_hold_s: float = 600.0
     missed_events_max_bytes: int = 16 * 1024 * 1024
+    # A tournament's table waits this long for a roster bot that is not connected (or is
+    # connected as another version than the frozen one); then its match starts without it,
+    # the bot's seats played as a disconnected bot's are (the grace, then defaults) until it
+    # connects. 0: wait for ever (a bot that left held its round, and a leader could hold
+    # the tournament where it led).
+    tournament_absent_s: float = 600.0
     # The web front (heartsd.web): "HOST:PORT" to serve it on, "" for none. A person's
     # seat has its own clock (people think slower than bots); house bots at a person's
     # table pause between moves so the play can be followed.
@@ -308,6 +314,8 @@ class Settings:
             raise ConfigError("max_outbox_bytes: at least 65536 (64 KiB)")
         if not 0 <= self.missed_events_hold_s <= 7 * 86400:
             raise ConfigError(f"missed_events_hold_s: 0 (keep none) to 604800 (a week), got {self.missed_events_hold_s:g}")
+        if not 0 <= self.tournament_absent_s <= 7 * 86400:
+            raise ConfigError(f"tournament_absent_s: 0 (wait for ever) to 604800 (a week), got {self.tournament_absent_s:g}")
         if self.missed_events_max_bytes < 0:
             raise ConfigError("missed_events_max_bytes: 0 (keep none) or more")
         if self.log_format not in ("json", "console"):
@@ -611,6 +619,7 @@ _FIELDS = {
     "max_outbox_bytes": _int,
     "bot_streams_per_minute": _int,
     "missed_events_hold_s": _float,
+    "tournament_absent_s": _float,
     "missed_events_max_bytes": _int,
     "web": _str,
     "human_decision_ms": _int,

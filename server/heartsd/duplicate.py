@@ -125,7 +125,7 @@ def form_set(free: Sequence[str], owners: Mapping[str, str], mu: Callable[[str],
 async def start_set(arena: Arena, ruleset: str, deals: int, tables: Sequence[Sequence[str]], rated: bool = True,
                     clock: game_pb2.ClockSettings | None = None, tokens_since: float | None = None,
                     purpose: str = "ladder", seed: int | None = None, reservation: Reservation | None = None,
-                    versions: Mapping[str, str] | None = None) -> DuplicateSet:
+                    versions: Mapping[str, str] | None = None, absent: frozenset[str] = frozenset()) -> DuplicateSet:
     """Validate and start a set: every table a fixed-deals match of ``deals`` deals from one
     drawn seed, all inserted in one transaction with their shuffles in the ledger.
 
@@ -133,7 +133,8 @@ async def start_set(arena: Arena, ruleset: str, deals: int, tables: Sequence[Seq
     of the ruleset's player count, every bot is in the set once, and no two bots share an
     owner; rated sets seat only registered ladder bots. A tournament gives its own ``seed``
     (refused with :class:`SeedRefused` if it deals a shuffle dealt before), the
-    ``reservation`` that holds the bots' slots (slots.py) and the ``versions`` it froze."""
+    ``reservation`` that holds the bots' slots (slots.py), the ``versions`` it froze and
+    the bots it no longer waits for (``absent``: see :meth:`Arena.create_match`)."""
     if len(tables) < 2:
         raise invalid("a duplicate set needs at least two tables")
     options, fmt = admin_pb2.RulesetOptions(), game_pb2.MatchFormat(fixed_deals=deals)
@@ -151,7 +152,8 @@ async def start_set(arena: Arena, ruleset: str, deals: int, tables: Sequence[Seq
         for table in seats:
             await arena.check_rated(table)
     policy = arena._policy(clock)
-    await arena.check_seats_free(ruleset, [s for table in seats for s in table], tokens_since, versions, reservation)
+    await arena.check_seats_free(ruleset, [s for table in seats for s in table], tokens_since, versions, reservation,
+                                 absent)
     explicit = seed
     for _ in range(SEED_DRAWS):
         seed = secrets.randbits(63) if explicit is None else explicit

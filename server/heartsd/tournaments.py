@@ -20,7 +20,9 @@ same shuffles at every table of the set at once, each hand held by a different b
 each table, never two bots of one owner in a set; a table that fits in no set plays its
 own shuffles. Matches run with the normal enforcement and clock; they wait for their
 bots' free match slots (slots.py) ahead of the ladder, and only with the version each bot
-declared when the roster was frozen.
+declared when the roster was frozen. A bot that is not there as that version is waited for
+``tournament_absent_s``; then its table starts without it, its seats played as a
+disconnected bot's are (the grace, then defaults), so a bot that left cannot hold a round.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import contextlib
 import hashlib
 import hmac
 import json
+import math
 import secrets
 import time
 from collections.abc import Sequence
@@ -589,17 +592,31 @@ class Tournaments:
         from .duplicate import start_set
 
         arena = self.arena
+        loop = asyncio.get_running_loop()
+        absent_s = arena.settings.tournament_absent_s
+        since = loop.time()  # the table waits from here; after absent_s it no longer waits for absent bots
+        absent = told = frozenset[str]()
         while arena.accepting:
+            left = since + absent_s - loop.time() if absent_s else math.inf
+            wait_s = min(SEAT_WAIT_S, max(left, 0.05))
+            if left <= 0:  # asked at every attempt: a bot may be back, another gone
+                absent, wait_s = frozenset(b for b in versions if arena.unable(b, versions)), SEAT_WAIT_S
+                if absent and absent != told:
+                    told = absent
+                    log.warning("tournament match starts without its absent bots: their seats play as a disconnected "
+                                "bot's do (the grace, then defaults) until they connect", tournament=t.id,
+                                round=group[0].round + 1, bots=sorted(absent), waited_s=absent_s)
             try:
                 if len(group) == 1:
                     return [await arena.create_match(
                         t.ruleset, t.players, admin_pb2.RulesetOptions(), game_pb2.MatchFormat(fixed_deals=t.deals),
-                        seed, seats, clock, purpose=purpose, wait_s=SEAT_WAIT_S, versions=versions, strict=True)]
-                reservation = await arena.claim_seats(t.ruleset, seats, None, purpose, SEAT_WAIT_S, versions)
+                        seed, seats, clock, purpose=purpose, wait_s=wait_s, versions=versions, strict=True,
+                        absent=absent)]
+                reservation = await arena.claim_seats(t.ruleset, seats, None, purpose, wait_s, versions, absent)
                 try:
                     started = await start_set(arena, t.ruleset, t.deals, [row.seats for row in group], rated=False,
                                               clock=clock, purpose=purpose, seed=seed, reservation=reservation,
-                                              versions=versions)
+                                              versions=versions, absent=absent)
                 finally:
                     if reservation is not None:
                         arena.slots.release(reservation)

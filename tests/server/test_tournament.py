@@ -19,7 +19,7 @@ import grpc
 import pytest
 
 from heartsbot.client import BotClient
-from heartsbot.proto import bot_pb2, tournament_pb2, tournament_pb2_grpc
+from heartsbot.proto import bot_pb2, game_pb2, tournament_pb2, tournament_pb2_grpc
 from heartsbot.strategies import make_strategy
 from heartsbot.strategies.graded import LEVELS
 from heartsd import standings as stats
@@ -328,6 +328,60 @@ def test_tournament_service_plays_a_schedule_with_byes_and_frozen_versions(tmp_p
     assert cancelled.status == P.TOURNAMENT_STATUS_CANCELLED
     for bot, shuffles in seen.items():
         assert len(shuffles) == len(set(shuffles)), f"{bot} was dealt a shuffle twice"
+
+
+@pytest.mark.parametrize(("leaves_as", "bots"), [("gone", 4), ("another version", 4), ("gone", 8)])
+def test_a_roster_bot_that_leaves_no_longer_holds_the_tournament(tmp_path, leaves_as, bots):
+    """Before (a bot owner's pass): a table waited for every roster bot for as long as the
+    tournament ran, so a bot that left (or came back as another version) held its round
+    for ever, and a leader could freeze the tournament where it led. Now, after
+    ``tournament_absent_s``, the table's match starts without it: its seats play as a
+    disconnected bot's do (the grace, then defaults), the tournament finishes, and the
+    standings count it, its defaults included. With eight bots the round's two tables play
+    as a duplicate set, which starts without it the same way."""
+    names = {n: "heuristic" for n in ("alice", "bob", "carol", "dave", "erin", "frank", "gina", "hugo")[:bots]}
+    tokens = {n: f"token-{n}-0123456789" for n in names}
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with running_daemon(tmp_path, tournament_absent_s=1.0, grace_ms=200, bot_tokens=tokens) as daemon:
+            clients = await _clients(daemon.target, tokens, names)
+            async with daemon.channel() as channel:
+                stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+                created = (await stub.CreateTournament(P.CreateTournamentRequest(
+                    name="absent", bots=list(names), rounds=2, deals_per_match=1, seed=5),
+                    metadata=auth(ADMIN))).tournament
+                await stub.PauseTournament(P.PauseTournamentRequest(id=created.id), metadata=auth(ADMIN))
+                dave = next(c for c in clients if c.name == "dave")
+                await _stop([dave])
+                others = [c for c in clients if c is not dave]
+                if leaves_as == "another version":
+                    others += await _clients(daemon.target, {"dave": tokens["dave"]}, names, version="v2")
+                await stub.ResumeTournament(P.ResumeTournamentRequest(id=created.id), metadata=auth(ADMIN))
+                for _ in range(1200):  # up to a minute; before, it waited for ever
+                    t = (await stub.GetTournament(P.GetTournamentRequest(id=created.id))).tournament
+                    if t.status == P.TOURNAMENT_STATUS_FINISHED:
+                        break
+                    await asyncio.sleep(0.05)
+            await _stop(others)
+            last = max(row.round for row in t.tables)
+            stored = next(daemon.arena.store.get(row.match_id) for row in t.tables
+                          if row.round == last and "dave" in row.bots)
+            return t, stored.record, stored.set_id
+
+    t, record, set_id = run(scenario())
+    assert bool(set_id) == (bots == 8)  # eight bots: the round's tables are a duplicate set
+    assert t.status == P.TOURNAMENT_STATUS_FINISHED, [(row.status, row.waiting) for row in t.tables]
+    assert t.matches_total == t.matches_finished == bots // 2
+    # The first round may have started before the pause (dave then left during it); the
+    # second started after dave had left: every decision of its seat is a default.
+    dave = next(s.seat for s in record.seats if s.name == "dave")
+    played = {d.provenance for d in record.decisions if d.seat == dave}
+    assert game_pb2.PROVENANCE_DISCONNECT in played, played  # the grace, then defaults ...
+    assert played <= {game_pb2.PROVENANCE_DISCONNECT, game_pb2.PROVENANCE_AUTO}, played  # ... then auto-play
+    assert {d.provenance for d in record.decisions if d.seat != dave} == {game_pb2.PROVENANCE_BOT}
+    standings = json.loads(t.standings.json)
+    assert sorted(b["bot"] for b in standings["bots"]) == sorted(names)
+    assert next(b for b in standings["bots"] if b["bot"] == "dave")["matches"] == 2
 
 
 def test_a_cancelled_tournament_starts_no_table_even_one_waiting_for_its_bots(tmp_path, monkeypatch):
