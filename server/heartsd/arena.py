@@ -38,7 +38,7 @@ from .wire import PlayAnswer
 from .shuffles import ShuffleRepeated
 from .slots import Reservation, SlotBook
 from .store import NewMatch, Store
-from .store_health import StoreHealth
+from .store_health import StoreHealth, is_store_failure
 from .thinking import HouseThinkers
 from .tokens import TokenRegistry, TokenState
 
@@ -49,6 +49,7 @@ log = structlog.get_logger("heartsd.arena")
 # (0.2, 1 and 3 s; an operator's pass) every match that ended during one lost its record.
 # While the daemon stops, the first STORE_RETRIES_STOPPING only.
 STORE_RETRY_DELAYS_S = (0.2, 1.0, 3.0, 5.0, 10.0, 20.0, 30.0)
+STORE_PROBE_S = 10.0  # while the store fails: how often a write asks whether it works again (store_health.py)
 STORE_RETRIES_STOPPING = 3
 # How often matches whose result could not be stored are tried to be marked aborted in the
 # store while the daemon runs (before, only at a clean stop: meanwhile the row said running,
@@ -193,6 +194,7 @@ class Arena:
         self._retrying: set[str] = set()  # matches whose result is being tried again
         self._unstored: set[str] = set()  # matches whose result could not be stored (a full disk)
         self._marking: asyncio.Task[None] | None = None  # marks them aborted once the store takes writes
+        self._probing: asyncio.Task[None] | None = None  # writes now and then while the store fails
         self._stopping = asyncio.Event()  # set with accepting = False: store retries stop pausing
         self._house_task: asyncio.Task[None] | None = None
         self.slots = SlotBook()  # reservations of bots' match slots (slots.py)
@@ -481,13 +483,24 @@ class Arena:
                 return SeatProblem(text, f"bot {bot!r} is busy in other matches")
         return None
 
-    def unable(self, bot: str, versions: Mapping[str, str] | None = None) -> bool:
-        """Whether ``bot`` cannot take a seat however long its match waits for a slot: not
-        connected, connected as another version than ``versions`` froze, or with a token
-        that no longer counts (as :meth:`_seat_problem` tells them)."""
+    def unable(self, bot: str, ruleset: str, versions: Mapping[str, str] | None = None) -> bool:
+        """Whether ``bot`` cannot take a seat of ``ruleset`` however long its match waits for
+        a free slot: not connected, connected as another version than ``versions`` froze,
+        with a token that no longer counts, not playing the ruleset, or draining (every
+        refusal of :meth:`_seat_problem` but a busy bot's)."""
         session = self.sessions.get(bot)
         return (session is None or (versions is not None and bot in versions and session.version != versions[bot])
-                or self.tokens.state(bot, session.token_hash) in (TokenState.REVOKED, TokenState.ROTATED))
+                or self.tokens.state(bot, session.token_hash) in (TokenState.REVOKED, TokenState.ROTATED)
+                or not session.plays(ruleset) or bool(session.drain_reason))
+
+    def _check_still_absent(self, absent: frozenset[str], ruleset: str, versions: Mapping[str, str] | None) -> None:
+        """A bot the match was to start without that can be seated again is waited for like
+        the others (its free slot included): refused "unavailable", for the caller to ask
+        again, instead of seated past its match limit or ahead of a waiting match."""
+        back = sorted(b for b in absent if not self.unable(b, ruleset, versions))
+        if back:
+            text = f"bot {back[0]!r} is back: its seats are waited for again"
+            raise ArenaError("unavailable", text, text)
 
     async def _wait_for_seats(self, wanted: dict[str, int], ruleset: str, reservation: Reservation,
                               deadline: float, wait_s: float, versions: Mapping[str, str] | None = None) -> None:
@@ -640,6 +653,7 @@ class Arena:
         and has a free match slot (one nobody waits for: slots.py); a precondition error
         says which bot and why."""
         wanted = self._wanted(seats, absent)
+        self._check_still_absent(absent, ruleset, versions)
         await self._check_seat_tokens(wanted, tokens_since)
         if (problem := self._seat_problem(wanted, ruleset, reservation, versions)) is not None:
             hint = "; set wait_for_seats_ms to wait for it" if "slot" in problem.detail else ""
@@ -661,6 +675,7 @@ class Arena:
                 await self._wait_for_seats(wanted, ruleset, reservation, deadline, wait_s, versions)
                 await self._check_seat_tokens(wanted, tokens_since)
                 if self._seat_problem(wanted, ruleset, reservation, versions) is None:
+                    self._check_still_absent(absent, ruleset, versions)
                     return reservation
         except BaseException:
             self.slots.release(reservation)
@@ -735,17 +750,34 @@ class Arena:
 
     async def _write(self, write: Callable[..., Any], *args: Any) -> Any:
         """``write(*args)`` in a worker thread: one of the arena's writes to the store, each
-        reported to ``store_health`` (a refused shuffle is an answer, not a failure)."""
+        reported to ``store_health`` (only a driver's or the system's error is a failure: a
+        refused shuffle or a match another daemon ended says nothing of the store)."""
+        health = self.store_health
+        began = health.changes
         try:
             result = await asyncio.to_thread(write, *args)
-        except ShuffleRepeated:
-            self.store_health.worked()
-            raise
         except Exception as exc:
-            self.store_health.failed(exc)
+            if is_store_failure(exc):
+                health.failed(exc, began)
+                self._probe_store()
             raise
-        self.store_health.worked()
+        health.worked(began)
         return result
+
+    def _probe_store(self) -> None:
+        """While the store fails, a write every STORE_PROBE_S tells when it works again, even
+        on a daemon with nothing else to write (whose health check would otherwise stay
+        NOT_SERVING, and no new match start to clear it)."""
+        if self._probing is None or self._probing.done():
+            self._probing = asyncio.get_running_loop().create_task(self._probe_until_stored())
+
+    async def _probe_until_stored(self) -> None:
+        while not self.store_health.ok and self.accepting:
+            with contextlib.suppress(asyncio.TimeoutError):  # a stop cuts the pause short
+                await asyncio.wait_for(self._stopping.wait(), STORE_PROBE_S)
+            if not self.store_health.ok and self.accepting:
+                with contextlib.suppress(Exception):
+                    await self._write(self.store.probe_write)
 
     async def _start(self, runners: list[MatchRunner]) -> None:
         try:
@@ -908,13 +940,16 @@ class Arena:
                                    f"{ended[1]}); its result here is not stored")
 
     async def checkpoint(self, match_id: str, record: bytes, deals: int, totals: list[int]) -> None:
+        began = self.store_health.changes
         try:
             await self.checkpoints.write(match_id, record, deals, totals)
         except Exception as exc:
-            self.store_health.failed(exc)
+            if is_store_failure(exc):
+                self.store_health.failed(exc, began)
+                self._probe_store()
             log.exception("checkpoint failed", match_id=match_id)
         else:
-            self.store_health.worked()
+            self.store_health.worked(began)
 
     def cancel(self, match_id: str, reason: str) -> MatchRunner:
         """Stop a match running here; for any other, :meth:`not_running` says why not."""

@@ -193,7 +193,15 @@ class Database:
                 raise StoreError(f"no store at {os.path.abspath(path)} ({SETTING}): check the path and the working "
                                  "folder; `heartsd serve` creates a store, as does `heartsd ladder add-bot --create`")
         if read_only:
-            return cls("sqlite", _open_sqlite_read_only(path), path)
+            connection = _open_sqlite_read_only(path)
+            try:
+                foreign = _foreign_tables(connection)
+            except sqlite3.DatabaseError:
+                foreign = []  # not a database at all: said by the first read, as before
+            if foreign:
+                connection.close()
+                raise StoreError(_foreign_message(path, foreign))
+            return cls("sqlite", connection, path)
         check_writable(path)
         connection = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
         try:
@@ -205,9 +213,7 @@ class Database:
             raise StoreError(f"cannot open the store {path} ({SETTING}): {exc}") from None
         if foreign:
             connection.close()
-            raise StoreError(f"{path} is not a heartsd store: it holds another application's tables "
-                             f"({', '.join(foreign)}) and no heartsd schema_version; point {SETTING} at a heartsd "
-                             "store or a new file")
+            raise StoreError(_foreign_message(path, foreign))
         connection.execute("PRAGMA foreign_keys=ON")
         connection.execute("PRAGMA busy_timeout=10000")
         return cls("sqlite", connection, path)
@@ -303,8 +309,8 @@ class Database:
     def _has_table(self, tx: Transaction, name: str) -> bool:
         if self.dialect == "sqlite":
             return bool(tx.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)))
-        return bool(tx.query("SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() "
-                             "AND table_name = ?", (name,)))
+        # As the unqualified name resolves in the statements that follow (the search path).
+        return bool(tx.query("SELECT to_regclass(?) IS NOT NULL", (name,))[0][0])
 
     def damage(self, limit: int = 10) -> list[str]:
         """What SQLite's ``PRAGMA quick_check`` finds wrong with the file (at most ``limit``
@@ -325,14 +331,22 @@ class Database:
 
 
 def _foreign_tables(connection: sqlite3.Connection) -> list[str]:
-    """A few tables of a SQLite file that holds tables but no schema_version: another
-    application's database (a wrong ``--db``), refused untouched, where heartsd once added
+    """A few tables of a SQLite file that holds tables but not heartsd's: another
+    application's database (a wrong ``--db``; one with a schema_version table of its own
+    too), refused untouched, where heartsd once added
     its tables to it and served from it. Nothing for a new file or a heartsd store. (A
     PostgreSQL database may hold other applications' tables beside heartsd's; it is a
     server's, named on purpose.)"""
     tables = [name for (name,) in connection.execute(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%' ORDER BY name")]
-    return [] if not tables or "schema_version" in tables else tables[:4]
+    # A heartsd store has both (its first migration made them in one transaction with the
+    # version row); "schema_version" alone is a common name for another application's table.
+    return [] if not tables or {"schema_version", "matches"} <= set(tables) else tables[:4]
+
+
+def _foreign_message(path: str, tables: list[str]) -> str:
+    return (f"{path} is not a heartsd store: it holds another application's tables ({', '.join(tables)}), not "
+            f"heartsd's; point {SETTING} at a heartsd store or a new file")
 
 
 def _version(url: str, rows: Sequence[tuple[Any, ...]]) -> int:

@@ -145,6 +145,7 @@ class Ladder:
             raise LadderError(f"owner {owner!r}: printable text without spaces at either end")
         token = new_token()
         with self.db.transaction() as tx:
+            tx.lock()  # two registrations at once (PostgreSQL): the spelling checks below see each other
             if tx.query("SELECT 1 FROM bots WHERE name = ?", (name,)):
                 raise BotExists(f"a bot named {name!r} exists already")
             # A name another bot's differs from only in case would pass for it on the

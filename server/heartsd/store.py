@@ -212,6 +212,13 @@ class Store:
         assembles it from parts encoded once), so a crash keeps it."""
         self.checkpoint_many({match_id: (record, deals_played, totals)})
 
+    def probe_write(self) -> None:
+        """A write that changes nothing the daemon reads, to learn whether the store takes
+        writes again (store_health.py): it still writes a page, so a full disk or a
+        failed-over server refuses it as it would any write."""
+        with self.db.transaction() as tx:
+            tx.execute("UPDATE schema_version SET version = version")
+
     def checkpoint_many(self, checkpoints: Mapping[str, tuple[bytes, int, list[int]]]) -> None:
         """:meth:`checkpoint` for several matches, in one transaction (checkpoints.py).
         A match that is no longer running keeps its final record."""

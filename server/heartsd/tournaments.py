@@ -595,32 +595,34 @@ class Tournaments:
         loop = asyncio.get_running_loop()
         absent_s = arena.settings.tournament_absent_s
         since = loop.time()  # the table waits from here; after absent_s it no longer waits for absent bots
-        absent = told = frozenset[str]()
+        absent = frozenset[str]()
         while arena.accepting:
             left = since + absent_s - loop.time() if absent_s else math.inf
             wait_s = min(SEAT_WAIT_S, max(left, 0.05))
             if left <= 0:  # asked at every attempt: a bot may be back, another gone
-                absent, wait_s = frozenset(b for b in versions if arena.unable(b, versions)), SEAT_WAIT_S
-                if absent and absent != told:
-                    told = absent
-                    log.warning("tournament match starts without its absent bots: their seats play as a disconnected "
-                                "bot's do (the grace, then defaults) until they connect", tournament=t.id,
-                                round=group[0].round + 1, bots=sorted(absent), waited_s=absent_s)
+                absent = frozenset(b for b in versions if arena.unable(b, t.ruleset, versions))
+                wait_s = SEAT_WAIT_S
             try:
                 if len(group) == 1:
-                    return [await arena.create_match(
+                    runners = [await arena.create_match(
                         t.ruleset, t.players, admin_pb2.RulesetOptions(), game_pb2.MatchFormat(fixed_deals=t.deals),
                         seed, seats, clock, purpose=purpose, wait_s=wait_s, versions=versions, strict=True,
                         absent=absent)]
-                reservation = await arena.claim_seats(t.ruleset, seats, None, purpose, wait_s, versions, absent)
-                try:
-                    started = await start_set(arena, t.ruleset, t.deals, [row.seats for row in group], rated=False,
-                                              clock=clock, purpose=purpose, seed=seed, reservation=reservation,
-                                              versions=versions, absent=absent)
-                finally:
-                    if reservation is not None:
-                        arena.slots.release(reservation)
-                return started.runners
+                else:
+                    reservation = await arena.claim_seats(t.ruleset, seats, None, purpose, wait_s, versions, absent)
+                    try:
+                        runners = (await start_set(arena, t.ruleset, t.deals, [row.seats for row in group],
+                                                   rated=False, clock=clock, purpose=purpose, seed=seed,
+                                                   reservation=reservation, versions=versions, absent=absent)).runners
+                    finally:
+                        if reservation is not None:
+                            arena.slots.release(reservation)
+                if absent:
+                    log.warning("tournament match started without its absent bots: their seats play as a "
+                                "disconnected bot's do (the grace, then defaults) until they connect", tournament=t.id,
+                                round=group[0].round + 1, bots=sorted(absent), waited_s=absent_s,
+                                matches=[r.id for r in runners])
+                return runners
             except SeedRefused as exc:  # a shuffle of this seed was dealt before: the next attempt's
                 log.warning("tournament seed deals a shuffle dealt before; the next attempt draws anew",
                             tournament=t.id, why=exc.message)

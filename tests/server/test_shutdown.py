@@ -310,6 +310,55 @@ def test_a_failing_store_shows_in_the_health_check_and_the_server_status_until_i
     assert after == (serving, 0, "", 0) and stored == "aborted", after
 
 
+def test_an_idle_daemon_whose_store_failed_serves_again_once_the_store_takes_writes(tmp_path, monkeypatch):
+    """A review of the first fix: the health check came back to SERVING only at the arena's
+    next write, so a daemon whose failed write was a match's start (or a checkpoint), with
+    nothing else to write, stayed NOT_SERVING after the store recovered, and an
+    orchestrator that stops traffic to it would never have sent the write that clears it.
+    Now, while the store fails, a write every STORE_PROBE_S asks whether it works again."""
+    import sqlite3
+
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    import heartsd.arena
+
+    monkeypatch.setattr(heartsd.arena, "STORE_PROBE_S", 0.05)
+    full = {"disk": True}
+
+    def failing(real):  # type: ignore[no-untyped-def]
+        def call(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            if full["disk"]:
+                raise sqlite3.OperationalError("database or disk is full")
+            return real(self, *args, **kwargs)
+        return call
+
+    monkeypatch.setattr(Store, "start", failing(Store.start))
+    monkeypatch.setattr(Store, "probe_write", failing(Store.probe_write))
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with running_daemon(tmp_path) as daemon, daemon.channel() as channel:
+            health = health_pb2_grpc.HealthStub(channel)
+
+            async def status() -> int:
+                return (await health.Check(health_pb2.HealthCheckRequest(service=""))).status
+
+            with pytest.raises(grpc.aio.AioRpcError):
+                await daemon.create_match(["house:random"] * 4, deals=1)
+            failing_status = await status()
+            await asyncio.sleep(0.3)  # probes fail meanwhile
+            still = await status()
+            full["disk"] = False
+            for _ in range(100):  # nothing else writes: only the probe can tell
+                if await status() == health_pb2.HealthCheckResponse.SERVING:
+                    break
+                await asyncio.sleep(0.05)
+            return failing_status, still, await status(), daemon.arena.store_health.failures
+
+    failing_status, still, after, failures = run(scenario())
+    assert (failing_status, still, after) == (2, 2, 1)  # NOT_SERVING, NOT_SERVING, SERVING
+    assert failures >= 3  # the start, and probes that failed
+
+
 def test_a_daemon_whose_store_was_deleted_aborts_its_matches_instead_of_finishing_them_into_it(tmp_path):
     """Before (an operator's pass): once the lease's heartbeat saw the store deleted, the
     daemon stopped with its grace, letting matches finish into the deleted file: 19 were

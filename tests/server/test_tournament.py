@@ -205,9 +205,9 @@ def _fingerprints(store: Store, match_ids: list[str]) -> dict[str, list[frozense
 
 
 async def _clients(target: str, tokens: dict[str, str], strategies: dict[str, str], version: str = "v1",
-                   backoff: tuple[float, float] = (0.05, 0.5)) -> list[BotClient]:
+                   backoff: tuple[float, float] = (0.05, 0.5), rulesets: tuple[str, ...] = ()) -> list[BotClient]:
     clients = [BotClient(target, tokens[n], make_strategy(strategies[n]), n, version=version, max_matches=2,
-                         backoff_s=backoff) for n in tokens]
+                         backoff_s=backoff, rulesets=rulesets) for n in tokens]
     for c in clients:
         c.task = asyncio.get_running_loop().create_task(c.run())  # type: ignore[attr-defined]
     await asyncio.gather(*(asyncio.wait_for(c.connected.wait(), 30) for c in clients))
@@ -330,15 +330,18 @@ def test_tournament_service_plays_a_schedule_with_byes_and_frozen_versions(tmp_p
         assert len(shuffles) == len(set(shuffles)), f"{bot} was dealt a shuffle twice"
 
 
-@pytest.mark.parametrize(("leaves_as", "bots"), [("gone", 4), ("another version", 4), ("gone", 8)])
+@pytest.mark.parametrize(("leaves_as", "bots"), [("gone", 4), ("another version", 4), ("another ruleset", 4),
+                                                ("gone", 8)])
 def test_a_roster_bot_that_leaves_no_longer_holds_the_tournament(tmp_path, leaves_as, bots):
     """Before (a bot owner's pass): a table waited for every roster bot for as long as the
     tournament ran, so a bot that left (or came back as another version) held its round
     for ever, and a leader could freeze the tournament where it led. Now, after
     ``tournament_absent_s``, the table's match starts without it: its seats play as a
     disconnected bot's do (the grace, then defaults), the tournament finishes, and the
-    standings count it, its defaults included. With eight bots the round's two tables play
-    as a duplicate set, which starts without it the same way."""
+    standings count it, its defaults included. A bot connected as the frozen version that
+    declares it plays no other ruleset than one the tournament is not (a review of the
+    first fix) is no different. With eight bots the round's two tables play as a duplicate
+    set, which starts without it the same way."""
     names = {n: "heuristic" for n in ("alice", "bob", "carol", "dave", "erin", "frank", "gina", "hugo")[:bots]}
     tokens = {n: f"token-{n}-0123456789" for n in names}
 
@@ -356,7 +359,10 @@ def test_a_roster_bot_that_leaves_no_longer_holds_the_tournament(tmp_path, leave
                 others = [c for c in clients if c is not dave]
                 if leaves_as == "another version":
                     others += await _clients(daemon.target, {"dave": tokens["dave"]}, names, version="v2")
+                elif leaves_as == "another ruleset":
+                    others += await _clients(daemon.target, {"dave": tokens["dave"]}, names, rulesets=("omnibus",))
                 await stub.ResumeTournament(P.ResumeTournamentRequest(id=created.id), metadata=auth(ADMIN))
+                resumed_ms = time.time() * 1000
                 for _ in range(1200):  # up to a minute; before, it waited for ever
                     t = (await stub.GetTournament(P.GetTournamentRequest(id=created.id))).tournament
                     if t.status == P.TOURNAMENT_STATUS_FINISHED:
@@ -366,9 +372,10 @@ def test_a_roster_bot_that_leaves_no_longer_holds_the_tournament(tmp_path, leave
             last = max(row.round for row in t.tables)
             stored = next(daemon.arena.store.get(row.match_id) for row in t.tables
                           if row.round == last and "dave" in row.bots)
-            return t, stored.record, stored.set_id
+            return t, stored.record, stored.set_id, stored.created_ms - resumed_ms
 
-    t, record, set_id = run(scenario())
+    t, record, set_id, waited_ms = run(scenario())
+    assert waited_ms >= 1000, waited_ms  # tournament_absent_s: the table waited for dave first
     assert bool(set_id) == (bots == 8)  # eight bots: the round's tables are a duplicate set
     assert t.status == P.TOURNAMENT_STATUS_FINISHED, [(row.status, row.waiting) for row in t.tables]
     assert t.matches_total == t.matches_finished == bots // 2
@@ -376,8 +383,11 @@ def test_a_roster_bot_that_leaves_no_longer_holds_the_tournament(tmp_path, leave
     # second started after dave had left: every decision of its seat is a default.
     dave = next(s.seat for s in record.seats if s.name == "dave")
     played = {d.provenance for d in record.decisions if d.seat == dave}
-    assert game_pb2.PROVENANCE_DISCONNECT in played, played  # the grace, then defaults ...
-    assert played <= {game_pb2.PROVENANCE_DISCONNECT, game_pb2.PROVENANCE_AUTO}, played  # ... then auto-play
+    if leaves_as == "another ruleset":  # connected as the frozen version: its stream is sent its seats' requests
+        assert played == {game_pb2.PROVENANCE_BOT}, played
+    else:
+        assert game_pb2.PROVENANCE_DISCONNECT in played, played  # the grace, then defaults ...
+        assert played <= {game_pb2.PROVENANCE_DISCONNECT, game_pb2.PROVENANCE_AUTO}, played  # ... then auto-play
     assert {d.provenance for d in record.decisions if d.seat != dave} == {game_pb2.PROVENANCE_BOT}
     standings = json.loads(t.standings.json)
     assert sorted(b["bot"] for b in standings["bots"]) == sorted(names)

@@ -78,8 +78,9 @@ def test_a_page_of_a_match_that_never_was_answers_404(tmp_path) -> None:
 def test_the_page_of_a_bot_that_is_not_on_the_ladder_answers_404(tmp_path) -> None:
     """/bots/<name> answered 200 for any name (a soft 404 left by the first pass): the page
     then said "no ladder bot" inside, where a crawler or a link checker saw a page. A bot
-    on the ladder answers 200 (its page), any other name the same page answered 404, as a
-    match page of a match that never was does."""
+    on the ladder answers 200 (its page), and so does a configured bot (bot_tokens:
+    tournament standings link to it); any other name the same page answered 404, as a match
+    page of a match that never was does, and a name no bot can have (a NUL) is not looked up."""
     import aiohttp
 
     from tests.server.harness import run
@@ -87,13 +88,15 @@ def test_the_page_of_a_bot_that_is_not_on_the_ladder_answers_404(tmp_path) -> No
 
     async def main() -> dict[str, int]:
         statuses = {}
-        async with web_daemon(tmp_path) as web, aiohttp.ClientSession() as http:
+        async with web_daemon(tmp_path, bot_tokens={"configured": "token-configured-1"}) as web, \
+                aiohttp.ClientSession() as http:
             await asyncio.to_thread(web.arena.store.ladder.add_bot, "listed", "someone")
-            for name in ("listed", "nobody", "Listed", "x" * 5000, "%00"):
+            for name in ("listed", "configured", "nobody", "Listed", "x" * 5000, "%00", "a%00b"):
                 async with http.get(f"{web.url}/bots/{name}") as r:
                     statuses[name[:10]] = r.status
                     assert "text/html" in r.headers["Content-Type"]
         return statuses
 
     statuses = run(main())
-    assert statuses == {"listed": 200, "nobody": 404, "Listed": 404, "x" * 10: 404, "%00": 404}, statuses
+    assert statuses == {"listed": 200, "configured": 200, "nobody": 404, "Listed": 404, "x" * 10: 404, "%00": 404,
+                        "a%00b": 404}, statuses

@@ -130,9 +130,20 @@ class WebFront(WebContext):
         return len(match_id) <= MAX_ID_CHARS and await asyncio.to_thread(self.arena.store.has, match_id)
 
     async def _bot_known(self, request: web.Request) -> bool:
-        """Whether the page's bot is on the ladder (revoked ones keep their page)."""
+        """Whether the page's bot is one: on the ladder (revoked ones keep their page) or
+        configured (bot_tokens: tournament standings link to them). A name no bot can have
+        is not looked up (PostgreSQL refuses a NUL in a string); a store that does not
+        answer serves the page, whose own call then says what is wrong."""
         bot = request.match_info["bot"]
-        return len(bot) <= MAX_BOT_NAME_CHARS and await asyncio.to_thread(self.arena.store.ladder.has_bot, bot)
+        if bot in self.settings.bot_tokens:
+            return True
+        if not bot or len(bot) > MAX_BOT_NAME_CHARS or not bot.isprintable():
+            return False
+        try:
+            return await asyncio.to_thread(self.arena.store.ladder.has_bot, bot)
+        except Exception:
+            log.warning("a bot page could not look its bot up; served as one", exc_info=True)
+            return True
 
     async def _play_socket(self, request: web.Request) -> web.StreamResponse:
         self.check_seat_request(request)
