@@ -35,22 +35,24 @@ def test_add_bot_prints_a_token_once_and_stores_only_its_hash(tmp_path):
     store.close()
 
 
+def _add_bot(db: str, name: str, owner: str, *more: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*HEARTSD, "ladder", "add-bot", name, "--owner", owner, "--db", db, *more],
+                          capture_output=True, text=True)
+
+
 def test_an_owner_spelt_another_way_is_refused_not_taken_for_another_owner(tmp_path):
     """Before (an attack pass): owners were compared as exact strings and taken as typed,
     so "alice", "Alice" and "alice " were three owners, and one person's bots could share
     a table or a duplicate set. Now a second spelling of a registered owner is refused,
     naming the first, and so is an owner with spaces at either end."""
     db = str(tmp_path / "o.db")
-    first = subprocess.run([*HEARTSD, "ladder", "add-bot", "a1", "--owner", "alice", "--db", db, "--create"],
-                           capture_output=True, text=True)
+    first = _add_bot(db, "a1", "alice", "--create")
     assert first.returncode == 0, first.stderr
     for other, code in (("Alice", 3), ("ALICE", 3), ("ａｌｉｃｅ", 3), ("alice ", 2), (" alice", 2)):
-        out = subprocess.run([*HEARTSD, "ladder", "add-bot", "a2", "--owner", other, "--db", db],
-                             capture_output=True, text=True)
+        out = _add_bot(db, "a2", other)
         assert out.returncode == code, (other, out.stderr)  # refused as taken (3), or malformed (2)
         assert "alice" in out.stderr
-    same = subprocess.run([*HEARTSD, "ladder", "add-bot", "a3", "--owner", "alice", "--db", db],
-                          capture_output=True, text=True)
+    same = _add_bot(db, "a3", "alice")
     assert same.returncode == 0, same.stderr
     store = Store(db)
     assert store.ladder.owners() == {"a1": "alice", "a3": "alice"}
@@ -63,17 +65,14 @@ def test_a_bot_name_that_passes_for_another_is_refused(tmp_path):
     differs from a registered one only in case is refused as taken (exit 3), and a name
     that is not ASCII is malformed (exit 2)."""
     db = str(tmp_path / "n.db")
-    first = subprocess.run([*HEARTSD, "ladder", "add-bot", "rb1", "--owner", "alice", "--db", db, "--create"],
-                           capture_output=True, text=True)
+    first = _add_bot(db, "rb1", "alice", "--create")
     assert first.returncode == 0, first.stderr
     for other, code in (("RB1", 3), ("Rb1", 3), ("ｒｂ１", 2), ("r\u0431" + "1", 2), ("\u0440b1", 2)):
-        out = subprocess.run([*HEARTSD, "ladder", "add-bot", other, "--owner", "bob", "--db", db],
-                             capture_output=True, text=True)
+        out = _add_bot(db, other, "bob")
         assert out.returncode == code, (other, out.stderr)
         assert ("'rb1' exists already" if code == 3 else "ASCII") in out.stderr, out.stderr
-    other = subprocess.run([*HEARTSD, "ladder", "add-bot", "rb2", "--owner", "bob", "--db", db],
-                           capture_output=True, text=True)
-    assert other.returncode == 0, other.stderr
+    second = _add_bot(db, "rb2", "bob")
+    assert second.returncode == 0, second.stderr
     store = Store(db)
     assert store.ladder.owners() == {"rb1": "alice", "rb2": "bob"}
     store.close()

@@ -34,6 +34,25 @@ def running_ladder_match(db: str, deals_played: int = 0) -> str:
     raise AssertionError("no ladder match started")
 
 
+def fill_the_disk(monkeypatch: pytest.MonkeyPatch, *methods: str) -> dict[str, bool]:
+    """The store's ``methods`` fail as on a full disk while the returned ``["disk"]`` is
+    true (set it false: the disk has room again)."""
+    import sqlite3
+
+    full = {"disk": True}
+
+    def failing(real):  # type: ignore[no-untyped-def]
+        def call(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            if full["disk"]:
+                raise sqlite3.OperationalError("database or disk is full")
+            return real(self, *args, **kwargs)
+        return call
+
+    for name in methods:
+        monkeypatch.setattr(Store, name, failing(getattr(Store, name)))
+    return full
+
+
 def test_sigterm_lets_the_house_bots_finish_their_ladder_matches(tmp_path):
     db = str(tmp_path / "d.db")
     proc, _ = start(tmp_path, *LADDER, "--shutdown-grace-s", "60")
@@ -163,20 +182,10 @@ def test_a_match_whose_result_could_not_be_stored_is_not_left_running_after_a_cl
     Before (an attack pass), its row stayed 'running' after a clean stop, until this
     instance's next start (maybe never): other daemons of the store listed it as running.
     Now the stop marks it aborted, once the disk takes writes again."""
-    import sqlite3
-
     import heartsd.arena
 
     monkeypatch.setattr(heartsd.arena, "STORE_RETRY_DELAYS_S", (0.01,))
-    real_finish = Store.finish
-    full = {"disk": True}
-
-    def finish(self, *args, **kwargs):
-        if full["disk"]:
-            raise sqlite3.OperationalError("database or disk is full")
-        return real_finish(self, *args, **kwargs)
-
-    monkeypatch.setattr(Store, "finish", finish)
+    full = fill_the_disk(monkeypatch, "finish")
 
     async def scenario():
         async with running_daemon(tmp_path) as daemon:
@@ -207,24 +216,12 @@ def test_a_match_whose_result_could_not_be_stored_is_marked_aborted_once_the_sto
     soon as the store takes writes again, while it runs. (And the result itself is tried
     for ~70 s first: a PostgreSQL failover takes 5-30 s, and 4 s of retries lost every
     match that ended during one.)"""
-    import sqlite3
-
     import heartsd.arena
 
     assert sum(heartsd.arena.STORE_RETRY_DELAYS_S) >= 60
     monkeypatch.setattr(heartsd.arena, "STORE_RETRY_DELAYS_S", (0.01,))
     monkeypatch.setattr(heartsd.arena, "UNSTORED_RETRY_S", 0.05)
-    full = {"disk": True}
-
-    def failing(real):  # type: ignore[no-untyped-def]
-        def call(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-            if full["disk"]:
-                raise sqlite3.OperationalError("database or disk is full")
-            return real(self, *args, **kwargs)
-        return call
-
-    monkeypatch.setattr(Store, "finish", failing(Store.finish))
-    monkeypatch.setattr(Store, "abort_interrupted", failing(Store.abort_interrupted))
+    full = fill_the_disk(monkeypatch, "finish", "abort_interrupted")
 
     async def scenario():
         async with running_daemon(tmp_path) as daemon:
@@ -252,8 +249,6 @@ def test_a_failing_store_shows_in_the_health_check_and_the_server_status_until_i
     told. Now the health check answers NOT_SERVING, and GetServerStatus gives when the
     failure began, its message and the matches whose result waits; all clear again once
     the store takes writes (the waiting result is then marked aborted)."""
-    import sqlite3
-
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
     from heartsbot.proto import admin_pb2, admin_pb2_grpc
@@ -262,17 +257,7 @@ def test_a_failing_store_shows_in_the_health_check_and_the_server_status_until_i
 
     monkeypatch.setattr(heartsd.arena, "STORE_RETRY_DELAYS_S", (0.01,) * 40)  # still retrying while looked at
     monkeypatch.setattr(heartsd.arena, "UNSTORED_RETRY_S", 0.05)
-    full = {"disk": True}
-
-    def failing(real):  # type: ignore[no-untyped-def]
-        def call(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-            if full["disk"]:
-                raise sqlite3.OperationalError("database or disk is full")
-            return real(self, *args, **kwargs)
-        return call
-
-    monkeypatch.setattr(Store, "finish", failing(Store.finish))
-    monkeypatch.setattr(Store, "abort_interrupted", failing(Store.abort_interrupted))
+    full = fill_the_disk(monkeypatch, "finish", "abort_interrupted")
 
     async def scenario():  # type: ignore[no-untyped-def]
         async with running_daemon(tmp_path) as daemon, daemon.channel() as channel:
@@ -316,24 +301,12 @@ def test_an_idle_daemon_whose_store_failed_serves_again_once_the_store_takes_wri
     nothing else to write, stayed NOT_SERVING after the store recovered, and an
     orchestrator that stops traffic to it would never have sent the write that clears it.
     Now, while the store fails, a write every STORE_PROBE_S asks whether it works again."""
-    import sqlite3
-
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
     import heartsd.arena
 
     monkeypatch.setattr(heartsd.arena, "STORE_PROBE_S", 0.05)
-    full = {"disk": True}
-
-    def failing(real):  # type: ignore[no-untyped-def]
-        def call(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-            if full["disk"]:
-                raise sqlite3.OperationalError("database or disk is full")
-            return real(self, *args, **kwargs)
-        return call
-
-    monkeypatch.setattr(Store, "start", failing(Store.start))
-    monkeypatch.setattr(Store, "probe_write", failing(Store.probe_write))
+    full = fill_the_disk(monkeypatch, "start", "probe_write")
 
     async def scenario():  # type: ignore[no-untyped-def]
         async with running_daemon(tmp_path) as daemon, daemon.channel() as channel:
