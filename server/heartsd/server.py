@@ -304,7 +304,7 @@ async def start_ladder(settings: Settings, arena: Arena, port: int) -> LadderRun
                                                   house=frozenset(house), fill_only=settings.ladder_fill,
                                                   set_tables=settings.ladder_set_tables))
     run.matchmaker = loop.create_task(matchmaker.run())
-    log.info("ladder on", ruleset=settings.ladder_ruleset, house_bots=list(settings.ladder_house))
+    log.info("ladder on", ruleset=settings.ladder_ruleset, house_bots=sorted(house))  # those started, not those asked
     return run
 
 

@@ -324,6 +324,30 @@ def test_another_applications_sqlite_file_is_refused_not_adopted(tmp_path, its_o
     assert other.read_bytes() == before
 
 
+def test_the_ladder_names_the_house_bots_it_started_not_those_it_refused_to_take_over(tmp_path):
+    """A registered bot named like a house strategy's (house-random, another owner's) is
+    not taken over; the "ladder on" line then listed every strategy asked for, so the log
+    said house-random played when it did not (an operator's pass). Now it names the house
+    bots started, beside the warning about the one refused."""
+    db = str(tmp_path / "h.db")
+    assert heartsd("ladder", "add-bot", "house-random", "--owner", "alice", "--db", db, "--create").returncode == 0
+    proc = subprocess.Popen([*HEARTSD, "serve", "--port", "0", "--db", db, "--log-format", "json", "--log-level", "info",
+                             "--admin-token", ADMIN, "--ladder", "--ladder-house", "random", "heuristic"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    seen = b""
+    deadline = time.monotonic() + 60
+    while b'"ladder on"' not in seen and time.monotonic() < deadline:
+        if select.select([proc.stderr], [], [], 1)[0]:
+            seen += os.read(proc.stderr.fileno(), 65536)  # type: ignore[union-attr]
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    events = [json.loads(line) for line in (seen + err).decode().splitlines() if line.startswith("{")]
+    on = [e for e in events if e["event"] == "ladder on"]
+    refused = [e for e in events if "not taking over a registered bot" in str(e["event"])]
+    assert len(on) == 1 and on[0]["house_bots"] == ["house-heuristic"], on
+    assert [e["bot"] for e in refused] == ["house-random"], refused
+
+
 def test_serve_warns_when_it_creates_a_new_store_and_only_then(tmp_path):
     """`heartsd serve --db heartsd.bd` (a typo) started on a new, empty store without a
     word, so the operator's ladder seemed gone. Now one warning names the new file's
