@@ -576,7 +576,7 @@ class Arena:
             for attempt in range(SEED_DRAWS):
                 runner = self.new_runner(rules, match_format, seed if explicit else secrets.randbits(63), seats,
                                          policy, rated, strict=(rated or not explicit) if strict is None else strict,
-                                         versions=versions)
+                                         versions=versions, absent=absent)
                 if prepare is not None:
                     prepare(runner)
                 try:
@@ -702,15 +702,19 @@ class Arena:
 
     def new_runner(self, rules: Ruleset, match_format: MatchFormat, seed: int, seats: list[SeatRequest],
                    policy: ClockPolicy, rated: bool, strict: bool,
-                   versions: Mapping[str, str] | None = None) -> MatchRunner:
+                   versions: Mapping[str, str] | None = None, absent: frozenset[str] = frozenset()) -> MatchRunner:
         """A runner for a validated match (not started: see :meth:`start`). ``versions``: the
-        bots' versions frozen by a tournament, which alone may play their seats throughout."""
+        bots' versions frozen by a tournament, which alone may play their seats throughout.
+        ``absent``: bots the match starts without; a stream of theirs that is connected but
+        cannot take the seat (draining, other rulesets) is shut out of it, so the seat starts
+        away and takes no slot of that stream (a bot's next stream may play it)."""
         match_id = "m-" + secrets.token_hex(8)
         slots = []
         for seat, spec in enumerate(seats):
             clock_state = SeatClock(policy.decision_ms, policy.bank_ms)
             if spec.bot:
-                slots.append(SeatSlot(seat, spec.bot, clock_state, version=versions.get(spec.bot) if versions else None))
+                slots.append(SeatSlot(seat, spec.bot, clock_state, version=versions.get(spec.bot) if versions else None,
+                                      shut_out=self.sessions.get(spec.bot) if spec.bot in absent else None))
             elif spec.human:  # same stream, checks and defaults as a bot; a person's clock
                 human_clock = SeatClock(self.settings.human_decision_ms, self.settings.human_bank_ms)
                 slots.append(SeatSlot(seat, spec.human, human_clock, provenance=P.PROVENANCE_HUMAN))

@@ -249,7 +249,10 @@ class Database:
                 try:
                     yield Transaction(self, cursor)
                 except BaseException:
-                    cursor.execute("ROLLBACK")
+                    # SQLite may have rolled back by itself (a full disk: SQLITE_FULL); the
+                    # error to report is the first, not "no transaction is active".
+                    with contextlib.suppress(sqlite3.OperationalError):
+                        cursor.execute("ROLLBACK")
                     raise
                 cursor.execute("COMMIT")
             else:
@@ -330,6 +333,10 @@ class Database:
             self._connection.close()
 
 
+HEARTSD_MATCH_COLUMNS = frozenset({"id", "created_ms", "status", "reason", "ruleset", "players", "seats", "seed",
+                                   "deals_played", "totals", "record"})  # schema.py's migration 1
+
+
 def _foreign_tables(connection: sqlite3.Connection) -> list[str]:
     """A few tables of a SQLite file that holds tables but not heartsd's: another
     application's database (a wrong ``--db``; one with a schema_version table of its own
@@ -338,10 +345,17 @@ def _foreign_tables(connection: sqlite3.Connection) -> list[str]:
     PostgreSQL database may hold other applications' tables beside heartsd's; it is a
     server's, named on purpose.)"""
     tables = [name for (name,) in connection.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%' ORDER BY name")]
-    # A heartsd store has both (its first migration made them in one transaction with the
-    # version row); "schema_version" alone is a common name for another application's table.
-    return [] if not tables or {"schema_version", "matches"} <= set(tables) else tables[:4]
+        "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite%' ORDER BY name")]
+    if not tables:
+        return []
+    # A heartsd store has both, its first migration's matches table with them (made in one
+    # transaction with the version row); "schema_version" and "matches" alone are common
+    # names for another application's tables.
+    if "schema_version" in tables and "matches" in tables:
+        columns = {row[1] for row in connection.execute("PRAGMA table_info(matches)")}
+        if HEARTSD_MATCH_COLUMNS <= columns:
+            return []
+    return tables[:4]
 
 
 def _foreign_message(path: str, tables: list[str]) -> str:

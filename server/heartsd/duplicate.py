@@ -158,8 +158,8 @@ async def start_set(arena: Arena, ruleset: str, deals: int, tables: Sequence[Seq
     for _ in range(SEED_DRAWS):
         seed = secrets.randbits(63) if explicit is None else explicit
         set_id = "s-" + secrets.token_hex(8)
-        runners = [arena.new_runner(rules, match_format, seed, table, policy, rated, strict=True, versions=versions)
-                   for table in seats]
+        runners = [arena.new_runner(rules, match_format, seed, table, policy, rated, strict=True, versions=versions,
+                                    absent=absent) for table in seats]
         releases = DealReleases([runner.table for runner in runners])
         for runner in runners:
             runner.set_id = set_id

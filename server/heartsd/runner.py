@@ -210,11 +210,14 @@ class SeatSlot:
     # The stream this seat is being caught up on (catchup.py), part by part as it reads:
     # meanwhile what the match sends the seat waits for its turn there.
     catching_up: BotSession | None = None
+    # A stream of the seat's bot that may not play it: the one a tournament's table started
+    # without (draining, or declaring other rulesets: Arena.unable); its next stream may.
+    shut_out: BotSession | None = None
 
     def played_by(self, session: BotSession) -> bool:
         """Whether ``session`` (of this seat's bot) may play this seat: its version is the
-        frozen one, if any."""
-        return self.version is None or session.version == self.version
+        frozen one, if any, and it is not the stream the seat started without."""
+        return (self.version is None or session.version == self.version) and session is not self.shut_out
 
     @property
     def label(self) -> str:

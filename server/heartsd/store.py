@@ -10,7 +10,9 @@ count as a result.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -65,6 +67,7 @@ class StoredMatch:
 # (matches.result, schema 14). Before (an attack pass), an older store gave those commands a
 # traceback ("no such column: set_id") instead of this message.
 READABLE_FROM = 14
+PROBE_FREE_BYTES = 1024 * 1024  # probe_write: what the store's filesystem must have free
 
 
 class Store:
@@ -214,8 +217,15 @@ class Store:
 
     def probe_write(self) -> None:
         """A write that changes nothing the daemon reads, to learn whether the store takes
-        writes again (store_health.py): it still writes a page, so a full disk or a
-        failed-over server refuses it as it would any write."""
+        writes again (store_health.py): a failed-over server refuses it as it would any
+        write. On SQLite it could pass on a full disk (it rewrites a page the write-ahead
+        log already holds: an attack pass saw the health check flap), so the store's
+        filesystem must also have PROBE_FREE_BYTES free."""
+        if self.db.dialect == "sqlite" and self.db.url != ":memory:":
+            stat = os.statvfs(os.path.dirname(os.path.abspath(self.db.url)))
+            free = stat.f_bavail * stat.f_frsize
+            if free < PROBE_FREE_BYTES:
+                raise OSError(errno.ENOSPC, f"database or disk is full ({free} bytes free on the store's filesystem)")
         with self.db.transaction() as tx:
             tx.execute("UPDATE schema_version SET version = version")
 

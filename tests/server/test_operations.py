@@ -294,22 +294,25 @@ def test_a_store_whose_schema_version_is_damaged_is_refused_with_a_reason(tmp_pa
         assert "Traceback" not in out.stderr
 
 
-@pytest.mark.parametrize("its_own_schema_version", [False, True])
-def test_another_applications_sqlite_file_is_refused_not_adopted(tmp_path, its_own_schema_version):
+@pytest.mark.parametrize("its_own", [(), ("schema_version",), ("schema_version", "matches")])
+def test_another_applications_sqlite_file_is_refused_not_adopted(tmp_path, its_own):
     """Before (an operator's pass): `--db` pointing at another application's SQLite file
     (a typo, a wrong path) had heartsd add its tables to that file and serve from it. Now a
     SQLite file that holds tables but not heartsd's is refused, exit 2, by every command,
     and the file is left as it was; also when it has a schema_version table of its own (a
-    common name: a review of the first fix)."""
+    common name: a review of the first fix), and a matches table too (an attack pass: it
+    was migrated, and every command ended in a traceback)."""
     import sqlite3
 
     other = tmp_path / "places.sqlite"
     with contextlib.closing(sqlite3.connect(other)) as c:
         c.execute("CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url TEXT)")
         c.execute("INSERT INTO moz_places (url) VALUES ('https://example.org/')")
-        if its_own_schema_version:
+        if "schema_version" in its_own:
             c.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
             c.execute("INSERT INTO schema_version VALUES (3)")
+        if "matches" in its_own:
+            c.execute("CREATE TABLE matches (id INTEGER PRIMARY KEY, home TEXT, away TEXT)")
         c.commit()
     before = other.read_bytes()
     for args in (("serve", "--port", "0"), ("ladder", "add-bot", "n", "--owner", "o"), ("replay", "verify")):
@@ -319,8 +322,8 @@ def test_another_applications_sqlite_file_is_refused_not_adopted(tmp_path, its_o
         assert "moz_places" in out.stderr, out.stderr
         assert "Traceback" not in out.stderr
     with contextlib.closing(sqlite3.connect(other)) as c:
-        assert [r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")] == \
-            ["moz_places", "schema_version"][:1 + its_own_schema_version]
+        assert sorted(r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")) == \
+            sorted(["moz_places", *its_own])
     assert other.read_bytes() == before
 
 

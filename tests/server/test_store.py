@@ -331,3 +331,40 @@ def test_a_match_being_started_survives_its_caller_and_shutdown(tmp_path):
     assert invisible == {}
     assert survivor.status == "finished"
     assert (aborted.status, aborted.reason) == ("aborted", "server shutdown")
+
+
+def test_a_failed_transaction_reports_its_own_error_not_the_rollbacks(tmp_path):
+    """An attack pass: on a full disk SQLite rolls the transaction back by itself, and the
+    ROLLBACK that followed raised "cannot rollback - no transaction is active", which then
+    stood for the failure (in store_error and the log) instead of "database or disk is full"."""
+    db = Database.open(str(tmp_path / "r.db"))
+    with pytest.raises(ValueError, match="the body's own error"):
+        with db.transaction() as tx:
+            tx.execute("ROLLBACK")  # as SQLite does by itself on SQLITE_FULL
+            raise ValueError("the body's own error")
+    db.close()
+
+
+def test_the_store_probe_fails_while_its_filesystem_is_full(tmp_path, monkeypatch):
+    """An attack pass: the probe write (store_health.py) rewrites a page the write-ahead log
+    already holds, so it passed on a full disk and the health check flapped to SERVING
+    every 10 s while every real write failed. Now it needs PROBE_FREE_BYTES free on the
+    store's filesystem too (its free space is the one thing faked here)."""
+    import errno
+    import os
+
+    import heartsd.store
+
+    store = Store(str(tmp_path / "p.db"))
+    store.probe_write()  # room enough: it writes
+    real = os.statvfs
+
+    class Full:
+        def __init__(self, path: str) -> None:
+            self.f_frsize, self.f_bavail = real(path).f_frsize, 3
+
+    monkeypatch.setattr(heartsd.store.os, "statvfs", Full)
+    with pytest.raises(OSError) as failed:
+        store.probe_write()
+    assert failed.value.errno == errno.ENOSPC and "bytes free" in str(failed.value)
+    store.close()
