@@ -110,6 +110,26 @@ def check_not_orphaned(path: str) -> None:
                          f"away to start a new store ({SETTING})")
 
 
+def check_not_foreign(path: str) -> None:
+    """Refuse, reading only, an existing SQLite file that is another application's
+    (:func:`_foreign_tables`): checked before the lease makes its lock file beside it (an
+    attack pass: a refused file was left with an ``X.heartsd.lock`` next to it)."""
+    if path == ":memory:" or not os.path.isfile(path):
+        return
+    try:
+        connection = _open_sqlite_read_only(path)
+    except sqlite3.Error:
+        return  # said when the store is opened, as before
+    try:
+        foreign = _foreign_tables(connection)
+    except sqlite3.DatabaseError:
+        return
+    finally:
+        connection.close()
+    if foreign:
+        raise StoreError(_foreign_message(path, foreign))
+
+
 def check_writable(path: str) -> None:
     """Raise :class:`StoreError` unless a daemon can write the SQLite store at ``path``
     (the file, if it exists, and its folder, where SQLite keeps the -wal and -shm files).

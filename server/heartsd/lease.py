@@ -37,7 +37,7 @@ from typing import Any, Protocol, TypeVar
 
 import structlog
 
-from .db import Database, check_not_orphaned, check_writable, is_postgresql, sqlite_path
+from .db import Database, check_not_foreign, check_not_orphaned, check_writable, is_postgresql, sqlite_path
 
 S = TypeVar("S")
 log = structlog.get_logger("heartsd.lease")
@@ -272,6 +272,7 @@ def open_leased(url: str, instance: str, open_store: Callable[[], S]) -> tuple[S
     path = sqlite_path(url)
     check_writable(path)  # a read-only store is refused with that reason, not a lock file error
     check_not_orphaned(path)  # before the lease makes the database file
+    check_not_foreign(path)  # ... or its lock file beside another application's
     lease = None if path == ":memory:" else FileLease.acquire(path, instance)
     try:
         return open_store(), lease

@@ -325,6 +325,7 @@ def test_another_applications_sqlite_file_is_refused_not_adopted(tmp_path, its_o
         assert sorted(r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")) == \
             sorted(["moz_places", *its_own])
     assert other.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["places.sqlite"]  # no lock file, -wal or -shm beside it
 
 
 def test_the_ladder_names_the_house_bots_it_started_not_those_it_refused_to_take_over(tmp_path):
