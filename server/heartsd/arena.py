@@ -136,6 +136,7 @@ class SeatProblem:
 
     detail: str
     public: str
+    busy: bool = False  # only its match slots are taken: it comes free as its matches end
 
     @classmethod
     def plain(cls, text: str) -> SeatProblem:
@@ -456,42 +457,47 @@ class Arena:
                       versions: Mapping[str, str] | None = None) -> SeatProblem | None:
         """Why the bots in ``wanted`` (name -> seats) cannot all be seated now, or None."""
         for bot in wanted:
-            session = self.sessions.get(bot)
-            if session is None:
-                return SeatProblem.plain(f"bot {bot!r} is not connected")
-            if versions is not None and bot in versions and session.version != versions[bot]:
-                return SeatProblem(
-                    f"bot {bot!r} is connected as version {session.version!r}; this match needs the version "
-                    f"frozen at the start, {versions[bot]!r}",
-                    f"bot {bot!r} is not connected as the version frozen at the start, {versions[bot]!r}")
-            if self.tokens.state(bot, session.token_hash) in (TokenState.REVOKED, TokenState.ROTATED):
-                # Its session ends within about a second; publicly it is just not connected.
-                return SeatProblem(f"bot {bot!r} is connected with a token that no longer counts",
-                                   f"bot {bot!r} is not connected")
-            if not session.plays(ruleset):
-                return SeatProblem.plain(f"bot {bot!r} does not play {ruleset}")
-            if session.drain_reason:
-                return SeatProblem(_draining(bot, session.drain_reason), _draining(bot, ""))
-            if self.free_slots(bot, reservation) < 1:  # a match takes one slot, however many seats
-                held = ", ".join(f"{purpose} {match_id}" for match_id, purpose in self.matches_of(bot))
-                text = (f"bot {bot!r} has no free match slot: it plays at most {session.max_matches} at once "
-                        f"and is in {self.active_matches(bot)} now ({held or 'none'})")
-                promised = self.slots.promised(bot, before=reservation)
-                if promised:
-                    waiting = ", ".join(self.slots.holders(bot)[: 3])
-                    text += f", and {promised} slot(s) are promised to waiting matches ({waiting})"
-                return SeatProblem(text, f"bot {bot!r} is busy in other matches")
+            if (problem := self._bot_problem(bot, ruleset, reservation, versions)) is not None:
+                return problem
+        return None
+
+    def _bot_problem(self, bot: str, ruleset: str, reservation: Reservation | None,
+                     versions: Mapping[str, str] | None) -> SeatProblem | None:
+        """Why ``bot`` cannot be seated now, or None."""
+        session = self.sessions.get(bot)
+        if session is None:
+            return SeatProblem.plain(f"bot {bot!r} is not connected")
+        if versions is not None and bot in versions and session.version != versions[bot]:
+            return SeatProblem(
+                f"bot {bot!r} is connected as version {session.version!r}; this match needs the version "
+                f"frozen at the start, {versions[bot]!r}",
+                f"bot {bot!r} is not connected as the version frozen at the start, {versions[bot]!r}")
+        if self.tokens.state(bot, session.token_hash) in (TokenState.REVOKED, TokenState.ROTATED):
+            # Its session ends within about a second; publicly it is just not connected.
+            return SeatProblem(f"bot {bot!r} is connected with a token that no longer counts",
+                               f"bot {bot!r} is not connected")
+        if not session.plays(ruleset):
+            return SeatProblem.plain(f"bot {bot!r} does not play {ruleset}")
+        if session.drain_reason:
+            return SeatProblem(_draining(bot, session.drain_reason), _draining(bot, ""))
+        if self.free_slots(bot, reservation) < 1:  # a match takes one slot, however many seats
+            held = ", ".join(f"{purpose} {match_id}" for match_id, purpose in self.matches_of(bot))
+            text = (f"bot {bot!r} has no free match slot: it plays at most {session.max_matches} at once "
+                    f"and is in {self.active_matches(bot)} now ({held or 'none'})")
+            promised = self.slots.promised(bot, before=reservation)
+            if promised:
+                waiting = ", ".join(self.slots.holders(bot)[: 3])
+                text += f", and {promised} slot(s) are promised to waiting matches ({waiting})"
+            return SeatProblem(text, f"bot {bot!r} is busy in other matches", busy=True)
         return None
 
     def unable(self, bot: str, ruleset: str, versions: Mapping[str, str] | None = None) -> bool:
         """Whether ``bot`` cannot take a seat of ``ruleset`` however long its match waits for
-        a free slot: not connected, connected as another version than ``versions`` froze,
-        with a token that no longer counts, not playing the ruleset, or draining (every
-        refusal of :meth:`_seat_problem` but a busy bot's)."""
-        session = self.sessions.get(bot)
-        return (session is None or (versions is not None and bot in versions and session.version != versions[bot])
-                or self.tokens.state(bot, session.token_hash) in (TokenState.REVOKED, TokenState.ROTATED)
-                or not session.plays(ruleset) or bool(session.drain_reason))
+        a free slot: any refusal of :meth:`_bot_problem` but a busy bot's (not connected,
+        another version than ``versions`` froze, a token that no longer counts, not playing
+        the ruleset, draining)."""
+        problem = self._bot_problem(bot, ruleset, None, versions)
+        return problem is not None and not problem.busy
 
     def _check_still_absent(self, absent: frozenset[str], ruleset: str, versions: Mapping[str, str] | None) -> None:
         """A bot the match was to start without that can be seated again is waited for like

@@ -121,13 +121,9 @@ def check_not_foreign(path: str) -> None:
     except sqlite3.Error:
         return  # said when the store is opened, as before
     try:
-        foreign = _foreign_tables(connection)
-    except sqlite3.DatabaseError:
-        return
+        _refuse_foreign(connection, path)
     finally:
         connection.close()
-    if foreign:
-        raise StoreError(_foreign_message(path, foreign))
 
 
 def check_writable(path: str) -> None:
@@ -214,26 +210,16 @@ class Database:
                                  "folder; `heartsd serve` creates a store, as does `heartsd ladder add-bot --create`")
         if read_only:
             connection = _open_sqlite_read_only(path)
-            try:
-                foreign = _foreign_tables(connection)
-            except sqlite3.DatabaseError:
-                foreign = []  # not a database at all: said by the first read, as before
-            if foreign:
-                connection.close()
-                raise StoreError(_foreign_message(path, foreign))
+            _refuse_foreign(connection, path)
             return cls("sqlite", connection, path)
         check_writable(path)
         connection = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
+        _refuse_foreign(connection, path)  # before journal_mode=WAL changes the file's header
         try:
-            foreign = _foreign_tables(connection)
-            if not foreign:
-                connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA journal_mode=WAL")
         except sqlite3.DatabaseError as exc:
             connection.close()
             raise StoreError(f"cannot open the store {path} ({SETTING}): {exc}") from None
-        if foreign:
-            connection.close()
-            raise StoreError(_foreign_message(path, foreign))
         connection.execute("PRAGMA foreign_keys=ON")
         connection.execute("PRAGMA busy_timeout=10000")
         return cls("sqlite", connection, path)
@@ -378,9 +364,18 @@ def _foreign_tables(connection: sqlite3.Connection) -> list[str]:
     return tables[:4]
 
 
-def _foreign_message(path: str, tables: list[str]) -> str:
-    return (f"{path} is not a heartsd store: it holds another application's tables ({', '.join(tables)}), not "
-            f"heartsd's; point {SETTING} at a heartsd store or a new file")
+def _refuse_foreign(connection: sqlite3.Connection, path: str) -> None:
+    """Close ``connection`` and raise :class:`StoreError` if the file is another
+    application's (:func:`_foreign_tables`). A file that is no database at all passes: the
+    next read says so, as before."""
+    try:
+        foreign = _foreign_tables(connection)
+    except sqlite3.DatabaseError:
+        return
+    if foreign:
+        connection.close()
+        raise StoreError(f"{path} is not a heartsd store: it holds another application's tables "
+                         f"({', '.join(foreign)}), not heartsd's; point {SETTING} at a heartsd store or a new file")
 
 
 def _version(url: str, rows: Sequence[tuple[Any, ...]]) -> int:

@@ -40,23 +40,34 @@ def _add_bot(db: str, name: str, owner: str, *more: str) -> subprocess.Completed
                           capture_output=True, text=True)
 
 
+def _registrations(db: str, first: tuple[str, str], refused: list[tuple[tuple[str, str], int, str]],
+                   then: tuple[str, str]) -> dict[str, str]:
+    """Register ``first`` (name, owner) on a new store, each of ``refused`` ((name, owner),
+    exit code, a text its error names), then ``then``: the owners registered in the end."""
+    out = _add_bot(db, *first, "--create")
+    assert out.returncode == 0, out.stderr
+    for bot, code, named in refused:
+        out = _add_bot(db, *bot)
+        assert out.returncode == code, (bot, out.stderr)
+        assert named in out.stderr, out.stderr
+    out = _add_bot(db, *then)
+    assert out.returncode == 0, out.stderr
+    store = Store(db)
+    try:
+        return store.ladder.owners()
+    finally:
+        store.close()
+
+
 def test_an_owner_spelt_another_way_is_refused_not_taken_for_another_owner(tmp_path):
     """Before (an attack pass): owners were compared as exact strings and taken as typed,
     so "alice", "Alice" and "alice " were three owners, and one person's bots could share
     a table or a duplicate set. Now a second spelling of a registered owner is refused,
     naming the first, and so is an owner with spaces at either end."""
-    db = str(tmp_path / "o.db")
-    first = _add_bot(db, "a1", "alice", "--create")
-    assert first.returncode == 0, first.stderr
-    for other, code in (("Alice", 3), ("ALICE", 3), ("ａｌｉｃｅ", 3), ("alice ", 2), (" alice", 2)):
-        out = _add_bot(db, "a2", other)
-        assert out.returncode == code, (other, out.stderr)  # refused as taken (3), or malformed (2)
-        assert "alice" in out.stderr
-    same = _add_bot(db, "a3", "alice")
-    assert same.returncode == 0, same.stderr
-    store = Store(db)
-    assert store.ladder.owners() == {"a1": "alice", "a3": "alice"}
-    store.close()
+    refused = [(("a2", other), code, "alice")  # refused as taken (3), or malformed (2)
+               for other, code in (("Alice", 3), ("ALICE", 3), ("ａｌｉｃｅ", 3), ("alice ", 2), (" alice", 2))]
+    owners = _registrations(str(tmp_path / "o.db"), ("a1", "alice"), refused, ("a3", "alice"))
+    assert owners == {"a1": "alice", "a3": "alice"}
 
 
 def test_a_bot_name_that_passes_for_another_is_refused(tmp_path):
@@ -64,18 +75,10 @@ def test_a_bot_name_that_passes_for_another_is_refused(tmp_path):
     bots, each passing for the other on the leaderboard and in every list. Now a name that
     differs from a registered one only in case is refused as taken (exit 3), and a name
     that is not ASCII is malformed (exit 2)."""
-    db = str(tmp_path / "n.db")
-    first = _add_bot(db, "rb1", "alice", "--create")
-    assert first.returncode == 0, first.stderr
-    for other, code in (("RB1", 3), ("Rb1", 3), ("ｒｂ１", 2), ("r\u0431" + "1", 2), ("\u0440b1", 2)):
-        out = _add_bot(db, other, "bob")
-        assert out.returncode == code, (other, out.stderr)
-        assert ("'rb1' exists already" if code == 3 else "ASCII") in out.stderr, out.stderr
-    second = _add_bot(db, "rb2", "bob")
-    assert second.returncode == 0, second.stderr
-    store = Store(db)
-    assert store.ladder.owners() == {"rb1": "alice", "rb2": "bob"}
-    store.close()
+    refused = [((other, "bob"), code, "'rb1' exists already" if code == 3 else "ASCII")
+               for other, code in (("RB1", 3), ("Rb1", 3), ("ｒｂ１", 2), ("r\u0431" + "1", 2), ("\u0440b1", 2))]
+    owners = _registrations(str(tmp_path / "n.db"), ("rb1", "alice"), refused, ("rb2", "bob"))
+    assert owners == {"rb1": "alice", "rb2": "bob"}
 
 
 def test_connect_revoke_and_rotate(tmp_path):
