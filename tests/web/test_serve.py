@@ -100,3 +100,31 @@ def test_the_page_of_a_bot_that_is_not_on_the_ladder_answers_404(tmp_path) -> No
     statuses = run(main())
     assert statuses == {"listed": 200, "configured": 200, "nobody": 404, "Listed": 404, "x" * 10: 404, "%00": 404,
                         "a%00b": 404}, statuses
+
+
+def test_the_ladder_handlers_refusals_answer_their_status_and_reason(tmp_path) -> None:
+    """An attack pass: every refusal of the ladder's handlers run for the web (an unknown
+    ruleset, an unknown bot) answered 500 "internal error" and logged a traceback: the web
+    front's stand-in gRPC context took no ``trailing_metadata``, which every refusal passes.
+    Now each answers its own status with the handler's reason, as gRPC callers get it."""
+    import aiohttp
+
+    from tests.server.harness import run
+    from tests.web.harness import web_daemon
+
+    async def main() -> dict[str, tuple[int, str]]:
+        answers = {}
+        async with web_daemon(tmp_path) as web, aiohttp.ClientSession() as http:
+            await asyncio.to_thread(web.arena.store.ladder.add_bot, "listed", "someone")
+            for path in ("/api/leaderboard?ruleset=nope", "/api/bots/nobody", "/api/bots/listed?ruleset=zzz",
+                         "/api/leaderboard?ruleset=standard"):
+                async with http.get(web.url + path) as r:
+                    answers[path] = (r.status, (await r.json()).get("error", ""))
+        return answers
+
+    answers = run(main())
+    statuses = {path: status for path, (status, _) in answers.items()}
+    assert statuses == {"/api/leaderboard?ruleset=nope": 400, "/api/bots/nobody": 404,
+                        "/api/bots/listed?ruleset=zzz": 400, "/api/leaderboard?ruleset=standard": 200}, answers
+    for path, (status, error) in answers.items():
+        assert status == 200 or (error and "internal" not in error), (path, error)

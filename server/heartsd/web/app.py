@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import html
-
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+
+import grpc
 import structlog
 from aiohttp import web
 
@@ -167,6 +168,8 @@ class WebFront(WebContext):
         except BudgetExhausted as exc:
             return _too_many(exc.message, exc.retry_after_s)
         except Refused as exc:
+            if exc.code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                return _too_many(exc.details, exc.retry_after_s)
             return _error(HTTP_OF_GRPC.get(exc.code, 500), exc.details)
         except ArenaError as exc:
             return _error(HTTP_OF_ARENA.get(exc.kind, 500), exc.message)

@@ -15,9 +15,10 @@ HTTP status.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 import grpc
+from heartsbot.pacing import RETRY_AFTER_KEY
 from heartsbot.proto import game_pb2, ladder_pb2, spectator_pb2, tournament_pb2
 
 from .. import spectating
@@ -27,22 +28,28 @@ from ..tournament_service import TournamentService
 
 
 class Refused(grpc.aio.AbortError):
-    """A spectator or ladder handler refused, with ``code`` (a grpc.StatusCode) and ``details``."""
+    """A spectator or ladder handler refused, with ``code`` (a grpc.StatusCode) and ``details``;
+    ``retry_after_s`` when its trailing metadata said when to come back (budgets.retry_metadata)."""
 
-    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+    def __init__(self, code: grpc.StatusCode, details: str, retry_after_s: float | None = None) -> None:
         super().__init__(details)
         self.code = code
         self.details = details
+        self.retry_after_s = retry_after_s
 
 
 class _Context:
-    """The part of ``grpc.aio.ServicerContext`` the read-only handlers use."""
+    """The part of ``grpc.aio.ServicerContext`` the read-only handlers use. Its ``abort`` takes
+    what grpc's does: an attack pass found every ladder refusal a web 500, because the
+    handlers pass ``trailing_metadata`` (services.abort_with) and this took none."""
 
     def __init__(self, peer: str) -> None:
         self._peer = peer
 
-    async def abort(self, code: grpc.StatusCode, details: str = "") -> None:
-        raise Refused(code, details)
+    async def abort(self, code: grpc.StatusCode, details: str = "",
+                    trailing_metadata: Sequence[tuple[str, str]] = ()) -> None:
+        wait_ms = dict(trailing_metadata).get(RETRY_AFTER_KEY)
+        raise Refused(code, details, None if wait_ms is None else int(wait_ms) / 1000)
 
     def peer(self) -> str:
         return self._peer
