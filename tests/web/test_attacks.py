@@ -13,6 +13,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -834,3 +835,119 @@ def test_spectator_calls_spend_one_rate_across_the_web_and_grpc_and_all_addresse
     assert "as many spectator calls a second as it allows (17)" in details, details
     assert lobby == [200, 200, 200]
     assert feed == (429, "1"), feed
+
+
+# -- what a socket's client sends, below the messages --------------------------------------
+
+MASK = b"\x00\x00\x00\x00"  # a client's frames are masked; a zero mask leaves the payload as is
+FLOODS = {
+    "pings": (b"", bytes([0x89, 0x80 | 125]) + MASK + b"x" * 125),  # aiohttp answered each itself
+    "pongs": (b"", bytes([0x8A, 0x80 | 125]) + MASK + b"x" * 125),  # unsolicited: taken and dropped
+    # A text message never finished: empty continuation frames, none of them a message.
+    "fragments": (bytes([0x01, 0x80]) + MASK, bytes([0x00, 0x80]) + MASK),
+}
+
+
+async def raw_websocket(port: int, path: str, headers: str = "") -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    key = base64.b64encode(os.urandom(16)).decode()
+    writer.write((f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                  f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nOrigin: http://127.0.0.1:{port}\r\n"
+                  f"{headers}\r\n").encode())
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+    assert head.startswith(b"HTTP/1.1 101"), head
+    return reader, writer
+
+
+async def flood_until_cut(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, flood: str,
+                          total_bytes: int = 4 << 20) -> bool:
+    """Send ``flood`` frames (up to ``total_bytes``) while reading what comes back: True
+    once the server has cut the connection, False if it still takes frames after them all."""
+    first, frame = FLOODS[flood]
+    batch = frame * (65536 // len(frame))
+
+    async def read_until_cut() -> None:
+        with contextlib.suppress(ConnectionError):
+            while await reader.read(65536):
+                pass
+
+    cut = asyncio.get_running_loop().create_task(read_until_cut())
+    try:
+        writer.write(first)
+        sent = 0
+        while sent < total_bytes and not cut.done():
+            writer.write(batch)
+            sent += len(batch)
+            await writer.drain()
+        await asyncio.wait_for(asyncio.shield(cut), 5)
+        return True
+    except ConnectionError:
+        await asyncio.wait_for(cut, 10)
+        return True
+    except asyncio.TimeoutError:
+        return False
+    finally:
+        cut.cancel()
+        writer.close()
+
+
+@pytest.mark.parametrize("flood", sorted(FLOODS))
+@pytest.mark.parametrize("socket_kind", ["watch", "seat"])
+def test_a_socket_flooded_with_frames_that_are_no_message_is_cut(tmp_path, flood: str, socket_kind: str) -> None:
+    """An attack pass: one WebSocket of a spectator (no token) or of a person's seat sending
+    PING frames (~170,000 a second), unsolicited PONGs, or a text message never finished
+    took bots from ~3,300 decisions a second to 17-263: aiohttp parses and answers such
+    frames itself, so the socket's rules on messages never saw one, and the socket stayed
+    open. Now what a socket's client sends is metered in bytes (web/inbound.py), and
+    past what pages send the connection is cut; before, 4 MiB of each went in and the
+    connection stayed. A cut socket gives its budget slot back, and the daemon serves on."""
+
+    async def main() -> tuple[bool, int, int]:
+        async with web_daemon(tmp_path, house_matches=1, house_delay_ms=50) as web, client() as http:
+            if socket_kind == "watch":
+                path, headers, budget = f"/ws/watch/{await house_match(web)}", "", web.front.budget
+            else:
+                match_id = (await take_seat(http, web.url))["match_id"]
+                [secret] = [c.value for c in http.cookie_jar if c.key == f"seat-{match_id}"]
+                cookie = f"seat-{match_id}={secret}"
+                path, headers, budget = f"/api/seat/{match_id}/socket", f"Cookie: {cookie}\r\n", web.front.seat_budget
+            cut = await flood_until_cut(*await raw_websocket(web.front.port, path, headers), flood)
+            for _ in range(100):
+                if budget.in_use == 0:
+                    break
+                await asyncio.sleep(0.05)
+            async with http.get(f"{web.url}/api/options") as r:
+                return cut, budget.in_use, r.status
+
+    cut, in_use, status = run(main())
+    assert cut, "the connection took every frame and stayed open"
+    assert in_use == 0 and status == 200
+
+
+def test_a_caller_over_its_request_rate_has_its_connection_closed_after_the_429(tmp_path) -> None:
+    """An attack pass: requests pipelined on one keep-alive connection past the caller's rate
+    were each answered 429 on the same connection (~10,000 a second), so refusing them kept
+    the loop busy: 8 such connections took bots from ~2,000 decisions a second to 517. Now the
+    first 429 closes the connection (as the 408 does); before, all 150 were answered."""
+
+    async def main() -> tuple[list[int], bool]:
+        async with web_daemon(tmp_path) as web:
+            reader, writer = await asyncio.open_connection("127.0.0.1", web.front.port)
+            request = f"GET /api/options HTTP/1.1\r\nHost: 127.0.0.1:{web.front.port}\r\n\r\n".encode()
+            writer.write(request * 150)
+            await writer.drain()
+            data, closed = b"", False
+            try:
+                while not closed:
+                    chunk = await asyncio.wait_for(reader.read(65536), 5)
+                    data += chunk
+                    closed = not chunk
+            except asyncio.TimeoutError:
+                pass  # nothing more came, and the connection is still open
+            finally:
+                writer.close()
+            return [int(status) for status in re.findall(rb"HTTP/1\.1 (\d{3}) ", data)], closed
+
+    statuses, closed = run(main())
+    assert closed and statuses[-1] == 429 and statuses.count(429) == 1, statuses
+    assert set(statuses[:-1]) == {200}, statuses

@@ -199,7 +199,9 @@ class WebFront(WebContext):
         of the seat budget for a person's own seat."""
         peer = self.peer(request)
         if not self.rate.allow(peer):
-            return _too_many("too many requests; slow down", self.rate.retry_after_s(peer))
+            # and the connection closed: requests pipelined on it past the rate were each
+            # answered 429 on it, ~10,000 a second that kept the loop busy (an attack pass)
+            return _closing(_too_many("too many requests; slow down", self.rate.retry_after_s(peer)))
         if request.path.startswith("/api/") and request.match_info.route.name != SEAT_SOCKET:  # it holds its own
             if request.body_exists:
                 await connections.read_body(request)  # before any slot: a slow body holds only its connection

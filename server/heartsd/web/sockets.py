@@ -12,12 +12,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
-from aiohttp import WSMsgType, web
+import structlog
+from aiohttp import WSMessage, WSMsgType, web
 
 from ..arena import ArenaError, utf8_prefix
+from . import inbound
 from .errors import HTTP_OF_ARENA
 from .front import parse_json
 from .tables import TableTracker
@@ -29,6 +31,8 @@ SEND_TIMEOUT_S = 10.0
 HEARTBEAT_S = 20.0  # pings; a peer that stops answering them is dropped
 MAX_MESSAGE_BYTES = 4096  # a page sends small answers only
 WATCH_INTERVAL_S = 0.1  # at most ten snapshots a second to a spectator: people watch, not bots
+
+log = structlog.get_logger("heartsd.web")
 
 
 async def send_latest(ws: web.WebSocketResponse, snapshot: Callable[[], dict[str, Any]],
@@ -67,12 +71,24 @@ def _socket() -> web.WebSocketResponse:
     return web.WebSocketResponse(heartbeat=HEARTBEAT_S, max_msg_size=MAX_MESSAGE_BYTES, compress=False)
 
 
+async def _open(ws: web.WebSocketResponse, request: web.Request, peer: str, budget: inbound.InboundBudget) -> None:
+    """Open ``ws``, with what its client sends from then on metered by ``budget``: past it,
+    the connection is cut before aiohttp parses a byte more (inbound.py says why)."""
+    await ws.prepare(request)
+
+    def over() -> None:
+        log.warning("a web socket's client sent more than pages send; disconnected", peer=peer, path=request.path,
+                    burst_bytes=budget.burst, bytes_per_s=budget.per_s)
+
+    inbound.meter(request.transport, budget, over)
+
+
 async def play(request: web.Request, front: WebContext, match_id: str, peer: str) -> web.WebSocketResponse:
     """The Playboard's socket: the seat's snapshots out, the person's answers in."""
     seat = front.seats.owned(match_id, request.cookies.get(front.cookie_name(match_id)))
     ws = _socket()
     with front.seat_budget.hold(peer):  # a slot of the seat budget (not the spectators') for its life
-        await ws.prepare(request)
+        await _open(ws, request, peer, inbound.InboundBudget(inbound.SEAT_BURST_BYTES, inbound.SEAT_BYTES_PER_S))
         loop = asyncio.get_running_loop()
         tasks: dict[str, asyncio.Task[None]] = {}
 
@@ -89,7 +105,7 @@ async def play(request: web.Request, front: WebContext, match_id: str, peer: str
             # Like a bot's stream: each message is an answer checked by the runner, and one
             # that moves nothing on (rejected, stale, not an answer) spends the session's
             # budget of wasted messages (BotSession.wasted), refilled by each request sent.
-            async for message in ws:
+            async for message in _messages(ws):
                 if message.type is not WSMsgType.TEXT:
                     break
                 try:
@@ -113,7 +129,7 @@ async def watch(request: web.Request, front: WebContext, match_id: str, peer: st
     WatchMatch sends: heartsd.spectating). A refusal (unknown match, over) is sent as an error."""
     ws = _socket()
     with front.budget.hold(peer):
-        await ws.prepare(request)
+        await _open(ws, request, peer, inbound.InboundBudget(inbound.WATCH_BURST_BYTES, inbound.WATCH_BYTES_PER_S))
         tracker = TableTracker(-1)
         changed = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -122,7 +138,7 @@ async def watch(request: web.Request, front: WebContext, match_id: str, peer: st
         try:
             # Spectators have nothing to say: the page sends nothing, so anything sent
             # ends the socket (a client streaming frames at it costs one frame).
-            async for message in ws:
+            async for message in _messages(ws):
                 if message.type in (WSMsgType.TEXT, WSMsgType.BINARY):
                     await _close(ws, 1008, "spectators send nothing on this socket")
                 break
@@ -131,6 +147,14 @@ async def watch(request: web.Request, front: WebContext, match_id: str, peer: st
             sender.cancel()
             await asyncio.gather(feed, sender, return_exceptions=True)
     return ws
+
+
+async def _messages(ws: web.WebSocketResponse) -> AsyncIterator[WSMessage]:
+    """``ws``'s messages, until its client leaves: also when it leaves while aiohttp
+    answers its ping, which raised out of the handler as a logged traceback (an attack pass)."""
+    with contextlib.suppress(ConnectionError):
+        async for message in ws:
+            yield message
 
 
 async def _feed(front: WebContext, peer: str, match_id: str, tracker: TableTracker, changed: asyncio.Event,
