@@ -173,3 +173,70 @@ def test_the_descriptor_limit_is_raised_towards_the_hard_limit_and_never_lowered
         assert descriptors.raise_limit(wanted=low) == (after, after)  # never lowered
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def _h2_frame(kind: int, flags: int, stream: int, payload: bytes = b"") -> bytes:
+    return len(payload).to_bytes(3, "big") + bytes([kind, flags]) + stream.to_bytes(4, "big") + payload
+
+
+def test_a_connection_that_opens_and_resets_streams_in_a_flood_is_cut(tmp_path) -> None:
+    """HTTP/2 "rapid reset" (CVE-2023-44487) on the gRPC port, no token needed: HEADERS then
+    RST_STREAM, ~60,000 streams a second on one connection, took bots from ~3,800 to ~700
+    decisions/s (an attack pass). Before, the connection took all of this test's 200,000
+    streams and stayed open; now the server answers resets with pings, and a connection
+    whose pings go unanswered behind its flood is no longer read and is ended (GOAWAY). The
+    daemon serves on."""
+    proc, port, _ = spawn(tmp_path, limit=None)
+
+    def header(name: str, value: str) -> bytes:  # HPACK: a literal without indexing, new name
+        return b"\x00" + bytes([len(name)]) + name.encode() + bytes([len(value)]) + value.encode()
+
+    block = b"".join(header(n, v) for n, v in ((":method", "POST"), (":scheme", "http"),
+                                                 (":path", "/hearts.v1.SpectatorService/ListMatches"),
+                                                 (":authority", f"127.0.0.1:{port}"),
+                                                 ("content-type", "application/grpc"), ("te", "trailers")))
+
+    async def flood(streams: int) -> str:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + _h2_frame(4, 0, 0) + _h2_frame(4, 1, 0))
+        ended = asyncio.get_running_loop().create_future()
+
+        async def read() -> None:
+            data = b""
+            with contextlib.suppress(ConnectionError):
+                while chunk := await reader.read(65536):
+                    data += chunk
+                    while len(data) >= 9 and len(data) >= 9 + int.from_bytes(data[:3], "big"):
+                        size, kind = int.from_bytes(data[:3], "big"), data[3]
+                        if kind == 7 and not ended.done():  # GOAWAY
+                            ended.set_result("goaway")
+                        data = data[9 + size:]
+            if not ended.done():
+                ended.set_result("closed")
+
+        reading = asyncio.get_running_loop().create_task(read())
+        stream = 1
+        try:
+            while stream < 2 * streams and not ended.done():
+                batch = []
+                for _ in range(500):
+                    batch += [_h2_frame(1, 4, stream, block), _h2_frame(3, 0, stream, (8).to_bytes(4, "big"))]
+                    stream += 2
+                writer.write(b"".join(batch))
+                await asyncio.wait_for(writer.drain(), 10)  # a server that stops reading ends it here
+            return ended.result() if ended.done() else f"took all {streams} streams"
+        except asyncio.TimeoutError:
+            return "no longer read"
+        except ConnectionError:
+            return "closed"
+        finally:
+            reading.cancel()
+            writer.close()
+
+    try:
+        outcome = asyncio.run(flood(200_000))
+        assert outcome in ("goaway", "closed", "no longer read"), outcome
+        assert asyncio.run(health(port)) == health_pb2.HealthCheckResponse.SERVING
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
