@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -127,6 +128,16 @@ class Preset:
     players: tuple[int, ...]
     build: Callable[..., Ruleset]
 
+    @property
+    def options(self) -> tuple[str, ...]:
+        """The preset's own keywords besides ``players``: what ``preset(name, **options)``
+        hands to it rather than to :meth:`Ruleset.with_options`.
+
+        >>> PRESETS["classic"].options, PRESETS["standard"].options
+        (('target',), ())
+        """
+        return tuple(name for name in inspect.signature(self.build).parameters if name != "players")
+
 
 PRESETS: dict[str, Preset] = {
     p.name: p
@@ -150,7 +161,7 @@ def preset(name: str, players: int | None = None, **options: Any) -> Ruleset:
         p = PRESETS[name]
     except KeyError:
         raise RulesetError(f"unknown ruleset {name!r}; known: {', '.join(sorted(PRESETS))}") from None
-    own = {k: options.pop(k) for k in list(options) if k in p.build.__code__.co_varnames}
+    own = {k: options.pop(k) for k in list(options) if k in p.options}
     ruleset = p.build(players, **own)
     return ruleset.with_options(**options) if options else ruleset
 

@@ -84,6 +84,10 @@ MAX_MESSAGE_BYTES = 1000
 # first card every planned deal's shuffle is fingerprinted (shuffles.py): 2**31-1 deals never
 # started, took a worker thread and its memory for good (an attack pass).
 MAX_FIXED_DEALS = 1000
+# CreateMatchRequest.options: each field and the preset keyword it sets (hearts_engine's
+# presets.py). A field applies only to the presets that take its keyword (Preset.options).
+OPTION_KEYWORDS = (("target", "target"), ("hartenjagen_passing", "passing"),
+                   ("moon_requires_bonus", "moon_requires_bonus"))
 HOUSE_PASS_S = 0.5  # the house-match loop's pause between passes
 HOUSE_RETRY_MAX_S = 30.0  # its longest pause after failed starts (doubling from HOUSE_PASS_S)
 
@@ -607,12 +611,13 @@ class Arena:
         if ruleset not in PRESETS:
             raise invalid(f"unknown ruleset {ruleset!r}; known: {', '.join(sorted(PRESETS))}")
         extra: dict[str, object] = {}
-        if options.target:
-            extra["target"] = options.target
-        if options.hartenjagen_passing:
-            extra["passing"] = True
-        if options.moon_requires_bonus:
-            extra["moon_requires_bonus"] = True
+        for field, keyword in OPTION_KEYWORDS:
+            if not (value := getattr(options, field)):
+                continue
+            if keyword not in PRESETS[ruleset].options:  # before, standard with target 1 ended after a deal
+                takers = ", ".join(name for name, p in sorted(PRESETS.items()) if keyword in p.options)
+                raise invalid(f"options.{field} applies to {takers} only, not {ruleset}")
+            extra[keyword] = value
         try:
             rules = preset(ruleset, players=players or len(seats) or None, **extra)
             match_format = convert.format_from_wire(fmt)

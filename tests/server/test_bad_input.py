@@ -183,6 +183,19 @@ def test_a_bot_cannot_answer_for_another_seat(tmp_path):
         (dict(duplicate=True, deals=3), grpc.StatusCode.INVALID_ARGUMENT, "multiple of 4"),
         (dict(clock=dict(decision_ms=-5)), grpc.StatusCode.INVALID_ARGUMENT, "decision_ms"),
         (dict(ruleset="classic", options=dict(target=10)), grpc.StatusCode.INVALID_ARGUMENT, "at least 50"),
+        # A preset's option on another preset (a conformance pass): standard with target 1
+        # was a standard match that ended after one deal, and a Hartenjagen option on
+        # classic was "Ruleset.__init__() got an unexpected keyword argument 'passing'".
+        (dict(options=dict(target=1)), grpc.StatusCode.INVALID_ARGUMENT,
+         "options.target applies to classic only, not standard"),
+        (dict(ruleset="omnibus", options=dict(target=60)), grpc.StatusCode.INVALID_ARGUMENT,
+         "options.target applies to classic only, not omnibus"),
+        (dict(ruleset="hartenjagen", options=dict(target=60)), grpc.StatusCode.INVALID_ARGUMENT,
+         "options.target applies to classic only, not hartenjagen"),
+        (dict(ruleset="classic", options=dict(hartenjagen_passing=True)), grpc.StatusCode.INVALID_ARGUMENT,
+         "options.hartenjagen_passing applies to hartenjagen, hartenjagen-quick only, not classic"),
+        (dict(options=dict(moon_requires_bonus=True)), grpc.StatusCode.INVALID_ARGUMENT,
+         "options.moon_requires_bonus applies to omnibus only, not standard"),
     ],
 )
 def test_create_match_validation(tmp_path, change, code, text):
