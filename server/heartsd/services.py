@@ -460,12 +460,11 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
     async def ListBots(self, request: admin_pb2.ListBotsRequest, context: grpc.aio.ServicerContext) -> admin_pb2.ListBotsResponse:  # noqa: N802
         self._authorize(context)
         arena = self.arena
-        registered: dict[str, str] = {}
-        revoked: set[str] = set()
-        if request.include_registered:
-            everyone = await asyncio.to_thread(arena.store.ladder.owners, True)
-            active = await asyncio.to_thread(arena.store.ladder.owners)
-            registered, revoked = everyone, set(everyone) - set(active)
+        # Whether a bot is registered (and whose it is) is a fact about the bot: it is shown
+        # for connected bots too, not only when the others are asked for.
+        registered = await asyncio.to_thread(arena.store.ladder.owners, True)
+        active = await asyncio.to_thread(arena.store.ladder.owners)
+        revoked = set(registered) - set(active)
         names = {s.bot for s in arena.sessions.all()}
         if request.include_registered:
             names |= set(registered) | set(arena.settings.bot_tokens)

@@ -179,6 +179,12 @@ def test_list_bots_includes_registered_and_revoked_bots_when_asked(tmp_path):
 
     connected, everyone = run(scenario())
     assert sorted(b.name for b in connected.bots) == ["alice", "reg1"]
+    # A connected ladder bot is registered, with its owner, whether or not the others are
+    # asked for (a conformance pass: without include_registered it showed no owner and
+    # registered false, where the field is a fact about the bot).
+    shown = {b.name: b for b in connected.bots}
+    assert shown["reg1"].registered and shown["reg1"].owner == "ann", shown["reg1"]
+    assert not shown["alice"].registered and not shown["alice"].owner
     by_name = {b.name: b for b in everyone.bots}
     assert set(by_name) == {"reg1", "gone"} | set(BOTS)
     assert by_name["reg1"].connected and by_name["reg1"].registered and by_name["reg1"].owner == "ann"
