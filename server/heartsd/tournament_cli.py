@@ -191,20 +191,53 @@ def _move(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+class TournamentProgress:
+    """A tournament's progress as it is followed: a bar on a terminal; elsewhere (a pipe, a
+    file, a CI log) one line each time a match finishes or the state changes, since a bar
+    draws nothing there and a long tournament looked hung (a conformance pass: five minutes
+    of `tournament local` with no output)."""
+
+    def __init__(self, console: Console) -> None:
+        self._console = console
+        self._bar: Progress | None = None
+        self._task: Any = None
+        self._shown = ""
+        self._start = time.monotonic()
+
+    def __enter__(self) -> "TournamentProgress":
+        if self._console.is_terminal:
+            self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TimeElapsedColumn(), console=self._console, transient=True)
+            self._bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+
+    def update(self, t: tournament_pb2.Tournament) -> None:
+        running = sum(1 for row in t.tables if row.status == "running")
+        waits = [row.waiting for row in t.tables if row.waiting]
+        state = (STATUS.get(t.status, "?") + (f", {running} playing" if running else "")
+                 + (f"; waiting: {waits[0]}" if waits else ""))
+        if self._bar is not None:
+            if self._task is None:
+                self._task = self._bar.add_task("", total=t.matches_total)
+            self._bar.update(self._task, completed=t.matches_finished,
+                             description=f"{escape(t.name)} ({t.id}) {escape(state)}")
+            return
+        line = f"{t.name} ({t.id}): {t.matches_finished}/{t.matches_total} matches, {state}"
+        if line != self._shown:
+            self._shown = line
+            elapsed = int(time.monotonic() - self._start)
+            self._console.print(f"{line} [{elapsed // 60}:{elapsed % 60:02d}]", markup=False, highlight=False)
+
+
 def _watch(args: argparse.Namespace, console: Console) -> int:
-    with open_channel(args) as channel, Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            console=console, transient=True) as progress:
-        task = None
+    with open_channel(args) as channel, TournamentProgress(console) as progress:
         while True:
             t = _call(args, _stub(channel).GetTournament, tournament_pb2.GetTournamentRequest(id=args.id)).tournament
-            if task is None:
-                task = progress.add_task(f"{escape(t.name)} ({t.id})", total=t.matches_total)
-            running = sum(1 for row in t.tables if row.status == "running")
-            waits = [row.waiting for row in t.tables if row.waiting]
-            progress.update(task, completed=t.matches_finished,
-                            description=f"{escape(t.name)} ({t.id}) {STATUS.get(t.status, '?')}, {running} playing"
-                                        + (f"; waiting: {escape(waits[0])}" if waits else ""))
+            progress.update(t)
             if STATUS.get(t.status) in ("finished", "cancelled"):
                 break
             time.sleep(args.interval)
@@ -277,7 +310,7 @@ def _local(args: argparse.Namespace, console: Console) -> int:
         except StoreError as exc:
             raise ValueError(str(exc).replace("(--db / HEARTSD_DB_PATH)", "(--db)")) from None
     try:
-        t = asyncio.run(run_local(args, console))
+        t = asyncio.run(run_local(args))
     except KeyboardInterrupt:
         return 130
     standings = json.loads(t.standings.json)
@@ -289,7 +322,7 @@ def _local(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-async def run_local(args: argparse.Namespace, console: Console | None = None) -> tournament_pb2.Tournament:
+async def run_local(args: argparse.Namespace) -> tournament_pb2.Tournament:
     """Start a daemon here, one BotClient per strategy, run the tournament to its end."""
     from heartsbot.client import BotClient
     from heartsbot.strategies import make_strategy
@@ -316,7 +349,7 @@ async def run_local(args: argparse.Namespace, console: Console | None = None) ->
             tasks = [asyncio.get_running_loop().create_task(c.run()) for c in clients]
             try:
                 await asyncio.gather(*(asyncio.wait_for(c.connected.wait(), 20) for c in clients))
-                return await _run_tournament(target, admin, args, names, console)
+                return await _run_tournament(target, admin, args, names)
             finally:
                 for c in clients:
                     c.stop()
@@ -324,8 +357,7 @@ async def run_local(args: argparse.Namespace, console: Console | None = None) ->
     raise AssertionError("unreachable")
 
 
-async def _run_tournament(target: str, admin: str, args: argparse.Namespace, names: list[str],
-                          console: Console | None) -> tournament_pb2.Tournament:
+async def _run_tournament(target: str, admin: str, args: argparse.Namespace, names: list[str]) -> tournament_pb2.Tournament:
     """Create the tournament on the embedded daemon and follow it to its end; a refusal
     (too few bots for the tables) is reported as ``tournament create`` reports it."""
     try:
@@ -334,13 +366,10 @@ async def _run_tournament(target: str, admin: str, args: argparse.Namespace, nam
             created = await stub.CreateTournament(_request(args, names, "local", local=True),
                                                   metadata=(("authorization", f"Bearer {admin}"),))
             tournament_id = created.tournament.id
-            progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                TimeElapsedColumn(), console=console or Console(stderr=True), transient=True)
-            with progress:
-                bar = progress.add_task(f"tournament {tournament_id}", total=created.tournament.matches_total)
+            with TournamentProgress(Console(stderr=True)) as progress:  # stdout is for the results
                 while True:
                     t = (await stub.GetTournament(tournament_pb2.GetTournamentRequest(id=tournament_id))).tournament
-                    progress.update(bar, completed=t.matches_finished)
+                    progress.update(t)
                     if STATUS.get(t.status) in ("finished", "cancelled"):
                         return t
                     await asyncio.sleep(0.2)

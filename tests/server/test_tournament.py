@@ -790,6 +790,21 @@ def test_tournament_show_says_why_a_table_waits():
     assert text.count("waits:") == 1
 
 
+def test_tournament_local_shows_its_progress_where_a_bar_cannot_be_drawn(tmp_path):
+    """A conformance pass: `tournament local` with its output in a file or a pipe printed
+    nothing for five minutes (a progress bar draws nothing there), and looked hung. Off a
+    terminal it now says on stderr how many matches are done each time one finishes, and
+    stdout holds the results alone."""
+    out = subprocess.run([sys.executable, "-m", "heartsd.cli", "tournament", "local", "--bots", "heuristic", "random",
+                          "graded-0", "random", "--rounds", "2", "--deals", "1", "--json"], capture_output=True,
+                         text=True, timeout=120, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert ": 0/2 matches, running" in lines[0], out.stderr
+    assert lines[-1].split(": ", 1)[1].startswith("2/2 matches, finished ["), out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1])["bots"], out.stdout
+
+
 def test_tournament_local_reports_a_refusal_as_create_does(tmp_path):
     """Before: a raw AioRpcError traceback and exit 1 (the code of a failed bot); now the
     daemon's status and reason on one line and exit 3, as `heartsd tournament create`."""
