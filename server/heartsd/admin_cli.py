@@ -2,7 +2,7 @@
 
     heartsd admin bots [--all]                          # connected (and registered) bots, their slots and matches
     heartsd admin matches [--status S] [--limit N] [--all | --page-token T]
-    heartsd admin create --seat alice --seat house:heuristic ... [--deals N] [--wait S]
+    heartsd admin create --seat alice --seat house:heuristic ... [--deals N] [--wait S] [--target N]
     heartsd admin cancel MATCH_ID [--reason TEXT]
     heartsd admin watch MATCH_ID                        # the match live: trick, tricks, score sheet
 
@@ -108,6 +108,10 @@ def add_parser(sub: Any) -> None:
     create.add_argument("--seed", type=shuffle_seed, help="the shuffle seed (default: random)")
     create.add_argument("--rated", action="store_true", help="count the result on the ladder")
     create.add_argument("--decision-ms", type=at_least(0), default=0, help="time per decision (0: the daemon's default)")
+    # The ruleset options (CreateMatchRequest.options); the daemon refuses one its preset does not take.
+    create.add_argument("--target", type=at_least(1), default=0, help="classic: the target total (default: 100)")
+    create.add_argument("--hartenjagen-passing", action="store_true", help="hartenjagen: play with passing")
+    create.add_argument("--moon-requires-bonus", action="store_true", help="omnibus: the moon also needs J♦")
     create.add_argument("--wait", type=seconds(INT32_MAX // 1000), default=0.0, metavar="SECONDS",
                         help="wait this long for busy or absent bots, holding their next free slots")
     cancel = command("cancel", "stop a running match; it is recorded as cancelled", _cancel)
@@ -240,6 +244,9 @@ def _create(args: argparse.Namespace, console: Console) -> int:
     if args.seed is not None:
         request.seed = args.seed
     request.clock.decision_ms = args.decision_ms
+    request.options.target = args.target
+    request.options.hartenjagen_passing = args.hartenjagen_passing
+    request.options.moon_requires_bonus = args.moon_requires_bonus
     with open_channel(args) as channel:
         response = _call(args, admin_pb2_grpc.AdminServiceStub(channel).CreateMatch, request,
                          timeout=args.timeout + args.wait)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import re
 import time
 
@@ -469,3 +470,29 @@ def test_a_rated_match_with_an_explicit_seed_is_refused(tmp_path):
     assert refused.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "a rated match draws its own seed" in refused.details()
     assert drawn.match_id and drawn.seed == 0, "the same match with its seed drawn starts (seed not shown)"
+
+
+def test_admin_create_sets_the_ruleset_options(tmp_path, capsys):
+    """A conformance pass: `heartsd admin create` could not set what CreateMatch takes (the
+    classic target, Hartenjagen with passing, omnibus's moon needing J♦). Each has its flag;
+    one the preset does not take is the daemon's refusal, exit 3."""
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            base = ["--server", daemon.target, "--admin-token", ADMIN, "--json"]
+
+            def create(ruleset: str, *flags: str) -> tuple[int, str, str]:
+                code = cli.main(["admin", "create", *base, "--ruleset", ruleset, "--deals", "1",
+                                 *sum((["--seat", "house:random"] for _ in range(4)), []), *flags])
+                out, err = capsys.readouterr()
+                return code, out, err
+
+            return [await asyncio.to_thread(create, *case) for case in (
+                ("classic", "--target", "60"), ("hartenjagen", "--hartenjagen-passing"),
+                ("omnibus", "--moon-requires-bonus"), ("standard", "--target", "60"))]
+
+    classic, hartenjagen, omnibus, refused = run(scenario())
+    assert classic[0] == 0 and json.loads(classic[1])["ruleset"]["target"] == 60, classic
+    assert hartenjagen[0] == 0 and len(json.loads(hartenjagen[1])["ruleset"]["pass_schedule"]) > 1, hartenjagen
+    assert omnibus[0] == 0 and json.loads(omnibus[1])["ruleset"]["moon_requires_bonus"], omnibus
+    assert refused[0] == 3 and "options.target applies to classic only, not standard" in refused[2], refused
