@@ -924,6 +924,41 @@ def test_a_socket_flooded_with_frames_that_are_no_message_is_cut(tmp_path, flood
     assert in_use == 0 and status == 200
 
 
+@pytest.mark.parametrize("socket_kind", ["watch", "seat"])
+def test_frames_sent_with_the_handshake_are_refused_not_answered(tmp_path, socket_kind: str) -> None:
+    """A review of the byte budget: frames sent in the same write as the upgrade request
+    reach aiohttp before the socket opens, and it gave them to the socket's parser
+    unmetered (20,000 pings all answered). No browser sends a frame before the 101: such a
+    handshake is answered 400 and the connection closed; before, 101 and a pong per ping."""
+
+    async def main() -> bytes:
+        async with web_daemon(tmp_path, house_matches=1, house_delay_ms=50) as web, client() as http:
+            if socket_kind == "watch":
+                path, headers = f"/ws/watch/{await house_match(web)}", ""
+            else:
+                match_id = (await take_seat(http, web.url))["match_id"]
+                [secret] = [c.value for c in http.cookie_jar if c.key == f"seat-{match_id}"]
+                path, headers = f"/api/seat/{match_id}/socket", f"Cookie: seat-{match_id}={secret}\r\n"
+            port = web.front.port
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            key = base64.b64encode(os.urandom(16)).decode()
+            writer.write((f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+                          f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+                          f"Origin: http://127.0.0.1:{port}\r\n{headers}\r\n").encode() + FLOODS["pings"][1] * 20_000)
+            answer = b""
+            with contextlib.suppress(ConnectionError, asyncio.TimeoutError):
+                while chunk := await asyncio.wait_for(reader.read(65536), 10):
+                    answer += chunk
+            writer.close()
+            async with http.get(f"{web.url}/api/options") as r:
+                assert r.status == 200
+            return answer
+
+    answer = run(main())
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
+    assert b"nothing before the server's 101" in answer and b"\x8a" not in answer  # no pong
+
+
 def test_a_caller_over_its_request_rate_has_its_connection_closed_after_the_429(tmp_path) -> None:
     """An attack pass: requests pipelined on one keep-alive connection past the caller's rate
     were each answered 429 on the same connection (~10,000 a second), so refusing them kept

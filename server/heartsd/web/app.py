@@ -14,7 +14,6 @@ import html
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-import grpc
 import structlog
 from aiohttp import web
 
@@ -24,7 +23,7 @@ from ..config import Settings
 from ..db import damaged
 from ..ladder import MAX_BOT_NAME_CHARS
 from ..sessions import MAX_ID_CHARS
-from . import connections, sockets
+from . import connections, inbound, sockets
 from .api import SHARED_WORK, Api
 from .errors import HTTP_OF_ARENA, HTTP_OF_GRPC
 from .front import WebContext
@@ -168,11 +167,11 @@ class WebFront(WebContext):
         except BudgetExhausted as exc:
             return _too_many(exc.message, exc.retry_after_s)
         except Refused as exc:
-            if exc.code == grpc.StatusCode.RESOURCE_EXHAUSTED:
-                return _too_many(exc.details, exc.retry_after_s)
-            return _error(HTTP_OF_GRPC.get(exc.code, 500), exc.details)
+            return _with_retry_after(_error(HTTP_OF_GRPC.get(exc.code, 500), exc.details), exc.retry_after_s)
         except ArenaError as exc:
             return _error(HTTP_OF_ARENA.get(exc.kind, 500), exc.message)
+        except inbound.SentEarly as exc:
+            return _closing(_error(400, str(exc)))
         except connections.ClientGone:
             log.debug("the client hung up while sending its request body", path=request.path)
             return _closing(_error(400, "the request body was cut off"))
@@ -234,8 +233,12 @@ def _error(status: int, message: str) -> web.Response:
 
 
 def _too_many(message: str, retry_after_s: float | None) -> web.Response:
-    """429, with Retry-After (whole seconds, at least 1) when a rate says when."""
-    response = _error(429, message)
+    """429, with Retry-After when a rate says when."""
+    return _with_retry_after(_error(429, message), retry_after_s)
+
+
+def _with_retry_after(response: web.Response, retry_after_s: float | None) -> web.Response:
+    """``response`` with Retry-After (whole seconds, at least 1) when a refusal says when."""
     if retry_after_s is not None:
         response.headers["Retry-After"] = str(max(1, round(retry_after_s)))
     return response

@@ -8,24 +8,34 @@ flood of control frames or of empty continuation frames: one connection sending 
 attack pass: 3,300 decisions a second down to 17-263 for as long as it lasted).
 
 Pages send little: a spectator's nothing but the answers to the heartbeat's pings and
-its close, a person's seat a few answers a minute. So once a socket is open its
-transport's bytes go through :class:`MeteredProtocol` first, and a client that sends
-more than its bucket holds is disconnected at once, before aiohttp parses any of it.
+its close, a person's seat a few answers a minute. So before a socket is opened its
+transport's bytes start going through :class:`MeteredProtocol`, and a client that sends
+more than its bucket holds is disconnected at once, before aiohttp parses them. Bytes
+that came with the upgrade request itself are already in aiohttp's hands (it gives them
+to the socket's parser as it opens): no browser sends a frame before the server's 101,
+so a handshake that brought any is refused (:func:`sent_early`; a review found 20,000
+pings sent that way all answered).
 
+The budget is a :class:`heartsd.rates.RequestRate` of bytes, with one caller: the connection.
+
+>>> from heartsd.rates import RequestRate
 >>> now = 0.0
->>> budget = InboundBudget(burst_bytes=100, per_s=10.0, clock=lambda: now)
->>> budget.spend(60), budget.spend(60)
+>>> budget = RequestRate(per_s=10.0, burst=100, clock=lambda: now)
+>>> budget.allow(ONE, cost=60), budget.allow(ONE, cost=60)
 (True, False)
 >>> now = 2.0  # 20 bytes back, on the 40 left
->>> budget.spend(60)
+>>> budget.allow(ONE, cost=60)
 True
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable
+
+from aiohttp import web
+
+from ..rates import RequestRate
 
 # A spectator's page answers a ping every HEARTBEAT_S (sockets.py) with at most 131 bytes
 # and closes with as many; a person's seat also sends its answers (MAX_MESSAGE_BYTES each,
@@ -34,34 +44,22 @@ WATCH_BURST_BYTES = 4096
 WATCH_BYTES_PER_S = 256.0
 SEAT_BURST_BYTES = 32 * 1024
 SEAT_BYTES_PER_S = 4096.0
+ONE = ""  # the bucket's one key: a budget is the connection's own
 
 
-class InboundBudget:
-    """A token bucket of bytes: ``burst_bytes`` at once, refilled at ``per_s``."""
+def watch_budget() -> RequestRate:
+    return RequestRate(per_s=WATCH_BYTES_PER_S, burst=WATCH_BURST_BYTES)
 
-    def __init__(self, burst_bytes: int, per_s: float, clock: Callable[[], float] = time.monotonic) -> None:
-        self.burst = float(burst_bytes)
-        self.per_s = per_s
-        self._clock = clock
-        self._tokens = float(burst_bytes)
-        self._at = clock()
 
-    def spend(self, n: int) -> bool:
-        """Take ``n`` bytes from the bucket; False (and nothing taken) if it holds fewer."""
-        now = self._clock()
-        self._tokens = min(self.burst, self._tokens + (now - self._at) * self.per_s)
-        self._at = now
-        if n > self._tokens:
-            return False
-        self._tokens -= n
-        return True
+def seat_budget() -> RequestRate:
+    return RequestRate(per_s=SEAT_BYTES_PER_S, burst=SEAT_BURST_BYTES)
 
 
 class MeteredProtocol(asyncio.Protocol):
-    """Stands between a transport and aiohttp's protocol: passes on everything, and aborts
+    """Stands between a transport and the protocol it fed: passes on everything, and aborts
     the connection, unparsed, on the first bytes past ``budget`` (then ``on_over()``)."""
 
-    def __init__(self, inner: asyncio.Protocol, transport: asyncio.Transport, budget: InboundBudget,
+    def __init__(self, inner: asyncio.BaseProtocol, transport: asyncio.Transport, budget: RequestRate,
                  on_over: Callable[[], None]) -> None:
         self._inner = inner
         self._transport = transport
@@ -72,15 +70,15 @@ class MeteredProtocol(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self._over:
             return
-        if self._budget.spend(len(data)):
-            self._inner.data_received(data)
+        if self._budget.allow(ONE, cost=len(data)):
+            self._inner.data_received(data)  # type: ignore[attr-defined]
             return
         self._over = True
         self._transport.abort()  # connection_lost follows, and ends the handler's read
         self._on_over()
 
     def eof_received(self) -> bool | None:
-        return self._inner.eof_received()
+        return self._inner.eof_received()  # type: ignore[attr-defined,no-any-return]
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._inner.connection_lost(exc)
@@ -92,9 +90,23 @@ class MeteredProtocol(asyncio.Protocol):
         self._inner.resume_writing()
 
 
-def meter(transport: asyncio.Transport | None, budget: InboundBudget, on_over: Callable[[], None]) -> None:
+def meter(transport: asyncio.Transport | None, budget: RequestRate, on_over: Callable[[], None]) -> None:
     """Count what ``transport`` receives from now on against ``budget`` (no-op without one)."""
     if transport is None or transport.is_closing():
         return
-    inner = transport.get_protocol()
-    transport.set_protocol(MeteredProtocol(inner, transport, budget, on_over))  # type: ignore[arg-type]
+    transport.set_protocol(MeteredProtocol(transport.get_protocol(), transport, budget, on_over))
+
+
+class SentEarly(Exception):
+    """A WebSocket handshake that brought frames before its answer: refused (400, closed)."""
+
+    MESSAGE = "a WebSocket client sends nothing before the server's 101 answer"
+
+
+def sent_early(request: web.Request) -> bool:
+    """Whether the client sent bytes after its upgrade request, before any answer to it.
+
+    aiohttp keeps them in its request handler's ``_message_tail`` until the socket opens;
+    that name is aiohttp's own, and ``tests/web/test_attacks.py`` (frames sent with the
+    upgrade) fails on an aiohttp where it is no longer found."""
+    return bool(getattr(request.protocol, "_message_tail", b""))

@@ -12,13 +12,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import structlog
 from aiohttp import WSMessage, WSMsgType, web
 
 from ..arena import ArenaError, utf8_prefix
+from ..rates import RequestRate
 from . import inbound
 from .errors import HTTP_OF_ARENA
 from .front import parse_json
@@ -71,16 +72,21 @@ def _socket() -> web.WebSocketResponse:
     return web.WebSocketResponse(heartbeat=HEARTBEAT_S, max_msg_size=MAX_MESSAGE_BYTES, compress=False)
 
 
-async def _open(ws: web.WebSocketResponse, request: web.Request, peer: str, budget: inbound.InboundBudget) -> None:
-    """Open ``ws``, with what its client sends from then on metered by ``budget``: past it,
-    the connection is cut before aiohttp parses a byte more (inbound.py says why)."""
-    await ws.prepare(request)
+async def _open(ws: web.WebSocketResponse, request: web.Request, peer: str, budget: RequestRate) -> None:
+    """Open ``ws``, with what its client sends metered by ``budget`` from before it opens:
+    past it, the connection is cut before aiohttp parses a byte more; a handshake that
+    brought frames with it is refused (inbound.py says why)."""
 
     def over() -> None:
         log.warning("a web socket's client sent more than pages send; disconnected", peer=peer, path=request.path,
-                    burst_bytes=budget.burst, bytes_per_s=budget.per_s)
+                    burst_bytes=budget.burst, bytes_per_s=budget.rate)
 
     inbound.meter(request.transport, budget, over)
+    if inbound.sent_early(request):
+        log.warning("a web socket's client sent frames before the handshake's answer; refused", peer=peer,
+                    path=request.path)
+        raise inbound.SentEarly(inbound.SentEarly.MESSAGE)
+    await ws.prepare(request)
 
 
 async def play(request: web.Request, front: WebContext, match_id: str, peer: str) -> web.WebSocketResponse:
@@ -88,7 +94,7 @@ async def play(request: web.Request, front: WebContext, match_id: str, peer: str
     seat = front.seats.owned(match_id, request.cookies.get(front.cookie_name(match_id)))
     ws = _socket()
     with front.seat_budget.hold(peer):  # a slot of the seat budget (not the spectators') for its life
-        await _open(ws, request, peer, inbound.InboundBudget(inbound.SEAT_BURST_BYTES, inbound.SEAT_BYTES_PER_S))
+        await _open(ws, request, peer, inbound.seat_budget())
         loop = asyncio.get_running_loop()
         tasks: dict[str, asyncio.Task[None]] = {}
 
@@ -105,7 +111,7 @@ async def play(request: web.Request, front: WebContext, match_id: str, peer: str
             # Like a bot's stream: each message is an answer checked by the runner, and one
             # that moves nothing on (rejected, stale, not an answer) spends the session's
             # budget of wasted messages (BotSession.wasted), refilled by each request sent.
-            async for message in _messages(ws):
+            while (message := await _next_message(ws)) is not None:
                 if message.type is not WSMsgType.TEXT:
                     break
                 try:
@@ -129,7 +135,7 @@ async def watch(request: web.Request, front: WebContext, match_id: str, peer: st
     WatchMatch sends: heartsd.spectating). A refusal (unknown match, over) is sent as an error."""
     ws = _socket()
     with front.budget.hold(peer):
-        await _open(ws, request, peer, inbound.InboundBudget(inbound.WATCH_BURST_BYTES, inbound.WATCH_BYTES_PER_S))
+        await _open(ws, request, peer, inbound.watch_budget())
         tracker = TableTracker(-1)
         changed = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -138,10 +144,9 @@ async def watch(request: web.Request, front: WebContext, match_id: str, peer: st
         try:
             # Spectators have nothing to say: the page sends nothing, so anything sent
             # ends the socket (a client streaming frames at it costs one frame).
-            async for message in _messages(ws):
-                if message.type in (WSMsgType.TEXT, WSMsgType.BINARY):
-                    await _close(ws, 1008, "spectators send nothing on this socket")
-                break
+            if (message := await _next_message(ws)) is not None and message.type in (WSMsgType.TEXT,
+                                                                                     WSMsgType.BINARY):
+                await _close(ws, 1008, "spectators send nothing on this socket")
         finally:
             feed.cancel()
             sender.cancel()
@@ -149,12 +154,15 @@ async def watch(request: web.Request, front: WebContext, match_id: str, peer: st
     return ws
 
 
-async def _messages(ws: web.WebSocketResponse) -> AsyncIterator[WSMessage]:
-    """``ws``'s messages, until its client leaves: also when it leaves while aiohttp
-    answers its ping, which raised out of the handler as a logged traceback (an attack pass)."""
-    with contextlib.suppress(ConnectionError):
-        async for message in ws:
-            yield message
+async def _next_message(ws: web.WebSocketResponse) -> WSMessage | None:
+    """``ws``'s next message, as ``async for`` on it gives them; None once it closes or its
+    client leaves, also while aiohttp answers its ping, which raised out of the handler as
+    a logged traceback (an attack pass)."""
+    try:
+        message = await ws.receive()
+    except ConnectionError:
+        return None
+    return None if message.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED) else message
 
 
 async def _feed(front: WebContext, peer: str, match_id: str, tracker: TableTracker, changed: asyncio.Event,
