@@ -113,11 +113,13 @@ def server_options(settings: Settings) -> list[tuple[str, int]]:
     Streams opened and reset at once ("rapid reset", CVE-2023-44487): each costs gRPC's core
     a call, and one connection doing ~60,000 a second (no token needed) took bots from
     ~3,800 to ~700 decisions/s (an attack pass). ``ping_on_rst_stream_percent`` 100 answers
-    every reset with a ping: a client answers it at once, as every gRPC library does, and
-    costs one small frame per cancelled call; a flood's pings pile up unanswered behind its
-    own frames, and gRPC's core stops reading the connection and ends it (GOAWAY
-    ENHANCE_YOUR_CALM) after ~45,000 streams. A client reconnecting after each still costs
-    (README, "Limits")."""
+    every reset with a ping, which a gRPC client answers at once (one small frame per
+    cancelled call). A flood that does not answer it, or whose answer waits behind its own
+    frames while the server reads them, is ended when the ping times out
+    (``keepalive_timeout_s``; GOAWAY ENHANCE_YOUR_CALM): measured, after ~45,000 streams. A
+    client that answers its pings promptly while flooding, or reconnects each time it is
+    cut, is not stopped by this: gRPC's core has no per-client reset rate, and a public
+    daemon needs a proxy that has one (README, "Limits")."""
     backlog = settings.rpc_limit()
     return [
         ("grpc.so_reuseport", 0),  # a second daemon must not silently share the port
