@@ -188,6 +188,11 @@ class Ladder:
         where = "" if include_revoked else " WHERE revoked_ms IS NULL"
         return dict(self.db.query("SELECT name, owner FROM bots" + where))
 
+    def registrations(self) -> dict[str, tuple[str, bool]]:
+        """Bot -> (owner, revoked), for every registered bot, in one query."""
+        return {name: (owner, revoked is not None)
+                for name, owner, revoked in self.db.query("SELECT name, owner, revoked_ms FROM bots")}
+
     def has_bot(self, name: str) -> bool:
         """Whether ``name`` is a registered bot, revoked or not (its page and profile stay)."""
         return bool(self.db.query("SELECT 1 FROM bots WHERE name = ?", (name,)))

@@ -36,6 +36,7 @@ from .budgets import Budget, BudgetExhausted, admit, peer_address, retry_metadat
 from .db import damaged
 from .rates import MAX_PAGE, PAGE_ROWS_PER_TOKEN, RequestRate
 from .sessions import CLOSE_FLUSH_S, RESUMES_PER_SEAT, BotSession
+from .store_health import is_store_failure
 from .wire import UNREADABLE, PlayAnswer, Unreadable
 
 log = structlog.get_logger("heartsd.api")
@@ -461,10 +462,18 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
         self._authorize(context)
         arena = self.arena
         # Whether a bot is registered (and whose it is) is a fact about the bot: it is shown
-        # for connected bots too, not only when the others are asked for.
-        registered = await asyncio.to_thread(arena.store.ladder.owners, True)
-        active = await asyncio.to_thread(arena.store.ladder.owners)
-        revoked = set(registered) - set(active)
+        # for connected bots too, not only when the others are asked for. A store that does
+        # not answer leaves the connected bots listed, when an operator needs them most.
+        try:
+            registrations = await asyncio.to_thread(arena.store.ladder.registrations)
+        except Exception as exc:
+            if request.include_registered or not is_store_failure(exc):
+                raise
+            log.warning("the store did not answer: connected bots are listed without their registration",
+                        error=str(exc)[:300])
+            registrations = {}
+        registered = {name: owner for name, (owner, _) in registrations.items()}
+        revoked = {name for name, (_, gone) in registrations.items() if gone}
         names = {s.bot for s in arena.sessions.all()}
         if request.include_registered:
             names |= set(registered) | set(arena.settings.bot_tokens)

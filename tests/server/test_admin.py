@@ -496,3 +496,30 @@ def test_admin_create_sets_the_ruleset_options(tmp_path, capsys):
     assert hartenjagen[0] == 0 and len(json.loads(hartenjagen[1])["ruleset"]["pass_schedule"]) > 1, hartenjagen
     assert omnibus[0] == 0 and json.loads(omnibus[1])["ruleset"]["moon_requires_bonus"], omnibus
     assert refused[0] == 3 and "options.target applies to classic only, not standard" in refused[2], refused
+
+
+def test_list_bots_lists_the_connected_bots_while_the_store_does_not_answer(tmp_path, monkeypatch):
+    """A review: once ListBots always read the bots' registrations, a store that did not
+    answer made a plain `heartsd admin bots` fail with "internal error", when an operator
+    needs it most. The connected bots are listed, their registration left unknown; asking
+    for every registered bot still needs the store and says so."""
+    import sqlite3
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            await Bot(daemon, "alice").start()
+
+            def down() -> None:
+                raise sqlite3.OperationalError("disk I/O error")
+
+            monkeypatch.setattr(daemon.arena.store.ladder, "registrations", down)
+            async with daemon.channel() as channel:
+                stub = admin_pb2_grpc.AdminServiceStub(channel)
+                connected = await stub.ListBots(admin_pb2.ListBotsRequest(), metadata=auth(ADMIN))
+                with pytest.raises(grpc.aio.AioRpcError) as everyone:
+                    await stub.ListBots(admin_pb2.ListBotsRequest(include_registered=True), metadata=auth(ADMIN))
+            return connected, everyone.value
+
+    connected, everyone = run(scenario())
+    assert [b.name for b in connected.bots] == ["alice"] and connected.bots[0].connected
+    assert everyone.code() != grpc.StatusCode.OK
