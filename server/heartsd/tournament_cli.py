@@ -234,7 +234,7 @@ class TournamentProgress:
 
 
 def _watch(args: argparse.Namespace, console: Console) -> int:
-    with open_channel(args) as channel, TournamentProgress(console) as progress:
+    with open_channel(args) as channel, TournamentProgress(Console(stderr=True)) as progress:  # stdout: the results
         while True:
             t = _call(args, _stub(channel).GetTournament, tournament_pb2.GetTournamentRequest(id=args.id)).tournament
             progress.update(t)

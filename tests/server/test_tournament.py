@@ -761,6 +761,7 @@ def test_heartsd_tournament_commands(tmp_path, capsys):
     created, watched, shown, as_json, listed, refused, wrong = run(scenario())
     assert created[0] == 0 and "4 bots, 2 rounds, 2 matches" in created[1]
     assert watched[0] == 0 and "standings" in watched[1] and "head to head" in watched[1]
+    assert "matches, finished [" not in watched[1] and "2/2 matches, finished [" in watched[2]  # progress: stderr
     csv_lines = shown[1].strip().splitlines()
     assert shown[0] == 0 and csv_lines[0].startswith("rank,bot,version,points_per_deal") and len(csv_lines) == 5
     assert as_json[0] == 0 and len(json.loads(as_json[1])["bots"]) == 4
@@ -799,9 +800,9 @@ def test_tournament_local_shows_its_progress_where_a_bar_cannot_be_drawn(tmp_pat
                           "graded-0", "random", "--rounds", "2", "--deals", "1", "--json"], capture_output=True,
                          text=True, timeout=120, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    lines = out.stderr.strip().splitlines()
-    assert ": 0/2 matches, running" in lines[0], out.stderr
-    assert lines[-1].split(": ", 1)[1].startswith("2/2 matches, finished ["), out.stderr
+    progress = [line for line in out.stderr.splitlines() if " matches, " in line]
+    assert ": 0/2 matches, running" in progress[0], out.stderr
+    assert progress[-1].split(": ", 1)[1].startswith("2/2 matches, finished ["), out.stderr
     assert json.loads(out.stdout.strip().splitlines()[-1])["bots"], out.stdout
 
 
