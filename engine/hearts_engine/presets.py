@@ -136,7 +136,9 @@ class Preset:
         >>> PRESETS["classic"].options, PRESETS["standard"].options
         (('target',), ())
         """
-        return tuple(name for name in inspect.signature(self.build).parameters if name != "players")
+        keywords = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        return tuple(name for name, p in inspect.signature(self.build).parameters.items()
+                     if name != "players" and p.kind in keywords)
 
 
 PRESETS: dict[str, Preset] = {

@@ -156,7 +156,17 @@ def test_the_kubernetes_manifest_wires_settings_secrets_probes_and_services():
     assert budget["spec"]["selector"]["matchLabels"].items() <= labels.items()
 
 
-def test_the_kubernetes_pods_settings_run_as_two_daemons_on_one_postgresql(postgres_server):
+def _stopped(proc: subprocess.Popen[str], within_s: float) -> int | None:
+    """``proc``'s exit code once it stops within ``within_s``; killed (None) if it does not."""
+    try:
+        return proc.wait(within_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return None
+
+
+def test_the_kubernetes_pods_settings_run_as_two_daemons_on_one_postgresql(postgres_server, tmp_path):
     """The StatefulSet's two pods, as local processes: the image's entry point and the
     manifest's arguments and environment (ports 0 here), on one real PostgreSQL database.
     Each is ready to the readiness probe's call, runs under its pod's instance name, and
@@ -170,10 +180,12 @@ def test_the_kubernetes_pods_settings_run_as_two_daemons_on_one_postgresql(postg
         try:
             for pod in ("heartsd-0", "heartsd-1"):
                 env = {**clean, **_pod_env(container, pod, db_url), "HEARTSD_PORT": "0", "HEARTSD_LOG_LEVEL": "warning"}
-                procs[pod] = proc = subprocess.Popen([sys.executable, "-m", "heartsd.cli", "serve", *args], env=env,
-                                                     text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                log = tmp_path / f"{pod}.log"  # a file, not a pipe nobody drains
+                with log.open("w") as errors:
+                    procs[pod] = proc = subprocess.Popen([sys.executable, "-m", "heartsd.cli", "serve", *args],
+                                                         env=env, text=True, stdout=subprocess.PIPE, stderr=errors)
                 first = proc.stdout.readline()  # type: ignore[union-attr]
-                assert "listening on" in first, (pod, first, proc.poll())
+                assert "listening on" in first, (pod, first, proc.poll(), log.read_text())
                 ports[pod] = int(first.rsplit(":", 1)[1])
             seen = asyncio.run(_a_match_on_each_replica(ports))
             with psycopg.connect(db_url) as connection:
@@ -183,7 +195,7 @@ def test_the_kubernetes_pods_settings_run_as_two_daemons_on_one_postgresql(postg
             for proc in procs.values():
                 proc.send_signal(signal.SIGTERM)
             grace = float(_pod_env(container, "", "")["HEARTSD_SHUTDOWN_GRACE_S"])
-            codes = {pod: proc.wait(grace + 10) for pod, proc in procs.items()}
+            codes = {pod: _stopped(proc, grace + 10) for pod, proc in procs.items()}
     for pod, (health, match_id, status) in seen.items():
         assert health == health_pb2.HealthCheckResponse.SERVING, pod
         assert hosts[match_id] == pod and status == game_pb2.MATCH_STATUS_FINISHED, pod
