@@ -924,6 +924,62 @@ def test_a_socket_flooded_with_frames_that_are_no_message_is_cut(tmp_path, flood
     assert in_use == 0 and status == 200
 
 
+async def pongs_until_cut(reader: asyncio.StreamReader, wanted: int) -> int:
+    """How many PONG frames the server sent before ``wanted`` of them, or its cut."""
+    data, pongs = b"", 0
+    with contextlib.suppress(ConnectionError, asyncio.TimeoutError, asyncio.IncompleteReadError):
+        while pongs < wanted:
+            data += await asyncio.wait_for(reader.read(65536), 5)
+            if reader.at_eof() and not data:
+                break
+            while len(data) >= 2:  # the server's frames are not masked
+                size, at = data[1] & 0x7F, 2
+                if size == 126:
+                    size, at = int.from_bytes(data[2:4], "big"), 4
+                elif size == 127:
+                    size, at = int.from_bytes(data[2:10], "big"), 10
+                if len(data) < at + size:
+                    break
+                pongs += (data[0] & 0x0F) == 0xA
+                data = data[at + size:]
+            if reader.at_eof():
+                break
+    return pongs
+
+
+@pytest.mark.parametrize("socket_kind", ["watch", "seat"])
+def test_reconnecting_does_not_refill_an_addresses_socket_budget(tmp_path, socket_kind: str) -> None:
+    """An attack pass on the first byte budget: it was each connection's own, so a client
+    that spent three quarters of a burst on pings, hung up and reconnected got a full burst
+    again, every time (one address, no token: bots ~2,200 -> ~260 decisions/s). The budget
+    is now the address's, shared by its sockets of a kind: the second such connection runs
+    out and is cut; before, all four took their pings and stayed open."""
+    from heartsd.web import inbound
+
+    burst = inbound.WATCH_BURST_BYTES if socket_kind == "watch" else inbound.SEAT_BURST_BYTES
+    ping = bytes([0x89, 0x80]) + MASK  # 6 bytes, no payload
+
+    async def main() -> list[bool]:
+        async with web_daemon(tmp_path, house_matches=1, house_delay_ms=50) as web, client() as http:
+            if socket_kind == "watch":
+                path, headers = f"/ws/watch/{await house_match(web)}", ""
+            else:
+                match_id = (await take_seat(http, web.url))["match_id"]
+                [secret] = [c.value for c in http.cookie_jar if c.key == f"seat-{match_id}"]
+                path, headers = f"/api/seat/{match_id}/socket", f"Cookie: seat-{match_id}={secret}\r\n"
+            answered = []
+            pings = burst * 3 // 4 // len(ping)
+            for _ in range(4):
+                reader, writer = await raw_websocket(web.front.port, path, headers)
+                writer.write(ping * pings)
+                answered.append(await pongs_until_cut(reader, pings))
+                writer.close()
+            return [count == pings for count in answered]
+
+    all_answered = run(main())
+    assert all_answered == [True, False, False, False], all_answered  # before: all True
+
+
 @pytest.mark.parametrize("socket_kind", ["watch", "seat"])
 def test_frames_sent_with_the_handshake_are_refused_not_answered(tmp_path, socket_kind: str) -> None:
     """A review of the byte budget: frames sent in the same write as the upgrade request

@@ -14,6 +14,7 @@ from aiohttp import web
 from ..arena import Arena
 from ..config import Settings, host_name
 from ..budgets import Budget
+from . import inbound
 from .connections import peer_name
 from ..rates import RequestRate
 from .seats import HumanSeats, SeatError
@@ -44,6 +45,10 @@ class WebContext:
         # a second tab or a reload in passing, and its JSON at once). Before (an attack
         # pass), 16 watch tabs from the person's own address made the Playboard fail 429.
         self.seat_budget = Budget("seat", total=4 * settings.web_max_tables, per_peer=4 * settings.web_tables_per_peer)
+        # What each address's sockets may send, in bytes (inbound.py), spectators' and seats'
+        # apart: kept here, so a reconnect does not start with a full bucket.
+        self.watch_bytes = inbound.watch_budget()
+        self.seat_bytes = inbound.seat_budget()
 
     @staticmethod
     def peer(request: web.Request) -> str:

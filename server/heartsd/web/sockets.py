@@ -73,7 +73,8 @@ def _socket() -> web.WebSocketResponse:
 
 
 async def _open(ws: web.WebSocketResponse, request: web.Request, peer: str, budget: RequestRate) -> None:
-    """Open ``ws``, with what its client sends metered by ``budget`` from before it opens:
+    """Open ``ws``, with what its client sends metered by ``budget`` (the address's, shared
+    by its sockets) from before it opens:
     past it, the connection is cut before aiohttp parses a byte more; a handshake that
     brought frames with it is refused (inbound.py says why)."""
 
@@ -81,7 +82,7 @@ async def _open(ws: web.WebSocketResponse, request: web.Request, peer: str, budg
         log.warning("a web socket's client sent more than pages send; disconnected", peer=peer, path=request.path,
                     burst_bytes=budget.burst, bytes_per_s=budget.rate)
 
-    inbound.meter(request.transport, budget, over)
+    inbound.meter(request.transport, budget, peer, over)
     if inbound.sent_early(request):
         log.warning("a web socket's client sent frames before the handshake's answer; refused", peer=peer,
                     path=request.path)
@@ -94,7 +95,7 @@ async def play(request: web.Request, front: WebContext, match_id: str, peer: str
     seat = front.seats.owned(match_id, request.cookies.get(front.cookie_name(match_id)))
     ws = _socket()
     with front.seat_budget.hold(peer):  # a slot of the seat budget (not the spectators') for its life
-        await _open(ws, request, peer, inbound.seat_budget())
+        await _open(ws, request, peer, front.seat_bytes)
         loop = asyncio.get_running_loop()
         tasks: dict[str, asyncio.Task[None]] = {}
 
@@ -135,7 +136,7 @@ async def watch(request: web.Request, front: WebContext, match_id: str, peer: st
     WatchMatch sends: heartsd.spectating). A refusal (unknown match, over) is sent as an error."""
     ws = _socket()
     with front.budget.hold(peer):
-        await _open(ws, request, peer, inbound.watch_budget())
+        await _open(ws, request, peer, front.watch_bytes)
         tracker = TableTracker(-1)
         changed = asyncio.Event()
         loop = asyncio.get_running_loop()
