@@ -969,15 +969,17 @@ def test_reconnecting_does_not_refill_an_addresses_socket_budget(tmp_path, socke
                 path, headers = f"/api/seat/{match_id}/socket", f"Cookie: seat-{match_id}={secret}\r\n"
             answered = []
             pings = burst * 3 // 4 // len(ping)
-            for _ in range(4):
-                reader, writer = await raw_websocket(web.front.port, path, headers)
-                writer.write(ping * pings)
-                answered.append(await pongs_until_cut(reader, pings))
-                writer.close()
-            return [count == pings for count in answered]
+            with capture_logs() as logs:
+                for _ in range(4):
+                    reader, writer = await raw_websocket(web.front.port, path, headers)
+                    writer.write(ping * pings)
+                    answered.append(await pongs_until_cut(reader, pings))
+                    writer.close()
+            return [count == pings for count in answered], [e for e in logs if "disconnected" in e["event"]]
 
-    all_answered = run(main())
+    all_answered, cut_lines = run(main())
     assert all_answered == [True, False, False, False], all_answered  # before: all True
+    assert len(cut_lines) == 1, cut_lines  # three cuts, one line: the log is not the attacker's to fill
 
 
 @pytest.mark.parametrize("socket_kind", ["watch", "seat"])

@@ -49,6 +49,7 @@ class WebContext:
         # apart: kept here, so a reconnect does not start with a full bucket.
         self.watch_bytes = inbound.watch_budget()
         self.seat_bytes = inbound.seat_budget()
+        self.socket_cut_logs = RequestRate(per_s=1 / 60, burst=1)  # a line a minute per address (sockets.py)
 
     @staticmethod
     def peer(request: web.Request) -> str:

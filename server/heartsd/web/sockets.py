@@ -72,20 +72,23 @@ def _socket() -> web.WebSocketResponse:
     return web.WebSocketResponse(heartbeat=HEARTBEAT_S, max_msg_size=MAX_MESSAGE_BYTES, compress=False)
 
 
-async def _open(ws: web.WebSocketResponse, request: web.Request, peer: str, budget: RequestRate) -> None:
+async def _open(ws: web.WebSocketResponse, request: web.Request, front: WebContext, peer: str,
+                budget: RequestRate) -> None:
     """Open ``ws``, with what its client sends metered by ``budget`` (the address's, shared
-    by its sockets) from before it opens:
-    past it, the connection is cut before aiohttp parses a byte more; a handshake that
-    brought frames with it is refused (inbound.py says why)."""
+    by its sockets) from before it opens: past it, the connection is cut before aiohttp
+    parses a byte more; a handshake that brought frames with it is refused (inbound.py says
+    why). Either is logged once a minute per address at most: an address reconnecting in a
+    loop was cut ~80 times a second, each a warning line."""
 
-    def over() -> None:
-        log.warning("a web socket's client sent more than pages send; disconnected", peer=peer, path=request.path,
-                    burst_bytes=budget.burst, bytes_per_s=budget.rate)
+    def say(event: str) -> None:
+        if front.socket_cut_logs.allow(peer):
+            log.warning(event, peer=peer, path=request.path, burst_bytes=budget.burst, bytes_per_s=budget.rate)
 
-    inbound.meter(request.transport, budget, peer, over)
+    inbound.meter(request.transport, budget, peer, lambda: say(
+        "a web socket's client sent more than pages send; disconnected (logged once a minute per address)"))
     if inbound.sent_early(request):
-        log.warning("a web socket's client sent frames before the handshake's answer; refused", peer=peer,
-                    path=request.path)
+        say("a web socket's client sent frames before the handshake's answer; refused (logged once a minute "
+            "per address)")
         raise inbound.SentEarly(inbound.SentEarly.MESSAGE)
     await ws.prepare(request)
 
@@ -95,7 +98,7 @@ async def play(request: web.Request, front: WebContext, match_id: str, peer: str
     seat = front.seats.owned(match_id, request.cookies.get(front.cookie_name(match_id)))
     ws = _socket()
     with front.seat_budget.hold(peer):  # a slot of the seat budget (not the spectators') for its life
-        await _open(ws, request, peer, front.seat_bytes)
+        await _open(ws, request, front, peer, front.seat_bytes)
         loop = asyncio.get_running_loop()
         tasks: dict[str, asyncio.Task[None]] = {}
 
@@ -136,7 +139,7 @@ async def watch(request: web.Request, front: WebContext, match_id: str, peer: st
     WatchMatch sends: heartsd.spectating). A refusal (unknown match, over) is sent as an error."""
     ws = _socket()
     with front.budget.hold(peer):
-        await _open(ws, request, peer, front.watch_bytes)
+        await _open(ws, request, front, peer, front.watch_bytes)
         tracker = TableTracker(-1)
         changed = asyncio.Event()
         loop = asyncio.get_running_loop()
