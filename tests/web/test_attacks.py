@@ -848,6 +848,15 @@ FLOODS = {
 }
 
 
+async def socket_path(web: Any, http: aiohttp.ClientSession, socket_kind: str) -> tuple[str, str]:
+    """(path, extra request headers) of a live watch socket, or of a seat taken for the test."""
+    if socket_kind == "watch":
+        return f"/ws/watch/{await house_match(web)}", ""
+    match_id = (await take_seat(http, web.url))["match_id"]
+    [secret] = [c.value for c in http.cookie_jar if c.key == f"seat-{match_id}"]
+    return f"/api/seat/{match_id}/socket", f"Cookie: seat-{match_id}={secret}\r\n"
+
+
 async def raw_websocket(port: int, path: str, headers: str = "") -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     key = base64.b64encode(os.urandom(16)).decode()
@@ -904,13 +913,8 @@ def test_a_socket_flooded_with_frames_that_are_no_message_is_cut(tmp_path, flood
 
     async def main() -> tuple[bool, int, int]:
         async with web_daemon(tmp_path, house_matches=1, house_delay_ms=50) as web, client() as http:
-            if socket_kind == "watch":
-                path, headers, budget = f"/ws/watch/{await house_match(web)}", "", web.front.budget
-            else:
-                match_id = (await take_seat(http, web.url))["match_id"]
-                [secret] = [c.value for c in http.cookie_jar if c.key == f"seat-{match_id}"]
-                cookie = f"seat-{match_id}={secret}"
-                path, headers, budget = f"/api/seat/{match_id}/socket", f"Cookie: {cookie}\r\n", web.front.seat_budget
+            path, headers = await socket_path(web, http, socket_kind)
+            budget = web.front.budget if socket_kind == "watch" else web.front.seat_budget
             cut = await flood_until_cut(*await raw_websocket(web.front.port, path, headers), flood)
             for _ in range(100):
                 if budget.in_use == 0:
@@ -961,12 +965,7 @@ def test_reconnecting_does_not_refill_an_addresses_socket_budget(tmp_path, socke
 
     async def main() -> list[bool]:
         async with web_daemon(tmp_path, house_matches=1, house_delay_ms=50) as web, client() as http:
-            if socket_kind == "watch":
-                path, headers = f"/ws/watch/{await house_match(web)}", ""
-            else:
-                match_id = (await take_seat(http, web.url))["match_id"]
-                [secret] = [c.value for c in http.cookie_jar if c.key == f"seat-{match_id}"]
-                path, headers = f"/api/seat/{match_id}/socket", f"Cookie: seat-{match_id}={secret}\r\n"
+            path, headers = await socket_path(web, http, socket_kind)
             answered = []
             pings = burst * 3 // 4 // len(ping)
             with capture_logs() as logs:
@@ -991,12 +990,7 @@ def test_frames_sent_with_the_handshake_are_refused_not_answered(tmp_path, socke
 
     async def main() -> bytes:
         async with web_daemon(tmp_path, house_matches=1, house_delay_ms=50) as web, client() as http:
-            if socket_kind == "watch":
-                path, headers = f"/ws/watch/{await house_match(web)}", ""
-            else:
-                match_id = (await take_seat(http, web.url))["match_id"]
-                [secret] = [c.value for c in http.cookie_jar if c.key == f"seat-{match_id}"]
-                path, headers = f"/api/seat/{match_id}/socket", f"Cookie: seat-{match_id}={secret}\r\n"
+            path, headers = await socket_path(web, http, socket_kind)
             port = web.front.port
             reader, writer = await asyncio.open_connection("127.0.0.1", port)
             key = base64.b64encode(os.urandom(16)).decode()
