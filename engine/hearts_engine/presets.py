@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -128,7 +129,7 @@ class Preset:
     players: tuple[int, ...]
     build: Callable[..., Ruleset]
 
-    @property
+    @functools.cached_property  # read once: every preset() call asks it
     def options(self) -> tuple[str, ...]:
         """The preset's own keywords besides ``players``: what ``preset(name, **options)``
         hands to it rather than to :meth:`Ruleset.with_options`.

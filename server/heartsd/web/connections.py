@@ -83,7 +83,7 @@ class ConnectionGate:
             del self._by_peer[peer]
 
 
-class _GatedConnection(asyncio.Protocol):
+class GatedConnection(asyncio.Protocol):
     """One connection: refused at once over the gate's limits, otherwise handed to the
     aiohttp request handler made for it (every protocol callback passes through)."""
 
@@ -92,6 +92,14 @@ class _GatedConnection(asyncio.Protocol):
         self._handlers = handlers
         self._inner: asyncio.Protocol | None = None
         self._peer = ""
+        self._transport: asyncio.Transport | None = None
+        self._allow: Callable[[int], bool] | None = None  # a byte budget, once limit_bytes sets one
+        self._on_over: Callable[[], None] = lambda: None
+
+    def limit_bytes(self, allow: Callable[[int], bool], on_over: Callable[[], None]) -> None:
+        """From now on, bytes that ``allow(count)`` refuses abort the connection unparsed,
+        then ``on_over()`` (heartsd.web.inbound: a WebSocket's byte budget)."""
+        self._allow, self._on_over = allow, on_over
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         address = transport.get_extra_info("peername")
@@ -102,12 +110,20 @@ class _GatedConnection(asyncio.Protocol):
             transport.close()
             return
         self._peer = peer
+        self._transport = transport  # type: ignore[assignment]
         self._inner = self._handlers()
         self._inner.connection_made(transport)
 
     def data_received(self, data: bytes) -> None:
-        if self._inner is not None:
-            self._inner.data_received(data)
+        if self._inner is None:
+            return
+        if self._allow is not None and not self._allow(len(data)):
+            self._allow = lambda count: False  # nothing more is passed on
+            assert self._transport is not None
+            self._transport.abort()  # connection_lost follows, and ends the handler's read
+            self._on_over()
+            return
+        self._inner.data_received(data)
 
     def eof_received(self) -> bool | None:
         return self._inner.eof_received() if self._inner is not None else None
@@ -146,7 +162,7 @@ class GatedSite(web.BaseSite):
         handlers = self._runner.server
         assert handlers is not None
         self._server = await asyncio.get_running_loop().create_server(
-            lambda: _GatedConnection(self.gate, handlers), self._host, self._port, backlog=self._backlog,
+            lambda: GatedConnection(self.gate, handlers), self._host, self._port, backlog=self._backlog,
             reuse_address=True, reuse_port=False)
         if self._server.sockets:
             self.port = self._server.sockets[0].getsockname()[1]

@@ -9,8 +9,8 @@ attack pass: 3,300 decisions a second down to 17-263 for as long as it lasted).
 
 Pages send little: a spectator's nothing but the answers to the heartbeat's pings and
 its close, a person's seat a few answers a minute. So before a socket is opened its
-transport's bytes start going through :class:`MeteredProtocol`, and a client that sends
-more than its bucket holds is disconnected at once, before aiohttp parses them. Bytes
+connection's gate (connections.py) starts counting its bytes as they arrive, and a client
+that sends more than its bucket holds is disconnected at once, before aiohttp parses them. Bytes
 that came with the upgrade request itself are already in aiohttp's hands (it gives them
 to the socket's parser as it opens): no browser sends a frame before the server's 101,
 so a handshake that brought any is refused (:func:`sent_early`; a review found 20,000
@@ -40,6 +40,7 @@ from collections.abc import Callable
 from aiohttp import web
 
 from ..rates import RequestRate
+from . import connections
 
 # A spectator's page answers a ping every HEARTBEAT_S (sockets.py) with at most 131 bytes
 # and closes with as many; a person's seat also sends its answers (MAX_MESSAGE_BYTES each,
@@ -60,49 +61,15 @@ def seat_budget() -> RequestRate:
     return RequestRate(per_s=SEAT_BYTES_PER_S, burst=SEAT_BURST_BYTES)
 
 
-class MeteredProtocol(asyncio.Protocol):
-    """Stands between a transport and the protocol it fed: passes on everything, and aborts
-    the connection, unparsed, on the first bytes past what ``budget`` holds for ``peer``
-    (then ``on_over()``)."""
-
-    def __init__(self, inner: asyncio.BaseProtocol, transport: asyncio.Transport, budget: RequestRate, peer: str,
-                 on_over: Callable[[], None]) -> None:
-        self._inner = inner
-        self._transport = transport
-        self._budget = budget
-        self._peer = peer
-        self._on_over = on_over
-        self._over = False
-
-    def data_received(self, data: bytes) -> None:
-        if self._over:
-            return
-        if self._budget.allow(self._peer, cost=len(data)):
-            self._inner.data_received(data)  # type: ignore[attr-defined]
-            return
-        self._over = True
-        self._transport.abort()  # connection_lost follows, and ends the handler's read
-        self._on_over()
-
-    def eof_received(self) -> bool | None:
-        return self._inner.eof_received()  # type: ignore[attr-defined,no-any-return]
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._inner.connection_lost(exc)
-
-    def pause_writing(self) -> None:
-        self._inner.pause_writing()
-
-    def resume_writing(self) -> None:
-        self._inner.resume_writing()
-
-
 def meter(transport: asyncio.Transport | None, budget: RequestRate, peer: str, on_over: Callable[[], None]) -> None:
-    """Count what ``transport`` receives from now on against ``budget``'s bucket for ``peer``
-    (no-op without a transport)."""
+    """Count what ``transport`` receives from now on against ``budget``'s bucket for ``peer``:
+    its connection's gate (connections.py, which already stands between the transport and
+    aiohttp) aborts it on the first bytes past it (no-op without a transport)."""
     if transport is None or transport.is_closing():
         return
-    transport.set_protocol(MeteredProtocol(transport.get_protocol(), transport, budget, peer, on_over))
+    gate = transport.get_protocol()
+    assert isinstance(gate, connections.GatedConnection), gate  # every web connection comes through one
+    gate.limit_bytes(lambda count: budget.allow(peer, cost=count), on_over)
 
 
 class SentEarly(Exception):
