@@ -928,6 +928,23 @@ def test_a_socket_flooded_with_frames_that_are_no_message_is_cut(tmp_path, flood
     assert in_use == 0 and status == 200
 
 
+def server_frames(data: bytes) -> tuple[list[tuple[int, bytes]], bytes]:
+    """The whole frames at the start of ``data`` (opcode, payload), and the bytes after them;
+    the server's frames are not masked."""
+    frames = []
+    while len(data) >= 2:
+        size, at = data[1] & 0x7F, 2
+        if size == 126:
+            size, at = int.from_bytes(data[2:4], "big"), 4
+        elif size == 127:
+            size, at = int.from_bytes(data[2:10], "big"), 10
+        if len(data) < at + size:
+            break
+        frames.append((data[0] & 0x0F, data[at:at + size]))
+        data = data[at + size:]
+    return frames, data
+
+
 async def pongs_until_cut(reader: asyncio.StreamReader, wanted: int) -> int:
     """How many PONG frames the server sent before ``wanted`` of them, or its cut."""
     data, pongs = b"", 0
@@ -936,16 +953,8 @@ async def pongs_until_cut(reader: asyncio.StreamReader, wanted: int) -> int:
             data += await asyncio.wait_for(reader.read(65536), 5)
             if reader.at_eof() and not data:
                 break
-            while len(data) >= 2:  # the server's frames are not masked
-                size, at = data[1] & 0x7F, 2
-                if size == 126:
-                    size, at = int.from_bytes(data[2:4], "big"), 4
-                elif size == 127:
-                    size, at = int.from_bytes(data[2:10], "big"), 10
-                if len(data) < at + size:
-                    break
-                pongs += (data[0] & 0x0F) == 0xA
-                data = data[at + size:]
+            frames, data = server_frames(data)
+            pongs += sum(opcode == 0xA for opcode, _ in frames)
             if reader.at_eof():
                 break
     return pongs
@@ -1009,6 +1018,41 @@ def test_frames_sent_with_the_handshake_are_refused_not_answered(tmp_path, socke
     answer = run(main())
     assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
     assert b"nothing before the server's 101" in answer and b"\x8a" not in answer  # no pong
+
+
+@pytest.mark.parametrize("socket_kind", ["watch", "seat"])
+def test_a_client_frame_without_a_mask_fails_the_socket_with_1002(tmp_path, socket_kind: str) -> None:
+    """RFC 6455 (5.1): a server MUST close the connection on a client frame that is not
+    masked. aiohttp took them (a ping then cost an attacker 2 bytes instead of 6, and an
+    attack pass flooded with them). Masked pings, one with a 16-bit length field, are
+    answered; the unmasked ping after them is not, and the socket ends with a close frame
+    of code 1002. Before, the unmasked ping got its pong and the socket stayed open."""
+
+    async def main() -> bytes:
+        async with web_daemon(tmp_path, house_matches=1, house_delay_ms=50) as web, client() as http:
+            path, headers = await socket_path(web, http, socket_kind)
+            reader, writer = await raw_websocket(web.front.port, path, headers)
+            writer.write(bytes([0x89, 0x80 | 3]) + MASK + b"one")
+            writer.write(bytes([0x89, 0x80]) + MASK)  # an empty one, header split below
+            writer.write(bytes([0x89, 0x80 | 4]))
+            await asyncio.sleep(0.1)
+            writer.write(MASK + b"last")
+            await asyncio.sleep(0.1)  # what arrives with an unmasked frame is dropped with it
+            writer.write(bytes([0x89, 0x04]) + b"nope")  # no mask
+            answer = b""
+            with contextlib.suppress(ConnectionError, asyncio.TimeoutError):
+                while chunk := await asyncio.wait_for(reader.read(65536), 10):
+                    answer += chunk
+            writer.close()
+            async with http.get(f"{web.url}/api/options") as r:
+                assert r.status == 200
+            return answer
+
+    frames, rest = server_frames(run(main()))
+    assert rest == b""
+    pongs = [payload for opcode, payload in frames if opcode == 0xA]
+    assert pongs == [b"one", b"", b"last"], frames
+    assert frames[-1][0] == 0x8 and frames[-1][1][:2] == (1002).to_bytes(2, "big"), frames
 
 
 def test_a_caller_over_its_request_rate_has_its_connection_closed_after_the_429(tmp_path) -> None:

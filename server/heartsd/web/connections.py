@@ -93,13 +93,15 @@ class GatedConnection(asyncio.Protocol):
         self._inner: asyncio.Protocol | None = None
         self._peer = ""
         self._transport: asyncio.Transport | None = None
-        self._allow: Callable[[int], bool] | None = None  # a byte budget, once limit_bytes sets one
-        self._on_over: Callable[[], None] = lambda: None
+        self._screen: Callable[[bytes], bytes | None] | None = None  # once screen() sets one
+        self._refused = False
 
-    def limit_bytes(self, allow: Callable[[int], bool], on_over: Callable[[], None]) -> None:
-        """From now on, bytes that ``allow(count)`` refuses abort the connection unparsed,
-        then ``on_over()`` (heartsd.web.inbound: a WebSocket's byte budget)."""
-        self._allow, self._on_over = allow, on_over
+    def screen(self, refuse: Callable[[bytes], bytes | None]) -> None:
+        """From now on, each piece of what arrives goes to ``refuse`` before aiohttp: if it
+        answers bytes, nothing more is passed on, those bytes are the connection's last
+        (a WebSocket close frame), and it is closed; an empty answer aborts it at once.
+        heartsd.web.inbound screens a WebSocket's client (its byte budget, its masks)."""
+        self._screen = refuse
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         address = transport.get_extra_info("peername")
@@ -115,13 +117,16 @@ class GatedConnection(asyncio.Protocol):
         self._inner.connection_made(transport)
 
     def data_received(self, data: bytes) -> None:
-        if self._inner is None:
+        if self._inner is None or self._refused:
             return
-        if self._allow is not None and not self._allow(len(data)):
-            self._allow = lambda count: False  # nothing more is passed on
+        if self._screen is not None and (last := self._screen(data)) is not None:
+            self._refused = True  # nothing more is passed on
             assert self._transport is not None
-            self._transport.abort()  # connection_lost follows, and ends the handler's read
-            self._on_over()
+            if last:
+                self._transport.write(last)
+                self._transport.close()  # connection_lost follows once it is sent
+            else:
+                self._transport.abort()  # connection_lost follows, and ends the handler's read
             return
         self._inner.data_received(data)
 

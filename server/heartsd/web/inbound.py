@@ -61,15 +61,93 @@ def seat_budget() -> RequestRate:
     return RequestRate(per_s=SEAT_BYTES_PER_S, burst=SEAT_BURST_BYTES)
 
 
-def meter(transport: asyncio.Transport | None, budget: RequestRate, peer: str, on_over: Callable[[], None]) -> None:
-    """Count what ``transport`` receives from now on against ``budget``'s bucket for ``peer``:
-    its connection's gate (connections.py, which already stands between the transport and
-    aiohttp) aborts it on the first bytes past it (no-op without a transport)."""
+OVER_BUDGET = "a web socket's client sent more than pages send; disconnected"
+UNMASKED = "a web socket's client sent a frame without a mask (RFC 6455 5.1); closed with 1002"
+# The close frame (the server's: not masked) that fails a socket on an unmasked frame.
+_UNMASKED_REASON = b"a client's frames must be masked"
+UNMASKED_CLOSE = bytes([0x88, 2 + len(_UNMASKED_REASON)]) + (1002).to_bytes(2, "big") + _UNMASKED_REASON
+
+
+class ClientFrames:
+    """Follows the frames a WebSocket's client sends, header by header, however its bytes
+    are split, to tell whether every frame so far was masked.
+
+    RFC 6455 (5.1): a server MUST close the connection on a client frame that is not
+    masked. aiohttp takes them, and an attack pass flooded with unmasked pings, each 2
+    bytes where a masked one is at least 6. Only headers are read; payloads are skipped.
+
+    >>> frames = ClientFrames()
+    >>> ping = bytes([0x89, 0x80 | 2]) + b"MASK" + b"hi"
+    >>> frames.masked(ping[:3]), frames.masked(ping[3:] + bytes([0x81, 0x80 | 126]))
+    (True, True)
+    >>> frames.masked((300).to_bytes(2, "big") + b"MASK" + b"x" * 300)  # a 16-bit length
+    True
+    >>> frames.masked(bytes([0x89, 0x00]))
+    False
+    """
+
+    __slots__ = ("_header", "_payload_left")
+
+    def __init__(self) -> None:
+        self._header = b""  # the part of the next frame's header received so far
+        self._payload_left = 0  # bytes of the current frame's payload still to come
+
+    def masked(self, data: bytes) -> bool:
+        at, end = 0, len(data)
+        while at < end:
+            if self._payload_left:
+                skipped = min(self._payload_left, end - at)
+                self._payload_left -= skipped
+                at += skipped
+                continue
+            wanted = _header_size(self._header) - len(self._header)
+            self._header += data[at:at + wanted]
+            at += wanted
+            if len(self._header) < 2:
+                continue
+            if not self._header[1] & 0x80:
+                return False
+            if len(self._header) == _header_size(self._header):
+                self._payload_left = _payload_size(self._header)
+                self._header = b""
+        return True
+
+
+def _header_size(header: bytes) -> int:
+    """The size of a client frame's header (2 while its second byte is not known)."""
+    if len(header) < 2:
+        return 2
+    return 2 + {126: 2, 127: 8}.get(header[1] & 0x7F, 0) + 4  # + the extended length + the mask
+
+
+def _payload_size(header: bytes) -> int:
+    size = header[1] & 0x7F
+    return int.from_bytes(header[2:2 + {126: 2, 127: 8}[size]], "big") if size >= 126 else size
+
+
+def meter(transport: asyncio.Transport | None, budget: RequestRate, peer: str,
+          on_refused: Callable[[str], None]) -> None:
+    """Screen what ``transport`` receives from now on: bytes past ``budget``'s bucket for
+    ``peer`` abort the connection, a frame without a mask fails the socket with 1002 (the
+    connection's gate does it, connections.py, which already stands between the transport
+    and aiohttp), and ``on_refused`` gets the reason (OVER_BUDGET or UNMASKED). No-op
+    without a transport."""
     if transport is None or transport.is_closing():
         return
     gate = transport.get_protocol()
     assert isinstance(gate, connections.GatedConnection), gate  # every web connection comes through one
-    gate.limit_bytes(lambda count: budget.allow(peer, cost=count), on_over)
+    frames = ClientFrames()
+
+    def refuse(data: bytes) -> bytes | None:
+        if not budget.allow(peer, cost=len(data)):
+            on_refused(OVER_BUDGET)
+            return b""
+        if not frames.masked(data):
+            on_refused(UNMASKED)
+            return UNMASKED_CLOSE
+        return None
+
+    gate.screen(refuse)
 
 
 class SentEarly(Exception):

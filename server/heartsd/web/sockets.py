@@ -76,16 +76,15 @@ async def _open(ws: web.WebSocketResponse, request: web.Request, front: WebConte
                 budget: RequestRate) -> None:
     """Open ``ws``, with what its client sends metered by ``budget`` (the address's, shared
     by its sockets) from before it opens: past it, the connection is cut before aiohttp
-    parses a byte more; a handshake that brought frames with it is refused (inbound.py says
-    why). Either is logged once a minute per address at most: an address reconnecting in a
+    parses a byte more; a frame without a mask fails it with 1002; a handshake that brought
+    frames with it is refused (inbound.py says why). Each is logged once a minute per address at most: an address reconnecting in a
     loop was cut ~80 times a second, each a warning line."""
 
     def say(event: str) -> None:
         if front.socket_cut_logs.allow(peer):
             log.warning(event, peer=peer, path=request.path, burst_bytes=budget.burst, bytes_per_s=budget.rate)
 
-    inbound.meter(request.transport, budget, peer, lambda: say(
-        "a web socket's client sent more than pages send; disconnected (logged once a minute per address)"))
+    inbound.meter(request.transport, budget, peer, lambda reason: say(f"{reason} (logged once a minute per address)"))
     if inbound.sent_early(request):
         say("a web socket's client sent frames before the handshake's answer; refused (logged once a minute "
             "per address)")
