@@ -522,6 +522,37 @@ def test_websocket_handshakes_from_raw_sockets_are_checked(tmp_path) -> None:
 
 
 
+@pytest.mark.parametrize("socket_kind", ["watch", "seat"])
+def test_a_failed_handshake_leaves_its_connection_plain_http(tmp_path, socket_kind: str) -> None:
+    """A review: a socket's screen (web/inbound.py: its byte budget, its masks) is set on
+    the connection before the handshake is answered, and stayed there when aiohttp refused
+    the handshake (here a WebSocket version it does not know): the next request on that
+    keep-alive connection was read as WebSocket frames, got a close frame for an answer and
+    the connection was closed. Now a refused handshake's connection is plain HTTP again."""
+
+    async def main() -> tuple[bytes, bytes]:
+        async with web_daemon(tmp_path, house_matches=1, house_delay_ms=50) as web, client() as http:
+            path, headers = await socket_path(web, http, socket_kind)
+            port = web.front.port
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            key = base64.b64encode(os.urandom(16)).decode()
+            writer.write((f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+                          f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 99\r\n"
+                          f"Origin: http://127.0.0.1:{port}\r\n{headers}\r\n").encode())
+            refused = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+            length = int(next(line.split(b":")[1] for line in refused.split(b"\r\n")
+                              if line.lower().startswith(b"content-length:")))
+            await reader.readexactly(length)
+            writer.write(f"GET /api/options HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+            with contextlib.suppress(asyncio.TimeoutError, asyncio.IncompleteReadError, ConnectionError):
+                return refused, await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+            return refused, b""
+
+    refused, next_answer = run(main())
+    assert refused.split(b" ")[1].startswith(b"4"), refused
+    assert next_answer.startswith(b"HTTP/1.1 200 "), next_answer
+
+
 def test_a_refused_watch_socket_closes_with_a_reason_that_is_text(tmp_path) -> None:
     """A close frame's reason is UTF-8 and at most 123 bytes: the refusal quotes the
     caller's match id, and one of two-byte characters was cut inside a character, so the

@@ -96,11 +96,12 @@ class GatedConnection(asyncio.Protocol):
         self._screen: Callable[[bytes], bytes | None] | None = None  # once screen() sets one
         self._refused = False
 
-    def screen(self, refuse: Callable[[bytes], bytes | None]) -> None:
+    def screen(self, refuse: Callable[[bytes], bytes | None] | None) -> None:
         """From now on, each piece of what arrives goes to ``refuse`` before aiohttp: if it
         answers bytes, nothing more is passed on, those bytes are the connection's last
         (a WebSocket close frame), and it is closed; an empty answer aborts it at once.
-        heartsd.web.inbound screens a WebSocket's client (its byte budget, its masks)."""
+        heartsd.web.inbound screens a WebSocket's client (its byte budget, its masks);
+        ``None`` ends the screening (a handshake refused: the connection is HTTP again)."""
         self._screen = refuse
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:

@@ -150,6 +150,13 @@ def meter(transport: asyncio.Transport | None, budget: RequestRate, peer: str,
     gate.screen(refuse)
 
 
+def unmeter(transport: asyncio.Transport | None) -> None:
+    """Stop screening ``transport`` (:func:`meter`): its handshake was refused, and what
+    comes next on the connection is HTTP again, not frames."""
+    if transport is not None and isinstance(gate := transport.get_protocol(), connections.GatedConnection):
+        gate.screen(None)
+
+
 class SentEarly(Exception):
     """A WebSocket handshake that brought frames before its answer: refused (400, closed)."""
 

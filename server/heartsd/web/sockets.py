@@ -89,7 +89,11 @@ async def _open(ws: web.WebSocketResponse, request: web.Request, front: WebConte
         say("a web socket's client sent frames before the handshake's answer; refused (logged once a minute "
             "per address)")
         raise inbound.SentEarly(inbound.SentEarly.MESSAGE)
-    await ws.prepare(request)
+    try:
+        await ws.prepare(request)
+    except web.HTTPException:  # aiohttp refused the handshake: the connection is HTTP again
+        inbound.unmeter(request.transport)
+        raise
 
 
 async def play(request: web.Request, front: WebContext, match_id: str, peer: str) -> web.WebSocketResponse:
