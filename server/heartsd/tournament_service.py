@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 from collections.abc import Mapping
 
@@ -40,9 +41,11 @@ def standings_to_wire(standings: dict[str, object], json_text: str) -> tournamen
     return out
 
 
-def tournament_to_wire(t: tours.TournamentRow, standings: Standings | None = None, summary: bool = False,
+def tournament_to_wire(t: tours.TournamentRow, standings: tournament_pb2.TournamentStandings | None = None,
+                       summary: bool = False,
                        waiting: Mapping[tuple[int, int], str] | None = None) -> tournament_pb2.Tournament:
-    """``waiting``: (round, table) -> why that table's match has not started (Tournaments.waiting)."""
+    """``standings``: the tournament's, final or so far; ``waiting``: (round, table) -> why that
+    table's match has not started (Tournaments.waiting)."""
     out = tournament_pb2.Tournament(
         id=t.id, name=t.name, status=STATUS[t.status], ruleset=t.ruleset, players=t.players, rounds=t.rounds,
         deals_per_match=t.deals, created_unix_ms=t.created_ms, reason=t.reason,
@@ -57,12 +60,8 @@ def tournament_to_wire(t: tours.TournamentRow, standings: Standings | None = Non
         why = (waiting or {}).get((row.round, row.table), "") if row.status in ("pending", "starting") else ""
         out.tables.add(round=row.round, table=row.table, bots=row.seats, status=row.status, match_id=row.match_id,
                        attempts=row.attempts, waiting=why)
-    if t.standings is not None:
-        import json
-
-        out.standings.CopyFrom(standings_to_wire(t.standings, json.dumps(t.standings, separators=(",", ":"))))
-    elif standings is not None:
-        out.standings.CopyFrom(standings_to_wire(standings.to_dict(), standings.to_json()))
+    if standings is not None:
+        out.standings.CopyFrom(standings)
     return out
 
 
@@ -70,21 +69,31 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
     def __init__(self, tournaments: tours.Tournaments) -> None:
         self.tournaments = tournaments
         self.arena = tournaments.arena
-        self._live: dict[str, tuple[int, Standings]] = {}
+        # Per tournament: the standings last converted, and their wire form (~3 ms to build
+        # for 16 bots, on the loop, for every caller before).
+        self._wire: dict[str, tuple[object, tournament_pb2.TournamentStandings]] = {}
 
     async def _full(self, tournament_id: str) -> tournament_pb2.Tournament:
         t = await asyncio.to_thread(self.tournaments.store.get, tournament_id)
         if t is None:
             raise ArenaError("not_found", f"no tournament {tournament_id}")
-        live = None
-        if t.standings is None:  # the standings so far, computed again only when a match has finished
-            finished = sum(1 for row in t.tables if row.status == "finished")
-            cached = self._live.get(t.id)
-            if cached is None or cached[0] != finished:
-                cached = self._live[t.id] = (finished, await asyncio.to_thread(
-                    tours.compute_standings, self.arena.store, t))
-            live = cached[1]
-        return tournament_to_wire(t, live, waiting=self.tournaments.waiting(t.id))
+        # The standings so far, shared by every caller (the web's too) and computed at most
+        # so often in a worker process (live_standings.py says why); the final ones are stored.
+        live = await self.tournaments.standings.live(t) if t.standings is None else None
+        return tournament_to_wire(t, self._standings_wire(t, live), waiting=self.tournaments.waiting(t.id))
+
+    def _standings_wire(self, t: tours.TournamentRow, live: Standings | None) -> tournament_pb2.TournamentStandings:
+        final = t.standings
+        source: object = "final" if final is not None else live
+        cached = self._wire.get(t.id)
+        if cached is None or cached[0] is not source:
+            if final is not None:
+                wire = standings_to_wire(final, json.dumps(final, separators=(",", ":")))
+            else:
+                assert live is not None
+                wire = standings_to_wire(live.to_dict(), live.to_json())
+            cached = self._wire[t.id] = (source, wire)
+        return cached[1]
 
     @grpc_errors
     async def CreateTournament(self, request: tournament_pb2.CreateTournamentRequest, context: grpc.aio.ServicerContext) -> tournament_pb2.CreateTournamentResponse:  # noqa: N802

@@ -46,6 +46,7 @@ from heartsbot.proto import admin_pb2, game_pb2
 
 from . import standings as stats
 from .arena import MAX_FIXED_DEALS, ArenaError, SeatRequest, SeedRefused
+from .live_standings import RecordReader, StandingsWorker
 from .schedule import balanced_schedule
 
 if TYPE_CHECKING:
@@ -53,11 +54,8 @@ if TYPE_CHECKING:
     from .runner import MatchRunner
     from .store import Store
 
-P = game_pb2
 log = structlog.get_logger("heartsd.tournament")
 SEAT_WAIT_S = 30.0  # one CreateMatch wait; the director waits again as long as the tournament runs
-PROVENANCE_FIELDS = {P.PROVENANCE_TIMEOUT: "timeouts", P.PROVENANCE_ILLEGAL: "illegal",
-                     P.PROVENANCE_DISCONNECT: "disconnects", P.PROVENANCE_AUTO: "auto"}
 
 
 @dataclass
@@ -252,35 +250,9 @@ def _tournament(r: tuple[Any, ...]) -> TournamentRow:
 
 
 def compute_standings(store: Store, t: TournamentRow) -> stats.Standings:
-    """Standings from the records of the matches the schedule's rows name as finished. A
-    table of a duplicate set counts once every table of its set is over: until then its
-    scores are those of deals its sibling tables' seats are still holding (spectating.py)."""
-    deals, tables = [], []
-    running_sets = store.running_sets()
-    reliability: dict[str, stats.Reliability] = {r["bot"]: stats.Reliability() for r in t.roster}
-    for row in t.tables:
-        if row.status != "finished":
-            continue
-        stored = store.get(row.match_id)
-        if stored is None or stored.record is None or stored.status != "finished" or stored.set_id in running_sets:
-            continue
-        record = stored.record
-        names = [s.name for s in record.seats]
-        for score in record.deal_scores:
-            shuffle = f"{record.seed}:{score.deal_number}"
-            for seat, points in enumerate(score.points):
-                deals.append(stats.Deal(shuffle, row.match_id, names[seat], points))
-        result = record.result
-        tables.append(stats.TableResult(row.match_id, tuple(names), tuple(result.totals), tuple(result.ranks),
-                                        result.deals))
-        for d in record.decisions:
-            rel = reliability.setdefault(names[d.seat], stats.Reliability())
-            rel.decisions += 1
-            if d.provenance in PROVENANCE_FIELDS:
-                name = PROVENANCE_FIELDS[d.provenance]
-                setattr(rel, name, getattr(rel, name) + 1)
-    return stats.compute(deals, tables, reliability, seed=t.seed, versions=t.versions,
-                         roster=[r["bot"] for r in t.roster])
+    """Standings from the records of the matches the schedule's rows name as finished, here
+    and now (the daemon computes them in a worker process instead: live_standings.py)."""
+    return stats.compute(**RecordReader(store).inputs(t))
 
 
 def duplicate_groups(roster: Sequence[dict[str, str]], rows: Sequence[TableRow]) -> list[list[TableRow]]:
@@ -324,6 +296,7 @@ class Tournaments:
         # (tournament, round, table) -> why its match has not started (TournamentTable.waiting):
         # before, only the daemon's log said, and an organiser saw a table "starting" for hours.
         self._waiting: dict[tuple[str, int, int], str] = {}
+        self.standings = StandingsWorker(arena.store)  # live and final standings, off the event loop
 
     def waiting(self, tournament_id: str) -> dict[tuple[int, int], str]:
         """(round, table) -> why that table's match waits, for the tables of ``tournament_id``
@@ -399,6 +372,7 @@ class Tournaments:
         for task in self._directors.values():
             task.cancel()
         await asyncio.gather(*self._directors.values(), return_exceptions=True)
+        self.standings.close()
 
     async def set_status(self, tournament_id: str, status: str, reason: str) -> TournamentRow:
         t = await asyncio.to_thread(self.store.get, tournament_id, False)
@@ -462,7 +436,7 @@ class Tournaments:
                     return
                 open_rounds = sorted({row.round for row in t.tables if row.status != "finished"})
                 if not open_rounds:
-                    final = await asyncio.to_thread(compute_standings, self.arena.store, t)
+                    final = await self.standings.final(t)
                     await asyncio.to_thread(self.store.set_status, t.id, "finished", "completed", final.to_json())
                     log.info("tournament finished", tournament=t.id)
                     return

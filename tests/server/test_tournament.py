@@ -573,6 +573,83 @@ def test_status_changes_sent_at_once_move_the_tournament_once(tmp_path):
         assert outcome.count("ok") == 1, outcome
         assert outcome.count(grpc.StatusCode.FAILED_PRECONDITION) == 4, outcome
 
+def test_live_standings_are_computed_once_for_all_callers_off_the_event_loop_and_refreshed_at_most_so_often(tmp_path):
+    """An attack pass: the standings so far were computed again, on a thread of the daemon,
+    for each GetTournament caller whenever a match had finished, and their bootstrap holds
+    the interpreter lock for seconds in a large tournament: 16 anonymous callers took bots
+    from 1,300-3,200 decisions a second to 36-85. Now (live_standings.py) callers share one
+    computation, it runs in a worker process, and a tournament's standings are computed
+    again at most every LIVE_REFRESH_S (between, callers get the last ones); the final
+    standings come from the worker too."""
+    from heartsd import live_standings
+
+    names = dict(zip(("alice", "bob", "carol", "dave", "erin"), ("random", "heuristic", "random", "heuristic", "random")))
+    now = [1000.0]
+
+    async def scenario() -> dict[str, object]:
+        async with running_daemon(tmp_path) as daemon, daemon.channel() as channel:
+            worker = daemon.arena.tournaments.standings
+            worker.clock = lambda: now[0]
+            clients = await _clients(daemon.target, {n: BOTS[n] for n in names}, names)
+            stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+            created = (await stub.CreateTournament(P.CreateTournamentRequest(
+                name="watched", bots=list(names), rounds=4, deals_per_match=2), metadata=auth(ADMIN))).tournament
+
+            async def get() -> P.Tournament:
+                return (await stub.GetTournament(P.GetTournamentRequest(id=created.id))).tournament
+
+            async def until(done, read=get) -> Any:  # type: ignore[no-untyped-def]
+                for _ in range(3000):
+                    t = await read()
+                    if done(t):
+                        return t
+                    await asyncio.sleep(0.02)
+                raise AssertionError("never")
+
+            async def stored() -> tours.TournamentRow:  # read without computing any standings
+                return await asyncio.to_thread(daemon.arena.tournaments.store.get, created.id)
+
+            async def one_more_round(finished: int) -> tours.TournamentRow:
+                """A pause takes hold between rounds: the round in play ends, no other starts."""
+                await stub.PauseTournament(P.PauseTournamentRequest(id=created.id), metadata=auth(ADMIN))
+                return await until(lambda t: t.matches[1] == finished
+                                   and not any(row.status in ("starting", "running") for row in t.tables), stored)
+
+            first = await one_more_round(1)  # (the pause's answer computed the standings of 0 matches)
+            worker.forget(created.id)
+            before = worker.computed
+            seen = await asyncio.gather(*(get() for _ in range(16)))  # at once (an address may make 16), none computed yet
+            out: dict[str, object] = {"computed_for_16": worker.computed - before,
+                                      "alike": len({t.standings.json for t in seen}) == 1,
+                                      "shuffles": seen[0].standings.shuffles, "first": first.matches[1]}
+            # One more match finishes; within LIVE_REFRESH_S callers get the standings they had.
+            await stub.ResumeTournament(P.ResumeTournamentRequest(id=created.id), metadata=auth(ADMIN))
+            later = await one_more_round(2)
+            out["stale_shuffles"] = (await get()).standings.shuffles
+            out["computed_within_refresh"] = worker.computed - before
+            now[0] += live_standings.LIVE_REFRESH_S
+            still = await get()  # the last standings at once; a computation starts for the next caller
+            fresh = await until(lambda t: t.standings.shuffles != still.standings.shuffles)
+            out["still_shuffles"], out["fresh_shuffles"] = still.standings.shuffles, fresh.standings.shuffles
+            out["computed_after_refresh"] = worker.computed - before
+            assert later.matches[1] == 2
+            await stub.ResumeTournament(P.ResumeTournamentRequest(id=created.id), metadata=auth(ADMIN))
+            final = await until(lambda t: t.status == P.TOURNAMENT_STATUS_FINISHED)
+            out["final_bots"] = len(json.loads(final.standings.json)["bots"])
+            out["worker_pids"] = set(worker.worker_pids)
+            await _stop(clients)
+            return out
+
+    out = run(scenario())
+    assert out["computed_for_16"] == 1 and out["alike"], out  # before: a computation for each of the 16
+    assert out["shuffles"] == 2 and out["stale_shuffles"] == 2 and out["first"] == 1, out  # a match of 2 deals
+    assert out["computed_within_refresh"] == 1, out
+    assert out["still_shuffles"] == out["shuffles"] and out["fresh_shuffles"] > out["shuffles"], out
+    assert out["computed_after_refresh"] == 2, out
+    assert out["final_bots"] == 5
+    assert out["worker_pids"] and os.getpid() not in out["worker_pids"], out  # the bootstrap ran elsewhere
+
+
 # -- a real daemon process, killed -------------------------------------------------------------
 
 EIGHT = {f"b{i}-{level}": level for i, level in enumerate(LEVELS)}  # strongest first
