@@ -41,6 +41,7 @@ import structlog
 from heartsbot.proto import game_pb2 as P
 
 from . import standings as stats
+from .arena import ArenaError
 
 if TYPE_CHECKING:
     from .store import Store
@@ -179,6 +180,7 @@ class StandingsWorker:
         self._idle: asyncio.TimerHandle | None = None
         self._busy = 0
         self._no_process = False  # a worker could not be started: bootstraps run on a thread
+        self._closed = False
 
     async def live(self, t: TournamentRow) -> stats.Standings:
         """``t``'s standings so far (it is running or paused): the last computed if they
@@ -233,6 +235,8 @@ class StandingsWorker:
             self._idle = None
         try:
             for _ in range(2):  # a worker that died (killed, out of memory) is replaced once
+                if self._closed:
+                    raise ArenaError("unavailable", "the server is shutting down")
                 pool = self._worker()
                 if pool is None:
                     break
@@ -254,7 +258,7 @@ class StandingsWorker:
             return standings
         finally:
             self._busy -= 1
-            if not self._busy and self._pool is not None:
+            if not self._busy and self._pool is not None and not self._closed:
                 self._idle = asyncio.get_running_loop().call_later(WORKER_IDLE_S, self._close_pool)
 
     def _worker(self) -> ProcessPoolExecutor | None:
@@ -269,20 +273,28 @@ class StandingsWorker:
                 self._no_process = True
         return self._pool
 
-    def _close_pool(self) -> None:
+    def _close_pool(self, terminate: bool = False) -> None:
         pool, self._pool = self._pool, None
         self._idle = None
-        if pool is not None:
+        if pool is None:
+            return
+        # The executor's own processes (3.11 has no public way to stop a busy one): a
+        # bootstrap under way would hold the daemon's exit for as long as it takes.
+        workers = list(getattr(pool, "_processes", {}).values()) if terminate else []
+        with contextlib.suppress(Exception):
+            pool.shutdown(wait=False, cancel_futures=True)
+        for process in workers:
             with contextlib.suppress(Exception):
-                pool.shutdown(wait=False, cancel_futures=True)
+                process.terminate()
 
     def close(self) -> None:
-        """Stop the worker process (the daemon stops)."""
+        """Stop the worker process, a computation under way included (the daemon stops)."""
+        self._closed = True
         if self._idle is not None:
             self._idle.cancel()
         for tournament_id in list(self._live):
             self.forget(tournament_id)
-        self._close_pool()
+        self._close_pool(terminate=True)
 
 
 def _lower_priority() -> None:

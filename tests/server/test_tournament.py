@@ -650,6 +650,45 @@ def test_live_standings_are_computed_once_for_all_callers_off_the_event_loop_and
     assert out["worker_pids"] and os.getpid() not in out["worker_pids"], out  # the bootstrap ran elsewhere
 
 
+def test_stopping_the_daemon_stops_a_standings_computation_under_way():
+    """A review: the daemon's exit waited for the worker's bootstrap under way (seconds, or
+    minutes in a large tournament). Closing the worker ends its process at once, and the
+    caller waiting for those standings is told the server is shutting down."""
+    import functools
+
+    from heartsd import live_standings
+    from heartsd.arena import ArenaError
+
+    shuffles = [f"s{k}" for k in range(4000)]  # a computation of minutes: it must not be waited for
+    deals = [stats.Deal(s, "m", f"b{i}", (k + i) % 14) for k, s in enumerate(shuffles) for i in range(32)]
+    inputs = {"deals": deals, "tables": [], "reliability": {}, "seed": 1, "replicates": 20_000}
+
+    async def scenario() -> tuple[str, bool, bool]:
+        worker = live_standings.StandingsWorker(store=None)  # type: ignore[arg-type]
+        waiting = asyncio.get_running_loop().create_task(
+            worker._bootstrap(functools.partial(live_standings._compute, inputs)))
+        for _ in range(600):
+            if worker._pool is not None and getattr(worker._pool, "_processes", None):
+                break
+            await asyncio.sleep(0.05)
+        [process] = list(worker._pool._processes.values())  # type: ignore[union-attr]
+        await asyncio.sleep(1.0)  # the bootstrap is under way
+        worker.close()
+        try:
+            await waiting
+            told = "answered"
+        except ArenaError as exc:
+            told = exc.message
+        except Exception as exc:  # noqa: BLE001
+            told = type(exc).__name__
+        await asyncio.to_thread(process.join, 30)
+        return told, process.is_alive(), bool(worker.worker_pids)
+
+    told, alive, ran = run(scenario())
+    assert not alive  # before: it went on computing, and the daemon's exit waited for it
+    assert told == "the server is shutting down" and not ran, told
+
+
 # -- a real daemon process, killed -------------------------------------------------------------
 
 EIGHT = {f"b{i}-{level}": level for i, level in enumerate(LEVELS)}  # strongest first
