@@ -180,7 +180,7 @@ class StandingsWorker:
         self._idle: asyncio.TimerHandle | None = None
         self._busy = 0
         self._no_process = False  # a worker could not be started: bootstraps run on a thread
-        self._closed = False
+        self._closings = 0  # close() calls: a computation under way at one is ended, not redone
 
     async def live(self, t: TournamentRow) -> stats.Standings:
         """``t``'s standings so far (it is running or paused): the last computed if they
@@ -230,12 +230,13 @@ class StandingsWorker:
 
     async def _bootstrap(self, work: Callable[[], tuple[int, stats.Standings]]) -> stats.Standings:
         self._busy += 1
+        closings = self._closings
         if self._idle is not None:
             self._idle.cancel()
             self._idle = None
         try:
             for _ in range(2):  # a worker that died (killed, out of memory) is replaced once
-                if self._closed:
+                if self._closings != closings:
                     raise ArenaError("unavailable", "the server is shutting down")
                 pool = self._worker()
                 if pool is None:
@@ -258,7 +259,7 @@ class StandingsWorker:
             return standings
         finally:
             self._busy -= 1
-            if not self._busy and self._pool is not None and not self._closed:
+            if not self._busy and self._pool is not None:
                 self._idle = asyncio.get_running_loop().call_later(WORKER_IDLE_S, self._close_pool)
 
     def _worker(self) -> ProcessPoolExecutor | None:
@@ -288,8 +289,9 @@ class StandingsWorker:
                 process.terminate()
 
     def close(self) -> None:
-        """Stop the worker process, a computation under way included (the daemon stops)."""
-        self._closed = True
+        """Stop the worker process, a computation under way included (the daemon stops; a
+        later computation starts another)."""
+        self._closings += 1
         if self._idle is not None:
             self._idle.cancel()
         for tournament_id in list(self._live):
