@@ -43,6 +43,9 @@ S = TypeVar("S")
 log = structlog.get_logger("heartsd.lease")
 HEARTBEAT_S = 5.0
 STALE_S = 30.0  # six missed heartbeats: the holder is gone
+# A holder that has not renewed its lease for this long stops its matches (server._keep_lease):
+# before STALE_S, when another daemon may take the lease over, with room for a clock skew.
+FENCE_S = STALE_S - 2 * HEARTBEAT_S
 LOCK_SPACE = 7426328  # advisory lock keys (LOCK_SPACE, hash of the instance); db.py uses the one-key form
 
 
@@ -203,7 +206,12 @@ class RowLease:
     session advisory lock on a connection of its own: PostgreSQL drops that lock the
     moment the holder's connection ends, so a daemon that was killed is replaced at once
     instead of after ``STALE_S``. A holder whose connection lives on but whose heartbeat
-    stopped (a frozen host) is taken over once its row is stale."""
+    stopped (a frozen host) is taken over once its row is stale.
+
+    So the lock's connection ending while its daemon lives (the server restarted, an idle
+    connection cut, a backend terminated) lets another daemon take over at once: each
+    heartbeat checks that connection first, and takes the lock again on a new one; if
+    another daemon holds it now, the lease is lost (a review of the lease's fencing)."""
 
     outlives_store = False
     lost_reason = "the store lease was taken over by another daemon of this instance; stopping"
@@ -213,6 +221,7 @@ class RowLease:
         self.instance = instance
         self.holder = holder
         self._session = session  # holds the advisory lock; None after release
+        self.lost_reason = RowLease.lost_reason
 
     @classmethod
     def acquire(cls, db: Database, instance: str, stale_s: float = STALE_S) -> RowLease:
@@ -221,8 +230,7 @@ class RowLease:
         holder = holder_id()
         session = psycopg.connect(db.url, autocommit=True)
         try:
-            key = int.from_bytes(hashlib.sha256(instance.encode()).digest()[:4], "big", signed=True)
-            alone = bool(session.execute("SELECT pg_try_advisory_lock(%s, %s)", (LOCK_SPACE, key)).fetchone()[0])
+            alone = _try_lock(session, instance)
             now = _now_ms()
             with db.transaction() as tx:
                 tx.lock()
@@ -243,9 +251,35 @@ class RowLease:
         return cls(db, instance, holder, session)
 
     def heartbeat(self) -> bool:
+        if not self._keep_lock():
+            return False
         with self.db.transaction() as tx:
             return tx.execute("UPDATE leases SET heartbeat_ms = ? WHERE instance = ? AND holder = ?",
                               (_now_ms(), self.instance, self.holder)) == 1
+
+    def _keep_lock(self) -> bool:
+        """Whether this daemon still holds the advisory lock, taken again on a new connection
+        if its own ended; raises if the server cannot be reached (the heartbeat fails, and
+        is retried until server._keep_lease gives up)."""
+        import psycopg
+
+        if self._session is None:
+            return False
+        try:
+            self._session.execute("SELECT 1")
+            return True
+        except psycopg.Error:
+            with contextlib.suppress(Exception):
+                self._session.close()
+        session = psycopg.connect(self.db.url, autocommit=True)
+        if not _try_lock(session, self.instance):
+            session.close()
+            self.lost_reason = ("the connection holding the store lease's lock ended, and another daemon of this "
+                                "instance holds the lock now; stopping")
+            return False
+        self._session = session
+        log.warning("the connection holding the store lease's lock ended; it is held again on a new one")
+        return True
 
     def release(self) -> None:
         with contextlib.suppress(Exception), self.db.transaction() as tx:
@@ -280,6 +314,12 @@ def open_leased(url: str, instance: str, open_store: Callable[[], S]) -> tuple[S
         if lease is not None:
             lease.release()
         raise
+
+
+def _try_lock(session: Any, instance: str) -> bool:
+    """Take the instance's advisory lock on ``session`` if no other connection holds it."""
+    key = int.from_bytes(hashlib.sha256(instance.encode()).digest()[:4], "big", signed=True)
+    return bool(session.execute("SELECT pg_try_advisory_lock(%s, %s)", (LOCK_SPACE, key)).fetchone()[0])
 
 
 def _now_ms() -> int:

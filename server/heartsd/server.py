@@ -43,7 +43,7 @@ from .arena import Arena
 from .budgets import BudgetInterceptor, Budgets
 from .config import Settings
 from .db import SETTING, StoreError, redacted
-from .lease import HEARTBEAT_S, Lease, open_leased
+from .lease import FENCE_S, HEARTBEAT_S, STALE_S, Lease, open_leased
 from .loop import running_name as running_loop_name
 from .services import AdminService, BotService, LadderService, SpectatorService
 from .wire import read_play_request
@@ -375,10 +375,14 @@ async def serve(
     except BaseException:
         await server.stop(None)
         raise
+    unreachable = False
     try:
         await _serve(settings, server, port, store, lease, budgets, on_ready, stop, show_admin_token)
+    except StoreUnreachable:
+        unreachable = True  # a release through the store would wait on it; the row goes stale instead
+        raise
     finally:
-        if lease is not None and not lease.outlives_store:  # a row in the store: released through it
+        if lease is not None and not lease.outlives_store and not unreachable:  # a row in the store: released through it
             await asyncio.to_thread(lease.release)
         store.close()
         if lease is not None and lease.outlives_store:  # a lock on the database file: after its last connection
@@ -413,26 +417,59 @@ def _hurry(hurry: asyncio.Event) -> None:
         hurry.set()
 
 
-async def _keep_lease(lease: Lease, stop: asyncio.Event, hurry: asyncio.Event) -> None:
+class StoreUnreachable(StoreError):
+    """The daemon stopped because it could not renew its store lease (_keep_lease): exit 2,
+    so a supervisor starts it again, and it serves once the store answers."""
+
+
+async def _keep_lease(lease: Lease, stop: asyncio.Event, hurry: asyncio.Event) -> str | None:
     """Renew the lease; if another daemon took it over (this one stalled past STALE_S),
     this one stops: that daemon has already marked this one's matches aborted. So it does
     when its SQLite store was moved or deleted under it (FileLease.heartbeat), and the
     running matches are aborted at once, as after a second signal, also when that happens
     during the shutdown's grace: a match let finish would be announced finished into a file
-    nobody opens again (an operator's pass: 19 matches after the loss)."""
+    nobody opens again (an operator's pass: 19 matches after the loss).
+
+    It also stops when the lease has gone unrenewed for FENCE_S, the heartbeat failing or
+    not answering at all (a store behind a network that drops packets): past STALE_S
+    another daemon of this instance may take the lease over and publish the seeds of the
+    matches this one still plays. Before (an attack pass on PostgreSQL), a daemon cut off
+    from its store retried for ever and sent 81 more requests while every hand was public.
+    Returns why it stopped the daemon: "lost", or the "unrenewed" message (then the daemon
+    exits 2, StoreUnreachable)."""
+    loop = asyncio.get_running_loop()
+    renewed = loop.time()  # when the last renewal that succeeded was sent
+    renewal: asyncio.Future[bool] | None = None
+    sent = renewed
     while True:
         await asyncio.sleep(HEARTBEAT_S)
-        try:
-            held = await asyncio.to_thread(lease.heartbeat)
-        except Exception:
-            log.warning("could not renew the store lease; retrying", exc_info=True)
-            continue
-        if not held:
-            log.error(lease.lost_reason)
-            log.warning("the store is lost: aborting the running matches now, not finishing them into it")
+        if renewal is None:  # else the last one has not answered yet: it is waited for, not doubled
+            sent = loop.time()
+            renewal = asyncio.ensure_future(asyncio.to_thread(lease.heartbeat))
+        done, _ = await asyncio.wait({renewal}, timeout=HEARTBEAT_S)
+        if done:
+            try:
+                held = renewal.result()
+            except Exception:
+                log.warning("could not renew the store lease; retrying", exc_info=True)
+            else:
+                if not held:
+                    log.error(lease.lost_reason)
+                    log.warning("the store is lost: aborting the running matches now, not finishing them into it")
+                    hurry.set()
+                    stop.set()
+                    return "lost"
+                renewed = sent
+            renewal = None
+        unrenewed = loop.time() - renewed
+        if unrenewed >= FENCE_S:
+            why = (f"could not renew the store lease for {unrenewed:.0f} s: another daemon of this instance may "
+                   f"take it over after {STALE_S:.0f} s, so this one aborted its running matches and stopped; it "
+                   f"serves again once started with the store reachable")
+            log.error(why, fence_s=FENCE_S)
             hurry.set()
             stop.set()
-            return
+            return why
 
 
 def report_store_health(arena: Arena, health_servicer: health.aio.HealthServicer) -> Callable[[], None]:
@@ -537,3 +574,5 @@ async def _serve(settings: Settings, server: grpc.aio.Server, port: int, store: 
     if keeper is not None:
         keeper.cancel()
     log.info("stopped")
+    if keeper is not None and keeper.done() and not keeper.cancelled() and (why := keeper.result()) not in (None, "lost"):
+        raise StoreUnreachable(why)

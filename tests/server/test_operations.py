@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from heartsbot.proto import game_pb2
 from heartsd.db import Database, StoreError
@@ -607,6 +608,100 @@ def test_a_match_another_daemon_ended_in_the_store_is_announced_aborted_not_fini
     assert taken_over == [match_id]
     assert stored.status == "aborted" and stored.reason == "server stopped while the match was running"
     assert announced.status == game_pb2.MATCH_STATUS_ABORTED, "announced finished while the store holds it aborted"
+
+
+def test_a_postgresql_lease_whose_lock_connection_ended_takes_the_lock_again_or_is_lost(postgres_server):
+    """A review of the lease's fencing: another daemon takes the lease over at once when the
+    holder's advisory lock is free, and that lock lives on one connection of its own. If
+    that connection ended while the holder lived (a server restart, a pooler or an
+    operator ending it), the holder's heartbeats still renewed its row, and a second daemon
+    of its instance took the lease at once, and would serve the seeds of the matches the
+    first still played. Now the heartbeat takes the lock again on a new connection (then
+    a second daemon is refused), or, if another daemon holds it, says the lease is lost."""
+    import psycopg
+
+    from heartsd.lease import LOCK_SPACE
+    from tests.postgres import fresh_database
+
+    def end_lock_connection(url: str) -> None:
+        with psycopg.connect(url, autocommit=True) as admin:
+            pids = [row[0] for row in admin.execute(
+                "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = %s", (LOCK_SPACE,))]
+            assert pids
+            for pid in pids:
+                admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+
+    with fresh_database(postgres_server) as url:
+        store, lease = open_leased(url, "pod-0", lambda: Store(url, "pod-0"))
+        other = Store(url, "pod-0")
+        try:
+            end_lock_connection(url)
+            assert lease.heartbeat()
+            with pytest.raises(LeaseHeld):  # before: taken over at once, the lock being free
+                RowLease.acquire(other.db, "pod-0")
+            end_lock_connection(url)
+            with psycopg.connect(url, autocommit=True) as taker:  # another daemon's lock, first
+                from heartsd.lease import _try_lock
+
+                assert _try_lock(taker, "pod-0")
+                assert not lease.heartbeat()
+            assert "another daemon of this instance holds the lock" in lease.lost_reason
+        finally:
+            lease.release()
+            other.close()
+            store.close()
+
+
+@pytest.mark.parametrize("cut", ["refused", "hangs"])
+def test_a_daemon_that_cannot_renew_its_lease_stops_its_matches_before_another_may_take_it_over(monkeypatch, cut):
+    """An attack pass (PostgreSQL): a daemon cut off from the store retried its heartbeat for
+    ever and played on, while a second daemon of its instance took the lease over once it
+    was STALE_S old, marked the matches aborted and served their seeds: every hand was
+    public while the first one sent 81 more requests. Now a daemon whose lease has gone
+    unrenewed for FENCE_S (before anyone may take it over) aborts its running matches at
+    once and stops, whether the heartbeat fails or never answers (a network that drops
+    packets). Before, the keeper kept retrying and the daemon never stopped."""
+    import asyncio
+    import threading
+
+    from heartsd import lease as leases
+    from heartsd import server as daemon
+
+    monkeypatch.setattr(daemon, "HEARTBEAT_S", 0.05)
+    monkeypatch.setattr(daemon, "FENCE_S", 0.5)
+    released = threading.Event()
+
+    class CutOff:
+        outlives_store = False
+        lost_reason = ""
+        renewals = 0
+
+        def heartbeat(self) -> bool:
+            self.renewals += 1
+            if self.renewals <= 3:
+                return True
+            if cut == "hangs":
+                released.wait(30)
+            raise ConnectionError("could not reach the store")
+
+    async def scenario() -> tuple[bool, bool, str | None]:
+        stop, hurry = asyncio.Event(), asyncio.Event()
+        keeper = asyncio.get_running_loop().create_task(daemon._keep_lease(CutOff(), stop, hurry))
+        try:
+            await asyncio.wait_for(stop.wait(), 20)
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            released.set()
+            keeper.cancel()
+        return stop.is_set(), hurry.is_set(), keeper.result() if keeper.done() and not keeper.cancelled() else None
+
+    with capture_logs() as logs:
+        stopped, hurried, keeper_result = run(scenario())
+    assert stopped and hurried  # before: neither, ever
+    assert any("could not renew the store lease for" in e["event"] for e in logs), logs
+    assert keeper_result.startswith("could not renew the store lease for")
+    assert leases.FENCE_S <= leases.STALE_S - 2 * leases.HEARTBEAT_S  # stopped before a takeover
 
 
 @pytest.mark.parametrize("mishap", ["renamed", "deleted", "replaced", "wal deleted"])
