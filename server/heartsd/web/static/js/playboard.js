@@ -19,6 +19,11 @@ let retry = 500;
 let hint = ""; // why the last clicked card was not played (cleared by the next snapshot)
 let elsewhere = false; // another tab or window has the seat (the socket closed with 4000)
 let announced = "";
+// The person plays by keyboard (a key pressed in the hand or the pass bar, no pointer
+// since): when the hand empties at a deal's end, or the Pass button goes, the focus falls to
+// the page, and the next cards take it back. Before, Enter and the arrows did nothing at
+// each new deal until the person found the hand again with Tab (a newcomer's pass).
+let byKeyboard = false;
 
 header("play", () => render());
 
@@ -118,7 +123,8 @@ function renderHand() {
   }
   cards.forEach((card, i) => { card.tabIndex = i === Math.max(0, tabStop) ? 0 : -1; });
   const stillUsable = hand.contains(document.activeElement) && codes.indexOf(focused) === tabStop;
-  if (hadFocus && !stillUsable && cards.length) focusCard(cards, Math.max(0, tabStop));
+  const lostFocus = byKeyboard && (document.activeElement === document.body || !document.activeElement);
+  if ((hadFocus || lostFocus) && !stillUsable && cards.length) focusCard(cards, Math.max(0, tabStop));
 }
 
 function renderPassBar() {
@@ -252,9 +258,9 @@ function renderResult() {
     result.status === "finished"
       ? el("p", { class: "winner-line" }, won ? t("you_won") : t(result.winners.length > 1 ? "winners" : "winner", { names }))
       : el("p", {}, t("ended_because", { reason: result.reason })),
-    result.ranks.length ? el("p", {}, t("rank_n", { rank: result.ranks[state.you], n: result.ranks.length })) : null,
+    result.ranks.length ? el("p", {}, t("rank_n", { rank: result.ranks[state.you], n: result.ranks.length })) : "",
     el("p", {}, el("a", { href: `/watch/${encodeURIComponent(matchId)}` }, t("watch_replay")), " · ",
-      el("a", { href: "/" }, t("back_to_lobby"))));
+      el("a", { href: "/" }, t("back_to_lobby"))));  // "" where there is nothing: replaceChildren shows null as text
 }
 
 function announce() {
@@ -360,6 +366,8 @@ async function matchOver(refusal) {
 
 async function start() {
   $("hand").addEventListener("keydown", onHandKey);
+  for (const id of ["hand", "pass-bar"]) $(id).addEventListener("keydown", () => { byKeyboard = true; });
+  document.addEventListener("pointerdown", () => { byKeyboard = false; });
   try {
     await getJSON(`/api/seat/${encodeURIComponent(matchId)}`);
     rememberSeat(matchId); // it is this browser's: the lobby offers to come back to it

@@ -251,7 +251,7 @@ function drawResult() {
   box.replaceChildren(el("h2", {}, t("result_title")),
     result.status === "finished" ? el("p", {}, t(result.winners.length > 1 ? "winners" : "winner", { names }))
       : el("p", {}, t("ended_because", { reason: result.reason })),
-    final.length ? el("p", {}, t("final_totals")) : null, final.length ? el("ul", { class: "final" }, final) : null);
+    final.length ? el("p", {}, t("final_totals")) : "", final.length ? el("ul", { class: "final" }, final) : "");
 }
 
 // atEnd: the last frame of the last deal (a watched match that just ended: its final totals),
