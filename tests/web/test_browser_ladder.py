@@ -3,7 +3,11 @@ strategies registered as ladder bots, playing rated matches the matchmaker arran
 
 from __future__ import annotations
 
+import json
 import time
+import urllib.error
+import urllib.request
+from typing import Any
 
 from playwright.sync_api import Browser, expect
 
@@ -164,3 +168,31 @@ def test_the_leaderboard_and_bot_page_show_the_default_share_that_flags_a_bot(tm
         expect(page.locator("#fig-auto")).to_have_text("913 (91.3%)")
         expect(page.locator("#fig-defaults")).to_have_text("93.0%")
         assert not errors, errors
+
+
+def test_a_configured_bot_off_the_ladder_has_a_page_that_says_so(tmp_path, browser: Browser) -> None:
+    """A newcomer's pass: tournament standings link to every bot's page, and a configured
+    bot that is not on the ladder (only in tournaments) got a page whose API answered 404:
+    "Error: no ladder bot" above empty rating, reliability and match sections. Its API now
+    answers what there is (``ladder`` false, no standing, no matches) and the page says the
+    bot is not on the ladder instead of showing an error; a name no bot has is still 404."""
+    with ThreadedDaemon(tmp_path, bot_tokens={"configured": "token-configured-1"}) as daemon:
+
+        def get(path: str) -> tuple[int, Any]:
+            try:
+                with urllib.request.urlopen(f"{daemon.url}{path}") as r:
+                    return r.status, json.loads(r.read())
+            except urllib.error.HTTPError as exc:
+                return exc.code, exc.read().decode()
+
+        (status, body), (nobody, _) = get("/api/bots/configured"), get("/api/bots/nobody")
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        page.goto(f"{daemon.url}/bots/configured")
+        expect(page.locator("#standing")).to_contain_text("Not on the ladder")
+        shown = page.locator("main").inner_text()
+        page.close()
+    assert status == 200 and body["ladder"] is False and body["standing"] is None and body["matches"] == [], body
+    assert nobody == 404
+    assert "Error" not in shown and "no ladder bot" not in shown, shown
+    assert not [e for e in errors if e.startswith("pageerror")], errors

@@ -13,6 +13,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import grpc
 from aiohttp import web
 
 from hearts_engine import RulesetError, preset
@@ -23,6 +24,7 @@ from . import present
 from .front import parse_json
 from .replays import Replay
 from .seats import SeatError
+from .spectate import Refused
 
 if TYPE_CHECKING:
     from .front import WebContext
@@ -201,10 +203,18 @@ class Api:
     async def bot(self, request: web.Request) -> web.Response:
         ruleset = request.query.get("ruleset") or "standard"  # as GetBotProfile reads an empty one
         bot = request.match_info["bot"]
-        profile = await self.front.spectating.bot(self.front.peer(request), bot, ruleset, BOT_MATCHES)
+        try:
+            profile = await self.front.spectating.bot(self.front.peer(request), bot, ruleset, BOT_MATCHES)
+        except Refused as exc:
+            if exc.code != grpc.StatusCode.NOT_FOUND or bot not in self.front.arena.settings.bot_tokens:
+                raise
+            # A configured bot off the ladder (tournament standings link to its page): what
+            # there is of it, where its page showed "no ladder bot" as an error (a newcomer's pass).
+            return web.json_response({"bot": bot, "owner": "", "ruleset": ruleset, "ladder": False,
+                                      "standing": None, "matches": [], "history": []})
         history = await self._history(ruleset)
         return web.json_response({
-            "bot": profile.bot, "owner": profile.owner, "ruleset": ruleset or "standard",
+            "bot": profile.bot, "owner": profile.owner, "ruleset": ruleset or "standard", "ladder": True,
             "standing": present.standing(profile.standing) if profile.HasField("standing") else None,
             "matches": [present.bot_match(m) for m in profile.matches],
             "history": [{"seq": s, "finished_ms": t, "rating": mu, "uncertainty": sigma}

@@ -49,6 +49,11 @@ function render() {
   $("matches-title").textContent = t("latest_matches");
   $("pick").replaceChildren(el("a", { href: `/leaderboard?ruleset=${encodeURIComponent(ruleset)}` }, `← ${t("leaderboard")}: ${ruleset}`));
   if (!profile) return;
+  if (profile.ladder === false) { // a configured bot that plays only in tournaments
+    $("standing").replaceChildren(el("p", { class: "muted" }, t("not_on_ladder")));
+    for (const id of ["reliability", "chart", "matches"]) $(id).replaceChildren("—");
+    return;
+  }
   const s = profile.standing;
   const figure = (label, value, id) => [el("dt", {}, label), el("dd", { id: `fig-${id}` }, value)];
   $("standing").replaceChildren(s ? el("dl", { class: "figures" },
