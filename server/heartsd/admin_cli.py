@@ -160,6 +160,8 @@ def translate_error(exc: grpc.RpcError, server: str) -> Exception:
         return ConnectionError(f"could not connect to {server} ({details}): is heartsd running there?")
     if code == grpc.StatusCode.UNAUTHENTICATED:
         details += " (pass --admin-token or set HEARTSD_ADMIN_TOKEN)"
+    # The server names the request's field; here it is a flag (a newcomer's pass).
+    details = details.replace("set wait_for_seats_ms to wait for it", "pass --wait SECONDS to wait for it")
     return Refused(f"{code.name}: {details}")
 
 

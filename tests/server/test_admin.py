@@ -523,3 +523,22 @@ def test_list_bots_lists_the_connected_bots_while_the_store_does_not_answer(tmp_
     connected, everyone = run(scenario())
     assert [b.name for b in connected.bots] == ["alice"] and connected.bots[0].connected
     assert everyone.code() != grpc.StatusCode.OK
+
+
+def test_admin_create_says_the_flag_that_waits_for_a_busy_bot_not_the_field():
+    """A newcomer's pass: ``heartsd admin create`` on a bot whose slots were all taken said
+    "set wait_for_seats_ms to wait for it", the request's field, where the command's flag
+    is ``--wait``."""
+    import grpc
+
+    from heartsd.admin_cli import translate_error
+
+    class Refusal(grpc.RpcError):
+        def code(self) -> grpc.StatusCode:
+            return grpc.StatusCode.FAILED_PRECONDITION
+
+        def details(self) -> str:
+            return "bot 'l1' has no free match slot (in m-1); set wait_for_seats_ms to wait for it"
+
+    said = str(translate_error(Refusal(), "127.0.0.1:50051"))
+    assert said.endswith("; pass --wait SECONDS to wait for it") and "wait_for_seats_ms" not in said, said

@@ -216,6 +216,12 @@ def test_pages_switch_language(tmp_path, browser: Browser) -> None:
         expect(page.locator("#pass-button")).to_have_text(re.compile(r"^Oper kartu ke (Barat|Utara|Timur)$"))
         page.select_option("#lang", "en")
         expect(page.locator("#pass-button")).to_have_text(re.compile(r"^Pass cards to (West|North|East)$"))
+        # A trick of one point is "1 pt" (a newcomer's pass: "You win the trick (1 pts)").
+        said = page.evaluate("""async () => { const { t } = await import("/static/js/i18n.js");
+            return [1, 5].flatMap((points) => [t("you_win_trick", { points, n: points }),
+                                               t("wins_trick", { name: "West", points, n: points })]); }""")
+        assert said == ["You win the trick (1 pt)", "West wins the trick (1 pt)",
+                        "You win the trick (5 pts)", "West wins the trick (5 pts)"], said
 
 
 FOCUSED = "document.activeElement?.id || document.activeElement?.tagName"

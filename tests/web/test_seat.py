@@ -195,7 +195,9 @@ def test_only_the_person_who_took_the_seat_can_act(tmp_path) -> None:
             async with http.get(f"{web.url}/api/seat/{match_id}") as r:
                 assert r.status == 200
             async with other.get(f"{web.url}/api/seat/{match_id}") as r:
-                assert r.status == 403 and "belongs to the person" in (await r.json())["error"]
+                error = (await r.json())["error"]
+                # the page to watch it at, whole (a newcomer's pass: "/watch/" with no match)
+                assert r.status == 403 and "belongs to the person" in error and f"/watch/{match_id}" in error, error
             other.cookie_jar.update_cookies({f"seat-{match_id}": "a-guessed-secret"})
             for session in (other,):
                 try:

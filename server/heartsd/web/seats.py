@@ -23,6 +23,7 @@ import secrets
 import time
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import quote
 
 import structlog
 from heartsbot.proto import admin_pb2, bot_pb2, cards_pb2, game_pb2
@@ -302,7 +303,8 @@ class HumanSeats:
         if seat is None:
             raise SeatError(404, "no seat of yours in that match (it may be over: see its replay)")
         if not seat.owns(secret):
-            raise SeatError(403, "this seat belongs to the person who took it; spectators watch at /watch/")
+            raise SeatError(403, f"this seat belongs to the person who took it; watch the match at "
+                                 f"/watch/{quote(match_id, safe='')}")
         return seat
 
     def options(self) -> dict[str, Any]:

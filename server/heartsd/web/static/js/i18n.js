@@ -20,6 +20,7 @@ const STRINGS = {
     your_turn: "Your turn: play a marked card.", your_lead: "Your lead.", waiting_for: "Waiting for {name}…",
     leads: "{name} leads", wins_trick: "{name} wins the trick ({points} pts)",
     you_lead: "You lead", you_win_trick: "You win the trick ({points} pts)",
+    wins_trick_one: "{name} wins the trick ({points} pt)", you_win_trick_one: "You win the trick ({points} pt)",
     hearts_broken: "Hearts broken", hearts_not_broken: "Hearts not broken",
     clock: "Time left", bank: "bank {s}", seconds: "{s} s",
     score: "Score", deal: "Deal", deal_n: "Deal {n}", total: "Total", moon_mark: "shot the moon",

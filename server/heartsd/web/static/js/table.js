@@ -83,8 +83,8 @@ export function renderTable(root, info, state, { bottom = 0, you = -1, faceUpHan
       : t("leads", { name: seatName(state.seats[showing.leader], you) })));
     if (complete) {
       const points = showing.points ?? 0;
-      caption.append(" · ", el("strong", { class: "winner-text" }, showing.winner === you ? t("you_win_trick", { points })
-        : t("wins_trick", { name: seatName(state.seats[showing.winner], you), points })));
+      caption.append(" · ", el("strong", { class: "winner-text" }, showing.winner === you ? t("you_win_trick", { points, n: points })
+        : t("wins_trick", { name: seatName(state.seats[showing.winner], you), points, n: points })));
     }
   }
   const hearts = el("span", { class: `hearts-state${state.hearts_broken ? " broken" : ""}`,
