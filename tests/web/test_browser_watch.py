@@ -201,6 +201,10 @@ def test_pages_switch_language(tmp_path, browser: Browser) -> None:
         page = browser.new_page(viewport=PHONE)
         page.goto(f"{daemon.url}/")
         expect(page.locator("#play-button")).to_have_text("Play against the house")
+        # The person's whole clock, the bank included (a newcomer's pass: it was left out).
+        decision_s, bank_s = daemon.settings.human_decision_ms // 1000, daemon.settings.human_bank_ms // 1000
+        expect(page.locator("main")).to_contain_text(
+            f"A person has {decision_s} s per decision, and {bank_s} s more for the whole match")
         page.select_option("#lang", "id")
         expect(page.locator("#play-button")).to_have_text("Main melawan bot rumah")
         page.reload()  # the choice is kept
