@@ -535,10 +535,7 @@ def test_a_failed_handshake_leaves_its_connection_plain_http(tmp_path, socket_ki
             path, headers = await socket_path(web, http, socket_kind)
             port = web.front.port
             reader, writer = await asyncio.open_connection("127.0.0.1", port)
-            key = base64.b64encode(os.urandom(16)).decode()
-            writer.write((f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
-                          f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 99\r\n"
-                          f"Origin: http://127.0.0.1:{port}\r\n{headers}\r\n").encode())
+            writer.write(upgrade_request(port, path, headers, version="99"))
             refused = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
             length = int(next(line.split(b":")[1] for line in refused.split(b"\r\n")
                               if line.lower().startswith(b"content-length:")))
@@ -888,12 +885,31 @@ async def socket_path(web: Any, http: aiohttp.ClientSession, socket_kind: str) -
     return f"/api/seat/{match_id}/socket", f"Cookie: seat-{match_id}={secret}\r\n"
 
 
+def upgrade_request(port: int, path: str, headers: str = "", version: str = "13") -> bytes:
+    """A browser's WebSocket upgrade request for ``path``, as raw bytes."""
+    key = base64.b64encode(os.urandom(16)).decode()
+    return (f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: {version}\r\nOrigin: http://127.0.0.1:{port}\r\n"
+            f"{headers}\r\n").encode()
+
+
+async def everything_sent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, web: Any,
+                          http: aiohttp.ClientSession) -> bytes:
+    """What the server sends until it closes the connection (or is silent 10 s); then
+    checks that the daemon still serves."""
+    answer = b""
+    with contextlib.suppress(ConnectionError, asyncio.TimeoutError):
+        while chunk := await asyncio.wait_for(reader.read(65536), 10):
+            answer += chunk
+    writer.close()
+    async with http.get(f"{web.url}/api/options") as r:
+        assert r.status == 200
+    return answer
+
+
 async def raw_websocket(port: int, path: str, headers: str = "") -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    key = base64.b64encode(os.urandom(16)).decode()
-    writer.write((f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                  f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nOrigin: http://127.0.0.1:{port}\r\n"
-                  f"{headers}\r\n").encode())
+    writer.write(upgrade_request(port, path, headers))
     head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
     assert head.startswith(b"HTTP/1.1 101"), head
     return reader, writer
@@ -1031,20 +1047,9 @@ def test_frames_sent_with_the_handshake_are_refused_not_answered(tmp_path, socke
     async def main() -> bytes:
         async with web_daemon(tmp_path, house_matches=1, house_delay_ms=50) as web, client() as http:
             path, headers = await socket_path(web, http, socket_kind)
-            port = web.front.port
-            reader, writer = await asyncio.open_connection("127.0.0.1", port)
-            key = base64.b64encode(os.urandom(16)).decode()
-            writer.write((f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
-                          f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
-                          f"Origin: http://127.0.0.1:{port}\r\n{headers}\r\n").encode() + FLOODS["pings"][1] * 20_000)
-            answer = b""
-            with contextlib.suppress(ConnectionError, asyncio.TimeoutError):
-                while chunk := await asyncio.wait_for(reader.read(65536), 10):
-                    answer += chunk
-            writer.close()
-            async with http.get(f"{web.url}/api/options") as r:
-                assert r.status == 200
-            return answer
+            reader, writer = await asyncio.open_connection("127.0.0.1", web.front.port)
+            writer.write(upgrade_request(web.front.port, path, headers) + FLOODS["pings"][1] * 20_000)
+            return await everything_sent(reader, writer, web, http)
 
     answer = run(main())
     assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
@@ -1070,14 +1075,7 @@ def test_a_client_frame_without_a_mask_fails_the_socket_with_1002(tmp_path, sock
             writer.write(MASK + b"last")
             await asyncio.sleep(0.1)  # what arrives with an unmasked frame is dropped with it
             writer.write(bytes([0x89, 0x04]) + b"nope")  # no mask
-            answer = b""
-            with contextlib.suppress(ConnectionError, asyncio.TimeoutError):
-                while chunk := await asyncio.wait_for(reader.read(65536), 10):
-                    answer += chunk
-            writer.close()
-            async with http.get(f"{web.url}/api/options") as r:
-                assert r.status == 200
-            return answer
+            return await everything_sent(reader, writer, web, http)
 
     frames, rest = server_frames(run(main()))
     assert rest == b""
