@@ -62,6 +62,11 @@ class StoreError(Exception):
 
 
 SETTING = "--db / HEARTSD_DB_PATH"
+# Every PostgreSQL connection: a server that cannot be reached fails a connect within
+# 10 s, and a write it never acknowledges within 30 s, instead of the kernel's ~15 minutes
+# (a daemon cut off from its store must be able to stop: server._keep_lease).
+PG_CONNECT = {"connect_timeout": 10, "keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5,
+              "keepalives_count": 3, "tcp_user_timeout": 30_000}
 
 
 def redacted(url: str) -> str:
@@ -189,7 +194,7 @@ class Database:
             import psycopg
 
             try:
-                connection = psycopg.connect(url, autocommit=True)
+                connection = psycopg.connect(url, autocommit=True, **PG_CONNECT)
             except psycopg.Error as exc:
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise StoreError(f"cannot open the store {redacted(url)} ({SETTING}): {first}") from None
@@ -241,7 +246,7 @@ class Database:
             log.warning("database connection lost; reconnecting")
             with contextlib.suppress(Exception):
                 self._connection.close()
-            self._connection = psycopg.connect(self.url, autocommit=True)
+            self._connection = psycopg.connect(self.url, autocommit=True, **PG_CONNECT)
         return self._connection
 
     @contextmanager

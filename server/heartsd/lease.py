@@ -37,7 +37,7 @@ from typing import Any, Protocol, TypeVar
 
 import structlog
 
-from .db import Database, check_not_foreign, check_not_orphaned, check_writable, is_postgresql, sqlite_path
+from .db import PG_CONNECT, Database, check_not_foreign, check_not_orphaned, check_writable, is_postgresql, sqlite_path
 
 S = TypeVar("S")
 log = structlog.get_logger("heartsd.lease")
@@ -58,6 +58,10 @@ class Lease(Protocol):
     # every POSIX lock this process holds on it, SQLite's own included.
     outlives_store: bool
     lost_reason: str  # why heartbeat() said False
+    # Whether another daemon takes the lease over once its heartbeat is STALE_S old (a row
+    # on PostgreSQL): then a holder that cannot renew it must stop first (server._keep_lease).
+    # A SQLite lock is the kernel's, held as long as the process lives: never taken over.
+    taken_over_when_stale: bool
 
     def heartbeat(self) -> bool:
         """Renew the lease; False if it was lost (taken over after this daemon stalled)."""
@@ -117,6 +121,7 @@ class FileLease:
 
     outlives_store = True
     lost_reason = "the store's lease was released"
+    taken_over_when_stale = False
 
     def __init__(self, path: Path, fd: int, db_fd: int | None = None, db_path: str | None = None) -> None:
         self.path = path
@@ -215,12 +220,14 @@ class RowLease:
 
     outlives_store = False
     lost_reason = "the store lease was taken over by another daemon of this instance; stopping"
+    taken_over_when_stale = True
 
     def __init__(self, db: Database, instance: str, holder: str, session: Any) -> None:
         self.db = db
         self.instance = instance
         self.holder = holder
-        self._session = session  # holds the advisory lock; None after release
+        self._session = session  # holds the advisory lock, and renews the row; None after release
+        self._backend = session.info.backend_pid  # the server process that holds the lock for it
         self.lost_reason = RowLease.lost_reason
 
     @classmethod
@@ -228,7 +235,7 @@ class RowLease:
         import psycopg
 
         holder = holder_id()
-        session = psycopg.connect(db.url, autocommit=True)
+        session = psycopg.connect(db.url, autocommit=True, **PG_CONNECT)
         try:
             alone = _try_lock(session, instance)
             now = _now_ms()
@@ -251,35 +258,48 @@ class RowLease:
         return cls(db, instance, holder, session)
 
     def heartbeat(self) -> bool:
-        if not self._keep_lock():
-            return False
-        with self.db.transaction() as tx:
-            return tx.execute("UPDATE leases SET heartbeat_ms = ? WHERE instance = ? AND holder = ?",
-                              (_now_ms(), self.instance, self.holder)) == 1
-
-    def _keep_lock(self) -> bool:
-        """Whether this daemon still holds the advisory lock, taken again on a new connection
-        if its own ended; raises if the server cannot be reached (the heartbeat fails, and
-        is retried until server._keep_lease gives up)."""
+        """Renew the row on the lock's own connection: not in line behind the store's
+        writes (the store's connection and its lock), which a busy store holds for seconds.
+        If that connection ended, the lock is taken again on a new one first."""
         import psycopg
 
         if self._session is None:
             return False
         try:
-            self._session.execute("SELECT 1")
-            return True
-        except psycopg.Error:
+            return self._renew(self._session)
+        except psycopg.OperationalError:  # the connection ended (a reconnect below says if the server is there)
             with contextlib.suppress(Exception):
                 self._session.close()
-        session = psycopg.connect(self.db.url, autocommit=True)
-        if not _try_lock(session, self.instance):
+        session = psycopg.connect(self.db.url, autocommit=True, **PG_CONNECT)  # raises if unreachable: retried
+        if not self._lock_again(session):
             session.close()
             self.lost_reason = ("the connection holding the store lease's lock ended, and another daemon of this "
                                 "instance holds the lock now; stopping")
             return False
-        self._session = session
+        self._session, self._backend = session, session.info.backend_pid
         log.warning("the connection holding the store lease's lock ended; it is held again on a new one")
-        return True
+        return self._renew(session)
+
+    def _renew(self, session: Any) -> bool:
+        return bool(session.execute("UPDATE leases SET heartbeat_ms = %s WHERE instance = %s AND holder = %s",
+                                    (_now_ms(), self.instance, self.holder)).rowcount == 1)
+
+    def _lock_again(self, session: Any) -> bool:
+        """Take the lock on ``session``. If this daemon's own old connection still holds it
+        (its client side broke, a reset from a proxy or NAT, while the server's side lives
+        on), that server process is ended first: it is not another daemon."""
+        for _ in range(20):
+            if _try_lock(session, self.instance):
+                return True
+            holders = [row[0] for row in session.execute(
+                "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = %s AND objid = %s "
+                "AND objsubid = 2 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+                (LOCK_SPACE, _lock_key(self.instance) & 0xFFFFFFFF))]
+            if holders != [self._backend]:
+                return False  # another daemon's (or the lock came free and went: try again next time)
+            session.execute("SELECT pg_terminate_backend(%s)", (self._backend,))
+            time.sleep(0.05)
+        return False
 
     def release(self) -> None:
         with contextlib.suppress(Exception), self.db.transaction() as tx:
@@ -316,10 +336,13 @@ def open_leased(url: str, instance: str, open_store: Callable[[], S]) -> tuple[S
         raise
 
 
+def _lock_key(instance: str) -> int:
+    return int.from_bytes(hashlib.sha256(instance.encode()).digest()[:4], "big", signed=True)
+
+
 def _try_lock(session: Any, instance: str) -> bool:
     """Take the instance's advisory lock on ``session`` if no other connection holds it."""
-    key = int.from_bytes(hashlib.sha256(instance.encode()).digest()[:4], "big", signed=True)
-    return bool(session.execute("SELECT pg_try_advisory_lock(%s, %s)", (LOCK_SPACE, key)).fetchone()[0])
+    return bool(session.execute("SELECT pg_try_advisory_lock(%s, %s)", (LOCK_SPACE, _lock_key(instance))).fetchone()[0])
 
 
 def _now_ms() -> int:

@@ -9,9 +9,11 @@ record running ones, then stop the server.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import errno
 import gc
+import math
 import os
 import secrets
 import signal
@@ -438,38 +440,45 @@ async def _keep_lease(lease: Lease, stop: asyncio.Event, hurry: asyncio.Event) -
     Returns why it stopped the daemon: "lost", or the "unrenewed" message (then the daemon
     exits 2, StoreUnreachable)."""
     loop = asyncio.get_running_loop()
-    renewed = loop.time()  # when the last renewal that succeeded was sent
-    renewal: asyncio.Future[bool] | None = None
-    sent = renewed
-    while True:
-        await asyncio.sleep(HEARTBEAT_S)
-        if renewal is None:  # else the last one has not answered yet: it is waited for, not doubled
+    # Its own thread: in the default pool a renewal waited behind every store call (a review:
+    # a saturated pool fenced a daemon whose store was fine); one renewal at a time.
+    renewer = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="heartsd-lease")
+    fence_s = FENCE_S if lease.taken_over_when_stale else math.inf
+    renewed = sent = loop.time()  # when the last renewal that succeeded was sent (the lease was just taken)
+    try:
+        while True:
+            # Every HEARTBEAT_S from the last one sent, or at once if that one took longer.
+            await asyncio.sleep(max(0.0, sent + HEARTBEAT_S - loop.time()))
             sent = loop.time()
-            renewal = asyncio.ensure_future(asyncio.to_thread(lease.heartbeat))
-        done, _ = await asyncio.wait({renewal}, timeout=HEARTBEAT_S)
-        if done:
-            try:
-                held = renewal.result()
-            except Exception:
-                log.warning("could not renew the store lease; retrying", exc_info=True)
-            else:
-                if not held:
-                    log.error(lease.lost_reason)
-                    log.warning("the store is lost: aborting the running matches now, not finishing them into it")
-                    hurry.set()
-                    stop.set()
-                    return "lost"
-                renewed = sent
-            renewal = None
-        unrenewed = loop.time() - renewed
-        if unrenewed >= FENCE_S:
-            why = (f"could not renew the store lease for {unrenewed:.0f} s: another daemon of this instance may "
-                   f"take it over after {STALE_S:.0f} s, so this one aborted its running matches and stopped; it "
-                   f"serves again once started with the store reachable")
-            log.error(why, fence_s=FENCE_S)
-            hurry.set()
-            stop.set()
-            return why
+            renewal = loop.run_in_executor(renewer, lease.heartbeat)
+            while True:  # a renewal that does not answer is waited for, not doubled, while the fence nears
+                done, _ = await asyncio.wait({renewal}, timeout=HEARTBEAT_S)
+                if done or loop.time() - renewed >= fence_s:
+                    break
+            if done:
+                try:
+                    held = renewal.result()
+                except Exception:
+                    log.warning("could not renew the store lease; retrying", exc_info=True)
+                else:
+                    if not held:
+                        log.error(lease.lost_reason)
+                        log.warning("the store is lost: aborting the running matches now, not finishing them into it")
+                        hurry.set()
+                        stop.set()
+                        return "lost"
+                    renewed = sent
+            unrenewed = loop.time() - renewed
+            if unrenewed >= fence_s:
+                why = (f"could not renew the store lease for {unrenewed:.0f} s: another daemon of this instance may "
+                       f"take it over after {STALE_S:.0f} s, so this one aborted its running matches and stopped; "
+                       f"it serves again once started with the store reachable")
+                log.error(why, fence_s=FENCE_S)
+                hurry.set()
+                stop.set()
+                return why
+    finally:
+        renewer.shutdown(wait=False)
 
 
 def report_store_health(arena: Arena, health_servicer: health.aio.HealthServicer) -> Callable[[], None]:

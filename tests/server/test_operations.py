@@ -610,6 +610,14 @@ def test_a_match_another_daemon_ended_in_the_store_is_announced_aborted_not_fini
     assert announced.status == game_pb2.MATCH_STATUS_ABORTED, "announced finished while the store holds it aborted"
 
 
+def _dead(connection) -> bool:  # type: ignore[no-untyped-def]
+    try:
+        connection.execute("SELECT 1")
+        return False
+    except Exception:  # noqa: BLE001
+        return True
+
+
 def test_a_postgresql_lease_whose_lock_connection_ended_takes_the_lock_again_or_is_lost(postgres_server):
     """A review of the lease's fencing: another daemon takes the lease over at once when the
     holder's advisory lock is free, and that lock lives on one connection of its own. If
@@ -626,7 +634,8 @@ def test_a_postgresql_lease_whose_lock_connection_ended_takes_the_lock_again_or_
     def end_lock_connection(url: str) -> None:
         with psycopg.connect(url, autocommit=True) as admin:
             pids = [row[0] for row in admin.execute(
-                "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = %s", (LOCK_SPACE,))]
+                "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = %s AND database = "
+                "(SELECT oid FROM pg_database WHERE datname = current_database())", (LOCK_SPACE,))]
             assert pids
             for pid in pids:
                 admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
@@ -646,6 +655,20 @@ def test_a_postgresql_lease_whose_lock_connection_ended_takes_the_lock_again_or_
                 assert _try_lock(taker, "pod-0")
                 assert not lease.heartbeat()
             assert "another daemon of this instance holds the lock" in lease.lost_reason
+            # This daemon's own old connection still holding the lock (its client side broke, the
+            # server's lives on) is not another daemon: it is ended, and the lock taken again.
+            store2, lease2 = open_leased(url, "pod-1", lambda: Store(url, "pod-1"))
+            orphan, dead = lease2._session, psycopg.connect(url)
+            dead.close()
+            lease2._session = dead  # the client side is gone; the server still holds the lock for it
+            try:
+                assert lease2.heartbeat()
+                assert orphan.closed or orphan.broken or _dead(orphan)
+                with pytest.raises(LeaseHeld):
+                    RowLease.acquire(other.db, "pod-1")
+            finally:
+                lease2.release()
+                store2.close()
         finally:
             lease.release()
             other.close()
@@ -674,6 +697,7 @@ def test_a_daemon_that_cannot_renew_its_lease_stops_its_matches_before_another_m
     class CutOff:
         outlives_store = False
         lost_reason = ""
+        taken_over_when_stale = True
         renewals = 0
 
         def heartbeat(self) -> bool:
@@ -701,7 +725,51 @@ def test_a_daemon_that_cannot_renew_its_lease_stops_its_matches_before_another_m
     assert stopped and hurried  # before: neither, ever
     assert any("could not renew the store lease for" in e["event"] for e in logs), logs
     assert keeper_result.startswith("could not renew the store lease for")
-    assert leases.FENCE_S <= leases.STALE_S - 2 * leases.HEARTBEAT_S  # stopped before a takeover
+    assert leases.FENCE_S < leases.STALE_S  # stopped before a takeover
+
+
+@pytest.mark.parametrize("lease_kind", ["slow row", "failing file lock"])
+def test_a_slow_renewal_or_a_lease_nobody_takes_over_does_not_stop_the_daemon(monkeypatch, lease_kind):
+    """A review of the fence above: a renewal was sent only a full heartbeat after the last
+    one answered, so renewals that took a little longer than HEARTBEAT_S came every ~3 of
+    them and a daemon whose store answered was fenced (all its matches aborted) while its
+    row was far from stale; and a SQLite lock, which nothing takes over by time, was fenced
+    too. Now renewals go out every HEARTBEAT_S (at once after a slow one), and only a lease
+    another daemon can take over when stale is fenced."""
+    import asyncio
+    import time as clock
+
+    from heartsd import server as daemon
+
+    monkeypatch.setattr(daemon, "HEARTBEAT_S", 0.25)
+    monkeypatch.setattr(daemon, "FENCE_S", 1.0)
+
+    class Lease:
+        outlives_store = False
+        lost_reason = ""
+        taken_over_when_stale = lease_kind == "slow row"
+        renewals = 0
+
+        def heartbeat(self) -> bool:
+            self.renewals += 1
+            if lease_kind == "slow row":
+                clock.sleep(0.3)  # a little longer than a heartbeat: the store is slow, not gone
+                return True
+            raise OSError("the lock file's folder is not there")
+
+    lease = Lease()
+
+    async def scenario() -> bool:
+        stop, hurry = asyncio.Event(), asyncio.Event()
+        keeper = asyncio.get_running_loop().create_task(daemon._keep_lease(lease, stop, hurry))
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(stop.wait(), 5)
+        keeper.cancel()
+        await asyncio.gather(keeper, return_exceptions=True)
+        return stop.is_set()
+
+    assert not run(scenario()), "fenced"
+    assert lease.renewals >= 8  # renewed all along (every 0.25-0.3 s over 5 s)
 
 
 @pytest.mark.parametrize("mishap", ["renamed", "deleted", "replaced", "wal deleted"])
