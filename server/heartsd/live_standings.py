@@ -179,8 +179,13 @@ class StandingsWorker:
         self._pool: ProcessPoolExecutor | None = None
         self._idle: asyncio.TimerHandle | None = None
         self._busy = 0
-        self._no_process = False  # a worker could not be started: bootstraps run on a thread
+        self._no_process = False  # this platform starts no worker process: bootstraps run on a thread
         self._closings = 0  # close() calls: a computation under way at one is ended, not redone
+        self._stopped = False  # between close() and open(): the daemon stops, nothing is computed
+
+    def open(self) -> None:
+        """Compute again after :meth:`close` (the directors start again)."""
+        self._stopped = False
 
     async def live(self, t: TournamentRow) -> stats.Standings:
         """``t``'s standings so far (it is running or paused): the last computed if they
@@ -188,45 +193,71 @@ class StandingsWorker:
         docstring); else the last computed too, and a new computation starts for the next
         caller unless one is under way; computed now, shared with every caller meanwhile,
         if there are none yet."""
+        self._refuse_if_stopped()
         finished = sum(1 for row in t.tables if row.status == "finished")
         live = self._live.setdefault(t.id, _Live())
-        if live.standings is not None and (live.finished == finished or self.clock() < live.next_at):
+        if live.standings is not None and (live.finished >= finished or self.clock() < live.next_at):
             return live.standings
         if live.task is None:
             live.task = asyncio.get_running_loop().create_task(self._refresh(t, live, finished))
+            live.task.add_done_callback(_retrieved)  # a caller that got the last ones does not wait for it
         if live.standings is not None:
             return live.standings  # the new ones are for the next caller
-        return await asyncio.shield(live.task)
+        try:
+            return await asyncio.shield(live.task)
+        except asyncio.CancelledError:
+            caller = asyncio.current_task()
+            if caller is not None and caller.cancelling():
+                raise  # this caller is cancelled, not the computation
+            raise ArenaError("unavailable", "the server is shutting down") from None
 
     async def _refresh(self, t: TournamentRow, live: _Live, finished: int) -> stats.Standings:
+        started = self.clock()
         try:
-            started = self.clock()
             standings = await self.compute(t)
-            live.finished, live.at, live.standings = finished, self.clock(), standings
-            live.next_at = live.at + max(LIVE_REFRESH_S, REFRESH_PER_COST * (live.at - started))
-            if t.status not in ("running", "paused"):  # cancelled: nothing will change, keep no parts
-                self.reader.forget(t)
-            return standings
+        except Exception:
+            live.next_at = self.clock() + LIVE_REFRESH_S  # a failure is not tried again by every caller
+            raise
         finally:
             live.task = None
-
-    async def final(self, t: TournamentRow) -> stats.Standings:
-        """``t``'s final standings (every round over), then its parts are forgotten."""
-        standings = await self.compute(t)
-        self.reader.forget(t)
-        self._live.pop(t.id, None)
+        if finished >= live.finished:  # a caller with an older read never puts the standings back
+            now = self.clock()
+            live.finished, live.at, live.standings = finished, now, standings
+            live.next_at = now + max(LIVE_REFRESH_S, REFRESH_PER_COST * (now - started))
+        if t.status not in ("running", "paused"):  # cancelled: nothing will change, keep no parts
+            self.reader.forget(t)
         return standings
 
+    async def final(self, t: TournamentRow) -> stats.Standings:
+        """``t``'s final standings (every round over), then what was kept for it goes."""
+        standings = await self.compute(t)
+        self.finished(t)
+        return standings
+
+    def finished(self, t: TournamentRow) -> None:
+        """``t`` is over and its standings are stored: its live standings and parts go (also
+        where a caller that read it still running put them back after :meth:`final`)."""
+        self.reader.forget(t)
+        self.forget(t.id)
+
+    def kept(self, tournament_id: str) -> bool:
+        return tournament_id in self._live
+
     def forget(self, tournament_id: str) -> None:
-        """A tournament that ended another way (cancelled): its live standings go."""
+        """The live standings of ``tournament_id`` go (a computation under way is ended)."""
         live = self._live.pop(tournament_id, None)
         if live is not None and live.task is not None:
             live.task.cancel()
 
     async def compute(self, t: TournamentRow) -> stats.Standings:
+        self._refuse_if_stopped()
         self.computed += 1
         inputs = await asyncio.to_thread(self.reader.inputs, t)
-        return await self._bootstrap(functools.partial(_compute, inputs))
+        return await self._bootstrap(functools.partial(stats.compute_in_worker, inputs))
+
+    def _refuse_if_stopped(self) -> None:
+        if self._stopped:
+            raise ArenaError("unavailable", "the server is shutting down")
 
     async def _bootstrap(self, work: Callable[[], tuple[int, stats.Standings]]) -> stats.Standings:
         self._busy += 1
@@ -240,23 +271,23 @@ class StandingsWorker:
                     raise ArenaError("unavailable", "the server is shutting down")
                 pool = self._worker()
                 if pool is None:
-                    break
+                    _, standings = await asyncio.to_thread(work)
+                    return standings
                 try:
                     pid, standings = await asyncio.get_running_loop().run_in_executor(pool, work)
                 except BrokenProcessPool:
                     log.warning("the standings worker process died; starting another")
                     self._close_pool()
                     continue
-                except OSError as exc:  # the process could not be started
-                    log.warning("no worker process for tournament standings; they are computed on a thread",
-                                error=str(exc))
-                    self._no_process = True
+                except OSError as exc:  # no process could be started now (descriptors, memory): not on the loop
                     self._close_pool()
-                    break
+                    raise ArenaError("unavailable", f"could not start the standings worker ({exc}); try again "
+                                                    "later") from None
                 self.worker_pids.add(pid)
                 return standings
-            _, standings = await asyncio.to_thread(work)
-            return standings
+            # Not on a thread of the daemon instead: a tournament whose bootstrap kills its
+            # worker (memory) would take the daemon with it.
+            raise ArenaError("unavailable", "the standings worker died twice; try again later")
         finally:
             self._busy -= 1
             if not self._busy and self._pool is not None:
@@ -267,8 +298,8 @@ class StandingsWorker:
             try:
                 # spawn, not fork: a fork of a process running gRPC's threads is not safe
                 self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                                                 initializer=_lower_priority)
-            except (OSError, NotImplementedError) as exc:
+                                                 initializer=stats.lower_priority, initargs=(WORKER_NICE,))
+            except (NotImplementedError, ImportError) as exc:  # no process pools on this platform
                 log.warning("no worker process for tournament standings; they are computed on a thread",
                             error=str(exc))
                 self._no_process = True
@@ -289,9 +320,10 @@ class StandingsWorker:
                 process.terminate()
 
     def close(self) -> None:
-        """Stop the worker process, a computation under way included (the daemon stops; a
-        later computation starts another)."""
+        """Stop the worker process, a computation under way included, and compute nothing
+        until :meth:`open` (the daemon stops)."""
         self._closings += 1
+        self._stopped = True
         if self._idle is not None:
             self._idle.cancel()
         for tournament_id in list(self._live):
@@ -299,16 +331,7 @@ class StandingsWorker:
         self._close_pool(terminate=True)
 
 
-def _lower_priority() -> None:
-    """In the worker process, first: yield the CPU to the daemon's matches."""
-    import os
-
-    with contextlib.suppress(OSError, AttributeError):
-        os.nice(WORKER_NICE)
-
-
-def _compute(inputs: dict[str, Any]) -> tuple[int, stats.Standings]:
-    """The bootstrap, in the worker process: (its pid, the standings)."""
-    import os
-
-    return os.getpid(), stats.compute(**inputs)
+def _retrieved(task: asyncio.Task[Any]) -> None:
+    """Take a refresh's outcome so that a failure nobody awaited is logged once, here."""
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        log.warning("tournament standings could not be computed", error=str(exc))

@@ -84,6 +84,8 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
 
     def _standings_wire(self, t: tours.TournamentRow, live: Standings | None) -> tournament_pb2.TournamentStandings:
         final = t.standings
+        if final is not None and self.tournaments.standings.kept(t.id):
+            self.tournaments.standings.finished(t)  # a caller that read it running put some back
         source: object = "final" if final is not None else live
         cached = self._wire.get(t.id)
         if cached is None or cached[0] is not source:

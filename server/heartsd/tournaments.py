@@ -356,6 +356,7 @@ class Tournaments:
         return t
 
     def start(self, tournament_id: str) -> None:
+        self.standings.open()
         if tournament_id in self._directors and not self._directors[tournament_id].done():
             return
         self._wake[tournament_id] = asyncio.Event()
@@ -364,6 +365,7 @@ class Tournaments:
 
     async def resume_all(self) -> None:
         """At start: direct every unfinished tournament this daemon instance was running."""
+        self.standings.open()
         for tournament_id in await asyncio.to_thread(self.store.active, self.arena.settings.instance):
             log.info("resuming tournament", tournament=tournament_id)
             self.start(tournament_id)

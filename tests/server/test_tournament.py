@@ -666,7 +666,7 @@ def test_stopping_the_daemon_stops_a_standings_computation_under_way():
     async def scenario() -> tuple[str, bool, bool]:
         worker = live_standings.StandingsWorker(store=None)  # type: ignore[arg-type]
         waiting = asyncio.get_running_loop().create_task(
-            worker._bootstrap(functools.partial(live_standings._compute, inputs)))
+            worker._bootstrap(functools.partial(stats.compute_in_worker, inputs)))
         for _ in range(600):
             if worker._pool is not None and getattr(worker._pool, "_processes", None):
                 break
@@ -687,6 +687,50 @@ def test_stopping_the_daemon_stops_a_standings_computation_under_way():
     told, alive, ran = run(scenario())
     assert not alive  # before: it went on computing, and the daemon's exit waited for it
     assert told == "the server is shutting down" and not ran, told
+
+
+def test_callers_waiting_for_standings_when_the_daemon_stops_are_told_so_and_nothing_starts_after(tmp_path):
+    """A review: at a stop, callers waiting for a tournament's first standings got the
+    shared computation's cancellation (CANCELLED, a dropped web request), not the reason;
+    and a GetTournament after the stop started a new worker, whose bootstrap the daemon's
+    exit then waited for. Now they are told the server is shutting down, and nothing is
+    computed until the directors start again."""
+    from types import SimpleNamespace
+
+    from heartsd import live_standings
+    from heartsd.arena import ArenaError
+
+    shuffles = [f"s{k}" for k in range(4000)]
+    deals = [stats.Deal(s, "m", f"b{i}", (k + i) % 14) for k, s in enumerate(shuffles) for i in range(32)]
+    inputs = {"deals": deals, "tables": [], "reliability": {}, "seed": 1, "replicates": 20_000}
+    t = SimpleNamespace(id="t-1", status="running", seed=1, roster=[], tables=[], versions={})
+
+    async def scenario() -> tuple[list[str], str, bool]:
+        worker = live_standings.StandingsWorker(store=Store(str(tmp_path / "s.db")))
+        worker.reader.inputs = lambda tournament: inputs  # a computation of many seconds
+        waiting = [asyncio.get_running_loop().create_task(worker.live(t)) for _ in range(3)]
+        while worker._pool is None or not getattr(worker._pool, "_processes", None):
+            await asyncio.sleep(0.05)
+        worker.close()
+        told = []
+        for task in waiting:
+            try:
+                await task
+                told.append("answered")
+            except ArenaError as exc:
+                told.append(exc.message)
+            except asyncio.CancelledError:
+                told.append("cancelled")
+        try:
+            await worker.live(t)
+            after = "answered"
+        except ArenaError as exc:
+            after = exc.message
+        return told, after, worker._pool is None
+
+    told, after, no_worker = run(scenario())
+    assert told == ["the server is shutting down"] * 3, told  # before: cancelled
+    assert after == "the server is shutting down" and no_worker  # before: a new worker, computing
 
 
 # -- a real daemon process, killed -------------------------------------------------------------
