@@ -38,6 +38,7 @@ BODY_S = 10.0  # a request's body must arrive within this, or the request is a 4
 # After an answer to a request whose body was not read whole (a 408, a 413), the rest is
 # read and dropped this long before the connection closes (aiohttp's default is 10 s).
 LINGER_S = 2.0
+LAST_WORDS_S = 2.0  # a connection closed with a last frame (GatedConnection.screen) is cut after this
 SHARE_OF_DESCRIPTORS = 4  # the web front holds at most 1/4 of the process's file descriptors
 REFUSAL = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 5\r\n"
            b"Server: heartsd\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\nContent-Length: 58\r\n\r\n"
@@ -125,7 +126,10 @@ class GatedConnection(asyncio.Protocol):
             assert self._transport is not None
             if last:
                 self._transport.write(last)
-                self._transport.close()  # connection_lost follows once it is sent
+                self._transport.close()  # connection_lost follows once it is sent...
+                # ... or, from a client that does not read it, within LAST_WORDS_S (a review:
+                # its connection and its gate slot stayed as long as it did not read).
+                asyncio.get_running_loop().call_later(LAST_WORDS_S, self._transport.abort)
             else:
                 self._transport.abort()  # connection_lost follows, and ends the handler's read
             return

@@ -36,8 +36,8 @@ function playForm() {
   opponents.map((o, i) => select(`opponent-${i + 1}`, t("opponent", { n: i + 1 }), options.opponents, o,
     (v) => { choice.opponents[i] = v; })),
   el("button", { type: "submit", class: "primary", id: "play-button" }, t("play_button")),
-  el("p", { class: "muted" }, t("decision_time", { s: Math.round(options.human_decision_ms / 1000),
-                                            bank: Math.round(options.human_bank_ms / 1000) })),
+  el("p", { class: "muted" }, t(options.human_bank_ms ? "decision_time" : "decision_time_no_bank",
+    { s: Math.round(options.human_decision_ms / 1000), bank: Math.round(options.human_bank_ms / 1000) })),
   error);
 }
 
