@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 import functools
 import multiprocessing
+import os
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -41,6 +42,7 @@ import structlog
 from heartsbot.proto import game_pb2 as P
 
 from . import standings as stats
+from . import workers
 from .arena import ArenaError
 
 if TYPE_CHECKING:
@@ -298,7 +300,7 @@ class StandingsWorker:
             try:
                 # spawn, not fork: a fork of a process running gRPC's threads is not safe
                 self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                                                 initializer=stats.lower_priority, initargs=(WORKER_NICE,))
+                                                 initializer=workers.started, initargs=(os.getpid(), WORKER_NICE))
             except (NotImplementedError, ImportError) as exc:  # no process pools on this platform
                 log.warning("no worker process for tournament standings; they are computed on a thread",
                             error=str(exc))

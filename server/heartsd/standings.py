@@ -255,17 +255,8 @@ def head_to_head(tables: Sequence[TableResult], bots: Sequence[str]) -> list[Hea
     return [pairs[k] for k in sorted(pairs)]
 
 
-# -- in the daemon's worker process (live_standings.py): this module and the standard
-# library only, so the worker starts small (importing the daemon cost ~53 MB and 0.25 s) --
-
-def lower_priority(nice: int) -> None:
-    """The worker's first step: yield the CPU to the daemon's matches."""
-    import contextlib
-    import os
-
-    with contextlib.suppress(OSError, AttributeError):
-        os.nice(nice)
-
+# -- in the daemon's worker process (live_standings.py): this module, workers.py and the
+# standard library only, so the worker starts small (the daemon's modules cost ~53 MB) --
 
 def compute_in_worker(inputs: Mapping[str, Any]) -> tuple[int, Standings]:
     """:func:`compute` of ``inputs``, and the process that ran it."""

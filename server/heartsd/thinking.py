@@ -31,7 +31,6 @@ import concurrent.futures
 import contextlib
 import multiprocessing
 import os
-import threading
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -40,10 +39,11 @@ import structlog
 from hearts_engine import Phase, SeatView
 from heartsbot.strategies import Strategy, make_strategy
 
+from . import workers
+
 log = structlog.get_logger("heartsd.thinking")
 
 NICE = 10  # the workers' CPU priority below the daemon's (0-19; higher yields more)
-ORPHAN_CHECK_S = 1.0  # how often a worker looks whether the daemon that started it is gone
 
 
 def choose(strategy: Strategy, view: SeatView) -> Any:
@@ -69,24 +69,6 @@ def _think(name: str, seed: int, time_limit_s: float, asked_at: float, view: Sea
     return choose(strategy, view), strategy.answer_at
 
 
-def _worker_started(parent: int) -> None:
-    """A worker's set-up: below the daemon in CPU priority; in a process group of its own,
-    so that the terminal's and the daemon's group's signals (Ctrl-C, a closed terminal)
-    do not reach it (the daemon stops its workers itself, after its shutdown's grace, while
-    house matches may still be playing), while the pool's own SIGTERM still does; and gone
-    when the daemon is (killed, it cannot stop them: the worker would wait on its task
-    queue for ever)."""
-    os.nice(NICE)
-    os.setpgrp()
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(ORPHAN_CHECK_S)
-        os._exit(0)
-
-    threading.Thread(target=watch, name="orphan-check", daemon=True).start()
-
-
 def _ready() -> int:
     return os.getpid()
 
@@ -109,7 +91,7 @@ class HouseThinkers:
         if self._pool is None:
             self._pool = concurrent.futures.ProcessPoolExecutor(
                 max_workers=self.processes, mp_context=multiprocessing.get_context("spawn"),
-                initializer=_worker_started, initargs=(os.getpid(),))
+                initializer=workers.started, initargs=(os.getpid(), NICE))
         return self._pool
 
     def warm(self) -> None:

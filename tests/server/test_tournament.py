@@ -733,6 +733,46 @@ def test_callers_waiting_for_standings_when_the_daemon_stops_are_told_so_and_not
     assert after == "the server is shutting down" and no_worker  # before: a new worker, computing
 
 
+def test_the_standings_worker_of_a_killed_daemon_does_not_outlive_it(tmp_path):
+    """Found after this change's suite runs: the standings workers of daemons SIGKILLed by
+    the tests were alive an hour later, each ~40-60 MB, waiting on their task queue for
+    ever (a pool's worker holds its own end of the queue's pipe). The worker now watches
+    the process that started it, as the house strategies' workers already did
+    (heartsd.workers), and goes with it; it also runs at a lower priority, in a process
+    group of its own."""
+    script = (
+        "import asyncio, os, sys\n"
+        "from heartsd import live_standings, standings as stats\n"
+        "from heartsd.store import Store\n"
+        f"worker = live_standings.StandingsWorker(Store({str(tmp_path / 's.db')!r}))\n"
+        "deals = [stats.Deal(f's{k}', 'm', f'b{i}', k % 14) for k in range(50) for i in range(4)]\n"
+        "inputs = {'deals': deals, 'tables': [], 'reliability': {}, 'seed': 1, 'replicates': 50}\n"
+        "async def main():\n"
+        "    import functools\n"
+        "    await worker._bootstrap(functools.partial(stats.compute_in_worker, inputs))\n"
+        "    print(*worker.worker_pids, flush=True)\n"
+        "    await asyncio.sleep(120)\n"
+        "asyncio.run(main())\n")
+    daemon = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        worker_pid = int(daemon.stdout.readline())
+        with open(f"/proc/{worker_pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        assert int(fields[16]) > 0 and int(fields[2]) == worker_pid  # nice > 0; its own process group
+        daemon.kill()
+        daemon.wait()
+        for _ in range(100):
+            if not os.path.exists(f"/proc/{worker_pid}") or "Z" in open(f"/proc/{worker_pid}/stat").read().split()[2]:
+                break
+            time.sleep(0.1)
+        else:
+            os.kill(worker_pid, signal.SIGKILL)
+            pytest.fail("the worker outlived its daemon")  # before: for ever
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+
+
 # -- a real daemon process, killed -------------------------------------------------------------
 
 EIGHT = {f"b{i}-{level}": level for i, level in enumerate(LEVELS)}  # strongest first
