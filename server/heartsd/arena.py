@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,6 +61,33 @@ SEED_DRAWS = 5  # seeds drawn for a match before giving up (each repeat is a 2**
 # At shutdown, after matches were aborted with requests open: their bots' answers are read
 # until none comes for SHUTDOWN_QUIET_S (at most SHUTDOWN_LISTEN_S) before the streams end.
 SHUTDOWN_QUIET_S, SHUTDOWN_LISTEN_S = 0.3, 2.0
+
+
+async def wait_unless_hurried(tasks: Sequence[asyncio.Future[Any]], seconds: float,
+                              hurry: asyncio.Event | None) -> None:
+    """Until ``tasks`` are done, ``seconds`` have passed, or ``hurry`` is set (at once if it is).
+
+    >>> async def demo() -> bool:
+    ...     hurry = asyncio.Event()
+    ...     hurry.set()
+    ...     never = asyncio.get_running_loop().create_future()
+    ...     await wait_unless_hurried([never], 3600, hurry)
+    ...     return never.done()
+    >>> asyncio.run(demo())
+    False
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    hurried = asyncio.ensure_future(hurry.wait()) if hurry is not None else None
+    waiting: set[asyncio.Future[Any]] = set(tasks)
+    try:
+        while waiting and (left := deadline - loop.time()) > 0 and not (hurried and hurried.done()):
+            _, waiting = await asyncio.wait([*waiting, *([hurried] if hurried else [])], timeout=left,
+                                            return_when=asyncio.FIRST_COMPLETED)
+            waiting.discard(hurried)  # type: ignore[arg-type]
+    finally:
+        if hurried is not None:
+            hurried.cancel()
 
 
 class ArenaError(Exception):
@@ -1047,23 +1074,16 @@ class Arena:
         self.loop_monitor.stop()
         if self._house_task is not None:
             self._house_task.cancel()
-        if self._starts:  # matches whose rows are being written join the running ones
-            await asyncio.wait(list(self._starts), timeout=max(grace_s, 1.0))
+        if self._starts:  # matches whose rows are being written join the running ones...
+            # ... unless hurried: a daemon fenced off its store (server._keep_lease) must stop
+            # its running matches now, not after starts stuck on that store (a review).
+            await wait_unless_hurried(list(self._starts), max(grace_s, 1.0), hurry)
         for runner in list(self.runners.values()):
             runner.announce(f"the server is shutting down: this match may finish within {grace_s:g} s, "
                             "else it ends aborted")
         tasks = list(self._tasks)
         if tasks:
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + grace_s
-            hurried = asyncio.ensure_future(hurry.wait()) if hurry is not None else None
-            waiting: set[asyncio.Future[object]] = set(tasks)  # type: ignore[arg-type]
-            while waiting and (left := deadline - loop.time()) > 0 and not (hurried and hurried.done()):
-                _, waiting = await asyncio.wait([*waiting, *([hurried] if hurried else [])], timeout=left,
-                                                return_when=asyncio.FIRST_COMPLETED)
-                waiting.discard(hurried)  # type: ignore[arg-type]
-            if hurried is not None:
-                hurried.cancel()
+            await wait_unless_hurried(tasks, grace_s, hurry)
             done = {t for t in tasks if t.done()}
             for runner in list(self.runners.values()):
                 runner.stop(P.MATCH_STATUS_ABORTED, "server shutdown")
