@@ -15,7 +15,8 @@ to 36-85 (loop lag up to 535 ms), and one caller alone to a third. So here:
 - **The bootstrap runs in a worker process** (one, started when first needed and stopped
   after :data:`WORKER_IDLE_S` without work, at a lower CPU priority), so the loop keeps its
   interpreter whatever the standings cost, and the machine's cores go to the matches
-  first. Where no process can be started it runs on a thread, as before.
+  first. A worker that cannot start, or dies twice, makes the call UNAVAILABLE rather than
+  run the bootstrap in the daemon; only a platform with no process pools uses a thread.
 - **Each finished match's record is read once** (:class:`RecordReader`): a finished match
   never changes, and reading every record again was most of a small tournament's cost.
 
@@ -30,11 +31,10 @@ import functools
 import multiprocessing
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import structlog

@@ -1060,7 +1060,7 @@ def test_frames_sent_with_the_handshake_are_refused_not_answered(tmp_path, socke
 def test_a_client_frame_without_a_mask_fails_the_socket_with_1002(tmp_path, socket_kind: str) -> None:
     """RFC 6455 (5.1): a server MUST close the connection on a client frame that is not
     masked. aiohttp took them (a ping then cost an attacker 2 bytes instead of 6, and an
-    attack pass flooded with them). Masked pings, one with a 16-bit length field, are
+    attack pass flooded with them). Masked pings, one with its header split across writes, are
     answered; the unmasked ping after them is not, and the socket ends with a close frame
     of code 1002. Before, the unmasked ping got its pong and the socket stayed open."""
 
