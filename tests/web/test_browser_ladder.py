@@ -67,6 +67,16 @@ def test_the_leaderboard_and_a_bot_page_render_from_a_real_ladder_run(tmp_path, 
         final = daemon.call(lambda: daemon.web.front.spectating.tournament("test", tour.id))
         listed_bots = cup.locator("tbody tr").evaluate_all("rows => rows.map(r => r.dataset.bot)")
         assert listed_bots == [r.bot for r in final.standings.rows] and len(listed_bots) >= 4
+        # Ranks the data cannot separate read "2=", as the command line shows them (a newcomer's
+        # pass: a plain "1" each), and the points per deal line up on the right like the header.
+        ranks = cup.locator("tbody tr td:first-child").all_inner_texts()
+        assert ranks == [f"{r.rank}=" if r.tied_with else str(r.rank) for r in final.standings.rows], ranks
+        align = cup.locator("tbody tr td:nth-child(3)").first.evaluate("td => getComputedStyle(td).textAlign")
+        assert align == "right", align
+        # The page keeps itself current: a table's new reason shows without a reload.
+        daemon.arena.tournaments._waiting[(stuck.id, 2, 0)] = "bot 'ghost' is not connected as v2"
+        expect(page.locator(f".tournament[data-tournament='{stuck.id}'] .waiting")).to_have_text(
+            "Waiting, table 3.1: bot 'ghost' is not connected as v2", timeout=20_000)
         screenshot(page, "leaderboard-desktop")
         best = shown[0]
         page.click(f"#standings tbody tr[data-bot='{best}'] a")

@@ -33,7 +33,8 @@ function tournamentPanel(tour) {
   const head = el("tr", {}, [t("rank"), t("bot"), t("points_per_deal"), "95%", "p(best)", t("matches")]
     .map((h) => el("th", { scope: "col" }, h)));
   const rows = tour.standings.map((s) => el("tr", { dataset: { bot: s.bot } },
-    el("td", {}, s.rank), el("td", {}, el("a", { href: `/bots/${encodeURIComponent(s.bot)}?ruleset=${encodeURIComponent(tour.ruleset)}` }, s.bot)),
+    // "2=": a rank the data cannot separate from another's (as `heartsd tournament show`)
+    el("td", {}, s.tied_with.length ? `${s.rank}=` : String(s.rank)), el("td", {}, el("a", { href: `/bots/${encodeURIComponent(s.bot)}?ruleset=${encodeURIComponent(tour.ruleset)}` }, s.bot)),
     el("td", {}, fixed(s.points_per_deal)), el("td", {}, `${fixed(s.ci_low)} – ${fixed(s.ci_high)}`),
     el("td", {}, fixed(s.p_best)), el("td", {}, s.matches)));
   const played = tour.tables.filter((x) => x.status === "finished" && x.match_id);
@@ -97,3 +98,7 @@ async function load() {
 
 render();
 load();
+// Kept current while it is shown: the ladder plays on, tournaments progress and their
+// tables say why they wait (before, only a reload showed any of it).
+const POLL_MS = 10_000;
+setInterval(() => { if (!document.hidden) load(); }, POLL_MS);
