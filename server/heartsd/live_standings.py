@@ -26,10 +26,7 @@ The final standings go the same way, once, when the last round ends (tournaments
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
-import multiprocessing
-import os
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -163,7 +160,6 @@ class RecordReader:
 @dataclass
 class _Live:
     finished: int = -1  # finished matches the standings count
-    at: float = 0.0  # monotonic time of the computation that gave them
     next_at: float = 0.0  # no new computation before this
     standings: stats.Standings | None = None
     task: asyncio.Task[stats.Standings] | None = None
@@ -224,7 +220,7 @@ class StandingsWorker:
             live.task = None
         if finished >= live.finished:  # a caller with an older read never puts the standings back
             now = self.clock()
-            live.finished, live.at, live.standings = finished, now, standings
+            live.finished, live.standings = finished, standings
             live.next_at = now + max(LIVE_REFRESH_S, REFRESH_PER_COST * (now - started))
         if t.status not in ("running", "paused"):  # cancelled: nothing will change, keep no parts
             self.reader.forget(t)
@@ -298,9 +294,7 @@ class StandingsWorker:
     def _worker(self) -> ProcessPoolExecutor | None:
         if self._pool is None and not self._no_process:
             try:
-                # spawn, not fork: a fork of a process running gRPC's threads is not safe
-                self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                                                 initializer=workers.started, initargs=(os.getpid(), WORKER_NICE))
+                self._pool = workers.pool(1, WORKER_NICE)
             except (NotImplementedError, ImportError) as exc:  # no process pools on this platform
                 log.warning("no worker process for tournament standings; they are computed on a thread",
                             error=str(exc))
@@ -310,16 +304,8 @@ class StandingsWorker:
     def _close_pool(self, terminate: bool = False) -> None:
         pool, self._pool = self._pool, None
         self._idle = None
-        if pool is None:
-            return
-        # The executor's own processes (3.11 has no public way to stop a busy one): a
-        # bootstrap under way would hold the daemon's exit for as long as it takes.
-        workers = list(getattr(pool, "_processes", {}).values()) if terminate else []
-        with contextlib.suppress(Exception):
-            pool.shutdown(wait=False, cancel_futures=True)
-        for process in workers:
-            with contextlib.suppress(Exception):
-                process.terminate()
+        if pool is not None:
+            workers.stop(pool, kill=terminate)  # a bootstrap under way would hold the daemon's exit
 
     def close(self) -> None:
         """Stop the worker process, a computation under way included, and compute nothing

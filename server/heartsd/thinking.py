@@ -28,8 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
-import multiprocessing
 import os
 import time
 from collections.abc import Sequence
@@ -89,9 +87,7 @@ class HouseThinkers:
 
     def _executor(self) -> concurrent.futures.ProcessPoolExecutor:
         if self._pool is None:
-            self._pool = concurrent.futures.ProcessPoolExecutor(
-                max_workers=self.processes, mp_context=multiprocessing.get_context("spawn"),
-                initializer=workers.started, initargs=(os.getpid(), NICE))
+            self._pool = workers.pool(self.processes, NICE)
         return self._pool
 
     def warm(self) -> None:
@@ -134,11 +130,7 @@ class HouseThinkers:
         the interpreter joins at exit, waiting on them (the review of this change)."""
         if self._pool is pool:
             self._pool = None
-        if broken:
-            for process in list(getattr(pool, "_processes", {}).values()):
-                with contextlib.suppress(OSError):
-                    process.kill()
-        pool.shutdown(wait=False, cancel_futures=True)
+        workers.stop(pool, kill=broken)
 
     def close(self) -> None:
         """Stop the workers once their searches end (none is waited for here)."""
