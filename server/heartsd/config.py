@@ -40,6 +40,7 @@ KEYWORD_DSN_REFUSED: Final = ("looks like a PostgreSQL keyword connection string
 MAX_THINK_PROCESSES: Final = 64  # house_think_processes: each is an interpreter (~40 MB)
 MAX_HOUSE_MATCHES: Final = 10_000  # house_matches: each match holds memory and a share of the event loop
 MAX_SHUTDOWN_GRACE_S: Final = 86_400  # shutdown_grace_s: a day
+MAX_HURRIED_EXIT_S: Final = 3_600  # hurried_exit_s: an hour
 
 
 class ConfigError(ValueError):
@@ -77,6 +78,9 @@ class Settings:
     max_message_bytes: int = 64 * 1024
     spectator_delay_s: float = 0.0
     shutdown_grace_s: float = 10.0
+    # After a second signal, or the store lost, the daemon exits within this long even if
+    # its store does not answer (server._bound_exit).
+    hurried_exit_s: float = 60.0
     house_matches: int = 0
     house_ruleset: str = "standard"
     house_strategies: tuple[str, ...] = ("heuristic", "heuristic", "random", "random")
@@ -334,6 +338,8 @@ class Settings:
             raise ConfigError(f"house_matches: 0 to {MAX_HOUSE_MATCHES}, got {self.house_matches}")
         if not 0 <= self.shutdown_grace_s <= MAX_SHUTDOWN_GRACE_S:  # a grace typed in ms would hold a stop for months
             raise ConfigError(f"shutdown_grace_s: 0 to {MAX_SHUTDOWN_GRACE_S} seconds (a day), got {self.shutdown_grace_s:g}")
+        if not 1 <= self.hurried_exit_s <= MAX_HURRIED_EXIT_S:
+            raise ConfigError(f"hurried_exit_s: 1 to {MAX_HURRIED_EXIT_S} seconds, got {self.hurried_exit_s:g}")
         if not 0 <= self.house_think_processes <= MAX_THINK_PROCESSES:
             raise ConfigError(f"house_think_processes: 0 (one per CPU) to {MAX_THINK_PROCESSES}, "
                               f"got {self.house_think_processes}")
@@ -585,6 +591,7 @@ _FIELDS = {
     "max_message_bytes": _int,
     "spectator_delay_s": _float,
     "shutdown_grace_s": _float,
+    "hurried_exit_s": _float,
     "house_matches": _int,
     "house_ruleset": _str,
     "house_strategies": _strategies,

@@ -18,6 +18,8 @@ import os
 import secrets
 import signal
 import socket
+import sys
+import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -414,9 +416,50 @@ def _on_signal(sig: signal.Signals, action: Callable[..., None], *args: Any) -> 
 
 
 def _hurry(hurry: asyncio.Event) -> None:
+    """A signal during the stop: the second aborts and records the running matches now;
+    one more while they are being aborted (their records stuck behind a store that does
+    not answer) exits at once, as an operator pressing Ctrl-C again expects. Before, every
+    signal after the second did nothing, and only SIGKILL ended a daemon stuck on its store.
+    The matches not recorded then are marked aborted, with their last checkpoint, at the
+    next start, as after a crash."""
     if not hurry.is_set():
-        log.warning("second signal: aborting and recording the running matches now")
+        log.warning("second signal: aborting and recording the running matches now; another signal exits at once")
         hurry.set()
+        return
+    _exit_now(1, "another signal while the running matches are aborted: exiting now; those not recorded yet are "
+                 "marked aborted at the next start")
+
+
+def _exit_now(code: int, why: str) -> None:
+    """End the process at once: no thread joined, nothing waited for."""
+    log.error(why)
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(code)
+
+
+def _bound_exit(seconds: float) -> threading.Timer:
+    """After ``seconds``, end the process (exit 2) if it still runs.
+
+    Started when the stop is hurried (a second signal, or the store lost, _keep_lease): the
+    running matches are aborted then, and their records written; a store that does not
+    answer held the exit for as long as its writes and the threads stuck in them took
+    (PostgreSQL's connection timeouts bound each, but a stop makes several), so a fenced
+    daemon's supervisor waited to start it again. What was not recorded is marked aborted
+    at the next start, as after a crash."""
+    timer = threading.Timer(seconds, _exit_now, (2, f"the stop did not end within {seconds:g} s of aborting the "
+                                                   "running matches (hurried_exit_s; is the store answering?): "
+                                                   "exiting now; the matches not recorded are marked aborted at "
+                                                   "the next start"))
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+async def _bound_exit_when(hurry: asyncio.Event, seconds: float) -> None:
+    await hurry.wait()
+    _bound_exit(seconds)
 
 
 class StoreUnreachable(StoreError):
@@ -532,6 +575,7 @@ async def _serve(settings: Settings, server: grpc.aio.Server, port: int, store: 
     stop = stop or asyncio.Event()
     hurry = asyncio.Event()  # a second signal, or the store lost: abort the running matches now
     keeper = asyncio.get_running_loop().create_task(_keep_lease(lease, stop, hurry)) if lease is not None else None
+    bounding = asyncio.get_running_loop().create_task(_bound_exit_when(hurry, settings.hurried_exit_s))
     loop = asyncio.get_running_loop()
     signals = stop_signals()
     for sig in signals:
@@ -580,6 +624,7 @@ async def _serve(settings: Settings, server: grpc.aio.Server, port: int, store: 
     await ladder.stop()
     arena.thinkers.close()
     await server.stop(2)
+    bounding.cancel()  # a timer it started runs on: what follows may wait on threads stuck in the store
     if keeper is not None:
         keeper.cancel()
     log.info("stopped")

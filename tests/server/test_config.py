@@ -47,6 +47,7 @@ def test_precedence_defaults_file_env_flags(tmp_path):
         # for a stuck match), and house matches without bound (started until memory ran out).
         ({"HEARTSD_SHUTDOWN_GRACE_S": "1e300"}, "shutdown_grace_s: 0 to 86400"),
         ({"HEARTSD_HOUSE_MATCHES": "1000000000"}, "house_matches: 0 to 10000"),
+        ({"HEARTSD_HURRIED_EXIT_S": "0"}, "hurried_exit_s: 1 to 3600"),  # would exit before aborting anything
         ({"HEARTSD_TOURNAMENT_ABSENT_S": "1e9"}, "tournament_absent_s: 0 .wait for ever. to 604800"),
         ({"HEARTSD_TOURNAMENT_ABSENT_S": "-1"}, "tournament_absent_s: must not be negative"),
     ],

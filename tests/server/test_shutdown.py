@@ -4,6 +4,7 @@ matches end (within the grace); a second SIGINT/SIGTERM aborts and records at on
 from __future__ import annotations
 
 import signal
+import subprocess
 import time
 
 import asyncio
@@ -359,3 +360,53 @@ def test_a_daemon_whose_store_was_deleted_aborts_its_matches_instead_of_finishin
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+@pytest.mark.parametrize("ending", ["another signal", "hurried_exit_s"])
+def test_a_hurried_stop_stuck_on_its_store_exits_at_the_next_signal_or_within_hurried_exit_s(
+        tmp_path, monkeypatch, ending):
+    """The review of the lease fence: a hurried stop (a second signal, or the store lost)
+    still waited on every write of its aborted matches' records, and on the threads stuck in
+    them, so a store that did not answer held the exit for a minute or more, and every signal
+    after the second did nothing: only SIGKILL ended it. Now one more signal exits at once
+    (exit 1), and a hurried stop exits within ``hurried_exit_s`` whatever the store does
+    (exit 2). Nothing is lost: the next start marks the match aborted, as after a crash.
+    The store here is held by another writer (an exclusive SQLite transaction), so every
+    write of the stop waits out SQLite's 10 s busy timeout, several times."""
+    import sqlite3
+
+    monkeypatch.setenv("HEARTSD_HURRIED_EXIT_S", "600" if ending == "another signal" else "2")
+    db = str(tmp_path / "d.db")
+    proc, _ = start(tmp_path, *LADDER, "--shutdown-grace-s", "600")
+    match_id = running_ladder_match(db)
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)  # hurried: the abort's writes now wait on the held store
+        if ending == "another signal":
+            time.sleep(1.0)
+            proc.send_signal(signal.SIGINT)
+        try:
+            code = proc.wait(20)  # before: ~40 s or more, and the third signal did nothing
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+            raise AssertionError(f"the stuck stop did not end: {ending} had no effect")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    err = proc.stderr.read()
+    if ending == "another signal":
+        assert code == 1 and "another signal while the running matches are aborted: exiting now" in err, (code, err)
+    else:
+        assert code == 2 and "the stop did not end within 2 s of aborting the running matches" in err, (code, err)
+    assert running_matches(db), "the match was not recorded: still running in the store until the next start"
+    again, _ = start(tmp_path)
+    again.send_signal(signal.SIGTERM)
+    assert again.wait(60) == 0
+    store = Store.open_existing(db)
+    stored = store.get(match_id)
+    store.close()
+    assert stored.status == "aborted", (stored.status, stored.reason)
