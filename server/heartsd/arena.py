@@ -37,6 +37,7 @@ from .sessions import MAX_ID_CHARS, BotSession, SessionRegistry, echo_id
 from .wire import PlayAnswer
 from .shuffles import ShuffleRepeated
 from .slots import Reservation, SlotBook
+from .spelling import spelling_key
 from .store import NewMatch, Store
 from .store_health import StoreHealth, is_store_failure
 from .thinking import HouseThinkers
@@ -669,6 +670,17 @@ class Arena:
             if not spec.bot and not spec.human and spec.house not in STRATEGIES:
                 raise invalid(f"unknown house strategy {spec.house!r}; known: {', '.join(sorted(STRATEGIES))}")
         return rules, match_format
+
+    def owners(self) -> dict[str, str]:
+        """Bot -> owner: the ladder's registered bots, and the configured ones
+        (``Settings.bot_owners``; a configured bot not named there is its own owner). A
+        configured owner spelled as a registered one is that owner. Reads the store: call
+        it in a thread. Before (an attack pass), configured bots had no owner at all, so a
+        tournament seated one person's two bots in one duplicate set and at one table."""
+        registered = self.store.ladder.owners()
+        spelled = {spelling_key(owner): owner for owner in registered.values()}
+        configured = {bot: spelled.get(spelling_key(owner), owner) for bot, owner in self.settings.bot_owners.items()}
+        return {**configured, **registered}
 
     async def check_rated(self, seats: list[SeatRequest]) -> None:
         """Rated seats: registered ladder bots, each once, never two of one owner."""

@@ -35,6 +35,7 @@ def _serve(args: argparse.Namespace) -> int:
         "tls_key": args.tls_key,
         "tls_client_ca": args.tls_client_ca,
         "bot_tokens": ",".join(args.bot) if args.bot else None,
+        "bot_owners": ",".join(args.bot_owner) if args.bot_owner else None,
         "decision_ms": args.decision_ms,
         "bank_ms": args.bank_ms,
         "max_illegal": args.max_illegal,
@@ -434,6 +435,9 @@ def _main(argv: Sequence[str] | None) -> int:
                        help="mutual TLS: every client must present a certificate signed by this PEM CA (default: none)")
     serve.add_argument("--bot", action="append", metavar="NAME:TOKEN",
                        help="a bot and its token (repeatable; default: none, ladder bots have their own)")
+    serve.add_argument("--bot-owner", action="append", metavar="NAME:OWNER",
+                       help="the owner of a --bot (repeatable; default: each is its own owner): tournaments and "
+                            "duplicate sets never seat two bots of one owner together")
     serve.add_argument("--decision-ms", type=int, help=f"a bot's time per decision (default {clock.decision_ms})")
     serve.add_argument("--bank-ms", type=int, help=f"extra time for the whole match (default {clock.bank_ms})")
     serve.add_argument("--max-illegal", type=int, help="rejected answers per decision before the default is "

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from .grpc_core import DEFAULT_EXPERIMENTS, experiments_problem
+from .spelling import spelling_key
 
 
 # libpq's "host=... port=... password=..." form. Before (an operator's pass) it was taken
@@ -74,6 +75,9 @@ class Settings:
     tls_key: str = ""
     tls_client_ca: str = ""
     bot_tokens: Mapping[str, str] = field(default_factory=dict)
+    # The owner of a bot of bot_tokens (a bot not named here is its own owner): tournaments
+    # and duplicate sets never seat two bots of one owner together (Arena.owners).
+    bot_owners: Mapping[str, str] = field(default_factory=dict)
     clock: ClockDefaults = field(default_factory=ClockDefaults)
     max_message_bytes: int = 64 * 1024
     spectator_delay_s: float = 0.0
@@ -379,6 +383,16 @@ class Settings:
                 raise ConfigError(f"bot_tokens: bot {name!r} needs a token of at least 8 characters")
         if len(set(self.bot_tokens.values())) != len(self.bot_tokens):
             raise ConfigError("bot_tokens: two bots share a token")
+        spellings: dict[str, str] = {}
+        for name, owner in self.bot_owners.items():
+            if name not in self.bot_tokens:
+                raise ConfigError(f"bot_owners: bot {name!r} has no token in bot_tokens (--bot NAME:TOKEN); "
+                                  "a ladder bot's owner is given at `ladder add-bot --owner`")
+            if not owner or len(owner) > 64:
+                raise ConfigError(f"bot_owners: bot {name!r} needs an owner of 1 to 64 characters")
+            known = spellings.setdefault(spelling_key(owner), owner)
+            if known != owner:  # one person, two owners: their bots would be seated together
+                raise ConfigError(f"bot_owners: {owner!r} and {known!r} are one owner spelled two ways; spell it once")
         if self.admin_token and len(self.admin_token) < 12:  # it can do anything: no short guessable one
             raise ConfigError("admin_token: at least 12 characters (leave it unset on 127.0.0.1 for a generated one)")
         if self.admin_token and self.admin_token in self.bot_tokens.values():
@@ -521,8 +535,8 @@ def _str(key: str, value: Any) -> str:
     return value
 
 
-def _tokens(key: str, value: Any) -> dict[str, str]:
-    """``{"name": "token"}`` from a file, or ``"name:token,name:token"`` from env/flags."""
+def _pairs(key: str, value: Any, what: str) -> dict[str, str]:
+    """``{"name": "value"}`` from a file, or ``"name:value,name:value"`` from env/flags."""
     if isinstance(value, Mapping):
         return {str(k): str(v) for k, v in value.items()}
     items = value.split(",") if isinstance(value, str) else list(value)
@@ -533,9 +547,17 @@ def _tokens(key: str, value: Any) -> dict[str, str]:
             continue
         name, sep, token = item.partition(":")
         if not sep:
-            raise ConfigError(f"{key}: expected NAME:TOKEN, got {item!r}")
+            raise ConfigError(f"{key}: expected NAME:{what}, got {item!r}")
         result[name.strip()] = token.strip()
     return result
+
+
+def _tokens(key: str, value: Any) -> dict[str, str]:
+    return _pairs(key, value, "TOKEN")
+
+
+def _owners(key: str, value: Any) -> dict[str, str]:
+    return _pairs(key, value, "OWNER")
 
 
 def _strategies(key: str, value: Any) -> tuple[str, ...]:
@@ -583,6 +605,7 @@ _FIELDS = {
     "tls_key": _str,
     "tls_client_ca": _str,
     "bot_tokens": _tokens,
+    "bot_owners": _owners,
     "decision_ms": _int,
     "bank_ms": _int,
     "max_illegal": _int,

@@ -145,8 +145,8 @@ async def start_set(arena: Arena, ruleset: str, deals: int, tables: Sequence[Seq
     everyone = [b for table in tables for b in table]
     if len(set(everyone)) != len(everyone):
         raise invalid("a duplicate set seats each bot once")
-    registered = await asyncio.to_thread(arena.store.ladder.owners)
-    if len({registered.get(b, b) for b in everyone}) != len(everyone):  # a configured bot is its own owner
+    owners = await asyncio.to_thread(arena.owners)
+    if len({owners.get(b, b) for b in everyone}) != len(everyone):  # a bot of no known owner is its own
         raise invalid("a duplicate set never seats two bots of one owner: they would share the cards they hold")
     if rated:
         for table in seats:

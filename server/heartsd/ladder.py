@@ -20,7 +20,6 @@ import hashlib
 import math
 import secrets
 import time
-import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from dataclasses import dataclass
 from openskill.models import PlackettLuce
 
 from .db import Database, Transaction
+from .spelling import spelling_key
 
 # tau is the drift added to every sigma before each update. openskill's default (25/300)
 # suits people, whose skill wanders; it keeps sigma above ~1.6, so ratings stay a moving
@@ -68,16 +68,6 @@ class OwnerSpelling(LadderError):
 class BotExists(LadderError):
     """``add_bot`` of a name already registered: a sound request the store turns down
     (``heartsd ladder`` exits 3 for it, 2 for an unknown or malformed name)."""
-
-
-def spelling_key(name: str) -> str:
-    """What two spellings of one owner or bot name share (case and Unicode compatibility
-    forms): a second spelling is refused, not taken for another owner or bot.
-
-    >>> spelling_key("Ａlice") == spelling_key("alice") == spelling_key("ALICE")
-    True
-    """
-    return unicodedata.normalize("NFKC", name).casefold()
 
 
 def token_hash(token: str) -> str:

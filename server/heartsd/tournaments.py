@@ -323,7 +323,7 @@ class Tournaments:
             raise ArenaError("invalid", f"{rules.players}-seat tables need at least {rules.players} bots, "
                                         f"got {len(bots)}")
         arena._policy(clock)  # the clock's values are checked now, not at the first match
-        owners = await asyncio.to_thread(arena.store.ladder.owners)
+        owners = await asyncio.to_thread(arena.owners)
         roster = []
         for bot in bots:
             session = arena.sessions.get(bot)

@@ -48,6 +48,11 @@ def test_precedence_defaults_file_env_flags(tmp_path):
         ({"HEARTSD_SHUTDOWN_GRACE_S": "1e300"}, "shutdown_grace_s: 0 to 86400"),
         ({"HEARTSD_HOUSE_MATCHES": "1000000000"}, "house_matches: 0 to 10000"),
         ({"HEARTSD_HURRIED_EXIT_S": "0"}, "hurried_exit_s: 1 to 3600"),  # would exit before aborting anything
+        # An owner for a bot the daemon has no token for is a typo: its real bot would go ownerless.
+        ({"HEARTSD_BOT_OWNERS": "ghost:alice"}, "bot_owners: bot 'ghost' has no token in bot_tokens"),
+        ({"HEARTSD_BOT_TOKENS": "a:aaaaaaaaaa,b:bbbbbbbbbb", "HEARTSD_BOT_OWNERS": "a:Alice,b:alice"},
+         "bot_owners: 'alice' and 'Alice' are one owner spelled two ways"),
+        ({"HEARTSD_BOT_TOKENS": "a:aaaaaaaaaa", "HEARTSD_BOT_OWNERS": "a"}, "bot_owners: expected NAME:OWNER"),
         ({"HEARTSD_TOURNAMENT_ABSENT_S": "1e9"}, "tournament_absent_s: 0 .wait for ever. to 604800"),
         ({"HEARTSD_TOURNAMENT_ABSENT_S": "-1"}, "tournament_absent_s: must not be negative"),
     ],

@@ -1406,3 +1406,46 @@ def test_a_bot_gone_while_its_match_is_being_stored_starts_away(tmp_path, monkey
     alice = [d.provenance for d in record.decisions if d.seat == 0]
     assert alice and game_pb2.PROVENANCE_TIMEOUT not in alice, alice  # before: TIMEOUT, after the whole clock
     assert alice[0] == game_pb2.PROVENANCE_DISCONNECT, alice
+
+
+def test_configured_bots_of_one_owner_never_share_a_table_or_a_duplicate_set(tmp_path):
+    """An attack pass: bots given tokens in the configuration had no owner, each its own,
+    and the organiser could not say otherwise, so a tournament seated one person's two bots
+    at one table and in one duplicate set (bots of one owner share what they know: at
+    sibling tables, the slower one plays the hands the faster one has seen). Now
+    ``bot_owners`` (``--bot-owner NAME:OWNER``) gives them one; a configured owner spelled
+    as a ladder owner is that owner."""
+    names = {n: "heuristic" for n in ("alice-a", "alice-b", "bob", "carol", "dave", "erin", "frank", "gina", "hugo",
+                                      "ivan", "judy", "kim")}
+    tokens = {n: f"token-{n}-0123456789" for n in names}
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with running_daemon(tmp_path, bot_tokens=tokens, bot_owners={"alice-a": "alice", "alice-b": "alice"},
+                                  ) as daemon:
+            clients = await _clients(daemon.target, tokens, names)
+            async with daemon.channel() as channel:
+                stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+                created = (await stub.CreateTournament(P.CreateTournamentRequest(
+                    name="owners", bots=list(names), rounds=3, deals_per_match=1, seed=1),
+                    metadata=auth(ADMIN))).tournament
+                for _ in range(1200):
+                    t = (await stub.GetTournament(P.GetTournamentRequest(id=created.id))).tournament
+                    if t.status == P.TOURNAMENT_STATUS_FINISHED:
+                        break
+                    await asyncio.sleep(0.05)
+            await _stop(clients)
+            stored = [daemon.arena.store.get(row.match_id) for row in t.tables]
+            return t, stored
+
+    t, stored = run(scenario())
+    assert t.status == P.TOURNAMENT_STATUS_FINISHED
+    assert {r.bot: r.owner for r in t.roster if r.bot.startswith("alice")} == {"alice-a": "alice", "alice-b": "alice"}
+    for row in t.tables:  # before: at one table in rounds 1 and 2 (this seed)
+        assert not {"alice-a", "alice-b"} <= set(row.bots), (row.round, list(row.bots))
+    sets: dict[str, set[str]] = {}
+    for match in stored:
+        if match.set_id:
+            sets.setdefault(match.set_id, set()).update(match.seats)
+    assert sets, "three tables a round: two of them play as a duplicate set"
+    for set_id, bots in sets.items():  # before: in one set every round
+        assert not {"alice-a", "alice-b"} <= bots, (set_id, bots)
