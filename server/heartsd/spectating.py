@@ -104,9 +104,9 @@ async def _watch_stored(arena: Arena, match_id: str, from_sequence: int,
     status, set_id, size = state
     if status == "running":
         raise ArenaError("precondition", "the match is running on another daemon of this store: watch it there")
+    await _set_over(arena, set_id, "its events")  # first: a record is refused then too (an attack pass)
     if not finished:
         raise ArenaError("precondition", "the match is over: fetch it with GetMatchRecord")
-    await _set_over(arena, set_id, "its events")
     if size is None:
         raise ArenaError("precondition", "no events were stored for this match (it ended with its server); "
                          "fetch its record with GetMatchRecord")

@@ -14,6 +14,7 @@ import pytest
 from heartsbot import convert
 from heartsbot.proto import game_pb2, spectator_pb2, spectator_pb2_grpc
 from heartsd import duplicate, shuffles, spectating
+from heartsd.arena import ArenaError
 from heartsd.ladder import SetRow, set_rating_events
 from heartsd.matchmaker import LadderSettings, Matchmaker
 from heartsd.tournaments import TableRow, TournamentRow, compute_standings
@@ -169,7 +170,7 @@ def test_no_spectator_or_record_shows_a_set_tables_cards_while_another_table_hol
             watchers = [asyncio.get_running_loop().create_task(watch_all(daemon, a.id, seen_a, lambda: (
                 b.deals_completed, b.playing), at_a))]
             await daemon.wait_finished(a.id)
-            refused, listed = None, None
+            refused, listed, web_refusal = None, None, ""
             async with daemon.channel() as channel:
                 stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
                 try:
@@ -177,6 +178,11 @@ def test_no_spectator_or_record_shows_a_set_tables_cards_while_another_table_hol
                 except grpc.aio.AioRpcError as exc:
                     refused = exc
                 listed = {m.match_id: m for m in (await stub.ListMatches(spectator_pb2.ListMatchesRequest())).matches}
+            try:  # the web's live feed of A (finished=False): it said to fetch the record, which was refused
+                async for _ in spectating.watch(daemon.arena, a.id, 0, finished=False):
+                    pass
+            except ArenaError as exc:
+                web_refusal = str(exc)
             b_deals_then = len(b.match.results)
             # A tournament's live standings count table A only once its set is over.
             tournament = TournamentRow("t-1", "t", 0, None, "running", "", "standard", 4, 1, 3, 1, {},
@@ -194,14 +200,16 @@ def test_no_spectator_or_record_shows_a_set_tables_cards_while_another_table_hol
                     spectator_pb2.GetMatchRecordRequest(match_id=a.id))
             for bot in fast + slow_bots:
                 await bot.close()
-            return seen_a, at_a, refused, listed, b_deals_then, a, b, record, standings_during, standings_after
+            return (seen_a, at_a, refused, listed, b_deals_then, a, b, record, standings_during, standings_after,
+                    web_refusal)
 
-    seen_a, at_a, refused, listed, b_deals_then, a, b, record, during, after = run(scenario())
+    seen_a, at_a, refused, listed, b_deals_then, a, b, record, during, after, web_refusal = run(scenario())
     assert all(row["matches"] == 0 for row in during["bots"])
     assert sorted(row["matches"] for row in after["bots"]) == [1] * 8
     assert b_deals_then < 3, "table B was still playing when A finished"
     assert refused is not None and refused.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert "duplicate set" in refused.details()
+    assert "duplicate set" in web_refusal and "GetMatchRecord" not in web_refusal, web_refusal
     summary = listed.get(a.id)
     assert summary is not None and not summary.totals and not summary.result.totals
     assert record.record.match_id == a.id  # once the whole set is over
