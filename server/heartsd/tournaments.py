@@ -211,10 +211,12 @@ class TournamentStore:
 
     def set_table(self, tournament_id: str, row: TableRow) -> None:
         """Write ``row``, unless the tournament is cancelled: a director's write that was
-        already under way at the cancel must not undo :meth:`cancel_tables`."""
+        already under way at the cancel must not undo :meth:`cancel_tables`. Nor is a
+        finished row ever written again: its match counts, and before (an attack pass) a
+        second director replayed finished tables over it."""
         with self.db.transaction() as tx:
             tx.execute("UPDATE tournament_tables SET status = ?, match_id = ?, attempts = ? "
-                       "WHERE tournament_id = ? AND round = ? AND table_no = ? AND NOT EXISTS "
+                       "WHERE tournament_id = ? AND round = ? AND table_no = ? AND status <> 'finished' AND NOT EXISTS "
                        "(SELECT 1 FROM tournaments WHERE id = ? AND status = 'cancelled')",
                        (row.status, row.match_id, row.attempts, tournament_id, row.round, row.table, tournament_id))
 
@@ -237,7 +239,7 @@ class TournamentStore:
                 (status, reason, finished, standings, tournament_id, *only_from)) == 1
 
 
-CANCEL_POLL_S = 1.0  # how often a director waiting for its matches reads whether another daemon cancelled them
+CANCEL_POLL_S = 1.0  # how often a director reads what another daemon of the store changed (a cancel, a resume)
 
 _COLUMNS = ("id, name, created_ms, finished_ms, status, reason, ruleset, players, rounds, deals, seed, clock, roster, "
             "instance, standings, shuffle_key")
@@ -390,8 +392,8 @@ class Tournaments:
             raise ArenaError("precondition", f"tournament {tournament_id} is {moved.status if moved else 'gone'}")
         if status == "cancelled":
             await self._cancel_tables(tournament_id, reason or "tournament cancelled")
-        if status == "running":
-            self.start(tournament_id)
+        if status == "running" and t.instance == self.arena.settings.instance:
+            self.start(tournament_id)  # another instance's director sees the resume in the store (_direct)
         if tournament_id in self._wake:
             self._wake[tournament_id].set()
         got = await asyncio.to_thread(self.store.get, tournament_id)
@@ -447,18 +449,25 @@ class Tournaments:
                 started = any(row.status != "pending" for row in rows) or len(rows) < sum(
                     1 for row in t.tables if row.round == current)
                 if t.status == "paused" and not started:
-                    await wake.wait()  # until resumed or cancelled
+                    # Until resumed or cancelled: here (woken), or through another daemon of the
+                    # store, seen at the next read. Before (an attack pass), a resume sent to
+                    # another daemon started a second director there, which replayed this
+                    # one's tables with every seat absent and wrote over their results.
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(wake.wait(), CANCEL_POLL_S)
                     continue
-                await self._play_round(t, rows)
+                if not await self._play_round(t, rows):
+                    await asyncio.sleep(CANCEL_POLL_S)  # not this daemon's to play yet: look again later
         except asyncio.CancelledError:
             raise
         except Exception:
             log.exception("tournament director failed; it resumes at the next start", tournament=tournament_id)
 
-    async def _play_round(self, t: TournamentRow, rows: list[TableRow]) -> None:
+    async def _play_round(self, t: TournamentRow, rows: list[TableRow]) -> bool:
         """Bring every unfinished scheduled match of a round to an end: wait for the ones
         running, start the others (as duplicate sets where their bots allow), and mark what
-        finished; back to the caller, which looks again, when all of them have ended."""
+        finished; back to the caller, which looks again, when all of them have ended. False
+        when nothing could be done: a match of the round runs on another daemon."""
         arena = self.arena
         waiting: list[MatchRunner] = []
         interrupted: list[TableRow] = []
@@ -470,7 +479,7 @@ class Tournaments:
                     continue
                 stored = await asyncio.to_thread(arena.store.get, row.match_id)
                 if stored is not None and stored.status == "running":
-                    return  # another daemon's match (a shared store): it is not ours to replay
+                    return False  # another daemon's match (a shared store): it is not ours to replay
                 await self._settle(t, row, stored.status if stored else "missing")
             elif row.status == "starting":
                 row.status = "pending"  # a stop or a crash came while it started: see _unspent below
@@ -482,12 +491,12 @@ class Tournaments:
                 if row.status == "running" and row.match_id not in arena.runners:
                     stored = await asyncio.to_thread(arena.store.get, row.match_id)
                     await self._settle(t, row, stored.status if stored else "missing")
-            return
+            return True
         pending = [row for row in rows if row.status == "pending"]
         if not pending or not arena.accepting:
-            return
+            return True
         if not await self._still_running(t.id):
-            return
+            return True
         for group in duplicate_groups(t.roster, pending):
             for row in group:
                 row.attempts += 1
@@ -497,6 +506,7 @@ class Tournaments:
             for row, runner in zip(group, runners or []):
                 row.status, row.match_id = "running", runner.id
                 await asyncio.to_thread(self.store.set_table, t.id, row)
+        return True
 
     async def _unspent(self, t: TournamentRow, interrupted: list[TableRow]) -> None:
         """First attempts that were still waiting for their bots when the daemon stopped

@@ -546,6 +546,48 @@ def test_a_cancel_made_on_another_daemon_of_the_store_stops_the_match_and_keeps_
     assert after == listed == 777001
 
 
+def test_a_pause_and_resume_sent_to_another_daemon_of_the_store_leave_the_tournament_to_its_own(tmp_path):
+    """An attack pass: two daemons share a store (the Kubernetes deploy's replicas behind one
+    Service), the tournament plays on A, and pause and resume go to B. B's resume started a
+    second director there, which replayed A's rounds with every seat absent (B has none of
+    the bots), wrote its matches over rows A had finished, and the tournament ended with
+    6 of 8 matches counted and every bot charged defaults it was never asked for; A's
+    director, paused, waited for a wake-up only B had. Now only the tournament's own
+    daemon directs it: it reads a resume made elsewhere from the store."""
+    names = dict(zip(("alice", "bob", "carol", "dave"), ("random", "heuristic", "random", "heuristic")))
+    db = str(tmp_path / "shared.db")
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with running_daemon(tmp_path, db=db, instance="a") as a, \
+                running_daemon(tmp_path, db=db, instance="b", tournament_absent_s=0.5) as b:
+            clients = await _clients(a.target, {n: BOTS[n] for n in names}, names)
+            async with a.channel() as channel_a, b.channel() as channel_b:
+                on_a = tournament_pb2_grpc.TournamentServiceStub(channel_a)
+                on_b = tournament_pb2_grpc.TournamentServiceStub(channel_b)
+                created = (await on_a.CreateTournament(P.CreateTournamentRequest(
+                    name="shared", bots=list(names), rounds=3, deals_per_match=2, seed=777002),
+                    metadata=auth(ADMIN))).tournament
+                await on_b.PauseTournament(P.PauseTournamentRequest(id=created.id), metadata=auth(ADMIN))
+                await asyncio.sleep(1.5)  # B, before: a director of its own, tables waiting for absent bots
+                await on_b.ResumeTournament(P.ResumeTournamentRequest(id=created.id), metadata=auth(ADMIN))
+                for _ in range(1200):
+                    t = (await on_b.GetTournament(P.GetTournamentRequest(id=created.id))).tournament
+                    if t.status == P.TOURNAMENT_STATUS_FINISHED:
+                        break
+                    await asyncio.sleep(0.05)
+            await _stop(clients)
+            played_on_b = a.arena.store.db.query("SELECT id, status FROM matches WHERE instance = 'b'")
+            stored = [a.arena.store.get(row.match_id) for row in t.tables]
+            return t, played_on_b, stored
+
+    t, played_on_b, stored = run(scenario())
+    assert t.status == P.TOURNAMENT_STATUS_FINISHED, [(row.round, row.status) for row in t.tables]
+    assert t.matches_total == t.matches_finished == 3
+    assert not played_on_b, played_on_b  # before: B played every round again, all seats absent
+    assert all(m.status == "finished" for m in stored), [(m.id, m.status) for m in stored]
+    assert {d.provenance for m in stored for d in m.record.decisions} == {game_pb2.PROVENANCE_BOT}
+
+
 def test_status_changes_sent_at_once_move_the_tournament_once(tmp_path):
     """Before (an attack pass): five ResumeTournament (or CancelTournament) calls sent at
     once all read the old status, and up to five answered OK though one moved it (the
