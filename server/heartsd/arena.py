@@ -1016,6 +1016,10 @@ class Arena:
     async def not_running(self, match_id: str) -> ArenaError:
         """Why ``match_id`` cannot be cancelled here: it is over, or unknown (the store is
         read in a worker thread, never on the event loop)."""
+        instance = await asyncio.to_thread(self.store.running_on, match_id)
+        if instance is not None and instance != self.settings.instance:
+            return precondition(f"match {match_id} runs on another daemon of this store (instance {instance}): "
+                                "cancel it there")  # before (an attack pass): "already over"
         if await asyncio.to_thread(self.store.match_state, match_id) is not None:
             return precondition(f"match {match_id} is already over")
         return not_found(f"no match {match_id}")

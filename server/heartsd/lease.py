@@ -231,7 +231,10 @@ class RowLease:
         self.lost_reason = RowLease.lost_reason
 
     @classmethod
-    def acquire(cls, db: Database, instance: str, stale_s: float = STALE_S) -> RowLease:
+    def acquire(cls, db: Database, instance: str, stale_s: float = STALE_S, gone: bool = False) -> RowLease:
+        """``gone``: only if the holder is gone by both signs, its lock free and its heartbeat
+        stale (another instance's lease, taken to end its work: a lock whose connection a
+        restart of PostgreSQL cut is free while its daemon lives)."""
         import psycopg
 
         holder = holder_id()
@@ -242,10 +245,11 @@ class RowLease:
             with db.transaction() as tx:
                 tx.lock()
                 rows = tx.query("SELECT holder, heartbeat_ms FROM leases WHERE instance = ?", (instance,))
-                if rows and not alone and now - rows[0][1] < stale_s * 1000:
-                    age = (now - rows[0][1]) / 1000
+                fresh = bool(rows) and now - rows[0][1] < stale_s * 1000
+                if (fresh and not alone) or (gone and (fresh or not alone)):
+                    said = f"{rows[0][0]}, heartbeat {(now - rows[0][1]) / 1000:.0f} s ago" if rows else "its lock held"
                     raise LeaseHeld(
-                        f"another heartsd (instance {instance!r}: {rows[0][0]}, heartbeat {age:.0f} s ago) is "
+                        f"another heartsd (instance {instance!r}: {said}) is "
                         f"running on this store; stop it first, or give this one its own --instance "
                         f"(HEARTSD_INSTANCE). A lease is taken over when its holder's connection ends or its "
                         f"heartbeat is older than {stale_s:.0f} s")
@@ -334,6 +338,16 @@ def open_leased(url: str, instance: str, open_store: Callable[[], S]) -> tuple[S
         if lease is not None:
             lease.release()
         raise
+
+
+def take_over(url: str, db: Database, instance: str) -> Lease | None:
+    """Another instance's lease, at once, for a daemon that finds that instance's matches
+    running in the store: LeaseHeld while its daemon lives (or None on an in-memory store,
+    which has no other instance)."""
+    if is_postgresql(url):
+        return RowLease.acquire(db, instance, gone=True)
+    path = sqlite_path(url)
+    return None if path == ":memory:" else FileLease.acquire(path, instance)
 
 
 def _lock_key(instance: str) -> int:

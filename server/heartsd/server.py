@@ -47,7 +47,7 @@ from .arena import Arena
 from .budgets import BudgetInterceptor, Budgets
 from .config import Settings
 from .db import SETTING, StoreError, redacted
-from .lease import FENCE_S, HEARTBEAT_S, STALE_S, Lease, open_leased
+from .lease import FENCE_S, HEARTBEAT_S, STALE_S, Lease, LeaseHeld, open_leased, take_over
 from .loop import running_name as running_loop_name
 from .services import AdminService, BotService, LadderService, SpectatorService
 from .wire import read_play_request
@@ -524,6 +524,37 @@ async def _keep_lease(lease: Lease, stop: asyncio.Event, hurry: asyncio.Event) -
         renewer.shutdown(wait=False)
 
 
+def adopt_orphans(settings: Settings, store: Store) -> None:
+    """At start: the running matches and tournaments of another instance of this store whose
+    daemon is gone (its lease is free: a daemon restarted under another ``--instance``, a
+    replica removed for good) are taken over, while holding that instance's lease: its
+    matches are marked aborted, as its own next start would, and its tournaments are
+    directed here. Before (an attack pass), they stayed "running" for ever, their sets
+    never released or rated, and `admin cancel` called such a match "already over". An
+    instance whose daemon lives keeps its lease, and its work."""
+    from .tournaments import TournamentStore
+
+    for instance in store.other_instances_at_work():
+        try:
+            lease = take_over(settings.db_path, store.db, instance)
+        except LeaseHeld:
+            continue  # its daemon is running
+        except Exception:
+            log.warning("could not tell whether another instance's daemon runs; its matches are left as they are",
+                        instance=instance, exc_info=True)
+            continue
+        try:
+            aborted = store.abort_interrupted(f"server stopped while the match was running (instance {instance}, "
+                                              "whose daemon no longer runs)", instance=instance)
+            adopted = TournamentStore(store).adopt(settings.instance, instance)
+        finally:
+            if lease is not None:
+                lease.release()
+        log.warning("another instance of this store left work behind and its daemon no longer runs: its matches "
+                    "are marked aborted and its tournaments are directed here", instance=instance,
+                    matches=aborted, tournaments=adopted)
+
+
 def report_store_health(arena: Arena, health_servicer: health.aio.HealthServicer) -> Callable[[], None]:
     """While the store takes no writes the health check answers NOT_SERVING (and SERVING
     again once it does): an orchestrator or an operator polling it sees the failure, where
@@ -561,6 +592,7 @@ async def _serve(settings: Settings, server: grpc.aio.Server, port: int, store: 
                          f"{exc}{'; free space on its filesystem' if 'full' in str(exc) else ''}") from None
     if aborted:
         log.warning("matches interrupted by the last stop are marked aborted", matches=aborted)
+    await asyncio.to_thread(adopt_orphans, settings, store)
     arena = Arena(settings, store, budgets)
     health_servicer = add_services(server, arena)
     web = None

@@ -140,13 +140,14 @@ class Store:
         return filled
 
     def abort_interrupted(self, reason: str = "server stopped while the match was running",
-                          only: Sequence[str] | None = None) -> list[str]:
+                          only: Sequence[str] | None = None, instance: str | None = None) -> list[str]:
         """Mark this instance's ``running`` matches ``aborted`` (keeping their last checkpoint),
         or those of ``only`` among them; return their ids. Matches other daemons run in a
-        shared store are left alone."""
+        shared store are left alone: another ``instance``'s are marked only by a daemon that
+        holds that instance's lease (server.adopt_orphans)."""
         with self.db.transaction() as tx:
             rows = tx.query("SELECT id, record FROM matches WHERE status = 'running' AND instance = ?",
-                            (self.instance,))
+                            (instance or self.instance,))
             if only is not None:
                 wanted = set(only)
                 rows = [r for r in rows if r[0] in wanted]
@@ -165,6 +166,20 @@ class Store:
                     (reason, _now_ms(), record, result.SerializeToString(), match_id),
                 )
         return [r[0] for r in rows]
+
+    def other_instances_at_work(self) -> list[str]:
+        """The other daemon instances of this store with a match running or a tournament
+        running or paused: alive elsewhere, or gone (server.adopt_orphans tells which)."""
+        rows = self.db.query(
+            "SELECT instance FROM matches WHERE status = 'running' AND instance <> ? UNION "
+            "SELECT instance FROM tournaments WHERE status IN ('running', 'paused') AND instance <> ?",
+            (self.instance, self.instance))
+        return sorted({r[0] for r in rows})
+
+    def running_on(self, match_id: str) -> str | None:
+        """The instance whose daemon runs ``match_id``, None if it is not running."""
+        rows = self.db.query("SELECT instance FROM matches WHERE id = ? AND status = 'running'", (match_id,))
+        return rows[0][0] if rows else None
 
     def insert_running(self, match_id: str, ruleset: str, players: int, seats: list[str], seed: int) -> None:
         """Insert one running match without ledger rows (see :meth:`start`)."""

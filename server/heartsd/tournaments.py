@@ -202,6 +202,16 @@ class TournamentStore:
             "SELECT id FROM tournaments WHERE status IN ('running', 'paused') AND instance = ? ORDER BY created_ms",
             (instance,))]
 
+    def adopt(self, instance: str, from_instance: str) -> list[str]:
+        """The running and paused tournaments of ``from_instance`` become ``instance``'s (its
+        daemon is gone: server.adopt_orphans); their ids."""
+        with self.db.transaction() as tx:
+            ids = [r[0] for r in tx.query("SELECT id FROM tournaments WHERE status IN ('running', 'paused') "
+                                          "AND instance = ?", (from_instance,))]
+            tx.execute("UPDATE tournaments SET instance = ? WHERE status IN ('running', 'paused') AND instance = ?",
+                       (instance, from_instance))
+        return ids
+
     def any_match_seeded(self, seeds: Sequence[int]) -> bool:
         """Whether any stored match, of any tournament or none, was dealt from one of ``seeds``."""
         if not seeds:

@@ -19,8 +19,8 @@ import pytest
 from structlog.testing import capture_logs
 
 from heartsbot.proto import game_pb2
-from heartsd.db import Database, StoreError
-from heartsd.lease import FileLease, LeaseHeld, RowLease, open_leased
+from heartsd.db import Database, StoreError, is_postgresql
+from heartsd.lease import FileLease, LeaseHeld, RowLease, open_leased, take_over
 from heartsd.store import Store
 
 from .harness import ADMIN, run, running_daemon
@@ -645,6 +645,10 @@ def test_a_postgresql_lease_whose_lock_connection_ended_takes_the_lock_again_or_
         other = Store(url, "pod-0")
         try:
             end_lock_connection(url)
+            # Another instance's daemon ending its work (server.adopt_orphans) needs more than a
+            # free lock: a heartbeat gone stale too, or it would abort a live daemon's matches.
+            with pytest.raises(LeaseHeld, match="heartbeat 0 s ago"):
+                take_over(url, other.db, "pod-0")
             assert lease.heartbeat()
             with pytest.raises(LeaseHeld):  # before: taken over at once, the lock being free
                 RowLease.acquire(other.db, "pod-0")
@@ -976,3 +980,103 @@ def test_a_directory_given_as_the_store_is_refused_by_name(tmp_path):
     out = subprocess.run([sys.executable, "-m", "heartsd.cli", "serve", "--port", "0", "--db", str(tmp_path)],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "is not a file" in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+def test_a_daemon_takes_over_the_work_of_an_instance_whose_daemon_is_gone(tmp_path, store_url):
+    """An attack pass: a daemon restarted under another ``--instance`` (or a replica removed
+    for good) left its running matches "running" for ever, their sets never released or
+    rated, and its tournament stranded: only its own instance directs it. No word was said,
+    and `admin cancel` on such a match answered "already over". Now a daemon that starts
+    takes over the work of an instance whose lease is free: its matches are marked aborted,
+    as its own next start would, and its tournaments are directed here. An instance whose
+    daemon runs keeps its work, and a cancel sent to another daemon names the one that runs
+    the match."""
+    import asyncio
+
+    import grpc
+
+    from heartsbot.proto import admin_pb2, admin_pb2_grpc, tournament_pb2, tournament_pb2_grpc
+
+    from .harness import auth
+    from .test_daemon_process import start
+
+    db = store_url  # on SQLite (the instance's lock file) and on PostgreSQL (its lease row and lock)
+    house = ("--ladder", "--ladder-house", "random", "random", "random", "random", "--ladder-deals", "1", "--db", db)
+    roster = ["house-random", "house-random-2", "house-random-3", "house-random-4"]
+
+    async def on_a(port: int) -> tuple[str, str]:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            tournaments = tournament_pb2_grpc.TournamentServiceStub(channel)
+            for _ in range(300):  # until the house bots are connected
+                try:
+                    created = (await tournaments.CreateTournament(tournament_pb2.CreateTournamentRequest(
+                        name="left behind", bots=roster, rounds=2, deals_per_match=1), metadata=auth(ADMIN))).tournament
+                    break
+                except grpc.aio.AioRpcError as exc:
+                    assert exc.code() == grpc.StatusCode.FAILED_PRECONDITION, exc.details()
+                    await asyncio.sleep(0.1)
+            await tournaments.PauseTournament(tournament_pb2.PauseTournamentRequest(id=created.id),
+                                              metadata=auth(ADMIN))
+            request = admin_pb2.CreateMatchRequest(ruleset="standard", format=game_pb2.MatchFormat(fixed_deals=500))
+            for _ in range(4):
+                request.seats.add(house="random")
+            match = await admin_pb2_grpc.AdminServiceStub(channel).CreateMatch(request, metadata=auth(ADMIN))
+            return created.id, match.match_id
+
+    async def cancel_on(port: int, match_id: str) -> str:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            try:
+                await admin_pb2_grpc.AdminServiceStub(channel).CancelMatch(
+                    admin_pb2.CancelMatchRequest(match_id=match_id), metadata=auth(ADMIN))
+            except grpc.aio.AioRpcError as exc:
+                return exc.details()
+            return "cancelled"
+
+    async def finish_on(port: int, tournament_id: str) -> tournament_pb2.Tournament:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            tournaments = tournament_pb2_grpc.TournamentServiceStub(channel)
+            await tournaments.ResumeTournament(tournament_pb2.ResumeTournamentRequest(id=tournament_id),
+                                               metadata=auth(ADMIN))
+            for _ in range(600):
+                t = (await tournaments.GetTournament(tournament_pb2.GetTournamentRequest(id=tournament_id))).tournament
+                if t.status == tournament_pb2.TOURNAMENT_STATUS_FINISHED:
+                    break
+                await asyncio.sleep(0.1)
+            return t
+
+    a, port_a = start(tmp_path, "--instance", "a", *house)
+    try:
+        tournament_id, match_id = run(on_a(port_a))
+        b, port_b = start(tmp_path, "--instance", "b", "--db", db)  # a runs: nothing of it is taken
+        try:
+            wrong_daemon = run(cancel_on(port_b, match_id))
+        finally:
+            b.send_signal(signal.SIGTERM)
+            b.wait(60)
+        a.kill()  # gone: its match is left running in the store, its tournament paused
+        a.wait(10)
+        store = Store(db)
+        if is_postgresql(db):  # its lock is free now; its heartbeat goes stale after STALE_S (30 s): as if it had
+            with store.db.transaction() as tx:
+                tx.execute("UPDATE leases SET heartbeat_ms = 0 WHERE instance = 'a'")
+        left = (store.get(match_id).status, store.db.query("SELECT instance FROM tournaments")[0][0])
+        store.close()
+        b, port_b = start(tmp_path, "--instance", "b", *house)
+        try:
+            t = run(finish_on(port_b, tournament_id))
+        finally:
+            b.send_signal(signal.SIGTERM)
+            b.wait(60)
+        log = b.stderr.read()
+    finally:
+        if a.poll() is None:
+            a.kill()
+    store = Store(db)
+    taken = store.get(match_id)
+    store.close()
+    assert "runs on another daemon of this store (instance a)" in wrong_daemon, wrong_daemon  # before: "already over"
+    assert left == ("running", "a")
+    assert (taken.status, taken.reason) == (
+        "aborted", "server stopped while the match was running (instance a, whose daemon no longer runs)")  # before: running
+    assert t.status == tournament_pb2.TOURNAMENT_STATUS_FINISHED and t.matches_finished == 2  # before: paused for ever
+    assert "another instance of this store left work behind" in log, log
