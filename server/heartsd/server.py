@@ -12,6 +12,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import errno
+import functools
 import gc
 import math
 import os
@@ -260,6 +261,7 @@ class LadderRun:
 
     matchmaker: asyncio.Task[None] | None = None
     house: list[tuple[BotClient, asyncio.Task[None]]] = field(default_factory=list)
+    stopping: bool = False
 
     def stop_matchmaking(self) -> None:
         if self.matchmaker is not None:
@@ -267,10 +269,23 @@ class LadderRun:
 
     def drain_house(self) -> None:
         """The house bots finish their running matches (shutdown's grace), taking no new one."""
+        self.stopping = True
         for client, _ in self.house:
             client.drain("server shutdown")
 
+    def house_left(self, bot: str, task: asyncio.Task[None]) -> None:
+        """A house bot's client ended before the daemon stopped: its token changed. Before
+        (an attack pass), two daemons of one store both given --ladder-house took the house
+        bots from each other at each start (a start rotates their tokens), and the first
+        one's just left, logged at info: its ladder went on without them, unexplained."""
+        if self.stopping or task.cancelled():
+            return
+        log.warning("a house bot stopped playing here: its token changed. Another daemon of this store started "
+                    "with --ladder-house plays it now (give --ladder-house to one daemon of a store), or an organiser "
+                    "rotated or revoked it", bot=bot)
+
     async def stop(self) -> None:
+        self.stopping = True
         self.stop_matchmaking()
         for client, task in self.house:
             client.stop()
@@ -314,7 +329,9 @@ async def start_ladder(settings: Settings, arena: Arena, port: int) -> LadderRun
         client = BotClient(f"127.0.0.1:{port}", token, strategy, bot, rulesets=[settings.ladder_ruleset], max_matches=2,
                            think=arena.think if strategy.searches else None)
         house.add(bot)
-        run.house.append((client, loop.create_task(client.run())))
+        task = loop.create_task(client.run())
+        task.add_done_callback(functools.partial(run.house_left, bot))
+        run.house.append((client, task))
     matchmaker = Matchmaker(arena, LadderSettings(settings.ladder_ruleset, settings.ladder_deals,
                                                   settings.ladder_interval_s, settings.ladder_same_owner,
                                                   house=frozenset(house), fill_only=settings.ladder_fill,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 
@@ -318,6 +319,35 @@ def test_the_ladders_house_bots_are_not_the_same_players_after_every_start(tmp_p
     first, second = run(scenario())
     assert len(first) == 2
     assert first[0] != second[0] and first[1] != second[1], "a house bot's choices repeat from start to start"
+
+
+def test_a_house_bot_taken_over_by_another_start_is_said_to_stop_playing_here(tmp_path):
+    """An attack pass: two daemons of one store both given --ladder-house; the second's start
+    rotated the house bots' tokens, and the first one's house bots left for good with a line
+    at info level, its ladder going on without them unexplained. Now a warning says why and
+    what to do. (A second start_ladder on one daemon rotates the tokens as the other daemon's
+    start does.) The daemon's own stop says nothing of the kind."""
+    from structlog.testing import capture_logs
+
+    from heartsd.server import start_ladder
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with running_daemon(tmp_path, ladder=True, ladder_house=["random"], ladder_interval_s=3600) as daemon:
+            first = await start_ladder(daemon.settings, daemon.arena, daemon.port)
+            await asyncio.wait_for(first.house[0][0].connected.wait(), 30)
+            with capture_logs() as taken:
+                second = await start_ladder(daemon.settings, daemon.arena, daemon.port)
+                await asyncio.wait_for(asyncio.gather(*(t for _, t in first.house), return_exceptions=True), 30)
+            await first.stop()
+            with capture_logs() as stopped:
+                second.drain_house()
+                await second.stop()
+            return taken, stopped
+
+    taken, stopped = run(scenario())
+    warned = [e for e in taken if "a house bot stopped playing here" in e["event"]]
+    assert [(e["bot"], e["log_level"]) for e in warned] == [("house-random", "warning")], taken
+    assert not [e for e in stopped if "a house bot stopped playing here" in e["event"]], stopped
 
 
 def test_daemons_starting_at_once_on_postgresql_mark_the_rating_model_once(postgres_server):
