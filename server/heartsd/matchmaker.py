@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("heartsd.ladder")
 
+FAILING_LOG_S = 60.0  # while matchmaking ticks fail: how often it is said again
+
 
 @dataclass(frozen=True)
 class LadderSettings:
@@ -71,12 +73,30 @@ class Matchmaker:
         self.sets_created = 0
 
     async def run(self) -> None:
+        """A tick every ``interval_s``. A tick that fails (the store full or away) is logged
+        with its traceback once, then once every FAILING_LOG_S while it goes on failing, and
+        its end once: before (an attack pass), a full disk wrote a traceback every second."""
+        failing_since: float | None = None
+        told = 0.0
+        failures = 0
         while self.arena.accepting:
             try:
                 await asyncio.to_thread(self._refresh)
                 await self.tick()
-            except Exception:
-                log.exception("matchmaking tick failed")
+            except Exception as exc:
+                failures += 1
+                now = time.monotonic()
+                if failing_since is None:
+                    failing_since = told = now
+                    log.exception("matchmaking tick failed; retrying every tick")
+                elif now - told >= FAILING_LOG_S:
+                    told = now
+                    log.error("matchmaking still failing", failed_ticks=failures, since_s=round(now - failing_since),
+                              error=str(exc) or type(exc).__name__)
+            else:
+                if failing_since is not None:
+                    log.warning("matchmaking works again", failed_ticks=failures)
+                    failing_since, failures = None, 0
             await asyncio.sleep(self.settings.interval_s)
 
     def _refresh(self) -> None:

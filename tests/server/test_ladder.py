@@ -350,6 +350,49 @@ def test_a_house_bot_taken_over_by_another_start_is_said_to_stop_playing_here(tm
     assert not [e for e in stopped if "a house bot stopped playing here" in e["event"]], stopped
 
 
+def test_a_failing_matchmaker_says_so_once_then_now_and_then_not_every_tick(tmp_path, monkeypatch):
+    """An attack pass (a full disk): "matchmaking tick failed" and its traceback were logged
+    at every tick, one a second, for as long as the store failed. Now the first failure has
+    its traceback, then one line every FAILING_LOG_S while it lasts, and one when it ends."""
+    import sqlite3
+
+    from structlog.testing import capture_logs
+
+    from heartsd import matchmaker as matchmaking
+    from heartsd.ladder import Ladder
+    from heartsd.matchmaker import LadderSettings, Matchmaker
+
+    monkeypatch.setattr(matchmaking, "FAILING_LOG_S", 0.3)
+    full = {"disk": True}
+    real = Ladder.owners
+
+    def owners(self, include_revoked=False):  # type: ignore[no-untyped-def]
+        if full["disk"]:
+            raise sqlite3.OperationalError("database or disk is full")
+        return real(self, include_revoked)
+
+    monkeypatch.setattr(Ladder, "owners", owners)
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with running_daemon(tmp_path) as daemon:
+            maker = Matchmaker(daemon.arena, LadderSettings(deals=1, interval_s=0.01), seed=1)
+            with capture_logs() as logs:
+                ticking = asyncio.get_running_loop().create_task(maker.run())
+                await asyncio.sleep(1.0)  # ~100 ticks, all failing
+                full["disk"] = False
+                await asyncio.sleep(0.2)
+                ticking.cancel()
+                await asyncio.gather(ticking, return_exceptions=True)
+            return logs
+
+    logs = run(scenario())
+    said = [(e["event"], e["log_level"]) for e in logs if "matchmaking" in e["event"]]
+    assert said[0] == ("matchmaking tick failed; retrying every tick", "error") and "exc_info" in logs[0], said
+    assert 2 <= len(said) <= 6, said  # before: one traceback a tick, ~100
+    assert said[-1] == ("matchmaking works again", "warning"), said
+    assert all(event == "matchmaking still failing" for event, _ in said[1:-1]), said
+
+
 def test_daemons_starting_at_once_on_postgresql_mark_the_rating_model_once(postgres_server):
     """Before (an attack pass, once in 19 starts): two daemons starting at once on one
     PostgreSQL database both replaced the rating model's row, and one died with
