@@ -4,6 +4,7 @@ over real gRPC on both stores, and a daemon killed mid-tournament that resumes i
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import itertools
 import json
@@ -14,6 +15,7 @@ import socket
 import subprocess
 import sys
 import time
+from typing import Any
 
 import grpc
 import pytest
@@ -220,6 +222,37 @@ async def _stop(clients: list[BotClient]) -> None:
     await asyncio.gather(*(c.task for c in clients), return_exceptions=True)  # type: ignore[attr-defined]
 
 
+async def _when_finished(stub: tournament_pb2_grpc.TournamentServiceStub, tournament_id: str) -> P.Tournament:
+    """The tournament once finished, or as it is after a minute."""
+    for _ in range(1200):
+        t = (await stub.GetTournament(P.GetTournamentRequest(id=tournament_id))).tournament
+        if t.status == P.TOURNAMENT_STATUS_FINISHED:
+            break
+        await asyncio.sleep(0.05)
+    return t
+
+
+@contextlib.asynccontextmanager
+async def _shared_store_tournament(tmp_path, names: dict[str, str], rounds: int, deals: int, seed: int,
+                                   **b_settings: Any):  # type: ignore[no-untyped-def]
+    """Daemons A and B on one store, ``names``' bots connected to A, and a tournament made on
+    A: yields (a, b, stub on A, stub on B, the tournament as created); the bots stop after."""
+    db = str(tmp_path / "shared.db")
+    async with running_daemon(tmp_path, db=db, instance="a") as a, \
+            running_daemon(tmp_path, db=db, instance="b", **b_settings) as b:
+        clients = await _clients(a.target, {n: BOTS[n] for n in names}, names)
+        try:
+            async with a.channel() as channel_a, b.channel() as channel_b:
+                on_a = tournament_pb2_grpc.TournamentServiceStub(channel_a)
+                on_b = tournament_pb2_grpc.TournamentServiceStub(channel_b)
+                created = (await on_a.CreateTournament(P.CreateTournamentRequest(
+                    name="shared", bots=list(names), rounds=rounds, deals_per_match=deals, seed=seed),
+                    metadata=auth(ADMIN))).tournament
+                yield a, b, on_a, on_b, created
+        finally:
+            await _stop(clients)
+
+
 def test_tournament_service_plays_a_schedule_with_byes_and_frozen_versions(tmp_path, store_url, monkeypatch):
     """Five bots at four-seat tables (a bye a round), alongside the ladder's slot
     accounting: every scheduled match finished once, standings from exactly those, no
@@ -374,11 +407,7 @@ def test_a_roster_bot_that_leaves_no_longer_holds_the_tournament(tmp_path, leave
                     drainer.send(bot_pb2.PlayRequest(drain=bot_pb2.Drain(reason="moving hosts")))
                 await stub.ResumeTournament(P.ResumeTournamentRequest(id=created.id), metadata=auth(ADMIN))
                 resumed_ms = time.time() * 1000
-                for _ in range(1200):  # up to a minute; before, it waited for ever
-                    t = (await stub.GetTournament(P.GetTournamentRequest(id=created.id))).tournament
-                    if t.status == P.TOURNAMENT_STATUS_FINISHED:
-                        break
-                    await asyncio.sleep(0.05)
+                t = await _when_finished(stub, created.id)  # up to a minute; before, it waited for ever
             await _stop(others)
             sent_to_stream = None
             if leaves_as == "draining":
@@ -511,34 +540,25 @@ def test_a_cancel_made_on_another_daemon_of_the_store_stops_the_match_and_keeps_
     sees the cancel in the store and cancels its match, and the seed shows only once no
     match of the tournament runs on any daemon."""
     names = dict(zip(("alice", "bob", "carol", "dave"), ("random", "heuristic", "random", "heuristic")))
-    db = str(tmp_path / "shared.db")
 
     async def scenario() -> tuple[int, list[str], int, int]:
-        async with running_daemon(tmp_path, db=db, instance="a") as a, running_daemon(tmp_path, db=db, instance="b") as b:
-            clients = await _clients(a.target, {n: BOTS[n] for n in names}, names)
-            async with a.channel() as channel_a, b.channel() as channel_b:
-                on_a = tournament_pb2_grpc.TournamentServiceStub(channel_a)
-                on_b = tournament_pb2_grpc.TournamentServiceStub(channel_b)
-                created = (await on_a.CreateTournament(P.CreateTournamentRequest(
-                    name="shared", bots=list(names), rounds=1, deals_per_match=500, seed=777001),
-                    metadata=auth(ADMIN))).tournament
-                for _ in range(600):
-                    if a.arena.runners:
-                        break
-                    await asyncio.sleep(0.05)
-                match_id = next(iter(a.arena.runners))
-                await on_b.CancelTournament(P.CancelTournamentRequest(id=created.id, reason="called off"),
-                                            metadata=auth(ADMIN))
-                seed_while_playing = (await on_b.GetTournament(P.GetTournamentRequest(id=created.id))).tournament.seed
-                for _ in range(300):  # A's director reads the store every CANCEL_POLL_S
-                    if match_id not in a.arena.runners:
-                        break
-                    await asyncio.sleep(0.05)
-                stored = a.arena.store.get(match_id)
-                after = (await on_b.GetTournament(P.GetTournamentRequest(id=created.id))).tournament.seed
-                listed = (await on_b.ListTournaments(P.ListTournamentsRequest())).tournaments[0].seed
-            await _stop(clients)
-            return seed_while_playing, [stored.status, stored.reason], after, listed
+        async with _shared_store_tournament(tmp_path, names, 1, 500, 777001) as (a, b, on_a, on_b, created):
+            for _ in range(600):
+                if a.arena.runners:
+                    break
+                await asyncio.sleep(0.05)
+            match_id = next(iter(a.arena.runners))
+            await on_b.CancelTournament(P.CancelTournamentRequest(id=created.id, reason="called off"),
+                                        metadata=auth(ADMIN))
+            seed_while_playing = (await on_b.GetTournament(P.GetTournamentRequest(id=created.id))).tournament.seed
+            for _ in range(300):  # A's director reads the store every CANCEL_POLL_S
+                if match_id not in a.arena.runners:
+                    break
+                await asyncio.sleep(0.05)
+            stored = a.arena.store.get(match_id)
+            after = (await on_b.GetTournament(P.GetTournamentRequest(id=created.id))).tournament.seed
+            listed = (await on_b.ListTournaments(P.ListTournamentsRequest())).tournaments[0].seed
+        return seed_while_playing, [stored.status, stored.reason], after, listed
 
     seed_while_playing, stored, after, listed = run(scenario())
     assert seed_while_playing == 0
@@ -555,30 +575,17 @@ def test_a_pause_and_resume_sent_to_another_daemon_of_the_store_leave_the_tourna
     director, paused, waited for a wake-up only B had. Now only the tournament's own
     daemon directs it: it reads a resume made elsewhere from the store."""
     names = dict(zip(("alice", "bob", "carol", "dave"), ("random", "heuristic", "random", "heuristic")))
-    db = str(tmp_path / "shared.db")
 
     async def scenario():  # type: ignore[no-untyped-def]
-        async with running_daemon(tmp_path, db=db, instance="a") as a, \
-                running_daemon(tmp_path, db=db, instance="b", tournament_absent_s=0.5) as b:
-            clients = await _clients(a.target, {n: BOTS[n] for n in names}, names)
-            async with a.channel() as channel_a, b.channel() as channel_b:
-                on_a = tournament_pb2_grpc.TournamentServiceStub(channel_a)
-                on_b = tournament_pb2_grpc.TournamentServiceStub(channel_b)
-                created = (await on_a.CreateTournament(P.CreateTournamentRequest(
-                    name="shared", bots=list(names), rounds=3, deals_per_match=2, seed=777002),
-                    metadata=auth(ADMIN))).tournament
-                await on_b.PauseTournament(P.PauseTournamentRequest(id=created.id), metadata=auth(ADMIN))
-                await asyncio.sleep(1.5)  # B, before: a director of its own, tables waiting for absent bots
-                await on_b.ResumeTournament(P.ResumeTournamentRequest(id=created.id), metadata=auth(ADMIN))
-                for _ in range(1200):
-                    t = (await on_b.GetTournament(P.GetTournamentRequest(id=created.id))).tournament
-                    if t.status == P.TOURNAMENT_STATUS_FINISHED:
-                        break
-                    await asyncio.sleep(0.05)
-            await _stop(clients)
+        async with _shared_store_tournament(tmp_path, names, 3, 2, 777002, tournament_absent_s=0.5) as (
+                a, b, on_a, on_b, created):
+            await on_b.PauseTournament(P.PauseTournamentRequest(id=created.id), metadata=auth(ADMIN))
+            await asyncio.sleep(1.5)  # B, before: a director of its own, tables waiting for absent bots
+            await on_b.ResumeTournament(P.ResumeTournamentRequest(id=created.id), metadata=auth(ADMIN))
+            t = await _when_finished(on_b, created.id)
             played_on_b = a.arena.store.db.query("SELECT id, status FROM matches WHERE instance = 'b'")
             stored = [a.arena.store.get(row.match_id) for row in t.tables]
-            return t, played_on_b, stored
+        return t, played_on_b, stored
 
     t, played_on_b, stored = run(scenario())
     assert t.status == P.TOURNAMENT_STATUS_FINISHED, [(row.round, row.status) for row in t.tables]
@@ -1462,19 +1469,15 @@ def test_configured_bots_of_one_owner_never_share_a_table_or_a_duplicate_set(tmp
     tokens = {n: f"token-{n}-0123456789" for n in names}
 
     async def scenario():  # type: ignore[no-untyped-def]
-        async with running_daemon(tmp_path, bot_tokens=tokens, bot_owners={"alice-a": "alice", "alice-b": "alice"},
-                                  ) as daemon:
+        async with running_daemon(tmp_path, bot_tokens=tokens,
+                                  bot_owners={"alice-a": "alice", "alice-b": "alice"}) as daemon:
             clients = await _clients(daemon.target, tokens, names)
             async with daemon.channel() as channel:
                 stub = tournament_pb2_grpc.TournamentServiceStub(channel)
                 created = (await stub.CreateTournament(P.CreateTournamentRequest(
                     name="owners", bots=list(names), rounds=3, deals_per_match=1, seed=1),
                     metadata=auth(ADMIN))).tournament
-                for _ in range(1200):
-                    t = (await stub.GetTournament(P.GetTournamentRequest(id=created.id))).tournament
-                    if t.status == P.TOURNAMENT_STATUS_FINISHED:
-                        break
-                    await asyncio.sleep(0.05)
+                t = await _when_finished(stub, created.id)
             await _stop(clients)
             stored = [daemon.arena.store.get(row.match_id) for row in t.tables]
             return t, stored
