@@ -1019,7 +1019,8 @@ class Arena:
         instance = await asyncio.to_thread(self.store.running_on, match_id)
         if instance is not None and instance != self.settings.instance:
             return precondition(f"match {match_id} runs on another daemon of this store (instance {instance}): "
-                                "cancel it there")  # before (an attack pass): "already over"
+                                "cancel it there; if that daemon no longer runs, the next daemon to start on this "
+                                "store marks it aborted")  # before (an attack pass): "already over"
         if await asyncio.to_thread(self.store.match_state, match_id) is not None:
             return precondition(f"match {match_id} is already over")
         return not_found(f"no match {match_id}")

@@ -388,8 +388,9 @@ class Settings:
             if name not in self.bot_tokens:
                 raise ConfigError(f"bot_owners: bot {name!r} has no token in bot_tokens (--bot NAME:TOKEN); "
                                   "a ladder bot's owner is given at `ladder add-bot --owner`")
-            if not owner or len(owner) > 64:
-                raise ConfigError(f"bot_owners: bot {name!r} needs an owner of 1 to 64 characters")
+            if not owner or len(owner) > 64 or owner != owner.strip() or not owner.isprintable():
+                raise ConfigError(f"bot_owners: bot {name!r} needs an owner of 1 to 64 printable characters, without "
+                                  f"spaces around them, got {owner!r}")  # "alice " would be a second owner
             known = spellings.setdefault(spelling_key(owner), owner)
             if known != owner:  # one person, two owners: their bots would be seated together
                 raise ConfigError(f"bot_owners: {owner!r} and {known!r} are one owner spelled two ways; spell it once")

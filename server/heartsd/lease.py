@@ -99,9 +99,8 @@ def _lock_database_file(db_path: str, instance: str) -> int | None:
     if not sys.platform.startswith("linux") or not hasattr(fcntl, "F_OFD_SETLK") or os.path.isdir(db_path):
         return None
     fd = os.open(db_path, os.O_RDWR | os.O_CREAT, 0o644)
-    start = DB_LOCK_BASE + int.from_bytes(hashlib.sha256(instance.encode()).digest()[:4], "big")
-    try:  # struct flock: type, whence, start, length, pid (0 for these locks)
-        fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack("@hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, start, 1, 0))
+    try:
+        _set_byte_lock(fd, instance, fcntl.F_WRLCK)
     except OSError as exc:
         os.close(fd)
         if exc.errno in (errno.EAGAIN, errno.EACCES):
@@ -113,6 +112,14 @@ def _lock_database_file(db_path: str, instance: str) -> int | None:
             return None
         raise
     return fd
+
+
+def _set_byte_lock(fd: int, instance: str, kind: int) -> None:
+    """Lock (F_WRLCK) or unlock (F_UNLCK) the instance's byte of the database file open as
+    ``fd``: an open-file-description lock, so it belongs to that descriptor, not the process."""
+    start = DB_LOCK_BASE + int.from_bytes(hashlib.sha256(instance.encode()).digest()[:4], "big")
+    # struct flock: type, whence, start, length, pid (0 for these locks)
+    fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack("@hhqqi4x", kind, os.SEEK_SET, start, 1, 0))
 
 
 class FileLease:
@@ -129,6 +136,27 @@ class FileLease:
         self._db_fd = db_fd
         self.db_path = db_path
         self._wal_seen = False
+        self._borrowed: str | None = None  # the instance whose byte it locks on a descriptor it does not own
+
+    @classmethod
+    def beside(cls, own: FileLease, db_path: str, instance: str) -> FileLease:
+        """Another instance's lease, taken by a daemon that holds ``own`` and has the store
+        open: its byte is locked on ``own``'s descriptor of the database file, never on a
+        new one, since closing any descriptor of that file drops every POSIX lock of this
+        process on it, SQLite's own (a review: the adopting daemon's store then lost its
+        write-ahead log to the next process that closed it). LeaseHeld while it lives."""
+        lease = cls._acquire_file(lock_path(db_path, instance), db_path, instance)  # names the holder if held
+        if own._db_fd is not None:
+            try:
+                _set_byte_lock(own._db_fd, instance, fcntl.F_WRLCK)
+            except OSError as exc:
+                lease.release()
+                if exc.errno in (errno.EAGAIN, errno.EACCES):
+                    raise LeaseHeld(f"another heartsd (instance {instance!r}) is running on the store {db_path}, "
+                                    "reached by another name") from None
+                raise
+            lease._db_fd, lease._borrowed = own._db_fd, instance
+        return lease
 
     @classmethod
     def acquire(cls, db_path: str, instance: str) -> FileLease:
@@ -202,7 +230,11 @@ class FileLease:
             os.close(self._fd)  # closing releases the flock
             self._fd = None
         if self._db_fd is not None:
-            os.close(self._db_fd)  # and the database file's lock
+            if self._borrowed is not None:  # a byte on the owner's descriptor: unlocked, the descriptor kept
+                with contextlib.suppress(OSError):
+                    _set_byte_lock(self._db_fd, self._borrowed, fcntl.F_UNLCK)
+            else:
+                os.close(self._db_fd)  # and the database file's lock
             self._db_fd = None
 
 
@@ -340,14 +372,15 @@ def open_leased(url: str, instance: str, open_store: Callable[[], S]) -> tuple[S
         raise
 
 
-def take_over(url: str, db: Database, instance: str) -> Lease | None:
-    """Another instance's lease, at once, for a daemon that finds that instance's matches
-    running in the store: LeaseHeld while its daemon lives (or None on an in-memory store,
-    which has no other instance)."""
+def take_over(url: str, db: Database, instance: str, own: Lease | None) -> Lease | None:
+    """Another instance's lease, at once, for a daemon holding ``own`` that finds that
+    instance's work in the store: LeaseHeld while its daemon lives (None on an in-memory
+    store, which has no other instance)."""
     if is_postgresql(url):
         return RowLease.acquire(db, instance, gone=True)
-    path = sqlite_path(url)
-    return None if path == ":memory:" else FileLease.acquire(path, instance)
+    if not isinstance(own, FileLease):
+        return None
+    return FileLease.beside(own, sqlite_path(url), instance)
 
 
 def _lock_key(instance: str) -> int:

@@ -48,7 +48,8 @@ from .arena import Arena
 from .budgets import BudgetInterceptor, Budgets
 from .config import Settings
 from .db import SETTING, StoreError, redacted
-from .lease import FENCE_S, HEARTBEAT_S, STALE_S, Lease, LeaseHeld, open_leased, take_over
+from .lease import FENCE_S, HEARTBEAT_S, STALE_S, Lease, open_leased
+from .orphans import Orphans
 from .loop import running_name as running_loop_name
 from .services import AdminService, BotService, LadderService, SpectatorService
 from .wire import read_play_request
@@ -280,6 +281,9 @@ class LadderRun:
         one's just left, logged at info: its ladder went on without them, unexplained."""
         if self.stopping or task.cancelled():
             return
+        if (error := task.exception()) is not None:  # not a token change: say what it was (a review)
+            log.error("a house bot stopped playing here", bot=bot, error=str(error) or type(error).__name__)
+            return
         log.warning("a house bot stopped playing here: its token changed. Another daemon of this store started "
                     "with --ladder-house plays it now (give --ladder-house to one daemon of a store), or an organiser "
                     "rotated or revoked it", bot=bot)
@@ -432,19 +436,30 @@ def _on_signal(sig: signal.Signals, action: Callable[..., None], *args: Any) -> 
     action(*args)
 
 
-def _hurry(hurry: asyncio.Event) -> None:
-    """A signal during the stop: the second aborts and records the running matches now;
-    one more while they are being aborted (their records stuck behind a store that does
-    not answer) exits at once, as an operator pressing Ctrl-C again expects. Before, every
-    signal after the second did nothing, and only SIGKILL ended a daemon stuck on its store.
-    The matches not recorded then are marked aborted, with their last checkpoint, at the
-    next start, as after a crash."""
-    if not hurry.is_set():
+class _Hurry:
+    """The signals that come during the stop: the first aborts and records the running
+    matches now (the stop's own signal was the one before it); one more while they are being
+    aborted (their records stuck behind a store that does not answer) exits at once, as an
+    operator pressing Ctrl-C again expects. Before, every signal after the second did
+    nothing, and only SIGKILL ended a daemon stuck on its store. The matches not recorded
+    then are marked aborted, with their last checkpoint, at the next start, as after a crash.
+    A stop the store's loss began (_keep_lease) is hurried already: its first signal is
+    counted, not taken for a second (a review: it exited at once, saying "another")."""
+
+    def __init__(self, hurry: asyncio.Event) -> None:
+        self.hurry = hurry
+        self.signalled = False
+
+    def __call__(self) -> None:
+        if self.signalled:
+            _exit_now(1, "another signal while the running matches are aborted: exiting now; those not recorded "
+                         "yet are marked aborted at the next start")
+        self.signalled = True
+        if self.hurry.is_set():
+            log.warning("signal: the running matches are being aborted already; another signal exits at once")
+            return
         log.warning("second signal: aborting and recording the running matches now; another signal exits at once")
-        hurry.set()
-        return
-    _exit_now(1, "another signal while the running matches are aborted: exiting now; those not recorded yet are "
-                 "marked aborted at the next start")
+        self.hurry.set()
 
 
 def _exit_now(code: int, why: str) -> None:
@@ -541,37 +556,6 @@ async def _keep_lease(lease: Lease, stop: asyncio.Event, hurry: asyncio.Event) -
         renewer.shutdown(wait=False)
 
 
-def adopt_orphans(settings: Settings, store: Store) -> None:
-    """At start: the running matches and tournaments of another instance of this store whose
-    daemon is gone (its lease is free: a daemon restarted under another ``--instance``, a
-    replica removed for good) are taken over, while holding that instance's lease: its
-    matches are marked aborted, as its own next start would, and its tournaments are
-    directed here. Before (an attack pass), they stayed "running" for ever, their sets
-    never released or rated, and `admin cancel` called such a match "already over". An
-    instance whose daemon lives keeps its lease, and its work."""
-    from .tournaments import TournamentStore
-
-    for instance in store.other_instances_at_work():
-        try:
-            lease = take_over(settings.db_path, store.db, instance)
-        except LeaseHeld:
-            continue  # its daemon is running
-        except Exception:
-            log.warning("could not tell whether another instance's daemon runs; its matches are left as they are",
-                        instance=instance, exc_info=True)
-            continue
-        try:
-            aborted = store.abort_interrupted(f"server stopped while the match was running (instance {instance}, "
-                                              "whose daemon no longer runs)", instance=instance)
-            adopted = TournamentStore(store).adopt(settings.instance, instance)
-        finally:
-            if lease is not None:
-                lease.release()
-        log.warning("another instance of this store left work behind and its daemon no longer runs: its matches "
-                    "are marked aborted and its tournaments are directed here", instance=instance,
-                    matches=aborted, tournaments=adopted)
-
-
 def report_store_health(arena: Arena, health_servicer: health.aio.HealthServicer) -> Callable[[], None]:
     """While the store takes no writes the health check answers NOT_SERVING (and SERVING
     again once it does): an orchestrator or an operator polling it sees the failure, where
@@ -609,9 +593,11 @@ async def _serve(settings: Settings, server: grpc.aio.Server, port: int, store: 
                          f"{exc}{'; free space on its filesystem' if 'full' in str(exc) else ''}") from None
     if aborted:
         log.warning("matches interrupted by the last stop are marked aborted", matches=aborted)
-    await asyncio.to_thread(adopt_orphans, settings, store)
+    orphans = Orphans(settings, store, lease)
+    await asyncio.to_thread(orphans.abort_matches)
     arena = Arena(settings, store, budgets)
     health_servicer = add_services(server, arena)
+    arena.tournaments.adopt = orphans.adopt_tournament  # type: ignore[attr-defined]
     web = None
     if settings.web:  # its port was probed before the store was opened (serve)
         from .web.app import WebFront
@@ -656,9 +642,10 @@ async def _serve(settings: Settings, server: grpc.aio.Server, port: int, store: 
     await stop.wait()
     # The order: NOT_SERVING and no new match; the running ones may finish within the
     # grace (the house bots keep playing theirs); a second signal aborts and records them.
+    hurrier = _Hurry(hurry)
     for sig in signals:
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, _on_signal, sig, _hurry, hurry)
+            loop.add_signal_handler(sig, _on_signal, sig, hurrier)
     log.info("shutting down: running matches may finish; a second signal (SIGINT, SIGTERM, SIGHUP) aborts and "
              "records them now",
              running_matches=len(arena.runners), grace_s=settings.shutdown_grace_s)

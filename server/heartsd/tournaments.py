@@ -35,7 +35,7 @@ import json
 import math
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -202,15 +202,12 @@ class TournamentStore:
             "SELECT id FROM tournaments WHERE status IN ('running', 'paused') AND instance = ? ORDER BY created_ms",
             (instance,))]
 
-    def adopt(self, instance: str, from_instance: str) -> list[str]:
-        """The running and paused tournaments of ``from_instance`` become ``instance``'s (its
-        daemon is gone: server.adopt_orphans); their ids."""
+    def adopt(self, tournament_id: str, instance: str, from_instance: str) -> bool:
+        """Tournament ``tournament_id`` of ``from_instance`` becomes ``instance``'s (that
+        daemon is gone: orphans.py); whether it did."""
         with self.db.transaction() as tx:
-            ids = [r[0] for r in tx.query("SELECT id FROM tournaments WHERE status IN ('running', 'paused') "
-                                          "AND instance = ?", (from_instance,))]
-            tx.execute("UPDATE tournaments SET instance = ? WHERE status IN ('running', 'paused') AND instance = ?",
-                       (instance, from_instance))
-        return ids
+            return tx.execute("UPDATE tournaments SET instance = ? WHERE id = ? AND instance = ? "
+                              "AND status IN ('running', 'paused')", (instance, tournament_id, from_instance)) == 1
 
     def any_match_seeded(self, seeds: Sequence[int]) -> bool:
         """Whether any stored match, of any tournament or none, was dealt from one of ``seeds``."""
@@ -309,6 +306,10 @@ class Tournaments:
         # before, only the daemon's log said, and an organiser saw a table "starting" for hours.
         self._waiting: dict[tuple[str, int, int], str] = {}
         self.standings = StandingsWorker(arena.store)  # live and final standings, off the event loop
+        # Set by the daemon (server._serve: orphans.Orphans.adopt_tournament), which holds a
+        # lease: (tournament, its instance) -> whether that instance's daemon is gone and the
+        # tournament is directed here now. None in-process (no lease: server.embedded).
+        self.adopt: Callable[[str, str], bool] | None = None
 
     def waiting(self, tournament_id: str) -> dict[tuple[int, int], str]:
         """(round, table) -> why that table's match waits, for the tables of ``tournament_id``
@@ -402,7 +403,10 @@ class Tournaments:
             raise ArenaError("precondition", f"tournament {tournament_id} is {moved.status if moved else 'gone'}")
         if status == "cancelled":
             await self._cancel_tables(tournament_id, reason or "tournament cancelled")
-        if status == "running" and t.instance == self.arena.settings.instance:
+        ours = t.instance == self.arena.settings.instance
+        if status == "running" and not ours and self.adopt is not None:  # its daemon may be gone for good
+            ours = await asyncio.to_thread(self.adopt, tournament_id, t.instance)
+        if status == "running" and ours:
             self.start(tournament_id)  # another instance's director sees the resume in the store (_direct)
         if tournament_id in self._wake:
             self._wake[tournament_id].set()

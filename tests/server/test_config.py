@@ -53,6 +53,7 @@ def test_precedence_defaults_file_env_flags(tmp_path):
         ({"HEARTSD_BOT_TOKENS": "a:aaaaaaaaaa,b:bbbbbbbbbb", "HEARTSD_BOT_OWNERS": "a:Alice,b:alice"},
          "bot_owners: 'alice' and 'Alice' are one owner spelled two ways"),
         ({"HEARTSD_BOT_TOKENS": "a:aaaaaaaaaa", "HEARTSD_BOT_OWNERS": "a"}, "bot_owners: expected NAME:OWNER"),
+        ({"HEARTSD_BOT_TOKENS": "a:aaaaaaaaaa", "HEARTSD_BOT_OWNERS": "a:al\tice"}, "bot_owners: bot 'a' needs an owner"),
         ({"HEARTSD_TOURNAMENT_ABSENT_S": "1e9"}, "tournament_absent_s: 0 .wait for ever. to 604800"),
         ({"HEARTSD_TOURNAMENT_ABSENT_S": "-1"}, "tournament_absent_s: must not be negative"),
     ],

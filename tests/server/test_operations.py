@@ -20,7 +20,7 @@ from structlog.testing import capture_logs
 
 from heartsbot.proto import game_pb2
 from heartsd.db import Database, StoreError, is_postgresql
-from heartsd.lease import FileLease, LeaseHeld, RowLease, open_leased, take_over
+from heartsd.lease import HEARTBEAT_S, FileLease, LeaseHeld, RowLease, open_leased, take_over
 from heartsd.store import Store
 
 from .harness import ADMIN, run, running_daemon
@@ -648,7 +648,7 @@ def test_a_postgresql_lease_whose_lock_connection_ended_takes_the_lock_again_or_
             # Another instance's daemon ending its work (server.adopt_orphans) needs more than a
             # free lock: a heartbeat gone stale too, or it would abort a live daemon's matches.
             with pytest.raises(LeaseHeld, match="heartbeat 0 s ago"):
-                take_over(url, other.db, "pod-0")
+                take_over(url, other.db, "pod-0", None)
             assert lease.heartbeat()
             with pytest.raises(LeaseHeld):  # before: taken over at once, the lock being free
                 RowLease.acquire(other.db, "pod-0")
@@ -1063,6 +1063,15 @@ def test_a_daemon_takes_over_the_work_of_an_instance_whose_daemon_is_gone(tmp_pa
         store.close()
         b, port_b = start(tmp_path, "--instance", "b", *house)
         try:
+            if not is_postgresql(db):
+                # Another process opens and closes the store (a CLI command): the adopting daemon's
+                # SQLite locks must hold. Before (a review), taking a's lease had closed a descriptor
+                # of the database file, which dropped them: that close deleted the write-ahead log
+                # under b, whose next heartbeat stopped it and aborted its matches.
+                reader = f"import sqlite3; sqlite3.connect({db!r}).execute('SELECT count(*) FROM matches').fetchall()"
+                subprocess.run([sys.executable, "-c", reader], check=True)
+                time.sleep(HEARTBEAT_S + 1)
+                assert b.poll() is None and os.path.exists(db + "-wal"), "b lost its store"
             t = run(finish_on(port_b, tournament_id))
         finally:
             b.send_signal(signal.SIGTERM)
@@ -1079,4 +1088,6 @@ def test_a_daemon_takes_over_the_work_of_an_instance_whose_daemon_is_gone(tmp_pa
     assert (taken.status, taken.reason) == (
         "aborted", "server stopped while the match was running (instance a, whose daemon no longer runs)")  # before: running
     assert t.status == tournament_pb2.TOURNAMENT_STATUS_FINISHED and t.matches_finished == 2  # before: paused for ever
-    assert "another instance of this store left work behind" in log, log
+    assert "another instance of this store left matches running and its daemon no longer runs" in log, log
+    assert "tournaments of another instance whose daemon no longer runs: resume one" in log, log
+    assert "a tournament of another instance whose daemon no longer runs is directed here" in log, log

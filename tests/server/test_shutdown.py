@@ -410,3 +410,27 @@ def test_a_hurried_stop_stuck_on_its_store_exits_at_the_next_signal_or_within_hu
     stored = store.get(match_id)
     store.close()
     assert stored.status == "aborted", (stored.status, stored.reason)
+
+
+def test_a_stop_the_store_loss_began_takes_its_first_signal_for_the_first(monkeypatch):
+    """A review: a daemon fenced off its store (_keep_lease) is hurried already, so the first
+    signal an operator or a supervisor then sent exited at once (exit 1, "another signal"),
+    turning the store's exit 2 into 1. Now the signals are counted: the first after the
+    stop hurries (or, hurried already, is only counted), the next exits."""
+    from heartsd import server as daemon
+
+    exits: list[int] = []
+    monkeypatch.setattr(daemon, "_exit_now", lambda code, why: exits.append(code))
+    fenced = asyncio.Event()
+    fenced.set()
+    signals = daemon._Hurry(fenced)
+    signals()
+    assert exits == []  # before: [1]
+    signals()
+    assert exits == [1]
+    stopped = asyncio.Event()  # a stop a signal began: the next signal hurries, one more exits
+    signals = daemon._Hurry(stopped)
+    signals()
+    assert stopped.is_set() and exits == [1]
+    signals()
+    assert exits == [1, 1]

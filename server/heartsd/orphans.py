@@ -1,0 +1,90 @@
+"""Work another daemon instance of the store left behind when that daemon is gone.
+
+Several daemons may share a store, each under its own ``--instance``; each marks aborted
+only its own interrupted matches, and directs only its own tournaments. An instance whose
+daemon is gone for good (restarted under another name, a replica removed) left its
+running matches "running" for ever, their duplicate sets never released or rated, and its
+tournaments with nobody to direct them (an attack pass). What is done here is done only
+while holding that instance's lease (lease.take_over), so never to a daemon that lives:
+
+- at start, its running matches are marked aborted, as its own next start would;
+- a tournament of it is directed by the daemon a resume is sent to. Not at start: an
+  instance that is only restarting (both daemons of a host rebooted, the other first)
+  would lose its tournaments to a daemon its bots are not connected to (a review).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import structlog
+
+from .lease import Lease, LeaseHeld, take_over
+
+if TYPE_CHECKING:
+    from .config import Settings
+    from .store import Store
+
+log = structlog.get_logger("heartsd.orphans")
+
+
+class Orphans:
+    """The other instances' leftovers, for the daemon holding ``own`` (its lease). Its
+    methods touch the store and locks: call them in a thread."""
+
+    def __init__(self, settings: Settings, store: Store, own: Lease | None) -> None:
+        self.settings = settings
+        self.store = store
+        self.own = own
+
+    def _gone(self, instance: str) -> tuple[bool, Lease | None]:
+        """Whether that instance's daemon is gone, and then its lease (None on a store with
+        none), to release once its work is done."""
+        try:
+            return True, take_over(self.settings.db_path, self.store.db, instance, self.own)
+        except LeaseHeld as exc:
+            log.info("another instance of this store is running: its work stays its own", instance=instance,
+                     lease=str(exc))
+            return False, None
+
+    def abort_matches(self) -> None:
+        """At start: every gone instance's running matches are marked aborted; its running
+        or paused tournaments are named, with how to direct them here."""
+        from .tournaments import TournamentStore
+
+        for instance in self.store.other_instances_at_work():
+            gone, lease = self._gone(instance)
+            if not gone:
+                continue
+            try:
+                aborted = self.store.abort_interrupted(f"server stopped while the match was running (instance "
+                                                       f"{instance}, whose daemon no longer runs)", instance=instance)
+                stranded = TournamentStore(self.store).active(instance)
+            finally:
+                if lease is not None:
+                    lease.release()
+            if aborted:
+                log.warning("another instance of this store left matches running and its daemon no longer runs: "
+                            "they are marked aborted", instance=instance, matches=aborted)
+            if stranded:
+                log.warning("tournaments of another instance whose daemon no longer runs: resume one on a running "
+                            "daemon (pause it first if it runs) and that daemon directs it", instance=instance,
+                            tournaments=stranded)
+
+    def adopt_tournament(self, tournament_id: str, instance: str) -> bool:
+        """Direct here the tournament ``tournament_id`` of ``instance``, if that instance's
+        daemon is gone; whether it was taken."""
+        from .tournaments import TournamentStore
+
+        gone, lease = self._gone(instance)
+        if not gone:
+            return False
+        try:
+            taken = TournamentStore(self.store).adopt(tournament_id, self.settings.instance, instance)
+        finally:
+            if lease is not None:
+                lease.release()
+        if taken:
+            log.warning("a tournament of another instance whose daemon no longer runs is directed here",
+                        tournament=tournament_id, instance=instance)
+        return taken
