@@ -1494,3 +1494,18 @@ def test_configured_bots_of_one_owner_never_share_a_table_or_a_duplicate_set(tmp
     assert sets, "three tables a round: two of them play as a duplicate set"
     for set_id, bots in sets.items():  # before: in one set every round
         assert not {"alice-a", "alice-b"} <= bots, (set_id, bots)
+
+
+def test_a_configured_owner_spelled_as_a_ladder_owner_is_that_owner(tmp_path):
+    """``bot_owners`` names owners as written in the configuration; a ladder owner is
+    registered once in one spelling (ladder.spelling_key). "ALICE" in the configuration and a
+    ladder bot of "alice" are one person, so they are never seated together."""
+    tokens = {"cfg-bot": "token-cfg-bot-0123456789"}
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with running_daemon(tmp_path, bot_tokens=tokens, bot_owners={"cfg-bot": "ALICE"}) as daemon:
+            daemon.arena.store.ladder.add_bot("ladder-bot", "alice")
+            return await asyncio.to_thread(daemon.arena.owners)
+
+    owners = run(scenario())
+    assert owners["cfg-bot"] == owners["ladder-bot"] == "alice", owners
