@@ -173,12 +173,16 @@ class TournamentStore:
         return t
 
     def list(self) -> list[TournamentRow]:
-        """Every tournament, newest first, without its tables: their counts come from one
-        grouped query (``table_counts``)."""
+        """Every tournament, newest first, without its tables (their counts come from one
+        grouped query: ``table_counts``) or its final standings."""
         counts = {r[0]: (int(r[1]), int(r[2] or 0)) for r in self.db.query(
             "SELECT tournament_id, COUNT(*), SUM(CASE WHEN status = 'finished' THEN 1 ELSE 0 END) "
             "FROM tournament_tables GROUP BY tournament_id")}
-        rows = [_tournament(r) for r in self.db.query(f"SELECT {_COLUMNS} FROM tournaments ORDER BY created_ms DESC, id")]
+        # Without the final standings (NULL for them): a summary shows none, and parsing every
+        # finished tournament's for each anonymous caller held the interpreter lock for nothing.
+        summary_columns = _COLUMNS.replace("standings", "NULL")
+        rows = [_tournament(r) for r in self.db.query(
+            f"SELECT {summary_columns} FROM tournaments ORDER BY created_ms DESC, id")]
         in_play = self._in_play()
         for t in rows:
             t.table_counts = counts.get(t.id, (0, 0))
