@@ -45,7 +45,10 @@ class Orphans:
         except LeaseHeld as exc:
             log.info("another instance of this store is running: its work stays its own", instance=instance,
                      lease=str(exc))
-            return False, None
+        except Exception:  # the store or its locks failing: never a reason not to serve
+            log.warning("could not tell whether another instance's daemon runs; its work is left as it is",
+                        instance=instance, exc_info=True)
+        return False, None
 
     def abort_matches(self) -> None:
         """At start: every gone instance's running matches are marked aborted; its running
