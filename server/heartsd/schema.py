@@ -190,4 +190,11 @@ MIGRATIONS: list[Migration] = [
         # the newest seq first. Before, both scanned every result of the ruleset.
         "CREATE INDEX IF NOT EXISTS results_by_ruleset_seq ON results (ruleset, seq)",
     ]),
+    (19, [
+        # One bot's latest results in a ruleset (Ladder.history: GetBotProfile, a bot page),
+        # in their order. Without it SQLite walked the ruleset's results newest first through
+        # results_by_ruleset_seq until it had the page: every result of the ruleset for a bot
+        # with fewer (a new one), 27 ms a public call at 80,000 results (an audit).
+        "CREATE INDEX IF NOT EXISTS results_by_bot_ruleset_seq ON results (bot, ruleset, seq, match_id)",
+    ]),
 ]
