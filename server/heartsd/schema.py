@@ -197,4 +197,9 @@ MIGRATIONS: list[Migration] = [
         # with fewer (a new one), 27 ms a public call at 80,000 results (an audit).
         "CREATE INDEX IF NOT EXISTS results_by_bot_ruleset_seq ON results (bot, ruleset, seq, match_id)",
     ]),
+    (20, [
+        # The tournament table a match belongs to (TournamentStore._in_play: which tournaments
+        # have a match running, from the running matches).
+        "CREATE INDEX IF NOT EXISTS tournament_tables_by_match ON tournament_tables (match_id)",
+    ]),
 ]

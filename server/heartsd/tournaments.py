@@ -47,6 +47,7 @@ from heartsbot.proto import admin_pb2, game_pb2
 from . import standings as stats
 from .arena import MAX_FIXED_DEALS, ArenaError, SeatRequest, SeedRefused
 from .live_standings import RecordReader, StandingsWorker
+from .memo import SharedValues
 from .schedule import balanced_schedule
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
     from .store import Store
 
 log = structlog.get_logger("heartsd.tournament")
+LIST_FRESH_S = 2.0  # how old the public tournament views may be (changes made here show at once)
 SEAT_WAIT_S = 30.0  # one CreateMatch wait; the director waits again as long as the tournament runs
 
 
@@ -147,8 +149,12 @@ class TournamentStore:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.db = store.db
+        # Counts the writes made through this object: what the public list is kept for
+        # (TournamentService.ListTournaments); another daemon's writes show within its age.
+        self.changes = 0
 
     def create(self, t: TournamentRow) -> None:
+        self.changes += 1
         with self.db.transaction() as tx:
             tx.execute(
                 "INSERT INTO tournaments (id, name, created_ms, status, ruleset, players, rounds, deals, seed, clock, "
@@ -192,8 +198,10 @@ class TournamentStore:
     def _in_play(self, tournament_id: str | None = None) -> set[str]:
         """The tournaments (``tournament_id``'s, or all) with a match running in the store."""
         only = " AND tt.tournament_id = ?" if tournament_id is not None else ""
+        # From the running matches (few; matches_running), each found in the tables by its id
+        # (migration 20): before, every table row of every tournament was read (an audit).
         return {r[0] for r in self.db.query(
-            "SELECT DISTINCT tt.tournament_id FROM tournament_tables tt JOIN matches m ON m.id = tt.match_id "
+            "SELECT DISTINCT tt.tournament_id FROM matches m JOIN tournament_tables tt ON tt.match_id = m.id "
             f"WHERE m.status = 'running'{only}", (tournament_id,) if tournament_id is not None else ())}
 
     def with_shuffle_key(self, key: bytes) -> str | None:
@@ -209,6 +217,7 @@ class TournamentStore:
     def adopt(self, tournament_id: str, instance: str, from_instance: str) -> bool:
         """Tournament ``tournament_id`` of ``from_instance`` becomes ``instance``'s (that
         daemon is gone: orphans.py); whether it did."""
+        self.changes += 1
         with self.db.transaction() as tx:
             return tx.execute("UPDATE tournaments SET instance = ? WHERE id = ? AND instance = ? "
                               "AND status IN ('running', 'paused')", (instance, tournament_id, from_instance)) == 1
@@ -225,6 +234,7 @@ class TournamentStore:
         already under way at the cancel must not undo :meth:`cancel_tables`. Nor is a
         finished row ever written again: its match counts, and before (an attack pass) a
         second director replayed finished tables over it."""
+        self.changes += 1
         with self.db.transaction() as tx:
             tx.execute("UPDATE tournament_tables SET status = ?, match_id = ?, attempts = ? "
                        "WHERE tournament_id = ? AND round = ? AND table_no = ? AND status <> 'finished' AND NOT EXISTS "
@@ -234,6 +244,7 @@ class TournamentStore:
     def cancel_tables(self, tournament_id: str) -> None:
         """Every table of a cancelled tournament that has not finished goes back to pending
         (it did not count, and never will), its match id kept: a cancelled match's."""
+        self.changes += 1
         with self.db.transaction() as tx:
             tx.execute("UPDATE tournament_tables SET status = 'pending' "
                        "WHERE tournament_id = ? AND status <> 'finished'", (tournament_id,))
@@ -241,6 +252,7 @@ class TournamentStore:
     def set_status(self, tournament_id: str, status: str, reason: str = "", standings: str | None = None,
                    only_from: Sequence[str] = ("running", "paused")) -> bool:
         """Move the tournament to ``status`` if it is in one of ``only_from``; True if it moved."""
+        self.changes += 1
         finished = int(time.time() * 1000) if status in ("finished", "cancelled") else None
         marks = ", ".join("?" for _ in only_from)
         with self.db.transaction() as tx:
@@ -310,6 +322,9 @@ class Tournaments:
         # before, only the daemon's log said, and an organiser saw a table "starting" for hours.
         self._waiting: dict[tuple[str, int, int], str] = {}
         self.standings = StandingsWorker(arena.store)  # live and final standings, off the event loop
+        # The public views built from the store, shared by the gRPC and web services
+        # (TournamentService.ListTournaments), kept at most LIST_FRESH_S.
+        self.views = SharedValues(max_age_s=LIST_FRESH_S)
         # Set by the daemon (server._serve: orphans.Orphans.adopt_tournament), which holds a
         # lease: (tournament, its instance) -> whether that instance's daemon is gone and the
         # tournament is directed here now. None in-process (no lease: server.embedded).
