@@ -49,6 +49,7 @@ log = structlog.get_logger("heartsd.arena")
 # error aborts it (its record lost). ~70 s: a PostgreSQL failover takes 5-30 s, and before
 # (0.2, 1 and 3 s; an operator's pass) every match that ended during one lost its record.
 # While the daemon stops, the first STORE_RETRIES_STOPPING only.
+LADDER_STANDINGS_SPACING = 10.0  # the ladder's standings take at most a tenth of the time (memo.SharedValues)
 STORE_RETRY_DELAYS_S = (0.2, 1.0, 3.0, 5.0, 10.0, 20.0, 30.0)
 STORE_PROBE_S = 10.0  # while the store fails: how often a write asks whether it works again (store_health.py)
 STORE_RETRIES_STOPPING = 3
@@ -244,8 +245,10 @@ class Arena:
         # Worker processes for house strategies that search (thinking.py), started lazily.
         self.thinkers = HouseThinkers(settings.think_processes)
         # The ladder's public views (standings, rating histories), rebuilt once per new
-        # result for every caller of the gRPC services and the web front alike (memo.py).
+        # result for every caller of the gRPC services and the web front alike (memo.py);
+        # the standings, which read every result, at most a tenth of the time.
         self.ladder_views = SharedValues()
+        self.ladder_standings = SharedValues(spacing=LADDER_STANDINGS_SPACING)
 
     # -- bots -------------------------------------------------------------------------
 

@@ -538,13 +538,15 @@ class SpectatorService(spectator_pb2_grpc.SpectatorServiceServicer):
 class LadderService(ladder_pb2_grpc.LadderServiceServicer):
     def __init__(self, arena: Arena) -> None:
         self.arena = arena
+        self._boards: dict[str, tuple[list[Any], ladder_pb2.GetLeaderboardResponse]] = {}  # per ruleset (checked)
 
     async def _standings(self, ruleset: str) -> list[Any]:
         """The leaderboard, rebuilt from every result: once per new result, however many
-        callers ask meanwhile (memo.py)."""
+        callers ask meanwhile, and at most a tenth of the time (memo.py): at 160,000 results
+        a rebuild takes ~0.5 s, and a busy ladder has a new result every second (an audit)."""
         ladder = self.arena.store.ladder
         newest = await asyncio.to_thread(ladder.latest_seq, ruleset)
-        return await self.arena.ladder_views.get(("standings", ruleset), newest,  # type: ignore[no-any-return]
+        return await self.arena.ladder_standings.get(ruleset, newest,  # type: ignore[no-any-return]
                                                  lambda: ladder.standings(ruleset))
 
     @staticmethod
@@ -556,10 +558,15 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
 
     @grpc_errors
     async def GetLeaderboard(self, request: ladder_pb2.GetLeaderboardRequest, context: grpc.aio.ServicerContext) -> ladder_pb2.GetLeaderboardResponse:  # noqa: N802
+        """Built once per standings for every caller, the web's too: before (an audit), each
+        call converted every bot's entry on the event loop, 2.6 ms for 500 bots."""
         ruleset = self._ruleset(request.ruleset)
         standings = await self._standings(ruleset)
-        return ladder_pb2.GetLeaderboardResponse(
-            ruleset=ruleset, entries=[_entry(i, s) for i, s in enumerate(standings, 1)])
+        kept = self._boards.get(ruleset)
+        if kept is None or kept[0] is not standings:  # the standings kept alive with it: no id reused
+            kept = self._boards[ruleset] = (standings, ladder_pb2.GetLeaderboardResponse(
+                ruleset=ruleset, entries=[_entry(i, s) for i, s in enumerate(standings, 1)]))
+        return kept[1]
 
     @grpc_errors
     async def GetBotProfile(self, request: ladder_pb2.GetBotProfileRequest, context: grpc.aio.ServicerContext) -> ladder_pb2.GetBotProfileResponse:  # noqa: N802

@@ -170,3 +170,48 @@ def test_a_page_asking_for_a_newer_result_while_a_history_is_built_goes_on_from_
     # new result: it reads the rows once its replay starts). Before: [None, None].
     assert len(calls) == 2 and calls[0] is None and calls[1] in (3, 4), calls
     assert first in ([1, 2, 3], [1, 2, 3, 4]) and second == [1, 2, 3, 4]
+
+
+def test_the_leaderboard_is_converted_once_per_standings_however_many_ask(tmp_path, monkeypatch):
+    """An audit: each GetLeaderboard built every entry on the event loop (2.6 ms for 500
+    bots), and each web /api/leaderboard converted them all to JSON again (~10 ms): a few
+    addresses took most of the loop. Now both are built once per standings, and a new
+    result still shows."""
+    from heartsd.web import present
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with web_daemon(tmp_path) as web:
+            daemon, ladder, names, bots = await _four_ladder_bots(web)
+            first = await daemon.create_match(names, deals=2, rated=True)
+            await bots[0].wait_ended(first)
+            converted = {"entries": 0}
+            real = present.standing
+
+            def counted(entry):  # type: ignore[no-untyped-def]
+                converted["entries"] += 1
+                return real(entry)
+
+            monkeypatch.setattr(present, "standing", counted)
+            async with daemon.channel() as channel, aiohttp.ClientSession() as http:
+                stub = ladder_pb2_grpc.LadderServiceStub(channel)
+
+                async def page() -> list[int]:
+                    async with http.get(f"{web.url}/api/leaderboard") as r:
+                        return [e["matches"] for e in (await r.json())["entries"]]
+
+                boards = await asyncio.gather(*(stub.GetLeaderboard(ladder_pb2.GetLeaderboardRequest())
+                                                for _ in range(6)), *(page() for _ in range(6)))
+                once = converted["entries"]
+                second = await daemon.create_match(names, deals=2, rated=True)
+                await bots[0].wait_ended(second)
+                web.arena.ladder_standings._next.clear()  # past its spacing (its own test: test_memo.py)
+                after = await page()
+            for b in bots:
+                await b.close()
+            return boards, once, after
+
+    boards, once, after = run(scenario())
+    assert all([e.matches for e in b.entries] == [1] * 4 for b in boards[:6])
+    assert all(p == [1] * 4 for p in boards[6:])
+    assert once == 4, once  # before: 24, every entry for each of 6 pages
+    assert after == [2] * 4
