@@ -353,39 +353,44 @@ def test_a_house_bot_taken_over_by_another_start_is_said_to_stop_playing_here(tm
 def test_a_failing_matchmaker_says_so_once_then_now_and_then_not_every_tick(tmp_path, monkeypatch):
     """An attack pass (a full disk): "matchmaking tick failed" and its traceback were logged
     at every tick, one a second, for as long as the store failed. Now the first failure has
-    its traceback, then one line every FAILING_LOG_S while it lasts, and one when it ends."""
+    its traceback, then one line every FAILING_LOG_S while it lasts, and one when it ends.
+    (The matchmaker's own read of the store fails, as on a full disk; bounded in time, so
+    that a regression fails here rather than holding the suite.)"""
     import sqlite3
 
     from structlog.testing import capture_logs
 
     from heartsd import matchmaker as matchmaking
-    from heartsd.ladder import Ladder
     from heartsd.matchmaker import LadderSettings, Matchmaker
 
     monkeypatch.setattr(matchmaking, "FAILING_LOG_S", 0.3)
     full = {"disk": True}
-    real = Ladder.owners
-
-    def owners(self, include_revoked=False):  # type: ignore[no-untyped-def]
-        if full["disk"]:
-            raise sqlite3.OperationalError("database or disk is full")
-        return real(self, include_revoked)
-
-    monkeypatch.setattr(Ladder, "owners", owners)
 
     async def scenario():  # type: ignore[no-untyped-def]
         async with running_daemon(tmp_path) as daemon:
             maker = Matchmaker(daemon.arena, LadderSettings(deals=1, interval_s=0.01), seed=1)
+            real = maker._refresh
+
+            def refresh() -> None:
+                if full["disk"]:
+                    raise sqlite3.OperationalError("database or disk is full")
+                real()
+
+            maker._refresh = refresh  # type: ignore[method-assign]
             with capture_logs() as logs:
                 ticking = asyncio.get_running_loop().create_task(maker.run())
                 await asyncio.sleep(1.0)  # ~100 ticks, all failing
                 full["disk"] = False
-                await asyncio.sleep(0.2)
+                while not any(e["event"] == "matchmaking works again" for e in logs):
+                    await asyncio.sleep(0.01)
                 ticking.cancel()
                 await asyncio.gather(ticking, return_exceptions=True)
             return logs
 
-    logs = run(scenario())
+    async def bounded():  # type: ignore[no-untyped-def]
+        return await asyncio.wait_for(scenario(), 30)
+
+    logs = run(bounded())
     said = [(e["event"], e["log_level"]) for e in logs if "matchmaking" in e["event"]]
     assert said[0] == ("matchmaking tick failed; retrying every tick", "error") and "exc_info" in logs[0], said
     assert 2 <= len(said) <= 6, said  # before: one traceback a tick, ~100
