@@ -98,7 +98,7 @@ async def _bot_page_history(http, web, key: str) -> list[object]:  # type: ignor
 
 def test_a_bot_pages_history_goes_on_from_the_last_and_is_rebuilt_now_and_then(tmp_path, monkeypatch):
     """A bot page's rating history goes on from the last one built (a new result costs its
-    own replay, not the whole ladder's); now and then (memo.MAX_AGE_S, here at once) it is
+    own replay, not the whole ladder's); now and then (api.HISTORY_REPLAY_S, here at once) it is
     replayed from scratch, as before, so a result row edited by hand shows there too (the
     ladder treats such an edit as tampering: `heartsd ladder recompute` refuses to launder it)."""
     from heartsd.web import api
@@ -121,7 +121,7 @@ def test_a_bot_pages_history_goes_on_from_the_last_and_is_rebuilt_now_and_then(t
                     tx.execute("UPDATE results SET rank = ? WHERE bot <> 'v1' AND seq = 1 AND rank = ?", (rank, other))
                     tx.execute("UPDATE results SET rank = ? WHERE bot = 'v1' AND seq = 1", (other,))
                 kept = await page()
-                monkeypatch.setattr(api, "MAX_AGE_S", 0.0)
+                monkeypatch.setattr(api, "HISTORY_REPLAY_S", 0.0)
                 web.arena.ladder_views.max_age_s = 0.0
                 rebuilt = await page()
             for b in bots:
@@ -130,7 +130,7 @@ def test_a_bot_pages_history_goes_on_from_the_last_and_is_rebuilt_now_and_then(t
 
     calls, shown, kept, rebuilt = run(scenario())
     assert calls[:2] == [None, 1]  # the second result went on from the first history (seq 1)
-    assert len(shown) == 2 and kept == shown  # within MAX_AGE_S, the history built stands
+    assert len(shown) == 2 and kept == shown  # within HISTORY_REPLAY_S, the history built stands
     assert calls[-1] is None and len(rebuilt) == 2 and rebuilt != shown  # then it is replayed from scratch
 
 
