@@ -31,9 +31,25 @@ import asyncio
 import inspect
 import time
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import Any, TypeVar
 
 MAX_AGE_S = 60.0
+T = TypeVar("T")
+
+
+def derived(kept: dict[Hashable, tuple[object, T]], key: Hashable, source: object, build: Callable[[], T]) -> T:
+    """``build()``, kept in ``kept[key]`` for as long as ``source`` is the same object: a
+    view made once from a shared value (the standings' wire form, a leaderboard's answer or
+    its JSON) for every caller. ``source`` is held with it, so its id is never another's.
+
+    >>> kept, board = {}, ["alice", "bob"]
+    >>> derived(kept, "standard", board, lambda: len(board)), derived(kept, "standard", board, lambda: -1)
+    (2, 2)
+    """
+    held = kept.get(key)
+    if held is None or held[0] is not source:
+        held = kept[key] = (source, build())
+    return held[1]
 
 
 class SharedValues:

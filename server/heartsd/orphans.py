@@ -15,11 +15,14 @@ while holding that instance's lease (lease.take_over), so never to a daemon that
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import structlog
 
 from .lease import Lease, LeaseHeld, take_over
+from .tournaments import TournamentStore
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -37,35 +40,38 @@ class Orphans:
         self.store = store
         self.own = own
 
-    def _gone(self, instance: str) -> tuple[bool, Lease | None]:
-        """Whether that instance's daemon is gone, and then its lease (None on a store with
-        none), to release once its work is done."""
+    @contextlib.contextmanager
+    def _gone(self, instance: str) -> Iterator[bool]:
+        """Whether that instance's daemon is gone; if it is, its lease is held until the block
+        ends, so that its work is done while it cannot come back."""
         try:
-            return True, take_over(self.settings.db_path, self.store.db, instance, self.own)
+            lease = take_over(self.settings.db_path, self.store.db, instance, self.own)
         except LeaseHeld as exc:
             log.info("another instance of this store is running: its work stays its own", instance=instance,
                      lease=str(exc))
+            yield False
+            return
         except Exception:  # the store or its locks failing: never a reason not to serve
             log.warning("could not tell whether another instance's daemon runs; its work is left as it is",
                         instance=instance, exc_info=True)
-        return False, None
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            if lease is not None:
+                lease.release()
 
     def abort_matches(self) -> None:
         """At start: every gone instance's running matches are marked aborted; its running
         or paused tournaments are named, with how to direct them here."""
-        from .tournaments import TournamentStore
-
         for instance in self.store.other_instances_at_work():
-            gone, lease = self._gone(instance)
-            if not gone:
-                continue
-            try:
+            with self._gone(instance) as gone:
+                if not gone:
+                    continue
                 aborted = self.store.abort_interrupted(f"server stopped while the match was running (instance "
                                                        f"{instance}, whose daemon no longer runs)", instance=instance)
                 stranded = TournamentStore(self.store).active(instance)
-            finally:
-                if lease is not None:
-                    lease.release()
             if aborted:
                 log.warning("another instance of this store left matches running and its daemon no longer runs: "
                             "they are marked aborted", instance=instance, matches=aborted)
@@ -77,16 +83,8 @@ class Orphans:
     def adopt_tournament(self, tournament_id: str, instance: str) -> bool:
         """Direct here the tournament ``tournament_id`` of ``instance``, if that instance's
         daemon is gone; whether it was taken."""
-        from .tournaments import TournamentStore
-
-        gone, lease = self._gone(instance)
-        if not gone:
-            return False
-        try:
-            taken = TournamentStore(self.store).adopt(tournament_id, self.settings.instance, instance)
-        finally:
-            if lease is not None:
-                lease.release()
+        with self._gone(instance) as gone:
+            taken = gone and TournamentStore(self.store).adopt(tournament_id, self.settings.instance, instance)
         if taken:
             log.warning("a tournament of another instance whose daemon no longer runs is directed here",
                         tournament=tournament_id, instance=instance)

@@ -11,7 +11,7 @@ import contextlib
 import functools
 import hmac
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 from typing import Any, TypeVar
 
 import grpc
@@ -34,6 +34,7 @@ from . import __version__, pages, spectating
 from .arena import Arena, ArenaError, SeatRequest, clipped, quoted
 from .budgets import Budget, BudgetExhausted, admit, peer_address, retry_metadata
 from .db import damaged
+from .memo import derived
 from .rates import MAX_PAGE, PAGE_ROWS_PER_TOKEN, RequestRate
 from .sessions import CLOSE_FLUSH_S, RESUMES_PER_SEAT, BotSession
 from .store_health import is_store_failure
@@ -538,7 +539,7 @@ class SpectatorService(spectator_pb2_grpc.SpectatorServiceServicer):
 class LadderService(ladder_pb2_grpc.LadderServiceServicer):
     def __init__(self, arena: Arena) -> None:
         self.arena = arena
-        self._boards: dict[str, tuple[list[Any], ladder_pb2.GetLeaderboardResponse]] = {}  # per ruleset (checked)
+        self._boards: dict[Hashable, tuple[object, ladder_pb2.GetLeaderboardResponse]] = {}  # per ruleset (checked)
 
     async def _standings(self, ruleset: str) -> list[Any]:
         """The leaderboard, rebuilt from every result: once per new result, however many
@@ -562,11 +563,8 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         call converted every bot's entry on the event loop, 2.6 ms for 500 bots."""
         ruleset = self._ruleset(request.ruleset)
         standings = await self._standings(ruleset)
-        kept = self._boards.get(ruleset)
-        if kept is None or kept[0] is not standings:  # the standings kept alive with it: no id reused
-            kept = self._boards[ruleset] = (standings, ladder_pb2.GetLeaderboardResponse(
-                ruleset=ruleset, entries=[_entry(i, s) for i, s in enumerate(standings, 1)]))
-        return kept[1]
+        return derived(self._boards, ruleset, standings, lambda: ladder_pb2.GetLeaderboardResponse(
+            ruleset=ruleset, entries=[_entry(i, s) for i, s in enumerate(standings, 1)]))
 
     @grpc_errors
     async def GetBotProfile(self, request: ladder_pb2.GetBotProfileRequest, context: grpc.aio.ServicerContext) -> ladder_pb2.GetBotProfileResponse:  # noqa: N802

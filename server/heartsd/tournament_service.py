@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 
 import grpc
 
@@ -13,6 +13,7 @@ from heartsbot.proto import game_pb2, tournament_pb2, tournament_pb2_grpc
 
 from . import tournaments as tours
 from .arena import ArenaError
+from .memo import derived
 from .services import authorize_admin, grpc_errors
 from .standings import Standings
 
@@ -71,7 +72,7 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
         self.arena = tournaments.arena
         # Per tournament: the standings last converted, and their wire form (~3 ms to build
         # for 16 bots, on the loop, for every caller before).
-        self._wire: dict[str, tuple[object, tournament_pb2.TournamentStandings]] = {}
+        self._wire: dict[Hashable, tuple[object, tournament_pb2.TournamentStandings]] = {}
 
     async def _full(self, tournament_id: str) -> tournament_pb2.Tournament:
         t = await asyncio.to_thread(self.tournaments.store.get, tournament_id)
@@ -86,16 +87,11 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
         final = t.standings
         if final is not None and self.tournaments.standings.kept(t.id):
             self.tournaments.standings.finished(t)  # a caller that read it running put some back
-        source: object = "final" if final is not None else live
-        cached = self._wire.get(t.id)
-        if cached is None or cached[0] is not source:
-            if final is not None:
-                wire = standings_to_wire(final, json.dumps(final, separators=(",", ":")))
-            else:
-                assert live is not None
-                wire = standings_to_wire(live.to_dict(), live.to_json())
-            cached = self._wire[t.id] = (source, wire)
-        return cached[1]
+        if final is not None:
+            return derived(self._wire, t.id, "final",
+                           lambda: standings_to_wire(final, json.dumps(final, separators=(",", ":"))))
+        assert live is not None
+        return derived(self._wire, t.id, live, lambda: standings_to_wire(live.to_dict(), live.to_json()))
 
     @grpc_errors
     async def CreateTournament(self, request: tournament_pb2.CreateTournamentRequest, context: grpc.aio.ServicerContext) -> tournament_pb2.CreateTournamentResponse:  # noqa: N802

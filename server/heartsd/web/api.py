@@ -10,7 +10,7 @@ import asyncio
 import json
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
@@ -19,7 +19,7 @@ from aiohttp import web
 from hearts_engine import RulesetError, preset
 from hearts_engine.presets import PRESETS
 
-from ..memo import SharedValues
+from ..memo import SharedValues, derived
 from ..tournaments import LIST_FRESH_S
 from . import present
 from .front import parse_json
@@ -103,7 +103,7 @@ class Api:
         self._replay_work = asyncio.Semaphore(REPLAY_BUILDS_AT_ONCE)
         self._lobby = SharedValues(max_age_s=LOBBY_S)
         self._tournaments = SharedValues(max_age_s=LIST_FRESH_S)
-        self._boards: dict[str, tuple[object, str]] = {}  # per ruleset (GetLeaderboard checked it)
+        self._boards: dict[Hashable, tuple[object, str]] = {}  # per ruleset (GetLeaderboard checked it)
         self._history_builds: dict[str, asyncio.Lock] = {}  # per ruleset (bounded: GetBotProfile checks it)
 
     def routes(self) -> list[web.RouteDef]:
@@ -208,12 +208,10 @@ class Api:
         event loop, ~10 ms for 500 bots, and a few addresses took most of the loop."""
         ruleset = request.query.get("ruleset", "standard")
         board = await self.front.spectating.leaderboard(self.front.peer(request), ruleset)
-        kept = self._boards.get(board.ruleset)
-        if kept is None or kept[0] is not board:  # the board kept alive with it: no id reused
-            body = json.dumps({"ruleset": board.ruleset, "entries": [present.standing(e) for e in board.entries],
-                               "rulesets": sorted(PRESETS)})
-            kept = self._boards[board.ruleset] = (board, body)
-        return web.Response(text=kept[1], content_type="application/json")
+        body = derived(self._boards, board.ruleset, board, lambda: json.dumps({
+            "ruleset": board.ruleset, "entries": [present.standing(e) for e in board.entries],
+            "rulesets": sorted(PRESETS)}))
+        return web.Response(text=body, content_type="application/json")
 
     async def bot(self, request: web.Request) -> web.Response:
         ruleset = request.query.get("ruleset") or "standard"  # as GetBotProfile reads an empty one
