@@ -101,6 +101,43 @@ def test_a_completion_whose_byte_comes_after_the_look_is_still_handled(cq_on_a_l
     assert cq.calls == 2 and cq.handled == [1, 99]
 
 
+def test_a_completion_for_a_closed_loop_strands_none_queued_behind_it(cq_on_a_loop) -> None:
+    """gRPC's reader stops at a completion whose loop is closed (``call_soon_threadsafe``
+    raises "Event loop is closed": an earlier ``asyncio.run`` left a call open) and leaves
+    the rest queued for the passes their bytes bring. A byte dropped before that pass would
+    leave them with no wake-up at all, so the wrapper drops bytes only after a pass that
+    handled the whole queue. (Seen in a pure-Python test pass: a bot in a later test of the
+    same worker was never welcomed.)"""
+    cq, loop = cq_on_a_loop
+    assert drain_grpc_wakeups(loop)
+    reader = drained(loop)
+    assert reader is not None
+    original = cq._handle_events
+
+    def closed_loop_first(context_loop: Any) -> None:
+        cq.calls += 1
+        cq.read_socket.recv(1)
+        if cq.queue and cq.queue[0] < 0:
+            cq.queue.popleft()
+            raise RuntimeError("Event loop is closed")
+        cq.calls -= 1
+        original(context_loop)
+
+    reader.handler = functools.partial(closed_loop_first, loop)
+    cq.complete(-1)  # for the closed loop
+    cq.complete(1)
+    cq.complete(2)
+    with pytest.raises(RuntimeError, match="closed"):
+        reader()
+    assert cq.handled == [] and reader.dropped == 0
+    reader()  # the wake-up the next byte brings
+    assert cq.handled == [1, 2]
+    reader()  # the last byte's pass finds the queue empty, as gRPC's own would
+    assert cq.handled == [1, 2]
+    with pytest.raises(BlockingIOError):
+        cq.read_socket.recv(16)
+
+
 def test_another_loop_reading_the_socket_gets_it_handed_back_to_grpcs_reader(cq_on_a_loop, caplog) -> None:
     """gRPC binds a reader per event loop to the same socket. When another loop's reader
     takes the byte this one's gRPC reader was to read, dropping bytes could leave a queued

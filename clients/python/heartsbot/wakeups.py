@@ -8,11 +8,14 @@ arrived while the loop was busy cost one pass that handles them all and N - 1 mo
 passes (each an ``epoll_wait``, a ``recv`` and a callback) that find the queue empty. A
 busy daemon gets about two completions per decision, and its loop was woken for each.
 
-:func:`drain_grpc_wakeups` puts a wrapper in front of that reader: it discards all but one
-of the bytes waiting, then lets gRPC's reader take the last byte and the whole queue.
+:func:`drain_grpc_wakeups` puts a wrapper in front of that reader: it counts the bytes
+waiting, lets gRPC's reader take one byte and the whole queue, then discards the rest of
+the bytes it counted.
 That is safe because the poller pushes a completion *before* it writes its byte: every
-byte waiting belongs to a completion already queued, which the call that follows
-handles. A byte written after the peek stays, and costs one pass, as before.
+byte waiting at the look belongs to a completion already queued, which the reader's pass
+that follows handles; the wrapper drops those bytes only after that pass returned, since
+gRPC's reader stops at a completion it cannot deliver (its event loop closed) and leaves
+the rest to later passes. A byte written after the look stays, and costs one pass, as before.
 
 The daemon drains its loop (``grpc_wakeup_drain``, on by default) and so does
 :class:`heartsbot.client.BotClient`, the bots' side of the same streams. Measured
@@ -48,8 +51,9 @@ _PEEK = socket.MSG_PEEK | getattr(socket, "MSG_DONTWAIT", 0)
 
 
 class DrainedWakeups:
-    """The loop's reader for gRPC's wake-up socket: drop every waiting byte but one, then
-    run gRPC's own reader (which reads that byte and handles every queued completion).
+    """The loop's reader for gRPC's wake-up socket: count the bytes waiting, run gRPC's own
+    reader (which reads one byte and handles every queued completion), then drop the rest
+    of the bytes counted.
 
     It assumes this loop is the socket's only reader. gRPC binds one reader per event loop
     that uses it to the same socket, so a second loop in the process (another thread's)
@@ -76,21 +80,23 @@ class DrainedWakeups:
             return  # woken with nothing to read: a queued completion's byte is still to come
         except OSError:
             waiting = 0  # closing: gRPC's reader meets it as it did before
-        shared = False
+        self.passes += 1
+        try:
+            self.handler()
+        except (BlockingIOError, InterruptedError):
+            self._hand_back()  # another reader took the last byte (and its pass handles the queue)
+            return
+        # Only now, the queue handled to its end: gRPC's reader stops at a completion it
+        # cannot deliver (its loop closed) and leaves the rest to the passes the bytes
+        # still waiting bring, so an exception above keeps every one of them.
         if waiting > 1:
             try:
                 dropped = sock.recv_into(self._buffer, waiting - 1)
             except (BlockingIOError, InterruptedError):
                 dropped = 0
             self.dropped += dropped
-            shared = dropped < waiting - 1
-        self.passes += 1
-        try:
-            self.handler()
-        except (BlockingIOError, InterruptedError):
-            shared = True  # another reader took the last byte (and its pass handles the queue)
-        if shared:
-            self._hand_back()
+            if dropped < waiting - 1:
+                self._hand_back()
 
     def _hand_back(self) -> None:
         """Another loop reads this socket too: gRPC's reader alone from now on."""
