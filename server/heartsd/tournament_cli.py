@@ -1,7 +1,7 @@
 """``heartsd tournament``: run a competition from the terminal (TournamentService over gRPC).
 
     heartsd tournament create --bot alice --bot bob ... [--rounds 7] [--deals 16] [--seed S]
-    heartsd tournament list
+    heartsd tournament list [--limit N] [--all | --page-token T]
     heartsd tournament show ID [--json | --csv]        # progress, standings, head-to-head
     heartsd tournament watch ID                        # a progress bar until it ends, then the standings
     heartsd tournament pause|resume|cancel ID
@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import secrets
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -42,9 +43,11 @@ from rich.text import Text
 from heartsbot import tls
 from heartsbot.help import DefaultsHelp
 from heartsbot.options import at_least, server_target, shuffle_seed
+from heartsbot.pacing import paced
 from heartsbot.proto import tournament_pb2, tournament_pb2_grpc
 
 from .admin_cli import DEFAULT_SERVER, literal, open_channel, run_command, translate_error
+from .rates import MAX_PAGE
 from .standings import Standings
 
 STATUS = {v: k.removeprefix("TOURNAMENT_STATUS_").lower() for k, v in tournament_pb2.TournamentStatus.items()}
@@ -75,7 +78,11 @@ def add_parser(sub: Any) -> None:
     create.add_argument("--shuffle-key", type=_shuffle_key, metavar="HEX",
                         help="a finished tournament's published shuffle key (64 hex digits), with its --seed, to play "
                              "its shuffles again, e.g. on a fresh store (default: a secret one, drawn by the daemon)")
-    command("list", "every tournament, newest first", _list)
+    listing = command("list", "tournaments, newest first, a page at a time", _list)
+    listing.add_argument("--limit", type=int, default=20, help=f"tournaments per page (at most {MAX_PAGE})")
+    listing.add_argument("--page-token", default="",
+                         help="the next_page_token a previous page printed (default: the first page)")
+    listing.add_argument("--all", action="store_true", help="follow every page to the end")
     show = command("show", "a tournament's progress, standings and head-to-head table", _show)
     show.add_argument("id")
     show.add_argument("--json", action="store_true", help="print the standings as one JSON object")
@@ -155,16 +162,29 @@ def _create(args: argparse.Namespace, console: Console) -> int:
 
 
 def _list(args: argparse.Namespace, console: Console) -> int:
-    with open_channel(args) as channel:
-        response = _call(args, _stub(channel).ListTournaments, tournament_pb2.ListTournamentsRequest())
+    if not 0 < args.limit <= MAX_PAGE:
+        raise ValueError(f"--limit must be between 1 and {MAX_PAGE}")
+    request = tournament_pb2.ListTournamentsRequest(limit=args.limit, page_token=args.page_token)
     table = Table(title=f"tournaments on {args.server}")
     for column in ("id", "name", "status", "ruleset", "bots", "rounds", "matches", "created"):
         table.add_column(column)
-    for t in response.tournaments:
-        table.add_row(*literal(t.id, t.name, STATUS.get(t.status, "?"), t.ruleset, str(len(t.roster)), str(t.rounds),
-                               f"{t.matches_finished}/{t.matches_total}",
-                               time.strftime("%Y-%m-%d %H:%M", time.localtime(t.created_unix_ms / 1000))))
+    rows = 0
+    with open_channel(args) as channel:
+        list_tournaments = paced(_stub(channel).ListTournaments, lambda seconds: print(
+            f"heartsd tournament: the server paces listings: the next page in {seconds:.1f} s", file=sys.stderr))
+        while True:
+            response = _call(args, list_tournaments, request)
+            for t in response.tournaments:
+                rows += 1
+                table.add_row(*literal(t.id, t.name, STATUS.get(t.status, "?"), t.ruleset, str(len(t.roster)),
+                                       str(t.rounds), f"{t.matches_finished}/{t.matches_total}",
+                                       time.strftime("%Y-%m-%d %H:%M", time.localtime(t.created_unix_ms / 1000))))
+            if not (args.all and response.next_page_token):
+                break
+            request.page_token = response.next_page_token
     console.print(table)
+    console.print(f"{rows} tournament(s)" + (f"; next page: --page-token {response.next_page_token}"
+                                             if response.next_page_token else ""))
     return 0
 
 

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import bisect
 import json
 import math
 from collections.abc import Hashable, Mapping
+from typing import NamedTuple
 
 import grpc
 
 from heartsbot.proto import game_pb2, tournament_pb2, tournament_pb2_grpc
 
+from . import pages
 from . import tournaments as tours
 from .arena import ArenaError
 from .memo import derived
+from .rates import MAX_PAGE
 from .services import authorize_admin, grpc_errors
 from .standings import Standings
 
@@ -66,6 +70,22 @@ def tournament_to_wire(t: tours.TournamentRow, standings: tournament_pb2.Tournam
     return out
 
 
+LIST_TOURNAMENTS = "ListTournaments"
+DEFAULT_PAGE = 100  # ListTournamentsRequest.limit 0, as ListMatches
+
+
+class _Listing(NamedTuple):
+    """Every tournament's summary, newest first, and each one's place in that order."""
+
+    tournaments: list[tournament_pb2.Tournament]
+    keys: list[tuple[int, str]]
+
+
+def _order(created_unix_ms: int, tournament_id: str) -> tuple[int, str]:
+    """A tournament's sort key in the list: newest first, then by id (the store's order)."""
+    return -created_unix_ms, tournament_id
+
+
 class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
     def __init__(self, tournaments: tours.Tournaments) -> None:
         self.tournaments = tournaments
@@ -108,19 +128,28 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
 
     @grpc_errors
     async def ListTournaments(self, request: tournament_pb2.ListTournamentsRequest, context: grpc.aio.ServicerContext) -> tournament_pb2.ListTournamentsResponse:  # noqa: N802
-        # Built once per change of this daemon's tournaments (or LIST_FRESH_S, for another
-        # daemon's) and shared by every caller, the web's too (Tournaments.views): before (an
-        # audit), each call read every tournament and built its summary, ~50 ms with 300
-        # tournaments of 64 tables, and one address calling 20 times a second left the bots
-        # no decision at all.
-        listed: tournament_pb2.ListTournamentsResponse = await self.tournaments.views.get(
-            "list", self.tournaments.store.changes, self._list)
-        return listed
+        limit = request.limit or DEFAULT_PAGE
+        if not 0 < limit <= MAX_PAGE:
+            raise ArenaError("invalid", f"limit (the page size) must be between 0 and {MAX_PAGE}; "
+                                        "page through more with page_token")
+        after = pages.decode(request.page_token, "", LIST_TOURNAMENTS) if request.page_token else None
+        # The whole list is built once per change of this daemon's tournaments (or
+        # LIST_FRESH_S, for another daemon's) and shared by every caller, the web's too
+        # (Tournaments.views): before (an audit), each call read every tournament and built
+        # its summary, ~50 ms with 300 tournaments of 64 tables, and one address calling 20
+        # times a second left the bots no decision at all. A page is a slice of it: without
+        # pages, a few thousand tournaments were more than a client takes in one message.
+        listed: _Listing = await self.tournaments.views.get("list", self.tournaments.store.changes, self._list)
+        start = 0 if after is None else bisect.bisect_right(listed.keys, _order(*after))
+        page = listed.tournaments[start:start + limit]
+        more = start + limit < len(listed.tournaments)
+        token = pages.encode((page[-1].created_unix_ms, page[-1].id), "", LIST_TOURNAMENTS) if page and more else ""
+        return tournament_pb2.ListTournamentsResponse(tournaments=page, next_page_token=token)
 
-    def _list(self) -> tournament_pb2.ListTournamentsResponse:
-        """Every tournament's summary (in a worker thread: memo.SharedValues)."""
-        rows = self.tournaments.store.list()
-        return tournament_pb2.ListTournamentsResponse(tournaments=[tournament_to_wire(t, summary=True) for t in rows])
+    def _list(self) -> _Listing:
+        """Every tournament's summary, newest first (in a worker thread: memo.SharedValues)."""
+        wire = [tournament_to_wire(t, summary=True) for t in self.tournaments.store.list()]
+        return _Listing(wire, [_order(t.created_unix_ms, t.id) for t in wire])
 
     async def _move(self, request: object, context: grpc.aio.ServicerContext, status: str) -> tournament_pb2.Tournament:
         authorize_admin(self.arena, context)

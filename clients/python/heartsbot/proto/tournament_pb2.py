@@ -25,15 +25,15 @@ _sym_db = _symbol_database.Default()
 from . import game_pb2 as hearts_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ahearts/v1/tournament.proto\x12\thearts.v1\x1a\x14hearts/v1/game.proto\"\xda\x01\n\x17\x43reateTournamentRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04\x62ots\x18\x02 \x03(\t\x12\x0f\n\x07ruleset\x18\x03 \x01(\t\x12\x0f\n\x07players\x18\x04 \x01(\x05\x12\x0e\n\x06rounds\x18\x05 \x01(\x05\x12\x17\n\x0f\x64\x65\x61ls_per_match\x18\x06 \x01(\x05\x12\x11\n\x04seed\x18\x07 \x01(\x04H\x00\x88\x01\x01\x12\'\n\x05\x63lock\x18\x08 \x01(\x0b\x32\x18.hearts.v1.ClockSettings\x12\x13\n\x0bshuffle_key\x18\t \x01(\x0c\x42\x07\n\x05_seed\"4\n\x16PauseTournamentRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"5\n\x17ResumeTournamentRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"5\n\x17\x43\x61ncelTournamentRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\"\n\x14GetTournamentRequest\x12\n\n\x02id\x18\x01 \x01(\t\"\x18\n\x16ListTournamentsRequest\":\n\x0bRosterEntry\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\r\n\x05owner\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\"\x82\x01\n\x0fTournamentTable\x12\r\n\x05round\x18\x01 \x01(\x05\x12\r\n\x05table\x18\x02 \x01(\x05\x12\x0c\n\x04\x62ots\x18\x03 \x03(\t\x12\x0e\n\x06status\x18\x04 \x01(\t\x12\x10\n\x08match_id\x18\x05 \x01(\t\x12\x10\n\x08\x61ttempts\x18\x06 \x01(\x05\x12\x0f\n\x07waiting\x18\x07 \x01(\t\"\xa9\x02\n\x0bStandingRow\x12\x0c\n\x04rank\x18\x01 \x01(\x05\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x17\n\x0fpoints_per_deal\x18\x04 \x01(\x01\x12\x0e\n\x06\x63i_low\x18\x05 \x01(\x01\x12\x0f\n\x07\x63i_high\x18\x06 \x01(\x01\x12\x0e\n\x06p_best\x18\x07 \x01(\x01\x12\r\n\x05\x64\x65\x61ls\x18\x08 \x01(\x05\x12\x0f\n\x07matches\x18\t \x01(\x05\x12\x11\n\ttied_with\x18\n \x03(\t\x12\x11\n\tdecisions\x18\x0b \x01(\x03\x12\x10\n\x08timeouts\x18\x0c \x01(\x03\x12\x18\n\x10illegal_defaults\x18\r \x01(\x03\x12\x1b\n\x13\x64isconnect_defaults\x18\x0e \x01(\x03\x12\x15\n\rauto_defaults\x18\x0f \x01(\x03\"\x82\x01\n\nHeadToHead\x12\t\n\x01\x61\x18\x01 \x01(\t\x12\t\n\x01\x62\x18\x02 \x01(\t\x12\x0f\n\x07matches\x18\x03 \x01(\x05\x12\x0f\n\x07\x61_ahead\x18\x04 \x01(\x05\x12\x0f\n\x07\x62_ahead\x18\x05 \x01(\x05\x12\r\n\x05level\x18\x06 \x01(\x05\x12\x1c\n\x14points_diff_per_deal\x18\x07 \x01(\x01\"\x96\x01\n\x13TournamentStandings\x12$\n\x04rows\x18\x01 \x03(\x0b\x32\x16.hearts.v1.StandingRow\x12+\n\x0chead_to_head\x18\x02 \x03(\x0b\x32\x15.hearts.v1.HeadToHead\x12\x0c\n\x04test\x18\x03 \x01(\t\x12\x10\n\x08shuffles\x18\x04 \x01(\x05\x12\x0c\n\x04json\x18\x05 \x01(\t\"\xa2\x03\n\nTournament\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12+\n\x06status\x18\x03 \x01(\x0e\x32\x1b.hearts.v1.TournamentStatus\x12\x0f\n\x07ruleset\x18\x04 \x01(\t\x12\x0f\n\x07players\x18\x05 \x01(\x05\x12\x0e\n\x06rounds\x18\x06 \x01(\x05\x12\x17\n\x0f\x64\x65\x61ls_per_match\x18\x07 \x01(\x05\x12&\n\x06roster\x18\x08 \x03(\x0b\x32\x16.hearts.v1.RosterEntry\x12*\n\x06tables\x18\t \x03(\x0b\x32\x1a.hearts.v1.TournamentTable\x12\x18\n\x10matches_finished\x18\n \x01(\x05\x12\x15\n\rmatches_total\x18\x0b \x01(\x05\x12\x31\n\tstandings\x18\x0c \x01(\x0b\x32\x1e.hearts.v1.TournamentStandings\x12\x0c\n\x04seed\x18\r \x01(\x04\x12\x17\n\x0f\x63reated_unix_ms\x18\x0e \x01(\x03\x12\x0e\n\x06reason\x18\x0f \x01(\t\x12\x13\n\x0bshuffle_key\x18\x10 \x01(\x0c\"E\n\x18\x43reateTournamentResponse\x12)\n\ntournament\x18\x01 \x01(\x0b\x32\x15.hearts.v1.Tournament\"B\n\x15GetTournamentResponse\x12)\n\ntournament\x18\x01 \x01(\x0b\x32\x15.hearts.v1.Tournament\"D\n\x17PauseTournamentResponse\x12)\n\ntournament\x18\x01 \x01(\x0b\x32\x15.hearts.v1.Tournament\"E\n\x18ResumeTournamentResponse\x12)\n\ntournament\x18\x01 \x01(\x0b\x32\x15.hearts.v1.Tournament\"E\n\x18\x43\x61ncelTournamentResponse\x12)\n\ntournament\x18\x01 \x01(\x0b\x32\x15.hearts.v1.Tournament\"E\n\x17ListTournamentsResponse\x12*\n\x0btournaments\x18\x01 \x03(\x0b\x32\x15.hearts.v1.Tournament*\xb3\x01\n\x10TournamentStatus\x12!\n\x1dTOURNAMENT_STATUS_UNSPECIFIED\x10\x00\x12\x1d\n\x19TOURNAMENT_STATUS_RUNNING\x10\x01\x12\x1c\n\x18TOURNAMENT_STATUS_PAUSED\x10\x02\x12\x1e\n\x1aTOURNAMENT_STATUS_FINISHED\x10\x03\x12\x1f\n\x1bTOURNAMENT_STATUS_CANCELLED\x10\x04\x32\xb2\x04\n\x11TournamentService\x12[\n\x10\x43reateTournament\x12\".hearts.v1.CreateTournamentRequest\x1a#.hearts.v1.CreateTournamentResponse\x12R\n\rGetTournament\x12\x1f.hearts.v1.GetTournamentRequest\x1a .hearts.v1.GetTournamentResponse\x12X\n\x0fListTournaments\x12!.hearts.v1.ListTournamentsRequest\x1a\".hearts.v1.ListTournamentsResponse\x12X\n\x0fPauseTournament\x12!.hearts.v1.PauseTournamentRequest\x1a\".hearts.v1.PauseTournamentResponse\x12[\n\x10ResumeTournament\x12\".hearts.v1.ResumeTournamentRequest\x1a#.hearts.v1.ResumeTournamentResponse\x12[\n\x10\x43\x61ncelTournament\x12\".hearts.v1.CancelTournamentRequest\x1a#.hearts.v1.CancelTournamentResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ahearts/v1/tournament.proto\x12\thearts.v1\x1a\x14hearts/v1/game.proto\"\xda\x01\n\x17\x43reateTournamentRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04\x62ots\x18\x02 \x03(\t\x12\x0f\n\x07ruleset\x18\x03 \x01(\t\x12\x0f\n\x07players\x18\x04 \x01(\x05\x12\x0e\n\x06rounds\x18\x05 \x01(\x05\x12\x17\n\x0f\x64\x65\x61ls_per_match\x18\x06 \x01(\x05\x12\x11\n\x04seed\x18\x07 \x01(\x04H\x00\x88\x01\x01\x12\'\n\x05\x63lock\x18\x08 \x01(\x0b\x32\x18.hearts.v1.ClockSettings\x12\x13\n\x0bshuffle_key\x18\t \x01(\x0c\x42\x07\n\x05_seed\"4\n\x16PauseTournamentRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"5\n\x17ResumeTournamentRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"5\n\x17\x43\x61ncelTournamentRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\"\n\x14GetTournamentRequest\x12\n\n\x02id\x18\x01 \x01(\t\";\n\x16ListTournamentsRequest\x12\r\n\x05limit\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\":\n\x0bRosterEntry\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\r\n\x05owner\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\"\x82\x01\n\x0fTournamentTable\x12\r\n\x05round\x18\x01 \x01(\x05\x12\r\n\x05table\x18\x02 \x01(\x05\x12\x0c\n\x04\x62ots\x18\x03 \x03(\t\x12\x0e\n\x06status\x18\x04 \x01(\t\x12\x10\n\x08match_id\x18\x05 \x01(\t\x12\x10\n\x08\x61ttempts\x18\x06 \x01(\x05\x12\x0f\n\x07waiting\x18\x07 \x01(\t\"\xa9\x02\n\x0bStandingRow\x12\x0c\n\x04rank\x18\x01 \x01(\x05\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x17\n\x0fpoints_per_deal\x18\x04 \x01(\x01\x12\x0e\n\x06\x63i_low\x18\x05 \x01(\x01\x12\x0f\n\x07\x63i_high\x18\x06 \x01(\x01\x12\x0e\n\x06p_best\x18\x07 \x01(\x01\x12\r\n\x05\x64\x65\x61ls\x18\x08 \x01(\x05\x12\x0f\n\x07matches\x18\t \x01(\x05\x12\x11\n\ttied_with\x18\n \x03(\t\x12\x11\n\tdecisions\x18\x0b \x01(\x03\x12\x10\n\x08timeouts\x18\x0c \x01(\x03\x12\x18\n\x10illegal_defaults\x18\r \x01(\x03\x12\x1b\n\x13\x64isconnect_defaults\x18\x0e \x01(\x03\x12\x15\n\rauto_defaults\x18\x0f \x01(\x03\"\x82\x01\n\nHeadToHead\x12\t\n\x01\x61\x18\x01 \x01(\t\x12\t\n\x01\x62\x18\x02 \x01(\t\x12\x0f\n\x07matches\x18\x03 \x01(\x05\x12\x0f\n\x07\x61_ahead\x18\x04 \x01(\x05\x12\x0f\n\x07\x62_ahead\x18\x05 \x01(\x05\x12\r\n\x05level\x18\x06 \x01(\x05\x12\x1c\n\x14points_diff_per_deal\x18\x07 \x01(\x01\"\x96\x01\n\x13TournamentStandings\x12$\n\x04rows\x18\x01 \x03(\x0b\x32\x16.hearts.v1.StandingRow\x12+\n\x0chead_to_head\x18\x02 \x03(\x0b\x32\x15.hearts.v1.HeadToHead\x12\x0c\n\x04test\x18\x03 \x01(\t\x12\x10\n\x08shuffles\x18\x04 \x01(\x05\x12\x0c\n\x04json\x18\x05 \x01(\t\"\xa2\x03\n\nTournament\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12+\n\x06status\x18\x03 \x01(\x0e\x32\x1b.hearts.v1.TournamentStatus\x12\x0f\n\x07ruleset\x18\x04 \x01(\t\x12\x0f\n\x07players\x18\x05 \x01(\x05\x12\x0e\n\x06rounds\x18\x06 \x01(\x05\x12\x17\n\x0f\x64\x65\x61ls_per_match\x18\x07 \x01(\x05\x12&\n\x06roster\x18\x08 \x03(\x0b\x32\x16.hearts.v1.RosterEntry\x12*\n\x06tables\x18\t \x03(\x0b\x32\x1a.hearts.v1.TournamentTable\x12\x18\n\x10matches_finished\x18\n \x01(\x05\x12\x15\n\rmatches_total\x18\x0b \x01(\x05\x12\x31\n\tstandings\x18\x0c \x01(\x0b\x32\x1e.hearts.v1.TournamentStandings\x12\x0c\n\x04seed\x18\r \x01(\x04\x12\x17\n\x0f\x63reated_unix_ms\x18\x0e \x01(\x03\x12\x0e\n\x06reason\x18\x0f \x01(\t\x12\x13\n\x0bshuffle_key\x18\x10 \x01(\x0c\"E\n\x18\x43reateTournamentResponse\x12)\n\ntournament\x18\x01 \x01(\x0b\x32\x15.hearts.v1.Tournament\"B\n\x15GetTournamentResponse\x12)\n\ntournament\x18\x01 \x01(\x0b\x32\x15.hearts.v1.Tournament\"D\n\x17PauseTournamentResponse\x12)\n\ntournament\x18\x01 \x01(\x0b\x32\x15.hearts.v1.Tournament\"E\n\x18ResumeTournamentResponse\x12)\n\ntournament\x18\x01 \x01(\x0b\x32\x15.hearts.v1.Tournament\"E\n\x18\x43\x61ncelTournamentResponse\x12)\n\ntournament\x18\x01 \x01(\x0b\x32\x15.hearts.v1.Tournament\"^\n\x17ListTournamentsResponse\x12*\n\x0btournaments\x18\x01 \x03(\x0b\x32\x15.hearts.v1.Tournament\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t*\xb3\x01\n\x10TournamentStatus\x12!\n\x1dTOURNAMENT_STATUS_UNSPECIFIED\x10\x00\x12\x1d\n\x19TOURNAMENT_STATUS_RUNNING\x10\x01\x12\x1c\n\x18TOURNAMENT_STATUS_PAUSED\x10\x02\x12\x1e\n\x1aTOURNAMENT_STATUS_FINISHED\x10\x03\x12\x1f\n\x1bTOURNAMENT_STATUS_CANCELLED\x10\x04\x32\xb2\x04\n\x11TournamentService\x12[\n\x10\x43reateTournament\x12\".hearts.v1.CreateTournamentRequest\x1a#.hearts.v1.CreateTournamentResponse\x12R\n\rGetTournament\x12\x1f.hearts.v1.GetTournamentRequest\x1a .hearts.v1.GetTournamentResponse\x12X\n\x0fListTournaments\x12!.hearts.v1.ListTournamentsRequest\x1a\".hearts.v1.ListTournamentsResponse\x12X\n\x0fPauseTournament\x12!.hearts.v1.PauseTournamentRequest\x1a\".hearts.v1.PauseTournamentResponse\x12[\n\x10ResumeTournament\x12\".hearts.v1.ResumeTournamentRequest\x1a#.hearts.v1.ResumeTournamentResponse\x12[\n\x10\x43\x61ncelTournament\x12\".hearts.v1.CancelTournamentRequest\x1a#.hearts.v1.CancelTournamentResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'hearts.v1.tournament_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_TOURNAMENTSTATUS']._serialized_start=2133
-  _globals['_TOURNAMENTSTATUS']._serialized_end=2312
+  _globals['_TOURNAMENTSTATUS']._serialized_start=2193
+  _globals['_TOURNAMENTSTATUS']._serialized_end=2372
   _globals['_CREATETOURNAMENTREQUEST']._serialized_start=64
   _globals['_CREATETOURNAMENTREQUEST']._serialized_end=282
   _globals['_PAUSETOURNAMENTREQUEST']._serialized_start=284
@@ -45,31 +45,31 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_GETTOURNAMENTREQUEST']._serialized_start=448
   _globals['_GETTOURNAMENTREQUEST']._serialized_end=482
   _globals['_LISTTOURNAMENTSREQUEST']._serialized_start=484
-  _globals['_LISTTOURNAMENTSREQUEST']._serialized_end=508
-  _globals['_ROSTERENTRY']._serialized_start=510
-  _globals['_ROSTERENTRY']._serialized_end=568
-  _globals['_TOURNAMENTTABLE']._serialized_start=571
-  _globals['_TOURNAMENTTABLE']._serialized_end=701
-  _globals['_STANDINGROW']._serialized_start=704
-  _globals['_STANDINGROW']._serialized_end=1001
-  _globals['_HEADTOHEAD']._serialized_start=1004
-  _globals['_HEADTOHEAD']._serialized_end=1134
-  _globals['_TOURNAMENTSTANDINGS']._serialized_start=1137
-  _globals['_TOURNAMENTSTANDINGS']._serialized_end=1287
-  _globals['_TOURNAMENT']._serialized_start=1290
-  _globals['_TOURNAMENT']._serialized_end=1708
-  _globals['_CREATETOURNAMENTRESPONSE']._serialized_start=1710
-  _globals['_CREATETOURNAMENTRESPONSE']._serialized_end=1779
-  _globals['_GETTOURNAMENTRESPONSE']._serialized_start=1781
-  _globals['_GETTOURNAMENTRESPONSE']._serialized_end=1847
-  _globals['_PAUSETOURNAMENTRESPONSE']._serialized_start=1849
-  _globals['_PAUSETOURNAMENTRESPONSE']._serialized_end=1917
-  _globals['_RESUMETOURNAMENTRESPONSE']._serialized_start=1919
-  _globals['_RESUMETOURNAMENTRESPONSE']._serialized_end=1988
-  _globals['_CANCELTOURNAMENTRESPONSE']._serialized_start=1990
-  _globals['_CANCELTOURNAMENTRESPONSE']._serialized_end=2059
-  _globals['_LISTTOURNAMENTSRESPONSE']._serialized_start=2061
-  _globals['_LISTTOURNAMENTSRESPONSE']._serialized_end=2130
-  _globals['_TOURNAMENTSERVICE']._serialized_start=2315
-  _globals['_TOURNAMENTSERVICE']._serialized_end=2877
+  _globals['_LISTTOURNAMENTSREQUEST']._serialized_end=543
+  _globals['_ROSTERENTRY']._serialized_start=545
+  _globals['_ROSTERENTRY']._serialized_end=603
+  _globals['_TOURNAMENTTABLE']._serialized_start=606
+  _globals['_TOURNAMENTTABLE']._serialized_end=736
+  _globals['_STANDINGROW']._serialized_start=739
+  _globals['_STANDINGROW']._serialized_end=1036
+  _globals['_HEADTOHEAD']._serialized_start=1039
+  _globals['_HEADTOHEAD']._serialized_end=1169
+  _globals['_TOURNAMENTSTANDINGS']._serialized_start=1172
+  _globals['_TOURNAMENTSTANDINGS']._serialized_end=1322
+  _globals['_TOURNAMENT']._serialized_start=1325
+  _globals['_TOURNAMENT']._serialized_end=1743
+  _globals['_CREATETOURNAMENTRESPONSE']._serialized_start=1745
+  _globals['_CREATETOURNAMENTRESPONSE']._serialized_end=1814
+  _globals['_GETTOURNAMENTRESPONSE']._serialized_start=1816
+  _globals['_GETTOURNAMENTRESPONSE']._serialized_end=1882
+  _globals['_PAUSETOURNAMENTRESPONSE']._serialized_start=1884
+  _globals['_PAUSETOURNAMENTRESPONSE']._serialized_end=1952
+  _globals['_RESUMETOURNAMENTRESPONSE']._serialized_start=1954
+  _globals['_RESUMETOURNAMENTRESPONSE']._serialized_end=2023
+  _globals['_CANCELTOURNAMENTRESPONSE']._serialized_start=2025
+  _globals['_CANCELTOURNAMENTRESPONSE']._serialized_end=2094
+  _globals['_LISTTOURNAMENTSRESPONSE']._serialized_start=2096
+  _globals['_LISTTOURNAMENTSRESPONSE']._serialized_end=2190
+  _globals['_TOURNAMENTSERVICE']._serialized_start=2375
+  _globals['_TOURNAMENTSERVICE']._serialized_end=2937
 # @@protoc_insertion_point(module_scope)

@@ -74,8 +74,12 @@ class GetTournamentRequest(_message.Message):
     def __init__(self, id: _Optional[str] = ...) -> None: ...
 
 class ListTournamentsRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("limit", "page_token")
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    limit: int
+    page_token: str
+    def __init__(self, limit: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class RosterEntry(_message.Message):
     __slots__ = ("bot", "owner", "version")
@@ -238,7 +242,9 @@ class CancelTournamentResponse(_message.Message):
     def __init__(self, tournament: _Optional[_Union[Tournament, _Mapping]] = ...) -> None: ...
 
 class ListTournamentsResponse(_message.Message):
-    __slots__ = ("tournaments",)
+    __slots__ = ("tournaments", "next_page_token")
     TOURNAMENTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     tournaments: _containers.RepeatedCompositeFieldContainer[Tournament]
-    def __init__(self, tournaments: _Optional[_Iterable[_Union[Tournament, _Mapping]]] = ...) -> None: ...
+    next_page_token: str
+    def __init__(self, tournaments: _Optional[_Iterable[_Union[Tournament, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...

@@ -90,7 +90,9 @@ class TournamentServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListTournaments(self, request, context):
-        """Every tournament, newest first (without schedule or standings).
+        """The tournaments, newest first (without schedule or standings), a page at a time.
+        INVALID_ARGUMENT for a limit out of range or a page_token that is not one this call
+        returned.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
