@@ -8,7 +8,8 @@ tournaments with nobody to direct them (an attack pass). What is done here is do
 while holding that instance's lease (lease.take_over), so never to a daemon that lives:
 
 - at start, its running matches are marked aborted, as its own next start would;
-- a tournament of it is directed by the daemon a resume is sent to. Not at start: an
+- a tournament of it is directed by the daemon a resume is sent to, which first marks
+  aborted what it left running (as at start, which may have come before it died). Not at start: an
   instance that is only restarting (both daemons of a host rebooted, the other first)
   would lose its tournaments to a daemon its bots are not connected to (a review).
 """
@@ -69,12 +70,8 @@ class Orphans:
             with self._gone(instance) as gone:
                 if not gone:
                     continue
-                aborted = self.store.abort_interrupted(f"server stopped while the match was running (instance "
-                                                       f"{instance}, whose daemon no longer runs)", instance=instance)
+                aborted = self._abort(instance)
                 stranded = TournamentStore(self.store).active(instance)
-            if aborted:
-                log.warning("another instance of this store left matches running and its daemon no longer runs: "
-                            "they are marked aborted", instance=instance, matches=aborted)
             if stranded:
                 log.warning("tournaments of another instance whose daemon no longer runs: resume one on a running "
                             "daemon (pause it first if it runs) and that daemon directs it", instance=instance,
@@ -82,10 +79,23 @@ class Orphans:
 
     def adopt_tournament(self, tournament_id: str, instance: str) -> bool:
         """Direct here the tournament ``tournament_id`` of ``instance``, if that instance's
-        daemon is gone; whether it was taken."""
+        daemon is gone; whether it was taken. What that daemon left running is marked aborted
+        first, as at start: a daemon that already ran when the other died never did so, and
+        its director waited for ever on a table "running" a match nobody plays (a review)."""
         with self._gone(instance) as gone:
             taken = gone and TournamentStore(self.store).adopt(tournament_id, self.settings.instance, instance)
+            if taken:
+                self._abort(instance)
         if taken:
             log.warning("a tournament of another instance whose daemon no longer runs is directed here",
                         tournament=tournament_id, instance=instance)
         return taken
+
+    def _abort(self, instance: str) -> list[str]:
+        """Mark aborted the running matches of ``instance``, whose lease is held; their ids."""
+        aborted = self.store.abort_interrupted(f"server stopped while the match was running (instance "
+                                               f"{instance}, whose daemon no longer runs)", instance=instance)
+        if aborted:
+            log.warning("another instance of this store left matches running and its daemon no longer runs: "
+                        "they are marked aborted", instance=instance, matches=aborted)
+        return aborted

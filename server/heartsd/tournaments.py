@@ -321,6 +321,7 @@ class Tournaments:
         # (tournament, round, table) -> why its match has not started (TournamentTable.waiting):
         # before, only the daemon's log said, and an organiser saw a table "starting" for hours.
         self._waiting: dict[tuple[str, int, int], str] = {}
+        self._waiting_on: dict[str, str] = {}  # tournament -> the match of another daemon it last waited for
         self.standings = StandingsWorker(arena.store)  # live and final standings, off the event loop
         # The public views built from the store, shared by the gRPC and web services
         # (TournamentService.ListTournaments), kept at most LIST_FRESH_S.
@@ -496,6 +497,16 @@ class Tournaments:
         except Exception:
             log.exception("tournament director failed; it resumes at the next start", tournament=tournament_id)
 
+    async def _waits_on(self, tournament_id: str, match_id: str) -> None:
+        """Say once per match that the director waits for a match another daemon runs (a
+        review: it waited without a word)."""
+        if self._waiting_on.get(tournament_id) == match_id:
+            return
+        self._waiting_on[tournament_id] = match_id
+        instance = await asyncio.to_thread(self.arena.store.running_on, match_id)
+        log.info("tournament waits for its match running on another daemon of the store", tournament=tournament_id,
+                 match=match_id, instance=instance)
+
     async def _play_round(self, t: TournamentRow, rows: list[TableRow]) -> bool:
         """Bring every unfinished scheduled match of a round to an end: wait for the ones
         running, start the others (as duplicate sets where their bots allow), and mark what
@@ -512,6 +523,7 @@ class Tournaments:
                     continue
                 stored = await asyncio.to_thread(arena.store.get, row.match_id)
                 if stored is not None and stored.status == "running":
+                    await self._waits_on(t.id, row.match_id)
                     return False  # another daemon's match (a shared store): it is not ours to replay
                 await self._settle(t, row, stored.status if stored else "missing")
             elif row.status == "starting":

@@ -1091,3 +1091,80 @@ def test_a_daemon_takes_over_the_work_of_an_instance_whose_daemon_is_gone(tmp_pa
     assert "another instance of this store left matches running and its daemon no longer runs" in log, log
     assert "tournaments of another instance whose daemon no longer runs: resume one" in log, log
     assert "a tournament of another instance whose daemon no longer runs is directed here" in log, log
+
+
+def test_a_tournament_adopted_from_a_gone_daemon_replays_the_match_that_daemon_left_running(tmp_path, store_url):
+    """A review of the take-over: daemon b already ran when a died mid-match, so no start of
+    b marked a's matches aborted, and a resume sent to b adopted a's tournament with its
+    table still "running" on a's match. b's director looked at that match each second for
+    ever (it runs on another daemon, as far as the store said), the tournament never moved
+    and nothing said why. Now taking over a tournament also marks aborted what its gone
+    daemon left running, so the table is replayed here."""
+    import asyncio
+
+    import grpc
+
+    from heartsbot.proto import tournament_pb2, tournament_pb2_grpc
+
+    from .harness import Bot, auth, first_legal
+    from .test_daemon_process import Remote, start
+
+    db = store_url
+    names = ["alice", "bob", "carol", "dave"]
+
+    def holding(request, bot):  # type: ignore[no-untyped-def]
+        return None  # never answers: a's match waits on its long clock until a dies
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        a, port_a = start(tmp_path, "--instance", "a", "--db", db, "--decision-ms", "120000", "--bank-ms", "0")
+        b = None
+        try:
+            on_a = [await Bot(Remote(port_a), n, policy=holding).start() for n in names]
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port_a}") as channel:
+                stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+                created = (await stub.CreateTournament(tournament_pb2.CreateTournamentRequest(
+                    name="cup", bots=names, rounds=1, deals_per_match=1), metadata=auth(ADMIN))).tournament
+                for _ in range(300):
+                    t = (await stub.GetTournament(tournament_pb2.GetTournamentRequest(id=created.id))).tournament
+                    if t.tables and t.tables[0].status == "running":
+                        break
+                    await asyncio.sleep(0.1)
+                left_running = t.tables[0].match_id
+                await stub.PauseTournament(tournament_pb2.PauseTournamentRequest(id=created.id), metadata=auth(ADMIN))
+            b, port_b = start(tmp_path, "--instance", "b", "--db", db)  # a runs: b takes nothing of it
+            for bot in on_a:
+                await bot.drop()
+            a.kill()
+            a.wait(10)
+            if is_postgresql(db):  # its lock is free now; its heartbeat goes stale after STALE_S (30 s): as if it had
+                store = Store(db)
+                with store.db.transaction() as tx:
+                    tx.execute("UPDATE leases SET heartbeat_ms = 0 WHERE instance = 'a'")
+                store.close()
+            on_b = [await Bot(Remote(port_b), n, policy=first_legal).start() for n in names]
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port_b}") as channel:
+                stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+                await stub.ResumeTournament(tournament_pb2.ResumeTournamentRequest(id=created.id), metadata=auth(ADMIN))
+                for _ in range(300):  # 30 s; before, running on a's match for ever
+                    t = (await stub.GetTournament(tournament_pb2.GetTournamentRequest(id=created.id))).tournament
+                    if t.status == tournament_pb2.TOURNAMENT_STATUS_FINISHED:
+                        break
+                    await asyncio.sleep(0.1)
+            for bot in on_b:
+                await bot.drop()
+        finally:
+            for proc in (a, b):
+                if proc is not None and proc.poll() is None:
+                    proc.send_signal(signal.SIGTERM)
+                    proc.wait(60)
+        return left_running, t, b.stderr.read() if b is not None else ""
+
+    left_running, t, log = run(scenario())
+    store = Store(db)
+    left = store.get(left_running)
+    store.close()
+    assert (left.status, left.reason) == (
+        "aborted", "server stopped while the match was running (instance a, whose daemon no longer runs)"), left
+    assert t.status == tournament_pb2.TOURNAMENT_STATUS_FINISHED, (t.tables, log)
+    assert t.matches_finished == 1 and t.tables[0].attempts == 2 and t.tables[0].match_id != left_running
+    assert "a tournament of another instance whose daemon no longer runs is directed here" in log, log

@@ -19,6 +19,7 @@ from typing import Any
 
 import grpc
 import pytest
+from structlog.testing import capture_logs
 
 from heartsbot.client import BotClient
 from heartsbot.proto import bot_pb2, game_pb2, tournament_pb2, tournament_pb2_grpc
@@ -1528,3 +1529,32 @@ def test_the_tournament_list_reads_no_final_standings(tmp_path):
     store.close()
     assert [t.id for t in listed] == ["t-1"] and listed[0].standings is None  # before: parsed
     assert got is not None and got.standings == {"test": "none", "shuffles": 1, "bots": []}
+
+
+def test_a_director_says_once_when_its_match_runs_on_another_daemon(tmp_path):
+    """A review: a director whose table's match runs on another daemon of the store looked
+    at it again every second without a word, so an organiser could not tell a tournament
+    that waits from one that hangs. It now says so once per match, naming the instance."""
+    db = str(tmp_path / "heartsd.db")
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with running_daemon(tmp_path, db=db, log_level="info") as daemon:
+            other = Store(db, instance="b")
+            other.insert_running("m-elsewhere", "standard", 4, ["alice", "bob", "carol", "dave"], 7)
+            with other.db.transaction() as tx:
+                tx.execute("INSERT INTO tournaments (id, name, created_ms, finished_ms, status, reason, ruleset, "
+                           "players, rounds, deals, seed, clock, roster, instance, standings, shuffle_key) VALUES "
+                           "('t-1', 'cup', 1, NULL, 'running', '', 'standard', 4, 1, 1, '1', ?, '[]', 'heartsd', "
+                           "NULL, NULL)", ("{}",))
+                tx.execute("INSERT INTO tournament_tables (tournament_id, round, table_no, seats, status, match_id, "
+                           "attempts) VALUES ('t-1', 0, 0, ?, 'running', 'm-elsewhere', 1)",
+                           (json.dumps(["alice", "bob", "carol", "dave"]),))
+            other.close()
+            with capture_logs() as logs:
+                daemon.arena.tournaments.start("t-1")  # as a start or a resume does
+                await asyncio.sleep(tours.CANCEL_POLL_S * 2.5)  # the director looks three times
+        return logs
+
+    said = [entry for entry in run(scenario()) if entry["event"].startswith("tournament waits for its match")]
+    assert said == [{"event": "tournament waits for its match running on another daemon of the store",
+                     "tournament": "t-1", "match": "m-elsewhere", "instance": "b", "log_level": "info"}], said
