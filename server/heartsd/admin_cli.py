@@ -65,11 +65,23 @@ class _Console(Console):
 
 
 def literal(*cells: str) -> list[Text]:
-    """Strings that came from the daemon (bot names, versions, owners, rulesets, reasons),
-    as table cells drawn exactly as they are. rich reads a plain string as markup, so a
-    bot whose hello.version is "1.0[/]" would crash an organiser's command, and "[link=...]"
-    would plant a link in their terminal."""
-    return [Text(cell) for cell in cells]
+    r"""Strings that came from the daemon (bot names, versions, owners, rulesets, reasons),
+    as table cells drawn as they are, their control and format characters escaped. rich
+    reads a plain string as markup, so a bot whose hello.version is "1.0[/]" would crash an
+    organiser's command, and "[link=...]" would plant a link in their terminal; and a raw
+    escape sequence does the same without markup (an attack pass: a version cleared the
+    screen and planted a link, and a line break drew a made-up row). The daemon refuses
+    such versions now; a store may still hold one from before, frozen in a roster.
+
+    >>> [cell.plain for cell in literal("v1.0", "1.0\x1b[2J\r\n", "a\u202eb")]
+    ['v1.0', '1.0\\x1b[2J\\r\\n', 'a\\u202eb']
+    """
+    return [Text(printable(cell)) for cell in cells]
+
+
+def printable(text: str) -> str:
+    """``text`` with its control and format characters written as escapes (see :func:`literal`)."""
+    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def add_parser(sub: Any) -> None:

@@ -323,6 +323,9 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
         if len(hello.version) > MAX_VERSION_CHARS:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"hello.version is at most {MAX_VERSION_CHARS} "
                                 f"characters, got {len(hello.version)}")
+        if not hello.version.isprintable():  # an organiser's terminal drew its escapes (an attack pass)
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "hello.version must be printable text (no control "
+                                f"or format characters): {quoted(hello.version)}")
         unknown = sorted(set(hello.rulesets) - set(PRESETS))
         if unknown:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT,

@@ -38,7 +38,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
-from rich.text import Text
 
 from heartsbot import tls
 from heartsbot.help import DefaultsHelp
@@ -46,7 +45,7 @@ from heartsbot.options import at_least, server_target, shuffle_seed
 from heartsbot.pacing import paced
 from heartsbot.proto import tournament_pb2, tournament_pb2_grpc
 
-from .admin_cli import DEFAULT_SERVER, literal, open_channel, run_command, translate_error
+from .admin_cli import DEFAULT_SERVER, literal, open_channel, printable, run_command, translate_error
 from .rates import MAX_PAGE
 from .standings import Standings
 
@@ -266,13 +265,13 @@ def _watch(args: argparse.Namespace, console: Console) -> int:
 
 
 def print_tournament(console: Console, t: tournament_pb2.Tournament) -> None:
-    console.print(f"[bold]{escape(t.name)}[/bold] ({t.id}): {STATUS.get(t.status, '?')}, {escape(t.ruleset)}, {t.players} seats, "
+    console.print(f"[bold]{escape(printable(t.name))}[/bold] ({t.id}): {STATUS.get(t.status, '?')}, {escape(t.ruleset)}, {t.players} seats, "
                   f"{t.rounds} rounds, {t.matches_finished}/{t.matches_total} matches, "
                   f"{t.deals_per_match} deals each" + (f"; seed {t.seed}" if t.seed else "")
                   + (f", shuffle key {t.shuffle_key.hex()}" if t.shuffle_key else ""))
     for row in t.tables:
         if row.waiting:
-            console.print(f"round {row.round + 1} table {row.table + 1} waits: {row.waiting}", markup=False)
+            console.print(f"round {row.round + 1} table {row.table + 1} waits: {printable(row.waiting)}", markup=False)
     s = t.standings
     table = Table(title="standings (points per deal: fewer is better)")
     for column in ("rank", "bot", "version", "points/deal", "95% CI", "P(best)", "deals", "matches", "timeouts",
@@ -294,7 +293,7 @@ def print_tournament(console: Console, t: tournament_pb2.Tournament) -> None:
         grid = Table(title="head to head at one table: matches ranked ahead-behind (points/deal difference)")
         grid.add_column("")
         for b in bots:
-            grid.add_column(Text(b), justify="center")
+            grid.add_column(literal(b)[0], justify="center")
         for a in bots:
             cells = []
             for b in bots:

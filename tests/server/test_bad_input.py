@@ -61,6 +61,15 @@ def hello(name="alice", **kw):
         # logged whole at every connect (42 KB a line) and frozen into a tournament's roster.
         ([hello(version="v" * 129)], auth(BOTS["alice"]), grpc.StatusCode.INVALID_ARGUMENT,
          "hello.version is at most 128 characters, got 129"),
+        # An attack pass: a version of terminal escapes (clear the screen, a hidden link, a
+        # line break drawing a made-up row) reached an organiser's `heartsd admin bots`
+        # whole. Refused, and the refusal shows them escaped, never raw.
+        ([hello(version="1.0\x1b[2J\x1b]8;;http://evil.example/\x1b\\click\r\n")], auth(BOTS["alice"]),
+         grpc.StatusCode.INVALID_ARGUMENT,
+         "hello.version must be printable text (no control or format characters): "
+         "'1.0\\x1b[2J\\x1b]8;;http://evil.example/\\x1b\\\\click\\r\\n'"),
+        ([hello(version="1.0\u202e0.2")], auth(BOTS["alice"]), grpc.StatusCode.INVALID_ARGUMENT,
+         "hello.version must be printable text"),  # a right-to-left override, which reorders what follows
         # The refusal quotes the caller's name clipped, not whole (it echoed 60,000 characters).
         ([hello("b" * 5000)], auth(BOTS["alice"]), grpc.StatusCode.PERMISSION_DENIED,
          "belongs to bot 'alice', not 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb…' (5000 characters)"),

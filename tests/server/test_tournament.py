@@ -1558,3 +1558,36 @@ def test_a_director_says_once_when_its_match_runs_on_another_daemon(tmp_path):
     said = [entry for entry in run(scenario()) if entry["event"].startswith("tournament waits for its match")]
     assert said == [{"event": "tournament waits for its match running on another daemon of the store",
                      "tournament": "t-1", "match": "m-elsewhere", "instance": "b", "log_level": "info"}], said
+
+
+def test_tournament_show_draws_a_stored_versions_escapes_as_text_never_raw(tmp_path, capsys):
+    """An attack pass: a bot's hello.version of terminal escapes (clear the screen, a hidden
+    link, a line break drawing a made-up row) reached an organiser's terminal through the
+    CLI's tables. The daemon refuses such versions now, but a store from before holds them,
+    frozen in rosters and standings: the CLI writes every control character as an escape."""
+    from heartsd import cli
+
+    evil = "1.0\x1b[2J\x1b]8;;http://evil.example/\x1b\\click\r\n{\"event\": \"admin token rotated\"}\x07"
+    row = {"rank": 1, "bot": "alice", "version": evil, "points_per_deal": 6.5, "ci_low": 5.0, "ci_high": 8.0,
+           "p_best": 0.5, "deals": 4, "matches": 1, "tied_with": [], "decisions": 52, "timeouts": 0, "illegal": 0,
+           "disconnects": 0, "auto": 0}
+    standings = json.dumps({"test": "none", "shuffles": 1, "bots": [row], "head_to_head": []})
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with running_daemon(tmp_path) as daemon:
+            store = daemon.arena.tournaments.store
+            store.changes += 1
+            with store.db.transaction() as tx:
+                tx.execute("INSERT INTO tournaments (id, name, created_ms, finished_ms, status, reason, ruleset, "
+                           "players, rounds, deals, seed, clock, roster, instance, standings, shuffle_key) VALUES "
+                           "('t-1', ?, 1, 2, 'finished', 'completed', 'standard', 4, 1, 1, '1', ?, ?, 'heartsd', ?, "
+                           "NULL)", ("cup\x1b[2J", "{}", json.dumps([{"bot": "alice", "owner": "a", "version": evil}]),
+                                     standings))
+            got = await asyncio.to_thread(cli.main, ["tournament", "show", "--server", daemon.target, "t-1"])
+            return got, capsys.readouterr().out
+
+    got, out = run(scenario())
+    assert got == 0 and "alice" in out
+    assert "\x1b" not in out and "\x07" not in out and "\r" not in out, repr(out)  # before: all three, raw
+    assert "\\x1b[2J" in out and "cup\\x1b[2J" in out
+    assert not any(line.strip().startswith("{\"event\"") for line in out.splitlines())  # no made-up line
