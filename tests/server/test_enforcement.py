@@ -428,7 +428,7 @@ def _not_in_hand(runner, seat):  # type: ignore[no-untyped-def]
     return convert.card_to_wire(card)
 
 
-@pytest.mark.parametrize("how", ["wrong in time", "late", "stale"])
+@pytest.mark.parametrize("how", ["wrong in time", "late", "stale", "unknown"])
 def test_any_answer_ends_auto_play_and_the_next_request_waits_on_the_clock(tmp_path, how) -> None:
     """docs/protocol.md: "Any answer ends auto-play" ... "the next request waits on your clock
     again". The request open on auto-play's 20 ms wait keeps it (AUTO default, bank intact:
@@ -448,6 +448,8 @@ def test_any_answer_ends_auto_play_and_the_next_request_waits_on_the_clock(tmp_p
                 pending.sent_at -= 1.0
             if how == "stale":
                 request_id = next(r for r in slot.issued if r != pending.request_id)
+            if how == "unknown":  # an id never sent (docs/protocol.md: it still ends auto-play)
+                request_id = pending.request_id + "x"
             answer = bot_pb2.Answer(match_id=match_id, request_id=request_id, play=_not_in_hand(runner, 0))
             rejection = daemon.arena.answer(daemon.arena.sessions.get("alice"), answer)
             for _ in range(2000):  # the open request's AUTO default, then alice's next request
@@ -461,8 +463,9 @@ def test_any_answer_ends_auto_play_and_the_next_request_waits_on_the_clock(tmp_p
 
     rejection, auto, following, resolved, bank_kept = run(scenario())
     assert rejection is not None
-    assert rejection.code == (bot_pb2.REJECTION_CODE_ILLEGAL if how == "wrong in time"
-                              else bot_pb2.REJECTION_CODE_STALE_REQUEST), rejection
+    assert rejection.code == {"wrong in time": bot_pb2.REJECTION_CODE_ILLEGAL,
+                              "unknown": bot_pb2.REJECTION_CODE_UNKNOWN_REQUEST}.get(
+        how, bot_pb2.REJECTION_CODE_STALE_REQUEST), rejection
     assert resolved.provenance == P.PROVENANCE_AUTO and bank_kept
     assert not auto, "the answer did not end auto-play"
     assert following is not None and not following.auto  # on the seat's clock, not the 20 ms wait
