@@ -202,7 +202,7 @@ class ConformanceRunner(MatchRunner):
     def _rejection(self, answer: bot_pb2.Answer, code: int, reason: str, retry: bool,
                    slot: SeatSlot) -> bot_pb2.AnswerRejected:
         if reason not in (REJECT_REASON, LATE_REASON):  # the arranged ones
-            self.arrangement.rejections.append(reason)
+            self.arrangement.rejections.append(_named(code, reason, answer.request_id))
         return super()._rejection(answer, code, reason, retry, slot)
 
     def on_answer(self, slot: SeatSlot, answer: bot_pb2.Answer) -> bot_pb2.AnswerRejected | None:
@@ -226,10 +226,35 @@ class ConformanceRunner(MatchRunner):
         return super().on_answer(slot, answer)
 
 
+def _named(code: int, reason: str, request_id: str) -> str:
+    """A rejection as a check's report names it: its code, reason and the id answered."""
+    name = bot_pb2.RejectionCode.Name(code).removeprefix("REJECTION_CODE_")
+    return f"{name}: {reason} (request_id {request_id[:64]!r})"
+
+
 class ConformanceArena(Arena):
-    """An arena whose matches are :class:`ConformanceRunner` and which notes ``resume`` messages."""
+    """An arena whose matches are :class:`ConformanceRunner`, which notes ``resume`` messages,
+    the rejections the arena makes itself (an answer that names no open request: the runner
+    never sees it) and when the bot connects."""
 
     runner_class = ConformanceRunner
+
+    def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        self.connected_at: list[float] = []  # monotonic times of the bot's welcomes
+
+    def answer(self, session: BotSession, answer: bot_pb2.Answer) -> bot_pb2.AnswerRejected | None:
+        runner = self.runners.get(answer.match_id)
+        noted = len(runner.arrangement.rejections) if isinstance(runner, ConformanceRunner) else 0
+        rejection = super().answer(session, answer)
+        if (rejection is not None and isinstance(runner, ConformanceRunner)
+                and len(runner.arrangement.rejections) == noted):  # the arena's, not the runner's
+            runner.arrangement.rejections.append(_named(rejection.code, rejection.reason, answer.request_id))
+        return rejection
+
+    def resume_all(self, session: BotSession) -> None:
+        self.connected_at.append(time.monotonic())
+        super().resume_all(session)
 
     def resume(self, session, request):  # type: ignore[no-untyped-def]
         runner = self.runners.get(request.match_id)
@@ -344,9 +369,18 @@ class Kit:
             return ""
         d = bad[0]
         what = P.Provenance.Name(d.provenance).removeprefix("PROVENANCE_")
-        said = runner.arrangement.rejections if runner is not None else []
         return (f"{len(bad)} of {len(decisions)} decisions were not clean answers; the first was {what}"
-                f" after {d.rejected} rejected answer(s)" + (f"; the server said: {said[0]}" if said else ""))
+                f" after {d.rejected} rejected answer(s) to it" + Kit._said(runner))
+
+    @staticmethod
+    def _said(runner: ConformanceRunner | None) -> str:
+        """What the server rejected of the bot's answers in ``runner``'s match, if anything:
+        an answer late or naming a wrong id is no answer to its request, and without this a
+        report read as if the bot had never answered."""
+        said = runner.arrangement.rejections if runner is not None else []
+        if not said:
+            return ""
+        return f"; the server rejected {len(said)} of its answers, the first with {said[0]}"
 
     async def _pass_and_play(self) -> list[Result]:
         self._say("pass and play: one standard deal")
@@ -391,12 +425,13 @@ class Kit:
         if runner is None:
             return Result(kind, False, why)
         if a.target_index is None or a.target_index >= len(runner.decisions):
-            return Result(kind, False, never)
+            return Result(kind, False, never + self._said(runner))
         return runner, a, runner.decisions[a.target_index]
 
     async def _rejection(self) -> Result:
         self._say("rejection: one answer is rejected on purpose")
-        arranged = await self._arranged("rejection", 2, "the bot never answered a play with two legal cards to reject")
+        arranged = await self._arranged("rejection", 2, "no answer of the bot was to an open play request with two "
+                                                        "legal cards, so none could be rejected on purpose")
         if isinstance(arranged, Result):
             return arranged
         runner, a, target = arranged
@@ -411,7 +446,8 @@ class Kit:
 
     async def _late(self) -> Result:
         self._say("late: one answer counts as arriving after its deadline")
-        arranged = await self._arranged("late", 3, "the bot never answered a play request")
+        arranged = await self._arranged("late", 3, "no answer of the bot was to an open play request, so none could "
+                                                   "count as late")
         if isinstance(arranged, Result):
             return arranged
         runner, a, target = arranged
@@ -434,13 +470,28 @@ class Kit:
         if a.cut_at is None:
             return Result("resume", False, "the kit could not cut the stream (too few requests)")
         if a.reconnected_after_s is None:
-            return Result("resume", False, "it never reconnected after the stream was cut")
+            # The match may have ended before the bot came back (its seat auto-played): a
+            # client that returns within the grace period still did its part of the check.
+            back = await self._back_after(a.cut_at, a.cut_at + self.grace_ms / 1000)
+            if not back:
+                return Result("resume", False, "it never reconnected after the stream was cut")
+            flaw = self._flaws(self._mine(runner), runner)
+            return Result("resume", False, f"it reconnected {back[0]:.2f} s after the cut, but its match was over "
+                          "by then, so there was nothing to resume" + (f": {flaw}" if flaw else ""))
         flaw = self._flaws(self._mine(runner), runner)
         how = (f"sent resume from sequence {a.resumed_from[0]}" if a.resumed_from
                else "took the server's automatic re-send")
         return Result("resume", not flaw, flaw or (
             f"reconnected {a.reconnected_after_s:.2f} s after the cut, {how}, and finished the match"))
 
+
+    async def _back_after(self, since: float, until: float) -> list[float]:
+        """How long after ``since`` the bot connected again, waiting until ``until`` (monotonic)."""
+        while True:
+            back = [t - since for t in getattr(self.arena, "connected_at", ()) if t > since]
+            if back or time.monotonic() >= until:
+                return back
+            await asyncio.sleep(0.02)
 
     async def _drain(self) -> Result:
         manual = self.interrupt is None
@@ -482,7 +533,8 @@ class Kit:
                 return Result("drain", False, f"it exited with status {code} after draining; a clean leave is 0")
             exit_note = " and exited 0"
         took = a.drained_at - a.cued_at
-        return Result("drain", True, f"sent drain {took:.2f} s after Ctrl-C, answered the rest of the match itself, "
+        when = "the prompt to press Ctrl-C" if manual else "Ctrl-C"
+        return Result("drain", True, f"sent drain {took:.2f} s after {when}, answered the rest of the match itself, "
                       f"and left when the stream ended{exit_note}")
 
 

@@ -214,3 +214,46 @@ def _reads(path: Path) -> bytes:
         return path.read_bytes()
     except OSError:
         return b""
+
+
+def test_a_client_whose_answers_name_wrong_ids_is_told_what_the_server_rejected():
+    """A newcomer's pass: a client that answered every request, late or with a wrong id, was
+    told "the bot never answered a play request", "TIMEOUT after 0 rejected answer(s)" and,
+    although it reconnected at once, "it never reconnected": its seat had been auto-played
+    to the end before it came back. Every check now names what the server rejected, and the
+    resume check says the reconnect came after the match was over."""
+
+    def wrong_id(request, bot):  # type: ignore[no-untyped-def]
+        answer = first_legal(request, bot)
+        answer.request_id = request.request_id + "x"
+        return answer
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with kit_server("127.0.0.1", 0, NAME, TOKEN) as (arena, target):
+            daemon = types.SimpleNamespace(channel=lambda: grpc.aio.insecure_channel(target))
+            bots = [await Bot(daemon, NAME, wrong_id, token=TOKEN).start()]  # type: ignore[arg-type]
+
+            async def reconnecting() -> None:  # as a real client: back 0.2 s after each cut
+                while True:
+                    await bots[-1]._task
+                    await asyncio.sleep(0.2)
+                    bots.append(await Bot(daemon, NAME, wrong_id, token=TOKEN).start())  # type: ignore[arg-type]
+
+            keeper = asyncio.get_running_loop().create_task(reconnecting())
+            try:
+                kit = Kit(arena, NAME, timeout_s=30, grace_ms=1500)
+                await kit._hello()
+                return [*await kit._pass_and_play(), await kit._rejection(), await kit._late(), await kit._resume()]
+            finally:
+                keeper.cancel()
+                for bot in bots:
+                    await bot.close()
+
+    results = {r.behaviour: r for r in run(scenario())}
+    unknown = "UNKNOWN_REQUEST: no request with that id was sent to you in this match (request_id 'r-"
+    for name in ("pass", "play", "rejection", "late"):
+        assert not results[name].passed and unknown in results[name].detail, results[name]
+    assert "the server rejected" in results["late"].detail  # before: "the bot never answered a play request"
+    resume = results["resume"]
+    assert not resume.passed and "never reconnected" not in resume.detail, resume
+    assert "reconnected" in resume.detail and unknown in resume.detail, resume
