@@ -13,8 +13,10 @@ the deals played on them. Deals on one shuffle stay together, so the luck two bo
 - ``p_best``: the share of replicates in which the bot has the fewest points per deal.
 - Ranks: bot A is *separated* from B when the paired bootstrap over shuffles puts A's
   points per deal below B's with a two-sided p below 5% after Holm's correction over
-  every pair (``TEST``). A bot's rank is 1 + the number of bots separated ahead of it,
-  so bots the data cannot separate share a rank, and ``tied_with`` names them.
+  every pair (``TEST``). A bot's rank is 1 + the number of bots separated ahead of it
+  (or, if higher, the rank of a bot with fewer points per deal: separation is not
+  transitive, and no bot ranks ahead of one that scored better), so bots the data cannot
+  separate share a rank, and ``tied_with`` names them.
 
 Lower points are better (Hearts penalties). The bootstrap's random draws come from the
 tournament's seed: the same results give the same standings, to the last digit.
@@ -40,6 +42,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 REPLICATES = 2000
+# Below this many shuffles the bootstrap's resamples are too few and too alike to trust its
+# tails: the standings say so (their ``test``), as the statistics literature does for a
+# bootstrap over a few clusters.
+FEW_SHUFFLES = 30
 ALPHA = 0.05
 TEST = ("paired bootstrap over shuffles (2000 replicates, two-sided), Holm-corrected over all pairs at 5%; "
         "rank = 1 + the bots separated ahead")
@@ -193,15 +199,38 @@ def compute(deals: Sequence[Deal], tables: Sequence[TableResult], reliability: M
     for t in tables:
         for b in t.bots:
             matches[b] += 1
+    ranks = _ranks(mean, separated)
     for i, bot in enumerate(bots):
-        ahead = sum(1 for j in range(len(bots)) if (j, i) in separated)
         tied = [bots[j] for j in range(len(bots)) if j != i and (i, j) not in separated and (j, i) not in separated]
         low, high = _percentiles(samples[i])
-        rows.append(Row(bot, 1 + ahead, mean[i], low, high, best[i] / replicates if n else 0.0, int(counts[i]),
+        rows.append(Row(bot, ranks[i], mean[i], low, high, best[i] / replicates if n else 0.0, int(counts[i]),
                         matches[bot], int(totals[i]), tied, (versions or {}).get(bot, ""),
                         reliability.get(bot, Reliability())))
     rows.sort(key=lambda r: (r.rank, math.inf if math.isnan(r.points_per_deal) else r.points_per_deal, r.bot))
-    return Standings(rows, head_to_head(tables, bots), len(shuffles))
+    caution = (f"; only {len(shuffles)} shuffles: a bootstrap over fewer than {FEW_SHUFFLES} is optimistic (its "
+               "intervals too narrow, its separations too easy): play more deals before a prize rests on it"
+               if len(shuffles) < FEW_SHUFFLES else "")
+    return Standings(rows, head_to_head(tables, bots), len(shuffles), TEST + caution)
+
+
+def _ranks(mean: Sequence[float], separated: set[tuple[int, int]]) -> list[int]:
+    """Each bot's rank: 1 + the bots separated ahead of it, or, if higher, the rank of a bot
+    with fewer points per deal. Separation is not transitive (a bot with a few spread-out
+    deals is separated from nobody), and alone it ranked such a bot ahead of better-scoring
+    ones (a newcomer's pass). Bots without deals come last, in the same way."""
+    def points(i: int) -> float:
+        return math.inf if math.isnan(mean[i]) else mean[i]
+
+    ranks = [1 + sum(1 for j in range(len(mean)) if (j, i) in separated) for i in range(len(mean))]
+    fewer = 1  # the highest rank among bots with fewer points than the current ones
+    same = 1  # the highest rank among bots with the current points
+    previous = -math.inf
+    for i in sorted(range(len(mean)), key=points):
+        if points(i) > previous:
+            fewer, previous = max(fewer, same), points(i)
+        ranks[i] = max(ranks[i], fewer)
+        same = max(same, ranks[i])
+    return ranks
 
 
 def _percentiles(values: Sequence[float]) -> tuple[float, float]:

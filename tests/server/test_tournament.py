@@ -184,6 +184,35 @@ def test_standings_rank_separate_and_tie_as_the_data_allows():
     assert rows[0].startswith("rank,bot,version,points_per_deal,ci_low,ci_high,p_best") and len(rows) == 6
 
 
+def test_a_rank_never_puts_a_bot_ahead_of_one_with_fewer_points_per_deal():
+    """A newcomer's pass: `tournament show` listed "1= house-heuristic 4.25" above "2=
+    nodebot 2.75" (fewer points are better). A bot's rank was 1 + the bots separated ahead
+    of it, and separation is not transitive: a bot whose few deals were too spread out to
+    be separated from anyone ranked first, ahead of a better-scoring bot that one strong bot
+    was separated from. Ranks now follow the points per deal: a bot ranks no better than
+    any bot with fewer points per deal."""
+    deals = []
+    for s in range(40):  # x and y share 40 shuffles; x is clearly better
+        deals += [stats.Deal(f"s{s}", f"m{s}", "x", s % 2), stats.Deal(f"s{s}", f"m{s}", "y", 3 + s % 2)]
+    for s, points in enumerate((0, 10, 0, 10)):  # z: 4 shuffles of its own, spread out
+        deals.append(stats.Deal(f"t{s}", f"n{s}", "z", points))
+    table = stats.compute(deals, [], {}, seed=7, replicates=1000)
+    shown = [(r.bot, r.rank, r.points_per_deal) for r in table.rows]
+    assert shown == [("x", 1, 0.5), ("y", 2, 3.5), ("z", 2, 5.0)], shown  # before: z 1, listed second
+    by_bot = {r.bot: r for r in table.rows}
+    assert "z" in by_bot["y"].tied_with and "y" in by_bot["z"].tied_with and "z" in by_bot["x"].tied_with
+    assert table.test == stats.TEST  # 44 shuffles
+
+
+def test_standings_over_few_shuffles_say_their_statistics_are_optimistic():
+    """A newcomer's pass: 5 bots, 2 rounds of 4 deals, and a bot was "separated" from
+    another on 4 shared deals, with no word that so few shuffles make a bootstrap optimistic."""
+    few = stats.compute(_simulated(12, seed=3), [], {}, seed=7, replicates=200)
+    assert few.test.startswith(stats.TEST) and "only 12 shuffles" in few.test and "optimistic" in few.test
+    assert "only 12 shuffles" in json.loads(few.to_json())["test"]  # what the CLI and the web front print
+    assert stats.compute(_simulated(30, seed=3), [], {}, seed=7, replicates=200).test == stats.TEST
+
+
 def test_head_to_head_counts_matches_at_one_table():
     tables = [stats.TableResult("m1", ("a", "b", "c", "d"), (10, 20, 30, 40), (1, 2, 3, 4), 4),
               stats.TableResult("m2", ("b", "a", "c", "d"), (5, 15, 30, 40), (1, 2, 3, 4), 4)]
