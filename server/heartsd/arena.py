@@ -19,7 +19,8 @@ from hearts_engine import MatchFormat, Ruleset, RulesetError, preset
 from hearts_engine.match import FormatKind
 from hearts_engine.presets import PRESETS
 from heartsbot.proto import admin_pb2, bot_pb2, game_pb2, spectator_pb2
-from heartsbot.strategies import STRATEGIES, make_strategy
+from heartsbot.strategies import KNOWN as KNOWN_STRATEGIES
+from heartsbot.strategies import known_strategy, make_strategy
 
 from heartsbot import convert
 
@@ -670,8 +671,8 @@ class Arena:
                 raise invalid(f"seat {i}: a bot seat needs the bot's name")
             if spec.human is not None and not spec.human.startswith(HUMAN_PREFIX):
                 raise invalid(f"a person's seat is named {HUMAN_PREFIX}<id>, not {spec.human!r}")
-            if not spec.bot and not spec.human and spec.house not in STRATEGIES:
-                raise invalid(f"unknown house strategy {spec.house!r}; known: {', '.join(sorted(STRATEGIES))}")
+            if not spec.bot and not spec.human and not known_strategy(spec.house or ""):
+                raise invalid(f"unknown house strategy {spec.house!r}; known: {KNOWN_STRATEGIES}")
         return rules, match_format
 
     def owners(self) -> dict[str, str]:

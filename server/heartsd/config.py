@@ -370,14 +370,14 @@ class Settings:
         if self.ladder_deals < 0:
             raise ConfigError("ladder_deals: 0 (the players times the pass schedule's length) or more")
         from hearts_engine.presets import PRESETS
-        from heartsbot.strategies import STRATEGIES
+        from heartsbot.strategies import KNOWN, known_strategy
 
         for key in ("house_ruleset", "ladder_ruleset"):
             if getattr(self, key) not in PRESETS:
                 raise ConfigError(f"{key}: unknown ruleset {getattr(self, key)!r}; known: {', '.join(sorted(PRESETS))}")
         for name in (*self.ladder_house, *self.house_strategies, *self.web_opponents):
-            if name not in STRATEGIES:
-                raise ConfigError(f"unknown house strategy {name!r}; known: {', '.join(sorted(STRATEGIES))}")
+            if not known_strategy(name):
+                raise ConfigError(f"unknown house strategy {name!r}; known: {KNOWN}")
         for name, token in self.bot_tokens.items():
             if not name or len(token) < 8:
                 raise ConfigError(f"bot_tokens: bot {name!r} needs a token of at least 8 characters")

@@ -188,6 +188,13 @@ def test_heartsbot_local_prints_the_score_sheet_and_a_summary(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "heartsbot.cli", "local", "--strategies", "genius", "random", "random",
                           "random"], capture_output=True, text=True)
     assert bad.returncode == 2 and "unknown strategy 'genius'" in bad.stderr
+    assert "graded-Q" in bad.stderr  # every strategy it takes is named
+    # The README offers graded-Q for calibrating a field; only `heartsd tournament local`
+    # took it (a newcomer's pass).
+    graded = subprocess.run([sys.executable, "-m", "heartsbot.cli", "local", "--deals", "1", "--strategies",
+                             "graded-0", "graded-100r", "graded-36", "random"], capture_output=True, text=True)
+    assert graded.returncode == 0, graded.stderr
+    assert "0-graded-0" in graded.stdout and "winner" in graded.stdout, graded.stdout
 
 
 def test_load_a_strategy_from_a_file(tmp_path):

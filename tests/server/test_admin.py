@@ -542,3 +542,27 @@ def test_admin_create_says_the_flag_that_waits_for_a_busy_bot_not_the_field():
 
     said = str(translate_error(Refusal(), "127.0.0.1:50051"))
     assert said.endswith("; pass --wait SECONDS to wait for it") and "wait_for_seats_ms" not in said, said
+
+
+def test_graded_house_strategies_sit_wherever_a_house_strategy_does(tmp_path):
+    """A newcomer's pass: the README offers graded-Q house strategies "for calibrating a
+    field", yet CreateMatch refused house:graded-0 ("unknown house strategy") and so did the
+    daemon's ladder_house; only `heartsd tournament local` took them."""
+    from heartsd.config import Settings
+
+    assert Settings.load(env={}, flags={"ladder": True, "ladder_house": "graded-0,graded-100r"}).ladder_house == (
+        "graded-0", "graded-100r")
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with running_daemon(tmp_path) as daemon:
+            match_id = await daemon.create_match(["house:graded-0", "house:graded-36", "house:graded-100r",
+                                                  "house:random"], deals=2)
+            for _ in range(600):
+                stored = daemon.arena.store.get(match_id)
+                if stored is not None and stored.status != "running":
+                    return stored
+                await asyncio.sleep(0.05)
+            return daemon.arena.store.get(match_id)
+
+    stored = run(scenario())
+    assert stored.status == "finished" and stored.deals_played == 2, stored

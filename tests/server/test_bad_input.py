@@ -186,7 +186,9 @@ def test_a_bot_cannot_answer_for_another_seat(tmp_path):
         (dict(players=5), grpc.StatusCode.INVALID_ARGUMENT, "standard is played by 4 players, got 5"),
         (dict(seats=["alice", "house:random"], players=4), grpc.StatusCode.INVALID_ARGUMENT, "needs 4 seats"),
         (dict(seats=["zed", *HOUSE3]), grpc.StatusCode.FAILED_PRECONDITION, "'zed' is not connected"),
-        (dict(seats=["house:genius", *HOUSE3]), grpc.StatusCode.INVALID_ARGUMENT, "unknown house strategy"),
+        (dict(seats=["house:genius", *HOUSE3]), grpc.StatusCode.INVALID_ARGUMENT,
+         "unknown house strategy 'genius'; known: heuristic, mc, random, graded-Q or graded-Qr (Q from 0 to 100)"),
+        (dict(seats=["house:graded-101", *HOUSE3]), grpc.StatusCode.INVALID_ARGUMENT, "unknown house strategy"),
         # before (an attack pass): "unknown house strategy None", a strategy nobody asked for
         (dict(seats=["alice", "", *HOUSE3[:2]]), grpc.StatusCode.INVALID_ARGUMENT, "seat 1: a bot seat needs the bot's name"),
         (dict(duplicate=True, deals=3), grpc.StatusCode.INVALID_ARGUMENT, "multiple of 4"),

@@ -30,12 +30,12 @@ import traceback
 from pathlib import Path
 from types import ModuleType
 
-from .strategies import STRATEGIES, Strategy
+from .strategies import KNOWN, Strategy, known_strategy, make_strategy
 
 
 def load_strategy(spec: str, seed: int = 0) -> Strategy:
-    if spec in STRATEGIES:
-        return STRATEGIES[spec](seed)
+    if known_strategy(spec):
+        return make_strategy(spec, seed)
     target, _, class_name = spec.partition(":") if not spec.endswith(".py") else (spec, "", "")
     if spec.count(":") and spec.split(":", 1)[0].endswith(".py"):
         target, _, class_name = spec.partition(":")
@@ -47,7 +47,7 @@ def load_strategy(spec: str, seed: int = 0) -> Strategy:
     else:
         if not class_name:
             raise ValueError(
-                f"unknown strategy {spec!r}: use one of {', '.join(sorted(STRATEGIES))}, "
+                f"unknown strategy {spec!r}: use one of {KNOWN}, "
                 "package.module:Class or a file.py"
             )
         try:
