@@ -272,6 +272,15 @@ def print_tournament(console: Console, t: tournament_pb2.Tournament) -> None:
     for row in t.tables:
         if row.waiting:
             console.print(f"round {row.round + 1} table {row.table + 1} waits: {printable(row.waiting)}", markup=False)
+    if t.tables:  # the way from a tournament to its matches' replays (`heartsd replay show ID`)
+        schedule = Table(title="tables (each match's replay: heartsd replay show MATCH)")
+        for column in ("round", "table", "bots", "status", "match", "attempts"):
+            schedule.add_column(column)
+        for row in t.tables:
+            schedule.add_row(*literal(str(row.round + 1), str(row.table + 1), ", ".join(row.bots),
+                                      row.status, row.match_id,
+                                      str(row.attempts)))
+        console.print(schedule)
     s = t.standings
     table = Table(title="standings (points per deal: fewer is better)")
     for column in ("rank", "bot", "version", "points/deal", "95% CI", "P(best)", "deals", "matches", "timeouts",

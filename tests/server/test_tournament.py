@@ -1068,6 +1068,10 @@ def test_tournament_show_says_why_a_table_waits():
     text = console.export_text()
     assert "round 2 table 1 waits: bot '[x]' is not connected" in text
     assert text.count("waits:") == 1
+    # Every table with its match, the way to its replay (a newcomer's pass: `show` named no match).
+    assert "heartsd replay show MATCH" in text
+    assert any(line.split() == ["│", "1", "│", "1", "│", "a,", "b,", "c,", "d", "│", "finished", "│", "m-1", "│",
+                                "0", "│"] for line in text.splitlines()), text
 
 
 def test_tournament_local_shows_its_progress_where_a_bar_cannot_be_drawn(tmp_path):
