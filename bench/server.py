@@ -468,9 +468,10 @@ async def stop_keepers(keepers: list[asyncio.Task[None]], bots: Any) -> None:
 
 
 def start_heartsd(tmp: Path, bots: int, web: bool = False, loop: str = "auto",
-                  extra: tuple[str, ...] = ()) -> tuple[subprocess.Popen[str], int, int | None]:
+                  extra: tuple[str, ...] = (), prefix: tuple[str, ...] = ()) -> tuple[subprocess.Popen[str], int, int | None]:
     """heartsd in its own process on event loop ``loop``; with ``web``, its web front too
-    (returns its port); ``extra``: more config lines."""
+    (returns its port); ``extra``: more config lines; ``prefix``: a command to run it under
+    (valgrind: bench/whole_process.py)."""
     tmp.mkdir(parents=True, exist_ok=True)
     config = tmp / "bench.toml"
     lines = [f'admin_token = "{ADMIN}"', f'db_path = "{tmp / "bench.db"}"', 'log_level = "error"',
@@ -479,7 +480,7 @@ def start_heartsd(tmp: Path, bots: int, web: bool = False, loop: str = "auto",
         lines += ['web = "127.0.0.1:0"', "web_rate_per_s = 10000", "web_burst = 10000", "max_spectator_calls_per_peer = 100"]
     lines += ["[bot_tokens]", *(f'b{i} = "tok-b{i}-bench"' for i in range(bots))]
     config.write_text("\n".join(lines) + "\n")
-    proc, port = spawn([sys.executable, "-m", "heartsd.cli", "serve", "--config", str(config), "--port", "0"])
+    proc, port = spawn([*prefix, sys.executable, "-m", "heartsd.cli", "serve", "--config", str(config), "--port", "0"])
     web_port = int(proc.stdout.readline().strip().rstrip("/").rsplit(":", 1)[1]) if web else None  # type: ignore[union-attr]
     return proc, port, web_port
 
@@ -630,8 +631,8 @@ def percentile(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def start_floor(work_us: float, loop: str) -> tuple[subprocess.Popen[str], int]:
-    return spawn([sys.executable, __file__, "--floor-server", "--floor-work-us", str(work_us), "--loop", loop],
+def start_floor(work_us: float, loop: str, prefix: tuple[str, ...] = ()) -> tuple[subprocess.Popen[str], int]:
+    return spawn([*prefix, sys.executable, __file__, "--floor-server", "--floor-work-us", str(work_us), "--loop", loop],
                  env={**os.environ, GRPC_ENV: server_grpc_experiments()})
 
 
