@@ -48,7 +48,7 @@ REPLICATES = 2000
 FEW_SHUFFLES = 30
 ALPHA = 0.05
 TEST = ("paired bootstrap over shuffles (2000 replicates, two-sided), Holm-corrected over all pairs at 5%; "
-        "rank = 1 + the bots separated ahead")
+        "rank = 1 + the bots separated ahead, and never ahead of a bot with fewer points per deal")
 
 
 CSV_COLUMNS = ("rank", "bot", "version", "points_per_deal", "ci_low", "ci_high", "p_best", "deals", "matches",

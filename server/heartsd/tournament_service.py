@@ -148,7 +148,8 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
 
     def _list(self) -> _Listing:
         """Every tournament's summary, newest first (in a worker thread: memo.SharedValues)."""
-        wire = [tournament_to_wire(t, summary=True) for t in self.tournaments.store.list()]
+        wire = sorted((tournament_to_wire(t, summary=True) for t in self.tournaments.store.list()),
+                      key=lambda t: _order(t.created_unix_ms, t.id))  # as the store's, in any collation
         return _Listing(wire, [_order(t.created_unix_ms, t.id) for t in wire])
 
     async def _move(self, request: object, context: grpc.aio.ServicerContext, status: str) -> tournament_pb2.Tournament:
