@@ -307,7 +307,7 @@ def _ladder(args: argparse.Namespace) -> int:
                 print(f"{'#':>3}  {'bot':<20}{'owner':<20}{'rating':>8}{'sigma':>7}{'conservative':>14}{'matches':>9}"
                       f"{'points/deal':>18}  {'decisions':>9} {'defaulted':>9}  timeout/illegal/left/auto")
                 for i, s in enumerate(standings, 1):
-                    ci = "±inf" if s.ppd_ci == float("inf") else f"±{s.ppd_ci:.2f}"
+                    ci = "±?" if s.ppd_ci == float("inf") else f"±{s.ppd_ci:.2f}"  # one match: no interval, as heartsbot says
                     flag = "  UNRELIABLE" if s.unreliable else ""
                     kinds = f"{s.timeouts}/{s.illegal}/{s.disconnects}/{s.auto}"
                     print(f"{i:>3}  {s.bot:<20}{s.owner:<20}{s.mu:>8.2f}{s.sigma:>7.2f}{s.conservative:>14.2f}"

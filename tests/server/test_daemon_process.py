@@ -223,6 +223,7 @@ def test_ladder_mode_plays_rated_matches_with_house_bots_and_shows_a_leaderboard
     board = subprocess.run([*HEARTSD, "ladder", "leaderboard", "--db", str(tmp_path / "d.db")],
                            capture_output=True, text=True)
     assert board.returncode == 0 and "house-" in board.stdout and "conservative" in board.stdout
+    assert "±inf" not in board.stdout  # a single match has no interval: "±?", as `heartsbot leaderboard` says
 
 
 def test_sigkill_during_a_ladder_run_loses_no_result_and_counts_none_twice(tmp_path, store_url):
