@@ -305,3 +305,27 @@ def test_heartsbot_leaderboard_and_matches_over_grpc(tmp_path, capsys):
     assert mine == 0 and match_id in mine_out and "rated matches" in mine_out
     unreachable = cli.main(["leaderboard", "--server", "127.0.0.1:1", "--timeout", "2"])
     assert unreachable == 4 and "could not connect to 127.0.0.1:1" in capsys.readouterr().err
+
+
+def test_heartsbot_play_says_it_waits_for_a_match_once_connected(tmp_path):
+    """A newcomer's pass: after "connected", `heartsbot play` said nothing until its first
+    match, which a ladder may take ~30 s to start. It now says what it waits for, once."""
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "heartsbot.cli", "play", "--server", daemon.target, "--token", BOTS["alice"],
+                "--name", "alice", "--strategy", "random",
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            for _ in range(400):
+                if daemon.arena.sessions.get("alice") is not None:
+                    break
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.5)
+            proc.send_signal(signal.SIGINT)
+            _, err = await asyncio.wait_for(proc.communicate(), 60)
+            return err.decode()
+
+    err = run(scenario())
+    waiting = [line for line in err.splitlines() if "waiting for a match" in line]
+    assert len(waiting) == 1 and "within about 30 s" in waiting[0], err

@@ -345,10 +345,16 @@ class BotClient:
                     kind = message.WhichOneof("kind")
                     if kind == "welcome":
                         self.connected.set()
+                        first = not self.ever_connected
                         self.ever_connected = True
                         self.active.update(m.match_id for m in message.welcome.active_matches)
                         log.info("connected", bot=self.name, session=message.welcome.session_id,
                                  resuming=len(message.welcome.active_matches))
+                        if first and not message.welcome.active_matches:
+                            # Before (a newcomer's pass), nothing more was said until the first
+                            # match, which a ladder may take ~30 s to start: a silent client.
+                            log.info("waiting for a match: the server seats this bot when one starts (a ladder "
+                                     "groups free bots into duplicate sets within about 30 s)", bot=self.name)
                         if self.draining:
                             await self._send_drain(call)
                     elif kind == "draining":
