@@ -15,7 +15,9 @@ rejection  one answer is rejected on purpose (``retry: true``, code ILLEGAL): it
 late       one answer is treated as arriving after its deadline: the default is played
            (TIMEOUT), the answer is rejected as stale, and it goes on answering correctly
 resume     the kit cuts the stream (UNAVAILABLE) when a request is due: it reconnects within
-           the grace period, gets the pending request again and finishes the match
+           the grace period, gets the pending request again and finishes the match; later the
+           kit cuts it again as the bot's answer arrives, which is lost with the stream: on the
+           new stream the bot answers that request again (the same request_id)
 drain      in the middle of a match the kit interrupts the client (SIGINT, as Ctrl-C does, when
            the kit started it; otherwise it asks you to press Ctrl-C): it sends ``drain``,
            answers the rest of the match itself, and leaves when the server ends the stream
@@ -23,7 +25,7 @@ drain      in the middle of a match the kit interrupts the client (SIGINT, as Ct
 ========== ================================================================================
 
 The matches are real: the same runner, clock and rules as a production daemon; the
-only differences are the three arranged events above, made by :class:`ConformanceRunner`.
+only differences are the arranged events above, made by :class:`ConformanceRunner`.
 A behaviour fails with the reason (which decision, which provenance, what was missing).
 
     heartsd conformance --port 0 -- node clients/node/bot.js --server {target} --token {token} --name {name}
@@ -68,6 +70,9 @@ MANUAL_HOUSE_DELAY_S = 0.5  # the drain check without a client command: time to 
 REJECT_REASON = "conformance check: this answer is rejected on purpose; answer the same request again with another card"
 LATE_REASON = "too late: the default was played"
 CUT_REASON = "conformance check: the stream is cut on purpose; reconnect and resume"
+LOSE_FROM_REQUEST = 10  # the resume check's second cut loses the bot's answer to this request or a later one
+LOST_REASON = ("conformance check: the stream is cut on purpose as your answer arrived, which is lost with it; "
+               "reconnect and answer the request the new stream sends, although you answered it here")
 
 
 @dataclass
@@ -149,6 +154,10 @@ class Arrangement:
     requests: int = 0
     cut_at: float | None = None
     reconnected_after_s: float | None = None
+    lost_at: float | None = None  # the resume check's second cut, which lost an answer
+    lost_target: str | None = None  # the request whose answer it lost
+    lost_index: int | None = None  # that request's decision's index
+    back_after_lost_s: float | None = None
     resumed_from: list[int] = field(default_factory=list)
     rejections: list[str] = field(default_factory=list)  # the reasons of every rejection sent
     cue: Callable[[], None] | None = None  # the drain check: interrupt the client
@@ -197,6 +206,8 @@ class ConformanceRunner(MatchRunner):
         a = self.arrangement
         if a.cut_at is not None and a.reconnected_after_s is None:
             a.reconnected_after_s = time.monotonic() - a.cut_at
+        elif a.lost_at is not None and a.back_after_lost_s is None:
+            a.back_after_lost_s = time.monotonic() - a.lost_at
         super().resume(slot, after)
 
     def _rejection(self, answer: bot_pb2.Answer, code: int, reason: str, retry: bool,
@@ -218,6 +229,15 @@ class ConformanceRunner(MatchRunner):
                 return self._rejection(answer, bot_pb2.REJECTION_CODE_ILLEGAL, REJECT_REASON, True, slot)
             if pending.request_id == a.target and a.rejected_answer is not None:
                 a.second_answer_same = a.second_answer_same or answer.play == a.rejected_answer.play
+        if (pending is not None and a.kind == "resume" and a.reconnected_after_s is not None and a.lost_at is None
+                and a.requests >= LOSE_FROM_REQUEST and pending.request_id == answer.request_id):
+            # As if the stream broke as the answer arrived: it is lost, the request stays open,
+            # and the new stream must bring an answer to it again.
+            session = self.arena.sessions.get(slot.name)
+            if session is not None:
+                a.lost_at, a.lost_target, a.lost_index = time.monotonic(), pending.request_id, len(self.decisions)
+                session.close(LOST_REASON, "unavailable")
+                return None
         if pending is not None and a.kind == "late" and a.target is None and pending.kind == P.DECISION_KIND_PLAY:
             # As if the answer had arrived just after the deadline: the timer fires first.
             a.target, a.target_index = pending.request_id, len(self.decisions)
@@ -478,11 +498,30 @@ class Kit:
             flaw = self._flaws(self._mine(runner), runner)
             return Result("resume", False, f"it reconnected {back[0]:.2f} s after the cut, but its match was over "
                           "by then, so there was nothing to resume" + (f": {flaw}" if flaw else ""))
-        flaw = self._flaws(self._mine(runner), runner)
         how = (f"sent resume from sequence {a.resumed_from[0]}" if a.resumed_from
                else "took the server's automatic re-send")
+        first = f"it reconnected {a.reconnected_after_s:.2f} s after the cut and {how}"
+        if a.lost_at is None or a.lost_index is None:
+            flaw = self._flaws(self._mine(runner), runner)
+            return Result("resume", False, f"{first}; the kit could not cut the stream again as an answer arrived "
+                          "(too few answers after the first cut)" + (f": {flaw}" if flaw else ""))
+        if a.back_after_lost_s is None:
+            back = await self._back_after(a.lost_at, a.lost_at + self.grace_ms / 1000)
+            return Result("resume", False, f"{first}; after the second cut (as its answer arrived) " + (
+                f"it reconnected {back[0]:.2f} s later, but its match was over by then" if back
+                else "it never reconnected"))
+        lost = runner.decisions[a.lost_index] if a.lost_index < len(runner.decisions) else None
+        if lost is None or lost.seat != 0 or lost.provenance != P.PROVENANCE_BOT:
+            what = P.Provenance.Name(lost.provenance).removeprefix("PROVENANCE_") if lost is not None else "none"
+            return Result("resume", False, (
+                f"{first}; after the second cut, which lost its answer to request {a.lost_target!r}, it reconnected "
+                f"but did not answer that request again when the new stream sent it (the server played {what}): "
+                "answer every request a new stream sends, even one answered on the old stream"))
+        flaw = self._flaws(self._mine(runner), runner)
         return Result("resume", not flaw, flaw or (
-            f"reconnected {a.reconnected_after_s:.2f} s after the cut, {how}, and finished the match"))
+            f"reconnected {a.reconnected_after_s:.2f} s after the cut, {how}; reconnected "
+            f"{a.back_after_lost_s:.2f} s after a second cut that lost an answer and answered that request again; "
+            "finished the match"))
 
 
     async def _back_after(self, since: float, until: float) -> list[float]:

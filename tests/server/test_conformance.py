@@ -257,3 +257,50 @@ def test_a_client_whose_answers_name_wrong_ids_is_told_what_the_server_rejected(
     resume = results["resume"]
     assert not resume.passed and "never reconnected" not in resume.detail, resume
     assert "reconnected" in resume.detail and unknown in resume.detail, resume
+
+
+def _resume_result(skip_answered_ids: bool):
+    """The resume check alone against a protocol-level bot that reconnects 0.2 s after each
+    cut; with ``skip_answered_ids`` it never answers a request id twice, across streams."""
+    answered: set[str] = set()
+
+    def policy(request, bot):  # type: ignore[no-untyped-def]
+        if skip_answered_ids and request.request_id in answered:
+            return None
+        answered.add(request.request_id)
+        return first_legal(request, bot)
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with kit_server("127.0.0.1", 0, NAME, TOKEN) as (arena, target):
+            daemon = types.SimpleNamespace(channel=lambda: grpc.aio.insecure_channel(target))
+            bots = [await Bot(daemon, NAME, policy, token=TOKEN).start()]  # type: ignore[arg-type]
+
+            async def reconnecting() -> None:
+                while True:
+                    await bots[-1]._task
+                    await asyncio.sleep(0.2)
+                    bots.append(await Bot(daemon, NAME, policy, token=TOKEN).start())  # type: ignore[arg-type]
+
+            keeper = asyncio.get_running_loop().create_task(reconnecting())
+            try:
+                kit = Kit(arena, NAME, timeout_s=30, grace_ms=5000)
+                await kit._hello()
+                return await kit._resume()
+            finally:
+                keeper.cancel()
+                for bot in bots:
+                    await bot.close()
+
+    return run(scenario())
+
+
+def test_the_resume_check_fails_a_client_that_skips_a_request_it_answered_on_the_cut_stream():
+    """A newcomer's pass: docs/protocol.md says to answer every request a new stream sends,
+    even one answered on the old stream (that answer may have been lost with it), and a
+    client that skipped those passed the kit. The resume check now cuts the stream a second
+    time as an answer arrives, so that answer is lost, and the request must be answered again."""
+    good = _resume_result(skip_answered_ids=False)
+    assert good.passed and "answered that request again" in good.detail, good
+    skipping = _resume_result(skip_answered_ids=True)
+    assert not skipping.passed, skipping
+    assert "did not answer that request again when the new stream sent it" in skipping.detail, skipping
