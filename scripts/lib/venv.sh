@@ -35,6 +35,8 @@ ensure_venv() {
         # Metadata the one-distribution layout left at the root would shadow the daemon's
         # (pytest puts the root on sys.path), hiding its `heartsbot local` entry point.
         rm -rf hearts_arena.egg-info
+        echo "setting up $VENV: installing the project and compiling its hot modules (about 2 minutes the first time;" \
+             "the build's own warnings may scroll by)" >&2
         "$VENV/bin/python" -m pip install --quiet --upgrade pip
         engine_build_env "$VENV/bin/python" -m pip install --quiet -e ./engine -e ./clients/python -e ".${extras:+[$extras]}"
         touch "$stamp" "$VENV/.engine-built"
