@@ -341,6 +341,9 @@ def test_a_whole_game_by_the_sh_bot_is_all_its_own_decisions(tmp_path):
     mine = [d for d in stored.record.decisions if d.seat == 0]
     assert mine and all(d.provenance == P.PROVENANCE_BOT for d in mine), [d.provenance for d in mine]
     assert f"1 matches, {len(mine)} decisions, 0 answered by the bridge" in err, err
+    # ... and how the match went, as `heartsbot play` ends (a newcomer's pass: counts only)
+    rank = stored.record.result.ranks[0]
+    assert f"answered by the bridge; 1 finished: mean rank {rank:.2f}, " in err and "points per deal" in err, err
     # Its passes are its own: the three lowest cards (the default would be the highest).
     dealt = {d.deal_number: d.hands[0].cards for d in stored.record.deals}
     passes = [d for d in mine if d.kind == P.DECISION_KIND_PASS]

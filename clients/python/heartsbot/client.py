@@ -148,13 +148,8 @@ class ClientStats:
         """What ``heartsbot play`` says at exit: matches, mean rank, points per deal, defaults."""
         reports = list(self.reports.values())
         text = f"stopped after {self.decisions} decisions, {self.matches_ended} matches"
-        finished = [r for r in reports if r.result.status == P.MATCH_STATUS_FINISHED]
-        if finished:
-            deals = sum(r.result.deals for r in finished)
-            ranks = [r.result.ranks[r.seat] for r in finished if r.seat < len(r.result.ranks)]
-            wins = sum(1 for r in finished if r.seat in r.result.winners)
-            text += (f" ({len(finished)} finished): mean rank {sum(ranks) / max(1, len(ranks)):.2f}, "
-                     f"{wins} won, {sum(r.points for r in finished) / max(1, deals):.2f} points per deal")
+        if results := self.how_they_went():
+            text += f" ({results})"
         defaults: Counter[str] = Counter()
         for r in reports:
             defaults.update(r.server_defaults)
@@ -163,6 +158,18 @@ class ClientStats:
         if self.problems:
             text += "\n" + "\n".join(f"  {p.kind} x{p.count}: {p.message}" for p in self.problems.values())
         return text
+
+    def how_they_went(self) -> str:
+        """How the finished matches went ("2 finished: mean rank 1.50, 1 won, 4.12 points per
+        deal"), or "" when none finished; ``heartsbot play`` and ``heartsbot stdio`` end with it."""
+        finished = [r for r in self.reports.values() if r.result.status == P.MATCH_STATUS_FINISHED]
+        if not finished:
+            return ""
+        deals = sum(r.result.deals for r in finished)
+        ranks = [r.result.ranks[r.seat] for r in finished if r.seat < len(r.result.ranks)]
+        wins = sum(1 for r in finished if r.seat in r.result.winners)
+        return (f"{len(finished)} finished: mean rank {sum(ranks) / max(1, len(ranks)):.2f}, "
+                f"{wins} won, {sum(r.points for r in finished) / max(1, deals):.2f} points per deal")
 
     @property
     def failed(self) -> bool:

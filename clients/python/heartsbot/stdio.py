@@ -587,8 +587,9 @@ async def run_bridge(command: Sequence[str], server: str, token: str, name: str,
         if informing:
             await asyncio.wait(informing, timeout=2)
         await asyncio.to_thread(child.close)
+        results = client.stats.how_they_went()  # as `heartsbot play` ends (before, a newcomer's pass: counts only)
         _say(f"{client.stats.matches_ended} matches, {client.stats.decisions} decisions, "
-             f"{strategy.defaults + client.stats.fallbacks} answered by the bridge")
+             f"{strategy.defaults + client.stats.fallbacks} answered by the bridge" + (f"; {results}" if results else ""))
     return code
 
 
