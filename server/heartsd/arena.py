@@ -287,6 +287,11 @@ class Arena:
         session.close(reason, status)
         self.disconnect(session)
 
+    def stream_refused(self, code: Any, details: str) -> None:
+        """A bot stream was ended before its welcome, with ``code`` (a grpc.StatusCode) and
+        ``details``. Nothing to do here: the conformance kit's arena keeps them to tell a
+        client author why their client's stream was refused."""
+
     def connect(self, session: BotSession) -> list[bot_pb2.ActiveMatch]:
         """Register a session (replacing an older one); its seats replay from what surely
         reached the bot (runner.rewind), from now on, as the stream reads (catchup.py):

@@ -46,6 +46,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from hearts_engine import Match, MatchFormat, MoonAction, PassAction, Phase, PlayAction, preset
 from hearts_engine.cards import HEARTS, QUEEN_OF_SPADES, RANK_OF, SUIT_OF, Card, format_cards
@@ -262,6 +263,16 @@ class ConformanceArena(Arena):
     def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         super().__init__(*args, **kwargs)
         self.connected_at: list[float] = []  # monotonic times of the bot's welcomes
+        self.refusals: list[str] = []  # "CODE: details" of every stream ended before its welcome
+
+    def stream_refused(self, code: Any, details: str) -> None:
+        self.refusals.append(f"{getattr(code, 'name', code)}: {details}")
+
+    def refused(self) -> str:
+        """What the server said to the last stream it refused, for a report ("" if none)."""
+        if not self.refusals:
+            return ""
+        return f"; the server refused {len(self.refusals)} stream(s), the last with {self.refusals[-1]}"
 
     def answer(self, session: BotSession, answer: bot_pb2.Answer) -> bot_pb2.AnswerRejected | None:
         runner = self.runners.get(answer.match_id)
@@ -339,7 +350,8 @@ class Kit:
     async def _hello(self) -> Result:
         self._say(f"waiting up to {self.timeout_s:.0f} s for the bot {self.name!r} to connect")
         if not await self._connected():
-            return Result("hello", False, f"no bot connected as {self.name!r} within {self.timeout_s:.0f} s")
+            refused = self.arena.refused() if isinstance(self.arena, ConformanceArena) else ""
+            return Result("hello", False, f"no bot connected as {self.name!r} within {self.timeout_s:.0f} s{refused}")
         session = self.arena.sessions.get(self.name)
         assert session is not None
         detail = f"said hello as {self.name!r} (version {session.version!r}) and was welcomed"
@@ -629,8 +641,9 @@ async def _until_client_exits(kit: Kit, child: asyncio.subprocess.Process | None
         code = child.returncode
         why = f"status {code}" if code is not None and code >= 0 else f"signal {-(code or 0)}"
         done = {r.behaviour for r in kit.results}
+        refused = kit.arena.refused() if isinstance(kit.arena, ConformanceArena) else ""
         print(f"the client exited ({why}) before the checks were done; stopping", file=sys.stderr, flush=True)
-        return kit.results + [Result(b, False, f"not run: the client exited with {why} first")
+        return kit.results + [Result(b, False, f"not run: the client exited with {why} first{refused}")
                               for b in BEHAVIOURS if b not in done]
     finally:
         exit_waiter.cancel()

@@ -160,19 +160,23 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
         budget = bots if known_bot is not None else self.arena.budgets.greeting
         peer = await admit(budget, context)
         try:
-            greeted = await self._greet_counted(context, known_bot)
-            if greeted is None:
-                return
-            if budget is not bots:
-                budget = await self._move_to(bots, budget, peer, context)
-            bot, hashed, hello = greeted
-            if not self.arena.accepting and not self.arena.active_matches(bot):
-                # Shutting down: a bot with a match to finish may come back for it (the grace);
-                # another would be welcomed only to be cut off when the daemon stops.
-                await context.abort(grpc.StatusCode.UNAVAILABLE,
-                                    "the server is shutting down: connect again when it is back")
-            if conflict := self.arena.version_conflict(bot, hello.version):
-                await context.abort(grpc.StatusCode.FAILED_PRECONDITION, conflict)
+            try:
+                greeted = await self._greet_counted(context, known_bot)
+                if greeted is None:
+                    return
+                if budget is not bots:
+                    budget = await self._move_to(bots, budget, peer, context)
+                bot, hashed, hello = greeted
+                if not self.arena.accepting and not self.arena.active_matches(bot):
+                    # Shutting down: a bot with a match to finish may come back for it (the grace);
+                    # another would be welcomed only to be cut off when the daemon stops.
+                    await context.abort(grpc.StatusCode.UNAVAILABLE,
+                                        "the server is shutting down: connect again when it is back")
+                if conflict := self.arena.version_conflict(bot, hello.version):
+                    await context.abort(grpc.StatusCode.FAILED_PRECONDITION, conflict)
+            except grpc.aio.AbortError:
+                self.arena.stream_refused(context.code(), context.details() or "")
+                raise
             settings = self.arena.settings
             granted = min(hello.max_concurrent_matches or 1, settings.max_matches_per_bot)  # every budget derives from it
             session = BotSession(bot, hello.version, frozenset(hello.rulesets), granted)

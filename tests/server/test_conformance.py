@@ -4,6 +4,7 @@ exactly the behaviours they break, by name, with a reason."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -304,3 +305,29 @@ def test_the_resume_check_fails_a_client_that_skips_a_request_it_answered_on_the
     skipping = _resume_result(skip_answered_ids=True)
     assert not skipping.passed, skipping
     assert "did not answer that request again when the new stream sent it" in skipping.detail, skipping
+
+
+def test_a_refused_client_is_told_what_the_server_said_to_it():
+    """A newcomer's pass: a client with the wrong name was reported "not run: the client
+    exited with status 3 first" (or "no bot connected"), and what the server had said
+    (PERMISSION_DENIED, this token belongs to another bot) showed only if the client
+    printed it. The kit now names the last refusal."""
+    wrong_name = [sys.executable, "-m", "heartsbot.cli", "play", "--strategy", "random", "--server", "{target}",
+                  "--token", "{token}", "--name", "{name}x"]
+    kit = subprocess.run([sys.executable, "-m", "heartsd.cli", "conformance", "--port", "0", "--timeout", "20", "--",
+                          *wrong_name], capture_output=True, text=True, timeout=120)
+    assert kit.returncode != 0, kit.stdout
+    said = "the server refused 1 stream(s), the last with PERMISSION_DENIED: this token belongs to bot 'conformance-bot'"
+    assert said in kit.stdout, kit.stdout + kit.stderr
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with kit_server("127.0.0.1", 0, NAME, TOKEN) as (arena, target):
+            daemon = types.SimpleNamespace(channel=lambda: grpc.aio.insecure_channel(target))
+            bot = Bot(daemon, NAME + "x", first_legal, token=TOKEN)  # type: ignore[arg-type]
+            with contextlib.suppress(asyncio.TimeoutError):
+                await bot.start()
+            await bot.close()
+            return await Kit(arena, NAME, timeout_s=1).run()
+
+    hello = run(scenario())[0]
+    assert not hello.passed and "PERMISSION_DENIED: this token belongs to bot 'kit-bot'" in hello.detail, hello
