@@ -47,6 +47,7 @@ True
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import inspect
 import ipaddress
@@ -66,6 +67,9 @@ INFRA_CALLS, INFRA_CALLS_PER_PEER = 64, 16  # health checks and reflection (prob
 # its status (services.BotService), so they get their own small budget, limited per
 # address. Streams with a known token never wait for it.
 GREETING_CALLS, GREETING_CALLS_PER_PEER = 64, 8
+# How long a one-request call may wait for its request once it has started (it holds its
+# budget's slot meanwhile): a real client sends it with the call's headers.
+REQUEST_WAIT_S = 10.0
 
 
 class BudgetExhausted(Exception):
@@ -259,13 +263,17 @@ class BudgetInterceptor(grpc.aio.ServerInterceptor):
         budget = self._budgets.get(details.method.split("/")[1]) if handler is not None else None
         if budget is None:
             return handler
+        # A one-request method is served as a client-streaming one reading its one request
+        # (the same bytes on the wire): gRPC runs a one-request handler only once its request
+        # has come, so a call sending headers alone held a slot of gRPC's server-wide limit
+        # and none of ours (an attack pass: one connection of such calls kept every bot out).
         if handler.unary_unary is not None:
-            return grpc.unary_unary_rpc_method_handler(
-                _counted(budget, handler.unary_unary), _tolerant(handler.request_deserializer),
+            return grpc.stream_unary_rpc_method_handler(
+                _counted_from_start(budget, handler.unary_unary), _tolerant(handler.request_deserializer),
                 handler.response_serializer)
         if handler.unary_stream is not None:
-            return grpc.unary_stream_rpc_method_handler(
-                _counted(budget, handler.unary_stream), _tolerant(handler.request_deserializer),
+            return grpc.stream_stream_rpc_method_handler(
+                _counted_from_start(budget, handler.unary_stream), _tolerant(handler.request_deserializer),
                 handler.response_serializer)
         if handler.stream_unary is not None:
             return grpc.stream_unary_rpc_method_handler(
@@ -354,6 +362,45 @@ def _counted(budget: Budget, behavior: Callable[..., Any]) -> Callable[..., Any]
             budget.release(peer)
 
     return call
+
+
+def _counted_from_start(budget: Budget, behavior: Callable[..., Any]) -> Callable[..., Any]:
+    """A one-request ``behavior`` as a client-streaming handler: it holds a slot of
+    ``budget`` from the call's start (so per-address limits bound calls whose request has
+    not come), waits at most REQUEST_WAIT_S for the request, then runs ``behavior`` on it."""
+    if inspect.isasyncgenfunction(behavior):
+        async def stream(requests: Any, context: grpc.aio.ServicerContext) -> Any:
+            peer = await admit(budget, context)
+            try:
+                request = await _the_request(context)
+                async for response in behavior(request, context):
+                    yield response
+            finally:
+                budget.release(peer)
+
+        return stream
+
+    async def call(requests: Any, context: grpc.aio.ServicerContext) -> Any:
+        peer = await admit(budget, context)
+        try:
+            return await behavior(await _the_request(context), context)
+        finally:
+            budget.release(peer)
+
+    return call
+
+
+async def _the_request(context: grpc.aio.ServicerContext) -> Any:
+    """The call's one request, decoded; the call ends INVALID_ARGUMENT when none comes within
+    REQUEST_WAIT_S, when the client ends its side without one, or when it does not decode."""
+    try:
+        request = await asyncio.wait_for(context.read(), REQUEST_WAIT_S)
+    except asyncio.TimeoutError:
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"no request message within {REQUEST_WAIT_S:g} s")
+    if request is grpc.aio.EOF:
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the call ended without its request message")
+    await _refuse_undecodable(request, context)
+    return request
 
 
 async def admit(budget: Budget, context: grpc.aio.ServicerContext) -> str:

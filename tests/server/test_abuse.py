@@ -848,3 +848,49 @@ def test_an_ipv6_caller_is_one_address_for_its_whole_64_and_a_mapped_ipv4_is_its
     budget.acquire(peer_address("ipv6:%5B64:ff9b::c000:205%5D:1"))  # 192.0.2.5 translated
     assert budget.refusal(peer_address("ipv6:%5B64:ff9b::c000:206%5D:1")) is None
     assert budget.refusal(peer_address("ipv4:192.0.2.5:2")) is not None
+
+
+def test_calls_that_never_send_their_request_hold_only_their_own_budget_and_not_for_long(tmp_path, monkeypatch):
+    """An attack pass: one connection opened 3,000 calls of a one-request method
+    (ListMatches) sending headers only. gRPC runs such a handler only once the request has
+    arrived, and the budgets were taken inside the handler, so these calls held no budget
+    at all, only slots of gRPC's server-wide call limit: with it full, a bot could not
+    connect ("Concurrent RPC limit exceeded!") and the health check failed, for as long as
+    the connection stayed open. Now a call is counted from its start, so one address holds
+    at most its budget, and a call whose request does not come is ended."""
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    from heartsd import budgets
+
+    monkeypatch.setattr(budgets, "REQUEST_WAIT_S", 2.0)
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with running_daemon(tmp_path, max_bot_streams=8, max_spectator_calls=20,
+                                  max_spectator_calls_per_peer=4) as daemon:
+            limit = daemon.settings.rpc_limit()
+            async with daemon.channel() as attacker:
+                silent = attacker.stream_unary("/hearts.v1.SpectatorService/ListMatches")
+                calls = [silent() for _ in range(limit + 50)]  # headers only: no request, no half-close
+                await asyncio.sleep(1.0)
+                bot = await Bot(daemon, "alice").start()  # before: RESOURCE_EXHAUSTED, the server-wide limit
+                welcomed = bot.welcome is not None
+                await bot.close()
+                async with daemon.channel() as probe:
+                    health = await health_pb2_grpc.HealthStub(probe).Check(health_pb2.HealthCheckRequest())
+                codes: dict[str, int] = {}
+                for call in calls:
+                    try:
+                        await asyncio.wait_for(call, 10)
+                        key = "OK"
+                    except grpc.aio.AioRpcError as exc:
+                        key = f"{exc.code().name}: {exc.details()}"
+                    codes[key] = codes.get(key, 0) + 1
+            return limit, welcomed, health.status, codes
+
+    limit, welcomed, health, codes = run(scenario())
+    assert welcomed and health == health_pb2.HealthCheckResponse.SERVING, codes
+    waited = "INVALID_ARGUMENT: no request message within 2 s"
+    assert codes.get(waited) == 4, codes  # the address's 4 spectator slots, each ended in time
+    refused = sum(n for k, n in codes.items() if k.startswith("RESOURCE_EXHAUSTED: too many spectator calls"))
+    assert refused > limit - 4, codes  # the rest by the address's budget (a few may end CANCELLED as the channel closes)
+    assert not [k for k in codes if "Concurrent RPC limit" in k], codes
