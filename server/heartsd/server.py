@@ -142,6 +142,12 @@ def server_options(settings: Settings) -> list[tuple[str, int]]:
         ("grpc.http2.min_ping_interval_without_data_ms", 5000),
         ("grpc.http2.max_pings_without_data", 0),
         ("grpc.http2.ping_on_rst_stream_percent", 100),
+        # Pings are answered at any rate, never met with GOAWAY "too_many_pings": gRPC's core
+        # (1.85) then went on reading the connection and spun a core for as long as the
+        # client kept it open (an attack pass: no match moved with two such connections).
+        # Answering costs ~3% of a core at 20,000 pings a second; a flood at loopback speed
+        # costs while it lasts, as other frame floods do (README, "Limits").
+        ("grpc.http2.max_ping_strikes", 0),
     ]
 
 

@@ -17,10 +17,14 @@ import asyncio
 import contextlib
 import os
 import resource
+import signal
 import socket
+import struct
 import subprocess
 import sys
+import threading
 import time
+from pathlib import Path
 
 import aiohttp
 import grpc
@@ -240,3 +244,51 @@ def test_a_connection_that_opens_and_resets_streams_in_a_flood_is_cut(tmp_path) 
     finally:
         proc.terminate()
         proc.communicate(timeout=30)
+
+
+def _frame(kind: int, flags: int, stream: int, payload: bytes = b"") -> bytes:
+    return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + struct.pack(">I", stream) + payload
+
+
+def _cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_a_ping_flood_costs_nothing_once_it_stops_and_gets_no_goaway(tmp_path):
+    """An attack pass: PING frames as fast as loopback takes them got GOAWAY "too_many_pings",
+    after which gRPC's core went on reading the connection and spun a whole core for as long
+    as the client kept it open, silent: two such connections and no match moved. Pings are
+    now answered at any rate (no GOAWAY), so a flood costs only while it is sent."""
+    from .test_daemon_process import start
+
+    proc, port = start(tmp_path)
+    try:
+        pings = b"".join(_frame(6, 0, 0, struct.pack(">Q", i)) for i in range(100))
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + _frame(4, 0, 0) + _frame(4, 1, 0))
+            received = bytearray()
+
+            def read() -> None:
+                with contextlib.suppress(OSError):
+                    while chunk := sock.recv(1 << 16):
+                        received.extend(chunk[:4096] if len(received) < 1 << 20 else b"")
+                        if b"too_many_pings" in chunk:
+                            received.extend(b"too_many_pings")
+
+            reader = threading.Thread(target=read, daemon=True)
+            reader.start()
+            sock.settimeout(5)
+            until = time.monotonic() + 2
+            with contextlib.suppress(OSError):
+                while time.monotonic() < until:
+                    sock.sendall(pings)
+            time.sleep(1)  # what was sent is read and answered
+            before = _cpu_s(proc.pid)
+            time.sleep(3)  # silent, the connection open
+            spent = _cpu_s(proc.pid) - before
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+    assert b"too_many_pings" not in received
+    assert spent < 1.0, f"{spent:.2f} s of CPU in 3 s of silence: the daemon spins"  # before: ~3 s (a whole core)
