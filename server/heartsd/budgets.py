@@ -269,18 +269,18 @@ class BudgetInterceptor(grpc.aio.ServerInterceptor):
         # and none of ours (an attack pass: one connection of such calls kept every bot out).
         if handler.unary_unary is not None:
             return grpc.stream_unary_rpc_method_handler(
-                _counted_from_start(budget, handler.unary_unary), _tolerant(handler.request_deserializer),
+                _counted(budget, handler.unary_unary, True), _tolerant(handler.request_deserializer),
                 handler.response_serializer)
         if handler.unary_stream is not None:
             return grpc.stream_stream_rpc_method_handler(
-                _counted_from_start(budget, handler.unary_stream), _tolerant(handler.request_deserializer),
+                _counted(budget, handler.unary_stream, True), _tolerant(handler.request_deserializer),
                 handler.response_serializer)
         if handler.stream_unary is not None:
             return grpc.stream_unary_rpc_method_handler(
-                _counted(budget, _reading_tolerantly(handler.stream_unary)), _tolerant(handler.request_deserializer),
+                _counted(budget, _reading_tolerantly(handler.stream_unary), False), _tolerant(handler.request_deserializer),
                 handler.response_serializer)
         return grpc.stream_stream_rpc_method_handler(
-            _counted(budget, _reading_tolerantly(handler.stream_stream)), _tolerant(handler.request_deserializer),
+            _counted(budget, _reading_tolerantly(handler.stream_stream), False), _tolerant(handler.request_deserializer),
             handler.response_serializer)
 
 
@@ -337,43 +337,21 @@ def _reading_tolerantly(behavior: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-def _counted(budget: Budget, behavior: Callable[..., Any]) -> Callable[..., Any]:
-    """``behavior`` holding a slot of ``budget`` while it runs; the same kind of callable
-    (a coroutine function, or an async generator function streaming its responses). A
-    request that did not decode is refused before either."""
-    if inspect.isasyncgenfunction(behavior):
-        async def stream(request: Any, context: grpc.aio.ServicerContext) -> Any:
-            await _refuse_undecodable(request, context)
-            peer = await admit(budget, context)
-            try:
-                async for response in behavior(request, context):
-                    yield response
-            finally:
-                budget.release(peer)
+def _counted(budget: Budget, behavior: Callable[..., Any], one_request: bool) -> Callable[..., Any]:
+    """``behavior`` as a client-streaming handler holding a slot of ``budget`` from the
+    call's start to its end (so per-address limits bound even calls whose request has not
+    come); the same kind of callable (a coroutine function, or an async generator function
+    streaming its responses). ``one_request``: ``behavior`` takes the call's one request,
+    waited for at most REQUEST_WAIT_S; else the requests as they come."""
 
-        return stream
+    async def argument(requests: Any, context: grpc.aio.ServicerContext) -> Any:
+        return await _the_request(context) if one_request else requests
 
-    async def call(request: Any, context: grpc.aio.ServicerContext) -> Any:
-        await _refuse_undecodable(request, context)
-        peer = await admit(budget, context)
-        try:
-            return await behavior(request, context)
-        finally:
-            budget.release(peer)
-
-    return call
-
-
-def _counted_from_start(budget: Budget, behavior: Callable[..., Any]) -> Callable[..., Any]:
-    """A one-request ``behavior`` as a client-streaming handler: it holds a slot of
-    ``budget`` from the call's start (so per-address limits bound calls whose request has
-    not come), waits at most REQUEST_WAIT_S for the request, then runs ``behavior`` on it."""
     if inspect.isasyncgenfunction(behavior):
         async def stream(requests: Any, context: grpc.aio.ServicerContext) -> Any:
             peer = await admit(budget, context)
             try:
-                request = await _the_request(context)
-                async for response in behavior(request, context):
+                async for response in behavior(await argument(requests, context), context):
                     yield response
             finally:
                 budget.release(peer)
@@ -383,7 +361,7 @@ def _counted_from_start(budget: Budget, behavior: Callable[..., Any]) -> Callabl
     async def call(requests: Any, context: grpc.aio.ServicerContext) -> Any:
         peer = await admit(budget, context)
         try:
-            return await behavior(await _the_request(context), context)
+            return await behavior(await argument(requests, context), context)
         finally:
             budget.release(peer)
 
