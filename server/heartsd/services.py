@@ -328,8 +328,8 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"hello.version is at most {MAX_VERSION_CHARS} "
                                 f"characters, got {len(hello.version)}")
         if not hello.version.isprintable():  # an organiser's terminal drew its escapes (an attack pass)
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "hello.version must be printable text (no control "
-                                f"or format characters): {quoted(hello.version)}")
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "hello.version must be printable text (no control, "
+                                f"format or separator characters but the space): {quoted(hello.version)}")
         unknown = sorted(set(hello.rulesets) - set(PRESETS))
         if unknown:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT,

@@ -66,10 +66,12 @@ def hello(name="alice", **kw):
         # whole. Refused, and the refusal shows them escaped, never raw.
         ([hello(version="1.0\x1b[2J\x1b]8;;http://evil.example/\x1b\\click\r\n")], auth(BOTS["alice"]),
          grpc.StatusCode.INVALID_ARGUMENT,
-         "hello.version must be printable text (no control or format characters): "
+         "hello.version must be printable text (no control, format or separator characters but the space): "
          "'1.0\\x1b[2J\\x1b]8;;http://evil.example/\\x1b\\\\click\\r\\n'"),
         ([hello(version="1.0\u202e0.2")], auth(BOTS["alice"]), grpc.StatusCode.INVALID_ARGUMENT,
          "hello.version must be printable text"),  # a right-to-left override, which reorders what follows
+        ([hello(version="1.0\u00a0beta")], auth(BOTS["alice"]), grpc.StatusCode.INVALID_ARGUMENT,
+         "separator characters but the space"),  # a no-break space: a separator, as the refusal now says
         # The refusal quotes the caller's name clipped, not whole (it echoed 60,000 characters).
         ([hello("b" * 5000)], auth(BOTS["alice"]), grpc.StatusCode.PERMISSION_DENIED,
          "belongs to bot 'alice', not 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb…' (5000 characters)"),
