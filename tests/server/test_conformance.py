@@ -12,6 +12,7 @@ import subprocess
 import sys
 import types
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -229,28 +230,10 @@ def test_a_client_whose_answers_name_wrong_ids_is_told_what_the_server_rejected(
         answer.request_id = request.request_id + "x"
         return answer
 
-    async def scenario():  # type: ignore[no-untyped-def]
-        async with kit_server("127.0.0.1", 0, NAME, TOKEN) as (arena, target):
-            daemon = types.SimpleNamespace(channel=lambda: grpc.aio.insecure_channel(target))
-            bots = [await Bot(daemon, NAME, wrong_id, token=TOKEN).start()]  # type: ignore[arg-type]
+    async def checks(kit: Kit) -> list:  # type: ignore[type-arg]
+        return [*await kit._pass_and_play(), await kit._rejection(), await kit._late(), await kit._resume()]
 
-            async def reconnecting() -> None:  # as a real client: back 0.2 s after each cut
-                while True:
-                    await bots[-1]._task
-                    await asyncio.sleep(0.2)
-                    bots.append(await Bot(daemon, NAME, wrong_id, token=TOKEN).start())  # type: ignore[arg-type]
-
-            keeper = asyncio.get_running_loop().create_task(reconnecting())
-            try:
-                kit = Kit(arena, NAME, timeout_s=30, grace_ms=1500)
-                await kit._hello()
-                return [*await kit._pass_and_play(), await kit._rejection(), await kit._late(), await kit._resume()]
-            finally:
-                keeper.cancel()
-                for bot in bots:
-                    await bot.close()
-
-    results = {r.behaviour: r for r in run(scenario())}
+    results = {r.behaviour: r for r in _with_a_reconnecting_bot(wrong_id, checks, grace_ms=1500)}
     unknown = "UNKNOWN_REQUEST: no request with that id was sent to you in this match (request_id 'r-"
     for name in ("pass", "play", "rejection", "late"):
         assert not results[name].passed and unknown in results[name].detail, results[name]
@@ -271,6 +254,16 @@ def _resume_result(skip_answered_ids: bool):
         answered.add(request.request_id)
         return first_legal(request, bot)
 
+    async def resume(kit: Kit) -> Any:
+        return await kit._resume()
+
+    return _with_a_reconnecting_bot(policy, resume, grace_ms=5000)
+
+
+def _with_a_reconnecting_bot(policy, checks, grace_ms: int):  # type: ignore[no-untyped-def]
+    """``checks(kit)`` against a protocol-level bot answering with ``policy`` that, as a real
+    client, connects again 0.2 s after each cut of its stream."""
+
     async def scenario():  # type: ignore[no-untyped-def]
         async with kit_server("127.0.0.1", 0, NAME, TOKEN) as (arena, target):
             daemon = types.SimpleNamespace(channel=lambda: grpc.aio.insecure_channel(target))
@@ -284,9 +277,9 @@ def _resume_result(skip_answered_ids: bool):
 
             keeper = asyncio.get_running_loop().create_task(reconnecting())
             try:
-                kit = Kit(arena, NAME, timeout_s=30, grace_ms=5000)
+                kit = Kit(arena, NAME, timeout_s=30, grace_ms=grace_ms)
                 await kit._hello()
-                return await kit._resume()
+                return await checks(kit)
             finally:
                 keeper.cancel()
                 for bot in bots:
