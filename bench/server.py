@@ -151,24 +151,46 @@ def _cpu_s(stat_path: str) -> float:
     return (int(fields[11]) + int(fields[12])) * _TICK_S
 
 
+def _switches(pid: int) -> tuple[int, int]:
+    """(context switches of every thread of process ``pid``, involuntary ones of its main
+    thread, the event loop's), from /proc."""
+    total = loop = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            status = (task / "status").read_text()
+        except OSError:  # a thread that ended meanwhile
+            continue
+        counts = {k: int(v) for k, v in (line.split(":") for line in status.splitlines() if "ctxt_switches" in line)}
+        total += counts["voluntary_ctxt_switches"] + counts["nonvoluntary_ctxt_switches"]
+        if task.name == str(pid):
+            loop = counts["nonvoluntary_ctxt_switches"]
+    return total, loop
+
+
 class CpuMeter:
     """The CPU a measured window costs, per operation: the server's event-loop thread, the
     server process (every thread: grpc's C core, workers), and this process (the bots, or
     the ping-pong client). Times vary with the machine's load far more than CPU seconds per
     operation do, and the loop thread's is what a round trip waits for in series: the latency
     bar is the floor's loop work plus what heartsd adds to it (README, "What the latency bar
-    needs"). Linux only (/proc); elsewhere it records nothing."""
+    needs"). Linux only (/proc); elsewhere it records nothing.
+
+    It also counts the server's context switches per operation (every thread's, and the
+    times its loop thread was preempted): on two cores shared by server and client, each
+    costs a switch in the kernel and a colder cache, and their rate grows with the work a
+    message costs on the loop (docs/performance.md, "Where the CPU goes beyond the
+    instructions")."""
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.enabled = Path(f"/proc/{pid}/task/{pid}/stat").exists()
-        self.totals = [0.0, 0.0, 0.0]  # loop thread, server process, this process
+        self.totals = [0.0, 0.0, 0.0, 0.0, 0.0]  # loop thread, server process, this process; switches: all, loop preempted
         self.operations = 0
-        self._at: tuple[float, float, float] | None = None
+        self._at: tuple[float, ...] | None = None
 
-    def _read(self) -> tuple[float, float, float]:
+    def _read(self) -> tuple[float, ...]:
         return (_cpu_s(f"/proc/{self.pid}/task/{self.pid}/stat"), _cpu_s(f"/proc/{self.pid}/stat"),
-                time.process_time())
+                time.process_time(), *_switches(self.pid))
 
     def start(self) -> None:
         if self.enabled:
@@ -183,8 +205,15 @@ class CpuMeter:
     def per_operation_us(self) -> dict[str, float]:
         if not self.operations:
             return {}
-        loop, server, client = (t / self.operations * 1e6 for t in self.totals)
+        loop, server, client = (t / self.operations * 1e6 for t in self.totals[:3])
         return {"loop_thread": round(loop, 1), "server": round(server, 1), "client": round(client, 1)}
+
+    def switches_per_operation(self) -> dict[str, float]:
+        """The server's context switches per operation: every thread's, and its loop's preemptions."""
+        if not self.operations:
+            return {}
+        every, preempted = (t / self.operations for t in self.totals[3:])
+        return {"server": round(every, 3), "loop_preempted": round(preempted, 3)}
 
 
 # -- the reference: a bare grpc.aio ping-pong server ---------------------------------------
@@ -693,6 +722,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         # CPU per decision (heartsd) and per round trip (floor), in us: its event-loop
         # thread, the whole server process, and this process (bots or ping-pong client).
         "cpu_us": {side: m.per_operation_us() for side, m in meters.items()},
+        "context_switches": {side: m.switches_per_operation() for side, m in meters.items()},
         "samples": len(ours),
         "web_watchers": WATCHED if args.web else 0,
         "web_snapshots": web_snapshots[0],
@@ -1524,6 +1554,11 @@ def main() -> int:
         if cpu:  # loop thread / server process / this process (bots or ping-pong client)
             rows.append((f"CPU us per {label}: loop / server / client",
                          f"{cpu['loop_thread']:.0f} / {cpu['server']:.0f} / {cpu['client']:.0f}"))
+    for side, label in (("throughput", "decision, 64 matches"), ("floor_throughput", "ping-pong, 64 streams")):
+        switches = r["context_switches"][side]
+        if switches:
+            rows.append((f"server context switches per {label}: all / loop preempted",
+                         f"{switches['server']:.2f} / {switches['loop_preempted']:.2f}"))
     width = max(len(k) for k, _ in rows)
     print(f"server benchmark ({r['samples']} latency samples, every process on {r['event_loop']}, "
           f"heartsd's encoders {r['daemon_build']}, both servers on gRPC experiments "

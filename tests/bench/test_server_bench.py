@@ -45,6 +45,10 @@ def test_the_default_run_reports_memory_per_match_as_a_slope() -> None:
         # busy thread) read 64.1 us for the process against 80.1 for its thread. Loosely:
         assert cpu["server"] >= 0.5 * cpu["loop_thread"] > 0 and cpu["client"] > 0, side
     assert "CPU us per decision, one stream: loop / server / client" in out
+    for side in ("throughput", "floor_throughput"):  # the server's context switches per operation
+        switches = result["context_switches"][side]
+        assert switches["server"] > 0 and 0 <= switches["loop_preempted"] <= switches["server"], side
+    assert "server context switches per decision, 64 matches: all / loop preempted" in out
     # One 12-deal match, one bot in every seat: 660 requests, and 17 updates of events alone
     # (3 seats at each of the 3 deals before a deal without passing, the last deal's end and
     # match_ended to 4 seats): 677 / 660. A separate update at every deal's end gave 712 / 660.
