@@ -57,6 +57,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
 from heartsbot.pacing import RETRY_AFTER_KEY
 
 from .rates import TOTAL_BURST_S, RequestRate
@@ -294,7 +296,8 @@ class Undecodable:
 
 
 def _tolerant(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
-    """``deserializer``, giving an :class:`Undecodable` instead of raising."""
+    """``deserializer``, giving an :class:`Undecodable` instead of raising, and for a request
+    with a NUL character in a text field (:func:`nul_field`)."""
     if deserializer is None:
         return None
     message_type = getattr(getattr(deserializer, "__self__", None), "DESCRIPTOR", None)
@@ -303,11 +306,49 @@ def _tolerant(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], 
 
     def read(data: bytes) -> Any:
         try:
-            return deserializer(data)
+            request = deserializer(data)
         except Exception:  # DecodeError; a wrong wire type or bad UTF-8 in a string field alike
             return Undecodable(refusal)
+        if isinstance(request, Message) and (field := nul_field(request)):
+            return Undecodable(f"{name}.{field} holds a NUL character (U+0000), which no text of this API may hold")
+        return request
 
     return read
+
+
+def nul_field(message: Message) -> str:
+    """The first string field of ``message`` (nested ones and map keys included) holding a NUL
+    character, as a dotted path; "" when none does.
+
+    Protobuf strings may hold U+0000 and SQLite stores it, but PostgreSQL refuses it in text:
+    an attack pass's NUL in a cancel reason failed the match's record for a minute of retries
+    (health NOT_SERVING meanwhile) and then lost it, and a NUL in an id answered INTERNAL with a
+    traceback. No name, id, reason or token has a use for one, so every call but the bot stream
+    (whose texts are checked where they are read) is refused at its door, on either store.
+
+    >>> from heartsbot.proto import admin_pb2
+    >>> nul_field(admin_pb2.CancelMatchRequest(match_id="m-1", reason="oops\\x00"))
+    'reason'
+    >>> nul_field(admin_pb2.CancelMatchRequest(match_id="m-1"))
+    ''
+    """
+    for described, value in message.ListFields():
+        if described.type == FieldDescriptor.TYPE_STRING:
+            if any("\x00" in text for text in (value if described.is_repeated else (value,))):
+                return described.name
+        elif described.type == FieldDescriptor.TYPE_MESSAGE:
+            entry = described.message_type
+            if entry.GetOptions().map_entry:
+                for key, item in value.items():
+                    if isinstance(key, str) and "\x00" in key or isinstance(item, str) and "\x00" in item:
+                        return described.name
+                    if isinstance(item, Message) and (inner := nul_field(item)):
+                        return f"{described.name}.{inner}"
+                continue
+            for item in value if described.is_repeated else (value,):
+                if inner := nul_field(item):
+                    return f"{described.name}.{inner}"
+    return ""
 
 
 async def _refuse_undecodable(request: Any, context: grpc.aio.ServicerContext) -> None:

@@ -526,3 +526,89 @@ def first_field_is_string(message_type: str) -> bool:
 
     field = descriptor_pool.Default().FindMessageTypeByName(message_type).fields_by_number.get(1)
     return field is not None and field.type == FieldDescriptor.TYPE_STRING
+
+
+def first_string_field(message_type: str):
+    """The first top-level string field of ``message_type`` (a FieldDescriptor), or None."""
+    from google.protobuf import descriptor_pool
+    from google.protobuf.descriptor import FieldDescriptor
+
+    fields = descriptor_pool.Default().FindMessageTypeByName(message_type).fields
+    return next((f for f in fields if f.type == FieldDescriptor.TYPE_STRING and not f.is_repeated), None)
+
+
+def test_a_nul_character_in_any_text_field_is_refused_naming_the_field_on_every_method(tmp_path):
+    """An attack pass: PostgreSQL refuses U+0000 in text, so on it a NUL in a public id
+    answered INTERNAL with a traceback (about 20 a second per address, unauthenticated), and
+    WatchMatch answered UNKNOWN with the database driver's own message; on SQLite the same
+    ids were NOT_FOUND. Now every method but the bot stream refuses a NUL in any text field
+    INVALID_ARGUMENT, naming the field, before its handler runs, on either store."""
+    from grpc_health.v1 import health_pb2
+
+    from heartsd.server import SERVICE_NAMES
+
+    services = [pool_service(name) for name in SERVICE_NAMES[1:]]
+    services.append(health_pb2.DESCRIPTOR.services_by_name["Health"])
+    methods = [(f"/{s.full_name}/{m.name}", m.input_type.full_name, m.server_streaming)
+               for s in services for m in s.methods if first_string_field(m.input_type.full_name) is not None]
+    assert len(methods) >= 12, methods
+
+    async def scenario():
+        outcomes = {}
+        async with running_daemon(tmp_path) as daemon, daemon.channel() as channel:
+            for path, input_type, server_streaming in methods:
+                from google.protobuf import message_factory, descriptor_pool
+
+                cls = message_factory.GetMessageClass(descriptor_pool.Default().FindMessageTypeByName(input_type))
+                field = first_string_field(input_type)
+                body = cls(**{field.name: "m-\x00x"}).SerializeToString()
+                kind = channel.unary_stream if server_streaming else channel.unary_unary
+                call = kind(path, request_serializer=None, response_deserializer=None)(body, metadata=auth(ADMIN),
+                                                                               timeout=10)
+                try:
+                    if server_streaming:
+                        async for _ in call:
+                            pass
+                    else:
+                        await call
+                    outcomes[path] = ("OK", "", field.name)
+                except grpc.aio.AioRpcError as exc:
+                    outcomes[path] = (exc.code().name, exc.details() or "", field.name)
+        return outcomes
+
+    outcomes = run(scenario())
+    wrong = {path: got for path, got in outcomes.items()
+             if got[0] != "INVALID_ARGUMENT" or f".{got[2]} holds a NUL character" not in got[1]}
+    assert not wrong, wrong
+
+
+def test_a_nul_in_a_cancel_reason_keeps_the_match_and_its_record_on_every_store(tmp_path, store_url):
+    """The attack pass's worst case, on PostgreSQL: CancelMatch with reason "oops\\0" hung to
+    the client's deadline while the match's record failed to store for ~70 s of retries,
+    health flapping NOT_SERVING (a readiness probe would have pulled the pod), and then the
+    match was aborted with its record lost. Now the call is refused at once and nothing
+    else changes; the match can still be cancelled, and its record is kept."""
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    async def scenario():
+        async with running_daemon(tmp_path, db=store_url) as daemon:
+            match_id = await daemon.create_match(["house:random"] * 4, deals=1000)
+            async with daemon.channel() as channel:
+                admin = admin_pb2_grpc.AdminServiceStub(channel)
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await admin.CancelMatch(admin_pb2.CancelMatchRequest(match_id=match_id, reason="oops\x00"),
+                                            metadata=auth(ADMIN), timeout=10)
+                running = daemon.arena.runners.get(match_id) is not None
+                await admin.CancelMatch(admin_pb2.CancelMatchRequest(match_id=match_id, reason="oops"),
+                                        metadata=auth(ADMIN), timeout=10)
+                await daemon.wait_finished(match_id)
+                health = await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=10)
+            return refused.value, running, daemon.stored(match_id), health.status, daemon.arena.unstored_matches
+
+    refused, running, stored, health, unstored = run(scenario())
+    assert refused.code() == grpc.StatusCode.INVALID_ARGUMENT, refused
+    assert "hearts.v1.CancelMatchRequest.reason holds a NUL character" in refused.details(), refused.details()
+    assert running, "the refused call changed nothing"
+    assert stored is not None and stored.status == "cancelled" and stored.reason == "oops", stored
+    assert stored.record is not None and stored.record.decisions, "the record kept what was played"
+    assert health == health_pb2.HealthCheckResponse.SERVING and unstored == 0

@@ -1111,3 +1111,75 @@ def test_a_caller_over_its_request_rate_has_its_connection_closed_after_the_429(
     statuses, closed = run(main())
     assert closed and statuses[-1] == 429 and statuses.count(429) == 1, statuses
     assert set(statuses[:-1]) == {200}, statuses
+
+
+def test_a_nul_in_an_address_is_refused_400_on_every_store(tmp_path, store_url) -> None:
+    """An attack pass, on PostgreSQL (which refuses U+0000 in text): /watch/m-%00x,
+    /play/..., /api/replay/... answered 500 with a traceback in the log, and
+    /ws/watch/m-%00x opened a socket that never said anything nor closed, holding a
+    spectator slot (16 of them and the address's next request got 429). On SQLite they
+    were 404. Now every store answers 400 with a reason, before any handler, sockets
+    included."""
+    paths = ["/watch/m-%00x", "/play/m-%00x", "/api/replay/m-%00x", "/api/replay/m-%00x/deals/1",
+             "/api/matches?status=%00", "/bots/a%00b"]
+
+    async def main() -> tuple[dict[str, Any], Any]:
+        async with web_daemon(tmp_path, db_path=store_url) as web, client() as http:
+            got = {}
+            for path in paths:
+                async with http.get(f"{web.url}{path}") as r:
+                    got[path] = (r.status, await r.text())
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                async with http.ws_connect(f"{web.url}/ws/watch/m-%00x"):
+                    pass
+            async with http.get(f"{web.url}/api/matches") as r:  # the address is not held back
+                after = r.status
+            return got, (refused.value.status, after)
+
+    with capture_logs() as logs:
+        got, (socket_status, after) = run(main())
+    # A page says it in an HTML page of its status; the API and sockets in JSON, with the reason.
+    wrong = {path: g for path, g in got.items() if g[0] != 400 or path.startswith("/api/") and "NUL character" not in g[1]}
+    assert not wrong, wrong
+    assert socket_status == 400 and after == 200
+    assert not [e for e in logs if e.get("log_level") in ("error", "critical") or "exc_info" in e], logs
+
+
+def test_a_watch_socket_opened_while_the_store_is_out_is_told_and_closed(tmp_path, postgres_server) -> None:
+    """A spectator's feed ended by anything but a refusal (here PostgreSQL refusing every
+    connection while the socket asks for a finished match's state) left the socket open for
+    ever, heartbeats and all, holding its spectator slot and telling the page nothing (an
+    attack pass found it by a NUL id on PostgreSQL). Now the page is told, and the socket
+    closes 1011."""
+    import psycopg
+    from heartsbot.proto import admin_pb2
+
+    from heartsd.arena import SeatRequest
+    from tests.postgres import fresh_database
+
+    def connections(url: str, allowed: bool) -> None:
+        name = url.rsplit("/", 1)[1]
+        with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as admin:
+            admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS {str(allowed).lower()}')
+            if not allowed:  # what a failover does to the daemon's open connection
+                admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,))
+
+    async def main(url: str) -> tuple[Any, Any, Any]:
+        async with web_daemon(tmp_path, db_path=url) as web, client() as http:
+            runner = await web.arena.create_match("standard", 4, admin_pb2.RulesetOptions(),
+                                                  game_pb2.MatchFormat(fixed_deals=1), None,
+                                                  [SeatRequest(house="random")] * 4, game_pb2.ClockSettings())
+            await runner.finished.wait()
+            connections(url, False)
+            try:
+                async with http.ws_connect(f"{web.url}/ws/watch/{runner.id}") as ws:
+                    told = json.loads((await ws.receive(timeout=30)).data)
+                    closing = await ws.receive(timeout=10)
+                    return told, closing, ws.close_code
+            finally:
+                connections(url, True)
+
+    with fresh_database(postgres_server) as url:
+        told, closing, code = run(main(url))
+    assert told == {"error": "internal error", "status": 500}, told
+    assert closing.type == aiohttp.WSMsgType.CLOSE and code == 1011, (closing, code)

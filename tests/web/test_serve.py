@@ -98,8 +98,9 @@ def test_the_page_of_a_bot_that_is_not_on_the_ladder_answers_404(tmp_path) -> No
         return statuses
 
     statuses = run(main())
-    assert statuses == {"listed": 200, "configured": 200, "nobody": 404, "Listed": 404, "x" * 10: 404, "%00": 404,
-                        "a%00b": 404}, statuses
+    # A NUL in any address is 400 before any handler (test_attacks: PostgreSQL refused it in text).
+    assert statuses == {"listed": 200, "configured": 200, "nobody": 404, "Listed": 404, "x" * 10: 404, "%00": 400,
+                        "a%00b": 400}, statuses
 
 
 def test_the_ladder_handlers_refusals_answer_their_status_and_reason(tmp_path) -> None:

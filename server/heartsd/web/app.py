@@ -25,7 +25,7 @@ from ..ladder import MAX_BOT_NAME_CHARS
 from ..sessions import MAX_ID_CHARS
 from . import connections, inbound, sockets
 from .api import SHARED_WORK, Api
-from .errors import HTTP_OF_ARENA, HTTP_OF_GRPC
+from .errors import DAMAGED, HTTP_OF_ARENA, HTTP_OF_GRPC
 from .front import WebContext
 from .httplog import HttpLog
 from .seats import SeatError
@@ -157,6 +157,10 @@ class WebFront(WebContext):
     async def _errors(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         """Every refusal as an HTTP status with a JSON body {"error": reason}: the one mapping."""
         try:
+            if "\x00" in request.path or "\x00" in request.query_string:
+                # No page or id holds one; PostgreSQL refuses it in text, and an id with one
+                # answered 500 with a traceback there (an attack pass), 404 on SQLite.
+                raise web.HTTPBadRequest(text="the address holds a NUL character (%00), which no page or id has")
             if request.match_info.route.name == "static" and not _static_file(request.match_info.get("filename", "")):
                 # aiohttp answers a missing static file 404 with an empty octet-stream body,
                 # which a browser takes for a failed download (ERR_INVALID_RESPONSE).
@@ -186,8 +190,7 @@ class WebFront(WebContext):
         except Exception as exc:
             if (why := damaged(exc)) is not None:  # an edited or damaged row: said, not "internal error"
                 log.error("the store is damaged", path=request.path, error=why)
-                return _error(500, "this match's stored record is damaged or was edited; the server's operator "
-                                   "is told (its log names it)")
+                return _error(500, DAMAGED)
             log.exception("web handler failed", path=request.path)
             return _error(500, "internal error")
 

@@ -12,3 +12,5 @@ HTTP_OF_GRPC = {
 }
 HTTP_OF_ARENA = {"invalid": 400, "out_of_range": 400, "precondition": 409, "not_found": 404, "unavailable": 503,
                  "exhausted": 429, "unauthenticated": 401, "denied": 403}
+# What a page is told of a stored record or event window that does not parse: the log names the row.
+DAMAGED = "this match's stored record is damaged or was edited; the server's operator is told (its log names it)"

@@ -19,9 +19,10 @@ import structlog
 from aiohttp import WSMessage, WSMsgType, web
 
 from ..arena import ArenaError, utf8_prefix
+from ..db import damaged
 from ..rates import RequestRate
 from . import inbound
-from .errors import HTTP_OF_ARENA
+from .errors import DAMAGED, HTTP_OF_ARENA
 from .front import parse_json
 from .tables import TableTracker
 
@@ -161,6 +162,13 @@ async def watch(request: web.Request, front: WebContext, match_id: str, peer: st
     return ws
 
 
+async def _refuse(ws: web.WebSocketResponse, reason: str, status: int, code: int) -> None:
+    """Tell the page why its feed ends (``{"error", "status"}``, as the JSON API says it), then close."""
+    with contextlib.suppress(Exception):
+        await ws.send_str(json.dumps({"error": reason, "status": status}))
+    await _close(ws, code, reason)
+
+
 async def _next_message(ws: web.WebSocketResponse) -> WSMessage | None:
     """``ws``'s next message, as ``async for`` on it gives them; None once it closes or its
     client leaves, also while aiohttp answers its ping, which raised out of the handler as
@@ -180,9 +188,15 @@ async def _feed(front: WebContext, peer: str, match_id: str, tracker: TableTrack
             tracker.apply_events(batch)
             changed.set()
     except ArenaError as exc:
-        with contextlib.suppress(Exception):
-            await ws.send_str(json.dumps({"error": exc.message, "status": HTTP_OF_ARENA.get(exc.kind, 500)}))
-        await _close(ws, 1000, exc.message)
+        await _refuse(ws, exc.message, HTTP_OF_ARENA.get(exc.kind, 500), 1000)
+        return
+    except Exception as exc:  # a defect or a damaged store: said and closed, never a socket left open holding its slot
+        if (why := damaged(exc)) is not None:
+            log.error("the store is damaged", match_id=match_id, error=why)
+            await _refuse(ws, DAMAGED, 500, 1011)
+        else:
+            log.exception("a spectator's feed failed", match_id=match_id)
+            await _refuse(ws, "internal error", 500, 1011)
         return
     finally:
         await events.aclose()
