@@ -576,7 +576,7 @@ class Arena:
         fmt: game_pb2.MatchFormat,
         seed: int | None,
         seats: list[SeatRequest],
-        clock: game_pb2.ClockSettings,
+        clock: game_pb2.ClockSettings | ClockPolicy,
         rated: bool = False,
         prepare: Callable[[MatchRunner], None] | None = None,
         tokens_since: float | None = None,
@@ -892,7 +892,11 @@ class Arena:
 
         await self._write(reserve)
 
-    def _policy(self, clock: game_pb2.ClockSettings) -> ClockPolicy:
+    def _policy(self, clock: game_pb2.ClockSettings | ClockPolicy) -> ClockPolicy:
+        """The clock a match plays: ``clock``'s values, its zeros the daemon's settings; a
+        ClockPolicy is one already resolved (a tournament's, frozen when it was created)."""
+        if isinstance(clock, ClockPolicy):
+            return clock
         d = self.settings.clock
         values = {
             "decision_ms": clock.decision_ms or d.decision_ms,

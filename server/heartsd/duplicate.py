@@ -65,7 +65,7 @@ from .shuffles import ShuffleRepeated
 
 if TYPE_CHECKING:
     from .arena import Arena
-    from .runner import MatchRunner
+    from .runner import ClockPolicy, MatchRunner
     from .slots import Reservation
 
 __all__ = ["DuplicateSet", "SetRow", "form_set", "rating_events", "start_set"]
@@ -123,7 +123,7 @@ def form_set(free: Sequence[str], owners: Mapping[str, str], mu: Callable[[str],
 
 
 async def start_set(arena: Arena, ruleset: str, deals: int, tables: Sequence[Sequence[str]], rated: bool = True,
-                    clock: game_pb2.ClockSettings | None = None, tokens_since: float | None = None,
+                    clock: game_pb2.ClockSettings | ClockPolicy | None = None, tokens_since: float | None = None,
                     purpose: str = "ladder", seed: int | None = None, reservation: Reservation | None = None,
                     versions: Mapping[str, str] | None = None, absent: frozenset[str] = frozenset()) -> DuplicateSet:
     """Validate and start a set: every table a fixed-deals match of ``deals`` deals from one

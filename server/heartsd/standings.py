@@ -128,8 +128,8 @@ class Standings:
     def to_dict(self) -> dict[str, object]:
         return {
             "bots": [
-                {"bot": r.bot, "version": r.version, "rank": r.rank, "points_per_deal": round(r.points_per_deal, 4),
-                 "ci_low": round(r.ci_low, 4), "ci_high": round(r.ci_high, 4), "p_best": round(r.p_best, 4),
+                {"bot": r.bot, "version": r.version, "rank": r.rank, "points_per_deal": _measured(r.points_per_deal),
+                 "ci_low": _measured(r.ci_low), "ci_high": _measured(r.ci_high), "p_best": round(r.p_best, 4),
                  "deals": r.deals, "matches": r.matches, "points": r.points, "tied_with": r.tied_with,
                  **{k: v for k, v in asdict(r.reliability).items()}}
                 for r in self.rows],
@@ -154,6 +154,12 @@ class Standings:
         for bot in standings["bots"]:
             writer.writerow([" ".join(bot[c]) if c == "tied_with" else bot[c] for c in CSV_COLUMNS])
         return out.getvalue()
+
+
+def _measured(value: float) -> float | None:
+    """A statistic for the JSON and CSV exports: None (null, an empty cell) for a bot without
+    deals, whose NaN made ``--json`` output that strict JSON parsers refuse and ``nan`` cells."""
+    return None if math.isnan(value) else round(value, 4)
 
 
 def compute(deals: Sequence[Deal], tables: Sequence[TableResult], reliability: Mapping[str, Reliability],
@@ -200,8 +206,11 @@ def compute(deals: Sequence[Deal], tables: Sequence[TableResult], reliability: M
         for b in t.bots:
             matches[b] += 1
     ranks = _ranks(mean, separated)
+    played = [counts[i] > 0 for i in range(len(bots))]
     for i, bot in enumerate(bots):
-        tied = [bots[j] for j in range(len(bots)) if j != i and (i, j) not in separated and (j, i) not in separated]
+        # A bot without deals is separated from nobody, yet level with no bot that played.
+        tied = [bots[j] for j in range(len(bots))
+                if j != i and played[j] == played[i] and (i, j) not in separated and (j, i) not in separated]
         low, high = _percentiles(samples[i])
         rows.append(Row(bot, ranks[i], mean[i], low, high, best[i] / replicates if n else 0.0, int(counts[i]),
                         matches[bot], int(totals[i]), tied, (versions or {}).get(bot, ""),
@@ -230,7 +239,10 @@ def _ranks(mean: Sequence[float], separated: set[tuple[int, int]]) -> list[int]:
             fewer, previous = max(fewer, same), points(i)
         ranks[i] = max(ranks[i], fewer)
         same = max(same, ranks[i])
-    return ranks
+    # Bots without deals share the rank after every bot that played: separated from nobody,
+    # they were "1=" beside the leaders in a tournament cancelled early (an organiser's pass).
+    unranked = 1 + sum(1 for m in mean if not math.isnan(m))
+    return [unranked if math.isnan(m) else r for m, r in zip(mean, ranks)]
 
 
 def _percentiles(values: Sequence[float]) -> tuple[float, float]:

@@ -43,7 +43,7 @@ from heartsbot import tls
 from heartsbot.help import DefaultsHelp
 from heartsbot.options import at_least, server_target, shuffle_seed
 from heartsbot.pacing import paced
-from heartsbot.proto import tournament_pb2, tournament_pb2_grpc
+from heartsbot.proto import game_pb2, tournament_pb2, tournament_pb2_grpc
 
 from .admin_cli import DEFAULT_SERVER, literal, open_channel, printable, run_command, translate_error
 from .rates import MAX_PAGE
@@ -264,11 +264,28 @@ def _watch(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def clock_text(clock: game_pb2.ClockSettings) -> str:
+    """A tournament's clock in words (its zeros, for one created before clocks were frozen,
+    the server's setting when each match starts).
+
+    >>> clock_text(game_pb2.ClockSettings(decision_ms=1000, bank_ms=10000, max_illegal=3, auto_after=3, grace_ms=15000))
+    '1,000 ms a decision, a 10,000 ms bank, 3 rejected answers, auto-play after 3 defaults, 15,000 ms grace'
+    """
+    def value(number: int, unit: str = "") -> str:
+        return f"{number:,}{unit}" if number else "the server's"
+
+    return (f"{value(clock.decision_ms, ' ms')} a decision, a {value(clock.bank_ms, ' ms')} bank, "
+            f"{value(clock.max_illegal)} rejected answers, auto-play after {value(clock.auto_after)} defaults, "
+            f"{value(clock.grace_ms, ' ms')} grace")
+
+
 def print_tournament(console: Console, t: tournament_pb2.Tournament) -> None:
     console.print(f"[bold]{escape(printable(t.name))}[/bold] ({t.id}): {STATUS.get(t.status, '?')}, {escape(t.ruleset)}, {t.players} seats, "
                   f"{t.rounds} rounds, {t.matches_finished}/{t.matches_total} matches, "
                   f"{t.deals_per_match} deals each" + (f"; seed {t.seed}" if t.seed else "")
                   + (f", shuffle key {t.shuffle_key.hex()}" if t.shuffle_key else ""))
+    if t.HasField("clock"):
+        console.print(f"clock: {clock_text(t.clock)}", markup=False)
     for row in t.tables:
         if row.waiting:
             console.print(f"round {row.round + 1} table {row.table + 1} waits: {printable(row.waiting)}", markup=False)

@@ -29,8 +29,10 @@ STATUS = {
 }
 
 
-def _number(value: float) -> float:
-    return 0.0 if math.isnan(value) else value
+def _number(value: float | None) -> float:
+    """A standings statistic on the wire, which has no null: 0.0 for a bot without deals
+    (its ``deals`` says so); stored standings from before hold NaN there."""
+    return 0.0 if value is None or math.isnan(value) else value
 
 
 def standings_to_wire(standings: dict[str, object], json_text: str) -> tournament_pb2.TournamentStandings:
@@ -56,6 +58,7 @@ def tournament_to_wire(t: tours.TournamentRow, standings: tournament_pb2.Tournam
         deals_per_match=t.deals, created_unix_ms=t.created_ms, reason=t.reason,
         seed=t.seed if t.seed_public else 0,  # with the key, the seed gives every shuffle
         shuffle_key=(t.shuffle_key or b"") if t.seed_public else b"")
+    out.clock.CopyFrom(game_pb2.ClockSettings(**{k: v for k, v in t.clock.items() if k != tours.FROZEN}))
     for r in t.roster:
         out.roster.add(bot=r["bot"], owner=r["owner"], version=r["version"])
     out.matches_total, out.matches_finished = t.matches

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import hmac
 import json
@@ -46,6 +47,7 @@ from heartsbot.proto import admin_pb2, game_pb2
 
 from . import standings as stats
 from .arena import MAX_FIXED_DEALS, ArenaError, SeatRequest, SeedRefused
+from .runner import ClockPolicy
 from .live_standings import RecordReader, StandingsWorker
 from .memo import SharedValues
 from .schedule import balanced_schedule
@@ -58,6 +60,20 @@ if TYPE_CHECKING:
 log = structlog.get_logger("heartsd.tournament")
 LIST_FRESH_S = 2.0  # how old the public tournament views may be (changes made here show at once)
 SEAT_WAIT_S = 30.0  # one CreateMatch wait; the director waits again as long as the tournament runs
+
+
+# TournamentRow.clock's mark of values resolved at create (every one the match plays): a
+# tournament created before holds the request's, its zeros the daemon's settings of the day.
+FROZEN = "frozen"
+
+
+def frozen_clock(t: TournamentRow) -> game_pb2.ClockSettings | ClockPolicy:
+    """The clock ``t``'s matches play. Frozen at create since an organiser pass: before, only
+    the values the request gave were kept, the rest (bank, grace, defaults before auto-play)
+    read from the daemon's settings at each match, so a restart with another [clock] changed
+    the time control between rounds of one tournament, without a word."""
+    values = {k: v for k, v in t.clock.items() if k != FROZEN}
+    return ClockPolicy(**values) if t.clock.get(FROZEN) else game_pb2.ClockSettings(**values)
 
 
 @dataclass
@@ -355,7 +371,7 @@ class Tournaments:
         if len(bots) < rules.players:
             raise ArenaError("invalid", f"{rules.players}-seat tables need at least {rules.players} bots, "
                                         f"got {len(bots)}")
-        arena._policy(clock)  # the clock's values are checked now, not at the first match
+        policy = arena._policy(clock)  # checked now, not at the first match; frozen (frozen_clock)
         owners = await asyncio.to_thread(arena.owners)
         roster = []
         for bot in bots:
@@ -379,7 +395,7 @@ class Tournaments:
         t = TournamentRow(
             "t-" + secrets.token_hex(6), name or "tournament", int(time.time() * 1000), None, "running", "",
             rules.name, rules.players, rounds, deals, seed,
-            {k: getattr(clock, k) for k in ("decision_ms", "bank_ms", "max_illegal", "auto_after", "grace_ms")},
+            {**dataclasses.asdict(policy), FROZEN: 1},
             roster, arena.settings.instance, None,
             [TableRow(r.number, i, list(table)) for r in schedule for i, table in enumerate(r.tables)],
             shuffle_key=shuffle_key or secrets.token_bytes(SHUFFLE_KEY_BYTES))
@@ -606,7 +622,7 @@ class Tournaments:
         they wait, :meth:`waiting` says why."""
         first = group[0]
         seed = table_seed(t.seed, first.round, first.table, first.attempts - 1, t.shuffle_key)
-        clock = game_pb2.ClockSettings(**t.clock)
+        clock = frozen_clock(t)
         seats = [SeatRequest(bot=b) for row in group for b in row.seats]
         bots = {b for row in group for b in row.seats}
         versions = {b: t.versions[b] for b in bots}

@@ -30,6 +30,7 @@ from heartsd import tournaments as tours
 from heartsd.schedule import balanced_schedule, pair_counts, spread
 from heartsd.store import Store
 from heartsd.tournaments import TournamentStore
+from heartsd.tournament_service import standings_to_wire
 
 from .harness import ADMIN, BOTS, Bot, auth, first_legal, run, running_daemon
 
@@ -202,6 +203,34 @@ def test_a_rank_never_puts_a_bot_ahead_of_one_with_fewer_points_per_deal():
     by_bot = {r.bot: r for r in table.rows}
     assert "z" in by_bot["y"].tied_with and "y" in by_bot["z"].tied_with and "z" in by_bot["x"].tied_with
     assert table.test == stats.TEST  # 44 shuffles
+
+
+def test_bots_without_deals_rank_after_every_bot_that_played_and_export_as_valid_json():
+    """An organiser's pass: a tournament cancelled after its first match ranked the three bots
+    that never played "1=" beside the leaders (separated from nobody), `show --json` wrote
+    NaN (which strict JSON parsers refuse), `--csv` wrote nan, and the web's standings drew
+    them with 0.0 points per deal: the best score. Now they share the rank after every bot
+    that played, tied only with each other, with null statistics."""
+    deals = [stats.Deal(f"s{s}", "m1", bot, points)
+             for s in range(8) for bot, points in (("a", 0), ("b", 5), ("c", 9), ("d", 12))]
+    table = stats.compute(deals, [], {}, seed=7, replicates=200, roster=["a", "b", "c", "d", "e", "f", "g"])
+    by_bot = {r.bot: r for r in table.rows}
+    assert [by_bot[b].rank for b in "efg"] == [5, 5, 5], [(r.bot, r.rank) for r in table.rows]
+    assert all(by_bot[b].rank < 5 for b in "abcd")
+    assert sorted(by_bot["e"].tied_with) == ["f", "g"] and not {"e", "f", "g"} & set(by_bot["a"].tied_with)
+
+    def strict(constant: str) -> None:
+        raise ValueError(f"not JSON: {constant}")
+
+    exported = json.loads(table.to_json(), parse_constant=strict)
+    rows = {b["bot"]: b for b in exported["bots"]}
+    assert rows["e"]["points_per_deal"] is None and rows["e"]["ci_low"] is None and rows["e"]["deals"] == 0
+    assert "nan" not in table.to_csv().lower()
+    wire = standings_to_wire(exported, table.to_json())  # what GetTournament and the web front read
+    from heartsd.web.present import tournament as web_tournament
+
+    shown = web_tournament(tournament_pb2.Tournament(standings=wire))["standings"]
+    assert {r["bot"]: r["points_per_deal"] for r in shown if r["bot"] in "efg"} == dict.fromkeys("efg")
 
 
 def test_standings_over_few_shuffles_say_their_statistics_are_optimistic():
@@ -1624,3 +1653,43 @@ def test_tournament_show_draws_a_stored_versions_escapes_as_text_never_raw(tmp_p
     assert "\x1b" not in out and "\x07" not in out and "\r" not in out, repr(out)  # before: all three, raw
     assert "\\x1b[2J" in out and "cup\\x1b[2J" in out
     assert not any(line.strip().startswith("{\"event\"") for line in out.splitlines())  # no made-up line
+
+
+def test_a_tournament_keeps_its_clock_when_the_daemon_restarts_with_another(tmp_path):
+    """An organiser pass: only the clock values a CreateTournament gave were kept (the CLI
+    gives decision_ms at most); bank, grace and the rest were read from the daemon's settings
+    as each match started, so a restart with another [clock] mid-tournament changed the time
+    control between rounds, silently (a searching bot lost its bank in some rounds only).
+    Now the whole clock is resolved and frozen at create, shown by GetTournament and
+    `tournament show`, and every match of the tournament plays it."""
+    names = dict(zip(("alice", "bob", "carol", "dave"), ("random",) * 4))
+    created_with = dict(decision_ms=1500, bank_ms=4000, max_illegal=2, auto_after=4, grace_ms=3500)
+
+    async def scenario():
+        async with running_daemon(tmp_path, **created_with) as daemon:
+            async with daemon.channel() as channel:
+                stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+                clients = await _clients(daemon.target, {n: BOTS[n] for n in names}, names)
+                created = (await stub.CreateTournament(P.CreateTournamentRequest(
+                    name="clock", bots=list(names), rounds=2, deals_per_match=1), metadata=auth(ADMIN))).tournament
+                await daemon.arena.tournaments.stop()  # type: ignore[attr-defined]  # as a SIGTERM would
+            await _stop(clients)
+        async with running_daemon(tmp_path, decision_ms=40, bank_ms=200, max_illegal=1, auto_after=1,
+                                  grace_ms=100) as daemon:
+            clients = await _clients(daemon.target, {n: BOTS[n] for n in names}, names)
+            t = await _until(daemon.target, created.id, _finished, 120)
+            await _stop(clients)
+            records = [daemon.arena.store.get(row.match_id).record for row in t.tables]
+            shown = await asyncio.to_thread(
+                subprocess.run, [sys.executable, "-m", "heartsd.cli", "tournament", "show", created.id,
+                                 "--server", daemon.target, "--admin-token", ADMIN],
+                capture_output=True, text=True, timeout=60)
+            return created, t, records, shown
+
+    created, t, records, shown = run(scenario())
+    for clock in (*(r.clock for r in records), created.clock, t.clock):  # the matches first: what they played
+        got = {k: getattr(clock, k) for k in created_with}
+        assert got == created_with, got
+    assert len(records) == 2
+    assert "clock: 1,500 ms a decision, a 4,000 ms bank, 2 rejected answers, auto-play after 4 defaults, " \
+           "3,500 ms grace" in shown.stdout, shown

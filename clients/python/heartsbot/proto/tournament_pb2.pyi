@@ -176,7 +176,7 @@ class TournamentStandings(_message.Message):
     def __init__(self, rows: _Optional[_Iterable[_Union[StandingRow, _Mapping]]] = ..., head_to_head: _Optional[_Iterable[_Union[HeadToHead, _Mapping]]] = ..., test: _Optional[str] = ..., shuffles: _Optional[int] = ..., json: _Optional[str] = ...) -> None: ...
 
 class Tournament(_message.Message):
-    __slots__ = ("id", "name", "status", "ruleset", "players", "rounds", "deals_per_match", "roster", "tables", "matches_finished", "matches_total", "standings", "seed", "created_unix_ms", "reason", "shuffle_key")
+    __slots__ = ("id", "name", "status", "ruleset", "players", "rounds", "deals_per_match", "roster", "tables", "matches_finished", "matches_total", "standings", "seed", "created_unix_ms", "reason", "shuffle_key", "clock")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
@@ -193,6 +193,7 @@ class Tournament(_message.Message):
     CREATED_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     SHUFFLE_KEY_FIELD_NUMBER: _ClassVar[int]
+    CLOCK_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     status: TournamentStatus
@@ -209,7 +210,8 @@ class Tournament(_message.Message):
     created_unix_ms: int
     reason: str
     shuffle_key: bytes
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., status: _Optional[_Union[TournamentStatus, str]] = ..., ruleset: _Optional[str] = ..., players: _Optional[int] = ..., rounds: _Optional[int] = ..., deals_per_match: _Optional[int] = ..., roster: _Optional[_Iterable[_Union[RosterEntry, _Mapping]]] = ..., tables: _Optional[_Iterable[_Union[TournamentTable, _Mapping]]] = ..., matches_finished: _Optional[int] = ..., matches_total: _Optional[int] = ..., standings: _Optional[_Union[TournamentStandings, _Mapping]] = ..., seed: _Optional[int] = ..., created_unix_ms: _Optional[int] = ..., reason: _Optional[str] = ..., shuffle_key: _Optional[bytes] = ...) -> None: ...
+    clock: _game_pb2.ClockSettings
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., status: _Optional[_Union[TournamentStatus, str]] = ..., ruleset: _Optional[str] = ..., players: _Optional[int] = ..., rounds: _Optional[int] = ..., deals_per_match: _Optional[int] = ..., roster: _Optional[_Iterable[_Union[RosterEntry, _Mapping]]] = ..., tables: _Optional[_Iterable[_Union[TournamentTable, _Mapping]]] = ..., matches_finished: _Optional[int] = ..., matches_total: _Optional[int] = ..., standings: _Optional[_Union[TournamentStandings, _Mapping]] = ..., seed: _Optional[int] = ..., created_unix_ms: _Optional[int] = ..., reason: _Optional[str] = ..., shuffle_key: _Optional[bytes] = ..., clock: _Optional[_Union[_game_pb2.ClockSettings, _Mapping]] = ...) -> None: ...
 
 class CreateTournamentResponse(_message.Message):
     __slots__ = ("tournament",)
