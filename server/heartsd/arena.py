@@ -239,6 +239,7 @@ class Arena:
         self.tokens = TokenRegistry(settings.bot_tokens, url=None if memory else store.path,
                                     shared=store.db if memory else None)
         self.tokens.on_change = self.check_tokens
+        self._shadowed_warned: list[str] = []  # the shadowed ladder registrations last warned of (check_tokens)
         # Calls at once per class of caller (budgets.py); given when the server that counts
         # them was made first (serve binds its port before the store and the arena exist).
         self.budgets = budgets or Budgets.from_settings(settings)
@@ -263,11 +264,21 @@ class Arena:
             return found
         if not await self.tokens.refreshed():
             return found  # the store does not answer: the last view decides
-        return self.tokens.lookup(token)
+        found = self.tokens.lookup(token)
+        if found is None and (name := self.tokens.shadowed(token)) is not None:
+            raise ArenaError("unauthenticated", f"bot {name!r} is configured in this daemon's [bot_tokens]: a ladder "
+                             f"registration under its name (`heartsd ladder add-bot {name}`) signs nothing in; "
+                             "register the bot under another name")
+        return found
 
     def check_tokens(self) -> None:
         """The registry saw the ladder's tokens change: end the sessions of revoked bots at
         once (their seats go the disconnect way), and hand rotated ones to :meth:`token_rotated`."""
+        shadowed = self.tokens.shadowed_registrations()
+        if shadowed and shadowed != self._shadowed_warned:
+            log.warning("ladder registrations under the names of configured bots sign nothing in; register those "
+                        "bots under other names (or revoke the registrations)", bots=shadowed)
+        self._shadowed_warned = shadowed
         for session in self.sessions.all():
             state = self.tokens.state(session.bot, session.token_hash)
             if state is TokenState.REVOKED:
@@ -686,7 +697,9 @@ class Arena:
         configured owner spelled as a registered one is that owner. Reads the store: call
         it in a thread. Before (an attack pass), configured bots had no owner at all, so a
         tournament seated one person's two bots in one duplicate set and at one table."""
-        registered = self.store.ladder.owners()
+        # A registration under a configured bot's name is not that bot (TokenRegistry.shadowed).
+        shadowed = self.tokens.configured_names
+        registered = {bot: owner for bot, owner in self.store.ladder.owners().items() if bot not in shadowed}
         spelled = {spelling_key(owner): owner for owner in registered.values()}
         configured = {bot: spelled.get(spelling_key(owner), owner) for bot, owner in self.settings.bot_owners.items()}
         return {**configured, **registered}

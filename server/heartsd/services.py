@@ -485,12 +485,14 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
         names = {s.bot for s in arena.sessions.all()}
         if request.include_registered:
             names |= set(registered) | set(arena.settings.bot_tokens)
+        configured = arena.tokens.configured_names  # its owner is the configuration's (Arena.owners)
         bots = []
         for name in sorted(names):
             session = arena.sessions.get(name)
+            owner = arena.settings.bot_owners.get(name, name) if name in configured else registered.get(name, "")
             bot = admin_pb2.ConnectedBot(
                 name=name, active_matches=arena.active_matches(name), connected=session is not None,
-                registered=name in registered, owner=registered.get(name, ""), revoked=name in revoked,
+                registered=name in registered, owner=owner, revoked=name in revoked,
                 reserved_slots=arena.slots.promised(name))
             if session is not None:
                 bot.version, bot.max_concurrent_matches = session.version, session.max_matches

@@ -83,6 +83,7 @@ class TokenRegistry:
         ``shared``: the store's own connection, used only when a second one cannot be
         opened on the same data (an in-memory SQLite database)."""
         self._configured = {token_hash(t): name for name, t in configured.items()}
+        self.configured_names = frozenset(configured)
         self._url = url
         self._shared = shared
         self._interval_s = interval_s
@@ -101,8 +102,24 @@ class TokenRegistry:
         """(bot, token hash) for a token that opens sessions now, else None. Configured
         tokens win over ladder ones. Hashing first means no comparison runs over the secret."""
         hashed = token_hash(token)
-        bot = self._configured.get(hashed) or self.view.by_hash.get(hashed)
+        bot = self._configured.get(hashed)
+        if bot is None:
+            bot = self.view.by_hash.get(hashed)
+            if bot in self.configured_names:  # shadowed (:meth:`shadowed`): the configured token alone is the bot
+                return None
         return (bot, hashed) if bot is not None else None
+
+    def shadowed(self, token: str) -> str | None:
+        """The name of a configured bot that ``token``'s ladder registration also bears, if
+        so: such a token opens no session. Before (an organiser's pass), `heartsd ladder
+        add-bot bob` beside a configured bob was accepted, and its token replaced the real
+        bob's stream and made its ladder owner bob's."""
+        bot = self.view.by_hash.get(token_hash(token))
+        return bot if bot in self.configured_names else None
+
+    def shadowed_registrations(self) -> list[str]:
+        """The ladder registrations (not revoked) under a configured bot's name, sorted."""
+        return sorted(name for name in self.view.by_hash.values() if name in self.configured_names)
 
     def is_configured(self, hashed: str) -> bool:
         return hashed in self._configured

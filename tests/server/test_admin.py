@@ -10,7 +10,7 @@ import time
 
 import grpc
 import pytest
-from heartsbot.proto import admin_pb2, admin_pb2_grpc, bot_pb2, game_pb2, spectator_pb2, spectator_pb2_grpc
+from heartsbot.proto import admin_pb2, admin_pb2_grpc, bot_pb2, bot_pb2_grpc, game_pb2, spectator_pb2, spectator_pb2_grpc
 from rich.console import Console
 
 from hearts_engine import card_symbol
@@ -185,7 +185,8 @@ def test_list_bots_includes_registered_and_revoked_bots_when_asked(tmp_path):
     # registered false, where the field is a fact about the bot).
     shown = {b.name: b for b in connected.bots}
     assert shown["reg1"].registered and shown["reg1"].owner == "ann", shown["reg1"]
-    assert not shown["alice"].registered and not shown["alice"].owner
+    # A configured bot's owner is the configuration's: itself, when [bot_owners] does not name it.
+    assert not shown["alice"].registered and shown["alice"].owner == "alice"
     by_name = {b.name: b for b in everyone.bots}
     assert set(by_name) == {"reg1", "gone"} | set(BOTS)
     assert by_name["reg1"].connected and by_name["reg1"].registered and by_name["reg1"].owner == "ann"
@@ -566,3 +567,45 @@ def test_graded_house_strategies_sit_wherever_a_house_strategy_does(tmp_path):
 
     stored = run(scenario())
     assert stored.status == "finished" and stored.deals_played == 2, stored
+
+
+def test_a_ladder_registration_under_a_configured_bots_name_signs_nothing_in(tmp_path):
+    """An organiser's pass: `heartsd ladder add-bot bob --owner mallory` beside a configured
+    bob was accepted; its token was welcomed as bob, replaced the real bob's stream (which
+    then left for good, "replaced by a newer stream of this bot"), and made mallory bob's
+    owner. Now such a token is refused UNAUTHENTICATED saying why, the configured bob keeps
+    its stream and owner, and the daemon warns of the registration."""
+    from structlog.testing import capture_logs
+
+    from heartsd.tokens import REFRESH_S
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            real = await Bot(daemon, "bob").start()
+            with capture_logs() as logs:
+                impostor = await asyncio.to_thread(daemon.arena.store.ladder.add_bot, "bob", "mallory")
+                async with daemon.channel() as channel:
+                    call = bot_pb2_grpc.BotServiceStub(channel).Play(
+                        iter([bot_pb2.PlayRequest(hello=bot_pb2.Hello(name="bob", version="impostor"))]),
+                        metadata=auth(impostor))
+                    with pytest.raises(grpc.aio.AioRpcError) as refused:
+                        async for _ in call:
+                            pass
+                    await asyncio.sleep(REFRESH_S + 0.5)  # the registry's next read of the ladder warns
+                    listed = await admin_pb2_grpc.AdminServiceStub(channel).ListBots(
+                        admin_pb2.ListBotsRequest(), metadata=auth(ADMIN))
+            session = daemon.arena.sessions.get("bob")
+            owners = await asyncio.to_thread(daemon.arena.owners)
+            match_id = await daemon.create_match(["bob", "house:random", "house:random", "house:random"])
+            await real.wait_ended(match_id)
+            await real.close()
+            return refused.value, session is not None and session.version == "test", owners, listed, logs
+
+    refused, kept, owners, listed, logs = run(scenario())
+    assert refused.code() == grpc.StatusCode.UNAUTHENTICATED, refused
+    assert "bot 'bob' is configured in this daemon's [bot_tokens]" in refused.details(), refused.details()
+    assert kept, "the configured bob keeps its stream"
+    assert owners.get("bob", "bob") == "bob", owners  # not mallory: a configured bot not in [bot_owners] owns itself
+    assert {b.name: b.owner for b in listed.bots}.get("bob") == "bob", listed
+    assert any(e["event"].startswith("ladder registrations under the names of configured bots") and e["bots"] == ["bob"]
+               for e in logs), logs
