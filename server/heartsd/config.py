@@ -20,7 +20,7 @@ import os
 import re
 import secrets
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -241,8 +241,9 @@ class Settings:
             if value is not None:
                 raw[key] = value
         unknown = set(raw) - set(_FIELDS)
-        if unknown:
-            raise ConfigError(f"unknown settings: {', '.join(sorted(unknown))}")
+        if unknown:  # each with the setting it most resembles (an organiser's pass: `db = ...` had none)
+            raise ConfigError("unknown settings: " + ", ".join(
+                f"{key}{_nearest(key, list(_FIELDS), '_')}" for key in sorted(unknown)))
         values = {key: _FIELDS[key](key, value) for key, value in raw.items()}
         clock_keys = {f.name for f in dataclasses.fields(ClockDefaults)}
         clock = ClockDefaults(**{k: values.pop(k) for k in list(values) if k in clock_keys})
@@ -420,18 +421,20 @@ def unknown_env(env: Mapping[str, str] | None = None) -> list[str]:
     >>> unknown_env({"HEARTSD_DB": "/srv/hearts.db"})
     ['HEARTSD_DB names no setting and is ignored (did you mean HEARTSD_DB_PATH?)']
     """
-    import difflib
-
     env = os.environ if env is None else env
     known = ["HEARTSD_" + key.upper() for key in _FIELDS]
-    lines = []
-    for name in sorted(env):
-        if name.startswith("HEARTSD_") and name not in known and name not in OTHER_ENV:
-            longer = [k for k in known if k.startswith(name + "_")]
-            close = longer if len(longer) == 1 else difflib.get_close_matches(name, known, n=1)
-            hint = f" (did you mean {close[0]}?)" if close else ""
-            lines.append(f"{name} names no setting and is ignored{hint}")
-    return lines
+    return [f"{name} names no setting and is ignored{_nearest(name, known, '_')}" for name in sorted(env)
+            if name.startswith("HEARTSD_") and name not in known and name not in OTHER_ENV]
+
+
+def _nearest(name: str, known: Sequence[str], separator: str) -> str:
+    """" (did you mean X?)" for the known name ``name`` most resembles, else "": the one
+    setting it begins (``db``: ``db_path``), or the closest spelling."""
+    import difflib
+
+    longer = [k for k in known if k.startswith(name + separator)]
+    close = longer if len(longer) == 1 else difflib.get_close_matches(name, known, n=1)
+    return f" (did you mean {close[0]}?)" if close else ""
 
 
 def is_loopback(host: str) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from heartsd.config import ConfigError, Settings
@@ -72,7 +74,11 @@ def _file_refused(config, text: str, message: str) -> None:  # type: ignore[no-u
 
 def test_unknown_settings_and_unreadable_files(tmp_path):
     config = tmp_path / "h.toml"
-    _file_refused(config, "colour = 3\n", "unknown settings: colour")
+    _file_refused(config, "colour = 3\n", "unknown settings: colour$")  # resembles nothing: no guess
+    # An organiser's pass: `db = ...` (the flag is --db) said only "unknown settings: db",
+    # where the environment's HEARTSD_DB already pointed to HEARTSD_DB_PATH.
+    _file_refused(config, 'db = "x.db"\nprot = 1\n',
+                  re.escape("unknown settings: db (did you mean db_path?), prot (did you mean port?)"))
     _file_refused(config, "port = [\n", "h.toml")
     with pytest.raises(ConfigError, match="No such file"):
         Settings.load(file=str(tmp_path / "missing.toml"), env={})
