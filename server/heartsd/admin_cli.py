@@ -40,6 +40,7 @@ from heartsbot import tls
 from heartsbot.exits import EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE
 from heartsbot.help import DefaultsHelp
 from heartsbot.pacing import paced
+from .logs import printable  # re-exported: the CLI's commands escape with it too
 from heartsbot.options import DEFAULT_SERVER, INT32_MAX, at_least, seconds, server_target, shuffle_seed
 from heartsbot.proto import admin_pb2, admin_pb2_grpc, game_pb2, spectator_pb2, spectator_pb2_grpc
 
@@ -77,11 +78,6 @@ def literal(*cells: str) -> list[Text]:
     ['v1.0', '1.0\\x1b[2J\\r\\n', 'a\\u202eb']
     """
     return [Text(printable(cell)) for cell in cells]
-
-
-def printable(text: str) -> str:
-    """``text`` with its control and format characters written as escapes (see :func:`literal`)."""
-    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def add_parser(sub: Any) -> None:

@@ -40,11 +40,36 @@ class _Forgiving:
             pass
 
 
+def printable(text: str) -> str:
+    r"""``text`` with its control and format characters written as escapes, so that what a
+    caller sent (a bot's version, a web address) is shown on a terminal as text, never obeyed
+    as a command of the terminal.
+
+    >>> printable("m-\x1b]0;owned\x07\x1b[2J")
+    'm-\\x1b]0;owned\\x07\\x1b[2J'
+    """
+    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _escaped(_: Any, __: str, event_dict: structlog.types.EventDict) -> structlog.types.EventDict:
+    """The console's fields as :func:`printable` text. structlog's console renderer quotes a
+    value only when it holds a space: an attack pass's web address of terminal escapes
+    (/ws/watch/m-ESC]0;owned BEL ESC[2J ...) was logged raw, retitling and clearing the
+    operator's terminal. A traceback keeps its line breaks and indentation."""
+    for key, value in event_dict.items():
+        if isinstance(value, str) and not value.isprintable():
+            event_dict[key] = ("\n".join(printable(line.replace("\t", "    ")) for line in value.split("\n"))
+                               if key == "exception" else printable(value))
+    return event_dict
+
+
 def configure(log_format: str = "json", level: str = "info", cache: bool = True) -> None:
     """``cache=False`` lets tests swap processors later (structlog.testing.capture_logs)."""
     renderer: structlog.types.Processor
+    finish: list[structlog.types.Processor] = [structlog.processors.format_exc_info]
     if log_format == "console":
         renderer = structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())  # no escape codes in files
+        finish.append(_escaped)  # JSON escapes control characters itself
     else:
         renderer = structlog.processors.JSONRenderer()
     shared: list[structlog.types.Processor] = [
@@ -55,14 +80,14 @@ def configure(log_format: str = "json", level: str = "info", cache: bool = True)
         processors=[
             structlog.contextvars.merge_contextvars,
             *shared,
-            structlog.processors.format_exc_info,
+            *finish,
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper())),
         logger_factory=structlog.PrintLoggerFactory(file=_Forgiving(sys.stderr)),
         cache_logger_on_first_use=cache,
     )
-    _route_client_logs(renderer, shared, level)
+    _route_client_logs(renderer, shared, finish, level)
 
 
 def _client_fields(_: Any, __: str, event_dict: structlog.types.EventDict) -> structlog.types.EventDict:
@@ -74,12 +99,11 @@ def _client_fields(_: Any, __: str, event_dict: structlog.types.EventDict) -> st
 
 
 def _route_client_logs(renderer: structlog.types.Processor, shared: list[structlog.types.Processor],
-                       level: str) -> None:
+                       finish: list[structlog.types.Processor], level: str) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=[*shared, _client_fields],
-        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta,
-                    structlog.processors.format_exc_info, renderer],
+        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *finish, renderer],
     ))
     logger = logging.getLogger(client_logs.ROOT)
     for old in list(logger.handlers):
