@@ -191,6 +191,12 @@ def _known_ruleset(name: str, command: str) -> None:
         raise SystemExit(2)
 
 
+def _backup(args: argparse.Namespace) -> int:
+    from . import backup
+
+    return backup.main(args.db, args.target)
+
+
 def _verify(args: argparse.Namespace) -> int:
     import dataclasses
 
@@ -492,6 +498,13 @@ def _main(argv: Sequence[str] | None) -> int:
     show.add_argument("match_id")
     show.add_argument("--db", default=os.environ.get("HEARTSD_DB_PATH", "heartsd.db"))
     show.set_defaults(run=_show)
+    store = sub.add_parser("store", help="copy the store while the daemon runs")
+    store_sub = store.add_subparsers(dest="store_command", required=True)
+    copy = store_sub.add_parser("backup", help="a consistent copy of a SQLite store (its -wal's commits included), "
+                                               "checked; safe while the daemon runs")
+    copy.add_argument("target", help="the new file to write (never overwritten)")
+    copy.add_argument("--db", default=os.environ.get("HEARTSD_DB_PATH", "heartsd.db"), help="the store to copy")
+    copy.set_defaults(run=_backup)
     ladder = sub.add_parser("ladder", help="ladder bots, tokens and the leaderboard")
     ladder_sub = ladder.add_subparsers(dest="ladder_command", required=True)
     default_db = os.environ.get("HEARTSD_DB_PATH", "heartsd.db")

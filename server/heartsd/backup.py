@@ -1,0 +1,90 @@
+"""``heartsd store backup``: a consistent copy of a SQLite store, taken while the daemon runs.
+
+The daemon's SQLite store runs in WAL mode: what was committed lately is in ``FILE-wal``
+until a checkpoint moves it into ``FILE``. A plain ``cp FILE`` while the daemon runs copies
+the main file alone, silently missing those commits (an organiser's pass: 36 of 45 matches
+and 5 of 7 tournaments, and ``replay verify`` found nothing wrong with the copy, as every
+record in it was sound). SQLite's online backup API copies the database as one snapshot,
+the log's commits included, while the daemon goes on writing; the copy is then checked
+(``PRAGMA quick_check``) and counted. A PostgreSQL store is copied with its own tools
+(``pg_dump``).
+
+    heartsd store backup --db heartsd.db /backups/heartsd-2026-12-06.db
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+from collections.abc import Callable
+
+from .db import is_postgresql, sqlite_path
+
+PAGES_PER_STEP = 1024  # ~4 MiB a step: the daemon's writes go on between steps
+
+
+class BackupError(Exception):
+    """A backup that cannot be taken: the message says why (exit 2)."""
+
+
+def backup(source_url: str, target: str, progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
+    """Copy the SQLite store at ``source_url`` to the new file ``target``, checked; return
+    what the copy holds (matches, finished matches, tournaments). ``progress(done, total)``
+    in pages, as it goes."""
+    if is_postgresql(source_url):
+        raise BackupError("this store is PostgreSQL: copy it with PostgreSQL's own tools, e.g. "
+                          "`pg_dump --format=custom --file=heartsd.dump URL` (pg_restore puts it back)")
+    source = sqlite_path(source_url)
+    if source == ":memory:" or not os.path.isfile(source):
+        raise BackupError(f"no SQLite store at {source!r}")
+    if os.path.exists(target):
+        raise BackupError(f"{target!r} exists: a backup never overwrites a file; name a new one")
+    partial = f"{target}.partial"
+    try:
+        with sqlite3.connect(f"file:{source}?mode=ro", uri=True) as src, sqlite3.connect(partial) as dst:
+            src.backup(dst, pages=PAGES_PER_STEP,
+                       progress=(lambda _status, left, total: progress(total - left, total)) if progress else None)
+            dst.execute("PRAGMA journal_mode=DELETE")  # one self-contained file (the daemon sets WAL again when it opens it)
+            check = dst.execute("PRAGMA quick_check").fetchone()[0]
+            if check != "ok":
+                raise BackupError(f"the copy does not check out ({check}): is the store itself damaged? "
+                                  "`heartsd replay verify` says")
+            counts = {"matches": _count(dst, "SELECT COUNT(*) FROM matches"),
+                      "finished": _count(dst, "SELECT COUNT(*) FROM matches WHERE status = 'finished'"),
+                      "tournaments": _count(dst, "SELECT COUNT(*) FROM tournaments")}
+        os.replace(partial, target)  # the target appears whole, or not at all
+    except sqlite3.Error as exc:
+        raise BackupError(f"could not copy {source!r}: {exc}") from None
+    finally:
+        if os.path.exists(partial):
+            os.remove(partial)
+    return counts
+
+
+def _count(db: sqlite3.Connection, sql: str) -> int:
+    try:
+        return int(db.execute(sql).fetchone()[0])
+    except sqlite3.OperationalError:  # a store from before that table
+        return 0
+
+
+def main(source_url: str, target: str) -> int:
+    """The command: the copy, its progress on stderr, what it holds on stdout."""
+    shown = [-1]
+
+    def say(done: int, total: int) -> None:
+        tenth = 10 * done // max(total, 1)
+        if tenth != shown[0] and total > 10 * PAGES_PER_STEP:  # only for a store worth waiting on
+            shown[0] = tenth
+            print(f"  {10 * tenth}% ({done:,} of {total:,} pages)", file=sys.stderr, flush=True)
+
+    try:
+        counts = backup(source_url, target, say)
+    except BackupError as exc:
+        print(f"heartsd store backup: {exc}", file=sys.stderr)
+        return 2
+    print(f"backed up {sqlite_path(source_url)} to {target}: {counts['matches']:,} matches "
+          f"({counts['finished']:,} finished), {counts['tournaments']:,} tournaments; the copy checks out "
+          "(PRAGMA quick_check). Restore it with the daemon stopped, the old file's -wal and -shm moved away.")
+    return 0
