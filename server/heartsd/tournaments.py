@@ -257,6 +257,17 @@ class TournamentStore:
                        "(SELECT 1 FROM tournaments WHERE id = ? AND status = 'cancelled')",
                        (row.status, row.match_id, row.attempts, tournament_id, row.round, row.table, tournament_id))
 
+    def reopen_table(self, tournament_id: str, row: TableRow) -> bool:
+        """Make the finished ``row`` pending again, its match no longer counting (a duplicate
+        set played again whole: Tournaments._replay_broken_sets); only while it still holds
+        the match it finished with, and the tournament is not cancelled. Whether it did."""
+        self.changes += 1
+        with self.db.transaction() as tx:
+            return tx.execute("UPDATE tournament_tables SET status = 'pending' WHERE tournament_id = ? AND round = ? "
+                              "AND table_no = ? AND status = 'finished' AND match_id = ? AND NOT EXISTS "
+                              "(SELECT 1 FROM tournaments WHERE id = ? AND status = 'cancelled')",
+                              (tournament_id, row.round, row.table, row.match_id, tournament_id)) == 1
+
     def cancel_tables(self, tournament_id: str) -> None:
         """Every table of a cancelled tournament that has not finished goes back to pending
         (it did not count, and never will), its match id kept: a cancelled match's."""
@@ -546,6 +557,7 @@ class Tournaments:
                 row.status = "pending"  # a stop or a crash came while it started: see _unspent below
                 interrupted.append(row)
         await self._unspent(t, interrupted)
+        rows = rows + await self._replay_broken_sets(t, rows)
         if waiting:
             await self._until_over(t.id, waiting)
             for row in rows:
@@ -568,6 +580,39 @@ class Tournaments:
                 row.status, row.match_id = "running", runner.id
                 await asyncio.to_thread(self.store.set_table, t.id, row)
         return True
+
+    async def _replay_broken_sets(self, t: TournamentRow, rows: list[TableRow]) -> list[TableRow]:
+        """A duplicate set counts whole or not at all: when a table of a set did not finish
+        (a shutdown or a crash aborted it, or an error) while another finished, the finished
+        one is played again with it, as a new set on fresh shuffles. Before (an organiser's
+        pass), the aborted table alone was replayed, on its own shuffles: the round was no
+        longer duplicate (its luck no longer cancelling between the tables) and the standings
+        counted its extra shuffles, without a word. Only while the daemon accepts work: a
+        shutdown's aborts are settled at the next start. ``rows``: the round's unfinished
+        ones; returns its finished ones made pending again."""
+        broken = [row for row in rows if row.status == "pending" and row.match_id]
+        if not broken or not self.arena.accepting:
+            return []
+        store = self.arena.store
+        sets = set()
+        for row in broken:
+            stored = await asyncio.to_thread(store.get, row.match_id)
+            if stored is not None and stored.set_id:
+                sets.add(stored.set_id)
+        again = []
+        rounds = {row.round for row in broken}
+        for row in t.tables:
+            if row.status != "finished" or row.round not in rounds or not sets:
+                continue
+            stored = await asyncio.to_thread(store.get, row.match_id)
+            if stored is not None and stored.set_id in sets and await asyncio.to_thread(self.store.reopen_table, t.id, row):
+                log.warning("a table of a duplicate set did not finish: the set is played again whole on fresh "
+                            "shuffles, this finished table included (a set's tables count only together)",
+                            tournament=t.id, round=row.round, table=row.table, match_id=row.match_id,
+                            set_id=stored.set_id)
+                row.status = "pending"
+                again.append(row)
+        return again
 
     async def _unspent(self, t: TournamentRow, interrupted: list[TableRow]) -> None:
         """First attempts that were still waiting for their bots when the daemon stopped

@@ -990,6 +990,7 @@ def test_eight_bots_over_grpc_killed_and_resumed_give_the_uninterrupted_standing
             every = [m.id for m in store.list(limit=1000)]
             out[label + ":seen"] = _fingerprints(store, [i for i in every if store.get(i).record is not None])
             out[label + ":matches"] = {m: store.get(m).status for m in every}
+            out[label + ":sets"] = {m: store.get(m).set_id for m in every}
             out[label + ":rows"] = t.tables
             out[label + ":seeds"] = {(row.round, row.table): store.get(row.match_id).seed for row in t.tables}
             store.close()
@@ -1007,7 +1008,11 @@ def test_eight_bots_over_grpc_killed_and_resumed_give_the_uninterrupted_standing
         assert all(row.status == "finished" and statuses[row.match_id] == "finished" for row in rows)
         counted = {row.match_id for row in rows}
         assert len(counted) == len(rows) == 14  # one counted match per scheduled table
-        assert all(s != "finished" for m, s in statuses.items() if m not in counted)  # nothing else counts
+        # Nothing else counts. A finished match that does not is the table of a duplicate set whose
+        # other table the kill aborted: the set is played again whole (a set counts only together).
+        sets = out[label + ":sets"]
+        broken = {sets[m] for m, s in statuses.items() if s == "aborted" and sets[m]}
+        assert all(s != "finished" or sets[m] in broken for m, s in statuses.items() if m not in counted)
     assert any(row.attempts == 2 for row in out["mid-match-kill:rows"]), "the kill interrupted no match"
     for label in ("uninterrupted", "paused-kill", "mid-match-kill"):  # each round's two tables: one duplicate set
         seeds = out[label + ":seeds"]
@@ -1693,3 +1698,40 @@ def test_a_tournament_keeps_its_clock_when_the_daemon_restarts_with_another(tmp_
     assert len(records) == 2
     assert "clock: 1,500 ms a decision, a 4,000 ms bank, 2 rejected answers, auto-play after 4 defaults, " \
            "3,500 ms grace" in shown.stdout, shown
+
+
+def test_a_duplicate_set_with_a_table_that_did_not_finish_is_played_again_whole(tmp_path):
+    """An organiser's pass: a SIGTERM mid-round let one table of a set finish within the
+    shutdown grace and aborted the other; after the restart the aborted table alone was
+    replayed, on fresh shuffles of its own (set_id empty): the round was no longer duplicate
+    and the standings counted its extra shuffles, without a word. Here the abort is an
+    organiser's cancel of one table's match mid-play (the same row state a shutdown leaves).
+    Now the set is played again whole, as a new set, and only that one counts."""
+    tokens = {**BOTS, "hank": "token-hank-0123456789"}
+    names = dict.fromkeys(tokens, "random")
+
+    async def scenario():
+        async with running_daemon(tmp_path, bot_tokens=tokens) as daemon:
+            clients = await _clients(daemon.target, tokens, names)
+            async with daemon.channel() as channel:
+                stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+                created = (await stub.CreateTournament(P.CreateTournamentRequest(
+                    name="sets", bots=list(names), rounds=1, deals_per_match=30), metadata=auth(ADMIN))).tournament
+                first = await _until(daemon.target, created.id,
+                                     lambda t: all(r.status == "running" and r.match_id for r in t.tables), 60)
+                cut = daemon.arena.runners[first.tables[1].match_id]
+                first_set = daemon.arena.store.get(first.tables[0].match_id).set_id
+                with capture_logs() as logs:
+                    cut.stop(game_pb2.MATCH_STATUS_ABORTED, "cut for the test")
+                    t = await _until(daemon.target, created.id, _finished, 120)
+            await _stop(clients)
+            stored = [daemon.arena.store.get(row.match_id) for row in t.tables]
+            return first, first_set, t, stored, logs
+
+    first, first_set, t, stored, logs = run(scenario())
+    assert first_set and len(t.tables) == 2
+    assert [row.attempts for row in t.tables] == [2, 2], [e["event"] for e in logs]  # before: [1, 2]
+    assert {m.status for m in stored} == {"finished"}
+    assert stored[0].set_id == stored[1].set_id and stored[0].set_id not in ("", first_set), stored
+    assert {row.match_id for row in t.tables}.isdisjoint({row.match_id for row in first.tables})
+    assert any(e["event"].startswith("a table of a duplicate set did not finish") for e in logs), logs
