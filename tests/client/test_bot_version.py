@@ -76,3 +76,14 @@ def test_heartsbot_play_sends_the_version_and_bot_version_overrides_it(tmp_path)
 
     seen = run(scenario())
     assert seen == {"default": "src-" + hashlib.sha256(SOURCE.encode()).hexdigest()[:12], "flag": "2026.12-rc1"}
+
+
+def test_strategies_made_with_different_parameters_declare_different_versions():
+    """An organiser's pass: graded-0, graded-36 and graded-100r all declared one version (one
+    source file), so a bot killed as graded-0 and restarted as graded-100r was seated as the
+    version its tournament froze. Strategies named by their class keep the file's digest."""
+    from heartsbot.strategies import make_strategy
+
+    graded = {version_of(make_strategy(n)) for n in ("graded-0", "graded-36", "graded-100r")}
+    assert len(graded) == 3, graded
+    assert version_of(make_strategy("random")).count("-") == 1  # src-<digest>, as before

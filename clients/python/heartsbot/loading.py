@@ -78,7 +78,15 @@ def version_of(strategy: Strategy) -> str:
     ``src-`` and 12 hex digits of the SHA-256 of the file that defines its class (a strategy
     file's own, as it is registered when loaded; a built-in strategy's is heartsbot's, so it
     changes with heartsbot). Before, every Python bot declared "heartsbot", and a tournament
-    could not tell an author's changed code."""
+    could not tell an author's changed code. A strategy made with parameters that name it
+    (``graded-36``, whose class is named otherwise) adds its name: ``graded-0`` and
+    ``graded-100r`` share one file, and a bot restarted as the other passed for the version
+    its tournament froze (an organiser's pass).
+
+    >>> from heartsbot.strategies import make_strategy
+    >>> version_of(make_strategy("graded-36")).endswith("-graded-36")
+    True
+    """
     if strategy.version:
         return strategy.version
     try:
@@ -86,7 +94,8 @@ def version_of(strategy: Strategy) -> str:
         digest = hashlib.sha256(Path(source).read_bytes()).hexdigest()[:12] if source else ""
     except (OSError, TypeError):  # no file to read (a class defined in an interactive session)
         digest = ""
-    return f"src-{digest}" if digest else "heartsbot"
+    made_as = f"-{strategy.name}" if strategy.name != getattr(type(strategy), "name", strategy.name) else ""
+    return f"src-{digest}{made_as}" if digest else "heartsbot"
 
 
 def _run_file(path: Path) -> ModuleType:
