@@ -39,6 +39,8 @@ import random
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+
+from .ladder import FLAG_RATE
 from typing import Any
 
 REPLICATES = 2000
@@ -52,7 +54,7 @@ TEST = ("paired bootstrap over shuffles (2000 replicates, two-sided), Holm-corre
 
 
 CSV_COLUMNS = ("rank", "bot", "version", "points_per_deal", "ci_low", "ci_high", "p_best", "deals", "matches",
-               "points", "tied_with", "decisions", "timeouts", "illegal", "disconnects", "auto")
+               "points", "tied_with", "decisions", "timeouts", "illegal", "disconnects", "auto", "unreliable")
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,18 @@ class Reliability:
     @property
     def defaults(self) -> int:
         return self.timeouts + self.illegal + self.disconnects + self.auto
+
+    @property
+    def unreliable(self) -> bool:
+        """More than the ladder's share (FLAG_RATE) of its decisions were defaults: its place
+        says more about its absence than its play (an organiser's pass: a bot away from two of
+        its four matches ranked fifth, unflagged)."""
+        return self.decisions > 0 and self.defaults / self.decisions > FLAG_RATE
+
+
+def reliability_of(row: Any) -> Reliability:
+    """The Reliability of a TournamentStandingsRow (the wire's names for its defaults)."""
+    return Reliability(row.decisions, row.timeouts, row.illegal_defaults, row.disconnect_defaults, row.auto_defaults)
 
 
 @dataclass
@@ -131,7 +145,7 @@ class Standings:
                 {"bot": r.bot, "version": r.version, "rank": r.rank, "points_per_deal": _measured(r.points_per_deal),
                  "ci_low": _measured(r.ci_low), "ci_high": _measured(r.ci_high), "p_best": round(r.p_best, 4),
                  "deals": r.deals, "matches": r.matches, "points": r.points, "tied_with": r.tied_with,
-                 **{k: v for k, v in asdict(r.reliability).items()}}
+                 **{k: v for k, v in asdict(r.reliability).items()}, "unreliable": r.reliability.unreliable}
                 for r in self.rows],
             "head_to_head": [asdict(h) | {"points_diff_per_deal": round(h.points_diff_per_deal, 4)}
                              for h in self.head_to_head],
@@ -152,7 +166,7 @@ class Standings:
         writer = csv.writer(out)
         writer.writerow(CSV_COLUMNS)
         for bot in standings["bots"]:
-            writer.writerow([" ".join(bot[c]) if c == "tied_with" else bot[c] for c in CSV_COLUMNS])
+            writer.writerow([" ".join(bot[c]) if c == "tied_with" else bot.get(c, "") for c in CSV_COLUMNS])
         return out.getvalue()
 
 

@@ -46,8 +46,9 @@ from heartsbot.pacing import paced
 from heartsbot.proto import game_pb2, tournament_pb2, tournament_pb2_grpc
 
 from .admin_cli import DEFAULT_SERVER, literal, open_channel, printable, run_command, translate_error
+from .ladder import FLAG_RATE
 from .rates import MAX_PAGE
-from .standings import Standings
+from .standings import Standings, reliability_of
 
 STATUS = {v: k.removeprefix("TOURNAMENT_STATUS_").lower() for k, v in tournament_pb2.TournamentStatus.items()}
 
@@ -307,10 +308,15 @@ def print_tournament(console: Console, t: tournament_pb2.Tournament) -> None:
     for r in s.rows:
         rank = f"{r.rank}=" if ranks.count(r.rank) > 1 else str(r.rank)
         ci = f"{r.ci_low:.2f} .. {r.ci_high:.2f}" if r.deals else ""
-        table.add_row(*literal(rank, r.bot, r.version, f"{r.points_per_deal:.2f}" if r.deals else "", ci,
+        bot = f"{r.bot}  UNRELIABLE" if reliability_of(r).unreliable else r.bot
+        table.add_row(*literal(rank, bot, r.version, f"{r.points_per_deal:.2f}" if r.deals else "", ci,
                                f"{r.p_best:.3f}", str(r.deals), str(r.matches), str(r.timeouts), str(r.illegal_defaults),
                                str(r.disconnect_defaults), str(r.auto_defaults), ", ".join(r.tied_with)))
     console.print(table)
+    if any(reliability_of(r).unreliable for r in s.rows):
+        console.print(f"UNRELIABLE: more than {FLAG_RATE:.0%} of the bot's decisions were defaults (timeouts, "
+                      "illegal answers, disconnects, auto-play): its place says more about its absence than its play",
+                      markup=False)
     if s.test:
         console.print(f"ranks: {s.test}; {s.shuffles} shuffles", markup=False)
     bots = [r.bot for r in s.rows]

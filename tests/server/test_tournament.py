@@ -233,6 +233,23 @@ def test_bots_without_deals_rank_after_every_bot_that_played_and_export_as_valid
     assert {r["bot"]: r["points_per_deal"] for r in shown if r["bot"] in "efg"} == dict.fromkeys("efg")
 
 
+def test_a_bot_mostly_played_by_defaults_is_flagged_unreliable_as_on_the_ladder():
+    """An organiser's pass: a bot away from two of its four matches (434 decisions
+    auto-played) ranked fifth, ahead of two bots that played, with no flag; the ladder flags
+    a bot whose defaults pass 5% of its decisions. The standings now carry that flag, in the
+    exports and on the wire's rows as GetTournament, the command line and the page read it."""
+    deals = [stats.Deal(f"s{s}", "m1", bot, points)
+             for s in range(8) for bot, points in (("a", 0), ("b", 5), ("c", 9), ("d", 12))]
+    reliability = {"a": stats.Reliability(decisions=100, auto=5), "b": stats.Reliability(decisions=100, auto=6),
+                   "c": stats.Reliability(decisions=100)}
+    table = stats.compute(deals, [], reliability, seed=7, replicates=200)
+    exported = {b["bot"]: b["unreliable"] for b in json.loads(table.to_json())["bots"]}
+    assert exported == {"a": False, "b": True, "c": False, "d": False}, exported  # 5% is not above 5%
+    assert ",True" in table.to_csv() and "unreliable" in table.to_csv().splitlines()[0]
+    wire = standings_to_wire(json.loads(table.to_json()), table.to_json())
+    assert [stats.reliability_of(r).unreliable for r in wire.rows if r.bot in "ab"] == [False, True]
+
+
 def test_standings_over_few_shuffles_say_their_statistics_are_optimistic():
     """A newcomer's pass: 5 bots, 2 rounds of 4 deals, and a bot was "separated" from
     another on 4 shared deals, with no word that so few shuffles make a bootstrap optimistic."""

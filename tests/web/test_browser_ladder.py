@@ -206,3 +206,30 @@ def test_a_configured_bot_off_the_ladder_has_a_page_that_says_so(tmp_path, brows
     assert nobody == 404
     assert "Error" not in shown and "no ladder bot" not in shown, shown
     assert not [e for e in errors if e.startswith("pageerror")], errors
+
+
+def test_a_tournaments_standings_flag_a_bot_mostly_played_by_defaults_and_dash_one_that_never_played(
+        tmp_path, browser: Browser) -> None:
+    """An organiser's pass: the page's tournament standings had no reliability columns nor
+    flag, and a bot with no deal (a tournament cancelled early) showed 0.00, the best score.
+    Now a flagged bot reads "unreliable" as on the ladder, and one without deals a dash."""
+    row = {"rank": 1, "bot": "ok", "version": "v1", "points_per_deal": 3.5, "ci_low": 3.0, "ci_high": 4.0,
+           "p_best": 0.6, "matches": 2, "deals": 8, "tied_with": [], "unreliable": False}
+    tour = {"id": "t-1", "name": "Flag Cup", "status": "cancelled", "ruleset": "standard", "players": 4, "rounds": 3,
+            "matches_finished": 1, "matches_total": 6, "reason": "", "test": "", "tables": [],
+            "standings": [row, {**row, "rank": 2, "bot": "quitter", "points_per_deal": 9.0, "unreliable": True},
+                          {**row, "rank": 3, "bot": "absent", "points_per_deal": None, "ci_low": None,
+                           "ci_high": None, "p_best": 0.0, "matches": 0, "deals": 0}]}
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        page.route("**/api/tournaments", lambda route: route.fulfill(content_type="application/json",
+                                                                     body=json.dumps({"tournaments": [tour]})))
+        page.goto(f"{daemon.url}/leaderboard?ruleset=standard")
+        cup = page.locator(".tournament[data-tournament='t-1']")
+        expect(cup.locator("tbody tr[data-bot='quitter'] .flag")).to_have_text(" unreliable")
+        expect(cup.locator("tbody tr[data-bot='ok'] .flag")).to_have_count(0)
+        absent = cup.locator("tbody tr[data-bot='absent'] td")
+        expect(absent.nth(2)).to_have_text("—")
+        expect(absent.nth(3)).to_have_text("— – —")
+        assert not errors, errors

@@ -21,6 +21,8 @@ from hearts_engine import card_name
 
 from heartsbot import convert
 
+from ..standings import reliability_of
+
 P = game_pb2
 
 
@@ -127,7 +129,7 @@ def tournament(t: tournament_pb2.Tournament) -> dict[str, Any]:
         "standings": [{"rank": r.rank, "bot": r.bot, "version": r.version,
                        "points_per_deal": r.points_per_deal if r.deals else None,
                        "ci_low": r.ci_low if r.deals else None, "ci_high": r.ci_high if r.deals else None,
-                       "p_best": r.p_best, "matches": r.matches,
+                       "p_best": r.p_best, "matches": r.matches, "unreliable": reliability_of(r).unreliable,
                        "deals": r.deals, "tied_with": list(r.tied_with)} for r in t.standings.rows],
         "tables": [{"round": x.round, "table": x.table, "bots": list(x.bots), "status": x.status,
                     "match_id": x.match_id, "waiting": x.waiting} for x in t.tables],

@@ -34,7 +34,8 @@ function tournamentPanel(tour) {
     .map((h) => el("th", { scope: "col" }, h)));
   const rows = tour.standings.map((s) => el("tr", { dataset: { bot: s.bot } },
     // "2=": a rank the data cannot separate from another's (as `heartsd tournament show`)
-    el("td", {}, s.tied_with.length ? `${s.rank}=` : String(s.rank)), el("td", {}, el("a", { href: `/bots/${encodeURIComponent(s.bot)}?ruleset=${encodeURIComponent(tour.ruleset)}` }, s.bot)),
+    el("td", {}, s.tied_with.length ? `${s.rank}=` : String(s.rank)), el("td", {}, el("a", { href: `/bots/${encodeURIComponent(s.bot)}?ruleset=${encodeURIComponent(tour.ruleset)}` }, s.bot),
+      s.unreliable ? el("span", { class: "flag" }, " ", t("unreliable")) : null),
     el("td", {}, fixed(s.points_per_deal)), el("td", {}, `${fixed(s.ci_low)} – ${fixed(s.ci_high)}`),
     el("td", {}, fixed(s.p_best)), el("td", {}, s.matches)));
   const played = tour.tables.filter((x) => x.status === "finished" && x.match_id);
