@@ -192,7 +192,7 @@ def _show(args: argparse.Namespace, console: Console) -> int:
     with open_channel(args) as channel:
         t = _call(args, _stub(channel).GetTournament, tournament_pb2.GetTournamentRequest(id=args.id)).tournament
     if args.json:
-        print(t.standings.json)
+        print(json.dumps({**json.loads(t.standings.json or "{}"), "tournament": export_head(t)}))
     elif args.csv:
         print(Standings.csv_from_dict(json.loads(t.standings.json)), end="")
     else:
@@ -263,6 +263,23 @@ def _watch(args: argparse.Namespace, console: Console) -> int:
             time.sleep(args.interval)
     print_tournament(console, t)
     return 0
+
+
+def export_head(t: tournament_pb2.Tournament) -> dict[str, object]:
+    """What ``show --json`` says of the tournament beside its standings, so that an export
+    stands alone (an organiser's pass: it held the standings only, and a running or cancelled
+    tournament's export looked like a finished one's): its id, name, status and why, its
+    rules and clock, its seed and shuffle key once published, and every table's match."""
+    return {
+        "id": t.id, "name": t.name, "status": STATUS.get(t.status, "?"), "reason": t.reason, "ruleset": t.ruleset,
+        "players": t.players, "rounds": t.rounds, "deals_per_match": t.deals_per_match,
+        "matches_finished": t.matches_finished, "matches_total": t.matches_total,
+        "seed": t.seed or None, "shuffle_key": t.shuffle_key.hex() or None,
+        "clock": {k: getattr(t.clock, k) for k in ("decision_ms", "bank_ms", "max_illegal", "auto_after", "grace_ms")},
+        "roster": [{"bot": r.bot, "owner": r.owner, "version": r.version} for r in t.roster],
+        "tables": [{"round": x.round + 1, "table": x.table + 1, "bots": list(x.bots), "status": x.status,
+                    "match_id": x.match_id, "attempts": x.attempts} for x in t.tables],
+    }
 
 
 def clock_text(clock: game_pb2.ClockSettings) -> str:

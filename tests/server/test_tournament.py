@@ -1095,6 +1095,11 @@ def test_heartsd_tournament_commands(tmp_path, capsys):
     csv_lines = shown[1].strip().splitlines()
     assert shown[0] == 0 and csv_lines[0].startswith("rank,bot,version,points_per_deal") and len(csv_lines) == 5
     assert as_json[0] == 0 and len(json.loads(as_json[1])["bots"]) == 4
+    # An organiser's pass: the export held the standings alone; it now says whose they are.
+    head = json.loads(as_json[1])["tournament"]
+    assert head["name"] == "cup" and head["status"] == "finished" and head["seed"] == 9 and len(head["shuffle_key"]) == 64
+    assert len(head["tables"]) == head["matches_total"] and all(x["match_id"] for x in head["tables"])
+    assert head["clock"]["decision_ms"] > 0 and {r["bot"] for r in head["roster"]} == set(names)
     assert listed[0] == 0 and "cup" in listed[1]
     cup = next(line for line in listed[1].splitlines() if "cup" in line)
     assert "2/2" in cup, listed[1]  # `tournament show` says 2/2 matches; the list said 0/0
