@@ -109,6 +109,10 @@ class TokenRegistry:
                 return None
         return (bot, hashed) if bot is not None else None
 
+    def known_bot(self, bot: str) -> bool:
+        """Whether a token of this daemon names ``bot`` (configured, or registered and not revoked)."""
+        return bot in self.configured_names or bot in self.view.by_hash.values()
+
     def shadowed(self, token: str) -> str | None:
         """The name of a configured bot that ``token``'s ladder registration also bears, if
         so: such a token opens no session. Before (an organiser's pass), `heartsd ladder

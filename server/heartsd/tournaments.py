@@ -377,13 +377,18 @@ class Tournaments:
         deals = deals or 4 * rules.players
         if not 1 <= deals <= MAX_FIXED_DEALS:
             raise ArenaError("invalid", f"deals_per_match must be between 1 and {MAX_FIXED_DEALS}")
-        if len(set(bots)) != len(bots):
-            raise ArenaError("invalid", "a bot is on the roster twice")
+        if twice := sorted({b for b in bots if bots.count(b) > 1}):
+            raise ArenaError("invalid", f"on the roster twice: {', '.join(map(repr, twice))}")
         if len(bots) < rules.players:
             raise ArenaError("invalid", f"{rules.players}-seat tables need at least {rules.players} bots, "
                                         f"got {len(bots)}")
         policy = arena._policy(clock)  # checked now, not at the first match; frozen (frozen_clock)
         owners = await asyncio.to_thread(arena.owners)
+        unknown = [b for b in bots if arena.sessions.get(b) is None and not arena.tokens.known_bot(b)]
+        if unknown:  # before "not connected", which would send the organiser to connect a typo
+            raise ArenaError("not_found", f"unknown bot{'s' if len(unknown) > 1 else ''} "
+                             f"{', '.join(map(repr, unknown))}: no token of this daemon names "
+                             f"{'them' if len(unknown) > 1 else 'it'} ([bot_tokens], or `heartsd ladder add-bot`)")
         roster = []
         for bot in bots:
             session = arena.sessions.get(bot)

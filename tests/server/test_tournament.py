@@ -349,7 +349,8 @@ def test_tournament_service_plays_a_schedule_with_byes_and_frozen_versions(tmp_p
                 for label, request, metadata in (
                     ("no token", P.CreateTournamentRequest(bots=list(names), rounds=2), ()),
                     ("too few", P.CreateTournamentRequest(bots=["alice", "bob"], rounds=2), auth(ADMIN)),
-                    ("absent", P.CreateTournamentRequest(bots=[*names, "ghost"], rounds=2), auth(ADMIN)),
+                    ("absent", P.CreateTournamentRequest(bots=[*names, "gina"], rounds=2), auth(ADMIN)),
+                    ("unknown", P.CreateTournamentRequest(bots=[*names, "ghost"], rounds=2), auth(ADMIN)),
                     ("twice", P.CreateTournamentRequest(bots=[*names, "alice"], rounds=2), auth(ADMIN)),
                 ):
                     try:
@@ -416,7 +417,8 @@ def test_tournament_service_plays_a_schedule_with_byes_and_frozen_versions(tmp_p
                        for w in why), why
     assert not any(row.waiting for row in t.tables)  # finished: nothing waits
     assert errors == {"no token": grpc.StatusCode.UNAUTHENTICATED, "too few": grpc.StatusCode.INVALID_ARGUMENT,
-                      "absent": grpc.StatusCode.FAILED_PRECONDITION, "twice": grpc.StatusCode.INVALID_ARGUMENT,
+                      "absent": grpc.StatusCode.FAILED_PRECONDITION, "unknown": grpc.StatusCode.NOT_FOUND,
+                      "twice": grpc.StatusCode.INVALID_ARGUMENT,
                       "cancel finished": grpc.StatusCode.FAILED_PRECONDITION,
                       "key reused": grpc.StatusCode.FAILED_PRECONDITION}  # before: created, its deals computable
     assert t.status == P.TOURNAMENT_STATUS_FINISHED and t.seed == 11
@@ -1757,3 +1759,23 @@ def test_a_duplicate_set_with_a_table_that_did_not_finish_is_played_again_whole(
     assert stored[0].set_id == stored[1].set_id and stored[0].set_id not in ("", first_set), stored
     assert {row.match_id for row in t.tables}.isdisjoint({row.match_id for row in first.tables})
     assert any(e["event"].startswith("a table of a duplicate set did not finish") for e in logs), logs
+
+
+def test_a_roster_refusal_names_the_bot_it_is_about(tmp_path):
+    """An organiser's pass: "a bot is on the roster twice" did not say which, and a bot no
+    token names ('zed', a typo) was "not connected: its version is frozen at the start", as
+    if it only had to connect. Now the repeated bot is named, and an unknown one is NOT_FOUND."""
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon, daemon.channel() as channel:
+            stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+            refused = []
+            for bots in (["alice", "bob", "alice", "carol", "dave"], ["alice", "bob", "carol", "zed"]):
+                with pytest.raises(grpc.aio.AioRpcError) as err:
+                    await stub.CreateTournament(P.CreateTournamentRequest(name="x", bots=bots, rounds=1),
+                                                metadata=auth(ADMIN), timeout=10)
+                refused.append((err.value.code(), err.value.details()))
+            return refused
+
+    twice, unknown = run(scenario())
+    assert twice == (grpc.StatusCode.INVALID_ARGUMENT, "on the roster twice: 'alice'"), twice
+    assert unknown[0] == grpc.StatusCode.NOT_FOUND and unknown[1].startswith("unknown bot 'zed'"), unknown
