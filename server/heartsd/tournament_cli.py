@@ -282,6 +282,17 @@ def export_head(t: tournament_pb2.Tournament) -> dict[str, object]:
     }
 
 
+def diff_text(diff: float) -> str:
+    """A head-to-head points-per-deal difference, signed, one decimal; one that rounds to
+    zero is "0.0" (it printed "-0.0" and "+0.0": an organiser's pass).
+
+    >>> diff_text(-0.04), diff_text(0.04), diff_text(1.25), diff_text(-2.0)
+    ('0.0', '0.0', '+1.2', '-2.0')
+    """
+    shown = f"{diff:+.1f}"
+    return "0.0" if float(shown) == 0 else shown
+
+
 def clock_text(clock: game_pb2.ClockSettings) -> str:
     """A tournament's clock in words (its zeros, for one created before clocks were frozen,
     the server's setting when each match starts).
@@ -352,7 +363,7 @@ def print_tournament(console: Console, t: tournament_pb2.Tournament) -> None:
                     continue
                 mine, theirs = (h.a_ahead, h.b_ahead) if h.a == a else (h.b_ahead, h.a_ahead)
                 diff = h.points_diff_per_deal if h.a == a else -h.points_diff_per_deal
-                cells.append(f"{mine}-{theirs} ({diff:+.1f})")
+                cells.append(f"{mine}-{theirs} ({diff_text(diff)})")
             grid.add_row(*literal(a, *cells))
         console.print(grid)
 
