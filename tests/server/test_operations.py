@@ -27,6 +27,20 @@ from .harness import ADMIN, run, running_daemon
 
 ROOT = Path(__file__).resolve().parents[2]
 HEARTSD = [sys.executable, "-m", "heartsd.cli"]
+
+
+def _serving(*args: str) -> tuple[subprocess.Popen[str], str]:
+    """`heartsd serve ARGS` in its own process, once it listens: the process and its address
+    (the caller stops it). Its stderr is dropped."""
+    daemon = subprocess.Popen([*HEARTSD, "serve", "--port", "0", *args], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True)
+    line = ""
+    while "listening on" not in line:  # the store exists once it listens (under load over 0.5 s)
+        line = daemon.stdout.readline()  # type: ignore[union-attr]
+        if not line:
+            daemon.wait(10)
+            raise AssertionError("the daemon did not start")
+    return daemon, line.split("listening on ", 1)[1].strip()
 HEARTSBOT = [sys.executable, "-m", "heartsbot.cli"]
 
 
@@ -523,13 +537,8 @@ def test_a_damaged_store_is_named_damaged_not_an_internal_error_or_a_traceback(t
     damaged and what to do."""
     db = str(tmp_path / "h.db")
     admin = "admin-token-damaged-1"
-    player = subprocess.Popen([*HEARTSD, "serve", "--port", "0", "--db", db, "--house-matches", "2",
-                               "--admin-token", admin], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    player, _ = _serving("--db", db, "--house-matches", "2", "--admin-token", admin)
     try:
-        line = ""
-        while "listening on" not in line:  # the store exists (under load it took over 0.5 s)
-            line = player.stdout.readline()  # type: ignore[union-attr]
-            assert line, "the daemon did not start"
         deadline = time.time() + 60
         finished = 0
         while time.time() < deadline and (finished < 22 or os.path.getsize(db) < 60 * 4096):
@@ -553,14 +562,8 @@ def test_a_damaged_store_is_named_damaged_not_an_internal_error_or_a_traceback(t
         assert "the store is damaged" in verify.stderr, verify
     else:
         assert verify.returncode == 1 and "FAILED: its row cannot be read" in verify.stdout, verify
-    daemon = subprocess.Popen([*HEARTSD, "serve", "--port", "0", "--db", db, "--admin-token", admin],
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    daemon, target = _serving("--db", db, "--admin-token", admin)
     try:
-        line = ""
-        while "listening on" not in line:
-            line = daemon.stdout.readline()  # type: ignore[union-attr]
-            assert line, "the daemon did not start"
-        target = line.split("listening on ", 1)[1].strip()
         listed = subprocess.run([*HEARTSD, "admin", "matches", "--server", target, "--admin-token", admin,
                                  "--limit", "1000"], capture_output=True, text=True, timeout=60)
         assert "Traceback" not in listed.stderr and "internal error" not in listed.stderr, listed
@@ -1179,14 +1182,8 @@ def test_a_backup_taken_while_the_daemon_plays_holds_what_was_committed_and_chec
     from tests.postgres import fresh_database
 
     db = str(tmp_path / "h.db")
-    daemon = subprocess.Popen([*HEARTSD, "serve", "--port", "0", "--db", db, "--house-matches", "2",
-                               "--admin-token", "admin-token-backup-1"],
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    daemon, _ = _serving("--db", db, "--house-matches", "2", "--admin-token", "admin-token-backup-1")
     try:
-        line = ""
-        while "listening on" not in line:
-            line = daemon.stdout.readline()  # type: ignore[union-attr]
-            assert line, "the daemon did not start"
         deadline = time.time() + 60
         while time.time() < deadline and _finished(db) < 6:
             time.sleep(0.3)
