@@ -517,6 +517,12 @@ class Arena:
                      versions: Mapping[str, str] | None) -> SeatProblem | None:
         """Why ``bot`` cannot be seated now, or None."""
         session = self.sessions.get(bot)
+        if session is None and not self.tokens.known_bot(bot):
+            # Publicly just not connected (a token's state is the operator's); the log says why
+            # it will not be (an organiser's pass: a token removed at a restart read the same).
+            return SeatProblem(f"bot {bot!r} is not connected, and no token of this daemon names it any more "
+                               "([bot_tokens], or a ladder registration not revoked): it cannot connect until one does",
+                               f"bot {bot!r} is not connected")
         if session is None:
             return SeatProblem.plain(f"bot {bot!r} is not connected")
         if versions is not None and bot in versions and session.version != versions[bot]:

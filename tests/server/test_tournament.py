@@ -1779,3 +1779,36 @@ def test_a_roster_refusal_names_the_bot_it_is_about(tmp_path):
     twice, unknown = run(scenario())
     assert twice == (grpc.StatusCode.INVALID_ARGUMENT, "on the roster twice: 'alice'"), twice
     assert unknown[0] == grpc.StatusCode.NOT_FOUND and unknown[1].startswith("unknown bot 'zed'"), unknown
+
+
+def test_a_table_waiting_for_a_bot_without_a_token_any_more_says_so_in_the_log(tmp_path, monkeypatch):
+    """An organiser's pass: restarted with a roster bot's token removed, the table waited
+    `tournament_absent_s` and the only reason anywhere was "bot 'heidi' is not connected",
+    as if it only had to connect. The log now says no token of the daemon names it (publicly
+    it still reads "not connected": a token's state is the operator's). Here the bot's ladder
+    registration is revoked mid-tournament, which ends its stream the same way."""
+    monkeypatch.setattr(tours, "SEAT_WAIT_S", 0.3)
+    names = dict.fromkeys(("alice", "bob", "carol"), "random")
+
+    async def scenario():
+        async with running_daemon(tmp_path, log_level="info") as daemon:  # the wait is logged at info
+            ladder = daemon.arena.store.ladder
+            token = await asyncio.to_thread(ladder.add_bot, "rex", "rex-owner")
+            clients = await _clients(daemon.target, {**{n: BOTS[n] for n in names}, "rex": token},
+                                     {**names, "rex": "random"})
+            async with daemon.channel() as channel:
+                stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+                created = (await stub.CreateTournament(P.CreateTournamentRequest(
+                    name="revoked", bots=[*names, "rex"], rounds=200, deals_per_match=1), metadata=auth(ADMIN))).tournament
+                await _until(daemon.target, created.id, lambda t: t.matches_finished >= 1, 60)
+                with capture_logs() as logs:
+                    await asyncio.to_thread(ladder.revoke, "rex")
+                    t = await _until(daemon.target, created.id, lambda t: any(r.waiting for r in t.tables), 60)
+                    await asyncio.sleep(1.0)
+                await stub.CancelTournament(P.CancelTournamentRequest(id=created.id), metadata=auth(ADMIN))
+            await _stop(clients)
+            return t, logs
+
+    t, logs = run(scenario())
+    assert any(r.waiting.endswith("bot 'rex' is not connected") for r in t.tables), [r.waiting for r in t.tables]
+    assert any("no token of this daemon names it any more" in str(e.get("why", "")) for e in logs), logs
