@@ -83,6 +83,9 @@ def add_parser(sub: Any) -> None:
     listing.add_argument("--page-token", default="",
                          help="the next_page_token a previous page printed (default: the first page)")
     listing.add_argument("--all", action="store_true", help="follow every page to the end")
+    listing.add_argument("--json", action="store_true",
+                         help="print one JSON object: the tournaments (as show --json's \"tournament\", without "
+                              "tables) and next_page_token")
     show = command("show", "a tournament's progress, standings and head-to-head table", _show)
     show.add_argument("id")
     show.add_argument("--json", action="store_true", help="print the standings as one JSON object")
@@ -169,6 +172,7 @@ def _list(args: argparse.Namespace, console: Console) -> int:
     for column in ("id", "name", "status", "ruleset", "bots", "rounds", "matches", "created"):
         table.add_column(column)
     rows = 0
+    exported: list[dict[str, object]] = []
     with open_channel(args) as channel:
         list_tournaments = paced(_stub(channel).ListTournaments, lambda seconds: print(
             f"heartsd tournament: the server paces listings: the next page in {seconds:.1f} s", file=sys.stderr))
@@ -176,12 +180,16 @@ def _list(args: argparse.Namespace, console: Console) -> int:
             response = _call(args, list_tournaments, request)
             for t in response.tournaments:
                 rows += 1
+                exported.append({k: v for k, v in export_head(t).items() if k != "tables"})
                 table.add_row(*literal(t.id, t.name, STATUS.get(t.status, "?"), t.ruleset, str(len(t.roster)),
                                        str(t.rounds), f"{t.matches_finished}/{t.matches_total}",
                                        time.strftime("%Y-%m-%d %H:%M", time.localtime(t.created_unix_ms / 1000))))
             if not (args.all and response.next_page_token):
                 break
             request.page_token = response.next_page_token
+    if args.json:  # scripts read this; an organiser's pass found no way to list tournaments but as a table
+        print(json.dumps({"tournaments": exported, "next_page_token": response.next_page_token}))
+        return 0
     console.print(table)
     console.print(f"{rows} tournament(s)" + (f"; next page: --page-token {response.next_page_token}"
                                              if response.next_page_token else ""))

@@ -151,9 +151,14 @@ def test_heartsd_tournament_list_pages_and_follows_every_page_with_all(tmp_path,
             second = await asyncio.to_thread(tour, "--limit", "10", "--page-token", token)
             every = await asyncio.to_thread(tour, "--limit", "7", "--all")
             bad = await asyncio.to_thread(tour, "--limit", "0")
-            return page, second, every, bad
+            as_json = await asyncio.to_thread(tour, "--limit", "7", "--all", "--json")
+            return page, second, every, bad, as_json
 
-    page, second, every, bad = run(scenario())
+    page, second, every, bad, as_json = run(scenario())
+    # An organiser's pass: `list` had no --json, where `show` had.
+    listed = json.loads(as_json[1])
+    assert as_json[0] == 0 and [t["id"] for t in listed["tournaments"]] == [f"t-{i:02d}" for i in range(29, -1, -1)]
+    assert listed["next_page_token"] == "" and {"status", "clock", "roster"} <= set(listed["tournaments"][0])
     assert page[0] == 0 and "10 tournament(s); next page: --page-token " in page[1]
     assert "t-29" in page[1] and "t-20" in page[1] and "t-19" not in page[1]
     assert second[0] == 0 and "t-19" in second[1] and "t-10" in second[1] and "t-09" not in second[1]
