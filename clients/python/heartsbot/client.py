@@ -360,8 +360,9 @@ class BotClient:
                         if first and not message.welcome.active_matches:
                             # Before (a newcomer's pass), nothing more was said until the first
                             # match, which a ladder may take ~30 s to start: a silent client.
-                            log.info("waiting for a match: the server seats this bot when one starts (a ladder "
-                                     "groups free bots into duplicate sets within about 30 s)", bot=self.name)
+                            log.info("waiting for a match: the server seats this bot when one starts (an "
+                                     "organiser's match or tournament, or the ladder if the server runs one, which "
+                                     "groups its free bots within about 30 s)", bot=self.name)
                         if self.draining:
                             await self._send_drain(call)
                     elif kind == "draining":
