@@ -384,6 +384,7 @@ class Tournaments:
                                         f"got {len(bots)}")
         policy = arena._policy(clock)  # checked now, not at the first match; frozen (frozen_clock)
         owners = await asyncio.to_thread(arena.owners)
+
         def unknown_bots() -> list[str]:
             return [b for b in bots if arena.sessions.get(b) is None and not arena.tokens.known_bot(b)]
 
