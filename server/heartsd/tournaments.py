@@ -455,7 +455,13 @@ class Tournaments:
             raise ArenaError("not_found", f"no tournament {tournament_id}")
         allowed = {"paused": ("running",), "running": ("paused",), "cancelled": ("running", "paused")}[status]
         if t.status not in allowed:
-            raise ArenaError("precondition", f"tournament {tournament_id} is {t.status}")
+            elsewhere = t.instance != self.arena.settings.instance
+            hint = (f", directed by instance {t.instance!r}: if that daemon is gone for good, pause the tournament, "
+                    "then resume it here to make this daemon its director"
+                    if status == "running" and t.status == "running" and elsewhere else "")
+            # An organiser's pass: after a restart under another --instance, "is running" alone
+            # left the tournament looking healthy and stuck; README has the way, the refusal now too.
+            raise ArenaError("precondition", f"tournament {tournament_id} is {t.status}{hint}")
         if not await asyncio.to_thread(self.store.set_status, tournament_id, status, reason, None, allowed):
             # Another call (on this daemon or another) moved it between the read and the write:
             # before (an attack pass) five resumes sent at once could all answer OK.

@@ -1815,3 +1815,31 @@ def test_a_table_waiting_for_a_bot_without_a_token_any_more_says_so_in_the_log(t
     t, logs = run(scenario())
     assert any(r.waiting.endswith("bot 'rex' is not connected") for r in t.tables), [r.waiting for r in t.tables]
     assert any("no token of this daemon names it any more" in str(e.get("why", "")) for e in logs), logs
+
+
+def test_resuming_a_running_tournament_directed_elsewhere_says_how_to_take_it_over(tmp_path):
+    """An organiser's pass: restarted under another --instance, the tournament still read
+    "running" on a match the store had aborted, and `tournament resume` answered only
+    "... is running"; the way out (pause, then resume, which adopts it) was in the README
+    alone. The refusal now names the directing instance and that way."""
+    names = dict.fromkeys(("alice", "bob", "carol", "dave"), "random")
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            clients = await _clients(daemon.target, {n: BOTS[n] for n in names}, names)
+            async with daemon.channel() as channel:
+                stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+                created = (await stub.CreateTournament(P.CreateTournamentRequest(
+                    name="elsewhere", bots=list(names), rounds=50, deals_per_match=1), metadata=auth(ADMIN))).tournament
+                with daemon.arena.store.db.transaction() as tx:  # as if another instance directed it
+                    tx.execute("UPDATE tournaments SET instance = ? WHERE id = ?", ("old-pod", created.id))
+                with pytest.raises(grpc.aio.AioRpcError) as err:
+                    await stub.ResumeTournament(P.ResumeTournamentRequest(id=created.id), metadata=auth(ADMIN))
+                refusals = [(err.value.code(), err.value.details())]
+                await stub.CancelTournament(P.CancelTournamentRequest(id=created.id), metadata=auth(ADMIN))
+            await _stop(clients)
+            return refusals
+
+    [(code, details)] = run(scenario())
+    assert code == grpc.StatusCode.FAILED_PRECONDITION, (code, details)
+    assert "is running, directed by instance 'old-pod'" in details and "pause the tournament, then resume" in details
