@@ -704,8 +704,8 @@ class Arena:
         it in a thread. Before (an attack pass), configured bots had no owner at all, so a
         tournament seated one person's two bots in one duplicate set and at one table."""
         # A registration under a configured bot's name is not that bot (TokenRegistry.shadowed).
-        shadowed = self.tokens.configured_names
-        registered = {bot: owner for bot, owner in self.store.ladder.owners().items() if bot not in shadowed}
+        configured_bots = self.tokens.configured_names
+        registered = {bot: owner for bot, owner in self.store.ladder.owners().items() if bot not in configured_bots}
         spelled = {spelling_key(owner): owner for owner in registered.values()}
         configured = {bot: spelled.get(spelling_key(owner), owner) for bot, owner in self.settings.bot_owners.items()}
         return {**configured, **registered}

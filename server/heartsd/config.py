@@ -243,7 +243,7 @@ class Settings:
         unknown = set(raw) - set(_FIELDS)
         if unknown:  # each with the setting it most resembles (an organiser's pass: `db = ...` had none)
             raise ConfigError("unknown settings: " + ", ".join(
-                f"{key}{_nearest(key, list(_FIELDS), '_')}" for key in sorted(unknown)))
+                f"{key}{_nearest(key, list(_FIELDS))}" for key in sorted(unknown)))
         values = {key: _FIELDS[key](key, value) for key, value in raw.items()}
         clock_keys = {f.name for f in dataclasses.fields(ClockDefaults)}
         clock = ClockDefaults(**{k: values.pop(k) for k in list(values) if k in clock_keys})
@@ -423,16 +423,16 @@ def unknown_env(env: Mapping[str, str] | None = None) -> list[str]:
     """
     env = os.environ if env is None else env
     known = ["HEARTSD_" + key.upper() for key in _FIELDS]
-    return [f"{name} names no setting and is ignored{_nearest(name, known, '_')}" for name in sorted(env)
+    return [f"{name} names no setting and is ignored{_nearest(name, known)}" for name in sorted(env)
             if name.startswith("HEARTSD_") and name not in known and name not in OTHER_ENV]
 
 
-def _nearest(name: str, known: Sequence[str], separator: str) -> str:
+def _nearest(name: str, known: Sequence[str]) -> str:
     """" (did you mean X?)" for the known name ``name`` most resembles, else "": the one
     setting it begins (``db``: ``db_path``), or the closest spelling."""
     import difflib
 
-    longer = [k for k in known if k.startswith(name + separator)]
+    longer = [k for k in known if k.startswith(name + "_")]
     close = longer if len(longer) == 1 else difflib.get_close_matches(name, known, n=1)
     return f" (did you mean {close[0]}?)" if close else ""
 

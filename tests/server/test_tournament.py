@@ -298,6 +298,22 @@ async def _stop(clients: list[BotClient]) -> None:
     await asyncio.gather(*(c.task for c in clients), return_exceptions=True)  # type: ignore[attr-defined]
 
 
+@contextlib.asynccontextmanager
+async def _tournament_of(daemon, tokens: dict[str, str], strategies: dict[str, str], **fields):  # type: ignore[no-untyped-def]
+    """Connect ``tokens``' bots playing ``strategies`` and create a tournament of them
+    (CreateTournamentRequest ``fields``); yields (the tournament service's stub, the created
+    tournament), and stops the bots after."""
+    clients = await _clients(daemon.target, tokens, strategies)
+    try:
+        async with daemon.channel() as channel:
+            stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+            created = (await stub.CreateTournament(P.CreateTournamentRequest(bots=list(tokens), **fields),
+                                                   metadata=auth(ADMIN))).tournament
+            yield stub, created
+    finally:
+        await _stop(clients)
+
+
 async def _when_finished(stub: tournament_pb2_grpc.TournamentServiceStub, tournament_id: str) -> P.Tournament:
     """The tournament once finished, or as it is after a minute."""
     for _ in range(1200):
@@ -1739,11 +1755,7 @@ def test_a_duplicate_set_with_a_table_that_did_not_finish_is_played_again_whole(
 
     async def scenario():
         async with running_daemon(tmp_path, bot_tokens=tokens) as daemon:
-            clients = await _clients(daemon.target, tokens, names)
-            async with daemon.channel() as channel:
-                stub = tournament_pb2_grpc.TournamentServiceStub(channel)
-                created = (await stub.CreateTournament(P.CreateTournamentRequest(
-                    name="sets", bots=list(names), rounds=1, deals_per_match=30), metadata=auth(ADMIN))).tournament
+            async with _tournament_of(daemon, tokens, names, name="sets", rounds=1, deals_per_match=30) as (_, created):
                 first = await _until(daemon.target, created.id,
                                      lambda t: all(r.status == "running" and r.match_id for r in t.tables), 60)
                 cut = daemon.arena.runners[first.tables[1].match_id]
@@ -1751,7 +1763,6 @@ def test_a_duplicate_set_with_a_table_that_did_not_finish_is_played_again_whole(
                 with capture_logs() as logs:
                     cut.stop(game_pb2.MATCH_STATUS_ABORTED, "cut for the test")
                     t = await _until(daemon.target, created.id, _finished, 120)
-            await _stop(clients)
             stored = [daemon.arena.store.get(row.match_id) for row in t.tables]
             return first, first_set, t, stored, logs
 
@@ -1797,19 +1808,14 @@ def test_a_table_waiting_for_a_bot_without_a_token_any_more_says_so_in_the_log(t
         async with running_daemon(tmp_path, log_level="info") as daemon:  # the wait is logged at info
             ladder = daemon.arena.store.ladder
             token = await asyncio.to_thread(ladder.add_bot, "rex", "rex-owner")
-            clients = await _clients(daemon.target, {**{n: BOTS[n] for n in names}, "rex": token},
-                                     {**names, "rex": "random"})
-            async with daemon.channel() as channel:
-                stub = tournament_pb2_grpc.TournamentServiceStub(channel)
-                created = (await stub.CreateTournament(P.CreateTournamentRequest(
-                    name="revoked", bots=[*names, "rex"], rounds=200, deals_per_match=1), metadata=auth(ADMIN))).tournament
+            async with _tournament_of(daemon, {**{n: BOTS[n] for n in names}, "rex": token}, {**names, "rex": "random"},
+                                      name="revoked", rounds=200, deals_per_match=1) as (stub, created):
                 await _until(daemon.target, created.id, lambda t: t.matches_finished >= 1, 60)
                 with capture_logs() as logs:
                     await asyncio.to_thread(ladder.revoke, "rex")
                     t = await _until(daemon.target, created.id, lambda t: any(r.waiting for r in t.tables), 60)
                     await asyncio.sleep(1.0)
                 await stub.CancelTournament(P.CancelTournamentRequest(id=created.id), metadata=auth(ADMIN))
-            await _stop(clients)
             return t, logs
 
     t, logs = run(scenario())
@@ -1826,18 +1832,14 @@ def test_resuming_a_running_tournament_directed_elsewhere_says_how_to_take_it_ov
 
     async def scenario():
         async with running_daemon(tmp_path) as daemon:
-            clients = await _clients(daemon.target, {n: BOTS[n] for n in names}, names)
-            async with daemon.channel() as channel:
-                stub = tournament_pb2_grpc.TournamentServiceStub(channel)
-                created = (await stub.CreateTournament(P.CreateTournamentRequest(
-                    name="elsewhere", bots=list(names), rounds=50, deals_per_match=1), metadata=auth(ADMIN))).tournament
+            async with _tournament_of(daemon, {n: BOTS[n] for n in names}, names, name="elsewhere", rounds=50,
+                                      deals_per_match=1) as (stub, created):
                 with daemon.arena.store.db.transaction() as tx:  # as if another instance directed it
                     tx.execute("UPDATE tournaments SET instance = ? WHERE id = ?", ("old-pod", created.id))
                 with pytest.raises(grpc.aio.AioRpcError) as err:
                     await stub.ResumeTournament(P.ResumeTournamentRequest(id=created.id), metadata=auth(ADMIN))
                 refusals = [(err.value.code(), err.value.details())]
                 await stub.CancelTournament(P.CancelTournamentRequest(id=created.id), metadata=auth(ADMIN))
-            await _stop(clients)
             return refusals
 
     [(code, details)] = run(scenario())
