@@ -1031,6 +1031,7 @@ def test_eight_bots_over_grpc_killed_and_resumed_give_the_uninterrupted_standing
             out[label + ":sets"] = {m: store.get(m).set_id for m in every}
             out[label + ":rows"] = t.tables
             out[label + ":seeds"] = {(row.round, row.table): store.get(row.match_id).seed for row in t.tables}
+            out[label + ":recomputed"] = json.loads(tours.compute_standings(store, t).to_json())
             store.close()
         return out
 
@@ -1057,15 +1058,22 @@ def test_eight_bots_over_grpc_killed_and_resumed_give_the_uninterrupted_standing
         assert all(seeds[(r, 0)] == seeds[(r, 1)] for r in range(ROUNDS)), label
         assert len({seeds[(r, 0)] for r in range(ROUNDS)}) == ROUNDS
     assert all(row.attempts == 1 for row in out["paused-kill:rows"])
-    for t in (first, mid):
+    # The strength order holds on the runs that played the key's shuffles (the same every time, so
+    # the check is as certain as the strategies). The mid-match kill replays the interrupted sets on
+    # fresh shuffles: its order is luck's as much as skill's (0.62 to 0.98 over 7 keys, see KEY), so
+    # it shows instead that every deal counts once: 28 deals a bot, the store's counted matches.
+    standings = json.loads(first.standings.json)
+    order = [b["bot"] for b in sorted(standings["bots"], key=lambda b: b["points_per_deal"])]
+    true = list(EIGHT)
+    spearman = 1 - 6 * sum((order.index(b) - true.index(b)) ** 2 for b in true) / (8 * (64 - 1))
+    assert spearman >= 0.8, (spearman, order)
+    best = standings["bots"][0]
+    assert best["bot"] in true[:3] and best["ci_low"] <= best["points_per_deal"] <= best["ci_high"]
+    for label, t in (("uninterrupted", first), ("mid-match-kill", mid)):
         standings = json.loads(t.standings.json)
-        order = [b["bot"] for b in sorted(standings["bots"], key=lambda b: b["points_per_deal"])]
-        true = list(EIGHT)
-        spearman = 1 - 6 * sum((order.index(b) - true.index(b)) ** 2 for b in true) / (8 * (64 - 1))
-        assert spearman >= 0.8, (spearman, order)
-        best = standings["bots"][0]
-        assert best["bot"] in true[:3] and best["ci_low"] <= best["points_per_deal"] <= best["ci_high"]
-        assert all(b["timeouts"] == 0 and b["decisions"] > 0 for b in standings["bots"])
+        assert standings == out[label + ":recomputed"], label
+        assert all(b["deals"] == ROUNDS * DEALS and b["matches"] == ROUNDS for b in standings["bots"]), label
+        assert all(b["timeouts"] == 0 and b["decisions"] > 0 for b in standings["bots"]), label
 
 
 # -- the command line ---------------------------------------------------------------------
