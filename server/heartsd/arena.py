@@ -703,16 +703,23 @@ class Arena:
         configured owner spelled as a registered one is that owner. Reads the store: call
         it in a thread. Before (an attack pass), configured bots had no owner at all, so a
         tournament seated one person's two bots in one duplicate set and at one table."""
-        # A registration under a configured bot's name is not that bot (TokenRegistry.shadowed).
-        configured_bots = self.tokens.configured_names
-        registered = {bot: owner for bot, owner in self.store.ladder.owners().items() if bot not in configured_bots}
+        registered = self.ladder_owners()
         spelled = {spelling_key(owner): owner for owner in registered.values()}
         configured = {bot: spelled.get(spelling_key(owner), owner) for bot, owner in self.settings.bot_owners.items()}
         return {**configured, **registered}
 
+    def ladder_owners(self) -> dict[str, str]:
+        """Bot -> owner of the ladder's bots: its registrations not revoked, but none under a
+        configured bot's name, which is not that bot (TokenRegistry.shadowed). Before (an
+        organiser's pass), the rated check and the matchmaker read the registrations
+        themselves, so the configured bob played rated matches as mallory's registered bob.
+        Reads the store: call it in a thread."""
+        configured = self.tokens.configured_names
+        return {bot: owner for bot, owner in self.store.ladder.owners().items() if bot not in configured}
+
     async def check_rated(self, seats: list[SeatRequest]) -> None:
         """Rated seats: registered ladder bots, each once, never two of one owner."""
-        registered = await asyncio.to_thread(self.store.ladder.owners)
+        registered = await asyncio.to_thread(self.ladder_owners)
         strangers = [s.bot or f"house:{s.house}" for s in seats if not s.bot or s.bot not in registered]
         if strangers:
             raise invalid(f"a rated match seats only registered ladder bots, not {', '.join(strangers)}")

@@ -100,9 +100,8 @@ class Matchmaker:
             await asyncio.sleep(self.settings.interval_s)
 
     def _refresh(self) -> None:
-        ladder = self.arena.store.ladder
-        self._owners = ladder.owners()  # active bots only
-        self._ratings = ladder.stored_ratings(self.settings.ruleset)  # one small table, not every result
+        self._owners = self.arena.ladder_owners()  # active bots only, none a configured bot
+        self._ratings = self.arena.store.ladder.stored_ratings(self.settings.ruleset)  # one small table, not every result
 
     def candidates(self) -> list[str]:
         out = []

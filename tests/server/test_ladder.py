@@ -534,3 +534,39 @@ def test_a_bots_latest_results_are_read_through_its_own_index(tmp_path):
     plan = " ".join(str(row[-1]) for row in store.db.query("EXPLAIN QUERY PLAN " + sql, args))
     store.close()
     assert "results_by_bot_ruleset_seq" in plan and "TEMP B-TREE" not in plan, plan
+
+
+def test_a_configured_bot_is_not_rated_under_a_ladder_registration_of_its_name(tmp_path):
+    """An organiser's pass: beside a configured bob, `ladder add-bot bob --owner mallory`
+    signs nothing in (test_admin), but the rated check and the matchmaker read the
+    registrations themselves: the configured bob was seated in rated matches, its results
+    rated under mallory's registration and its owner taken for mallory's. A configured
+    bot is no ladder bot, whatever the ladder holds under its name."""
+    import asyncio
+
+    from heartsd.matchmaker import LadderSettings, Matchmaker
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            ladder = daemon.arena.store.ladder
+            await asyncio.to_thread(ladder.add_bot, "bob", "mallory")
+            bots = [await Bot(daemon, "bob", random_legal(0), max_matches=1).start()]
+            bots += await ladder_bots(daemon, ladder, ["l1", "l2", "l3"])
+            errors = []
+            try:
+                await daemon.create_match(["bob", "l1", "l2", "l3"], deals=4, rated=True)
+            except grpc.aio.AioRpcError as exc:
+                errors.append((exc.code(), exc.details()))
+            maker = Matchmaker(daemon.arena, LadderSettings(deals=4, interval_s=0.05), seed=2)
+            await asyncio.to_thread(maker._refresh)
+            created = await maker.tick()
+            for m in created:
+                await daemon.wait_finished(m)
+            for b in bots:
+                await b.close()
+            return errors, created, maker.candidates()
+
+    errors, created, candidates = run(scenario())
+    assert errors and errors[0][0] == grpc.StatusCode.INVALID_ARGUMENT and "registered ladder bots" in errors[0][1], errors
+    assert created == [], "the configured bob filled a rated table"
+    assert "bob" not in candidates
