@@ -231,7 +231,8 @@ def list_matches(args: argparse.Namespace, console: Console) -> int:
                 winner = ", ".join(m.seats[w].name for w in m.result.winners if w < len(m.seats))
                 created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(m.created_unix_ms / 1000))
                 table.add_row(*literal(m.match_id, created, STATUS.get(m.status, "?"), m.ruleset,
-                                       str(m.deals_played), seats, winner))
+                                       "withheld until its set ends" if m.withheld else str(m.deals_played),
+                                       seats, winner))
             if not (args.all and response.next_page_token):
                 break
             request.page_token = response.next_page_token

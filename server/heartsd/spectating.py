@@ -217,6 +217,7 @@ async def page(arena: Arena, status: str | None, limit: int, after: tuple[int, s
                    for i, n in enumerate(m.seats)],
             status=STATUS_VALUES[m.status], created_unix_ms=m.created_ms,
             deals_played=0 if hidden else m.deals_played, totals=[] if hidden else m.totals,
-            result=m.result if m.status != "running" and not hidden else None))
+            result=m.result if m.status != "running" and not hidden else None,
+            withheld=hidden and m.status != "running"))
     last = (stored[limit - 1].created_ms, stored[limit - 1].id) if len(stored) > limit else None
     return out, last

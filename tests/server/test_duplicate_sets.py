@@ -13,7 +13,7 @@ import pytest
 
 from heartsbot import convert
 from heartsbot.proto import game_pb2, spectator_pb2, spectator_pb2_grpc
-from heartsd import duplicate, shuffles, spectating
+from heartsd import cli, duplicate, shuffles, spectating
 from heartsd.arena import ArenaError
 from heartsd.ladder import SetRow, set_rating_events
 from heartsd.matchmaker import LadderSettings, Matchmaker
@@ -150,7 +150,7 @@ async def watch_all(daemon, match_id, out, probe=lambda: None, arrivals=None):
                     arrivals.append(state)
 
 
-def test_no_spectator_or_record_shows_a_set_tables_cards_while_another_table_holds_them(tmp_path):
+def test_no_spectator_or_record_shows_a_set_tables_cards_while_another_table_holds_them(tmp_path, capsys):
     """Table A's bots answer at once, table B's slowly: A finishes first. Until B has ended
     a deal, no spectator of A sees that deal's events (A's plays are B's hands), A's record
     is refused, and the match list shows no result or score of A that B has not reached."""
@@ -178,6 +178,11 @@ def test_no_spectator_or_record_shows_a_set_tables_cards_while_another_table_hol
                 except grpc.aio.AioRpcError as exc:
                     refused = exc
                 listed = {m.match_id: m for m in (await stub.ListMatches(spectator_pb2.ListMatchesRequest())).matches}
+            capsys.readouterr()
+            await asyncio.to_thread(cli.main, ["admin", "matches", "--server", daemon.target, "--json"])
+            as_json = capsys.readouterr().out
+            await asyncio.to_thread(cli.main, ["admin", "matches", "--server", daemon.target])
+            printed = capsys.readouterr().out
             try:  # the web's live feed of A (finished=False): it said to fetch the record, which was refused
                 async for _ in spectating.watch(daemon.arena, a.id, 0, finished=False):
                     pass
@@ -194,6 +199,9 @@ def test_no_spectator_or_record_shows_a_set_tables_cards_while_another_table_hol
             await daemon.wait_finished(b.id)
             tournament.tables[1].status = "finished"
             standings_after = compute_standings(store, tournament).to_dict()
+            async with daemon.channel() as channel:
+                listed_after = {m.match_id: m for m in (await spectator_pb2_grpc.SpectatorServiceStub(
+                    channel).ListMatches(spectator_pb2.ListMatchesRequest())).matches}
             await asyncio.wait_for(asyncio.gather(*watchers), 10)
             async with daemon.channel() as channel:
                 record = await spectator_pb2_grpc.SpectatorServiceStub(channel).GetMatchRecord(
@@ -201,9 +209,10 @@ def test_no_spectator_or_record_shows_a_set_tables_cards_while_another_table_hol
             for bot in fast + slow_bots:
                 await bot.close()
             return (seen_a, at_a, refused, listed, b_deals_then, a, b, record, standings_during, standings_after,
-                    web_refusal)
+                    web_refusal, listed_after, printed, as_json)
 
-    seen_a, at_a, refused, listed, b_deals_then, a, b, record, during, after, web_refusal = run(scenario())
+    (seen_a, at_a, refused, listed, b_deals_then, a, b, record, during, after, web_refusal, listed_after,
+     printed, as_json) = run(scenario())
     assert all(row["matches"] == 0 for row in during["bots"])
     assert sorted(row["matches"] for row in after["bots"]) == [1] * 8
     assert b_deals_then < 3, "table B was still playing when A finished"
@@ -212,6 +221,12 @@ def test_no_spectator_or_record_shows_a_set_tables_cards_while_another_table_hol
     assert "duplicate set" in web_refusal and "GetMatchRecord" not in web_refusal, web_refusal
     summary = listed.get(a.id)
     assert summary is not None and not summary.totals and not summary.result.totals
+    # Said so, rather than "finished, 0 deals" (an organiser's pass read it as a match that never played).
+    assert summary.status == game_pb2.MATCH_STATUS_FINISHED and summary.withheld and summary.deals_played == 0
+    assert not listed_after[a.id].withheld and listed_after[a.id].deals_played == 3
+    row = next(line for line in printed.splitlines() if a.id in line)
+    assert "withheld until its set ends" in row, printed
+    assert '"withheld": true' in as_json, as_json
     assert record.record.match_id == a.id  # once the whole set is over
     # Every event of a deal of table A reached its spectator only once table B had ended
     # that deal (or stopped playing).

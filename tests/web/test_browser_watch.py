@@ -297,3 +297,58 @@ def test_a_watched_match_that_ends_shows_its_final_frame_and_totals(tmp_path, br
         assert shown == [[p, r] for p, r in zip(record.result.totals, record.result.ranks)]
         expect(final.first).to_contain_text(f"{record.result.totals[0]}")
         assert not errors, errors
+
+
+def test_the_lobby_says_a_set_tables_score_is_held_while_its_other_table_plays(tmp_path, browser: Browser) -> None:
+    """An organiser's pass: a duplicate set's table that had finished while the other still
+    played was listed "finished, 0 deals" (its score is held back: those seats' cards are
+    the other table's hands), which reads as a match that never played. The lobby now
+    says the score is held until the set ends, and shows it once the set is over."""
+    import asyncio
+
+    from heartsd import duplicate
+    from tests.server.harness import Bot, Daemon, random_legal
+
+    names = [f"s{i}" for i in range(8)]
+    tokens = {n: f"token-{n}-0123456789" for n in names}
+    go_on = asyncio.Event()
+
+    async def held(request: Any, bot: Any) -> Any:
+        await go_on.wait()
+        return random_legal(1)(request, bot)
+
+    with ThreadedDaemon(tmp_path, bot_tokens=tokens) as daemon:
+        target = Daemon(daemon.arena, daemon.web.grpc_port, daemon.settings)
+
+        async def start() -> Any:
+            bots = [await Bot(target, n, random_legal(i) if i < 4 else held, token=tokens[n]).start()
+                    for i, n in enumerate(names)]
+            started = await duplicate.start_set(daemon.arena, "standard", 2, [names[:4], names[4:]], rated=False)
+            return bots, started.runners
+
+        bots, (a, b) = daemon.call(start)
+        daemon.call(lambda: asyncio.wait_for(a.finished.wait(), 60))
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        for _ in range(300):
+            if daemon.arena.store.get(a.id).status == "finished":
+                break
+            time.sleep(0.05)
+        page.goto(daemon.url)
+        row = page.locator(f'#recent li[data-match="{a.id}"]')
+        expect(row).to_contain_text("score held until its duplicate set ends")
+        expect(row).not_to_contain_text("0 deals")
+        daemon.loop.call_soon_threadsafe(go_on.set)  # type: ignore[union-attr]
+        for _ in range(600):
+            if daemon.arena.store.get(b.id).status == "finished":
+                break
+            time.sleep(0.05)
+        page.reload()
+        expect(page.locator(f'#recent li[data-match="{a.id}"]')).to_contain_text("2 deals")
+
+        async def close() -> None:
+            for bot in bots:
+                await bot.close()
+
+        daemon.call(close)
+        assert not errors, errors

@@ -96,7 +96,7 @@ def summary(m: spectator_pb2.MatchSummary) -> dict[str, Any]:
     out = {
         "match_id": m.match_id, "ruleset": m.ruleset, "seats": [seat(s) for s in m.seats],
         "status": STATUSES.get(m.status, "unknown"), "created_ms": m.created_unix_ms,
-        "deals": m.deals_played, "totals": list(m.totals),
+        "deals": m.deals_played, "totals": list(m.totals), "withheld": m.withheld,
     }
     if m.HasField("result"):
         out["result"] = result(m.result)

@@ -26,7 +26,7 @@ from . import cards_pb2 as hearts_dot_v1_dot_cards__pb2
 from . import game_pb2 as hearts_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19hearts/v1/spectator.proto\x12\thearts.v1\x1a\x15hearts/v1/cards.proto\x1a\x14hearts/v1/game.proto\"_\n\x12ListMatchesRequest\x12&\n\x06status\x18\x01 \x01(\x0e\x32\x16.hearts.v1.MatchStatus\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"\xe4\x01\n\x0cMatchSummary\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0f\n\x07ruleset\x18\x02 \x01(\t\x12\"\n\x05seats\x18\x03 \x03(\x0b\x32\x13.hearts.v1.SeatInfo\x12&\n\x06status\x18\x04 \x01(\x0e\x32\x16.hearts.v1.MatchStatus\x12\x17\n\x0f\x63reated_unix_ms\x18\x05 \x01(\x03\x12\x14\n\x0c\x64\x65\x61ls_played\x18\x06 \x01(\x05\x12\x0e\n\x06totals\x18\x07 \x03(\x05\x12&\n\x06result\x18\x08 \x01(\x0b\x32\x16.hearts.v1.MatchResult\"X\n\x13ListMatchesResponse\x12(\n\x07matches\x18\x01 \x03(\x0b\x32\x17.hearts.v1.MatchSummary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"<\n\x11WatchMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x15\n\rfrom_sequence\x18\x02 \x01(\x04\"6\n\x12WatchMatchResponse\x12 \n\x06\x65vents\x18\x01 \x03(\x0b\x32\x10.hearts.v1.Event\")\n\x15GetMatchRecordRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"\x91\x02\n\x10RecordedDecision\x12\x13\n\x0b\x64\x65\x61l_number\x18\x01 \x01(\x05\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12%\n\x04kind\x18\x03 \x01(\x0e\x32\x17.hearts.v1.DecisionKind\x12\x1e\n\x05\x63\x61rds\x18\x04 \x03(\x0b\x32\x0f.hearts.v1.Card\x12#\n\x04moon\x18\x05 \x01(\x0e\x32\x15.hearts.v1.MoonOption\x12)\n\nprovenance\x18\x06 \x01(\x0e\x32\x15.hearts.v1.Provenance\x12\x10\n\x08think_ms\x18\x07 \x01(\x05\x12\x18\n\x10rejected_answers\x18\x08 \x01(\x05\x12\x17\n\x0fstall_credit_ms\x18\t \x01(\x05\"\x8c\x03\n\x0bMatchRecord\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12#\n\x07ruleset\x18\x02 \x01(\x0b\x32\x12.hearts.v1.Ruleset\x12&\n\x06\x66ormat\x18\x03 \x01(\x0b\x32\x16.hearts.v1.MatchFormat\x12\x0c\n\x04seed\x18\x04 \x01(\x04\x12\"\n\x05seats\x18\x05 \x03(\x0b\x32\x13.hearts.v1.SeatInfo\x12\'\n\x05\x63lock\x18\x06 \x01(\x0b\x32\x18.hearts.v1.ClockSettings\x12.\n\tdecisions\x18\x07 \x03(\x0b\x32\x1b.hearts.v1.RecordedDecision\x12)\n\x0b\x64\x65\x61l_scores\x18\x08 \x03(\x0b\x32\x14.hearts.v1.DealScore\x12$\n\x05\x64\x65\x61ls\x18\t \x03(\x0b\x32\x15.hearts.v1.DealtHands\x12&\n\x06result\x18\n \x01(\x0b\x32\x16.hearts.v1.MatchResult\x12\x1a\n\x12\x65ngine_record_json\x18\x0b \x01(\t\"A\n\nDealtHands\x12\x13\n\x0b\x64\x65\x61l_number\x18\x01 \x01(\x05\x12\x1e\n\x05hands\x18\x02 \x03(\x0b\x32\x0f.hearts.v1.Hand\"@\n\x16GetMatchRecordResponse\x12&\n\x06record\x18\x01 \x01(\x0b\x32\x16.hearts.v1.MatchRecord2\x84\x02\n\x10SpectatorService\x12L\n\x0bListMatches\x12\x1d.hearts.v1.ListMatchesRequest\x1a\x1e.hearts.v1.ListMatchesResponse\x12K\n\nWatchMatch\x12\x1c.hearts.v1.WatchMatchRequest\x1a\x1d.hearts.v1.WatchMatchResponse0\x01\x12U\n\x0eGetMatchRecord\x12 .hearts.v1.GetMatchRecordRequest\x1a!.hearts.v1.GetMatchRecordResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19hearts/v1/spectator.proto\x12\thearts.v1\x1a\x15hearts/v1/cards.proto\x1a\x14hearts/v1/game.proto\"_\n\x12ListMatchesRequest\x12&\n\x06status\x18\x01 \x01(\x0e\x32\x16.hearts.v1.MatchStatus\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"\xf6\x01\n\x0cMatchSummary\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0f\n\x07ruleset\x18\x02 \x01(\t\x12\"\n\x05seats\x18\x03 \x03(\x0b\x32\x13.hearts.v1.SeatInfo\x12&\n\x06status\x18\x04 \x01(\x0e\x32\x16.hearts.v1.MatchStatus\x12\x17\n\x0f\x63reated_unix_ms\x18\x05 \x01(\x03\x12\x14\n\x0c\x64\x65\x61ls_played\x18\x06 \x01(\x05\x12\x0e\n\x06totals\x18\x07 \x03(\x05\x12&\n\x06result\x18\x08 \x01(\x0b\x32\x16.hearts.v1.MatchResult\x12\x10\n\x08withheld\x18\t \x01(\x08\"X\n\x13ListMatchesResponse\x12(\n\x07matches\x18\x01 \x03(\x0b\x32\x17.hearts.v1.MatchSummary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"<\n\x11WatchMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x15\n\rfrom_sequence\x18\x02 \x01(\x04\"6\n\x12WatchMatchResponse\x12 \n\x06\x65vents\x18\x01 \x03(\x0b\x32\x10.hearts.v1.Event\")\n\x15GetMatchRecordRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"\x91\x02\n\x10RecordedDecision\x12\x13\n\x0b\x64\x65\x61l_number\x18\x01 \x01(\x05\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12%\n\x04kind\x18\x03 \x01(\x0e\x32\x17.hearts.v1.DecisionKind\x12\x1e\n\x05\x63\x61rds\x18\x04 \x03(\x0b\x32\x0f.hearts.v1.Card\x12#\n\x04moon\x18\x05 \x01(\x0e\x32\x15.hearts.v1.MoonOption\x12)\n\nprovenance\x18\x06 \x01(\x0e\x32\x15.hearts.v1.Provenance\x12\x10\n\x08think_ms\x18\x07 \x01(\x05\x12\x18\n\x10rejected_answers\x18\x08 \x01(\x05\x12\x17\n\x0fstall_credit_ms\x18\t \x01(\x05\"\x8c\x03\n\x0bMatchRecord\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12#\n\x07ruleset\x18\x02 \x01(\x0b\x32\x12.hearts.v1.Ruleset\x12&\n\x06\x66ormat\x18\x03 \x01(\x0b\x32\x16.hearts.v1.MatchFormat\x12\x0c\n\x04seed\x18\x04 \x01(\x04\x12\"\n\x05seats\x18\x05 \x03(\x0b\x32\x13.hearts.v1.SeatInfo\x12\'\n\x05\x63lock\x18\x06 \x01(\x0b\x32\x18.hearts.v1.ClockSettings\x12.\n\tdecisions\x18\x07 \x03(\x0b\x32\x1b.hearts.v1.RecordedDecision\x12)\n\x0b\x64\x65\x61l_scores\x18\x08 \x03(\x0b\x32\x14.hearts.v1.DealScore\x12$\n\x05\x64\x65\x61ls\x18\t \x03(\x0b\x32\x15.hearts.v1.DealtHands\x12&\n\x06result\x18\n \x01(\x0b\x32\x16.hearts.v1.MatchResult\x12\x1a\n\x12\x65ngine_record_json\x18\x0b \x01(\t\"A\n\nDealtHands\x12\x13\n\x0b\x64\x65\x61l_number\x18\x01 \x01(\x05\x12\x1e\n\x05hands\x18\x02 \x03(\x0b\x32\x0f.hearts.v1.Hand\"@\n\x16GetMatchRecordResponse\x12&\n\x06record\x18\x01 \x01(\x0b\x32\x16.hearts.v1.MatchRecord2\x84\x02\n\x10SpectatorService\x12L\n\x0bListMatches\x12\x1d.hearts.v1.ListMatchesRequest\x1a\x1e.hearts.v1.ListMatchesResponse\x12K\n\nWatchMatch\x12\x1c.hearts.v1.WatchMatchRequest\x1a\x1d.hearts.v1.WatchMatchResponse0\x01\x12U\n\x0eGetMatchRecord\x12 .hearts.v1.GetMatchRecordRequest\x1a!.hearts.v1.GetMatchRecordResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,23 +36,23 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LISTMATCHESREQUEST']._serialized_start=85
   _globals['_LISTMATCHESREQUEST']._serialized_end=180
   _globals['_MATCHSUMMARY']._serialized_start=183
-  _globals['_MATCHSUMMARY']._serialized_end=411
-  _globals['_LISTMATCHESRESPONSE']._serialized_start=413
-  _globals['_LISTMATCHESRESPONSE']._serialized_end=501
-  _globals['_WATCHMATCHREQUEST']._serialized_start=503
-  _globals['_WATCHMATCHREQUEST']._serialized_end=563
-  _globals['_WATCHMATCHRESPONSE']._serialized_start=565
-  _globals['_WATCHMATCHRESPONSE']._serialized_end=619
-  _globals['_GETMATCHRECORDREQUEST']._serialized_start=621
-  _globals['_GETMATCHRECORDREQUEST']._serialized_end=662
-  _globals['_RECORDEDDECISION']._serialized_start=665
-  _globals['_RECORDEDDECISION']._serialized_end=938
-  _globals['_MATCHRECORD']._serialized_start=941
-  _globals['_MATCHRECORD']._serialized_end=1337
-  _globals['_DEALTHANDS']._serialized_start=1339
-  _globals['_DEALTHANDS']._serialized_end=1404
-  _globals['_GETMATCHRECORDRESPONSE']._serialized_start=1406
-  _globals['_GETMATCHRECORDRESPONSE']._serialized_end=1470
-  _globals['_SPECTATORSERVICE']._serialized_start=1473
-  _globals['_SPECTATORSERVICE']._serialized_end=1733
+  _globals['_MATCHSUMMARY']._serialized_end=429
+  _globals['_LISTMATCHESRESPONSE']._serialized_start=431
+  _globals['_LISTMATCHESRESPONSE']._serialized_end=519
+  _globals['_WATCHMATCHREQUEST']._serialized_start=521
+  _globals['_WATCHMATCHREQUEST']._serialized_end=581
+  _globals['_WATCHMATCHRESPONSE']._serialized_start=583
+  _globals['_WATCHMATCHRESPONSE']._serialized_end=637
+  _globals['_GETMATCHRECORDREQUEST']._serialized_start=639
+  _globals['_GETMATCHRECORDREQUEST']._serialized_end=680
+  _globals['_RECORDEDDECISION']._serialized_start=683
+  _globals['_RECORDEDDECISION']._serialized_end=956
+  _globals['_MATCHRECORD']._serialized_start=959
+  _globals['_MATCHRECORD']._serialized_end=1355
+  _globals['_DEALTHANDS']._serialized_start=1357
+  _globals['_DEALTHANDS']._serialized_end=1422
+  _globals['_GETMATCHRECORDRESPONSE']._serialized_start=1424
+  _globals['_GETMATCHRECORDRESPONSE']._serialized_end=1488
+  _globals['_SPECTATORSERVICE']._serialized_start=1491
+  _globals['_SPECTATORSERVICE']._serialized_end=1751
 # @@protoc_insertion_point(module_scope)

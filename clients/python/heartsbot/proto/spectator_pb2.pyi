@@ -19,7 +19,7 @@ class ListMatchesRequest(_message.Message):
     def __init__(self, status: _Optional[_Union[_game_pb2.MatchStatus, str]] = ..., limit: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class MatchSummary(_message.Message):
-    __slots__ = ("match_id", "ruleset", "seats", "status", "created_unix_ms", "deals_played", "totals", "result")
+    __slots__ = ("match_id", "ruleset", "seats", "status", "created_unix_ms", "deals_played", "totals", "result", "withheld")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     RULESET_FIELD_NUMBER: _ClassVar[int]
     SEATS_FIELD_NUMBER: _ClassVar[int]
@@ -28,6 +28,7 @@ class MatchSummary(_message.Message):
     DEALS_PLAYED_FIELD_NUMBER: _ClassVar[int]
     TOTALS_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
+    WITHHELD_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     ruleset: str
     seats: _containers.RepeatedCompositeFieldContainer[_game_pb2.SeatInfo]
@@ -36,7 +37,8 @@ class MatchSummary(_message.Message):
     deals_played: int
     totals: _containers.RepeatedScalarFieldContainer[int]
     result: _game_pb2.MatchResult
-    def __init__(self, match_id: _Optional[str] = ..., ruleset: _Optional[str] = ..., seats: _Optional[_Iterable[_Union[_game_pb2.SeatInfo, _Mapping]]] = ..., status: _Optional[_Union[_game_pb2.MatchStatus, str]] = ..., created_unix_ms: _Optional[int] = ..., deals_played: _Optional[int] = ..., totals: _Optional[_Iterable[int]] = ..., result: _Optional[_Union[_game_pb2.MatchResult, _Mapping]] = ...) -> None: ...
+    withheld: bool
+    def __init__(self, match_id: _Optional[str] = ..., ruleset: _Optional[str] = ..., seats: _Optional[_Iterable[_Union[_game_pb2.SeatInfo, _Mapping]]] = ..., status: _Optional[_Union[_game_pb2.MatchStatus, str]] = ..., created_unix_ms: _Optional[int] = ..., deals_played: _Optional[int] = ..., totals: _Optional[_Iterable[int]] = ..., result: _Optional[_Union[_game_pb2.MatchResult, _Mapping]] = ..., withheld: _Optional[bool] = ...) -> None: ...
 
 class ListMatchesResponse(_message.Message):
     __slots__ = ("matches", "next_page_token")

@@ -48,7 +48,8 @@ function matchItem(match, live, mine) {
     resume ? el("a", { href: `/play/${id}`, class: "resume" }, t("resume"))
       : el("a", { href: `/watch/${id}` }, live ? t("watch") : t("replay")),
     el("span", {}, match.ruleset),
-    el("span", { class: "muted" }, t("deals_n", { n: match.deals }), " · ", t(match.status)),
+    el("span", { class: "muted" }, match.withheld ? t("withheld") : t("deals_n", { n: match.deals }), " · ",
+      t(match.status)),
     el("span", { class: "seats" }, match.seats.map((s) => seatName(s)).join(", "),
       match.totals.length ? ` — ${match.totals.join(" / ")}` : ""));
 }
