@@ -697,6 +697,14 @@ class Tournaments:
             for row in group:
                 self._waiting.pop((t.id, row.round, row.table), None)
 
+    def _say_waiting(self, t: TournamentRow, group: list[TableRow], exc: ArenaError) -> str:
+        """Tell GetTournament why ``group``'s tables wait (TournamentTable.waiting): the
+        public reason of ``exc`` (returned), never the detail a bot's owner may write or hide."""
+        why = exc.public or "its bots cannot be seated yet (the daemon's log says why)"
+        for row in group:
+            self._waiting[(t.id, row.round, row.table)] = why
+        return why
+
     async def _start_when_seated(self, t: TournamentRow, group: list[TableRow], seed: int,
                                  clock: game_pb2.ClockSettings, seats: list[SeatRequest], versions: dict[str, str],
                                  purpose: str) -> list[MatchRunner] | None:
@@ -707,12 +715,18 @@ class Tournaments:
         absent_s = arena.settings.tournament_absent_s
         since = loop.time()  # the table waits from here; after absent_s it no longer waits for absent bots
         absent = frozenset[str]()
+        refused: str | None = None  # the last refusal's reason, logged once
         while arena.accepting:
             left = since + absent_s - loop.time() if absent_s else math.inf
             wait_s = min(SEAT_WAIT_S, max(left, 0.05))
             if left <= 0:  # asked at every attempt: a bot may be back, another gone
                 absent = frozenset(b for b in versions if arena.unable(b, t.ruleset, versions))
                 wait_s = SEAT_WAIT_S
+            if (t.id, group[0].round, group[0].table) not in self._waiting:
+                try:  # why it waits, said at once: before (an organiser's pass), only after the first wait
+                    await arena.check_seats_free(t.ruleset, seats, None, versions, absent=absent)
+                except ArenaError as exc:
+                    self._say_waiting(t, group, exc)
             try:
                 if len(group) == 1:
                     runners = [await arena.create_match(
@@ -742,14 +756,11 @@ class Tournaments:
                     await asyncio.to_thread(self.store.set_table, t.id, row)
                 return None
             except ArenaError as exc:
-                # Public (TournamentTable.waiting): never the detail a bot's owner may write or hide.
-                why = exc.public or "its bots cannot be seated yet (the daemon's log says why)"
-                told = self._waiting.get((t.id, group[0].round, group[0].table))
-                for row in group:
-                    self._waiting[(t.id, row.round, row.table)] = why
+                why = self._say_waiting(t, group, exc)
                 if exc.kind not in ("deadline", "unavailable"):
-                    if why != told:  # one line per change, not one every retry
+                    if why != refused:  # one line per change, not one every retry
                         log.warning("tournament match refused; trying again", tournament=t.id, why=exc.message)
+                    refused = why
                     await asyncio.sleep(SEAT_WAIT_S / 10)
                 else:
                     log.info("tournament match waiting for its bots", tournament=t.id, why=exc.message)

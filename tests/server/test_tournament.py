@@ -582,7 +582,7 @@ def test_a_cancelled_tournament_starts_no_table_even_one_waiting_for_its_bots(tm
             return busy, draining, elsewhere, t, started, alive
 
     busy, draining, elsewhere, t, started, alive = run(scenario())
-    assert busy == ["waited 0.5 s for the seats: bot 'dave' is busy in other matches"], busy
+    assert busy == ["bot 'dave' is busy in other matches"], busy  # at once; after a wait "waited 0.5 s for ..."
     assert draining == ["bot 'dave' is draining: it finishes its running matches and takes no new one"], draining
     assert t.status == P.TOURNAMENT_STATUS_CANCELLED
     assert started == [] and alive == [], [(m.id, m.status) for m in started]
@@ -1829,6 +1829,36 @@ def test_a_table_waiting_for_a_bot_without_a_token_any_more_says_so_in_the_log(t
     t, logs = run(scenario())
     assert any(r.waiting.endswith("bot 'rex' is not connected") for r in t.tables), [r.waiting for r in t.tables]
     assert any("no token of this daemon names it any more" in str(e.get("why", "")) for e in logs), logs
+
+
+def test_a_table_says_why_it_waits_at_once_not_after_the_first_wait(tmp_path):
+    """An organiser's pass: a table whose bot had left read "starting" with no reason for
+    the first 30 s (SEAT_WAIT_S, one wait for the seats), so `tournament show` looked stuck
+    for nothing. The reason is now there as soon as the table waits."""
+    names = dict.fromkeys(("alice", "bob", "carol"), "random")
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            clients = await _clients(daemon.target, {n: BOTS[n] for n in (*names, "dave")}, {**names, "dave": "random"})
+            try:
+                async with daemon.channel() as channel:
+                    stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+                    created = (await stub.CreateTournament(P.CreateTournamentRequest(
+                        name="leaves", bots=[*names, "dave"], rounds=200, deals_per_match=1),
+                        metadata=auth(ADMIN))).tournament
+                    await _until(daemon.target, created.id, lambda t: t.matches_finished >= 1, 60)
+                    await _stop(clients[-1:])  # dave leaves
+                    left = time.monotonic()
+                    t = await _until(daemon.target, created.id, lambda t: any(r.waiting for r in t.tables), 60)
+                    waited = time.monotonic() - left
+                    await stub.CancelTournament(P.CancelTournamentRequest(id=created.id), metadata=auth(ADMIN))
+            finally:
+                await _stop(clients[:-1])
+            return t, waited
+
+    t, waited = run(scenario())
+    assert any(r.waiting.endswith("bot 'dave' is not connected") for r in t.tables), [r.waiting for r in t.tables]
+    assert waited < tours.SEAT_WAIT_S / 2, waited  # before: SEAT_WAIT_S and more
 
 
 def test_resuming_a_running_tournament_directed_elsewhere_says_how_to_take_it_over(tmp_path):
