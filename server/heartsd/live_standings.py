@@ -207,7 +207,11 @@ class StandingsWorker:
             caller = asyncio.current_task()
             if caller is not None and caller.cancelling():
                 raise  # this caller is cancelled, not the computation
-            raise ArenaError("unavailable", "the server is shutting down") from None
+        # The computation was let go: the daemon stops (said), or the tournament ended
+        # (finished()): this caller's are computed anew. Before (a contract check), GetTournament
+        # polled as a tournament ended answered UNAVAILABLE "the server is shutting down".
+        self._refuse_if_stopped()
+        return await self.compute(t)
 
     async def _refresh(self, t: TournamentRow, live: _Live, finished: int) -> stats.Standings:
         started = self.clock()

@@ -835,6 +835,43 @@ def test_stopping_the_daemon_stops_a_standings_computation_under_way():
     assert told == "the server is shutting down" and not ran, told
 
 
+def test_callers_waiting_for_standings_when_the_tournament_ends_get_standings_not_a_shutdown(tmp_path):
+    """A contract check from the .proto alone: GetTournament polled as a tournament ended
+    answered UNAVAILABLE "the server is shutting down" (2 polls in 6), on a daemon that was
+    not stopping. Its end lets the live computation go (finished(), as the director does)
+    and the callers waiting for it took that for the daemon's stop. They now get the
+    standings of the tournament as they read it."""
+    from types import SimpleNamespace
+
+    from heartsd import live_standings
+
+    shuffles = [f"s{k}" for k in range(600)]
+    deals = [stats.Deal(s, "m", f"b{i}", (k + i) % 14) for k, s in enumerate(shuffles) for i in range(32)]
+    inputs = {"deals": deals, "tables": [], "reliability": {}, "seed": 1, "replicates": 3_000}
+    t = SimpleNamespace(id="t-1", status="running", seed=1, roster=[], tables=[], versions={})
+
+    async def scenario() -> tuple[list[str], bool]:
+        worker = live_standings.StandingsWorker(store=Store(str(tmp_path / "s.db")))
+        worker.reader.inputs = lambda tournament: inputs  # a computation of a second or more
+        waiting = [asyncio.get_running_loop().create_task(worker.live(t)) for _ in range(3)]
+        while worker._pool is None or not getattr(worker._pool, "_processes", None):
+            await asyncio.sleep(0.05)
+        under_way = not any(task.done() for task in waiting)
+        worker.finished(t)  # the tournament is over: the director let its live standings go
+        told = []
+        for task in waiting:
+            try:
+                told.append(f"{len((await task).rows)} rows")
+            except Exception as exc:  # noqa: BLE001
+                told.append(getattr(exc, "message", type(exc).__name__))
+        worker.close()
+        return told, under_way
+
+    told, under_way = run(scenario())
+    assert under_way, "the computation ended before the tournament did: the test shows nothing"
+    assert told == ["32 rows"] * 3, told  # before: "the server is shutting down"
+
+
 def test_callers_waiting_for_standings_when_the_daemon_stops_are_told_so_and_nothing_starts_after(tmp_path):
     """A review: at a stop, callers waiting for a tournament's first standings got the
     shared computation's cancellation (CANCELLED, a dropped web request), not the reason;
