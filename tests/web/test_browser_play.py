@@ -85,15 +85,14 @@ def test_a_person_plays_a_whole_standard_match_by_clicks(tmp_path, browser: Brow
                 button = page.locator("#pass-button")
                 if first_pass:
                     expect(page.locator("#pass-button")).to_have_text(re.compile(r"^Pass cards to (West|North|East)$"))
-                    for k in range(5):
+                    for k in range(4):
                         if k == 3:
                             expect(button).to_be_enabled()
                         else:
                             expect(button).to_be_disabled()
                         assert lifted(page) == k
-                        if k < 4:
-                            cards.nth(k).click()
-                    cards.nth(3).click()  # lower the fourth again: three lifted
+                        cards.nth(k).click()  # the fourth stays down (one too many): three lifted
+                    assert lifted(page) == 3
                     expect(button).to_be_enabled()
                     screenshot(page, "playboard-pass")
                     first_pass = False
@@ -489,4 +488,50 @@ def test_after_passing_the_status_says_the_page_waits_for_the_others(tmp_path, b
         assert "Waiting for the others" in seen and "Lift" not in seen, seen
         page.select_option("#lang", "vi")  # every language has it
         expect(page.locator("#status")).to_contain_text("Đang chờ người khác")
+        assert not errors, errors
+
+
+RANK_WORDS = {"2": "Two", "3": "Three", "4": "Four", "5": "Five", "6": "Six", "7": "Seven", "8": "Eight", "9": "Nine",
+              "T": "Ten", "J": "Jack", "Q": "Queen", "K": "King", "A": "Ace"}
+SUIT_WORDS = {"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}
+
+
+def label(code: str) -> str:
+    """A card's name as the page says it in English ("8D" -> "Eight of diamonds")."""
+    return f"{RANK_WORDS[code[0]]} of {SUIT_WORDS[code[1]]}"
+
+
+def test_a_card_beyond_the_pass_count_stays_down_and_the_page_says_why(tmp_path, browser: Browser) -> None:
+    """Before (a browser audit): a fourth card went up, "4 of 3 lifted.", and the Pass button
+    went off with no word why. Now the card stays down, the pass bar and the screen reader
+    (aria-live) say the person passes 3 cards and must lower one first, and the three lifted
+    can still be passed; lowering one lets another go up."""
+    full = "You pass 3 cards: lower one first."
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        start_from_lobby(page, daemon.url)
+        button = page.locator("#pass-button")
+        expect(button).to_be_visible()
+        cards = page.locator("#hand [data-card]")
+        for k in range(3):
+            cards.nth(k).click()
+        expect(button).to_be_enabled()
+        cards.nth(3).click()  # one too many
+        expect(page.locator("#pass-bar .pass-full")).to_have_text(full)
+        expect(page.locator("#announce")).to_have_text(full)
+        assert page.get_attribute("#announce", "aria-live") in ("polite", "assertive")
+        expect(cards.nth(3)).to_have_attribute("aria-pressed", "false")
+        expect(page.locator("#pass-bar .lifted-count")).to_have_text("3 of 3 lifted.")
+        assert lifted(page) == 3
+        expect(button).to_be_enabled()
+        screenshot(page, "playboard-pass-full")
+        cards.nth(0).click()  # lowered: the message goes, and the fourth may go up
+        expect(page.locator("#pass-bar .pass-full")).to_have_count(0)
+        cards.nth(3).click()
+        expect(cards.nth(3)).to_have_attribute("aria-pressed", "true")
+        chosen = sorted(cards.nth(k).get_attribute("data-card") for k in (1, 2, 3))
+        button.click()
+        page.wait_for_function("() => window.arena.state()?.passed?.length === 3", timeout=30_000)
+        assert sorted(page.evaluate("window.arena.state().passed")) == chosen
         assert not errors, errors

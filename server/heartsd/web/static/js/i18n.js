@@ -57,6 +57,7 @@ const STRINGS = {
     take_back: "I'm back: let me play", elsewhere: "This seat is open in another tab or window.",
     play_here: "Play here instead", resume: "Resume",
     watch_heading: "Match {id}", play_heading: "Your seat in match {id}", house_seat: "{name} (house, seat {n})", not_playable: "{card} cannot be played now: play a marked card.",
+    pass_full: "You pass {n} cards: lower one first.",
   },
   id: {
     title: "Hearts Arena", lobby: "Lobi", leaderboard: "Papan peringkat", language: "Bahasa",
@@ -110,6 +111,7 @@ const STRINGS = {
     take_back: "Saya kembali: biar saya main", elsewhere: "Kursi ini terbuka di tab atau jendela lain.",
     play_here: "Main di sini saja", resume: "Lanjutkan",
     watch_heading: "Pertandingan {id}", play_heading: "Kursimu di pertandingan {id}", house_seat: "{name} (bot rumah, kursi {n})", not_playable: "{card} tidak bisa dimainkan sekarang: mainkan kartu yang ditandai.",
+    pass_full: "Kamu mengoper {n} kartu: turunkan satu dulu.",
   },
   vi: {
     title: "Hearts Arena", lobby: "Sảnh", leaderboard: "Bảng xếp hạng", language: "Ngôn ngữ",
@@ -163,6 +165,7 @@ const STRINGS = {
     take_back: "Tôi đã quay lại: để tôi chơi", elsewhere: "Ghế này đang mở ở một thẻ hoặc cửa sổ khác.",
     play_here: "Chơi ở đây", resume: "Tiếp tục",
     watch_heading: "Trận {id}", play_heading: "Ghế của bạn trong trận {id}", house_seat: "{name} (máy, ghế {n})", not_playable: "Không thể đánh {card} lúc này: hãy đánh một lá được đánh dấu.",
+    pass_full: "Bạn chuyền {n} lá: hãy hạ một lá xuống trước.",
   },
 };
 

@@ -17,6 +17,7 @@ let sentFor = null; // the request an answer was sent for (until the server's ne
 let socket = null;
 let retry = 500;
 let hint = ""; // why the last clicked card was not played (cleared by the next snapshot)
+let passFull = null; // the pass request a card too many was clicked in (until one is lowered)
 let elsewhere = false; // another tab or window has the seat (the socket closed with 4000)
 let announced = "";
 // The person plays by keyboard (a key pressed in the hand or the pass bar, no pointer
@@ -61,7 +62,18 @@ function directionText() {
 function onCard(code) {
   const passing = myRequest("pass");
   if (passing) {
+    // A card beyond the pass count is refused, and said: the oldest lifted card is not
+    // lowered in its place. The person chose the cards up; one lowered behind their back
+    // (off the screen on a phone) would be kept when they meant to pass it. Before, a
+    // fourth card went up, "4 of 3 lifted", and the Pass button went off unexplained.
+    if (!lifted.has(code) && lifted.size >= passing.pass_count) {
+      passFull = passing.id;
+      renderPassBar();
+      $("announce").textContent = t("pass_full", { n: passing.pass_count });
+      return;
+    }
     if (lifted.has(code)) lifted.delete(code); else lifted.add(code);
+    passFull = null;
     render();
     return;
   }
@@ -150,7 +162,8 @@ function renderPassBar() {
     if (lifted.size === n) send({ pass: [...lifted] });
   } }, t("pass_button", { direction }));
   bar.replaceChildren(el("p", { class: "hint" }, t("pass_hint", { n, direction }), " ",
-    el("span", { class: "lifted-count" }, t("pass_lifted", { k: lifted.size, n }))), button);
+    el("span", { class: "lifted-count" }, t("pass_lifted", { k: lifted.size, n }))), button,
+    passFull === request.id ? el("p", { class: "pass-full" }, t("pass_full", { n })) : "");
 }
 
 function renderStatus() {
