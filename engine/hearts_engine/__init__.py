@@ -23,7 +23,7 @@ _use_sources(__name__, _Path(__file__).parent)  # before any submodule is import
 
 from .actions import PLAY_ACTIONS, Action, MoonAction, PassAction, PlayAction, parse_action
 from .cards import Card, Mask, card_name, card_symbol, cards_of, format_cards, mask_of, parse_card, parse_cards
-from .deal import Deal, Phase, Trick, deal_at_position
+from .deal import Deal, Phase, Trick, Unplayable, deal_at_position, why_unplayable
 from .errors import (
     ActionError,
     IllegalActionError,
@@ -87,6 +87,7 @@ __all__ = [
     "RulesetError",
     "SeatView",
     "Trick",
+    "Unplayable",
     "WrongPhaseError",
     "card_name",
     "card_symbol",
@@ -104,4 +105,5 @@ __all__ = [
     "sample_hands",
     "seat_view",
     "verify_record",
+    "why_unplayable",
 ]

@@ -47,6 +47,60 @@ QUEEN_BIT: Final = 1 << QUEEN_OF_SPADES
 SUIT_NAMES: Final = ("clubs", "diamonds", "hearts", "spades")
 
 
+class Unplayable(NamedTuple):
+    """Why a card of the hand of the seat to play is not among its legal cards: a
+    ``reason`` (one of UNPLAYABLE_REASONS) and the card or suit it names (-1 if none).
+    ``str()`` is the refusal's text; a page translates the reason and its parameters.
+
+    >>> str(Unplayable("follow_suit", suit=0))
+    'you must follow clubs'
+    """
+
+    reason: str
+    card: int = -1
+    suit: int = -1
+
+    def __str__(self) -> str:
+        name = card_name(self.card) if self.card >= 0 else ""
+        suit = SUIT_NAMES[self.suit] if self.suit >= 0 else ""
+        return UNPLAYABLE_REASONS[self.reason].format(card=name, suit=suit)
+
+
+UNPLAYABLE_REASONS: Final = {
+    "follow_suit": "you must follow {suit}",
+    "first_trick": "{card} may not be played on the first trick",
+    "first_lead": "the first lead must be {card}",
+    "lead_queen": "with only hearts and the queen of spades, lead the queen of spades",
+    "hearts_not_broken": "hearts are not broken yet",
+}
+
+
+def why_unplayable(card: Card, hand: Mask, legal: Mask, led_suit: int, first_trick: bool) -> Unplayable:
+    """Why ``card`` of ``hand`` may not be played when only ``legal`` may: ``led_suit`` is
+    the suit led to the trick in progress (-1 to lead it), ``first_trick`` whether no
+    trick of the deal is complete. The one explanation of a refused play, from what the
+    seat to play knows (its hand, its legal cards, the public table): the checked
+    :meth:`Deal.play` raises it, and a person's page shows it before a card is sent.
+    Only meaningful for a card in ``hand`` and not in ``legal``.
+
+    >>> from hearts_engine import parse_card, parse_cards
+    >>> hand = mask_of(parse_cards("2C 8D QS AH"))
+    >>> str(why_unplayable(parse_card("8D"), hand, mask_of([parse_card("2C")]), 0, False))
+    'you must follow clubs'
+    >>> why_unplayable(parse_card("AH"), hand, mask_of(parse_cards("2C 8D QS")), -1, False).reason
+    'hearts_not_broken'
+    """
+    if led_suit >= 0 and hand & SUIT_MASKS[led_suit]:
+        return Unplayable("follow_suit", suit=led_suit)
+    if led_suit >= 0:
+        return Unplayable("first_trick", card=card)
+    if first_trick:
+        return Unplayable("first_lead", card=lowest(legal))
+    if hand & ~HEARTS_MASK == QUEEN_BIT:
+        return Unplayable("lead_queen")
+    return Unplayable("hearts_not_broken")
+
+
 class Phase(enum.Enum):
     PASSING = "passing"
     PLAYING = "playing"
@@ -413,16 +467,8 @@ class Deal:
         return seat
 
     def _why_illegal(self, c: Card) -> str:
-        hand = self.hands[self.turn]
-        if self.trick and hand & SUIT_MASKS[self.led_suit]:
-            return f"you must follow {SUIT_NAMES[self.led_suit]}"
-        if self.trick:
-            return f"{card_name(c)} may not be played on the first trick"
-        if not self.tricks:
-            return f"the first lead must be {card_name(self.rules.first_lead)}"
-        if hand & ~HEARTS_MASK == QUEEN_BIT:
-            return "with only hearts and the queen of spades, lead the queen of spades"
-        return "hearts are not broken yet"
+        led = self.led_suit if self.trick else -1
+        return str(why_unplayable(c, self.hands[self.turn], self._legal, led, not self.tricks))
 
     # -- unchecked fast path ----------------------------------------------------
 

@@ -106,7 +106,7 @@ def test_a_person_plays_a_whole_standard_match_by_clicks(tmp_path, browser: Brow
                     illegal = blocked.first.get_attribute("data-card")
                     before = hand(page)
                     blocked.first.click(force=True)  # an unmarked card: the page sends nothing, and says why
-                    expect(page.locator("#rejection")).to_contain_text("cannot be played now: play a marked card")
+                    expect(page.locator("#rejection")).to_contain_text("cannot be played now: ")
                     assert hand(page) == before
                     assert page.evaluate("window.arena.state().request.answered") is False
                     page.evaluate(f"window.arena.play({illegal!r})")  # forced through the page's script
@@ -534,4 +534,68 @@ def test_a_card_beyond_the_pass_count_stays_down_and_the_page_says_why(tmp_path,
         button.click()
         page.wait_for_function("() => window.arena.state()?.passed?.length === 3", timeout=30_000)
         assert sorted(page.evaluate("window.arena.state().passed")) == chosen
+        assert not errors, errors
+
+
+def _why_unplayable(state: dict[str, Any]) -> tuple[str, str]:
+    """Why the seat may not play a card it holds, worked out here from what the page shows
+    (its hand, the trick, the tricks taken), independently of the server: (kind, English)."""
+    hand, trick = state["hand"], state["trick"]["cards"]
+    if trick:
+        led = trick[0]["card"][1]
+        if any(c[1] == led for c in hand):
+            return "follow", f"you must follow {SUIT_WORDS[led]}"
+        return "first_trick", "no point cards on the first trick"
+    if not any(state["tricks_won"]):
+        return "first_lead", "the first lead must be Two of clubs"
+    if [c for c in hand if c[1] != "H"] == ["QS"]:
+        return "lead_queen", "with only hearts and the queen of spades, lead the queen of spades"
+    return "not_broken", "hearts are not broken yet"
+
+
+def test_an_unplayable_card_says_the_rule_that_stops_it(tmp_path, browser: Browser) -> None:
+    """Before (a browser audit): clicking an unmarked card said only "Eight of diamonds
+    cannot be played now: play a marked card.". Now it says the rule (must follow clubs,
+    hearts not broken, no points on the first trick...), as the server's request gives it
+    for each card it would refuse, in the page's language; the card is not sent (no
+    refused answer counts against the seat). Checked at every play of two deals against
+    the rules worked out from what the page shows."""
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        match_id = start_from_lobby(page, daemon.url)
+        kinds: set[str] = set()
+        translated = False
+        while (now := turn(page)) != "over" and page.evaluate("window.arena.state().deal") < 2:
+            if now == "pass":
+                for k in range(3):
+                    page.locator("#hand [data-card]").nth(k).click()
+                page.click("#pass-button")
+                continue
+            assert now == "play", now
+            blocked = page.locator("#hand .card.not-legal")
+            if blocked.count():
+                code = blocked.first.get_attribute("data-card")
+                kind, why = _why_unplayable(page.evaluate("window.arena.state()"))
+                blocked.first.click(force=True)
+                said = f"{label(code)} cannot be played now: {why}."
+                expect(page.locator("#rejection")).to_have_text(said)
+                expect(page.locator("#announce")).to_have_text(said)
+                assert page.evaluate("window.arena.state().request.answered") is False
+                kinds.add(kind)
+                if kind == "follow" and not translated:  # every language says it
+                    page.select_option("#lang", "id")
+                    blocked.first.click(force=True)
+                    expect(page.locator("#rejection")).to_contain_text("tidak bisa dimainkan sekarang: kamu harus mengikuti")
+                    page.select_option("#lang", "vi")
+                    blocked.first.click(force=True)
+                    expect(page.locator("#rejection")).to_contain_text("bạn phải đánh theo chất")
+                    page.select_option("#lang", "en")
+                    translated = True
+            page.locator("#hand .card.legal").first.click()
+        assert "follow" in kinds, kinds
+        assert translated
+        # Nothing was sent for the unmarked cards: the server refused no answer of the seat.
+        runner = daemon.arena.runners[match_id]
+        assert all(d.rejected == 0 for d in list(runner.decisions) if d.seat == 0)
         assert not errors, errors

@@ -17,7 +17,7 @@ from typing import Any
 
 from heartsbot.proto import bot_pb2, cards_pb2, game_pb2, ladder_pb2, spectator_pb2, tournament_pb2
 
-from hearts_engine import card_name
+from hearts_engine import card_name, mask_of, why_unplayable
 
 from heartsbot import convert
 
@@ -54,6 +54,33 @@ def cards(messages: Iterable[cards_pb2.Card]) -> list[str]:
 def sorted_hand(ids: Iterable[int]) -> list[str]:
     """Engine cards as names, sorted for display by suit (alternating colours) and rank."""
     return [card_name(c) for c in sorted(ids, key=lambda c: (_SUIT_ORDER[c // 13], c % 13))]
+
+
+def unplayable(hand: list[int], legal: list[int], led: int, first_trick: bool) -> dict[str, dict[str, str]]:
+    """Why the seat to play may not play each card of ``hand`` that is not ``legal``, by
+    card name: the engine's reason (``why_unplayable``, the one that refuses such a card)
+    as a key for a page to translate, the card or suit it names, and its English text.
+    ``led`` is the card led to the trick in progress (-1 to lead). It reads only what the
+    seat knows (its own hand and legal cards, the trick on the table).
+
+    >>> from hearts_engine import parse_cards
+    >>> unplayable(parse_cards("2C 8D AH"), parse_cards("2C"), parse_cards("KC")[0], False)["8D"]
+    {'reason': 'follow_suit', 'text': 'you must follow clubs', 'suit': 'C'}
+    """
+    hand_mask, legal_mask = mask_of(hand), mask_of(legal)
+    led_suit = led // 13 if led >= 0 else -1
+    reasons: dict[str, dict[str, str]] = {}
+    for c in hand:
+        if legal_mask >> c & 1:
+            continue
+        why = why_unplayable(c, hand_mask, legal_mask, led_suit, first_trick)
+        entry = {"reason": why.reason, "text": str(why)}
+        if why.card >= 0:
+            entry["card"] = card_name(why.card)
+        if why.suit >= 0:
+            entry["suit"] = "CDHS"[why.suit]
+        reasons[card_name(c)] = entry
+    return reasons
 
 
 def seat(info: game_pb2.SeatInfo) -> dict[str, Any]:

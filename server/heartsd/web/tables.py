@@ -217,8 +217,13 @@ class TableTracker:
             self.last_trick = present.trick(r.tricks[-1])  # its points come with its TrickWon event
         self.trick = present.trick(r.current_trick)
         self.trick.pop("winner", None)
+        legal = convert.cards_from_wire(r.legal_cards)
+        led = convert.card_from_wire(r.current_trick.cards[0].card) if r.current_trick.cards else -1
         self.request = {
-            "id": r.request_id, "kind": kind, "legal": present.sorted_hand(convert.cards_from_wire(r.legal_cards)),
+            "id": r.request_id, "kind": kind, "legal": present.sorted_hand(legal),
+            # why each other card may not be played (the engine's reason): the page says it
+            # when one is clicked, instead of sending a card the server would refuse
+            "unplayable": present.unplayable(self.hand, legal, led, not r.tricks) if kind == "play" else {},
             "pass_count": r.pass_count, "pass_to": r.pass_to,
             "moon_options": [present.MOON_OPTIONS[o] for o in r.moon_options if o in present.MOON_OPTIONS],
             "default_moon": present.MOON_OPTIONS.get(r.default_moon_option),

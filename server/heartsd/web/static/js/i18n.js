@@ -56,8 +56,11 @@ const STRINGS = {
     auto_playing: "Your time ran out several times: the server is playing your cards for you.",
     take_back: "I'm back: let me play", elsewhere: "This seat is open in another tab or window.",
     play_here: "Play here instead", resume: "Resume",
-    watch_heading: "Match {id}", play_heading: "Your seat in match {id}", house_seat: "{name} (house, seat {n})", not_playable: "{card} cannot be played now: play a marked card.",
-    pass_full: "You pass {n} cards: lower one first.",
+    watch_heading: "Match {id}", play_heading: "Your seat in match {id}", house_seat: "{name} (house, seat {n})", not_playable: "{card} cannot be played now: {reason}.",
+    pass_full: "You pass {n} cards: lower one first.", play_marked: "play a marked card",
+    why_follow_suit: "you must follow {suit}", why_first_trick: "no point cards on the first trick",
+    why_first_lead: "the first lead must be {card}", why_hearts_not_broken: "hearts are not broken yet",
+    why_lead_queen: "with only hearts and the queen of spades, lead the queen of spades",
   },
   id: {
     title: "Hearts Arena", lobby: "Lobi", leaderboard: "Papan peringkat", language: "Bahasa",
@@ -110,8 +113,11 @@ const STRINGS = {
     auto_playing: "Waktumu habis beberapa kali: server memainkan kartumu untukmu.",
     take_back: "Saya kembali: biar saya main", elsewhere: "Kursi ini terbuka di tab atau jendela lain.",
     play_here: "Main di sini saja", resume: "Lanjutkan",
-    watch_heading: "Pertandingan {id}", play_heading: "Kursimu di pertandingan {id}", house_seat: "{name} (bot rumah, kursi {n})", not_playable: "{card} tidak bisa dimainkan sekarang: mainkan kartu yang ditandai.",
-    pass_full: "Kamu mengoper {n} kartu: turunkan satu dulu.",
+    watch_heading: "Pertandingan {id}", play_heading: "Kursimu di pertandingan {id}", house_seat: "{name} (bot rumah, kursi {n})", not_playable: "{card} tidak bisa dimainkan sekarang: {reason}.",
+    pass_full: "Kamu mengoper {n} kartu: turunkan satu dulu.", play_marked: "mainkan kartu yang ditandai",
+    why_follow_suit: "kamu harus mengikuti {suit}", why_first_trick: "kartu poin tidak boleh dimainkan di trik pertama",
+    why_first_lead: "kartu pembuka pertama harus {card}", why_hearts_not_broken: "hati belum dibuka",
+    why_lead_queen: "jika hanya ada hati dan Queen sekop, buka dengan Queen sekop",
   },
   vi: {
     title: "Hearts Arena", lobby: "Sảnh", leaderboard: "Bảng xếp hạng", language: "Ngôn ngữ",
@@ -164,8 +170,11 @@ const STRINGS = {
     auto_playing: "Bạn đã hết giờ nhiều lần: máy chủ đang đánh bài thay bạn.",
     take_back: "Tôi đã quay lại: để tôi chơi", elsewhere: "Ghế này đang mở ở một thẻ hoặc cửa sổ khác.",
     play_here: "Chơi ở đây", resume: "Tiếp tục",
-    watch_heading: "Trận {id}", play_heading: "Ghế của bạn trong trận {id}", house_seat: "{name} (máy, ghế {n})", not_playable: "Không thể đánh {card} lúc này: hãy đánh một lá được đánh dấu.",
-    pass_full: "Bạn chuyền {n} lá: hãy hạ một lá xuống trước.",
+    watch_heading: "Trận {id}", play_heading: "Ghế của bạn trong trận {id}", house_seat: "{name} (máy, ghế {n})", not_playable: "Không thể đánh {card} lúc này: {reason}.",
+    pass_full: "Bạn chuyền {n} lá: hãy hạ một lá xuống trước.", play_marked: "hãy đánh một lá được đánh dấu",
+    why_follow_suit: "bạn phải đánh theo chất {suit}", why_first_trick: "không được đánh lá có điểm ở vòng đầu tiên",
+    why_first_lead: "lá mở đầu tiên phải là {card}", why_hearts_not_broken: "chưa mở cơ",
+    why_lead_queen: "khi chỉ còn cơ và Q bích, hãy mở bằng Q bích",
   },
 };
 
@@ -235,6 +244,9 @@ export function cardLabel(code) {
   const suit = SUITS[lang][code.slice(-1)] ?? code.slice(-1);
   return lang === "en" ? `${rank} of ${suit}` : `${rank} ${suit}`;
 }
+
+// "C" -> "clubs" (en), "keriting" (id), "chuồn" (vi).
+export function suitName(suit) { return SUITS[lang][suit] ?? suit; }
 
 export function positionName(position) { return POSITIONS[lang][position] ?? position; }
 export function positionShort(position) { return POSITIONS_SHORT[lang][position] ?? position; }

@@ -4,7 +4,7 @@
 // played from the page, and any answer, however sent, is checked by the server.
 import { HttpError, el, getJSON, header, rememberSeat, seatName, showError, socketURL } from "./common.js";
 import { faceUp, syncCards } from "./cards.js";
-import { cardLabel, onLanguage, t } from "./i18n.js";
+import { cardLabel, onLanguage, suitName, t } from "./i18n.js";
 import { nextToPlay, positionOf, renderScores, renderTable } from "./table.js";
 
 const matchId = decodeURIComponent(location.pathname.split("/").pop());
@@ -80,10 +80,20 @@ function onCard(code) {
   const playing = myRequest("play");
   if (playing && playing.legal.includes(code)) send({ play: code });
   else if (playing) { // said here: the page never sends what it knows the rules refuse
-    hint = t("not_playable", { card: cardLabel(code) });
+    hint = t("not_playable", { card: cardLabel(code), reason: unplayableReason(playing, code) });
     renderRejection();
     $("announce").textContent = hint;
   }
+}
+
+// Why a card of the hand may not be played now: the server's reason, sent with the request
+// (the engine's, from the seat's own hand and the table: tables.py), translated here.
+function unplayableReason(request, code) {
+  const why = request.unplayable?.[code];
+  if (!why) return t("play_marked");
+  const key = `why_${why.reason}`;
+  const text = t(key, { card: why.card ? cardLabel(why.card) : "", suit: why.suit ? suitName(why.suit) : "" });
+  return text === key ? why.text : text; // a reason this page has no words for: the server's English
 }
 
 function onHandKey(event) {
