@@ -599,3 +599,39 @@ def test_an_unplayable_card_says_the_rule_that_stops_it(tmp_path, browser: Brows
         runner = daemon.arena.runners[match_id]
         assert all(d.rejected == 0 for d in list(runner.decisions) if d.seat == 0)
         assert not errors, errors
+
+
+def test_a_default_after_a_time_out_is_said_with_its_cards(tmp_path, browser: Browser) -> None:
+    """Before (a browser audit): when the person's clock ran out the server passed or played
+    for them and the page said nothing (the hand just changed). Now a line, in a polite
+    live region, says what the server did for them: the three cards it passed, the card it
+    played; they are the ones the match applied (its decisions, TIMEOUT)."""
+    from heartsbot.proto import game_pb2
+
+    from hearts_engine import card_name
+
+    with ThreadedDaemon(tmp_path, human_decision_ms=2000, human_bank_ms=0, auto_after=100) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        match_id = start_from_lobby(page, daemon.url)
+        note = page.locator("#defaulted")
+        expect(note).to_have_attribute("aria-live", "polite")
+        expect(note).to_have_attribute("role", "status")
+        expect(note).to_contain_text("Time ran out: the server passed", timeout=30_000)
+
+        def timed_out() -> list[Any]:
+            runner = daemon.arena.runners[match_id]
+            return [d.action for d in list(runner.decisions)
+                    if d.seat == 0 and d.provenance == game_pb2.PROVENANCE_TIMEOUT]
+
+        passed = sorted(card_name(c) for c in timed_out()[0].cards)
+        shown = page.evaluate("window.arena.state().passed")
+        assert sorted(shown) == passed
+        expect(note).to_have_text(f"Time ran out: the server passed {', '.join(label(c) for c in shown)} for you.")
+        screenshot(page, "playboard-defaulted-pass")
+        expect(note).to_contain_text("Time ran out: the server played", timeout=30_000)
+        played = re.fullmatch(r"Time ran out: the server played (.+) for you\.", note.inner_text())
+        assert played, note.inner_text()
+        cards = [label(card_name(a.card)) for a in timed_out()[1:]]
+        assert played.group(1) in cards, (played.group(1), cards)
+        assert not errors, errors

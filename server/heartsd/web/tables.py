@@ -24,6 +24,8 @@ from . import present
 
 P = game_pb2
 NOTICES_KEPT = 5
+# The provenances of a decision the server made for a seat (a Notice names the seat).
+DEFAULTED = frozenset({P.PROVENANCE_TIMEOUT, P.PROVENANCE_ILLEGAL, P.PROVENANCE_DISCONNECT, P.PROVENANCE_AUTO})
 
 
 def _empty_trick(number: int = 0, leader: int = -1) -> dict[str, Any]:
@@ -61,6 +63,13 @@ class TableTracker:
         self._request_at = 0.0
         self.rejection: dict[str, Any] | None = None
         self.notices: deque[dict[str, Any]] = deque(maxlen=NOTICES_KEPT)
+        # What the server last decided for this seat (a time-out...), until the seat answers
+        # again: what kind of decision, and the cards it played or passed or the moon option.
+        self.defaulted: dict[str, Any] | None = None
+        self._defaults = 0
+        self._asked: dict[str, Any] | None = None  # the request last sent and not answered
+        self._own_play: str | None = None  # the seat's last card played
+        self._own_moon: str | None = None  # the moon option of the seat's last moon
         self.result: dict[str, Any] | None = None
         self.last_sequence = 0
 
@@ -89,6 +98,7 @@ class TableTracker:
                           "retry": rejection.retry, "request_id": rejection.request_id}
         if self.request is not None and self.request["id"] == rejection.request_id:
             self.request["answered"] = not rejection.retry
+            self._asked = self._asking(self.request)  # open again, or its default comes now
         self.version += 1
 
     def refused(self, reason: str) -> None:
@@ -108,6 +118,8 @@ class TableTracker:
         if self.request is not None and self.request["id"] == request_id:
             self.request["answered"] = True
             self.rejection = None
+            self.defaulted = None  # the person plays again: what the server did for them is past
+            self._asked = None
             self.version += 1
 
     # -- events --------------------------------------------------------------------
@@ -147,6 +159,9 @@ class TableTracker:
             received = convert.cards_from_wire(e.received)
             self.hand = sorted(set(self.hand) - set(passed) | set(received))
             self.passed, self.received = present.sorted_hand(passed), present.sorted_hand(received)
+            d = self.defaulted
+            if d is not None and d["kind"] == "pass" and d["cards"] is None and d["deal"] == self.deal:
+                d["cards"] = self.passed  # passed for the seat before the others had passed
         if self.hands is not None:
             self.hands = None  # the feed names no passed cards: the dealt hands are out of date
         if self.request is not None and self.request["kind"] == "pass":
@@ -159,6 +174,8 @@ class TableTracker:
         self.trick["cards"].append({"seat": e.seat, "card": present.card(e.card)})
         if 0 <= e.seat < len(self.hand_sizes):
             self.hand_sizes[e.seat] = max(0, self.hand_sizes[e.seat] - 1)
+        if e.seat == self.seat:
+            self._own_play = present.card(e.card)
         if e.seat == self.seat and self.hand is not None and card in self.hand:
             self.hand.remove(card)
             if self.request is not None and self.request["kind"] == "play":
@@ -178,6 +195,8 @@ class TableTracker:
 
     def _on_deal_scored(self, e: game_pb2.DealScored) -> None:
         self.deal_scores.append(present.deal_score(e.score))
+        if e.score.shooter == self.seat >= 0:
+            self._own_moon = present.MOON_OPTIONS.get(e.score.moon_option)
         self.totals = list(e.totals)
         if self.request is not None and self.request["kind"] == "moon":
             self.request = None
@@ -188,6 +207,28 @@ class TableTracker:
 
     def _on_notice(self, e: game_pb2.Notice) -> None:
         self.notices.append({"text": e.text, "seat": e.seat, "provenance": present.PROVENANCES.get(e.provenance)})
+        if e.seat == self.seat >= 0 and e.provenance in DEFAULTED:
+            self._defaulted(e.provenance)
+
+    def _defaulted(self, provenance: int) -> None:
+        """The server decided for this seat (its Notice comes after the decision's events,
+        and after the next deal's start when it ended a deal): which decision is the request
+        last sent and not answered; what was decided, the seat's own events. A request this
+        audience never saw (its page was away) is said without its kind."""
+        asked, self._asked = self._asked, None
+        kind = asked["kind"] if asked is not None else "unknown"
+        cards: list[str] | None = None
+        option = None
+        if kind == "play":
+            cards = [self._own_play] if self._own_play else None
+        elif kind == "pass" and asked is not None:
+            # The cards are known once every seat has passed (now or later: _on_cards_passed).
+            cards = self.passed if asked["deal"] == self.deal and self.exchanged else None
+        elif kind == "moon":
+            option = self._own_moon
+        self._defaults += 1
+        self.defaulted = {"n": self._defaults, "provenance": present.PROVENANCES.get(provenance), "kind": kind,
+                          "cards": cards, "option": option, "deal": asked["deal"] if asked is not None else self.deal}
 
     # -- requests ------------------------------------------------------------------
 
@@ -230,8 +271,12 @@ class TableTracker:
             "decision_ms": r.clock.decision_ms, "bank_ms": r.clock.bank_ms, "answered": False,
         }
         self._request_at = time.monotonic()
+        self._asked = self._asking(self.request)
         if self.rejection is not None and self.rejection["retry"]:
             self.rejection = None  # a final refusal (the default was played) stays until the next answer
+
+    def _asking(self, request: dict[str, Any]) -> dict[str, Any]:
+        return {"id": request["id"], "kind": request["kind"], "deal": self.deal}
 
     # -- output --------------------------------------------------------------------
 
@@ -260,6 +305,6 @@ class TableTracker:
             "trick": self.trick, "last_trick": self.last_trick, "hearts_broken": self.hearts_broken,
             "points_taken": self.points_taken, "tricks_won": self.tricks_won, "totals": self.totals,
             "deal_scores": self.deal_scores, "request": request, "rejection": self.rejection,
-            "notices": list(self.notices), "result": self.result,
+            "notices": list(self.notices), "defaulted": self.defaulted, "result": self.result,
         }
 

@@ -61,6 +61,11 @@ const STRINGS = {
     why_follow_suit: "you must follow {suit}", why_first_trick: "no point cards on the first trick",
     why_first_lead: "the first lead must be {card}", why_hearts_not_broken: "hearts are not broken yet",
     why_lead_queen: "with only hearts and the queen of spades, lead the queen of spades",
+    defaulted_timeout: "Time ran out", defaulted_auto: "Auto-play", defaulted_disconnect: "While you were away",
+    defaulted_illegal: "Too many refused answers", defaulted_pass: "{why}: the server passed {cards} for you.",
+    defaulted_pass_unseen: "{why}: the server passed {n} cards for you; you will see which once everyone has passed.",
+    defaulted_play: "{why}: the server played {card} for you.", defaulted_moon: "{why}: the server chose for you: {option}.",
+    defaulted_other: "{why}: the server decided for you.",
   },
   id: {
     title: "Hearts Arena", lobby: "Lobi", leaderboard: "Papan peringkat", language: "Bahasa",
@@ -118,6 +123,11 @@ const STRINGS = {
     why_follow_suit: "kamu harus mengikuti {suit}", why_first_trick: "kartu poin tidak boleh dimainkan di trik pertama",
     why_first_lead: "kartu pembuka pertama harus {card}", why_hearts_not_broken: "hati belum dibuka",
     why_lead_queen: "jika hanya ada hati dan Queen sekop, buka dengan Queen sekop",
+    defaulted_timeout: "Waktu habis", defaulted_auto: "Main otomatis", defaulted_disconnect: "Saat kamu pergi",
+    defaulted_illegal: "Terlalu banyak jawaban ditolak", defaulted_pass: "{why}: server mengoper {cards} untukmu.",
+    defaulted_pass_unseen: "{why}: server mengoper {n} kartu untukmu; kartunya terlihat setelah semua pemain mengoper.",
+    defaulted_play: "{why}: server memainkan {card} untukmu.", defaulted_moon: "{why}: server memilih untukmu: {option}.",
+    defaulted_other: "{why}: server memutuskan untukmu.",
   },
   vi: {
     title: "Hearts Arena", lobby: "Sảnh", leaderboard: "Bảng xếp hạng", language: "Ngôn ngữ",
@@ -175,6 +185,11 @@ const STRINGS = {
     why_follow_suit: "bạn phải đánh theo chất {suit}", why_first_trick: "không được đánh lá có điểm ở vòng đầu tiên",
     why_first_lead: "lá mở đầu tiên phải là {card}", why_hearts_not_broken: "chưa mở cơ",
     why_lead_queen: "khi chỉ còn cơ và Q bích, hãy mở bằng Q bích",
+    defaulted_timeout: "Hết giờ", defaulted_auto: "Tự động chơi", defaulted_disconnect: "Khi bạn vắng mặt",
+    defaulted_illegal: "Quá nhiều câu trả lời bị từ chối", defaulted_pass: "{why}: máy chủ đã chuyền {cards} thay bạn.",
+    defaulted_pass_unseen: "{why}: máy chủ đã chuyền {n} lá thay bạn; bạn sẽ thấy đó là lá nào khi mọi người chuyền xong.",
+    defaulted_play: "{why}: máy chủ đã đánh {card} thay bạn.", defaulted_moon: "{why}: máy chủ đã chọn thay bạn: {option}.",
+    defaulted_other: "{why}: máy chủ đã quyết định thay bạn.",
   },
 };
 

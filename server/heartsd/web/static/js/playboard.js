@@ -270,6 +270,27 @@ function renderRejection() {
   box.hidden = !text;
 }
 
+// What the server decided for the person (their time ran out, they were away...): a line
+// that stays until they answer again, drawn again only when it changes (its region is
+// polite live: a screen reader says each new one once).
+function renderDefaulted() {
+  const box = $("defaulted");
+  const d = state.defaulted;
+  const text = d && !state.result ? defaultedText(d) : "";
+  if (box.textContent !== text) box.replaceChildren(text ? el("p", {}, text) : "");
+}
+
+function defaultedText(d) {
+  const why = t(`defaulted_${d.provenance}`);
+  if (d.kind === "pass" && d.cards) return t("defaulted_pass", { why, cards: d.cards.map(cardLabel).join(", ") });
+  if (d.kind === "pass") return t("defaulted_pass_unseen", { why, n: state.ruleset.pass_count });
+  if (d.kind === "play" && d.cards) return t("defaulted_play", { why, card: cardLabel(d.cards[0]) });
+  if (d.kind === "moon" && d.option) {
+    return t("defaulted_moon", { why, option: t(`moon_${d.option}`, { n: state.ruleset.deal_total }) });
+  }
+  return t("defaulted_other", { why });
+}
+
 function renderResult() {
   const box = $("result");
   const result = state.result;
@@ -314,6 +335,7 @@ function render() {
   renderHand();
   renderRejection();
   renderSeatNote();
+  renderDefaulted();
   renderClock();
   renderScores($("scores"), state, { you: state.you });
   renderResult();
