@@ -635,3 +635,38 @@ def test_a_default_after_a_time_out_is_said_with_its_cards(tmp_path, browser: Br
         cards = [label(card_name(a.card)) for a in timed_out()[1:]]
         assert played.group(1) in cards, (played.group(1), cards)
         assert not errors, errors
+
+
+def test_leave_table_asks_then_ends_the_match_at_once(tmp_path, browser: Browser) -> None:
+    """Before (a browser audit): the only way out of a seat was closing the tab; the house
+    then played the seat's defaults for 60 s before the table was given back. Now a "Leave
+    table" button asks first (Stay keeps the match going), then ends the match at once,
+    recorded as cancelled because the person left; the page says so and links to the lobby."""
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        match_id = start_from_lobby(page, daemon.url)
+        expect(page.locator("#pass-button")).to_be_visible()
+        leave = page.get_by_role("button", name="Leave table")
+        leave.click()
+        dialog = page.get_by_role("dialog", name="Leave this table?")
+        expect(dialog).to_be_visible()
+        expect(dialog).to_contain_text("The match ends now for everyone")
+        expect(page.locator("#leave-stay")).to_be_focused()  # the safe choice is the default
+        screenshot(page, "playboard-leave")
+        page.keyboard.press("Enter")  # Stay
+        expect(dialog).to_be_hidden()
+        expect(page.locator("#pass-button")).to_be_visible()
+        assert match_id in daemon.arena.runners
+        leave.click()
+        dialog.get_by_role("button", name="Leave and end the match").click()
+        result = page.locator("#result")
+        expect(result).to_contain_text("Match over")
+        expect(result).to_contain_text("You left the table: the match is over (recorded as cancelled).")
+        expect(page.get_by_role("button", name="Leave table")).to_have_count(0)
+        expect(page.locator("#pass-button")).to_have_count(0)
+        stored = daemon.arena.store.get(match_id)
+        assert (stored.status, stored.reason) == ("cancelled", "the person left the table"), stored
+        result.get_by_role("link", name="Back to the lobby").click()
+        page.wait_for_url(f"{daemon.url}/")
+        assert not errors, errors

@@ -424,3 +424,31 @@ def test_back_while_an_auto_played_request_is_open_keeps_the_seat_back(tmp_path)
                 assert not pending.auto and pending.deadline - pending.sent_at >= 1.9  # the seat's clock
 
     run(main())
+
+
+def test_leaving_a_table_is_the_seat_holders_alone_and_ends_the_match_at_once(tmp_path) -> None:
+    """"Leave table" (POST /api/seat/<id>/leave) is checked as every request that plays a
+    seat: the seat's cookie, this site only, JSON only. The person's own request ends the
+    match at once, recorded as cancelled; a second one finds it over."""
+    async def main() -> None:
+        async with web_daemon(tmp_path) as web, client() as http, client() as other:
+            seat = await take_seat(http, web.url)
+            match_id = seat["match_id"]
+            url = f"{web.url}/api/seat/{match_id}/leave"
+            async with other.post(url, json={}) as r:
+                assert r.status == 403 and "belongs to the person" in (await r.json())["error"]
+            async with http.post(url, json={}, headers={"Origin": "http://evil.example"}) as r:
+                assert r.status == 403
+            async with http.post(url, data="{}", headers={"Content-Type": "text/plain"}) as r:
+                assert r.status == 415  # a form another site could send without asking
+            async with http.post(f"{web.url}/api/seat/m-doesnotexist/leave", json={}) as r:
+                assert r.status == 404
+            assert match_id in web.arena.runners
+            async with http.post(url, json={}) as r:
+                assert r.status == 200 and (await r.json())["left"] is True
+            stored = web.arena.store.get(match_id)
+            assert (stored.status, stored.reason) == ("cancelled", "the person left the table")
+            async with http.post(url, json={}) as r:
+                assert r.status == 409 and "over already" in (await r.json())["error"]
+
+    run(main())

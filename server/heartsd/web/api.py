@@ -112,6 +112,7 @@ class Api:
             web.get("/api/matches", self.matches),
             web.post("/api/play", self.take_seat),
             web.get("/api/seat/{match_id}", self.seat),
+            web.post("/api/seat/{match_id}/leave", self.leave_seat),
             web.get("/api/replay/{match_id}", self.replay_index),
             web.get("/api/replay/{match_id}/deals/{deal}", self.replay_deal),
             web.get("/api/leaderboard", self.leaderboard),
@@ -165,6 +166,19 @@ class Api:
         match_id = request.match_info["match_id"]
         seat = self.front.seats.owned(match_id, request.cookies.get(self.front.cookie_name(match_id)))
         return web.json_response({"match_id": match_id, "seat": seat.slot.seat, "live": seat.live})
+
+    async def leave_seat(self, request: web.Request) -> web.Response:
+        """The person leaves their table ("Leave table"): checked as every request that
+        plays a seat (same site, a loopback or configured name, JSON: check_post) and by the
+        seat's cookie; the match ends at once, cancelled, and is stored when this answers."""
+        front = self.front
+        front.check_post(request)
+        match_id = request.match_info["match_id"]
+        seat = front.seats.owned(match_id, request.cookies.get(front.cookie_name(match_id)))
+        if not seat.live:
+            raise SeatError(409, "the match is over already")
+        await seat.leave()
+        return web.json_response({"match_id": match_id, "left": True})
 
     async def _replay(self, request: web.Request) -> Replay:
         match_id = request.match_info["match_id"]

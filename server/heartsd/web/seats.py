@@ -16,6 +16,7 @@ Only the person who took the seat can act for it: taking it returns a per-seat s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import math
@@ -43,6 +44,8 @@ P = game_pb2
 log = structlog.get_logger("heartsd.web")
 LINGER_S = 600.0  # a finished seat's page still shows the result (and a reload works) this long
 OPEN_WITHIN_S = 15.0  # a seat no page opens within this gives its table back (HumanSeat._away)
+LEAVE_WAIT_S = 10.0  # "Leave table" answers once the match is stored, or after this
+LEFT = "the person left the table"  # the reason a match is recorded with after "Leave table"
 NOT_A_CARD = cards_pb2.Card()  # suit 0, rank 0: the runner rejects it as malformed, as for a bot
 
 
@@ -163,11 +166,25 @@ class HumanSeat:
     def _abandon(self, wait_s: float, unplayed: bool) -> None:
         self._abandon_timer = None
         if self.session is None and self.live:
-            log.info("a person's table was left; the match is cancelled", match_id=self.match_id, after_s=wait_s,
-                     played=self._played)
             why = (f"nobody played at the table within {OPEN_WITHIN_S:g} s of taking it" if unplayed
-                   else f"the person left the table (no page for {wait_s:g} s)")
-            self.runner.stop(P.MATCH_STATUS_CANCELLED, why)
+                   else f"{LEFT} (no page for {wait_s:g} s)")
+            self._give_back(why, after_s=wait_s)
+
+    async def leave(self) -> None:
+        """The person left on purpose ("Leave table" on their page): the table is given back
+        at once, as when no page has had the seat for ``abandon_s``, and the match is over
+        (recorded as cancelled) when this returns. Before, closing the tab was the only
+        way out, and the house played the seat's defaults for a minute first."""
+        if self.live:
+            self._give_back(LEFT, after_s=0.0)
+        with contextlib.suppress(asyncio.TimeoutError):  # stored within moments; the page's socket says it too
+            await asyncio.wait_for(self.runner.finished.wait(), LEAVE_WAIT_S)
+
+    def _give_back(self, why: str, after_s: float) -> None:
+        """End the seat's match early: cancelled, with ``why`` as its recorded reason."""
+        log.info("a person's table was left; the match is cancelled", match_id=self.match_id, after_s=after_s,
+                 played=self._played, why=why)
+        self.runner.stop(P.MATCH_STATUS_CANCELLED, why)
 
     async def _pump(self, session: BotSession) -> None:
         """The seat's messages, as a bot's stream would carry them, into its tracker."""

@@ -66,6 +66,10 @@ const STRINGS = {
     defaulted_pass_unseen: "{why}: the server passed {n} cards for you; you will see which once everyone has passed.",
     defaulted_play: "{why}: the server played {card} for you.", defaulted_moon: "{why}: the server chose for you: {option}.",
     defaulted_other: "{why}: the server decided for you.",
+    leave_button: "Leave table", leave_title: "Leave this table?",
+    leave_text: "The match ends now for everyone and is recorded as cancelled. You cannot come back to it.",
+    leave_confirm: "Leave and end the match", leave_stay: "Stay and play",
+    you_left: "You left the table: the match is over (recorded as cancelled).",
   },
   id: {
     title: "Hearts Arena", lobby: "Lobi", leaderboard: "Papan peringkat", language: "Bahasa",
@@ -128,6 +132,10 @@ const STRINGS = {
     defaulted_pass_unseen: "{why}: server mengoper {n} kartu untukmu; kartunya terlihat setelah semua pemain mengoper.",
     defaulted_play: "{why}: server memainkan {card} untukmu.", defaulted_moon: "{why}: server memilih untukmu: {option}.",
     defaulted_other: "{why}: server memutuskan untukmu.",
+    leave_button: "Tinggalkan meja", leave_title: "Tinggalkan meja ini?",
+    leave_text: "Pertandingan langsung berakhir untuk semua pemain dan dicatat sebagai dibatalkan. Kamu tidak bisa kembali.",
+    leave_confirm: "Tinggalkan dan akhiri pertandingan", leave_stay: "Tetap bermain",
+    you_left: "Kamu meninggalkan meja: pertandingan selesai (dicatat sebagai dibatalkan).",
   },
   vi: {
     title: "Hearts Arena", lobby: "Sảnh", leaderboard: "Bảng xếp hạng", language: "Ngôn ngữ",
@@ -190,6 +198,10 @@ const STRINGS = {
     defaulted_pass_unseen: "{why}: máy chủ đã chuyền {n} lá thay bạn; bạn sẽ thấy đó là lá nào khi mọi người chuyền xong.",
     defaulted_play: "{why}: máy chủ đã đánh {card} thay bạn.", defaulted_moon: "{why}: máy chủ đã chọn thay bạn: {option}.",
     defaulted_other: "{why}: máy chủ đã quyết định thay bạn.",
+    leave_button: "Rời bàn", leave_title: "Rời bàn này?",
+    leave_text: "Trận đấu kết thúc ngay cho mọi người và được ghi là bị huỷ. Bạn không thể quay lại.",
+    leave_confirm: "Rời bàn và kết thúc trận", leave_stay: "Ở lại chơi",
+    you_left: "Bạn đã rời bàn: trận đấu kết thúc (được ghi là bị huỷ).",
   },
 };
 

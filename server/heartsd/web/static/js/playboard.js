@@ -2,7 +2,7 @@
 // knows (its hand, the legal cards of its request, the public table); the page draws
 // them and sends answers. It never decides what is legal: unmarked cards cannot be
 // played from the page, and any answer, however sent, is checked by the server.
-import { HttpError, el, getJSON, header, rememberSeat, seatName, showError, socketURL } from "./common.js";
+import { HttpError, el, getJSON, header, postJSON, rememberSeat, seatName, showError, socketURL } from "./common.js";
 import { faceUp, syncCards } from "./cards.js";
 import { cardLabel, onLanguage, suitName, t } from "./i18n.js";
 import { nextToPlay, positionOf, renderScores, renderTable } from "./table.js";
@@ -18,6 +18,7 @@ let socket = null;
 let retry = 500;
 let hint = ""; // why the last clicked card was not played (cleared by the next snapshot)
 let passFull = null; // the pass request a card too many was clicked in (until one is lowered)
+let left = false; // the person left the table from this page ("Leave table")
 let elsewhere = false; // another tab or window has the seat (the socket closed with 4000)
 let announced = "";
 // The person plays by keyboard (a key pressed in the hand or the pass bar, no pointer
@@ -291,6 +292,53 @@ function defaultedText(d) {
   return t("defaulted_other", { why });
 }
 
+// "Leave table": asked first (the match ends for everyone and cannot be resumed), then
+// the server ends the seat's match as it does when the page has been away too long.
+function renderLeave() {
+  const box = $("leave");
+  const shown = Boolean(state && !state.result && !elsewhere && !left);
+  if (!shown) {
+    box.replaceChildren();
+    if ($("leave-dialog").open) $("leave-dialog").close(); // the match ended meanwhile: nothing to leave
+    return;
+  }
+  if (!box.firstChild) {
+    box.replaceChildren(el("button", { id: "leave-button", type: "button", onclick: askLeave }, t("leave_button")));
+  } else {
+    box.firstChild.textContent = t("leave_button");
+  }
+}
+
+function askLeave() {
+  const dialog = $("leave-dialog");
+  dialog.replaceChildren(el("h2", { id: "leave-title" }, t("leave_title")), el("p", {}, t("leave_text")),
+    el("p", { class: "leave-error", role: "alert" }),
+    el("div", { class: "choices" },
+      el("button", { id: "leave-stay", type: "button", class: "primary", autofocus: true, onclick: () => dialog.close() },
+        t("leave_stay")),
+      el("button", { id: "leave-confirm", type: "button", onclick: (event) => leave(event.currentTarget) },
+        t("leave_confirm"))));
+  if (!dialog.open) dialog.showModal();
+}
+
+async function leave(button) {
+  const dialog = $("leave-dialog");
+  button.disabled = true;
+  try {
+    await postJSON(`/api/seat/${encodeURIComponent(matchId)}/leave`, {});
+  } catch (error) {
+    button.disabled = false;
+    dialog.querySelector(".leave-error").textContent = t("error", { message: error.message || error });
+    return;
+  }
+  left = true;
+  dialog.close();
+  // The socket brings the match's end; should it not (it was down), the stored record says it.
+  if (!state?.result) await matchOver({ message: t("you_left") });
+  render();
+  $("announce").textContent = t("you_left");
+}
+
 function renderResult() {
   const box = $("result");
   const result = state.result;
@@ -301,7 +349,7 @@ function renderResult() {
   box.replaceChildren(el("h2", {}, t("result_title")),
     result.status === "finished"
       ? el("p", { class: "winner-line" }, won ? t("you_won") : t(result.winners.length > 1 ? "winners" : "winner", { names }))
-      : el("p", {}, t("ended_because", { reason: result.reason })),
+      : el("p", {}, left ? t("you_left") : t("ended_because", { reason: result.reason })),
     result.ranks.length ? el("p", {}, t("rank_n", { rank: result.ranks[state.you], n: result.ranks.length })) : "",
     el("p", {}, el("a", { href: `/watch/${encodeURIComponent(matchId)}` }, t("watch_replay")), " · ",
       el("a", { href: "/" }, t("back_to_lobby"))));  // "" where there is nothing: replaceChildren shows null as text
@@ -336,6 +384,7 @@ function render() {
   renderRejection();
   renderSeatNote();
   renderDefaulted();
+  renderLeave();
   renderClock();
   renderScores($("scores"), state, { you: state.you });
   renderResult();
