@@ -258,11 +258,16 @@ class BudgetInterceptor(grpc.aio.ServerInterceptor):
     with wire.read_play_request) is left out of ``budgets``."""
 
     def __init__(self, budgets: Mapping[str, Budget]) -> None:
-        self._budgets = dict(budgets)
+        self._budgets = dict(budgets)  # "pkg.Service" or "pkg.Service/Method" (which comes first)
+
+    def budget_of(self, method: str) -> Budget | None:
+        """The budget of ``method`` ("/pkg.Service/Method"): its own, else its service's."""
+        name = method[1:]
+        return self._budgets.get(name) or self._budgets.get(name.split("/")[0])
 
     async def intercept_service(self, continuation: Callable[..., Any], details: grpc.HandlerCallDetails) -> Any:
         handler = await continuation(details)
-        budget = self._budgets.get(details.method.split("/")[1]) if handler is not None else None
+        budget = self.budget_of(details.method) if handler is not None else None
         if budget is None:
             return handler
         # A one-request method is served as a client-streaming one reading its one request

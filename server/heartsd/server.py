@@ -62,6 +62,9 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("heartsd")
 
+# TournamentService's calls that need the admin token (tournament_service.py authorizes them).
+TOURNAMENT_ADMIN_METHODS = ("CreateTournament", "PauseTournament", "ResumeTournament", "CancelTournament")
+
 SERVICE_NAMES = (
     bot_pb2.DESCRIPTOR.services_by_name["BotService"].full_name,
     spectator_pb2.DESCRIPTOR.services_by_name["SpectatorService"].full_name,
@@ -209,10 +212,13 @@ def new_server(settings: Settings, budgets: Budgets) -> tuple[grpc.aio.Server, i
                     "(ulimit -n) to serve more bots", max_connections=settings.connection_limit(), cap=cap,
                     descriptors=descriptors.soft_limit())
     # The bot stream (SERVICE_NAMES[0]) counts itself against budgets.bots: BotService.Play.
+    # A tournament's admin calls are admin calls: as spectator calls (before, a contract
+    # check), public reads from the organiser's address refused them RESOURCE_EXHAUSTED.
     interceptor = BudgetInterceptor({
         SERVICE_NAMES[1]: budgets.spectators,
         SERVICE_NAMES[3]: budgets.spectators,  # the ladder's reads are public, like spectating
-        SERVICE_NAMES[4]: budgets.spectators,  # tournaments: public reads (their admin calls are few)
+        SERVICE_NAMES[4]: budgets.spectators,  # tournaments: their public reads
+        **{f"{SERVICE_NAMES[4]}/{method}": budgets.admin for method in TOURNAMENT_ADMIN_METHODS},
         SERVICE_NAMES[2]: budgets.admin,
         health_pb2.DESCRIPTOR.services_by_name["Health"].full_name: budgets.infra,
         reflection.SERVICE_NAME: budgets.infra,

@@ -66,8 +66,9 @@ def tournament_to_wire(t: tours.TournamentRow, standings: tournament_pb2.Tournam
         return out
     for row in t.tables:
         why = (waiting or {}).get((row.round, row.table), "") if row.status in ("pending", "starting") else ""
-        out.tables.add(round=row.round, table=row.table, bots=row.seats, status=row.status, match_id=row.match_id,
-                       attempts=row.attempts, waiting=why)
+        counts = row.status in ("running", "finished")  # a pending row's match was an attempt that did not count
+        out.tables.add(round=row.round, table=row.table, bots=row.seats, status=row.status,
+                       match_id=row.match_id if counts else "", attempts=row.attempts, waiting=why)
     if standings is not None:
         out.standings.CopyFrom(standings)
     return out

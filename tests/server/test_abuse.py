@@ -894,3 +894,36 @@ def test_calls_that_never_send_their_request_hold_only_their_own_budget_and_not_
     refused = sum(n for k, n in codes.items() if k.startswith("RESOURCE_EXHAUSTED: too many spectator calls"))
     assert refused > limit - 4, codes  # the rest by the address's budget (a few may end CANCELLED as the channel closes)
     assert not [k for k in codes if "Concurrent RPC limit" in k], codes
+
+
+def test_an_organisers_tournament_calls_are_not_spent_by_public_reads_from_its_address(tmp_path):
+    """A contract check: every TournamentService call was a spectator call, so after public
+    reads from the organiser's address (a `tournament watch` polling GetTournament, a web
+    page) CreateTournament and CancelTournament were refused RESOURCE_EXHAUSTED "too many
+    spectator calls". The calls that need the admin token count as admin calls, as
+    AdminService's do; public reads are still paced."""
+    from heartsbot.proto import tournament_pb2 as T
+    from heartsbot.proto import tournament_pb2_grpc
+
+    async def scenario():
+        async with running_daemon(tmp_path, spectator_calls_per_s=0.01) as daemon:
+            bots = [await Bot(daemon, n, first_legal).start() for n in ("alice", "bob", "carol", "dave")]
+            async with daemon.channel() as channel:
+                stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+                paced = None
+                for _ in range(200):  # public reads until the address is paced
+                    try:
+                        await stub.ListTournaments(T.ListTournamentsRequest())
+                    except grpc.aio.AioRpcError as exc:
+                        paced = exc
+                        break
+                created = await stub.CreateTournament(T.CreateTournamentRequest(
+                    name="after reads", bots=["alice", "bob", "carol", "dave"], rounds=1, deals_per_match=1),
+                    metadata=auth(ADMIN))
+                await stub.CancelTournament(T.CancelTournamentRequest(id=created.tournament.id), metadata=auth(ADMIN))
+            for bot in bots:
+                await bot.close()
+            return paced
+
+    paced = run(scenario())
+    assert paced is not None and paced.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, paced

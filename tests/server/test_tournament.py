@@ -419,6 +419,7 @@ def test_tournament_service_plays_a_schedule_with_byes_and_frozen_versions(tmp_p
                     assert created.id in exc.details() and "every hand can be computed" in exc.details()
                 second = (await stub.CreateTournament(P.CreateTournamentRequest(
                     bots=list(names), rounds=50, deals_per_match=40), metadata=auth(ADMIN))).tournament
+                await _until(daemon.target, second.id, lambda t: any(r.status == "running" for r in t.tables), 60)
                 cancelled = (await stub.CancelTournament(P.CancelTournamentRequest(id=second.id, reason="test"),
                                                          metadata=auth(ADMIN))).tournament
             await _stop([c for c in clients if c.name != "erin"] + [back])
@@ -453,6 +454,9 @@ def test_tournament_service_plays_a_schedule_with_byes_and_frozen_versions(tmp_p
     summary = next(x for x in listed.tournaments if x.id == t.id)
     assert (summary.matches_total, summary.matches_finished) == (3, 3) and not summary.tables
     assert cancelled.status == P.TOURNAMENT_STATUS_CANCELLED
+    # A table whose match was cancelled reads pending and names no match: it does not count (a contract check).
+    assert [r.attempts for r in cancelled.tables if r.round == 0] == [1] and all(
+        r.status == "pending" and not r.match_id for r in cancelled.tables), cancelled.tables
     for bot, shuffles in seen.items():
         assert len(shuffles) == len(set(shuffles)), f"{bot} was dealt a shuffle twice"
 

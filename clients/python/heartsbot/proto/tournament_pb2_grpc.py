@@ -75,7 +75,8 @@ class TournamentServiceServicer:
         """Freeze the roster (each bot's name, owner and declared version, read from its
         connection now) and the schedule, then play it on this daemon. INVALID_ARGUMENT for
         a bad ruleset, round count, deal count or roster (fewer bots than a table's seats, a
-        bot twice); FAILED_PRECONDITION when a roster bot is not connected.
+        bot twice); NOT_FOUND for a roster bot that no token of the daemon names;
+        FAILED_PRECONDITION when a roster bot is not connected.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -100,20 +101,25 @@ class TournamentServiceServicer:
 
     def PauseTournament(self, request, context):
         """Start no new round until resumed; running matches finish. FAILED_PRECONDITION when
-        the tournament is over.
+        it is not running (paused already, or over); NOT_FOUND for an unknown id.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ResumeTournament(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Play on from where it was paused, on this daemon (which becomes its director).
+        FAILED_PRECONDITION when it is not paused (running already, or over: the message
+        says which, and for one running on another instance how to take it over); NOT_FOUND
+        for an unknown id.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def CancelTournament(self, request, context):
-        """Stop it: its running matches are cancelled and it never finishes.
+        """Stop it: its running matches are cancelled and it never finishes. FAILED_PRECONDITION
+        when it is over already; NOT_FOUND for an unknown id.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
