@@ -436,7 +436,8 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
             request.seed if request.HasField("seed") else None, seats, request.clock, rated=request.rated,
             wait_s=request.wait_for_seats_ms / 1000)
         return admin_pb2.CreateMatchResponse(
-            match_id=runner.id, seed=request.seed if request.HasField("seed") else 0, ruleset=runner._ruleset_pb, clock=runner.policy.to_wire())
+            match_id=runner.id, seed=request.seed, seed_drawn=not request.HasField("seed"), ruleset=runner._ruleset_pb,
+            clock=runner.policy.to_wire())
 
     @grpc_errors
     async def CancelMatch(self, request: admin_pb2.CancelMatchRequest, context: grpc.aio.ServicerContext) -> admin_pb2.CancelMatchResponse:  # noqa: N802
@@ -580,7 +581,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         ruleset = self._ruleset(request.ruleset)
         limit = request.limit or 20
         if not 0 < limit <= 200:
-            raise ArenaError("invalid", "limit must be between 1 and 200")
+            raise ArenaError("invalid", "limit must be between 0 (the default, 20) and 200")
         ladder = self.arena.store.ladder
         owners = await asyncio.to_thread(ladder.owners, True)
         if request.bot not in owners:

@@ -470,7 +470,7 @@ def test_a_rated_match_with_an_explicit_seed_is_refused(tmp_path):
     refused, drawn = run(scenario())
     assert refused.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "a rated match draws its own seed" in refused.details()
-    assert drawn.match_id and drawn.seed == 0, "the same match with its seed drawn starts (seed not shown)"
+    assert drawn.match_id and drawn.seed == 0 and drawn.seed_drawn, "the same match with its seed drawn starts (seed not shown)"
 
 
 def test_admin_create_sets_the_ruleset_options(tmp_path, capsys):

@@ -70,12 +70,16 @@ def test_a_seed_the_server_drew_leaves_it_only_in_the_record_once_the_match_is_o
                 drawn = await admin.CreateMatch(request, metadata=auth(ADMIN))
                 request.seed = 77
                 given = await admin.CreateMatch(request, metadata=auth(ADMIN))
+                request.seed = 0  # a seed like any other: dealt and told, not "drawn"
+                zero = await admin.CreateMatch(request, metadata=auth(ADMIN))
             await daemon.wait_finished(drawn.match_id)
-            return drawn, given, daemon.stored(drawn.match_id)
+            return drawn, given, zero, daemon.stored(drawn.match_id)
 
-    drawn, given, stored = run(scenario())
-    assert drawn.seed == 0 and stored.record.seed != 0
-    assert given.seed == 77  # the organiser's own seed is no secret to them
+    drawn, given, zero, stored = run(scenario())
+    assert drawn.seed == 0 and drawn.seed_drawn and stored.record.seed != 0
+    assert given.seed == 77 and not given.seed_drawn  # the organiser's own seed is no secret to them
+    # Before (a contract check), 0 meant "drawn" too, and a request's explicit seed 0 was not told apart.
+    assert zero.seed == 0 and not zero.seed_drawn
 
 
 def test_a_delayed_spectator_sees_a_deals_hands_only_after_it_ended_and_the_delay_passed(tmp_path):

@@ -196,11 +196,14 @@ def test_ladder_service_serves_the_leaderboard_and_bot_profiles(tmp_path):
                 out["board"] = await stub.GetLeaderboard(ladder_pb2.GetLeaderboardRequest())
                 out["profile"] = await stub.GetBotProfile(ladder_pb2.GetBotProfileRequest(bot="p2"))
                 for key, call in (("unknown bot", stub.GetBotProfile(ladder_pb2.GetBotProfileRequest(bot="zz"))),
-                                  ("bad ruleset", stub.GetLeaderboard(ladder_pb2.GetLeaderboardRequest(ruleset="go")))):
+                                  ("bad ruleset", stub.GetLeaderboard(ladder_pb2.GetLeaderboardRequest(ruleset="go"))),
+                                  ("bad limit", stub.GetBotProfile(ladder_pb2.GetBotProfileRequest(bot="p2", limit=201)))):
                     try:
                         await call
                     except grpc.aio.AioRpcError as exc:
                         out[key] = exc.code()
+                        out[key + " says"] = exc.details()
+                out["limit 0"] = await stub.GetBotProfile(ladder_pb2.GetBotProfileRequest(bot="p2", limit=0))
             for b in bots:
                 await b.close()
             return out, match_id
@@ -213,6 +216,10 @@ def test_ladder_service_serves_the_leaderboard_and_bot_profiles(tmp_path):
     profile = out["profile"]
     assert profile.owner == "owner-p2" and profile.standing.bot == "p2" and profile.matches[0].match_id == match_id
     assert out["unknown bot"] == grpc.StatusCode.NOT_FOUND and out["bad ruleset"] == grpc.StatusCode.INVALID_ARGUMENT
+    # The refusal states the range the contract gives (0 is the default; it said "between 1 and 200").
+    assert out["bad limit"] == grpc.StatusCode.INVALID_ARGUMENT and "between 0 (the default, 20) and 200" in out[
+        "bad limit says"], out["bad limit says"]
+    assert out["limit 0"].matches[0].match_id == match_id
 
 
 def test_recompute_rebuilds_identical_ratings_and_repairs_tampering(tmp_path, store_url):

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from . import game_pb2 as hearts_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15hearts/v1/admin.proto\x12\thearts.v1\x1a\x14hearts/v1/game.proto\"Z\n\x0eRulesetOptions\x12\x0e\n\x06target\x18\x01 \x01(\x05\x12\x1b\n\x13hartenjagen_passing\x18\x02 \x01(\x08\x12\x1b\n\x13moon_requires_bonus\x18\x03 \x01(\x08\"6\n\x08SeatSpec\x12\r\n\x03\x62ot\x18\x01 \x01(\tH\x00\x12\x0f\n\x05house\x18\x02 \x01(\tH\x00\x42\n\n\x08occupant\"\x9d\x02\n\x12\x43reateMatchRequest\x12\x0f\n\x07ruleset\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x01(\x05\x12*\n\x07options\x18\x03 \x01(\x0b\x32\x19.hearts.v1.RulesetOptions\x12&\n\x06\x66ormat\x18\x04 \x01(\x0b\x32\x16.hearts.v1.MatchFormat\x12\x11\n\x04seed\x18\x05 \x01(\x04H\x00\x88\x01\x01\x12\"\n\x05seats\x18\x06 \x03(\x0b\x32\x13.hearts.v1.SeatSpec\x12\'\n\x05\x63lock\x18\x07 \x01(\x0b\x32\x18.hearts.v1.ClockSettings\x12\r\n\x05rated\x18\x08 \x01(\x08\x12\x19\n\x11wait_for_seats_ms\x18\t \x01(\x05\x42\x07\n\x05_seed\"\x83\x01\n\x13\x43reateMatchResponse\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seed\x18\x02 \x01(\x04\x12#\n\x07ruleset\x18\x03 \x01(\x0b\x32\x12.hearts.v1.Ruleset\x12\'\n\x05\x63lock\x18\x04 \x01(\x0b\x32\x18.hearts.v1.ClockSettings\"6\n\x12\x43\x61ncelMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"=\n\x13\x43\x61ncelMatchResponse\x12&\n\x06result\x18\x01 \x01(\x0b\x32\x16.hearts.v1.MatchResult\"-\n\x0fListBotsRequest\x12\x1a\n\x12include_registered\x18\x01 \x01(\x08\"\x92\x02\n\x0c\x43onnectedBot\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x10\n\x08rulesets\x18\x03 \x03(\t\x12\x1e\n\x16max_concurrent_matches\x18\x04 \x01(\x05\x12\x16\n\x0e\x61\x63tive_matches\x18\x05 \x01(\x05\x12\x11\n\tconnected\x18\x06 \x01(\x08\x12\x12\n\nregistered\x18\x07 \x01(\x08\x12\r\n\x05owner\x18\x08 \x01(\t\x12\x0f\n\x07revoked\x18\t \x01(\x08\x12(\n\x07matches\x18\n \x03(\x0b\x32\x17.hearts.v1.BotMatchSlot\x12\x16\n\x0ereserved_slots\x18\x0b \x01(\x05\x12\x10\n\x08\x64raining\x18\x0c \x01(\x08\"1\n\x0c\x42otMatchSlot\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0f\n\x07purpose\x18\x02 \x01(\t\"9\n\x10ListBotsResponse\x12%\n\x04\x62ots\x18\x01 \x03(\x0b\x32\x17.hearts.v1.ConnectedBot\"\x18\n\x16GetServerStatusRequest\"j\n\nCallBudget\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x10\n\x08per_peer\x18\x03 \x01(\x05\x12\x0e\n\x06in_use\x18\x04 \x01(\x05\x12\x0c\n\x04peak\x18\x05 \x01(\x05\x12\x0f\n\x07refused\x18\x06 \x01(\x03\"\xea\x02\n\x17GetServerStatusResponse\x12\x13\n\x0bloop_lag_ms\x18\x01 \x01(\x01\x12\x17\n\x0fmax_loop_lag_ms\x18\x02 \x01(\x01\x12\x1b\n\x13recent_max_stall_ms\x18\x03 \x01(\x01\x12\x13\n\x0bloop_stalls\x18\x04 \x01(\x03\x12\x17\n\x0floop_stalled_ms\x18\x05 \x01(\x01\x12\x14\n\x0c\x62ot_sessions\x18\x06 \x01(\x05\x12\x17\n\x0frunning_matches\x18\x07 \x01(\x05\x12&\n\x07\x62udgets\x18\x08 \x03(\x0b\x32\x15.hearts.v1.CallBudget\x12\x16\n\x0eresident_bytes\x18\t \x01(\x03\x12\x18\n\x10max_loop_busy_ms\x18\n \x01(\x01\x12\x1e\n\x16store_failing_since_ms\x18\x0b \x01(\x03\x12\x13\n\x0bstore_error\x18\x0c \x01(\t\x12\x18\n\x10unstored_matches\x18\r \x01(\x05\x32\xc9\x02\n\x0c\x41\x64minService\x12L\n\x0b\x43reateMatch\x12\x1d.hearts.v1.CreateMatchRequest\x1a\x1e.hearts.v1.CreateMatchResponse\x12L\n\x0b\x43\x61ncelMatch\x12\x1d.hearts.v1.CancelMatchRequest\x1a\x1e.hearts.v1.CancelMatchResponse\x12\x43\n\x08ListBots\x12\x1a.hearts.v1.ListBotsRequest\x1a\x1b.hearts.v1.ListBotsResponse\x12X\n\x0fGetServerStatus\x12!.hearts.v1.GetServerStatusRequest\x1a\".hearts.v1.GetServerStatusResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15hearts/v1/admin.proto\x12\thearts.v1\x1a\x14hearts/v1/game.proto\"Z\n\x0eRulesetOptions\x12\x0e\n\x06target\x18\x01 \x01(\x05\x12\x1b\n\x13hartenjagen_passing\x18\x02 \x01(\x08\x12\x1b\n\x13moon_requires_bonus\x18\x03 \x01(\x08\"6\n\x08SeatSpec\x12\r\n\x03\x62ot\x18\x01 \x01(\tH\x00\x12\x0f\n\x05house\x18\x02 \x01(\tH\x00\x42\n\n\x08occupant\"\x9d\x02\n\x12\x43reateMatchRequest\x12\x0f\n\x07ruleset\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x01(\x05\x12*\n\x07options\x18\x03 \x01(\x0b\x32\x19.hearts.v1.RulesetOptions\x12&\n\x06\x66ormat\x18\x04 \x01(\x0b\x32\x16.hearts.v1.MatchFormat\x12\x11\n\x04seed\x18\x05 \x01(\x04H\x00\x88\x01\x01\x12\"\n\x05seats\x18\x06 \x03(\x0b\x32\x13.hearts.v1.SeatSpec\x12\'\n\x05\x63lock\x18\x07 \x01(\x0b\x32\x18.hearts.v1.ClockSettings\x12\r\n\x05rated\x18\x08 \x01(\x08\x12\x19\n\x11wait_for_seats_ms\x18\t \x01(\x05\x42\x07\n\x05_seed\"\x97\x01\n\x13\x43reateMatchResponse\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seed\x18\x02 \x01(\x04\x12#\n\x07ruleset\x18\x03 \x01(\x0b\x32\x12.hearts.v1.Ruleset\x12\'\n\x05\x63lock\x18\x04 \x01(\x0b\x32\x18.hearts.v1.ClockSettings\x12\x12\n\nseed_drawn\x18\x05 \x01(\x08\"6\n\x12\x43\x61ncelMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"=\n\x13\x43\x61ncelMatchResponse\x12&\n\x06result\x18\x01 \x01(\x0b\x32\x16.hearts.v1.MatchResult\"-\n\x0fListBotsRequest\x12\x1a\n\x12include_registered\x18\x01 \x01(\x08\"\x92\x02\n\x0c\x43onnectedBot\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x10\n\x08rulesets\x18\x03 \x03(\t\x12\x1e\n\x16max_concurrent_matches\x18\x04 \x01(\x05\x12\x16\n\x0e\x61\x63tive_matches\x18\x05 \x01(\x05\x12\x11\n\tconnected\x18\x06 \x01(\x08\x12\x12\n\nregistered\x18\x07 \x01(\x08\x12\r\n\x05owner\x18\x08 \x01(\t\x12\x0f\n\x07revoked\x18\t \x01(\x08\x12(\n\x07matches\x18\n \x03(\x0b\x32\x17.hearts.v1.BotMatchSlot\x12\x16\n\x0ereserved_slots\x18\x0b \x01(\x05\x12\x10\n\x08\x64raining\x18\x0c \x01(\x08\"1\n\x0c\x42otMatchSlot\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0f\n\x07purpose\x18\x02 \x01(\t\"9\n\x10ListBotsResponse\x12%\n\x04\x62ots\x18\x01 \x03(\x0b\x32\x17.hearts.v1.ConnectedBot\"\x18\n\x16GetServerStatusRequest\"j\n\nCallBudget\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x10\n\x08per_peer\x18\x03 \x01(\x05\x12\x0e\n\x06in_use\x18\x04 \x01(\x05\x12\x0c\n\x04peak\x18\x05 \x01(\x05\x12\x0f\n\x07refused\x18\x06 \x01(\x03\"\xea\x02\n\x17GetServerStatusResponse\x12\x13\n\x0bloop_lag_ms\x18\x01 \x01(\x01\x12\x17\n\x0fmax_loop_lag_ms\x18\x02 \x01(\x01\x12\x1b\n\x13recent_max_stall_ms\x18\x03 \x01(\x01\x12\x13\n\x0bloop_stalls\x18\x04 \x01(\x03\x12\x17\n\x0floop_stalled_ms\x18\x05 \x01(\x01\x12\x14\n\x0c\x62ot_sessions\x18\x06 \x01(\x05\x12\x17\n\x0frunning_matches\x18\x07 \x01(\x05\x12&\n\x07\x62udgets\x18\x08 \x03(\x0b\x32\x15.hearts.v1.CallBudget\x12\x16\n\x0eresident_bytes\x18\t \x01(\x03\x12\x18\n\x10max_loop_busy_ms\x18\n \x01(\x01\x12\x1e\n\x16store_failing_since_ms\x18\x0b \x01(\x03\x12\x13\n\x0bstore_error\x18\x0c \x01(\t\x12\x18\n\x10unstored_matches\x18\r \x01(\x05\x32\xc9\x02\n\x0c\x41\x64minService\x12L\n\x0b\x43reateMatch\x12\x1d.hearts.v1.CreateMatchRequest\x1a\x1e.hearts.v1.CreateMatchResponse\x12L\n\x0b\x43\x61ncelMatch\x12\x1d.hearts.v1.CancelMatchRequest\x1a\x1e.hearts.v1.CancelMatchResponse\x12\x43\n\x08ListBots\x12\x1a.hearts.v1.ListBotsRequest\x1a\x1b.hearts.v1.ListBotsResponse\x12X\n\x0fGetServerStatus\x12!.hearts.v1.GetServerStatusRequest\x1a\".hearts.v1.GetServerStatusResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -39,25 +39,25 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CREATEMATCHREQUEST']._serialized_start=207
   _globals['_CREATEMATCHREQUEST']._serialized_end=492
   _globals['_CREATEMATCHRESPONSE']._serialized_start=495
-  _globals['_CREATEMATCHRESPONSE']._serialized_end=626
-  _globals['_CANCELMATCHREQUEST']._serialized_start=628
-  _globals['_CANCELMATCHREQUEST']._serialized_end=682
-  _globals['_CANCELMATCHRESPONSE']._serialized_start=684
-  _globals['_CANCELMATCHRESPONSE']._serialized_end=745
-  _globals['_LISTBOTSREQUEST']._serialized_start=747
-  _globals['_LISTBOTSREQUEST']._serialized_end=792
-  _globals['_CONNECTEDBOT']._serialized_start=795
-  _globals['_CONNECTEDBOT']._serialized_end=1069
-  _globals['_BOTMATCHSLOT']._serialized_start=1071
-  _globals['_BOTMATCHSLOT']._serialized_end=1120
-  _globals['_LISTBOTSRESPONSE']._serialized_start=1122
-  _globals['_LISTBOTSRESPONSE']._serialized_end=1179
-  _globals['_GETSERVERSTATUSREQUEST']._serialized_start=1181
-  _globals['_GETSERVERSTATUSREQUEST']._serialized_end=1205
-  _globals['_CALLBUDGET']._serialized_start=1207
-  _globals['_CALLBUDGET']._serialized_end=1313
-  _globals['_GETSERVERSTATUSRESPONSE']._serialized_start=1316
-  _globals['_GETSERVERSTATUSRESPONSE']._serialized_end=1678
-  _globals['_ADMINSERVICE']._serialized_start=1681
-  _globals['_ADMINSERVICE']._serialized_end=2010
+  _globals['_CREATEMATCHRESPONSE']._serialized_end=646
+  _globals['_CANCELMATCHREQUEST']._serialized_start=648
+  _globals['_CANCELMATCHREQUEST']._serialized_end=702
+  _globals['_CANCELMATCHRESPONSE']._serialized_start=704
+  _globals['_CANCELMATCHRESPONSE']._serialized_end=765
+  _globals['_LISTBOTSREQUEST']._serialized_start=767
+  _globals['_LISTBOTSREQUEST']._serialized_end=812
+  _globals['_CONNECTEDBOT']._serialized_start=815
+  _globals['_CONNECTEDBOT']._serialized_end=1089
+  _globals['_BOTMATCHSLOT']._serialized_start=1091
+  _globals['_BOTMATCHSLOT']._serialized_end=1140
+  _globals['_LISTBOTSRESPONSE']._serialized_start=1142
+  _globals['_LISTBOTSRESPONSE']._serialized_end=1199
+  _globals['_GETSERVERSTATUSREQUEST']._serialized_start=1201
+  _globals['_GETSERVERSTATUSREQUEST']._serialized_end=1225
+  _globals['_CALLBUDGET']._serialized_start=1227
+  _globals['_CALLBUDGET']._serialized_end=1333
+  _globals['_GETSERVERSTATUSRESPONSE']._serialized_start=1336
+  _globals['_GETSERVERSTATUSRESPONSE']._serialized_end=1698
+  _globals['_ADMINSERVICE']._serialized_start=1701
+  _globals['_ADMINSERVICE']._serialized_end=2030
 # @@protoc_insertion_point(module_scope)

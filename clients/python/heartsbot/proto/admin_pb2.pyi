@@ -48,16 +48,18 @@ class CreateMatchRequest(_message.Message):
     def __init__(self, ruleset: _Optional[str] = ..., players: _Optional[int] = ..., options: _Optional[_Union[RulesetOptions, _Mapping]] = ..., format: _Optional[_Union[_game_pb2.MatchFormat, _Mapping]] = ..., seed: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[SeatSpec, _Mapping]]] = ..., clock: _Optional[_Union[_game_pb2.ClockSettings, _Mapping]] = ..., rated: _Optional[bool] = ..., wait_for_seats_ms: _Optional[int] = ...) -> None: ...
 
 class CreateMatchResponse(_message.Message):
-    __slots__ = ("match_id", "seed", "ruleset", "clock")
+    __slots__ = ("match_id", "seed", "ruleset", "clock", "seed_drawn")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
     RULESET_FIELD_NUMBER: _ClassVar[int]
     CLOCK_FIELD_NUMBER: _ClassVar[int]
+    SEED_DRAWN_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     seed: int
     ruleset: _game_pb2.Ruleset
     clock: _game_pb2.ClockSettings
-    def __init__(self, match_id: _Optional[str] = ..., seed: _Optional[int] = ..., ruleset: _Optional[_Union[_game_pb2.Ruleset, _Mapping]] = ..., clock: _Optional[_Union[_game_pb2.ClockSettings, _Mapping]] = ...) -> None: ...
+    seed_drawn: bool
+    def __init__(self, match_id: _Optional[str] = ..., seed: _Optional[int] = ..., ruleset: _Optional[_Union[_game_pb2.Ruleset, _Mapping]] = ..., clock: _Optional[_Union[_game_pb2.ClockSettings, _Mapping]] = ..., seed_drawn: _Optional[bool] = ...) -> None: ...
 
 class CancelMatchRequest(_message.Message):
     __slots__ = ("match_id", "reason")

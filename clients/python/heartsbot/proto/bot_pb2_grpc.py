@@ -67,8 +67,8 @@ class BotServiceServicer:
         two, up to that cap), for more than 3 resumes of one seat on one stream, or when
         the bot does not read: more than the server's `max_outbox_bytes` (16 MiB by
         default) waiting to be sent to it (its seats are then treated as disconnected).
-        Rejections echo a `match_id` or `request_id` only up to 64 characters: no id the
-        server issues is longer.
+        Rejections echo a `match_id` or `request_id` only when it is at most 64 characters
+        (a longer one is echoed empty, not cut): no id the server issues is longer.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
