@@ -101,6 +101,7 @@ _PASSED_FIELDS: Final = game_pb2.CardsPassed.DESCRIPTOR.fields_by_name
 _PASSED_DEAL_TAG: Final = wire.tag(_PASSED_FIELDS["deal_number"].number)
 PASSED_PASSED: Final = _PASSED_FIELDS["passed"].number
 PASSED_RECEIVED: Final = _PASSED_FIELDS["received"].number
+PASSED_HANDS: Final = _PASSED_FIELDS["hands"].number
 _PASSED_FROM_TAG: Final = wire.tag(_PASSED_FIELDS["received_from"].number)
 _PLAYED_FIELDS: Final = game_pb2.CardPlayed.DESCRIPTOR.fields_by_name
 _PLAYED_DEAL_TAG: Final = wire.tag(_PLAYED_FIELDS["deal_number"].number)
@@ -311,9 +312,10 @@ class MatchEncoder:
             for seat in range(n)
         ]
 
-    def passes(self, deal: Deal) -> tuple[list[bytes], bytes]:
+    def passes(self, deal: Deal) -> tuple[list[bytes], bytes, bytes]:
         """The pass is complete: CardsPassed's bodies per seat (its pass, what it received
-        and from whom) and for spectators (no cards, no giver); the request fields too."""
+        and from whom), for spectators (no cards, no giver) and revealed (every hand after
+        the exchange); the request fields too."""
         n = self.rules.players
         offset = deal.pass_direction.offset(n)
         number = wire.int_field(_PASSED_DEAL_TAG, deal.number)
@@ -326,7 +328,10 @@ class MatchEncoder:
                 number, wire.mask_card_fields(PASSED_PASSED, passed), wire.mask_card_fields(PASSED_RECEIVED, received),
                 wire.int_field(_PASSED_FROM_TAG, giver))))
             self._pass_fields.append(wire.mask_card_fields(REQUEST_PASSED, passed) + wire.mask_card_fields(REQUEST_RECEIVED, received))
-        return per_seat, number + wire.int_field(_PASSED_FROM_TAG, -1)
+        spectator = number + wire.int_field(_PASSED_FROM_TAG, -1)
+        revealed = spectator + b"".join(
+            [wire.length_delimited(PASSED_HANDS, wire.mask_card_fields(HAND_CARDS, h)) for h in deal.hands])
+        return per_seat, spectator, revealed
 
     def _encode_sizes(self) -> None:
         self._sizes_field = self._hand_sizes_head + bytes(self._sizes)  # packed: each size below 128 is one byte

@@ -801,8 +801,8 @@ class MatchRunner:
             if not deal.trick:  # the card completed the trick
                 log.add_encoded(EVENT_TRICK_WON, encoder.trick_won(deal, deal_number))
         elif isinstance(action, PassAction) and deal.phase is not _PASSING:  # every seat has passed
-            per_seat, hidden = encoder.passes(deal)
-            log.add_private_encoded(EVENT_CARDS_PASSED, per_seat, hidden, hidden)  # spectators: no cards, no giver
+            per_seat, hidden, revealed = encoder.passes(deal)  # spectators: no cards, no giver (revealed: hands)
+            log.add_private_encoded(EVENT_CARDS_PASSED, per_seat, hidden, revealed)
         if deal.is_over:
             totals = list(self.match.totals)
             score = encoder.deal_scored(len(self.match.results) - 1, self.match.results[-1], totals)

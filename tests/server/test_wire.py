@@ -124,6 +124,13 @@ def assert_private_events(runner) -> None:
                 out.cards_passed.passed.extend(convert.cards_to_wire(passes[number, seat]))
                 out.cards_passed.received.extend(convert.cards_to_wire(passes[number, giver]))
                 out.cards_passed.received_from = giver
+            if seat is None:  # every hand after the exchange
+                _, _, schedule = match.deal_setup(number)
+                offset = match.rules.pass_direction(schedule).offset(n)
+                for s, dealt_hand in enumerate(dealt[number].hands):
+                    held = set(convert.cards_from_wire(dealt_hand.cards)) - set(passes[number, s])
+                    held |= set(passes[number, (s - offset) % n])
+                    out.cards_passed.hands.add(cards=convert.cards_to_wire(sorted(held)))
         return out
 
     audiences = {seat: runner.log_events.for_seat(seat, 0) for seat in (*range(n), -1)}

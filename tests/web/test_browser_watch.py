@@ -352,3 +352,49 @@ def test_the_lobby_says_a_set_tables_score_is_held_while_its_other_table_plays(t
 
         daemon.call(close)
         assert not errors, errors
+
+
+# Every state of the live table while it is delayed: (deal, cards on the table, face-up hand cards).
+OBSERVE_DELAYED = """() => {
+  window.states = [];
+  const note = () => {
+    if (document.querySelector('.badge.replay')) return;
+    window.states.push([Number(document.querySelector('#table').dataset.deal),
+      document.querySelectorAll('#table .trick [data-card]').length,
+      document.querySelectorAll('#hands .hand-row [data-card]').length,
+      document.querySelector('#status')?.textContent ?? '']);
+  };
+  new MutationObserver(note).observe(document.body, {subtree: true, childList: true, attributes: true});
+}"""
+
+
+def test_a_delayed_table_plays_each_released_deal_card_by_card_with_every_hand(tmp_path, browser: Browser) -> None:
+    """A browser pass: with a spectator delay the "live" page got one snapshot per deal,
+    each at its 13th trick (no card was ever seen played), never drew the released hands
+    the feed carries, and said "Live" while it was a deal and the delay behind. Each
+    released deal is now played out card by card with every hand face up (it is over:
+    RULES.md's delay shows every hand), and the page says it is delayed and by how long."""
+    with ThreadedDaemon(tmp_path, house_delay_ms=100, spectator_delay_s=1) as daemon:
+        runner, page, errors = watching_delayed(daemon, browser)
+        page.evaluate(OBSERVE_DELAYED)
+        page.wait_for_selector("#hands .hand-row [data-card]", timeout=60_000)
+        page.wait_for_selector("#table .trick [data-card]", timeout=60_000)
+        screenshot(page, "table-delayed")
+        daemon.call(lambda: runner.finished.wait(), timeout=120)
+        page.wait_for_selector(".badge.replay", timeout=60_000)
+        states = page.evaluate("window.states")
+    first_deal = [s for s in states if s[0] == 0]
+    on_table = {cards for _, cards, _, _ in first_deal}
+    assert {1, 2, 3} <= on_table, on_table  # before: only whole deals, at their end
+    assert any(hands > 0 and cards > 0 for _, cards, hands, _ in first_deal), "no hand was shown face up"
+    assert all("1 s" in status for _, _, _, status in states if status), {s[3] for s in states}
+    assert not errors, errors
+
+
+def watching_delayed(daemon: ThreadedDaemon, browser: Browser) -> tuple[Any, Any, list[str]]:
+    runner = house_match(daemon, deals=2)
+    page = browser.new_page(viewport=DESKTOP)
+    errors = watch_errors(page)
+    page.goto(f"{daemon.url}/watch/{runner.id}")
+    page.wait_for_selector(".badge.delayed", timeout=30_000)
+    return runner, page, errors

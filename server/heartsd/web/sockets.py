@@ -12,11 +12,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import structlog
 from aiohttp import WSMessage, WSMsgType, web
+
+from heartsbot.proto import game_pb2
 
 from ..arena import ArenaError, utf8_prefix
 from ..db import damaged
@@ -33,6 +36,7 @@ SEND_TIMEOUT_S = 10.0
 HEARTBEAT_S = 20.0  # pings; a peer that stops answering them is dropped
 MAX_MESSAGE_BYTES = 4096  # a page sends small answers only
 WATCH_INTERVAL_S = 0.1  # at most ten snapshots a second to a spectator: people watch, not bots
+PACE_S = 0.25  # a delayed table's released deal, played out: one card this far from the next
 
 log = structlog.get_logger("heartsd.web")
 
@@ -147,8 +151,10 @@ async def watch(request: web.Request, front: WebContext, match_id: str, peer: st
         tracker = TableTracker(-1)
         changed = asyncio.Event()
         loop = asyncio.get_running_loop()
-        feed = loop.create_task(_feed(front, peer, match_id, tracker, changed, ws))
-        sender = loop.create_task(send_latest(ws, tracker.snapshot, changed, WATCH_INTERVAL_S))
+        delay_s = front.settings.spectator_delay_s
+        feed = loop.create_task(_feed(front, peer, match_id, tracker, changed, ws, delay_s > 0))
+        sender = loop.create_task(send_latest(ws, lambda: {**tracker.snapshot(), "delay_s": delay_s}, changed,
+                                              WATCH_INTERVAL_S))
         try:
             # Spectators have nothing to say: the page sends nothing, so anything sent
             # ends the socket (a client streaming frames at it costs one frame).
@@ -180,11 +186,61 @@ async def _next_message(ws: web.WebSocketResponse) -> WSMessage | None:
     return None if message.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED) else message
 
 
+class PlayedOut:
+    """Events that come together (a delayed table's deal, released whole once it has ended
+    and the delay has passed) applied one card at a time, PACE_S apart, so that the page
+    shows the deal played. Before (a browser pass), a delayed table showed each deal at its
+    last trick only. Never more than a deal behind: once the next deal is in, the rest of
+    the one played out is shown at once."""
+
+    def __init__(self, tracker: TableTracker, changed: asyncio.Event) -> None:
+        self.tracker = tracker
+        self.changed = changed
+        self._queue: deque[game_pb2.Event] = deque()
+        self._deals_queued = 0
+        self._arrived = asyncio.Event()
+        self._task = asyncio.get_running_loop().create_task(self._play())
+
+    def add(self, events: Iterable[game_pb2.Event]) -> None:
+        for event in events:
+            self._queue.append(event)
+            self._deals_queued += event.HasField("deal_started")
+        self._arrived.set()
+
+    def flush(self) -> None:
+        """Everything still queued, at once (the match is over)."""
+        self._task.cancel()
+        while self._queue:
+            self._apply(self._queue.popleft())
+
+    def close(self) -> None:
+        self._task.cancel()
+
+    def _apply(self, event: game_pb2.Event) -> None:
+        self._deals_queued -= event.HasField("deal_started")
+        self.tracker.apply_events((event,))
+        self.changed.set()
+
+    async def _play(self) -> None:
+        while True:
+            await self._arrived.wait()
+            self._arrived.clear()
+            while self._queue:
+                event = self._queue.popleft()
+                self._apply(event)
+                if event.HasField("card_played") and self._queue and not self._deals_queued:
+                    await asyncio.sleep(PACE_S)
+
+
 async def _feed(front: WebContext, peer: str, match_id: str, tracker: TableTracker, changed: asyncio.Event,
-                ws: web.WebSocketResponse) -> None:
+                ws: web.WebSocketResponse, delayed: bool = False) -> None:
     events = front.spectating.events(peer, match_id)
+    played_out = PlayedOut(tracker, changed) if delayed else None
     try:
         async for batch in events:
+            if played_out is not None:
+                played_out.add(batch)
+                continue
             tracker.apply_events(batch)
             changed.set()
     except ArenaError as exc:
@@ -200,6 +256,10 @@ async def _feed(front: WebContext, peer: str, match_id: str, tracker: TableTrack
         return
     finally:
         await events.aclose()
+        if played_out is not None:
+            played_out.close()
+    if played_out is not None:
+        played_out.flush()
     # The match ended: the last snapshot goes out, then the socket closes.
     await asyncio.sleep(WATCH_INTERVAL_S * 2)
     while changed.is_set():

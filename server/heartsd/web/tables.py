@@ -162,7 +162,9 @@ class TableTracker:
             d = self.defaulted
             if d is not None and d["kind"] == "pass" and d["cards"] is None and d["deal"] == self.deal:
                 d["cards"] = self.passed  # passed for the seat before the others had passed
-        if self.hands is not None:
+        if len(e.hands) == self.players:  # a released deal: every hand after the exchange
+            self.hands = [sorted(convert.cards_from_wire(h.cards)) for h in e.hands]
+        elif self.hands is not None:
             self.hands = None  # the feed names no passed cards: the dealt hands are out of date
         if self.request is not None and self.request["kind"] == "pass":
             self.request = None

@@ -276,16 +276,18 @@ class Hand(_message.Message):
     def __init__(self, cards: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ...) -> None: ...
 
 class CardsPassed(_message.Message):
-    __slots__ = ("deal_number", "passed", "received", "received_from")
+    __slots__ = ("deal_number", "passed", "received", "received_from", "hands")
     DEAL_NUMBER_FIELD_NUMBER: _ClassVar[int]
     PASSED_FIELD_NUMBER: _ClassVar[int]
     RECEIVED_FIELD_NUMBER: _ClassVar[int]
     RECEIVED_FROM_FIELD_NUMBER: _ClassVar[int]
+    HANDS_FIELD_NUMBER: _ClassVar[int]
     deal_number: int
     passed: _containers.RepeatedCompositeFieldContainer[_cards_pb2.Card]
     received: _containers.RepeatedCompositeFieldContainer[_cards_pb2.Card]
     received_from: int
-    def __init__(self, deal_number: _Optional[int] = ..., passed: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., received: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., received_from: _Optional[int] = ...) -> None: ...
+    hands: _containers.RepeatedCompositeFieldContainer[Hand]
+    def __init__(self, deal_number: _Optional[int] = ..., passed: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., received: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., received_from: _Optional[int] = ..., hands: _Optional[_Iterable[_Union[Hand, _Mapping]]] = ...) -> None: ...
 
 class CardPlayed(_message.Message):
     __slots__ = ("deal_number", "trick_number", "seat", "card", "provenance")

@@ -26,7 +26,7 @@ function draw() {
   if (mode === "replay" && replay) drawReplay();
 }
 
-const BADGES = { live: "live", offline: "offline", replay: "replay_mode" };
+const BADGES = { live: "live", delayed: "delayed", offline: "offline", replay: "replay_mode" };
 
 function status(text, badge) {
   $("status").replaceChildren(el("span", { class: `badge ${badge}` }, t(BADGES[badge])), " ", text);
@@ -36,13 +36,21 @@ function status(text, badge) {
 
 function drawLive() {
   const state = live;
-  status(t("deal_n", { n: state.deal + 1 }), "live");
+  // With a spectator delay each deal comes once it is over and the delay has passed,
+  // played out card by card with every hand (the server paces it): said so, not "Live".
+  const delayed = state.delay_s > 0;
+  if (delayed) status(t("delay_status", { n: state.deal + 1, s: state.delay_s }), "delayed");
+  else status(t("deal_n", { n: state.deal + 1 }), "live");
   $("table").dataset.deal = state.deal;
-  renderTable($("table"), $("table-info"), state, { bottom: 0, you: -1 });
+  const faceUp = Boolean(state.hands);
+  renderTable($("table"), $("table-info"), state, { bottom: 0, you: -1, faceUpHands: faceUp });
+  $("hands").hidden = !faceUp;
+  if (faceUp) renderHands($("hands"), state, { bottom: 0 });
   renderScores($("scores"), state, { you: -1, bottom: 0 });
   const note = $("decision");
   note.hidden = false;
-  note.replaceChildren(el("span", { class: "muted" }, t("no_live_cards")));
+  note.replaceChildren(el("span", { class: "muted" },
+    delayed ? t("delayed_note", { s: state.delay_s }) : t("no_live_cards")));
 }
 
 function watchLive() {
