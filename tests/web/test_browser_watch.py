@@ -398,3 +398,23 @@ def watching_delayed(daemon: ThreadedDaemon, browser: Browser) -> tuple[Any, Any
     page.goto(f"{daemon.url}/watch/{runner.id}")
     page.wait_for_selector(".badge.delayed", timeout=30_000)
     return runner, page, errors
+
+
+def test_an_address_of_nothing_reads_as_not_found(tmp_path, browser: Browser) -> None:
+    """A browser pass: /watch/<no such match> kept the title "Watch" and drew an error over
+    an empty green table; /bots/<no such bot> showed its name as the title and the empty
+    Reliability, Rating over time and Latest matches sections. Both are 404 already; the
+    page now reads as one: its title and heading say so, the reason, a way back."""
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        for address, says in ((f"/watch/m-{'0' * 16}", "no match"), ("/bots/nosuchbot", "nosuchbot")):
+            page.goto(f"{daemon.url}{address}")
+            expect(page.locator("h1")).to_have_text("Not found", timeout=20_000)
+            expect(page).to_have_title(re.compile(r"^Not found · Hearts Arena$"))
+            expect(page.locator("main [role=alert]")).to_contain_text(says)
+            expect(page.locator("main a[href='/']")).to_be_visible()
+            assert page.locator("#table, #chart-title, #matches-title").count() == 0, address
+            page.select_option("#lang", "id")  # the page's own redraw must not bring its sections back
+            expect(page.locator("h1")).to_have_text("Tidak ditemukan")
+            expect(page).to_have_title(re.compile(r"^Tidak ditemukan · "))
+            page.select_option("#lang", "en")

@@ -1,6 +1,6 @@
 // A bot's page: its standing, its rating with the uncertainty over time (an SVG drawn
 // here), its reliability, and its latest rated matches with links to their replays.
-import { el, getJSON, header, showError, svg } from "./common.js";
+import { el, getJSON, header, showPageError, svg } from "./common.js";
 import { t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
@@ -42,6 +42,7 @@ function chart(history) {
 }
 
 function render() {
+  if (!$("standing-title")) return; // no such bot: the page reads "Not found" (showNotFound)
   $("heading").textContent = bot;
   $("standing-title").textContent = t("rating");
   $("reliability-title").textContent = t("reliability");
@@ -84,7 +85,7 @@ async function load() {
     render();
   } catch (error) {
     render();
-    showError($("standing"), error);
+    showPageError($("standing"), error);
   }
 }
 

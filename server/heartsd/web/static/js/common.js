@@ -101,6 +101,27 @@ export function rememberSeat(matchId) {
   try { localStorage.setItem(SEATS_KEY, JSON.stringify(ids.slice(-SEATS_KEPT))); } catch { /* private mode */ }
 }
 
+// An address of nothing (404): the page says so as a whole, title and heading, with the
+// reason and the way back, rather than an error over an empty table or profile (a browser
+// pass: /watch/<unknown> kept its title "Watch" and drew the empty table).
+export function showNotFound(error) {
+  const draw = () => {
+    document.title = `${t("page_not_found")} · ${t("title")}`;
+    document.getElementById("main").replaceChildren(
+      el("h1", { id: "heading" }, t("page_not_found")),
+      el("p", { class: "error", role: "alert" }, error.message || String(error)),
+      el("p", {}, el("a", { href: "/" }, t("back_to_lobby"))));
+  };
+  draw();
+  onLanguage(draw);
+}
+
+// Errors a page shows in place; a 404 is the page's own subject missing (showNotFound).
+export function showPageError(container, error) {
+  if (error?.status === 404) showNotFound(error);
+  else showError(container, error);
+}
+
 export function showError(container, error) {
   container.replaceChildren(el("p", { class: "error", role: "alert" }, t("error", { message: error.message || error })));
 }

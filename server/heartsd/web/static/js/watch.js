@@ -4,7 +4,7 @@
 //   /watch/<id>?deal=3&trick=5     deal 3 (1-based), after its 5th trick (0: as dealt)
 //   &step=12                       or the 12th step of that deal (0: as dealt)
 //   &autoplay=1&speed=2            play from there, twice the normal pace
-import { el, getJSON, header, seatName, showError, socketURL } from "./common.js";
+import { HttpError, el, getJSON, header, seatName, showPageError, socketURL } from "./common.js";
 import { shortName } from "./cards.js";
 import { onLanguage, t } from "./i18n.js";
 import { renderHands, renderScores, renderTable } from "./table.js";
@@ -61,7 +61,7 @@ function watchLive() {
     if (data.error) {
       mode = "error";
       if (data.status === 409) loadReplay(live !== null); // over: at its end if this page saw it live
-      else showError($("status"), data.error);
+      else showPageError($("status"), new HttpError(data.status, data.error));
       return;
     }
     live = data;
@@ -281,7 +281,7 @@ async function loadReplay(atEnd = false) {
     await show(deal, step);
     if (params.get("autoplay") === "1" && !atEnd) play();
   } catch (error) {
-    showError($("status"), error);
+    showPageError($("status"), error);
   }
 }
 
