@@ -418,3 +418,53 @@ def test_an_address_of_nothing_reads_as_not_found(tmp_path, browser: Browser) ->
             expect(page.locator("h1")).to_have_text("Tidak ditemukan")
             expect(page).to_have_title(re.compile(r"^Tidak ditemukan · "))
             page.select_option("#lang", "en")
+
+
+def test_a_duplicate_sets_table_plays_each_released_deal_card_by_card(tmp_path, browser: Browser) -> None:
+    """A duplicate set's table is shown a deal at a time, once every table of the set has
+    ended it (the other tables hold those cards). Watched live it jumped to each deal's end
+    (the same browser pass as the delayed table); it is now played out card by card, and
+    says why it is behind, without showing any hand."""
+    import asyncio
+
+    from heartsd import duplicate
+    from tests.server.harness import Bot, Daemon, random_legal
+
+    names = [f"d{i}" for i in range(8)]
+    tokens = {n: f"token-{n}-0123456789" for n in names}
+
+    def paced(pause_s: float) -> Any:
+        async def policy(request: Any, bot: Any) -> Any:
+            await asyncio.sleep(pause_s)
+            return random_legal(5)(request, bot)
+        return policy
+
+    with ThreadedDaemon(tmp_path, bot_tokens=tokens) as daemon:
+        target = Daemon(daemon.arena, daemon.web.grpc_port, daemon.settings)
+
+        async def start() -> Any:
+            bots = [await Bot(target, n, paced(0.02 if i < 4 else 0.05), token=tokens[n]).start()
+                    for i, n in enumerate(names)]
+            started = await duplicate.start_set(daemon.arena, "standard", 3, [names[:4], names[4:]], rated=False)
+            return bots, started.runners
+
+        bots, (a, b) = daemon.call(start)
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        page.goto(f"{daemon.url}/watch/{a.id}")
+        page.wait_for_selector(".badge.delayed", timeout=30_000)
+        page.evaluate(OBSERVE_DELAYED)
+        daemon.call(lambda: b.finished.wait(), timeout=120)
+        page.wait_for_selector(".badge.replay", timeout=60_000)
+        states = page.evaluate("window.states")
+
+        async def close() -> None:
+            for bot in bots:
+                await bot.close()
+
+        daemon.call(close)
+    first_deal = [s for s in states if s[0] == 0]
+    assert {1, 2, 3} <= {cards for _, cards, _, _ in first_deal}, states  # before: each deal at its end
+    assert all(hands == 0 for _, _, hands, _ in states), "a hand was shown"
+    assert any("every table of its duplicate set" in status for _, _, _, status in states), {s[3] for s in states}
+    assert not errors, errors

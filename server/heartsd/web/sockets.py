@@ -152,9 +152,13 @@ async def watch(request: web.Request, front: WebContext, match_id: str, peer: st
         changed = asyncio.Event()
         loop = asyncio.get_running_loop()
         delay_s = front.settings.spectator_delay_s
-        feed = loop.create_task(_feed(front, peer, match_id, tracker, changed, ws, delay_s > 0))
-        sender = loop.create_task(send_latest(ws, lambda: {**tracker.snapshot(), "delay_s": delay_s}, changed,
-                                              WATCH_INTERVAL_S))
+        # A duplicate set's table shows each deal once every table of the set has ended it:
+        # released whole, like a delayed table's, and played out the same way.
+        runner = front.arena.runners.get(match_id)
+        set_table = runner is not None and bool(runner.set_id)
+        feed = loop.create_task(_feed(front, peer, match_id, tracker, changed, ws, delay_s > 0 or set_table))
+        sender = loop.create_task(send_latest(
+            ws, lambda: {**tracker.snapshot(), "delay_s": delay_s, "set_table": set_table}, changed, WATCH_INTERVAL_S))
         try:
             # Spectators have nothing to say: the page sends nothing, so anything sent
             # ends the socket (a client streaming frames at it costs one frame).

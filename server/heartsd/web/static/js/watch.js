@@ -38,8 +38,10 @@ function drawLive() {
   const state = live;
   // With a spectator delay each deal comes once it is over and the delay has passed,
   // played out card by card with every hand (the server paces it): said so, not "Live".
-  const delayed = state.delay_s > 0;
-  if (delayed) status(t("delay_status", { n: state.deal + 1, s: state.delay_s }), "delayed");
+  // A duplicate set's table likewise: each deal once every table of the set has ended it.
+  const delayed = state.delay_s > 0 || state.set_table;
+  if (state.delay_s > 0) status(t("delay_status", { n: state.deal + 1, s: state.delay_s }), "delayed");
+  else if (state.set_table) status(t("set_status", { n: state.deal + 1 }), "delayed");
   else status(t("deal_n", { n: state.deal + 1 }), "live");
   $("table").dataset.deal = state.deal;
   const faceUp = Boolean(state.hands);
@@ -50,7 +52,8 @@ function drawLive() {
   const note = $("decision");
   note.hidden = false;
   note.replaceChildren(el("span", { class: "muted" },
-    delayed ? t("delayed_note", { s: state.delay_s }) : t("no_live_cards")));
+    state.delay_s > 0 ? t("delayed_note", { s: state.delay_s })
+      : state.set_table ? t("set_note") : t("no_live_cards")));
 }
 
 function watchLive() {
