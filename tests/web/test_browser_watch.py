@@ -338,13 +338,21 @@ def test_the_lobby_says_a_set_tables_score_is_held_while_its_other_table_plays(t
         row = page.locator(f'#recent li[data-match="{a.id}"]')
         expect(row).to_contain_text("score held until its duplicate set ends")
         expect(row).not_to_contain_text("0 deals")
+        table = browser.new_page(viewport=DESKTOP)  # its replay, opened meanwhile: held, said, then shown
+        table_errors = watch_errors(table)
+        table.goto(f"{daemon.url}/watch/{a.id}")
+        expect(table.locator("#status .badge.delayed")).to_be_visible(timeout=20_000)
+        expect(table.locator("#status")).to_contain_text("available when every table is over")
+        expect(table.locator("#status .error")).to_have_count(0)  # before: "Error: another table ..."
         daemon.loop.call_soon_threadsafe(go_on.set)  # type: ignore[union-attr]
         for _ in range(600):
             if daemon.arena.store.get(b.id).status == "finished":
                 break
             time.sleep(0.05)
+        expect(table.locator(".badge.replay")).to_be_visible(timeout=30_000)  # without a reload
         page.reload()
         expect(page.locator(f'#recent li[data-match="{a.id}"]')).to_contain_text("2 deals")
+        assert not [e for e in table_errors if "409" not in e], table_errors
 
         async def close() -> None:
             for bot in bots:

@@ -13,6 +13,7 @@ const matchId = decodeURIComponent(location.pathname.split("/").pop());
 const params = new URLSearchParams(location.search);
 const $ = (id) => document.getElementById(id);
 const STEP_MS = 800;
+const HELD_RETRY_MS = 3000; // a held replay (a duplicate set still playing) is asked for again this often
 let mode = null;
 let live = null; // the latest live snapshot
 const SPEEDS = [0.5, 1, 2, 4, 8]; // the replay's paces (?speed= takes one of them)
@@ -284,6 +285,11 @@ async function loadReplay(atEnd = false) {
     await show(deal, step);
     if (params.get("autoplay") === "1" && !atEnd) play();
   } catch (error) {
+    if (error?.status === 409) { // a duplicate set's table: its replay waits for the set's other tables
+      status(error.message, "delayed");
+      setTimeout(() => loadReplay(atEnd), HELD_RETRY_MS);
+      return;
+    }
     showPageError($("status"), error);
   }
 }
