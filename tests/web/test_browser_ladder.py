@@ -56,6 +56,9 @@ def test_the_leaderboard_and_a_bot_page_render_from_a_real_ladder_run(tmp_path, 
         page.goto(f"{daemon.url}/leaderboard?ruleset=standard")
         expect(page.locator(f".tournament[data-tournament='{stuck.id}'] .waiting")).to_have_text(
             "Waiting, table 3.1: bot 'ghost' is not connected")
+        # Its played matches' links say which round and table (before: "1.1" alone, to a screen reader).
+        cup = page.locator(f".tournament[data-tournament='{tour.id}'] a[href^='/watch/']")
+        expect(cup.first).to_have_attribute("aria-label", "Round 1, table 1")
         rows = page.locator("#standings tbody tr")
         expect(rows.first).to_be_visible()
         shown = page.eval_on_selector_all("#standings tbody tr", "rows => rows.map(r => r.dataset.bot)")

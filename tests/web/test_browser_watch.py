@@ -180,6 +180,9 @@ def test_a_replay_scrubbed_to_deal_k_trick_t_shows_the_record_there(tmp_path, br
         expect(prov).to_have_attribute("data-provenance", game_pb2.Provenance.Name(decision.provenance)
                                        .removeprefix("PROVENANCE_").lower())
         expect(page.locator(".decision .think")).to_have_attribute("data-think-ms", str(decision.think_ms))
+        # Read as text, the parts are apart (before: "played 2♦house bot 0 ms").
+        assert re.search(r"\S · \S.* · \d+ ms", page.locator("#decision").inner_text()), page.locator(
+            "#decision").inner_text()
         page.click("#step-back")
         expect(page.locator("#table")).to_have_attribute("data-step", str(step))
         page.select_option("#speed", value="8")

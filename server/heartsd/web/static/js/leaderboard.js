@@ -46,7 +46,9 @@ function tournamentPanel(tour) {
     tour.standings.length ? el("div", { class: "scroll" }, el("table", { class: "data" }, el("thead", {}, head), el("tbody", {}, rows)))
       : el("p", { class: "muted" }, t("nothing_yet")),
     played.length ? el("p", {}, t("matches"), ": ", played.map((x, i) => [i ? " · " : "",
-      el("a", { href: `/watch/${encodeURIComponent(x.match_id)}` }, `${x.round + 1}.${x.table + 1}`)])) : null,
+      el("a", { href: `/watch/${encodeURIComponent(x.match_id)}`, // "3.1" alone said little to a screen reader
+        "aria-label": t("round_table", { round: x.round + 1, table: x.table + 1 }) }, `${x.round + 1}.${x.table + 1}`)]))
+      : null,
     // Why a table has not started (the daemon's words, e.g. "bot 'x' is not connected").
     waiting.map((x) => el("p", { class: "muted waiting", dataset: { table: `${x.round}.${x.table}` } },
       `${t("waiting")} ${x.round + 1}.${x.table + 1}: ${x.waiting}`)));
