@@ -274,9 +274,9 @@ def test_a_failing_store_shows_in_the_health_check_and_the_server_status_until_i
             before = await look()
             began = time.time() * 1000
             match_id = await daemon.create_match(["house:random"] * 4, deals=1)
-            for _ in range(200):
+            for _ in range(200):  # the health check follows the status on the loop's next pass: both looked at
                 during = await look()
-                if during[1]:
+                if during[1] and during[0] == health_pb2.HealthCheckResponse.NOT_SERVING:
                     break
                 await asyncio.sleep(0.02)
             await daemon.wait_finished(match_id)  # announced aborted once the retries are over
