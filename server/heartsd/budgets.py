@@ -257,8 +257,14 @@ class BudgetInterceptor(grpc.aio.ServerInterceptor):
     ``Budget.release``: no wrapper kept alive per idle stream; it reads its own messages
     with wire.read_play_request) is left out of ``budgets``."""
 
-    def __init__(self, budgets: Mapping[str, Budget]) -> None:
+    def __init__(self, budgets: Mapping[str, Budget], admin: Budget | None = None,
+                 is_admin: Callable[[str], bool] | None = None, public: Budget | None = None) -> None:
         self._budgets = dict(budgets)  # "pkg.Service" or "pkg.Service/Method" (which comes first)
+        # A call bound for ``admin`` without a token ``is_admin`` accepts counts against
+        # ``public`` instead (bounded per address; its handler then says why it is refused).
+        # Before, such calls took the operator's admin slots, whose per-address limit is
+        # their total: 32 header-only calls from one address locked the operator out.
+        self._admin, self._is_admin, self._public = admin, is_admin, public
 
     def budget_of(self, method: str) -> Budget | None:
         """The budget of ``method`` ("/pkg.Service/Method"): its own, else its service's."""
@@ -268,6 +274,9 @@ class BudgetInterceptor(grpc.aio.ServerInterceptor):
     async def intercept_service(self, continuation: Callable[..., Any], details: grpc.HandlerCallDetails) -> Any:
         handler = await continuation(details)
         budget = self.budget_of(details.method) if handler is not None else None
+        if budget is self._admin and budget is not None and self._is_admin is not None and not self._is_admin(
+                bearer_of(details.invocation_metadata)):
+            budget = self._public
         if budget is None:
             return handler
         # A one-request method is served as a client-streaming one reading its one request
@@ -425,6 +434,16 @@ async def _the_request(context: grpc.aio.ServicerContext) -> Any:
         await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the call ended without its request message")
     await _refuse_undecodable(request, context)
     return request
+
+
+def bearer_of(metadata: Any) -> str:
+    """The ``authorization: Bearer <token>`` of a call's metadata, or ""."""
+    for key, value in metadata or ():
+        if key == "authorization":
+            scheme, _, token = str(value).partition(" ")
+            if scheme.lower() == "bearer":
+                return token.strip()
+    return ""
 
 
 async def admit(budget: Budget, context: grpc.aio.ServicerContext) -> str:

@@ -14,6 +14,7 @@ import contextlib
 import errno
 import functools
 import gc
+import hmac
 import math
 import os
 import secrets
@@ -222,7 +223,8 @@ def new_server(settings: Settings, budgets: Budgets) -> tuple[grpc.aio.Server, i
         SERVICE_NAMES[2]: budgets.admin,
         health_pb2.DESCRIPTOR.services_by_name["Health"].full_name: budgets.infra,
         reflection.SERVICE_NAME: budgets.infra,
-    })
+    }, admin=budgets.admin, public=budgets.spectators,
+       is_admin=lambda token: hmac.compare_digest(token.encode(), settings.admin_token.encode()))
     server = grpc.aio.server(options=server_options(settings), maximum_concurrent_rpcs=settings.rpc_limit(),
                              interceptors=[interceptor])
     address = host_port(settings.host, settings.port)

@@ -927,3 +927,38 @@ def test_an_organisers_tournament_calls_are_not_spent_by_public_reads_from_its_a
 
     paced = run(scenario())
     assert paced is not None and paced.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, paced
+
+
+def test_calls_without_the_admin_token_never_take_the_operators_admin_slots(tmp_path):
+    """Admin calls were admitted to the admin budget (32 at once, its per-address limit as
+    large) before their token was looked at, and a call holds its slot from its first byte
+    (up to 10 s while its request does not come). So 32 calls of headers alone, with no
+    token, from one address locked the operator out of CreateMatch, CancelMatch and the
+    tournaments' admin calls. A call without the admin token now counts as a public
+    (spectator) call, bounded per address, and the operator's calls still go through."""
+    from heartsbot.proto import admin_pb2, admin_pb2_grpc
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            async with daemon.channel() as attacker:
+                held = []
+                for _ in range(40):  # headers alone: the request never comes
+                    call = attacker.stream_unary("/hearts.v1.AdminService/GetServerStatus")(
+                        metadata=(("authorization", "Bearer not-the-admin-token"),))
+                    held.append(call)
+                await asyncio.sleep(1.0)  # every call has reached the server
+                async with daemon.channel() as operator:
+                    status = await admin_pb2_grpc.AdminServiceStub(operator).GetServerStatus(
+                        admin_pb2.GetServerStatusRequest(), metadata=auth(ADMIN), timeout=5)
+                codes = []
+                for call in held:
+                    call.cancel()
+                    try:
+                        await call
+                    except (grpc.aio.AioRpcError, asyncio.CancelledError) as exc:
+                        codes.append(exc.code().name if isinstance(exc, grpc.aio.AioRpcError) else "CANCELLED")
+            return status, codes
+
+    status, codes = run(scenario())
+    assert status.bot_sessions >= 0  # answered: before, RESOURCE_EXHAUSTED "too many admin calls"
+    assert "RESOURCE_EXHAUSTED" in codes, codes  # the unauthenticated ones are paced as public calls
