@@ -467,7 +467,11 @@ EXPECTED: dict[str, Any] = {
     "resume_flood": lambda r: r["status"] in CUT,
     "never_reads": lambda r: r["status"] in CUT,
     "spectator_flood": lambda r: r.get("RESOURCE_EXHAUSTED", 0) > 0 and set(r) <= {"OK", "RESOURCE_EXHAUSTED"},
-    "locked_store": lambda r: set(r["junk_admin_calls"]) == {"UNAUTHENTICATED"},
+    # junk-token admin calls, 100 a second from one address: refused, and counted as public calls
+    # (never the operator's admin slots: budgets.BudgetInterceptor), so beside this soak's own
+    # spectator flood from the same address they may all be paced RESOURCE_EXHAUSTED
+    "locked_store": lambda r: sum(r["junk_admin_calls"].values()) > 0 and set(r["junk_admin_calls"]) <= {
+        "UNAUTHENTICATED", "RESOURCE_EXHAUSTED"},
     # one bot's streams in a row: at least the first BOT_STREAM_BURST read and refused, the rest
     # refused before they are read for opening too fast (bot_streams_per_minute)
     "malformed_bytes": lambda r: r.get("INVALID_ARGUMENT", 0) >= BOT_STREAM_BURST and set(r) <= {
