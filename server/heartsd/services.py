@@ -32,7 +32,7 @@ from heartsbot.proto import (
 
 from . import __version__, pages, spectating
 from .arena import Arena, ArenaError, SeatRequest, clipped, quoted
-from .budgets import Budget, BudgetExhausted, admit, peer_address, retry_metadata
+from .budgets import Budget, BudgetExhausted, admit, bearer_of, peer_address, retry_metadata
 from .db import damaged
 from .memo import derived
 from .rates import MAX_PAGE, PAGE_ROWS_PER_TOKEN, RequestRate
@@ -114,11 +114,8 @@ def resident_bytes() -> int:
 
 
 def bearer_token(context: grpc.aio.ServicerContext) -> str:
-    for key, value in context.invocation_metadata() or ():
-        if key == "authorization":
-            scheme, _, token = str(value).partition(" ")
-            if scheme.lower() == "bearer" and token:
-                return token.strip()
+    if token := bearer_of(context.invocation_metadata()):
+        return token
     raise ArenaError("unauthenticated", "missing 'authorization: Bearer <token>' metadata")
 
 
