@@ -105,6 +105,9 @@ class Settings:
     event_loop: str = "asyncio"  # asyncio, uvloop, or auto (uvloop where installed): see loop.py
     grpc_experiments: str = DEFAULT_EXPERIMENTS  # GRPC_EXPERIMENTS unless the environment sets it: grpc_core.py
     grpc_wakeup_drain: bool = True  # one loop pass per batch of gRPC completions: wakeups.py
+    # SQLite's quick_check of the store file at start: a damaged file is refused (store.py,
+    # refuse_damage). Off serves it anyway, as far as it reads.
+    store_check: bool = True
     keepalive_s: float = 20.0
     keepalive_timeout_s: float = 10.0
     # Calls at once per class of caller (budgets.py), so no class can starve another; the
@@ -637,6 +640,7 @@ _FIELDS = {
     "event_loop": _str,
     "grpc_experiments": _str,
     "grpc_wakeup_drain": _bool,
+    "store_check": _bool,
     "keepalive_s": _float,
     "keepalive_timeout_s": _float,
     "max_concurrent_rpcs": _int,

@@ -410,7 +410,7 @@ async def serve(
         if web is not None:  # the web front's port too (it binds once the arena exists)
             probe_port(*web, setting="--web HOST:PORT (HEARTSD_WEB)")
         store, lease = open_leased(settings.db_path, settings.instance,
-                                   lambda: Store(settings.db_path, settings.instance))
+                                   lambda: Store(settings.db_path, settings.instance, check=settings.store_check))
     except BaseException:
         await server.stop(None)
         raise

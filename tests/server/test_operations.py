@@ -29,11 +29,11 @@ ROOT = Path(__file__).resolve().parents[2]
 HEARTSD = [sys.executable, "-m", "heartsd.cli"]
 
 
-def _serving(*args: str) -> tuple[subprocess.Popen[str], str]:
+def _serving(*args: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:
     """`heartsd serve ARGS` in its own process, once it listens: the process and its address
-    (the caller stops it). Its stderr is dropped."""
+    (the caller stops it). Its stderr is dropped; ``env`` adds to the environment."""
     daemon = subprocess.Popen([*HEARTSD, "serve", "--port", "0", *args], stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, text=True)
+                              stderr=subprocess.DEVNULL, text=True, env={**os.environ, **(env or {})})
     line = ""
     while "listening on" not in line:  # the store exists once it listens (under load over 0.5 s)
         line = daemon.stdout.readline()  # type: ignore[union-attr]
@@ -562,7 +562,8 @@ def test_a_damaged_store_is_named_damaged_not_an_internal_error_or_a_traceback(t
         assert "the store is damaged" in verify.stderr, verify
     else:
         assert verify.returncode == 1 and "FAILED: its row cannot be read" in verify.stdout, verify
-    daemon, target = _serving("--db", db, "--admin-token", admin)
+    # Served anyway (the start's check refuses a damaged file: the test above).
+    daemon, target = _serving("--db", db, "--admin-token", admin, env={"HEARTSD_STORE_CHECK": "false"})
     try:
         listed = subprocess.run([*HEARTSD, "admin", "matches", "--server", target, "--admin-token", admin,
                                  "--limit", "1000"], capture_output=True, text=True, timeout=60)
@@ -571,6 +572,40 @@ def test_a_damaged_store_is_named_damaged_not_an_internal_error_or_a_traceback(t
             assert "DATA_LOSS" in listed.stderr and "damaged" in listed.stderr, listed
         else:  # only stored rows: listed as damaged, the rest as they are
             assert "damaged" in listed.stdout, listed
+    finally:
+        daemon.terminate()
+        daemon.wait(30)
+
+
+def _damage_the_matches_table(db: str) -> None:
+    """Garbage over the root page of the ``matches`` table (SQLite's B-tree), the rest intact."""
+    store = Database.open(db)
+    root = store.query("SELECT rootpage FROM sqlite_master WHERE name = 'matches'")[0][0]
+    page_size = store.query("PRAGMA page_size")[0][0]
+    store.close()
+    with open(db, "r+b") as file:
+        file.seek((root - 1) * page_size)
+        file.write(bytes(range(256)) * (page_size // 256))
+
+
+def test_serve_refuses_a_damaged_store_saying_why_and_serves_it_when_told_to(tmp_path):
+    """Before (an organiser's pass): `heartsd serve` started on a store whose pages were
+    garbage without a word, and went on writing a prize ladder's results into it; the damage
+    showed only when a call read a broken row. Now the daemon checks the file at start
+    (SQLite's quick_check), refuses it (exit 2) naming the store, the damage and what to do,
+    and serves it only with ``store_check`` off."""
+    db, match_id = make_store_with_a_match(tmp_path)
+    _damage_the_matches_table(db)
+    before = os.path.getmtime(db), os.path.getsize(db)
+    out = heartsd("serve", "--port", "0", "--db", db, timeout=30)
+    assert out.returncode == 2, out
+    assert f"the store {db} is damaged" in out.stderr and "quick_check" in out.stderr, out.stderr
+    assert "HEARTSD_STORE_CHECK=false" in out.stderr and "backup" in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr and "listening on" not in out.stdout
+    assert (os.path.getmtime(db), os.path.getsize(db)) == before  # nothing migrated or written
+    daemon, _ = _serving("--db", db, env={"HEARTSD_STORE_CHECK": "false"})
+    try:
+        assert daemon.poll() is None
     finally:
         daemon.terminate()
         daemon.wait(30)
