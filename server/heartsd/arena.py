@@ -39,7 +39,7 @@ from .wire import PlayAnswer
 from .shuffles import ShuffleRepeated
 from .slots import Reservation, SlotBook
 from .spelling import spelling_key
-from .store import NewMatch, Store
+from .store import NewMatch, Store, TournamentOver
 from .store_health import StoreHealth, is_store_failure
 from .thinking import HouseThinkers
 from .tokens import TokenRegistry, TokenState
@@ -188,6 +188,11 @@ def precondition(message: str) -> ArenaError:
 
 class SeedRefused(ArenaError):
     """An explicit seed that would deal a shuffle dealt before, in a strict match."""
+
+
+class TournamentStopped(ArenaError):
+    """A tournament's match not started: the tournament was cancelled or had ended by the
+    time the match would have been written (store.TournamentOver)."""
 
 
 def not_found(message: str) -> ArenaError:
@@ -602,6 +607,7 @@ class Arena:
         versions: Mapping[str, str] | None = None,
         strict: bool | None = None,
         absent: frozenset[str] = frozenset(),
+        tournament: str = "",
     ) -> MatchRunner:
         """Validate and start a match. The database is used from a worker thread, never on
         the event loop: a slow store (a remote PostgreSQL) must not stall running matches,
@@ -623,7 +629,9 @@ class Arena:
         ``versions`` (bot -> version) seats a bot only while it is connected with that
         declared version (a tournament froze it at the start). The bots in ``absent`` are
         not waited for: their seats start as a disconnected bot's do (the grace, then
-        defaults), until they connect (a tournament's table that waited long enough)."""
+        defaults), until they connect (a tournament's table that waited long enough).
+        ``tournament``: the id of the tournament it is played for, which must still run
+        when its row is written (:class:`TournamentStopped`)."""
         self.loop_monitor.start()
         if rated and seed is not None:  # before (an attack pass): accepted, and its hands known to whoever chose it
             raise invalid("a rated match draws its own seed: an explicit one is known to whoever chose it, and it "
@@ -644,7 +652,7 @@ class Arena:
                 if prepare is not None:
                     prepare(runner)
                 try:
-                    await self.start([runner], purpose, reservation)
+                    await self.start([runner], purpose, reservation, tournament)
                     return runner
                 except ShuffleRepeated as exc:
                     if explicit:
@@ -813,27 +821,31 @@ class Arena:
         return runner
 
     async def start(self, runners: list[MatchRunner], purpose: str = "admin",
-                    reservation: Reservation | None = None) -> None:
+                    reservation: Reservation | None = None, tournament: str = "") -> None:
         """Insert the runners' rows and ledger rows in one transaction, then start them.
 
         While their rows are written the matches hold their bots' places (active_matches)
         but are not listed, cancellable or playable; from then on they hold the slots of
         ``reservation``, which is served. The start is shielded: once the rows may be
-        committed, a cancelled caller (an RPC deadline, shutdown) no longer strands them."""
+        committed, a cancelled caller (an RPC deadline, shutdown) no longer strands them.
+        A ``tournament``'s matches start only while it runs (:class:`TournamentStopped`)."""
         for runner in runners:
             self._starting[runner.id] = runner
             self.purposes[runner.id] = purpose
         if reservation is not None:
             self.slots.release(reservation)
-        start = asyncio.ensure_future(self._start(runners))
+        start = asyncio.ensure_future(self._start(runners, tournament))
         self._starts.add(start)
         start.add_done_callback(self._started)
-        await asyncio.shield(start)
+        try:
+            await asyncio.shield(start)
+        except TournamentOver as exc:
+            raise TournamentStopped("precondition", str(exc)) from None
 
     def _started(self, start: asyncio.Future[None]) -> None:
         self._starts.discard(start)
-        if not start.cancelled() and isinstance(start.exception(), ShuffleRepeated):
-            return  # the caller draws another seed or refuses
+        if not start.cancelled() and isinstance(start.exception(), (ShuffleRepeated, TournamentOver)):
+            return  # the caller draws another seed or refuses; a tournament's director stops
         if not start.cancelled() and start.exception() is not None:  # also seen by the caller, if still there
             log.warning("a match could not be started", exc_info=start.exception())
 
@@ -868,9 +880,9 @@ class Arena:
                 with contextlib.suppress(Exception):
                     await self._write(self.store.probe_write)
 
-    async def _start(self, runners: list[MatchRunner]) -> None:
+    async def _start(self, runners: list[MatchRunner], tournament: str) -> None:
         try:
-            await self._write(self._insert, runners)
+            await self._write(self._insert, runners, tournament)
         except BaseException:
             for runner in runners:
                 self.purposes.pop(runner.id, None)
@@ -898,14 +910,14 @@ class Arena:
                 if session is None or not session.connected or not slot.played_by(session):
                     runner.disconnected(slot)
 
-    def _insert(self, runners: list[MatchRunner]) -> None:
+    def _insert(self, runners: list[MatchRunner], tournament: str) -> None:
         """(Worker thread.) The running rows, with the ledger rows of the shuffles they deal first."""
         new = []
         for r in runners:
             match = r.match
             fingerprints = shuffles.deal_fingerprints(r.rules, match.format, match.seed, 0, r.reserved_deals)
             new.append(NewMatch(r.id, r.rules.name, r.rules.players, [s.label for s in r.seats], match.seed,
-                                fingerprints, r.set_id))
+                                fingerprints, r.set_id, tournament))
         self.store.start(new, any(r.strict_shuffles for r in runners))
 
     async def reserve_shuffles(self, runner: MatchRunner, first: int, count: int) -> None:

@@ -167,6 +167,12 @@ class Transaction:
         self._cursor.execute(self._db.sql(sql), tuple(args))
         return [_plain(row) for row in self._cursor.fetchall()]
 
+    def lock_row(self) -> str:
+        """The clause that ends a SELECT of one row to keep the rows it reads locked until
+        commit, so another transaction's write of them waits for this one (PostgreSQL's
+        ``FOR UPDATE``; SQLite's BEGIN IMMEDIATE already serializes writers: none)."""
+        return " FOR UPDATE" if self._db.dialect == "postgresql" else ""
+
     def lock(self) -> None:
         """Serialize this transaction with every other one that locks (PostgreSQL: an
         advisory lock until commit; SQLite's BEGIN IMMEDIATE already serializes writers)."""

@@ -125,7 +125,8 @@ def form_set(free: Sequence[str], owners: Mapping[str, str], mu: Callable[[str],
 async def start_set(arena: Arena, ruleset: str, deals: int, tables: Sequence[Sequence[str]], rated: bool = True,
                     clock: game_pb2.ClockSettings | ClockPolicy | None = None, tokens_since: float | None = None,
                     purpose: str = "ladder", seed: int | None = None, reservation: Reservation | None = None,
-                    versions: Mapping[str, str] | None = None, absent: frozenset[str] = frozenset()) -> DuplicateSet:
+                    versions: Mapping[str, str] | None = None, absent: frozenset[str] = frozenset(),
+                    tournament: str = "") -> DuplicateSet:
     """Validate and start a set: every table a fixed-deals match of ``deals`` deals from one
     drawn seed, all inserted in one transaction with their shuffles in the ledger.
 
@@ -134,7 +135,8 @@ async def start_set(arena: Arena, ruleset: str, deals: int, tables: Sequence[Seq
     owner; rated sets seat only registered ladder bots. A tournament gives its own ``seed``
     (refused with :class:`SeedRefused` if it deals a shuffle dealt before), the
     ``reservation`` that holds the bots' slots (slots.py), the ``versions`` it froze and
-    the bots it no longer waits for (``absent``: see :meth:`Arena.create_match`)."""
+    the bots it no longer waits for (``absent``) and its id (``tournament``; see
+    :meth:`Arena.create_match`)."""
     if len(tables) < 2:
         raise invalid("a duplicate set needs at least two tables")
     options, fmt = admin_pb2.RulesetOptions(), game_pb2.MatchFormat(fixed_deals=deals)
@@ -165,7 +167,7 @@ async def start_set(arena: Arena, ruleset: str, deals: int, tables: Sequence[Seq
             runner.set_id = set_id
             runner.releases = releases
         try:
-            await arena.start(runners, purpose, reservation)
+            await arena.start(runners, purpose, reservation, tournament)
         except ShuffleRepeated as exc:
             if explicit is not None:
                 raise SeedRefused("precondition", f"seed {seed} deals a shuffle that was dealt before (match "

@@ -202,4 +202,10 @@ MIGRATIONS: list[Migration] = [
         # have a match running, from the running matches).
         "CREATE INDEX IF NOT EXISTS tournament_tables_by_match ON tournament_tables (match_id)",
     ]),
+    (21, [
+        # The tournament a match is played for, written with its row in the transaction that
+        # checks the tournament still runs (Store.start): its seed stays hidden while the
+        # match deals (TournamentStore._in_play), whenever a cancel from another daemon lands.
+        "ALTER TABLE matches ADD COLUMN tournament_id {text} NOT NULL DEFAULT ''",
+    ]),
 ]

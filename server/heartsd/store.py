@@ -43,6 +43,17 @@ class NewMatch:
     seed: int
     shuffles: Sequence[str] = ()
     set_id: str = ""  # the duplicate set it is a table of (duplicate.py)
+    tournament: str = ""  # the tournament it is played for (tournaments.py): inserted only while that runs
+
+
+class TournamentOver(Exception):
+    """A tournament's match was not started: the tournament is over (cancelled or finished,
+    perhaps by another daemon of the store) by the time its row would have been written."""
+
+    def __init__(self, tournament_id: str, status: str) -> None:
+        super().__init__(f"tournament {tournament_id} is {status}: its matches no longer start")
+        self.tournament_id = tournament_id
+        self.status = status
 
 
 @dataclass(frozen=True)
@@ -223,8 +234,16 @@ class Store:
         before, to anyone, in any match (its hands may be known: a finished record shows
         them). Otherwise (an organiser's explicit seed) a bot may be dealt a shuffle again:
         the row it already has stays. The UNIQUE (bot, fingerprint) constraint backs this
-        on every daemon sharing the store."""
+        on every daemon sharing the store.
+
+        A tournament's matches are inserted only while the tournament runs (or is paused),
+        checked in this transaction, which a cancel's write waits for or goes before
+        (:class:`TournamentOver`, nothing inserted): a cancel landing between its director's
+        last check and this write let a match deal from a seed already shown (tournaments.py,
+        ``seed_public``)."""
         with self.db.transaction() as tx:
+            for tournament_id in sorted({m.tournament for m in matches if m.tournament}):
+                _refuse_over(tx, tournament_id)
             fingerprints = sorted({f for m in matches for f in m.shuffles})
             if fingerprints:
                 tx.lock()  # one ledger writer at a time, so a check and its insert are one step
@@ -232,10 +251,10 @@ class Store:
                     _refuse_dealt(tx, fingerprints)
             for m in matches:
                 tx.execute(
-                    "INSERT INTO matches (id, created_ms, status, ruleset, players, seats, seed, instance, set_id) "
-                    "VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO matches (id, created_ms, status, ruleset, players, seats, seed, instance, set_id, "
+                    "tournament_id) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)",
                     (m.id, _now_ms(), m.ruleset, m.players, json.dumps(m.seats), str(m.seed), self.instance,
-                     m.set_id),
+                     m.set_id, m.tournament),
                 )
                 _record_dealt(tx, m.id, m.seats, 0, m.shuffles, strict)
 
@@ -473,6 +492,16 @@ def _parsed(row: tuple, listed: bool) -> StoredMatch:  # type: ignore[type-arg]
         set_id=row[12],
         result=result,
     )
+
+
+def _refuse_over(tx: Transaction, tournament_id: str) -> None:
+    """:class:`TournamentOver` unless the tournament runs or is paused. Its row stays locked
+    to the end of the transaction: a cancel's write waits for the insert that follows, and
+    whoever then reads the store sees the match (or no match, if the cancel went first)."""
+    rows = tx.query(f"SELECT status FROM tournaments WHERE id = ?{tx.lock_row()}", (tournament_id,))
+    status = str(rows[0][0]) if rows else "gone"
+    if status not in ("running", "paused"):
+        raise TournamentOver(tournament_id, status)
 
 
 def _refuse_dealt(tx: Transaction, fingerprints: Sequence[str]) -> None:

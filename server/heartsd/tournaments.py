@@ -46,7 +46,7 @@ from hearts_engine import preset
 from heartsbot.proto import admin_pb2, game_pb2
 
 from . import standings as stats
-from .arena import MAX_FIXED_DEALS, ArenaError, SeatRequest, SeedRefused
+from .arena import MAX_FIXED_DEALS, ArenaError, SeatRequest, SeedRefused, TournamentStopped
 from .runner import ClockPolicy
 from .live_standings import RecordReader, StandingsWorker
 from .memo import SharedValues
@@ -212,13 +212,23 @@ class TournamentStore:
         return rows
 
     def _in_play(self, tournament_id: str | None = None) -> set[str]:
-        """The tournaments (``tournament_id``'s, or all) with a match running in the store."""
+        """The tournaments (``tournament_id``'s, or all) with a match running in the store.
+
+        From the running matches (few; matches_running): each names its tournament since
+        schema 21, written with the row itself (Store.start). Before (fresh-clone CI under
+        load), a match was found through its table's row, which names it only once the
+        director writes it after the start, and never when a cancel came in between: the
+        seed showed while the match dealt. A match started before schema 21 is still found
+        that way (migration 20's index): before, every table row of every tournament was read."""
+        args = (tournament_id,) if tournament_id is not None else ()
+        only = " AND m.tournament_id = ?" if tournament_id is not None else ""
+        named = {r[0] for r in self.db.query(
+            f"SELECT DISTINCT m.tournament_id FROM matches m WHERE m.status = 'running' AND m.tournament_id <> ''{only}",
+            args)}
         only = " AND tt.tournament_id = ?" if tournament_id is not None else ""
-        # From the running matches (few; matches_running), each found in the tables by its id
-        # (migration 20): before, every table row of every tournament was read (an audit).
-        return {r[0] for r in self.db.query(
+        return named | {r[0] for r in self.db.query(
             "SELECT DISTINCT tt.tournament_id FROM matches m JOIN tournament_tables tt ON tt.match_id = m.id "
-            f"WHERE m.status = 'running'{only}", (tournament_id,) if tournament_id is not None else ())}
+            f"WHERE m.status = 'running' AND m.tournament_id = ''{only}", args)}
 
     def with_shuffle_key(self, key: bytes) -> str | None:
         """The id of a tournament of this store whose shuffle key is ``key``, if any."""
@@ -732,13 +742,14 @@ class Tournaments:
                     runners = [await arena.create_match(
                         t.ruleset, t.players, admin_pb2.RulesetOptions(), game_pb2.MatchFormat(fixed_deals=t.deals),
                         seed, seats, clock, purpose=purpose, wait_s=wait_s, versions=versions, strict=True,
-                        absent=absent)]
+                        absent=absent, tournament=t.id)]
                 else:
                     reservation = await arena.claim_seats(t.ruleset, seats, None, purpose, wait_s, versions, absent)
                     try:
                         runners = (await start_set(arena, t.ruleset, t.deals, [row.seats for row in group],
                                                    rated=False, clock=clock, purpose=purpose, seed=seed,
-                                                   reservation=reservation, versions=versions, absent=absent)).runners
+                                                   reservation=reservation, versions=versions, absent=absent,
+                                                   tournament=t.id)).runners
                     finally:
                         if reservation is not None:
                             arena.slots.release(reservation)
@@ -748,6 +759,8 @@ class Tournaments:
                                 round=group[0].round + 1, bots=sorted(absent), waited_s=absent_s,
                                 matches=[r.id for r in runners])
                 return runners
+            except TournamentStopped:  # cancelled (on another daemon of a shared store) just now
+                return None
             except SeedRefused as exc:  # a shuffle of this seed was dealt before: the next attempt's
                 log.warning("tournament seed deals a shuffle dealt before; the next attempt draws anew",
                             tournament=t.id, why=exc.message)
