@@ -64,6 +64,11 @@ from heartsbot.pacing import RETRY_AFTER_KEY
 from .rates import TOTAL_BURST_S, RequestRate
 
 INFRA_CALLS, INFRA_CALLS_PER_PEER = 64, 16  # health checks and reflection (probes, grpcurl)
+# ... and how fast one address may make them: a probe asks every few seconds, and grpcurl
+# asks reflection a few dozen things. Counted at once alone, one reflection stream from one
+# address asked ~12,000 times a second (each request on a stream was free) and bots' decisions
+# fell to about half (an attack pass). Each request on a stream costs what a call does.
+INFRA_CALLS_PER_S, INFRA_BURST = 20.0, 100
 # Bot streams whose token is not known yet (a bot added a moment ago, or a wrong token):
 # they wait for a read of the ladder's tokens, and a refused one is held ~0.5 s to deliver
 # its status (services.BotService), so they get their own small budget, limited per
@@ -231,7 +236,8 @@ class Budgets:
                               RequestRate(settings.spectator_calls_total_per_s,
                                           round(TOTAL_BURST_S * settings.spectator_calls_total_per_s))),
             admin=Budget("admin", settings.max_admin_calls, settings.max_admin_calls),
-            infra=Budget("health or reflection", INFRA_CALLS, INFRA_CALLS_PER_PEER),
+            infra=Budget("health or reflection", INFRA_CALLS, INFRA_CALLS_PER_PEER,
+                         RequestRate(INFRA_CALLS_PER_S, INFRA_BURST)),
             greeting=Budget("unauthenticated bot stream", GREETING_CALLS, GREETING_CALLS_PER_PEER),
         )
 
@@ -399,14 +405,14 @@ def _counted(budget: Budget, behavior: Callable[..., Any], one_request: bool) ->
     streaming its responses). ``one_request``: ``behavior`` takes the call's one request,
     waited for at most REQUEST_WAIT_S; else the requests as they come."""
 
-    async def argument(requests: Any, context: grpc.aio.ServicerContext) -> Any:
-        return await _the_request(context) if one_request else requests
+    async def argument(requests: Any, context: grpc.aio.ServicerContext, peer: str) -> Any:
+        return await _the_request(context) if one_request else _charged(budget, peer, requests, context)
 
     if inspect.isasyncgenfunction(behavior):
         async def stream(requests: Any, context: grpc.aio.ServicerContext) -> Any:
             peer = await admit(budget, context)
             try:
-                async for response in behavior(await argument(requests, context), context):
+                async for response in behavior(await argument(requests, context, peer), context):
                     yield response
             finally:
                 budget.release(peer)
@@ -416,11 +422,28 @@ def _counted(budget: Budget, behavior: Callable[..., Any], one_request: bool) ->
     async def call(requests: Any, context: grpc.aio.ServicerContext) -> Any:
         peer = await admit(budget, context)
         try:
-            return await behavior(await argument(requests, context), context)
+            return await behavior(await argument(requests, context, peer), context)
         finally:
             budget.release(peer)
 
     return call
+
+
+async def _charged(budget: Budget, peer: str, requests: Any, context: grpc.aio.ServicerContext) -> Any:
+    """A client-streaming call's ``requests``, each after the first (which its call's start
+    paid for) spending a call's worth of ``budget``'s rates: the work is per request, and a
+    stream of free requests (reflection's) kept the event loop from the bots (an attack pass).
+    Past the rate the call ends RESOURCE_EXHAUSTED, saying when to try again."""
+    paid = True
+    async for request in requests:
+        if not paid:
+            try:
+                budget.charge(peer, 1.0)
+            except BudgetExhausted as exc:
+                await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, exc.message,
+                                    trailing_metadata=retry_metadata(exc))
+        paid = False
+        yield request
 
 
 async def _the_request(context: grpc.aio.ServicerContext) -> Any:

@@ -962,3 +962,44 @@ def test_calls_without_the_admin_token_never_take_the_operators_admin_slots(tmp_
     status, codes = run(scenario())
     assert status.bot_sessions >= 0  # answered: before, RESOURCE_EXHAUSTED "too many admin calls"
     assert "RESOURCE_EXHAUSTED" in codes, codes  # the unauthenticated ones are paced as public calls
+
+
+def test_one_address_cannot_keep_the_daemon_busy_with_health_or_reflection_calls(tmp_path):
+    """An attack pass: health checks and reflection had a budget of calls at once (16 per
+    address) and no rate, and a reflection call is a stream whose requests were not counted
+    at all: one stream from one address asked for BotService's descriptors ~12,000 times a
+    second, each answered with their files, and bots' decisions fell to about half (16 such
+    streams: to 30%). Now they spend a rate per address as spectators do, each request on
+    a stream like a call: past the burst a call, or a stream, ends RESOURCE_EXHAUSTED saying
+    when to try again; and a caller at another address is not touched."""
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+    from heartsd.budgets import INFRA_BURST
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            async with daemon.channel() as channel:
+                stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+                asks = [reflection_pb2.ServerReflectionRequest(file_containing_symbol="hearts.v1.BotService")
+                        for _ in range(3 * INFRA_BURST)]
+                answered, streamed = 0, None
+                try:
+                    async for _ in stub.ServerReflectionInfo(iter(asks)):
+                        answered += 1
+                    streamed = (grpc.StatusCode.OK, "")
+                except grpc.aio.AioRpcError as exc:
+                    streamed = (exc.code(), exc.details())
+                try:
+                    await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
+                    checked = (grpc.StatusCode.OK, "")
+                except grpc.aio.AioRpcError as exc:
+                    checked = (exc.code(), exc.details())
+            daemon.arena.budgets.infra.charge("ipv4:192.0.2.7", 1.0)  # another address: its own rate
+            return answered, streamed, checked
+
+    answered, streamed, checked = run(scenario())
+    assert answered < 2 * INFRA_BURST, answered  # of 3 * INFRA_BURST asked (the rate refills meanwhile)
+    for code, details in (streamed, checked):
+        assert code == grpc.StatusCode.RESOURCE_EXHAUSTED, (code, details)
+        assert "health or reflection calls from your address" in details and "try again in" in details, details

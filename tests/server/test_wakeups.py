@@ -16,6 +16,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from heartsbot.wakeups import DrainedWakeups, drain_grpc_wakeups, drained
+import heartsd.budgets
 from heartsd.budgets import INFRA_CALLS_PER_PEER
 from heartsd.config import Settings
 
@@ -185,7 +186,9 @@ async def _health_burst(target: str, calls: int) -> list[int]:
     return [r.status for r in replies]
 
 
-def test_a_daemons_loop_drains_grpcs_wake_ups_and_loses_no_completion(tmp_path: Any) -> None:
+def test_a_daemons_loop_drains_grpcs_wake_ups_and_loses_no_completion(tmp_path: Any, monkeypatch: Any) -> None:
+    monkeypatch.setattr(heartsd.budgets, "INFRA_BURST", 1000)  # 400 checks at once from one address
+
     async def main() -> None:
         async with running_daemon(tmp_path) as daemon:
             loop = asyncio.get_running_loop()
