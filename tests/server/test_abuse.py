@@ -1003,3 +1003,50 @@ def test_one_address_cannot_keep_the_daemon_busy_with_health_or_reflection_calls
     for code, details in (streamed, checked):
         assert code == grpc.StatusCode.RESOURCE_EXHAUSTED, (code, details)
         assert "health or reflection calls from your address" in details and "try again in" in details, details
+
+
+def test_watching_a_long_running_match_from_its_start_comes_in_parts_and_keeps_nothing(tmp_path):
+    """An attack pass: WatchMatch on a running match sent every event after from_sequence in
+    one message, built from messages its event log parsed and then kept for the rest of the
+    match (the log keeps events encoded, ~40 bytes each, until someone asks). One call on a
+    900-deal match held the event loop ~250 ms and left the match 64 MB larger (~1 MB for a
+    16-deal one): one address, at 20 calls a second, could stall every match and sweep the
+    running ones into more memory than the daemon's limit. Now a batch holds at most
+    EVENTS_PER_BATCH events, encoded from what the log keeps, which keeps it encoded."""
+    from heartsd.events import EncodedPrivateSlot
+    from heartsd.spectating import EVENTS_PER_BATCH
+
+    async def scenario():
+        async with running_daemon(tmp_path, decision_ms=60_000) as daemon:
+            held = asyncio.Event()
+            request_match: list[str] = []
+
+            def policy(request, bot):
+                runner = daemon.arena.runners[request_match[0]] if request_match else None
+                if runner is not None and len(runner.match.results) >= 20:  # the match waits here, its clock a minute
+                    held.set()
+                    return None
+                return first_legal(request, bot)
+
+            bot = await Bot(daemon, "alice", policy).start()
+            match_id = await daemon.create_match(["alice", *HOUSE3], deals=100)
+            request_match.append(match_id)
+            await asyncio.wait_for(held.wait(), 60)
+            log = daemon.arena.runners[match_id].log_events
+            encoded = sum(isinstance(s, (bytes, EncodedPrivateSlot)) for s in log._slots)
+            sizes, events = [], []
+            async with daemon.channel() as channel:
+                stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+                async for response in stub.WatchMatch(spectator_pb2.WatchMatchRequest(match_id=match_id)):
+                    sizes.append(len(response.events))
+                    events.extend(response.events)
+                    if len(events) >= log.last_sequence:
+                        break
+            still_encoded = sum(isinstance(s, (bytes, EncodedPrivateSlot)) for s in log._slots)
+            await bot.close()
+            return sizes, [e.sequence for e in events], log.last_sequence, encoded, still_encoded
+
+    sizes, sequences, last, encoded, still_encoded = run(scenario())
+    assert sequences == list(range(1, last + 1)) and last > EVENTS_PER_BATCH
+    assert max(sizes) <= EVENTS_PER_BATCH, sizes
+    assert still_encoded == encoded > last * 0.9, (encoded, still_encoded, last)
