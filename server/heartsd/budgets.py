@@ -144,6 +144,16 @@ class Budget:
             raise BudgetExhausted(f"the server is serving as many {self.name} calls a second as it allows "
                                   f"({total.rate:g}); try again in {wait:.1f} s", wait)
 
+    async def pace(self, peer: str, cost: float) -> None:
+        """Spend ``cost`` of the peer's rate, then of everyone's, waiting for them rather than
+        refusing: for the parts of a stream already begun, which a refusal would cut off half
+        way (a spectator catching up on a long match). Not counted as refused."""
+        rate, total = self.rate, self.total_rate
+        while rate is not None and not rate.allow(peer, cost):
+            await asyncio.sleep(max(0.05, rate.retry_after_s(peer, cost)))
+        while total is not None and not total.allow("", cost):
+            await asyncio.sleep(max(0.05, total.retry_after_s("", cost)))
+
     def release(self, peer: str) -> None:
         self.in_use -= 1
         left = self._by_peer[peer] - 1

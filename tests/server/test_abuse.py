@@ -1050,3 +1050,54 @@ def test_watching_a_long_running_match_from_its_start_comes_in_parts_and_keeps_n
     assert sequences == list(range(1, last + 1)) and last > EVENTS_PER_BATCH
     assert max(sizes) <= EVENTS_PER_BATCH, sizes
     assert still_encoded == encoded > last * 0.9, (encoded, still_encoded, last)
+
+
+def test_watching_long_matches_from_their_start_spends_the_spectator_rate_by_the_events_sent(tmp_path, monkeypatch):
+    """An attack pass: a WatchMatch was one call of the spectator rate however many events it
+    sent, and sending a 900-deal match from its start took ~140 ms of the event loop: one
+    address watching long matches from the start over and over, at its 20 calls a second,
+    kept the loop from the bots. Now the events spend the rate too, a call's worth per
+    EVENTS_PER_BATCH (here 16, so that a short match shows it), and when the rate is spent
+    the stream waits for it (here a token in 100 s), with what it has sent so far: never cut."""
+    import heartsd.spectating
+
+    monkeypatch.setattr(heartsd.spectating, "EVENTS_PER_BATCH", 16, raising=False)
+
+    async def scenario():
+        async with running_daemon(tmp_path, decision_ms=60_000, spectator_calls_per_s=0.01) as daemon:
+            held = asyncio.Event()
+            request_match: list[str] = []
+
+            def policy(request, bot):
+                runner = daemon.arena.runners[request_match[0]] if request_match else None
+                if runner is not None and len(runner.match.results) >= 20:  # the match waits here
+                    held.set()
+                    return None
+                return first_legal(request, bot)
+
+            bot = await Bot(daemon, "alice", policy).start()
+            match_id = await daemon.create_match(["alice", *HOUSE3], deals=100)
+            request_match.append(match_id)
+            await asyncio.wait_for(held.wait(), 60)
+            last = daemon.arena.runners[match_id].log_events.last_sequence
+            received = []
+            async with daemon.channel() as channel:
+                call = spectator_pb2_grpc.SpectatorServiceStub(channel).WatchMatch(
+                    spectator_pb2.WatchMatchRequest(match_id=match_id))
+
+                async def read() -> None:
+                    async for response in call:
+                        received.extend(e.sequence for e in response.events)
+
+                reading = asyncio.ensure_future(read())
+                await asyncio.wait({reading}, timeout=3)
+                open_still = not reading.done()
+                call.cancel()
+                await asyncio.gather(reading, return_exceptions=True)
+            await bot.close()
+            return received, last, open_still
+
+    received, last, open_still = run(scenario())
+    assert last > 70 * 16, last  # more than the burst's worth (60) of batches
+    assert open_still and received == list(range(1, len(received) + 1)), received[-3:]
+    assert 50 * 16 <= len(received) < last, (len(received), last)
