@@ -29,6 +29,10 @@ MAX_PEERS = 10_000  # buckets kept; beyond that the full (idle) ones are forgott
 MAX_PAGE = 1000
 PAGE_ROWS_PER_TOKEN = 20
 LARGEST_CALL_COST = 1 + MAX_PAGE // PAGE_ROWS_PER_TOKEN
+# A GetMatchRecord costs one more per this many bytes of the match's stored events (its
+# record's size follows them), up to LARGEST_CALL_COST in all: a 1,000-deal record (3.5 MB)
+# took ~70 ms a call to load, send and read (client included), and cost one call (an attack pass).
+RECORD_BYTES_PER_TOKEN = 64 * 1024
 TOTAL_BURST_S = 3  # the spectator rate for every address together holds this many seconds' worth
 
 

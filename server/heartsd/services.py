@@ -35,7 +35,7 @@ from .arena import Arena, ArenaError, SeatRequest, clipped, quoted
 from .budgets import Budget, BudgetExhausted, admit, bearer_of, peer_address, retry_metadata
 from .db import damaged
 from .memo import derived
-from .rates import MAX_PAGE, PAGE_ROWS_PER_TOKEN, RequestRate
+from .rates import LARGEST_CALL_COST, MAX_PAGE, PAGE_ROWS_PER_TOKEN, RECORD_BYTES_PER_TOKEN, RequestRate
 from .sessions import CLOSE_FLUSH_S, RESUMES_PER_SEAT, BotSession
 from .store_health import is_store_failure
 from .wire import UNREADABLE, PlayAnswer, Unreadable
@@ -547,7 +547,16 @@ class SpectatorService(spectator_pb2_grpc.SpectatorServiceServicer):
 
     @grpc_errors
     async def GetMatchRecord(self, request: spectator_pb2.GetMatchRecordRequest, context: grpc.aio.ServicerContext) -> spectator_pb2.GetMatchRecordResponse:  # noqa: N802
-        return spectator_pb2.GetMatchRecordResponse(record=await spectating.record(self.arena, request.match_id))
+        """A record spends the caller's spectator rate by its size too, before it is loaded
+        (rates.RECORD_BYTES_PER_TOKEN): charged one call, a long match's record fetched 20
+        times a second from one address took more than the event loop has."""
+        peer = peer_address(context.peer())
+
+        def charge(size: int) -> None:
+            cost = min(size / RECORD_BYTES_PER_TOKEN, LARGEST_CALL_COST - 1)
+            self.arena.budgets.spectators.charge(peer, cost)
+
+        return spectator_pb2.GetMatchRecordResponse(record=await spectating.record(self.arena, request.match_id, charge))
 
 
 class LadderService(ladder_pb2_grpc.LadderServiceServicer):

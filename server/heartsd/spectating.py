@@ -18,7 +18,7 @@ import asyncio
 import bisect
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
 from heartsbot.proto import game_pb2, spectator_pb2
@@ -161,12 +161,14 @@ def visible_deals(runner: MatchRunner, delay: float, now: float) -> int:
     return min(len(runner.match.results), bisect.bisect_right(runner.deal_starts, limit))
 
 
-async def record(arena: Arena, match_id: str) -> spectator_pb2.MatchRecord:
+async def record(arena: Arena, match_id: str,
+                 charge: Callable[[int], None] | None = None) -> spectator_pb2.MatchRecord:
     """The full record of a match that is over (hands, every decision, the seed).
 
     Refused while the match runs on any daemon of the store (the stored status decides,
     not this daemon's runners: a checkpoint holds the seed), and while any table of its
-    duplicate set does (its hands are theirs)."""
+    duplicate set does (its hands are theirs). ``charge``, if given, is told the size of
+    the match's stored events before the record is loaded (it may refuse by raising)."""
     if match_id in arena.runners:
         raise ArenaError("precondition", "the match is still running; its record is available when it is over")
     state = await asyncio.to_thread(arena.store.match_state, match_id)  # the checks first: no record loaded
@@ -176,6 +178,8 @@ async def record(arena: Arena, match_id: str) -> spectator_pb2.MatchRecord:
         raise ArenaError("precondition", "the match is still running (on another daemon of this store); "
                          "its record is available when it is over")
     await _set_over(arena, state[1], "its record and events")
+    if charge is not None:
+        charge(state[2] or 0)
     stored = await asyncio.to_thread(arena.store.get, match_id)
     if stored is None or stored.record is None:
         reason = f"{stored.status}: {stored.reason}" if stored is not None else "gone"

@@ -1101,3 +1101,38 @@ def test_watching_long_matches_from_their_start_spends_the_spectator_rate_by_the
     assert last > 70 * 16, last  # more than the burst's worth (60) of batches
     assert open_still and received == list(range(1, len(received) + 1)), received[-3:]
     assert 50 * 16 <= len(received) < last, (len(received), last)
+
+
+def test_a_match_record_spends_the_spectator_rate_by_its_size(tmp_path, monkeypatch):
+    """An attack pass: GetMatchRecord cost one call of the spectator rate whatever the record's
+    size, and a 1,000-deal record (3.5 MB) took ~70 ms a call: one address fetching long
+    matches' records at its 20 calls a second took more than the event loop has. Now it costs
+    one more per RECORD_BYTES_PER_TOKEN of the match's stored events (here 1 KiB, so that a
+    16-deal match shows it), checked before the record is loaded; a small call still goes."""
+    import heartsd.services
+
+    monkeypatch.setattr(heartsd.services, "RECORD_BYTES_PER_TOKEN", 1024, raising=False)
+
+    async def scenario():
+        async with running_daemon(tmp_path, spectator_calls_per_s=0.01) as daemon:
+            match_id = await daemon.create_match(["house:random"] * 4, deals=16)
+            await daemon.wait_finished(match_id)
+            size = daemon.arena.store.match_state(match_id)[2]
+            outcomes = []
+            async with daemon.channel() as channel:
+                stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+                for call in (lambda: stub.GetMatchRecord(spectator_pb2.GetMatchRecordRequest(match_id=match_id)),
+                             lambda: stub.GetMatchRecord(spectator_pb2.GetMatchRecordRequest(match_id=match_id)),
+                             lambda: stub.ListMatches(spectator_pb2.ListMatchesRequest(limit=1))):
+                    try:
+                        await call()
+                        outcomes.append((grpc.StatusCode.OK, ""))
+                    except grpc.aio.AioRpcError as exc:
+                        outcomes.append((exc.code(), exc.details()))
+            return size, outcomes
+
+    size, outcomes = run(scenario())
+    assert 30 * 1024 < size < 58 * 1024, size  # one record fits in the burst (60), two do not
+    (first, _), (second, why), (small, _) = outcomes
+    assert (first, second, small) == (grpc.StatusCode.OK, grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.OK), outcomes
+    assert "too many spectator calls from your address" in why and "try again in" in why, why
