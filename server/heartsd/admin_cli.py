@@ -163,7 +163,9 @@ def _call(args: argparse.Namespace, method: Any, request: Any, auth: bool = True
 
 
 def translate_error(exc: grpc.RpcError, server: str) -> Exception:
-    code, details = exc.code(), exc.details()  # type: ignore[attr-defined]
+    """The refusal as the CLI prints it, its text escaped (logs.printable): a refusal may
+    quote what a bot wrote (a drain reason), and its escapes would reach the terminal."""
+    code, details = exc.code(), printable(exc.details() or "")  # type: ignore[attr-defined]
     if code == grpc.StatusCode.UNAVAILABLE:
         return ConnectionError(f"could not connect to {server} ({details}): is heartsd running there?")
     if code == grpc.StatusCode.UNAUTHENTICATED:

@@ -34,6 +34,7 @@ from . import __version__, pages, spectating
 from .arena import Arena, ArenaError, SeatRequest, clipped, quoted
 from .budgets import Budget, BudgetExhausted, admit, bearer_of, peer_address, retry_metadata
 from .db import damaged
+from .logs import printable
 from .memo import derived
 from .rates import LARGEST_CALL_COST, MAX_PAGE, PAGE_ROWS_PER_TOKEN, RECORD_BYTES_PER_TOKEN, RequestRate
 from .sessions import CLOSE_FLUSH_S, RESUMES_PER_SEAT, BotSession
@@ -383,7 +384,9 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                         await self._end(session, context, "too many repeated drains; one is enough, the "
                                         "stream ends when its matches have", "exhausted")
                         return
-                    self.arena.drain(session, message.drain.reason[:200] or "the bot asked")
+                    # its reason is quoted where an organiser reads it (CreateMatch's refusal of a
+                    # draining bot): its control characters as escapes, as the log writes them
+                    self.arena.drain(session, printable(message.drain.reason[:200]) or "the bot asked")
                     continue
                 elif kind == "hello":
                     await self._end(session, context, "'hello' may only be sent once per stream", "invalid")

@@ -1136,3 +1136,54 @@ def test_a_match_record_spends_the_spectator_rate_by_its_size(tmp_path, monkeypa
     (first, _), (second, why), (small, _) = outcomes
     assert (first, second, small) == (grpc.StatusCode.OK, grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.OK), outcomes
     assert "too many spectator calls from your address" in why and "try again in" in why, why
+
+
+def test_a_bots_drain_reason_reaches_no_terminal_as_control_characters(tmp_path):
+    """An attack pass: a bot's drain reason (its own free text, up to 200 characters) was kept
+    as sent and quoted in CreateMatch's refusal of the draining bot, which `heartsd admin
+    create` prints as it comes: escape sequences in it retitled and cleared the organiser's
+    terminal (as hello.version's once did). Now it is kept with its control and format
+    characters written as escapes (logs.printable), and the admin command escapes what a
+    refusal says too."""
+    from heartsbot.proto import admin_pb2, admin_pb2_grpc
+
+    from heartsd.admin_cli import translate_error
+
+    hostile = "bye\x1b]0;owned\x07\x1b[2J\u202e"
+
+    async def scenario():
+        async with running_daemon(tmp_path, decision_ms=60_000) as daemon:
+            bot = await Bot(daemon, "alice", lambda request, bot: None).start()  # in a match that waits for it
+            await daemon.create_match(["alice", *HOUSE3], deals=1)
+            bot.send(bot_pb2.PlayRequest(drain=bot_pb2.Drain(reason=hostile)))
+            session = await session_of(daemon, "alice")
+            for _ in range(200):
+                if session.drain_reason:
+                    break
+                await asyncio.sleep(0.01)
+            async with daemon.channel() as channel:
+                request = admin_pb2.CreateMatchRequest(ruleset="standard")
+                request.seats.add(bot="alice")
+                for _ in range(3):
+                    request.seats.add(house="random")
+                try:
+                    await admin_pb2_grpc.AdminServiceStub(channel).CreateMatch(request, metadata=auth(ADMIN))
+                    refused = None
+                except grpc.aio.AioRpcError as exc:
+                    refused = (exc.code(), exc.details())
+            await bot.close()
+            return refused, session.drain_reason
+
+    class Hostile(grpc.RpcError):  # whatever a server (an older one, another one) may say
+        def code(self):
+            return grpc.StatusCode.FAILED_PRECONDITION
+
+        def details(self):
+            return f"bot 'mallory' is draining ({hostile})"
+
+    cli_text = str(translate_error(Hostile(), "127.0.0.1:1"))
+    refused, kept = run(scenario())
+    assert refused is not None and refused[0] == grpc.StatusCode.FAILED_PRECONDITION, refused
+    assert "draining" in refused[1] and refused[1].isprintable(), refused[1]
+    assert kept.isprintable() and kept.startswith("bye\\x1b]0;owned"), kept
+    assert cli_text.isprintable(), cli_text
