@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -193,6 +194,18 @@ class SeedRefused(ArenaError):
 class TournamentStopped(ArenaError):
     """A tournament's match not started: the tournament was cancelled or had ended by the
     time the match would have been written (store.TournamentOver)."""
+
+
+def house_seed(seed: int, seat: int) -> int:
+    """The seed of a house strategy's generator at ``seat`` of a match dealt from ``seed``:
+    a hash, never the seed itself. The match's seed gives every hand, and a house bot's
+    choices can be watched (a random bot's cards in every ladder match): seeded with
+    ``seed + seat`` (an attack pass), they were plain arithmetic of it.
+
+    >>> house_seed(77, 1) == house_seed(77, 1) != house_seed(78, 0)
+    True
+    """
+    return int.from_bytes(hashlib.sha256(b"hearts-arena/v1/house/%d/%d" % (seed, seat)).digest()[:8], "big")
 
 
 def not_found(message: str) -> ArenaError:
@@ -812,7 +825,7 @@ class Arena:
                 human_clock = SeatClock(self.settings.human_decision_ms, self.settings.human_bank_ms)
                 slots.append(SeatSlot(seat, spec.human, human_clock, provenance=P.PROVENANCE_HUMAN))
             else:
-                house = make_strategy(spec.house or "", seed=seed + seat)
+                house = make_strategy(spec.house or "", seed=house_seed(seed, seat))
                 slots.append(SeatSlot(seat, f"house:{spec.house}", clock_state, house=house))
         runner = self.runner_class(self, match_id, rules, match_format, seed, slots, policy,
                                    house_delay_s=self.settings.house_delay_ms / 1000, rated=rated)

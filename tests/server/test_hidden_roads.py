@@ -10,7 +10,7 @@ import time
 
 import grpc
 
-from heartsbot.proto import admin_pb2, admin_pb2_grpc, spectator_pb2, spectator_pb2_grpc
+from heartsbot.proto import admin_pb2, admin_pb2_grpc, game_pb2, spectator_pb2, spectator_pb2_grpc
 from heartsd import runner as runner_module
 
 from .harness import ADMIN, auth, run, running_daemon
@@ -106,3 +106,29 @@ def test_a_delayed_spectator_sees_a_deals_hands_only_after_it_ended_and_the_dela
         assert completed > started.deal_number, f"deal {started.deal_number}'s hands shown while it was played"
         assert at >= runner.releases.release_time(started.deal_number) + delay
     assert seen[-1][0].HasField("match_ended")
+
+
+def test_a_house_bots_random_choices_are_not_seeded_from_the_match_seed(tmp_path):
+    """Before (an attack pass): a house strategy's generator was Python's ``random`` seeded
+    with the match's seed plus its seat, and the match's seed gives every hand: the house
+    bots' observable choices (a random bot's cards, in every ladder match) were a function of
+    the secret seed, and two matches of seeds S and S + 1 had house seats with the same
+    generator. Now the generator's seed is a hash of (match seed, seat): nothing the house
+    bots do is arithmetic of the seed, and getting back to it means trying every seed."""
+    import random
+
+    from heartsd.arena import SeatRequest
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with running_daemon(tmp_path) as daemon:
+            arena = daemon.arena
+            rules, fmt = arena.check_match("standard", 4, admin_pb2.RulesetOptions(),
+                                           game_pb2.MatchFormat(fixed_deals=1), [SeatRequest(house="random")] * 4, False)
+            policy = arena._policy(game_pb2.ClockSettings())
+            return [[slot.house.rng.getstate() for slot in arena.new_runner(
+                rules, fmt, seed, [SeatRequest(house="random")] * 4, policy, False, True).seats] for seed in (77, 78)]
+
+    first, second = run(scenario())
+    assert all(state != random.Random(77 + seat).getstate() for seat, state in enumerate(first))
+    assert first[1] != second[0]  # before: both Random(78)
+    assert len({s for states in (first, second) for s in map(str, states)}) == 8
