@@ -236,3 +236,41 @@ def test_a_tournaments_standings_flag_a_bot_mostly_played_by_defaults_and_dash_o
         expect(absent.nth(2)).to_have_text("—")
         expect(absent.nth(3)).to_have_text("— – —")
         assert not errors, errors
+
+
+def test_a_leaderboard_or_bot_page_of_no_ruleset_reads_as_not_found(tmp_path, browser: Browser) -> None:
+    """A QA pass: /leaderboard?ruleset=nope answered 200 with "Error: unknown ruleset" inside a
+    page headed "Leaderboard: nope" (and kept polling it); /bots/<bot>?ruleset=nope likewise
+    under the bot's name. Both are an address of nothing, as /watch/<unknown> is: answered
+    404, the title and heading say the ruleset is unknown, with the pages there are."""
+    with ThreadedDaemon(tmp_path, bot_tokens={"configured": "token-configured-1"}) as daemon:
+
+        def status(path: str) -> int:
+            try:
+                with urllib.request.urlopen(f"{daemon.url}{path}") as r:
+                    return r.status
+            except urllib.error.HTTPError as exc:
+                return exc.code
+
+        statuses = {path: status(path) for path in ("/leaderboard", "/leaderboard?ruleset=classic",
+                                                     "/leaderboard?ruleset=nope", "/bots/configured",
+                                                     "/bots/configured?ruleset=nope")}
+        assert statuses == {"/leaderboard": 200, "/leaderboard?ruleset=classic": 200, "/leaderboard?ruleset=nope": 404,
+                            "/bots/configured": 200, "/bots/configured?ruleset=nope": 404}, statuses
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        for address, link in (("/leaderboard?ruleset=nope", "/leaderboard?ruleset=standard"),
+                              ("/bots/configured?ruleset=nope", "/bots/configured?ruleset=standard")):
+            page.goto(f"{daemon.url}{address}")
+            expect(page.locator("h1")).to_have_text("Unknown ruleset")
+            expect(page).to_have_title("Unknown ruleset · Hearts Arena")
+            expect(page.locator("main [role=alert]")).to_have_text("There is no ruleset named “nope”.")
+            expect(page.locator(f'main a[href="{link}"]')).to_be_visible()
+            expect(page.locator("main a[href='/']")).to_be_visible()
+            assert page.locator("#board, #standings, #standing-title, #tournaments").count() == 0, address
+            page.select_option("#lang", "vi")  # the page's own redraw must not bring its sections back
+            expect(page.locator("h1")).to_have_text("Luật chơi không tồn tại")
+            expect(page.locator("main [role=alert]")).to_contain_text("nope")
+            page.select_option("#lang", "en")
+        page.close()
+    assert not [e for e in errors if e.startswith("pageerror")], errors

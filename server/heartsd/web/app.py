@@ -17,12 +17,13 @@ from pathlib import Path
 import structlog
 from aiohttp import web
 
+from hearts_engine.presets import PRESETS
+
 from ..arena import Arena, ArenaError
 from ..budgets import BudgetExhausted
 from ..config import Settings
 from ..db import damaged
 from ..ladder import MAX_BOT_NAME_CHARS
-from ..sessions import MAX_ID_CHARS
 from . import connections, inbound, sockets
 from .api import SHARED_WORK, Api
 from .errors import DAMAGED, HTTP_OF_ARENA, HTTP_OF_GRPC
@@ -112,10 +113,11 @@ class WebFront(WebContext):
     def _build(self) -> web.Application:
         app = web.Application(middlewares=[self._errors, _plain_bodies, self._rate_limit], client_max_size=16 * 1024)
         app.on_response_prepare.append(_security_headers)
+        known_by_page = {"play": self._match_known, "watch": self._match_known, "leaderboard": _ruleset_known,
+                         "bot": self._bot_known}
         for name, path in (("lobby", "/"), ("play", "/play/{match_id}"), ("watch", "/watch/{match_id}"),
                            ("leaderboard", "/leaderboard"), ("bot", "/bots/{bot}")):
-            known = self._match_known if "{match_id}" in path else self._bot_known if "{bot}" in path else None
-            app.router.add_get(path, _page(PAGES[name], known), name=name)
+            app.router.add_get(path, _page(PAGES[name], known_by_page.get(name)), name=name)
         app.router.add_static("/static/", STATIC, name="static")
         app.router.add_routes(self.api.routes())
         app.router.add_get(SEAT_SOCKET_PATH, self._play_socket, name=SEAT_SOCKET)
@@ -124,16 +126,15 @@ class WebFront(WebContext):
 
     async def _match_known(self, request: web.Request) -> bool:
         """Whether the page's match exists (running here, or in the store)."""
-        match_id = request.match_info["match_id"]
-        if match_id in self.arena.runners:
-            return True
-        return len(match_id) <= MAX_ID_CHARS and await asyncio.to_thread(self.arena.store.has, match_id)
+        return await self.match_known(request.match_info["match_id"])
 
     async def _bot_known(self, request: web.Request) -> bool:
         """Whether the page's bot is one: on the ladder (revoked ones keep their page) or
         configured (bot_tokens: tournament standings link to them). A name no bot can have
         is not looked up (PostgreSQL refuses a NUL in a string); a store that does not
         answer serves the page, whose own call then says what is wrong."""
+        if not await _ruleset_known(request):  # /bots/x?ruleset=nope: no such page either
+            return False
         bot = request.match_info["bot"]
         if bot in self.settings.bot_tokens:
             return True
@@ -288,6 +289,14 @@ def _error_page(status: int, reason: str) -> web.Response:
     not a JSON body shown as text. The API and feeds keep their JSON errors."""
     text = ERROR_PAGE.format(status=status, reason=html.escape(reason))
     return web.Response(text=text, status=status, content_type="text/html")
+
+
+async def _ruleset_known(request: web.Request) -> bool:
+    """Whether the page's ?ruleset= names a ruleset (none: the standard one, as the
+    ladder's handlers read it). A QA pass: /leaderboard?ruleset=nope answered 200 with an
+    error inside the page; there is no leaderboard there, so it answers 404 as a match or
+    bot that is not one does, and the page says the ruleset is unknown."""
+    return (request.query.get("ruleset") or "standard") in PRESETS
 
 
 def _page(filename: str, known: Callable[[web.Request], Awaitable[bool]] | None = None) -> Handler:

@@ -4,6 +4,7 @@ around one of these; the handlers in api.py and sockets.py only read it.)"""
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import json
 from typing import Any
@@ -17,6 +18,7 @@ from ..budgets import Budget
 from . import inbound
 from .connections import peer_name
 from ..rates import RequestRate
+from ..sessions import MAX_ID_CHARS
 from .seats import HumanSeats, SeatError
 from .spectate import Spectating
 
@@ -50,6 +52,12 @@ class WebContext:
         self.watch_bytes = inbound.watch_budget()
         self.seat_bytes = inbound.seat_budget()
         self.socket_cut_logs = RequestRate(per_s=1 / 60, burst=1)  # a line a minute per address (sockets.py)
+
+    async def match_known(self, match_id: str) -> bool:
+        """Whether ``match_id`` is a match (running here, or in the store)."""
+        if match_id in self.arena.runners:
+            return True
+        return len(match_id) <= MAX_ID_CHARS and await asyncio.to_thread(self.arena.store.has, match_id)
 
     @staticmethod
     def peer(request: web.Request) -> str:

@@ -1,6 +1,6 @@
 // A bot's page: its standing, its rating with the uncertainty over time (an SVG drawn
 // here), its reliability, and its latest rated matches with links to their replays.
-import { el, getJSON, header, showPageError, svg } from "./common.js";
+import { el, getJSON, header, showPageError, showUnknownRuleset, svg } from "./common.js";
 import { t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
@@ -84,6 +84,10 @@ async function load() {
     profile = await getJSON(`/api/bots/${encodeURIComponent(bot)}?ruleset=${encodeURIComponent(ruleset)}`);
     render();
   } catch (error) {
+    if (error?.status === 400) { // ?ruleset= names no ruleset (GetBotProfile checks it first): the bot's pages there are
+      showUnknownRuleset(error, ruleset, (name) => [`/bots/${encodeURIComponent(bot)}?ruleset=${encodeURIComponent(name)}`, `${bot} · ${name}`]);
+      return;
+    }
     render();
     showPageError($("standing"), error);
   }

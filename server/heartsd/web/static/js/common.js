@@ -103,17 +103,30 @@ export function rememberSeat(matchId) {
 
 // An address of nothing (404): the page says so as a whole, title and heading, with the
 // reason and the way back, rather than an error over an empty table or profile (a browser
-// pass: /watch/<unknown> kept its title "Watch" and drew the empty table).
-export function showNotFound(error) {
+// pass: /watch/<unknown> kept its title "Watch" and drew the empty table). `heading` is the
+// i18n key of what is missing ("Not found" unless the page knows better), `message` the
+// page's own words for it (a function: drawn again in each language; else the server's
+// reason), `links` the real pages to go on to ([href, text] pairs), before the lobby.
+export function showNotFound(error, { heading = "page_not_found", message = null, links = () => [] } = {}) {
   const draw = () => {
-    document.title = `${t("page_not_found")} · ${t("title")}`;
+    document.title = `${t(heading)} · ${t("title")}`;
+    const ways = [...links(), ["/", t("back_to_lobby")]];
     document.getElementById("main").replaceChildren(
-      el("h1", { id: "heading" }, t("page_not_found")),
-      el("p", { class: "error", role: "alert" }, error.message || String(error)),
-      el("p", {}, el("a", { href: "/" }, t("back_to_lobby"))));
+      el("h1", { id: "heading" }, t(heading)),
+      el("p", { class: "error", role: "alert" }, message ? message() : error.message || String(error)),
+      el("p", { class: "ways" }, ways.map(([href, text], i) => [i ? " · " : "", el("a", { href }, text)])));
   };
   draw();
   onLanguage(draw);
+}
+
+// A page asked for a ruleset that is none (?ruleset=nope): said as the page's subject
+// missing, with the page in each ruleset there is (`link(name)`: [href, text]; /api/options lists them).
+export async function showUnknownRuleset(error, ruleset, link) {
+  let names = [];
+  try { names = (await getJSON("/api/options")).rulesets.map((r) => r.name); } catch { /* the lobby link stays */ }
+  showNotFound(error, { heading: "unknown_ruleset", message: () => t("no_such_ruleset", { name: ruleset }),
+                        links: () => names.map(link) });
 }
 
 // Errors a page shows in place; a 404 is the page's own subject missing (showNotFound).

@@ -1,6 +1,6 @@
 // The leaderboard of a ruleset (the ladder's ratings), and tournament standings when
 // there are any.
-import { el, getJSON, header, showError } from "./common.js";
+import { el, getJSON, header, showError, showUnknownRuleset } from "./common.js";
 import { t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
@@ -8,6 +8,7 @@ const params = new URLSearchParams(location.search);
 let ruleset = params.get("ruleset") || "standard";
 let board = null;
 let tournaments = [];
+let unknown = false; // ?ruleset= names no ruleset: the page says so (showUnknownRuleset) and stops
 
 header("leaderboard", () => render());
 
@@ -75,6 +76,7 @@ function drawPicker() {
 }
 
 function render() {
+  if (unknown) return;
   $("heading").textContent = `${t("leaderboard")}: ${ruleset}`;
   $("tournaments-title").textContent = t("tournaments");
   if (board) {
@@ -95,6 +97,13 @@ async function load() {
       getJSON(`/api/leaderboard?ruleset=${encodeURIComponent(ruleset)}`), getJSON("/api/tournaments")]);
     render();
   } catch (error) {
+    // The leaderboard refuses only a ruleset that is none (400, as GetLeaderboard): the page
+    // said it inside, answered 200, under "Leaderboard: nope" (a QA pass).
+    if (!board && [400, 404].includes(error?.status)) {
+      unknown = true;
+      showUnknownRuleset(error, ruleset, (name) => [`/leaderboard?ruleset=${encodeURIComponent(name)}`, `${t("leaderboard")}: ${name}`]);
+      return;
+    }
     showError($("board"), error);
   }
 }
@@ -104,4 +113,4 @@ load();
 // Kept current while it is shown: the ladder plays on, tournaments progress and their
 // tables say why they wait (before, only a reload showed any of it).
 const POLL_MS = 10_000;
-setInterval(() => { if (!document.hidden) load(); }, POLL_MS);
+setInterval(() => { if (!document.hidden && !unknown) load(); }, POLL_MS);
