@@ -670,3 +670,37 @@ def test_leave_table_asks_then_ends_the_match_at_once(tmp_path, browser: Browser
         result.get_by_role("link", name="Back to the lobby").click()
         page.wait_for_url(f"{daemon.url}/")
         assert not errors, errors
+
+
+def test_the_seat_page_of_a_table_that_never_was_says_so_and_links_only_to_real_pages(tmp_path, browser: Browser) -> None:
+    """A QA pass: /play/<an id no match ever had> said "Error: no seat of yours in that match
+    (it may be over: see its replay)" and linked to its Watch page, itself a 404. It now
+    reads as not found (title, heading), says there is no such table, and links to the
+    lobby only; a match that is there but not this browser's seat still links to its table."""
+    from heartsd.arena import SeatRequest
+    from heartsbot.proto import admin_pb2, game_pb2
+
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        nothing = f"m-{'0' * 16}"
+        page.goto(f"{daemon.url}/play/{nothing}")
+        expect(page.locator("h1")).to_have_text("Not found")
+        expect(page).to_have_title("Not found · Hearts Arena")
+        expect(page.locator("main [role=alert]")).to_contain_text(f"There is no table “{nothing}”")
+        expect(page.locator("main a[href='/']")).to_be_visible()
+        for href in page.eval_on_selector_all("main a", "links => links.map(a => a.getAttribute('href'))"):
+            assert page.request.get(f"{daemon.url}{href}").status == 200, href
+        page.select_option("#lang", "id")
+        expect(page.locator("h1")).to_have_text("Tidak ditemukan")
+        expect(page.locator("main [role=alert]")).to_contain_text(f"Tidak ada meja “{nothing}”")
+        page.select_option("#lang", "en")
+        seats = [SeatRequest(house="random")] * 4  # a match that is, with no seat of this browser
+        runner = daemon.call(lambda: daemon.arena.create_match(
+            "standard", 4, admin_pb2.RulesetOptions(), game_pb2.MatchFormat(fixed_deals=1), None, seats,
+            game_pb2.ClockSettings()))
+        page.goto(f"{daemon.url}/play/{runner.id}")
+        expect(page.locator(f"#status a[href='/watch/{runner.id}']")).to_be_visible()
+        expect(page.locator("h1")).not_to_have_text("Not found")
+        page.close()
+    assert not [e for e in errors if e.startswith("pageerror")], errors

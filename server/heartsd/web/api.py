@@ -162,8 +162,12 @@ class Api:
         return response
 
     async def seat(self, request: web.Request) -> web.Response:
-        """Whether the caller holds the seat of this match (its cookie), before its page connects."""
+        """Whether the caller holds the seat of this match (its cookie), before its page connects.
+        A match that never was is said apart (code ``no_match``): its page then links to
+        no Watch page, which would be a 404 too (a QA pass)."""
         match_id = request.match_info["match_id"]
+        if self.front.seats.get(match_id) is None and not await self.front.match_known(match_id):
+            raise SeatError(404, "there is no match with that id", "no_match")
         seat = self.front.seats.owned(match_id, request.cookies.get(self.front.cookie_name(match_id)))
         return web.json_response({"match_id": match_id, "seat": seat.slot.seat, "live": seat.live})
 

@@ -168,7 +168,7 @@ class WebFront(WebContext):
                 raise web.HTTPNotFound(text=f"no file {request.path}")
             return await handler(request)
         except SeatError as exc:
-            return _error(exc.status, exc.message)
+            return _error(exc.status, exc.message, exc.code)
         except BudgetExhausted as exc:
             return _too_many(exc.message, exc.retry_after_s)
         except Refused as exc:
@@ -232,8 +232,9 @@ async def _plain_bodies(request: web.Request, handler: Handler) -> web.StreamRes
     return await handler(request)
 
 
-def _error(status: int, message: str) -> web.Response:
-    return web.json_response({"error": message}, status=status)
+def _error(status: int, message: str, code: str | None = None) -> web.Response:
+    """{"error": reason}, and {"code": ...} where the refusal is one of a fixed set (SeatError)."""
+    return web.json_response({"error": message} if code is None else {"error": message, "code": code}, status=status)
 
 
 def _too_many(message: str, retry_after_s: float | None) -> web.Response:

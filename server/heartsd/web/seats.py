@@ -50,12 +50,15 @@ NOT_A_CARD = cards_pb2.Card()  # suit 0, rank 0: the runner rejects it as malfor
 
 
 class SeatError(Exception):
-    """A refused request about a seat; ``status`` is the HTTP status (app.py maps it)."""
+    """A refused request about a seat; ``status`` is the HTTP status (app.py maps it).
+    ``code`` names a refusal of a fixed set, for a page to act on and say in its language
+    (i18n.js ``refusal_<code>``); the message stays the English for any other reader."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, code: str | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.code = code
 
 
 def secret_digest(secret: str) -> bytes:
@@ -318,10 +321,10 @@ class HumanSeats:
         """The seat of ``match_id`` if ``secret`` (the caller's cookie) is its secret."""
         seat = self.get(match_id)
         if seat is None:
-            raise SeatError(404, "no seat of yours in that match (it may be over: see its replay)")
+            raise SeatError(404, "no seat of yours in that match (it may be over: see its replay)", "no_seat")
         if not seat.owns(secret):
             raise SeatError(403, f"this seat belongs to the person who took it; watch the match at "
-                                 f"/watch/{quote(match_id, safe='')}")
+                                 f"/watch/{quote(match_id, safe='')}", "not_your_seat")
         return seat
 
     def options(self) -> dict[str, Any]:

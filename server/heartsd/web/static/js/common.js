@@ -27,15 +27,16 @@ export function svg(tag, attrs = {}, ...children) {
   return node;
 }
 
+// `code`: the server's name for a refusal of a fixed set (a seat's: web/seats.py), if any.
 export class HttpError extends Error {
-  constructor(status, message) { super(message); this.status = status; }
+  constructor(status, message, code = null) { super(message); this.status = status; this.code = code; }
 }
 
 export async function getJSON(url, options = {}) {
   const response = await fetch(url, { headers: { Accept: "application/json" }, ...options });
   let body = null;
   try { body = await response.json(); } catch { /* not JSON */ }
-  if (!response.ok) throw new HttpError(response.status, body?.error || response.statusText);
+  if (!response.ok) throw new HttpError(response.status, body?.error || response.statusText, body?.code ?? null);
   return body;
 }
 

@@ -2,7 +2,7 @@
 // knows (its hand, the legal cards of its request, the public table); the page draws
 // them and sends answers. It never decides what is legal: unmarked cards cannot be
 // played from the page, and any answer, however sent, is checked by the server.
-import { HttpError, el, getJSON, header, postJSON, rememberSeat, seatName, showError, socketURL } from "./common.js";
+import { HttpError, el, getJSON, header, postJSON, rememberSeat, seatName, showError, showNotFound, socketURL } from "./common.js";
 import { faceUp, syncCards } from "./cards.js";
 import { cardLabel, onLanguage, suitName, t } from "./i18n.js";
 import { nextToPlay, positionOf, renderScores, renderTable } from "./table.js";
@@ -466,6 +466,10 @@ async function start() {
     await getJSON(`/api/seat/${encodeURIComponent(matchId)}`);
     rememberSeat(matchId); // it is this browser's: the lobby offers to come back to it
   } catch (error) {
+    if (error?.code === "no_match") { // no table ever had this id: its Watch page is a 404 too (a QA pass)
+      showNotFound(error, { message: () => t("no_such_table", { id: matchId }) });
+      return;
+    }
     showError($("status"), error);
     $("status").append(el("p", {}, el("a", { href: `/watch/${encodeURIComponent(matchId)}` }, t("watch"))));
     return;
