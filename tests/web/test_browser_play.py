@@ -7,6 +7,7 @@ real daemon, and compare what the page showed with the stored record.
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 from playwright.sync_api import Browser, Page, expect
 
@@ -702,5 +703,75 @@ def test_the_seat_page_of_a_table_that_never_was_says_so_and_links_only_to_real_
         page.goto(f"{daemon.url}/play/{runner.id}")
         expect(page.locator(f"#status a[href='/watch/{runner.id}']")).to_be_visible()
         expect(page.locator("h1")).not_to_have_text("Not found")
+        page.close()
+    assert not [e for e in errors if e.startswith("pageerror")], errors
+
+
+def test_the_servers_fixed_reasons_are_said_in_the_pages_language(tmp_path, browser: Browser) -> None:
+    """A QA pass: on the Indonesian and Vietnamese pages every reason from the server was
+    English: a refused answer ("too late: the default was played", "you must follow clubs"),
+    why a match ended ("server shutdown", "the person left the table"), a refused seat
+    ("you already play 1 matches here"; English now says "1 match"). Those of a fixed set
+    now come with a key the page says in its language (a refusal's code, a card's rule, a
+    match's end); any other reason (an operator's own words) stays as the server wrote it."""
+    from heartsd.arena import SeatRequest
+    from heartsbot.proto import admin_pb2, game_pb2
+
+    with ThreadedDaemon(tmp_path, web_tables_per_peer=1, house_delay_ms=100, web_house_delay_ms=100) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        page.goto(f"{daemon.url}/?lang=vi")
+        match_id = start_from_lobby(page, daemon.url)
+        # A second seat from the same address: refused with a code, said in Indonesian.
+        lobby = browser.new_page(viewport=DESKTOP)
+        lobby.goto(f"{daemon.url}/?lang=id")
+        lobby.click("#play-button")
+        expect(lobby.locator("#play-error")).to_have_text(
+            "Galat: kamu sudah memainkan pertandingan sebanyak yang diizinkan di sini; selesaikan satu dulu")
+        lobby.close()
+        # A card the rules refuse, sent anyway (a script): refused with the engine's rule, in Vietnamese.
+        page.select_option("#lang", "vi")
+        while (now := turn(page)) == "pass":
+            for k in range(3):
+                page.locator("#hand [data-card]").nth(k).click()
+            page.click("#pass-button")
+        assert now == "play", now
+        while not page.locator("#hand .card.not-legal").count():
+            page.locator("#hand .card.legal").first.click()
+            assert turn(page) == "play"
+        blocked = page.locator("#hand .card.not-legal").first.get_attribute("data-card")
+        page.evaluate(f"window.arena.play('{blocked}')")
+        expect(page.locator("#rejection")).to_contain_text(re.compile(
+            r"^Bị từ chối: (bạn phải đánh theo chất|không được đánh lá có điểm|lá mở đầu tiên|chưa mở cơ|khi chỉ còn cơ)"))
+        # Two answers to one request: the second is too late, said by its code.
+        page.locator("#hand .card.legal").first.wait_for()
+        legal = page.eval_on_selector_all("#hand .card.legal", "cards => cards.map(c => c.dataset.card)")
+        page.evaluate(f"window.arena.play('{legal[0]}'); window.arena.play('{legal[0]}')")
+        expect(page.locator("#rejection")).to_have_text(
+            "Bị từ chối: quá muộn: quyết định đó đã được đưa ra (đã trả lời, hoặc máy chủ đã đánh thay bạn khi hết giờ)")
+        # The person leaves; their page says so, the table page says why the match ended.
+        page.click("#leave-button")
+        page.click("#leave-confirm")
+        expect(page.locator("#result")).to_contain_text("Bạn đã rời bàn")
+        table = browser.new_page(viewport=DESKTOP)
+        table.goto(f"{daemon.url}/watch/{match_id}?lang=id")
+        expect(table.locator("#result")).to_contain_text("Pertandingan berakhir: pemain meninggalkan meja.")
+        # An operator's own words are theirs: shown as written, in any language.
+        seats = [SeatRequest(house="random")] * 4
+        runners = [daemon.call(lambda: daemon.arena.create_match(
+            "standard", 4, admin_pb2.RulesetOptions(), game_pb2.MatchFormat(fixed_deals=5), None, seats,
+            game_pb2.ClockSettings())) for _ in range(2)]
+        for runner, reason in zip(runners, ("", "server shutdown for the night")):
+            while not list(runner.decisions):  # a card played: a replay to open
+                time.sleep(0.05)
+            daemon.loop.call_soon_threadsafe(daemon.arena.cancel, runner.id, reason)  # type: ignore[union-attr]
+            daemon.call(lambda: runner.finished.wait(), timeout=30)
+        table.goto(f"{daemon.url}/watch/{runners[0].id}?lang=id")
+        expect(table.locator("#result")).to_contain_text("Pertandingan berakhir: dibatalkan oleh admin.")
+        table.select_option("#lang", "vi")
+        expect(table.locator("#result")).to_contain_text("Trận đấu kết thúc: bị quản trị viên huỷ.")
+        table.goto(f"{daemon.url}/watch/{runners[1].id}?lang=vi")
+        expect(table.locator("#result")).to_contain_text("Trận đấu kết thúc: server shutdown for the night.")
+        table.close()
         page.close()
     assert not [e for e in errors if e.startswith("pageerror")], errors

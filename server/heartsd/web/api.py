@@ -180,7 +180,7 @@ class Api:
         match_id = request.match_info["match_id"]
         seat = front.seats.owned(match_id, request.cookies.get(front.cookie_name(match_id)))
         if not seat.live:
-            raise SeatError(409, "the match is over already")
+            raise SeatError(409, "the match is over already", "over_already")
         await seat.leave()
         return web.json_response({"match_id": match_id, "left": True})
 

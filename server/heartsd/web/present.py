@@ -12,6 +12,7 @@ carries in the page as ``data-card``. Enums are short lower-case words.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -38,6 +39,36 @@ KINDS = _names(P.DecisionKind, "DECISION_KIND_")
 STATUSES = _names(P.MatchStatus, "MATCH_STATUS_")
 TOURNAMENT_STATUSES = _names(tournament_pb2.TournamentStatus, "TOURNAMENT_STATUS_")
 REJECTIONS = _names(bot_pb2.RejectionCode, "REJECTION_CODE_")
+# Why a match ended, where the reason is one of a fixed set: a key the pages say in their
+# language (i18n.js ``end_<key>``); any other reason (an operator's own words) has none and
+# is shown as it is. The texts of the runner and the arena (``runner.stop``'s callers, the
+# store's abort of interrupted matches), and the web front's own, made from these (seats.py).
+LEFT = "the person left the table"  # "Leave table"
+LEFT_AWAY = LEFT + " (no page for {s} s)"  # no page had the seat for web_abandon_s
+UNPLAYED = "nobody played at the table within {s} s of taking it"  # seats.OPEN_WITHIN_S
+END_REASONS = {"server shutdown": "shutdown", "server stopped while the match was running": "interrupted",
+               "cancelled by an admin": "admin", "server error": "server_error",
+               "server error: the result could not be stored": "not_stored", LEFT: "left"}
+_END_TEMPLATES = [(key, re.compile(re.escape(text).replace(re.escape("{s}"), r"(?P<s>\d+(?:\.\d+)?)")))
+                  for key, text in (("left_away", LEFT_AWAY), ("unplayed", UNPLAYED))]
+
+
+def end_reason(reason: str) -> dict[str, Any] | None:
+    """The key (and its figures) of a reason a match ended with, if it is one of the fixed set.
+
+    >>> end_reason("server shutdown"), end_reason(LEFT_AWAY.format(s=60))
+    ({'key': 'shutdown'}, {'key': 'left_away', 's': '60'})
+    >>> end_reason("the server shutdown was planned for today") is None  # an operator's words
+    True
+    """
+    if (key := END_REASONS.get(reason)) is not None:
+        return {"key": key}
+    for key, pattern in _END_TEMPLATES:
+        if (found := pattern.fullmatch(reason)) is not None:
+            return {"key": key, **found.groupdict()}
+    return None
+
+
 # A hand is shown sorted by suit with the colours alternating (clubs, diamonds, spades,
 # hearts), low to high: presentation only, the server's order of legal cards is kept.
 _SUIT_ORDER = (0, 1, 3, 2)
@@ -114,7 +145,8 @@ def deal_score(score: game_pb2.DealScore) -> dict[str, Any]:
 
 def result(r: game_pb2.MatchResult) -> dict[str, Any]:
     return {
-        "status": STATUSES.get(r.status, "unknown"), "reason": r.reason, "totals": list(r.totals),
+        "status": STATUSES.get(r.status, "unknown"), "reason": r.reason, "reason_key": end_reason(r.reason),
+        "totals": list(r.totals),
         "ranks": list(r.ranks), "winners": list(r.winners), "deals": r.deals,
     }
 

@@ -45,7 +45,7 @@ log = structlog.get_logger("heartsd.web")
 LINGER_S = 600.0  # a finished seat's page still shows the result (and a reload works) this long
 OPEN_WITHIN_S = 15.0  # a seat no page opens within this gives its table back (HumanSeat._away)
 LEAVE_WAIT_S = 10.0  # "Leave table" answers once the match is stored, or after this
-LEFT = "the person left the table"  # the reason a match is recorded with after "Leave table"
+LEFT = present.LEFT  # the reason a match is recorded with after "Leave table" (present: END_REASONS)
 NOT_A_CARD = cards_pb2.Card()  # suit 0, rank 0: the runner rejects it as malformed, as for a bot
 
 
@@ -169,8 +169,8 @@ class HumanSeat:
     def _abandon(self, wait_s: float, unplayed: bool) -> None:
         self._abandon_timer = None
         if self.session is None and self.live:
-            why = (f"nobody played at the table within {OPEN_WITHIN_S:g} s of taking it" if unplayed
-                   else f"{LEFT} (no page for {wait_s:g} s)")
+            why = (present.UNPLAYED.format(s=f"{OPEN_WITHIN_S:g}") if unplayed
+                   else present.LEFT_AWAY.format(s=f"{wait_s:g}"))
             self._give_back(why, after_s=wait_s)
 
     async def leave(self) -> None:
@@ -246,7 +246,7 @@ class HumanSeat:
             self.changed.set()
             return not session.wasted()
         answer.match_id = self.match_id
-        self.tracker.answered(answer.request_id)
+        self.tracker.answered(answer.request_id, message.get("play"))
         rejection = self.arena.answer(session, answer)
         if rejection is not None:
             self.tracker.rejected(rejection)
@@ -348,9 +348,11 @@ class HumanSeats:
             raise SeatError(400, f"opponents may be {', '.join(allowed)}, not {', '.join(map(str, unknown))}")
         live = [s for s in self.by_match.values() if s.live]
         if len(live) + sum(self._taking.values()) >= self.settings.web_max_tables:
-            raise SeatError(503, "every table for people is taken; try again in a few minutes")
+            raise SeatError(503, "every table for people is taken; try again in a few minutes", "tables_full")
         if sum(1 for s in live if s.peer == peer) + self._taking.get(peer, 0) >= self.settings.web_tables_per_peer:
-            raise SeatError(429, f"you already play {self.settings.web_tables_per_peer} matches here; finish one first")
+            n = self.settings.web_tables_per_peer
+            raise SeatError(429, f"you already play {n} match{'es' if n != 1 else ''} here; finish one first",
+                            "tables_per_peer")
         name = f"{HUMAN_PREFIX}h-{secrets.token_hex(4)}"
         seats = [SeatRequest(human=name), *(SeatRequest(house=o) for o in opponents)]
         delay_s = self.settings.web_house_delay_ms / 1000

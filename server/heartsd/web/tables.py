@@ -70,6 +70,7 @@ class TableTracker:
         self._asked: dict[str, Any] | None = None  # the request last sent and not answered
         self._own_play: str | None = None  # the seat's last card played
         self._own_moon: str | None = None  # the moon option of the seat's last moon
+        self._played_for: tuple[str, str | None] | None = None  # (request id, the card the page answered it with)
         self.result: dict[str, Any] | None = None
         self.last_sequence = 0
 
@@ -94,8 +95,15 @@ class TableTracker:
             self.version += 1
 
     def rejected(self, rejection: bot_pb2.AnswerRejected) -> None:
-        self.rejection = {"reason": rejection.reason, "code": present.REJECTIONS.get(rejection.code, "unknown"),
-                          "retry": rejection.retry, "request_id": rejection.request_id}
+        code = present.REJECTIONS.get(rejection.code, "unknown")
+        self.rejection = {"reason": rejection.reason, "code": code, "retry": rejection.retry,
+                          "request_id": rejection.request_id, "why": None}
+        request = self.request
+        if code == "illegal" and request is not None and request["id"] == rejection.request_id \
+                and self._played_for is not None and self._played_for[0] == rejection.request_id:
+            # A card the rules refuse: the engine's reason for it, as the request named it
+            # (present.unplayable), for the page to say in its language (the text stays too).
+            self.rejection["why"] = request["unplayable"].get(self._played_for[1])
         if self.request is not None and self.request["id"] == rejection.request_id:
             self.request["answered"] = not rejection.retry
             self._asked = self._asking(self.request)  # open again, or its default comes now
@@ -103,7 +111,7 @@ class TableTracker:
 
     def refused(self, reason: str) -> None:
         """An input the web front refused before it became an answer (not a card code...)."""
-        self.rejection = {"reason": reason, "code": "malformed", "retry": True, "request_id": ""}
+        self.rejection = {"reason": reason, "code": "malformed", "retry": True, "request_id": "", "why": None}
         self.version += 1
 
     def forget_request(self) -> None:
@@ -113,8 +121,10 @@ class TableTracker:
             self.request = None
             self.version += 1
 
-    def answered(self, request_id: str) -> None:
-        """An answer to ``request_id`` went to the server (it may still be rejected)."""
+    def answered(self, request_id: str, play: Any = None) -> None:
+        """An answer to ``request_id`` went to the server (it may still be rejected);
+        ``play``: the card code it played, if it was a play (as the page sent it)."""
+        self._played_for = (request_id, play if isinstance(play, str) else None)
         if self.request is not None and self.request["id"] == request_id:
             self.request["answered"] = True
             self.rejection = None

@@ -1,6 +1,6 @@
 // Small helpers every page uses: building DOM nodes (text only, never HTML from data),
 // JSON requests, the page header with its language switch, and seat names.
-import { LANGUAGES, language, onLanguage, setLanguage, t } from "./i18n.js";
+import { LANGUAGES, language, onLanguage, saidAs, setLanguage, t } from "./i18n.js";
 
 // el("a", {href: "/", class: "x"}, "text", child...): attributes, then text or nodes.
 export function el(tag, attrs = {}, ...children) {
@@ -137,5 +137,19 @@ export function showPageError(container, error) {
 }
 
 export function showError(container, error) {
-  container.replaceChildren(el("p", { class: "error", role: "alert" }, t("error", { message: error.message || error })));
+  container.replaceChildren(el("p", { class: "error", role: "alert" }, t("error", { message: refusalText(error) })));
+}
+
+// A refusal's reason in this language where the server names it (its code: web/seats.py),
+// else the server's words.
+export function refusalText(error) {
+  return saidAs(error?.code ? `refusal_${error.code}` : null, {}, error?.message || String(error));
+}
+
+// Why a match ended, in this language where it is one of the server's fixed reasons
+// (result.reason_key: web/present.py), else the server's words (an operator's, say).
+export function endReason(result) {
+  if (result.refusal) return refusalText(result.refusal); // no record: the server's refusal says why (playboard.js)
+  const known = result.reason_key;
+  return saidAs(known ? `end_${known.key}` : null, known ?? {}, result.reason);
 }

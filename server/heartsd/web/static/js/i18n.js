@@ -150,6 +150,19 @@ const STRINGS = {
     leave_text: "Pertandingan langsung berakhir untuk semua pemain dan dicatat sebagai dibatalkan. Kamu tidak bisa kembali.",
     leave_confirm: "Tinggalkan dan akhiri pertandingan", leave_stay: "Tetap bermain",
     you_left: "Kamu meninggalkan meja: pertandingan selesai (dicatat sebagai dibatalkan).",
+    refusal_no_seat: "kamu tidak punya kursi di pertandingan itu (mungkin sudah selesai: lihat tayangan ulangnya)",
+    refusal_not_your_seat: "kursi ini milik orang yang mengambilnya; kamu bisa menonton pertandingannya",
+    refusal_tables_full: "semua meja untuk pemain sedang terpakai; coba lagi beberapa menit lagi",
+    refusal_tables_per_peer: "kamu sudah memainkan pertandingan sebanyak yang diizinkan di sini; selesaikan satu dulu",
+    refusal_over_already: "pertandingan sudah selesai",
+    rejected_stale_request: "terlambat: keputusan itu sudah diambil (sudah dijawab, atau dimainkan untukmu saat waktu habis)",
+    rejected_unknown_request: "permintaan itu tidak dikirim ke kursi ini",
+    rejected_unknown_match: "kursi ini tidak bermain di pertandingan itu",
+    end_shutdown: "server dimatikan", end_interrupted: "server berhenti saat pertandingan berjalan",
+    end_admin: "dibatalkan oleh admin", end_server_error: "galat server",
+    end_not_stored: "galat server: hasilnya tidak bisa disimpan", end_left: "pemain meninggalkan meja",
+    end_left_away: "pemain meninggalkan meja (tidak ada halaman selama {s} dtk)",
+    end_unplayed: "tidak ada yang bermain di meja dalam {s} dtk setelah mengambilnya",
   },
   vi: {
     title: "Hearts Arena", lobby: "Sảnh", leaderboard: "Bảng xếp hạng", language: "Ngôn ngữ",
@@ -223,6 +236,19 @@ const STRINGS = {
     leave_text: "Trận đấu kết thúc ngay cho mọi người và được ghi là bị huỷ. Bạn không thể quay lại.",
     leave_confirm: "Rời bàn và kết thúc trận", leave_stay: "Ở lại chơi",
     you_left: "Bạn đã rời bàn: trận đấu kết thúc (được ghi là bị huỷ).",
+    refusal_no_seat: "bạn không có ghế trong trận đó (có thể trận đã xong: xem lại trận)",
+    refusal_not_your_seat: "ghế này thuộc về người đã nhận nó; bạn có thể xem trận đấu",
+    refusal_tables_full: "mọi bàn dành cho người chơi đều đã có người; hãy thử lại sau vài phút",
+    refusal_tables_per_peer: "bạn đã chơi số trận tối đa được phép ở đây; hãy chơi xong một trận trước",
+    refusal_over_already: "trận đấu đã kết thúc",
+    rejected_stale_request: "quá muộn: quyết định đó đã được đưa ra (đã trả lời, hoặc máy chủ đã đánh thay bạn khi hết giờ)",
+    rejected_unknown_request: "yêu cầu đó không được gửi cho ghế này",
+    rejected_unknown_match: "ghế này không chơi trong trận đó",
+    end_shutdown: "máy chủ đã tắt", end_interrupted: "máy chủ dừng khi trận đang diễn ra",
+    end_admin: "bị quản trị viên huỷ", end_server_error: "lỗi máy chủ",
+    end_not_stored: "lỗi máy chủ: không lưu được kết quả", end_left: "người chơi đã rời bàn",
+    end_left_away: "người chơi đã rời bàn (không mở trang trong {s} giây)",
+    end_unplayed: "không ai chơi ở bàn trong {s} giây sau khi nhận bàn",
   },
 };
 
@@ -278,6 +304,14 @@ export function setLanguage(next) {
 }
 
 export function onLanguage(listener) { listeners.add(listener); }
+
+// A reason of the server's fixed set, by its key (a refusal's code, a match's end, a card's
+// rule), in this language; `fallback`, the server's own words, in English (they are English,
+// and the most precise) and for any reason this language has no key for: a reason is never
+// translated by guessing at its words.
+export function saidAs(key, params, fallback) {
+  return key && lang !== "en" && key in STRINGS[lang] ? t(key, params) : fallback;
+}
 
 export function t(key, params = {}) {
   // "{n} deals" has a singular in English ("1 deal"): the key with "_one", where there is one.

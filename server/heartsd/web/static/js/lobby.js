@@ -1,5 +1,5 @@
 // The lobby: take a seat against the house, and the live and recent matches.
-import { el, getJSON, header, mySeats, postJSON, rememberSeat, seatName, showError } from "./common.js";
+import { el, getJSON, header, mySeats, postJSON, refusalText, rememberSeat, seatName, showError } from "./common.js";
 import { t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
@@ -28,7 +28,7 @@ function playForm() {
       rememberSeat(seat.match_id);
       location.assign(seat.play_url);
     } catch (failure) {
-      error.textContent = t("error", { message: failure.message });
+      error.textContent = t("error", { message: refusalText(failure) });
     }
   } },
   select("ruleset", t("ruleset"), options.rulesets.map((r) => r.name), choice.ruleset, (v) => { choice.ruleset = v; }),

@@ -2,9 +2,10 @@
 // knows (its hand, the legal cards of its request, the public table); the page draws
 // them and sends answers. It never decides what is legal: unmarked cards cannot be
 // played from the page, and any answer, however sent, is checked by the server.
-import { HttpError, el, getJSON, header, postJSON, rememberSeat, seatName, showError, showNotFound, socketURL } from "./common.js";
+import { HttpError, el, endReason, getJSON, header, postJSON, refusalText, rememberSeat, seatName, showError, showNotFound,
+  socketURL } from "./common.js";
 import { faceUp, syncCards } from "./cards.js";
-import { cardLabel, onLanguage, suitName, t } from "./i18n.js";
+import { cardLabel, onLanguage, saidAs, suitName, t } from "./i18n.js";
 import { nextToPlay, positionOf, renderScores, renderTable } from "./table.js";
 
 const matchId = decodeURIComponent(location.pathname.split("/").pop());
@@ -91,10 +92,21 @@ function onCard(code) {
 // (the engine's, from the seat's own hand and the table: tables.py), translated here.
 function unplayableReason(request, code) {
   const why = request.unplayable?.[code];
-  if (!why) return t("play_marked");
+  return why ? whyText(why) : t("play_marked");
+}
+
+// The engine's reason a card may not be played ({reason, card, suit, text}), with the card
+// or suit named as the page names them: the server's English where this page has no words for it.
+function whyText(why) {
   const key = `why_${why.reason}`;
   const text = t(key, { card: why.card ? cardLabel(why.card) : "", suit: why.suit ? suitName(why.suit) : "" });
-  return text === key ? why.text : text; // a reason this page has no words for: the server's English
+  return text === key ? why.text : text;
+}
+
+// Why the server refused an answer, in this language where it is one of its fixed set: the
+// engine's reason for a card the rules refuse, or the refusal's code (too late...); else its words.
+function rejectionText(rejection) {
+  return rejection.why ? whyText(rejection.why) : saidAs(`rejected_${rejection.code}`, {}, rejection.reason);
 }
 
 function onHandKey(event) {
@@ -266,7 +278,7 @@ function renderSeatNote() {
 function renderRejection() {
   const box = $("rejection");
   const rejection = state.rejection;
-  const text = rejection ? t("refused", { reason: rejection.reason }) : hint;
+  const text = rejection ? t("refused", { reason: rejectionText(rejection) }) : hint;
   box.replaceChildren(text ? el("p", {}, text) : "");
   box.hidden = !text;
 }
@@ -328,7 +340,7 @@ async function leave(button) {
     await postJSON(`/api/seat/${encodeURIComponent(matchId)}/leave`, {});
   } catch (error) {
     button.disabled = false;
-    dialog.querySelector(".leave-error").textContent = t("error", { message: error.message || error });
+    dialog.querySelector(".leave-error").textContent = t("error", { message: refusalText(error) });
     return;
   }
   left = true;
@@ -349,7 +361,7 @@ function renderResult() {
   box.replaceChildren(el("h2", {}, t("result_title")),
     result.status === "finished"
       ? el("p", { class: "winner-line" }, won ? t("you_won") : t(result.winners.length > 1 ? "winners" : "winner", { names }))
-      : el("p", {}, left ? t("you_left") : t("ended_because", { reason: result.reason })),
+      : el("p", {}, left ? t("you_left") : t("ended_because", { reason: endReason(result) })),
     result.ranks.length ? el("p", {}, t("rank_n", { rank: result.ranks[state.you], n: result.ranks.length })) : "",
     el("p", {}, el("a", { href: `/watch/${encodeURIComponent(matchId)}` }, t("watch_replay")), " · ",
       el("a", { href: "/" }, t("back_to_lobby"))));  // "" where there is nothing: replaceChildren shows null as text
@@ -364,7 +376,7 @@ function announce() {
     text = t("played_card", { name: seatName(state.seats[last.seat], state.you), card: cardLabel(last.card) });
   }
   announced = key || announced;
-  if (state.rejection) text = t("refused", { reason: state.rejection.reason });
+  if (state.rejection) text = t("refused", { reason: rejectionText(state.rejection) });
   if (text) $("announce").textContent = text;
 }
 
@@ -445,12 +457,12 @@ async function seatGone() {
 // The match is over for this page: drawn as over (no request, no clock), with how it ended
 // from the stored record where there is one (the server's refusal where there is none).
 async function matchOver(refusal) {
-  let result = { status: "gone", reason: refusal.message, totals: [], ranks: [], winners: [] };
+  let result = { status: "gone", reason: refusal.message, refusal, totals: [], ranks: [], winners: [] };
   try {
     result = (await getJSON(`/api/replay/${encodeURIComponent(matchId)}`)).result;
   } catch { /* no record to read: the refusal says why */ }
   if (!state) {
-    $("status").replaceChildren(el("p", {}, t("ended_because", { reason: result.reason })),
+    $("status").replaceChildren(el("p", {}, t("ended_because", { reason: endReason(result) })),
       el("p", {}, el("a", { href: `/watch/${encodeURIComponent(matchId)}` }, t("watch_replay"))));
     return;
   }

@@ -4,7 +4,7 @@
 //   /watch/<id>?deal=3&trick=5     deal 3 (1-based), after its 5th trick (0: as dealt)
 //   &step=12                       or the 12th step of that deal (0: as dealt)
 //   &autoplay=1&speed=2            play from there, twice the normal pace
-import { HttpError, el, getJSON, header, seatName, showPageError, socketURL } from "./common.js";
+import { HttpError, el, endReason, getJSON, header, seatName, showPageError, socketURL } from "./common.js";
 import { shortName } from "./cards.js";
 import { onLanguage, t } from "./i18n.js";
 import { renderHands, renderScores, renderTable } from "./table.js";
@@ -264,7 +264,7 @@ function drawResult() {
   });
   box.replaceChildren(el("h2", {}, t("result_title")),
     result.status === "finished" ? el("p", {}, t(result.winners.length > 1 ? "winners" : "winner", { names }))
-      : el("p", {}, t("ended_because", { reason: result.reason })),
+      : el("p", {}, t("ended_because", { reason: endReason(result) })),
     final.length ? el("p", {}, t("final_totals")) : "", final.length ? el("ul", { class: "final" }, final) : "");
 }
 
