@@ -775,3 +775,30 @@ def test_the_servers_fixed_reasons_are_said_in_the_pages_language(tmp_path, brow
         table.close()
         page.close()
     assert not [e for e in errors if e.startswith("pageerror")], errors
+
+
+def test_the_last_trick_of_a_deal_is_held_in_view_before_the_next_pass(tmp_path, browser: Browser) -> None:
+    """A QA pass: at the Playboard the 13th trick's TrickWon comes with the next deal's pass
+    request, so the page showed the new hand and "Pass cards" at once and the person never
+    saw the last trick taken. It is now held in view a moment, then the next deal's pass."""
+    from .test_browser_watch import OBSERVE_LAST_TRICK
+
+    with ThreadedDaemon(tmp_path, web_house_delay_ms=50) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        start_from_lobby(page, daemon.url)
+        page.evaluate(OBSERVE_LAST_TRICK)
+        while page.evaluate("window.arena.state()?.deal ?? 0") < 1:
+            now = turn(page)
+            if now == "pass":
+                for k in range(3):
+                    page.locator("#hand [data-card]").nth(k).click()
+                page.click("#pass-button")
+            elif now == "play":
+                page.locator("#hand .card.legal").first.click()
+            else:
+                raise AssertionError(now)
+        longest = page.evaluate("window.lastTrick.longest")
+        page.close()
+    assert longest >= 1000, f"the last trick of deal 1 was in view {longest:.0f} ms"
+    assert not errors, errors

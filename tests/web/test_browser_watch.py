@@ -479,3 +479,38 @@ def test_a_duplicate_sets_table_plays_each_released_deal_card_by_card(tmp_path, 
     assert all(hands == 0 for _, _, hands, _ in states), "a hand was shown"
     assert any("every table of its duplicate set" in status for _, _, _, status in states), {s[3] for s in states}
     assert not errors, errors
+
+
+# How long the first deal's last trick was in view, taken (four cards, its winner marked):
+# the longest stretch, in ms, from the page's own clock.
+OBSERVE_LAST_TRICK = """() => {
+  window.lastTrick = { since: null, longest: 0 };
+  const note = () => {
+    const trick = document.querySelector('#table .trick.complete[aria-label="Trick 13"]');
+    const shown = Boolean(trick && trick.querySelectorAll('[data-card]').length === 4 && trick.querySelector('.winner')
+                          && document.querySelector('#table').dataset.deal !== '1');
+    const now = performance.now(), seen = window.lastTrick;
+    if (shown && seen.since === null) seen.since = now;
+    if (!shown && seen.since !== null) { seen.longest = Math.max(seen.longest, now - seen.since); seen.since = null; }
+  };
+  new MutationObserver(note).observe(document.body, {subtree: true, childList: true, attributes: true});
+  setInterval(note, 50);
+}"""
+
+
+def test_a_deals_last_trick_is_held_in_view_before_the_next_deal(tmp_path, browser: Browser) -> None:
+    """A QA pass: the 13th trick's TrickWon comes with the next deal's start, so the live
+    table drew the next deal at once and no viewer ever saw the last trick taken (nor who
+    took it). It is now held in view a moment, as the deal ended, before the next deal."""
+    with ThreadedDaemon(tmp_path, house_delay_ms=40) as daemon:
+        runner = house_match(daemon, deals=3)
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        page.goto(f"{daemon.url}/watch/{runner.id}")
+        page.evaluate(OBSERVE_LAST_TRICK)
+        expect(page.locator("#table")).to_have_attribute("data-deal", "1", timeout=30_000)
+        expect(page.locator(".badge.live")).to_be_visible()  # the live table's next deal, not the replay's
+        longest = page.evaluate("window.lastTrick.longest")
+        daemon.call(lambda: runner.finished.wait(), timeout=120)
+    assert longest >= 1000, f"the last trick of deal 1 was in view {longest:.0f} ms"
+    assert not errors, errors

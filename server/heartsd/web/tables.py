@@ -72,6 +72,10 @@ class TableTracker:
         self._own_moon: str | None = None  # the moon option of the seat's last moon
         self._played_for: tuple[str, str | None] | None = None  # (request id, the card the page answered it with)
         self.result: dict[str, Any] | None = None
+        # The deal before this one as it ended: its last trick (with its winner and points)
+        # and what each seat took. Its TrickWon comes with the next deal's start, so without
+        # it a page never had the last trick to show (table.js holds it in view a moment).
+        self.deal_end: dict[str, Any] | None = None
         self.last_sequence = 0
 
     # -- input ---------------------------------------------------------------------
@@ -147,6 +151,9 @@ class TableTracker:
 
     def _on_deal_started(self, e: game_pb2.DealStarted) -> None:
         n = self.players
+        if self.deal >= 0 and self.last_trick is not None:
+            self.deal_end = {"deal": self.deal, "last_trick": self.last_trick, "points_taken": list(self.points_taken),
+                             "tricks_won": list(self.tricks_won)}
         self.deal = e.deal_number
         self.pass_direction = present.PASS_DIRECTIONS.get(e.pass_direction, "hold")
         self.pass_to = -1
@@ -318,5 +325,6 @@ class TableTracker:
             "points_taken": self.points_taken, "tricks_won": self.tricks_won, "totals": self.totals,
             "deal_scores": self.deal_scores, "request": request, "rejection": self.rejection,
             "notices": list(self.notices), "defaulted": self.defaulted, "result": self.result,
+            "deal_end": self.deal_end,
         }
 

@@ -6,7 +6,7 @@ import { HttpError, el, endReason, getJSON, header, postJSON, refusalText, remem
   socketURL } from "./common.js";
 import { faceUp, syncCards } from "./cards.js";
 import { cardLabel, onLanguage, saidAs, suitName, t } from "./i18n.js";
-import { nextToPlay, positionOf, renderScores, renderTable } from "./table.js";
+import { dealEndHold, nextToPlay, positionOf, renderScores, renderTable } from "./table.js";
 
 const matchId = decodeURIComponent(location.pathname.split("/").pop());
 const $ = (id) => document.getElementById(id);
@@ -380,9 +380,23 @@ function announce() {
   if (text) $("announce").textContent = text;
 }
 
+// The page draws `state`, but for a moment after a deal ends, the deal as it ended (its last
+// trick taken: table.js) before the next deal's hand and pass.
+const dealView = dealEndHold(() => render());
+
 function render() {
   $("heading").textContent = t("play_heading", { id: matchId }); // for screen readers: the page's name
   if (!state || !state.ruleset?.players) return;
+  const latest = state;
+  state = dealView(latest);
+  try {
+    draw();
+  } finally {
+    state = latest;
+  }
+}
+
+function draw() {
   const active = document.activeElement; // if drawing removes it (the pass bar), focus goes to the hand
   if (state.request?.kind === "pass" && liftedFor !== state.request.id) {
     lifted = new Set();
@@ -487,7 +501,7 @@ async function start() {
     return;
   }
   connect();
-  setInterval(() => { if (state) renderClock(); }, 250);
+  setInterval(() => { if (state && !dealView.holding()) renderClock(); }, 250);
 }
 
 onLanguage(() => render());

@@ -134,3 +134,37 @@ export function renderScores(root, state, { you = -1, bottom = you < 0 ? 0 : you
 }
 
 export function cardsText(codes) { return codes.map(cardLabel).join(", "); }
+
+// A deal's last trick, held in view a moment. Its TrickWon comes with the next deal's start
+// (and, at a seat, the next pass request), so the pages drew the next deal at once and the
+// last trick was never seen taken (a QA pass); other tricks stay in view until the next card.
+// `view(state)` is the state to draw: while the hold lasts, the ended deal as it ended (its
+// last trick complete, every hand played out, nothing asked) from the server's `deal_end`;
+// `redraw` runs when the hold ends. Only a deal this page was showing is held.
+export const DEAL_END_MS = 1500;
+
+export function dealEndHold(redraw, ms = DEAL_END_MS) {
+  let drawn = null; // {deal, final}: the deal last drawn, and whether its last trick was drawn taken
+  let held = null; // the ended deal (state.deal_end) while it is held
+  const view = (state) => {
+    const end = state.deal_end;
+    if (!held && drawn && !drawn.final && end && end.deal === drawn.deal && state.deal > end.deal) {
+      held = end;
+      drawn.final = true; // held once
+      setTimeout(() => { held = null; redraw(); }, ms);
+    }
+    if (held && state.deal > held.deal && !state.result) {
+      const n = state.ruleset.players;
+      return { ...state, deal: held.deal, phase: "deal_end", request: null, received: null, passed: null, hand: [],
+               hands: state.hands ? state.hands.map(() => []) : null, hand_sizes: Array(n).fill(0),
+               trick: { number: held.last_trick.number + 1, leader: held.last_trick.winner, cards: [] },
+               last_trick: held.last_trick, points_taken: held.points_taken, tricks_won: held.tricks_won };
+    }
+    held = null;
+    drawn = { deal: state.deal, final: Boolean(state.last_trick && !state.trick?.cards?.length
+                                               && (state.hand_sizes ?? []).every((k) => k === 0)) };
+    return state;
+  };
+  view.holding = () => held !== null;
+  return view;
+}

@@ -7,7 +7,7 @@
 import { HttpError, el, endReason, getJSON, header, seatName, showPageError, socketURL } from "./common.js";
 import { shortName } from "./cards.js";
 import { onLanguage, t } from "./i18n.js";
-import { renderHands, renderScores, renderTable } from "./table.js";
+import { dealEndHold, renderHands, renderScores, renderTable } from "./table.js";
 
 const matchId = decodeURIComponent(location.pathname.split("/").pop());
 const params = new URLSearchParams(location.search);
@@ -35,8 +35,11 @@ function status(text, badge) {
 
 // -- live ----------------------------------------------------------------------------
 
+// A deal's last trick stays in view a moment before the next deal (table.js).
+const liveView = dealEndHold(() => { if (mode === "live" && live) drawLive(); });
+
 function drawLive() {
-  const state = live;
+  const state = liveView(live);
   // With a spectator delay each deal comes once it is over and the delay has passed,
   // played out card by card with every hand (the server paces it): said so, not "Live".
   // A duplicate set's table likewise: each deal once every table of the set has ended it.
