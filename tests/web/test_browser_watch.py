@@ -514,3 +514,24 @@ def test_a_deals_last_trick_is_held_in_view_before_the_next_deal(tmp_path, brows
         daemon.call(lambda: runner.finished.wait(), timeout=120)
     assert longest >= 1000, f"the last trick of deal 1 was in view {longest:.0f} ms"
     assert not errors, errors
+
+
+def test_a_match_over_before_its_first_card_says_how_it_ended(tmp_path, browser: Browser) -> None:
+    """A browser pass: the table page of a match cancelled before any card was played read
+    only "Replay · Nothing here yet." (as if something were to come), and never said that it
+    was over nor why. It now says no card was played, and the result: over, and the reason."""
+    with ThreadedDaemon(tmp_path, house_delay_ms=10_000) as daemon:
+        runner = house_match(daemon, deals=2)
+        daemon.loop.call_soon_threadsafe(daemon.arena.cancel, runner.id, "")  # type: ignore[union-attr]
+        daemon.call(lambda: runner.finished.wait(), timeout=30)
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        page.goto(f"{daemon.url}/watch/{runner.id}")
+        expect(page.locator("#status")).to_contain_text("No card was played in this match.")
+        expect(page.locator("#result")).to_contain_text("Match over")
+        expect(page.locator("#result")).to_contain_text("The match ended: cancelled by an admin.")
+        page.select_option("#lang", "id")
+        expect(page.locator("#status")).to_contain_text("Tidak ada kartu yang dimainkan")
+        expect(page.locator("#result")).to_contain_text("Pertandingan berakhir: dibatalkan oleh admin.")
+        page.close()
+    assert not [e for e in errors if "409" not in e], errors

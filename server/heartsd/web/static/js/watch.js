@@ -221,6 +221,11 @@ function drawControls() {
 
 function drawReplay() {
   const index = replay.index;
+  if (!index.deals.length) { // over before any card (cancelled at once, say): how it ended is all there is
+    status(t("no_cards_played"), "replay");
+    drawResult();
+    return;
+  }
   const frame = replay.frames.get(replay.deal)?.[replay.step];
   if (!frame) return;
   const state = { ...frame, ruleset: index.ruleset, seats: index.seats,
@@ -279,7 +284,7 @@ async function loadReplay(atEnd = false) {
     const index = await getJSON(`/api/replay/${encodeURIComponent(matchId)}`);
     replay = { index, frames: new Map(), deal: 0, step: 0, timer: null, speed: SPEEDS.includes(Number(params.get("speed"))) ? Number(params.get("speed")) : 1 };
     if (!index.deals.length) {
-      status(t("nothing_yet"), "replay");
+      drawReplay();
       return;
     }
     const wanted = atEnd ? index.deals[index.deals.length - 1].number : Number(params.get("deal") || 1) - 1;
