@@ -802,3 +802,17 @@ def test_the_last_trick_of_a_deal_is_held_in_view_before_the_next_pass(tmp_path,
         page.close()
     assert longest >= 1000, f"the last trick of deal 1 was in view {longest:.0f} ms"
     assert not errors, errors
+
+
+def test_the_playboards_tab_names_the_seat_in_each_language(tmp_path, browser: Browser) -> None:
+    """A browser pass: the Playboard's tab read "Play · Hearts Arena", and on the Indonesian
+    and Vietnamese pages "Putar" and "Phát", the replay's Play button (play a recording), not
+    a seat at a table. It now reads "Your seat" in each language, as its heading does."""
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=PHONE)
+        start_from_lobby(page, daemon.url)
+        expect(page).to_have_title("Your seat · Hearts Arena")
+        for lang, title in (("id", "Kursimu · Hearts Arena"), ("vi", "Ghế của bạn · Hearts Arena")):
+            page.select_option("#lang", lang)
+            expect(page).to_have_title(title)
+        page.close()

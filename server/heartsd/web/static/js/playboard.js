@@ -28,7 +28,8 @@ let announced = "";
 // each new deal until the person found the hand again with Tab (a newcomer's pass).
 let byKeyboard = false;
 
-header("play", () => render());
+// The tab names the page "Your seat": t("play") is the replay's Play button ("Putar", "Phát": play a recording).
+header("play", () => render(), () => t("play_page"));
 
 function send(answer) {
   if (!socket || socket.readyState !== WebSocket.OPEN || !state?.request) return false;
