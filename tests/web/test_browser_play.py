@@ -816,3 +816,25 @@ def test_the_playboards_tab_names_the_seat_in_each_language(tmp_path, browser: B
             page.select_option("#lang", lang)
             expect(page).to_have_title(title)
         page.close()
+
+
+def test_the_lobbys_clock_note_and_errors_take_the_forms_width(tmp_path, browser: Browser) -> None:
+    """A browser pass: the note under "Play against the house" (a person's time per decision)
+    sat in the form grid's label column, a word or two a line ("A person has 30 s / per
+    decision, and / 60 s more ..."), and an error would have shared its row. Both now take the
+    form's width."""
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=PHONE)
+        for viewport in (PHONE, DESKTOP):
+            page.set_viewport_size(viewport)
+            page.goto(f"{daemon.url}/")
+            note = page.locator("form.play-form p.muted")
+            expect(note).to_contain_text("per decision")
+            form, button = page.locator("form.play-form").bounding_box(), page.locator("#play-button").bounding_box()
+            box = note.bounding_box()
+            assert form and button and box
+            assert box["y"] > button["y"] and box["x"] == button["x"], (box, button)
+            assert box["width"] >= 0.8 * form["width"] - 40, (box, form)  # less the form's padding
+            assert page.locator("#play-error").evaluate("p => getComputedStyle(p).gridColumnStart") == "1"
+            assert page.locator("#play-error").evaluate("p => getComputedStyle(p).gridColumnEnd") == "-1"
+        page.close()
