@@ -274,3 +274,22 @@ def test_a_leaderboard_or_bot_page_of_no_ruleset_reads_as_not_found(tmp_path, br
             page.select_option("#lang", "en")
         page.close()
     assert not [e for e in errors if e.startswith("pageerror")], errors
+
+
+def test_a_bot_pages_matches_count_seats_from_one_as_the_table_pages_do(tmp_path, browser: Browser) -> None:
+    """A browser pass: a bot page listed its matches' seats from 0 (the wire's index), so the
+    bot that sat "heuristic (house, seat 3)" on the table page of a match read "Seat 2" on
+    its own page. Seats are counted from 1 on every page now."""
+    profile = {"bot": "configured", "owner": "o", "ruleset": "standard", "ladder": True, "standing": None,
+               "history": [], "matches": [{"match_id": "m-1", "ruleset": "standard", "seat": 0, "rank": 1,
+                                           "points": 3, "deals": 4},
+                                          {"match_id": "m-2", "ruleset": "standard", "seat": 3, "rank": 2,
+                                           "points": 9, "deals": 4}]}
+    with ThreadedDaemon(tmp_path, bot_tokens={"configured": "token-configured-1"}) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        page.route("**/api/bots/configured*", lambda route: route.fulfill(content_type="application/json",
+                                                                          body=json.dumps(profile)))
+        page.goto(f"{daemon.url}/bots/configured")
+        cells = page.locator("#bot-matches tbody td:nth-child(3)")
+        expect(cells).to_have_text(["1", "4"])
+        page.close()

@@ -76,7 +76,8 @@ function render() {
   $("matches").replaceChildren(el("table", { class: "data", id: "bot-matches" }, el("thead", {}, head),
     el("tbody", {}, profile.matches.map((m) => el("tr", { dataset: { match: m.match_id } },
       el("td", {}, el("a", { href: `/watch/${encodeURIComponent(m.match_id)}` }, m.match_id)),
-      el("td", {}, m.ruleset), el("td", {}, m.seat), el("td", {}, m.rank), el("td", {}, m.points), el("td", {}, m.deals))))));
+      // seats counted from 1, as the table pages name them ("heuristic (house, seat 3)"); the wire's are from 0
+      el("td", {}, m.ruleset), el("td", { dataset: { seat: m.seat } }, m.seat + 1), el("td", {}, m.rank), el("td", {}, m.points), el("td", {}, m.deals))))));
 }
 
 async function load() {
