@@ -482,15 +482,17 @@ def test_a_duplicate_sets_table_plays_each_released_deal_card_by_card(tmp_path, 
 
 
 # How long the first deal's last trick was in view, taken (four cards, its winner marked):
-# the longest stretch, in ms, from the page's own clock.
+# the longest stretch, in ms, from the page's own clock; and whether hearts read broken
+# meanwhile, as they are at every deal's end (all its cards are played).
 OBSERVE_LAST_TRICK = """() => {
-  window.lastTrick = { since: null, longest: 0 };
+  window.lastTrick = { since: null, longest: 0, heartsNotBroken: 0 };
   const note = () => {
     const trick = document.querySelector('#table .trick.complete[aria-label="Trick 13"]');
     const shown = Boolean(trick && trick.querySelectorAll('[data-card]').length === 4 && trick.querySelector('.winner')
                           && document.querySelector('#table').dataset.deal !== '1');
     const now = performance.now(), seen = window.lastTrick;
     if (shown && seen.since === null) seen.since = now;
+    if (shown && document.querySelector('.hearts-state').dataset.broken !== '1') seen.heartsNotBroken += 1;
     if (!shown && seen.since !== null) { seen.longest = Math.max(seen.longest, now - seen.since); seen.since = null; }
   };
   new MutationObserver(note).observe(document.body, {subtree: true, childList: true, attributes: true});
@@ -510,9 +512,10 @@ def test_a_deals_last_trick_is_held_in_view_before_the_next_deal(tmp_path, brows
         page.evaluate(OBSERVE_LAST_TRICK)
         expect(page.locator("#table")).to_have_attribute("data-deal", "1", timeout=30_000)
         expect(page.locator(".badge.live")).to_be_visible()  # the live table's next deal, not the replay's
-        longest = page.evaluate("window.lastTrick.longest")
+        seen = page.evaluate("window.lastTrick")
         daemon.call(lambda: runner.finished.wait(), timeout=120)
-    assert longest >= 1000, f"the last trick of deal 1 was in view {longest:.0f} ms"
+    assert seen["longest"] >= 1000, f"the last trick of deal 1 was in view {seen['longest']:.0f} ms"
+    assert seen["heartsNotBroken"] == 0, "the deal as it ended read 'Hearts not broken' (the next deal's)"
     assert not errors, errors
 
 

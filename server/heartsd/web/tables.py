@@ -153,7 +153,7 @@ class TableTracker:
         n = self.players
         if self.deal >= 0 and self.last_trick is not None:
             self.deal_end = {"deal": self.deal, "last_trick": self.last_trick, "points_taken": list(self.points_taken),
-                             "tricks_won": list(self.tricks_won)}
+                             "tricks_won": list(self.tricks_won), "hearts_broken": self.hearts_broken}
         self.deal = e.deal_number
         self.pass_direction = present.PASS_DIRECTIONS.get(e.pass_direction, "hold")
         self.pass_to = -1

@@ -158,7 +158,8 @@ export function dealEndHold(redraw, ms = DEAL_END_MS) {
       return { ...state, deal: held.deal, phase: "deal_end", request: null, received: null, passed: null, hand: [],
                hands: state.hands ? state.hands.map(() => []) : null, hand_sizes: Array(n).fill(0),
                trick: { number: held.last_trick.number + 1, leader: held.last_trick.winner, cards: [] },
-               last_trick: held.last_trick, points_taken: held.points_taken, tricks_won: held.tricks_won };
+               last_trick: held.last_trick, points_taken: held.points_taken, tricks_won: held.tricks_won,
+               hearts_broken: held.hearts_broken };
     }
     held = null;
     drawn = { deal: state.deal, final: Boolean(state.last_trick && !state.trick?.cards?.length
