@@ -538,3 +538,24 @@ def test_a_match_over_before_its_first_card_says_how_it_ended(tmp_path, browser:
         expect(page.locator("#result")).to_contain_text("Pertandingan berakhir: dibatalkan oleh admin.")
         page.close()
     assert not [e for e in errors if "409" not in e], errors
+
+
+def test_an_address_that_is_no_page_reads_in_the_pages_language(tmp_path, browser: Browser) -> None:
+    """A browser pass: /nope (a mistyped address) was English on the Indonesian and
+    Vietnamese pages, without the header and language menu every other page has. It now
+    has them and says it is not found in the page's language, with the same ways on."""
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=PHONE)
+        errors = watch_errors(page)
+        response = page.goto(f"{daemon.url}/nope?lang=id")
+        assert response is not None and response.status == 404
+        expect(page.locator("h1")).to_have_text("Tidak ditemukan")
+        expect(page).to_have_title("Tidak ditemukan · Hearts Arena")
+        expect(page.locator("main [role=alert]")).to_have_text("Tidak ada halaman di alamat ini.")
+        expect(page.locator("main a[href='/']")).to_have_text("Kembali ke lobi")
+        expect(page.locator("main a[href='/leaderboard']")).to_be_visible()
+        page.select_option("#lang", "en")
+        expect(page.locator("h1")).to_have_text("Not found")
+        expect(page.locator("main [role=alert]")).to_have_text("There is no page at this address.")
+        page.close()
+    assert not [e for e in errors if "404" not in e], errors

@@ -273,8 +273,10 @@ ERROR_PAGE = """<!doctype html>
 <title>{reason} · Hearts Arena</title>
 <link rel="stylesheet" href="/static/css/arena.css">
 <link rel="icon" href="/static/favicon.svg" type="image/svg+xml">
+<script type="module" src="/static/js/error.js"></script>
 </head>
-<body class="page-error">
+<body class="page-error" data-status="{status}">
+<header id="top"></header>
 <main id="main">
   <h1>{status} · {reason}</h1>
   <p>There is no page at this address.</p>
@@ -287,7 +289,9 @@ ERROR_PAGE = """<!doctype html>
 
 def _error_page(status: int, reason: str) -> web.Response:
     """A page address that is not one (/nope, /watch/, /bots/): a page with a way back,
-    not a JSON body shown as text. The API and feeds keep their JSON errors."""
+    not a JSON body shown as text. The API and feeds keep their JSON errors. Its script
+    (error.js) gives it the header and language menu of every page, and says a 404 in the
+    page's language (a browser pass: it was English on the Indonesian and Vietnamese pages)."""
     text = ERROR_PAGE.format(status=status, reason=html.escape(reason))
     return web.Response(text=text, status=status, content_type="text/html")
 
