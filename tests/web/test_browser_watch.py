@@ -428,6 +428,8 @@ def test_an_address_of_nothing_reads_as_not_found(tmp_path, browser: Browser) ->
             page.select_option("#lang", "id")  # the page's own redraw must not bring its sections back
             expect(page.locator("h1")).to_have_text("Tidak ditemukan")
             expect(page).to_have_title(re.compile(r"^Tidak ditemukan · "))
+            # in the page's language too (a browser pass: the server's English "no match ..."):
+            expect(page.locator("main [role=alert]")).to_contain_text(re.compile(r"^Tidak ada (pertandingan|bot)"))
             page.select_option("#lang", "en")
 
 

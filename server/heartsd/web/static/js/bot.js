@@ -90,7 +90,7 @@ async function load() {
       return;
     }
     render();
-    showPageError($("standing"), error);
+    showPageError($("standing"), error, { message: () => t("no_such_bot", { name: bot }) });
   }
 }
 

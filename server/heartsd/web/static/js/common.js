@@ -130,9 +130,10 @@ export async function showUnknownRuleset(error, ruleset, link) {
                         links: () => names.map(link) });
 }
 
-// Errors a page shows in place; a 404 is the page's own subject missing (showNotFound).
-export function showPageError(container, error) {
-  if (error?.status === 404) showNotFound(error);
+// Errors a page shows in place; a 404 is the page's own subject missing (showNotFound, with
+// `notFound`: the page's own words for it, in each language).
+export function showPageError(container, error, notFound = {}) {
+  if (error?.status === 404) showNotFound(error, notFound);
   else showError(container, error);
 }
 

@@ -18,6 +18,8 @@ let mode = null;
 let live = null; // the latest live snapshot
 const SPEEDS = [0.5, 1, 2, 4, 8]; // the replay's paces (?speed= takes one of them)
 let replay = null; // {index, frames: Map(deal -> frames), deal, step, timer, speed}
+// A 404 of the feed or the record: no match has this id (said in the page's language).
+const NO_MATCH = { message: () => t("no_such_match", { id: matchId }) };
 
 header("watch", () => draw());
 
@@ -68,7 +70,7 @@ function watchLive() {
     if (data.error) {
       mode = "error";
       if (data.status === 409) loadReplay(live !== null); // over: at its end if this page saw it live
-      else showPageError($("status"), new HttpError(data.status, data.error));
+      else showPageError($("status"), new HttpError(data.status, data.error), NO_MATCH);
       return;
     }
     live = data;
@@ -300,7 +302,7 @@ async function loadReplay(atEnd = false) {
       setTimeout(() => loadReplay(atEnd), HELD_RETRY_MS);
       return;
     }
-    showPageError($("status"), error);
+    showPageError($("status"), error, NO_MATCH);
   }
 }
 
