@@ -839,3 +839,25 @@ def test_the_lobbys_clock_note_and_errors_take_the_forms_width(tmp_path, browser
             assert page.locator("#play-error").evaluate("p => getComputedStyle(p).gridColumnStart") == "1"
             assert page.locator("#play-error").evaluate("p => getComputedStyle(p).gridColumnEnd") == "-1"
         page.close()
+
+
+def test_a_persons_seat_is_named_in_the_pages_language(tmp_path, browser: Browser) -> None:
+    """A browser pass: a person's seat read "Guest 1a2b" on every page in every language (the
+    lobby's lists, the table page, its hands and score panel). It is "Tamu 1a2b" in
+    Indonesian and "Khách 1a2b" in Vietnamese now."""
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        match_id = start_from_lobby(page, daemon.url)
+        expect(page.locator("#pass-button")).to_be_visible()
+        table = browser.new_page(viewport=DESKTOP)
+        table.goto(f"{daemon.url}/watch/{match_id}?lang=id")
+        seat = table.locator("#table .seat[data-seat='0'] .who")
+        expect(seat).to_have_text(re.compile(r"^Tamu [0-9a-f]{8}$"))
+        table.select_option("#lang", "vi")
+        expect(seat).to_have_text(re.compile(r"^Khách [0-9a-f]{8}$"))
+        table.goto(f"{daemon.url}/?lang=id")
+        expect(table.locator(f'#live li[data-match="{match_id}"] .seats')).to_contain_text("Tamu ")
+        table.close()
+        page.close()
+    assert not errors, errors

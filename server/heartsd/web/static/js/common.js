@@ -72,11 +72,12 @@ export function header(active, rerender, title = () => t(active)) {
   onLanguage(() => { draw(); rerender?.(); });
 }
 
-// A seat's name for people: "house:heuristic" -> "heuristic (house)", "human:h-1a2b" -> "Guest 1a2b".
+// A seat's name for people: "house:heuristic" -> "heuristic (house, seat 2)", "human:h-1a2b" -> "Guest 1a2b"
+// ("Tamu 1a2b", "Khách 1a2b").
 export function seatName(seat, you = -1) {
   if (!seat) return "?";
   if (seat.seat === you) return t("you");
-  if (seat.human) return `Guest ${seat.name.split("-").pop()}`;
+  if (seat.human) return t("guest", { id: seat.name.split("-").pop() });
   // House seats of one strategy share a name: the seat number tells them apart.
   if (seat.house) return t("house_seat", { name: seat.name.replace(/^house:/, ""), n: seat.seat + 1 });
   return seat.name;
