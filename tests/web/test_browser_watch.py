@@ -561,3 +561,42 @@ def test_an_address_that_is_no_page_reads_in_the_pages_language(tmp_path, browse
         expect(page.locator("main [role=alert]")).to_have_text("There is no page at this address.")
         page.close()
     assert not [e for e in errors if "404" not in e], errors
+
+
+def test_a_last_trick_already_drawn_is_held_for_the_rest_of_the_moment(tmp_path, browser: Browser) -> None:
+    """The deal-end hold (table.js) as a function: a last trick that came in a snapshot of its
+    own (a feed's batches may split anywhere) was drawn taken and replaced by the next deal
+    at the very next snapshot, tens of ms later, never held; it is now held for what is left
+    of the moment, and one drawn the whole moment long already is not held again."""
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        page.goto(f"{daemon.url}/")
+        said = page.evaluate("""async () => {
+          const { dealEndHold } = await import("/static/js/table.js");
+          const trick = { number: 12, leader: 1, winner: 2, cards: [1, 2, 3, 0].map((seat) => ({ seat, card: "2C" })) };
+          const ended = { ruleset: { players: 4 }, deal: 0, trick: { number: 13, leader: 2, cards: [] }, last_trick: trick,
+                          hand_sizes: [0, 0, 0, 0], deal_end: null };
+          const next = { ruleset: { players: 4 }, deal: 1, trick: { number: 0, leader: -1, cards: [] }, last_trick: null,
+                         hand_sizes: [13, 13, 13, 13], hearts_broken: false,
+                         deal_end: { deal: 0, last_trick: trick, points_taken: [0, 0, 1, 0], tricks_won: [3, 3, 4, 3],
+                                     hearts_broken: true } };
+          const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+          let redrawn = 0;
+          const view = dealEndHold(() => { redrawn += 1; }, 400);
+          view(ended);
+          await sleep(100);
+          const soon = view(next);  // 100 ms after the last trick was drawn: held ~300 ms more
+          const heldThen = view.holding();
+          await sleep(200);
+          const still = view.holding();
+          await sleep(250);
+          const after = [view.holding(), redrawn, view(next).deal];
+          const late = dealEndHold(() => {}, 400);  // drawn the whole moment already: not held again
+          late(ended);
+          await sleep(450);
+          return { soon: [soon.deal, soon.last_trick?.number, soon.hearts_broken], heldThen, still, after,
+                   late: late(next).deal, lateHolding: late.holding() };
+        }""")
+        page.close()
+    assert said == {"soon": [0, 12, True], "heldThen": True, "still": True, "after": [False, 1, 1], "late": 1,
+                    "lateHolding": False}, said

@@ -140,18 +140,22 @@ export function cardsText(codes) { return codes.map(cardLabel).join(", "); }
 // last trick was never seen taken (a QA pass); other tricks stay in view until the next card.
 // `view(state)` is the state to draw: while the hold lasts, the ended deal as it ended (its
 // last trick complete, every hand played out, nothing asked) from the server's `deal_end`;
-// `redraw` runs when the hold ends. Only a deal this page was showing is held.
+// `redraw` runs when the hold ends. Only a deal this page was showing is held, and only for
+// what is left of `ms` if its last trick was drawn taken already (a snapshot came between).
 export const DEAL_END_MS = 1500;
 
 export function dealEndHold(redraw, ms = DEAL_END_MS) {
-  let drawn = null; // {deal, final}: the deal last drawn, and whether its last trick was drawn taken
+  let drawn = null; // {deal, since}: the deal last drawn, and since when its last trick was drawn taken
   let held = null; // the ended deal (state.deal_end) while it is held
   const view = (state) => {
     const end = state.deal_end;
-    if (!held && drawn && !drawn.final && end && end.deal === drawn.deal && state.deal > end.deal) {
-      held = end;
-      drawn.final = true; // held once
-      setTimeout(() => { held = null; redraw(); }, ms);
+    if (!held && drawn && end && end.deal === drawn.deal && state.deal > end.deal) {
+      const left = drawn.since === null ? ms : ms - (performance.now() - drawn.since);
+      drawn.since = -Infinity; // held once
+      if (left > 50) {
+        held = end;
+        setTimeout(() => { held = null; redraw(); }, left);
+      }
     }
     if (held && state.deal > held.deal && !state.result) {
       const n = state.ruleset.players;
@@ -162,8 +166,10 @@ export function dealEndHold(redraw, ms = DEAL_END_MS) {
                hearts_broken: held.hearts_broken };
     }
     held = null;
-    drawn = { deal: state.deal, final: Boolean(state.last_trick && !state.trick?.cards?.length
-                                               && (state.hand_sizes ?? []).every((k) => k === 0)) };
+    const final = Boolean(state.last_trick && !state.trick?.cards?.length && (state.hand_sizes ?? []).every((k) => k === 0));
+    if (drawn?.deal !== state.deal) drawn = { deal: state.deal, since: null };
+    if (!final) drawn.since = null;
+    else if (drawn.since === null) drawn.since = performance.now();
     return state;
   };
   view.holding = () => held !== null;
