@@ -72,9 +72,10 @@ class TableTracker:
         self._own_moon: str | None = None  # the moon option of the seat's last moon
         self._played_for: tuple[str, str | None] | None = None  # (request id, the card the page answered it with)
         self.result: dict[str, Any] | None = None
-        # The deal before this one as it ended: its last trick (with its winner and points)
-        # and what each seat took. Its TrickWon comes with the next deal's start, so without
-        # it a page never had the last trick to show (table.js holds it in view a moment).
+        # The deal before this one as it ended: its last trick (with its winner and points),
+        # what each seat took, and whether hearts were broken. Its TrickWon comes with the
+        # next deal's start, so without it a page never had the last trick to show (table.js
+        # holds it in view a moment).
         self.deal_end: dict[str, Any] | None = None
         self.last_sequence = 0
 
