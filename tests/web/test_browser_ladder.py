@@ -279,7 +279,8 @@ def test_a_leaderboard_or_bot_page_of_no_ruleset_reads_as_not_found(tmp_path, br
 def test_a_bot_pages_matches_count_seats_from_one_as_the_table_pages_do(tmp_path, browser: Browser) -> None:
     """A browser pass: a bot page listed its matches' seats from 0 (the wire's index), so the
     bot that sat "heuristic (house, seat 3)" on the table page of a match read "Seat 2" on
-    its own page. Seats are counted from 1 on every page now."""
+    its own page. Seats are counted from 1 on every page now; and the column of each match's
+    number of deals is headed "Deals", not "Deal"."""
     profile = {"bot": "configured", "owner": "o", "ruleset": "standard", "ladder": True, "standing": None,
                "history": [], "matches": [{"match_id": "m-1", "ruleset": "standard", "seat": 0, "rank": 1,
                                            "points": 3, "deals": 4},
@@ -292,4 +293,8 @@ def test_a_bot_pages_matches_count_seats_from_one_as_the_table_pages_do(tmp_path
         page.goto(f"{daemon.url}/bots/configured")
         cells = page.locator("#bot-matches tbody td:nth-child(3)")
         expect(cells).to_have_text(["1", "4"])
+        # and the last column, how many deals each match had, says so (it read "Deal": "Deal 4")
+        expect(page.locator("#bot-matches thead th").last).to_have_text("Deals")
+        page.select_option("#lang", "vi")
+        expect(page.locator("#bot-matches thead th").last).to_have_text("Số ván")
         page.close()

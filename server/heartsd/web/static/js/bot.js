@@ -72,7 +72,8 @@ function render() {
     figure(t("defaults"), `${fixed(s.default_share * 100, 1)}%`, "defaults"), // every kind: what sets the flag
     s.unreliable ? el("dd", { class: "flag" }, t("unreliable")) : null) : "");
   $("chart").replaceChildren(chart(profile.history));
-  const head = el("tr", {}, [t("match"), t("ruleset"), t("seat"), t("rank"), t("points"), t("deal")].map((h) => el("th", { scope: "col" }, h)));
+  // "Deals": how many the match had ("Deal" over "4" read as its fourth deal)
+  const head = el("tr", {}, [t("match"), t("ruleset"), t("seat"), t("rank"), t("points"), t("deals")].map((h) => el("th", { scope: "col" }, h)));
   $("matches").replaceChildren(el("table", { class: "data", id: "bot-matches" }, el("thead", {}, head),
     el("tbody", {}, profile.matches.map((m) => el("tr", { dataset: { match: m.match_id } },
       el("td", {}, el("a", { href: `/watch/${encodeURIComponent(m.match_id)}` }, m.match_id)),
