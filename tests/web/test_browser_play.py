@@ -861,3 +861,35 @@ def test_a_persons_seat_is_named_in_the_pages_language(tmp_path, browser: Browse
         table.close()
         page.close()
     assert not errors, errors
+
+
+
+def test_a_refused_card_is_said_in_the_servers_words_on_an_english_page(tmp_path, browser: Browser) -> None:
+    """A card the rules refuse, sent anyway, is said on an English page in the server's own
+    words, as before the translation of fixed reasons (40391cc): that change said the rule
+    from the page's table ("no point cards on the first trick") where the server says "QS
+    may not be played on the first trick" (a full-suite run caught it, in
+    test_a_person_plays_a_whole_standard_match_by_clicks). Other languages say the rule.
+    The seat's socket is played by the test here, to send that refusal."""
+    import json
+
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        match_id = start_from_lobby(page, daemon.url)
+        expect(page.locator("#pass-button")).to_be_visible()
+        state = page.evaluate("window.arena.state()")
+        refused = {**state, "rejection": {"reason": "QS may not be played on the first trick", "code": "illegal",
+                                          "retry": True, "request_id": state["request"]["id"],
+                                          "why": {"reason": "first_trick", "card": "QS",
+                                                  "text": "QS may not be played on the first trick"}}}
+        cookies = page.context.cookies()
+        page.close()
+        seat = browser.new_context(viewport=DESKTOP)
+        seat.add_cookies(cookies)
+        other = seat.new_page()
+        other.route_web_socket(re.compile(r"/socket$"), lambda ws: ws.send(json.dumps(refused)))
+        other.goto(f"{daemon.url}/play/{match_id}")
+        expect(other.locator("#rejection")).to_have_text("Refused: QS may not be played on the first trick")
+        other.select_option("#lang", "vi")
+        expect(other.locator("#rejection")).to_have_text("Bị từ chối: không được đánh lá có điểm ở vòng đầu tiên")
+        seat.close()

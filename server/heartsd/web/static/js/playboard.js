@@ -5,7 +5,7 @@
 import { HttpError, el, endReason, getJSON, header, postJSON, refusalText, rememberSeat, seatName, showError, showNotFound,
   socketURL } from "./common.js";
 import { faceUp, syncCards } from "./cards.js";
-import { cardLabel, onLanguage, saidAs, suitName, t } from "./i18n.js";
+import { cardLabel, language, onLanguage, saidAs, suitName, t } from "./i18n.js";
 import { dealEndHold, nextToPlay, positionOf, renderScores, renderTable } from "./table.js";
 
 const matchId = decodeURIComponent(location.pathname.split("/").pop());
@@ -104,9 +104,11 @@ function whyText(why) {
   return text === key ? why.text : text;
 }
 
-// Why the server refused an answer, in this language where it is one of its fixed set: the
-// engine's reason for a card the rules refuse, or the refusal's code (too late...); else its words.
+// Why the server refused an answer: its words in English (the most precise: "... may not be
+// played on the first trick"), and in another language, where it is one of a fixed set, the
+// engine's rule for a card the rules refuse or the refusal's code (too late...); else its words.
 function rejectionText(rejection) {
+  if (language() === "en") return rejection.reason;
   return rejection.why ? whyText(rejection.why) : saidAs(`rejected_${rejection.code}`, {}, rejection.reason);
 }
 
