@@ -640,13 +640,16 @@ def test_a_cancel_during_a_tables_start_cancels_its_match(tmp_path):
 
 
 
-def test_a_cancel_made_on_another_daemon_of_the_store_stops_the_match_and_keeps_the_seed_hidden(tmp_path):
+def test_a_cancel_made_on_another_daemon_of_the_store_stops_the_match_and_keeps_the_seed_hidden(tmp_path, monkeypatch):
     """Two daemons share one store; the tournament plays on A, and the cancel goes to B.
     Before (an attack pass): B published the seed at once while A's match played all its
     deals, so anyone could compute every hand still to be played from it. Now A's director
     sees the cancel in the store and cancels its match, and the seed shows only once no
     match of the tournament runs on any daemon."""
     names = dict(zip(("alice", "bob", "carol", "dave"), ("random", "heuristic", "random", "heuristic")))
+    # A's director sees the cancel at its next look, after B has answered (at the default 1 s
+    # it looked first on a loaded machine, its match already over when B was asked)
+    monkeypatch.setattr(tours, "CANCEL_POLL_S", 5.0)
 
     async def scenario() -> tuple[int, list[str], int, int]:
         async with _shared_store_tournament(tmp_path, names, 1, 500, 777001) as (a, b, on_a, on_b, created):
