@@ -36,7 +36,7 @@ from .budgets import Budget, BudgetExhausted, admit, bearer_of, peer_address, re
 from .db import damaged
 from .logs import printable
 from .memo import derived
-from .rates import LARGEST_CALL_COST, MAX_PAGE, PAGE_ROWS_PER_TOKEN, RECORD_BYTES_PER_TOKEN, RequestRate
+from .rates import MAX_PAGE, PAGE_ROWS_PER_TOKEN, RequestRate
 from .sessions import CLOSE_FLUSH_S, RESUMES_PER_SEAT, BotSession
 from .store_health import is_store_failure
 from .wire import UNREADABLE, PlayAnswer, Unreadable
@@ -532,12 +532,11 @@ class SpectatorService(spectator_pb2_grpc.SpectatorServiceServicer):
         spent the stream waits for it, never cut off half way. Charged one call whatever it
         sent, watching a long match from its start over and over (~140 ms of the event loop
         for 900 deals) kept the loop from the bots (an attack pass)."""
-        events = spectating.watch(self.arena, request.match_id, int(request.from_sequence))
-        peer, spectators = peer_address(context.peer()), self.arena.budgets.spectators
+        events = spectating.paced(spectating.watch(self.arena, request.match_id, int(request.from_sequence)),
+                                  self.arena.budgets.spectators, peer_address(context.peer()))
         try:
             async for batch in events:
                 yield spectator_pb2.WatchMatchResponse(events=batch)
-                await spectators.pace(peer, len(batch) / spectating.EVENTS_PER_BATCH)  # for the next
         except ArenaError as exc:
             await abort_with(context, exc)
         except Exception as exc:  # a stream is no grpc_errors handler: a damaged row is said here
@@ -553,12 +552,7 @@ class SpectatorService(spectator_pb2_grpc.SpectatorServiceServicer):
         """A record spends the caller's spectator rate by its size too, before it is loaded
         (rates.RECORD_BYTES_PER_TOKEN): charged one call, a long match's record fetched 20
         times a second from one address took more than the event loop has."""
-        peer = peer_address(context.peer())
-
-        def charge(size: int) -> None:
-            cost = min(size / RECORD_BYTES_PER_TOKEN, LARGEST_CALL_COST - 1)
-            self.arena.budgets.spectators.charge(peer, cost)
-
+        charge = spectating.charged_by_size(self.arena.budgets.spectators, peer_address(context.peer()))
         return spectator_pb2.GetMatchRecordResponse(record=await spectating.record(self.arena, request.match_id, charge))
 
 

@@ -1111,9 +1111,9 @@ def test_a_match_record_spends_the_spectator_rate_by_its_size(tmp_path, monkeypa
     matches' records at its 20 calls a second took more than the event loop has. Now it costs
     one more per RECORD_BYTES_PER_TOKEN of the match's stored events (here 1 KiB, so that a
     16-deal match shows it), checked before the record is loaded; a small call still goes."""
-    import heartsd.services
+    import heartsd.rates
 
-    monkeypatch.setattr(heartsd.services, "RECORD_BYTES_PER_TOKEN", 1024, raising=False)
+    monkeypatch.setattr(heartsd.rates, "RECORD_BYTES_PER_TOKEN", 1024)
 
     async def scenario():
         async with running_daemon(tmp_path, spectator_calls_per_s=0.01) as daemon:

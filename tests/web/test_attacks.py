@@ -1183,3 +1183,60 @@ def test_a_watch_socket_opened_while_the_store_is_out_is_told_and_closed(tmp_pat
         told, closing, code = run(main(url))
     assert told == {"error": "internal error", "status": 500}, told
     assert closing.type == aiohttp.WSMsgType.CLOSE and code == 1011, (closing, code)
+
+
+def test_the_webs_feeds_and_replays_spend_the_spectator_rate_by_size_as_grpcs_do(tmp_path, monkeypatch) -> None:
+    """An attack pass found WatchMatch and GetMatchRecord charged one call whatever they sent
+    (a 900-deal match's events ~140 ms of the event loop, a 1,000-deal record ~70 ms) and made
+    them spend the spectator rate by size; the web's table feed and replay read the same things
+    and still cost one request each. Now they spend it as the gRPC calls do: the feed a call's
+    worth per EVENTS_PER_BATCH events (here 16), waiting when the rate is spent, so its table
+    lags the match; a replay by its record's size (here a call's worth per KiB) before loading."""
+    import heartsd.rates
+    import heartsd.spectating
+
+    from tests.server.harness import Bot, Daemon, first_legal
+
+    monkeypatch.setattr(heartsd.spectating, "EVENTS_PER_BATCH", 16)
+    monkeypatch.setattr(heartsd.rates, "RECORD_BYTES_PER_TOKEN", 1024)
+
+    async def main() -> tuple[int, int, list[int]]:
+        async with web_daemon(tmp_path, spectator_calls_per_s=0.01, decision_ms=60_000) as web, client() as http:
+            daemon = Daemon(web.arena, web.grpc_port, web.arena.settings)
+            finished = [await daemon.create_match(["house:random"] * 4, deals=16) for _ in range(2)]
+            for match_id in finished:
+                await daemon.wait_finished(match_id)
+            held = asyncio.Event()
+            long_match: list[str] = []
+
+            def policy(request, bot):  # type: ignore[no-untyped-def]
+                runner = web.arena.runners.get(long_match[0]) if long_match else None
+                if runner is not None and len(runner.match.results) >= 20:  # the match waits here
+                    held.set()
+                    return None
+                return first_legal(request, bot)
+
+            bot = await Bot(daemon, "alice", policy).start()
+            long_match.append(await daemon.create_match(["alice", "house:random", "house:random", "house:random"],
+                                                        deals=100))
+            await asyncio.wait_for(held.wait(), 60)
+            statuses = []
+            for match_id in finished:
+                async with http.get(f"{web.url}/api/replay/{match_id}") as response:
+                    statuses.append(response.status)
+            seen = 0  # the watch from another address, whose rate is whole
+            other = aiohttp.TCPConnector(local_addr=("127.0.0.3", 0))
+            async with aiohttp.ClientSession(connector=other) as watcher, \
+                    watcher.ws_connect(f"{web.url}/ws/watch/{long_match[0]}") as ws:
+                with contextlib.suppress(asyncio.TimeoutError):
+                    while True:
+                        message = await ws.receive(timeout=3)
+                        if message.type is not aiohttp.WSMsgType.TEXT:
+                            break
+                        seen = max(seen, json.loads(message.data).get("deal") or 0)
+            await bot.close()
+            return seen, len(web.arena.runners[long_match[0]].match.results), statuses
+
+    seen, dealt, statuses = run(main())
+    assert dealt >= 20 and 0 < seen < dealt, (seen, dealt)  # before: the table at the match's deal at once
+    assert statuses == [200, 429], statuses  # one record fits in the burst, the second does not

@@ -15,7 +15,7 @@ HTTP status.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 
 import grpc
 from heartsbot.pacing import RETRY_AFTER_KEY
@@ -76,13 +76,17 @@ class Spectating:
     async def matches(self, peer: str, status: str | None = None, limit: int = 100) -> list[spectator_pb2.MatchSummary]:
         return await spectating.summaries(self.arena, status, limit)
 
-    def events(self, peer: str, match_id: str, after: int = 0) -> AsyncIterator[list[game_pb2.Event]]:
-        """A live match's spectator events after sequence ``after``, batch by batch, until it ends."""
-        return spectating.watch(self.arena, match_id, after, finished=False)  # over: the page shows the replay
+    def events(self, peer: str, match_id: str, after: int = 0) -> AsyncGenerator[list[game_pb2.Event], None]:
+        """A live match's spectator events after sequence ``after``, batch by batch, until it
+        ends, spending the caller's spectator rate by their number as WatchMatch does."""
+        return spectating.paced(spectating.watch(self.arena, match_id, after, finished=False),  # over: the replay
+                                self.arena.budgets.spectators, peer)
 
     async def record(self, peer: str, match_id: str) -> spectator_pb2.MatchRecord:
-        """The full record of a match that is over (refused while it runs)."""
-        return await spectating.record(self.arena, match_id)
+        """The full record of a match that is over (refused while it runs), spending the
+        caller's spectator rate by its size as GetMatchRecord does."""
+        return await spectating.record(self.arena, match_id,
+                                       spectating.charged_by_size(self.arena.budgets.spectators, peer))
 
     async def leaderboard(self, peer: str, ruleset: str) -> ladder_pb2.GetLeaderboardResponse:
         return await self.ladder.GetLeaderboard(
