@@ -69,6 +69,11 @@ INFRA_CALLS, INFRA_CALLS_PER_PEER = 64, 16  # health checks and reflection (prob
 # address asked ~12,000 times a second (each request on a stream was free) and bots' decisions
 # fell to about half (an attack pass). Each request on a stream costs what a call does.
 INFRA_CALLS_PER_S, INFRA_BURST = 20.0, 100
+# Health checks (Health/Check) apart from the streams above (Health/Watch, reflection): a
+# stream holds its slot for as long as it likes, and 64 of them (4 addresses) refused every
+# readiness probe, so Kubernetes took the replica out of its Service (an attack pass). A check
+# holds its slot for one request; the per-address rate above bounds how often it may come.
+PROBE_CALLS, PROBE_CALLS_PER_PEER = 256, 16
 # Bot streams whose token is not known yet (a bot added a moment ago, or a wrong token):
 # they wait for a read of the ladder's tokens, and a refused one is held ~0.5 s to deliver
 # its status (services.BotService), so they get their own small budget, limited per
@@ -234,6 +239,7 @@ class Budgets:
     spectators: Budget
     admin: Budget
     infra: Budget
+    probes: Budget
     greeting: Budget
 
     @classmethod
@@ -249,11 +255,13 @@ class Budgets:
             admin=Budget("admin", settings.max_admin_calls, settings.max_admin_calls),
             infra=Budget("health or reflection", INFRA_CALLS, INFRA_CALLS_PER_PEER,
                          RequestRate(INFRA_CALLS_PER_S, INFRA_BURST)),
+            probes=Budget("health check", PROBE_CALLS, PROBE_CALLS_PER_PEER,
+                          RequestRate(INFRA_CALLS_PER_S, INFRA_BURST)),
             greeting=Budget("unauthenticated bot stream", GREETING_CALLS, GREETING_CALLS_PER_PEER),
         )
 
     def all(self) -> tuple[Budget, ...]:
-        return (self.bots, self.spectators, self.admin, self.infra, self.greeting)
+        return (self.bots, self.spectators, self.admin, self.infra, self.probes, self.greeting)
 
     @property
     def total(self) -> int:

@@ -204,10 +204,10 @@ class Settings:
     def rpc_limit(self) -> int:
         """grpc's server-wide ``maximum_concurrent_rpcs``: above the sum of every class's
         budget (budgets.py), so a refusal always comes from the budget of the caller's class."""
-        from .budgets import GREETING_CALLS, INFRA_CALLS
+        from .budgets import GREETING_CALLS, INFRA_CALLS, PROBE_CALLS
 
         derived = (self.max_bot_streams + self.max_spectator_calls + self.max_admin_calls + INFRA_CALLS
-                   + GREETING_CALLS + 16)
+                   + PROBE_CALLS + GREETING_CALLS + 16)
         return max(self.max_concurrent_rpcs, derived)
 
     def connection_limit(self) -> int:

@@ -221,7 +221,8 @@ def new_server(settings: Settings, budgets: Budgets) -> tuple[grpc.aio.Server, i
         SERVICE_NAMES[4]: budgets.spectators,  # tournaments: their public reads
         **{f"{SERVICE_NAMES[4]}/{method}": budgets.admin for method in TOURNAMENT_ADMIN_METHODS},
         SERVICE_NAMES[2]: budgets.admin,
-        health_pb2.DESCRIPTOR.services_by_name["Health"].full_name: budgets.infra,
+        health_pb2.DESCRIPTOR.services_by_name["Health"].full_name: budgets.infra,  # Watch: a stream
+        health_pb2.DESCRIPTOR.services_by_name["Health"].full_name + "/Check": budgets.probes,
         reflection.SERVICE_NAME: budgets.infra,
     }, admin=budgets.admin, public=budgets.spectators,
        is_admin=lambda token: hmac.compare_digest(token.encode(), settings.admin_token.encode()))

@@ -990,21 +990,56 @@ def test_one_address_cannot_keep_the_daemon_busy_with_health_or_reflection_calls
                     streamed = (grpc.StatusCode.OK, "")
                 except grpc.aio.AioRpcError as exc:
                     streamed = (exc.code(), exc.details())
+                health = health_pb2_grpc.HealthStub(channel)
+                after = (await health.Check(health_pb2.HealthCheckRequest())).status  # checks have their own
                 checked = (grpc.StatusCode.OK, "")
-                for _ in range(40):  # the rate refills meanwhile (20 a second): some of these are refused
+                for _ in range(3 * INFRA_BURST):  # the rate refills meanwhile (20 a second): some are refused
                     try:
-                        await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
+                        await health.Check(health_pb2.HealthCheckRequest())
                     except grpc.aio.AioRpcError as exc:
                         checked = (exc.code(), exc.details())
                         break
             daemon.arena.budgets.infra.charge("ipv4:192.0.2.7", 1.0)  # another address: its own rate
-            return answered, streamed, checked
+            return answered, streamed, after, checked
 
-    answered, streamed, checked = run(scenario())
+    answered, streamed, after, checked = run(scenario())
     assert answered < 2 * INFRA_BURST, answered  # of 3 * INFRA_BURST asked (the rate refills meanwhile)
-    for code, details in (streamed, checked):
+    assert after == health_pb2.HealthCheckResponse.SERVING
+    for (code, details), kind in ((streamed, "health or reflection"), (checked, "health check")):
         assert code == grpc.StatusCode.RESOURCE_EXHAUSTED, (code, details)
-        assert "health or reflection calls from your address" in details and "try again in" in details, details
+        assert f"{kind} calls from your address" in details and "try again in" in details, details
+
+
+def test_health_and_reflection_streams_never_keep_out_a_health_check(tmp_path, monkeypatch):
+    """An attack pass: Health/Watch and reflection streams shared one budget with health
+    checks, 64 at once and 16 per address; a stream holds its slot for as long as it stays
+    open, so 64 streams from 4 addresses refused every readiness probe and Kubernetes took
+    the replica out of its Service. Checks now have their own budget (here the streams' is
+    4, all from this address, to show it on one machine)."""
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    import heartsd.budgets
+
+    monkeypatch.setattr(heartsd.budgets, "INFRA_CALLS", 4)
+    monkeypatch.setattr(heartsd.budgets, "INFRA_CALLS_PER_PEER", 4)
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with running_daemon(tmp_path) as daemon:
+            async with daemon.channel() as channel:
+                health = health_pb2_grpc.HealthStub(channel)
+                watches = [health.Watch(health_pb2.HealthCheckRequest()) for _ in range(4)]
+                for watch in watches:
+                    await watch.read()  # each holds its slot now
+                try:
+                    return (await health.Check(health_pb2.HealthCheckRequest())).status, ""
+                except grpc.aio.AioRpcError as exc:
+                    return exc.code(), exc.details()
+                finally:
+                    for watch in watches:
+                        watch.cancel()
+
+    status, details = run(scenario())
+    assert status == health_pb2.HealthCheckResponse.SERVING, (status, details)  # before: RESOURCE_EXHAUSTED
 
 
 def test_watching_a_long_running_match_from_its_start_comes_in_parts_and_keeps_nothing(tmp_path):
