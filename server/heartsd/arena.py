@@ -115,6 +115,10 @@ MAX_MESSAGE_BYTES = 1000
 # first card every planned deal's shuffle is fingerprinted (shuffles.py): 2**31-1 deals never
 # started, took a worker thread and its memory for good (an attack pass).
 MAX_FIXED_DEALS = 1000
+# The classic option's game length: a game ends once a total reaches it, and some total
+# gains at least 26/4 a deal, so a game to 1,000 lasts at most about 150 deals. Unbounded
+# (an attack pass), an admin's 2,000,000,000 made a match that never ends.
+MAX_TARGET = 1000
 # CreateMatchRequest.options: each field and the preset keyword it sets (hearts_engine's
 # presets.py). A field applies only to the presets that take its keyword (Preset.options).
 OPTION_KEYWORDS = (("target", "target"), ("hartenjagen_passing", "passing"),
@@ -693,6 +697,9 @@ class Arena:
                 takers = ", ".join(name for name, p in sorted(PRESETS.items()) if keyword in p.options)
                 raise invalid(f"options.{field} applies to {takers} only, not {ruleset}")
             extra[keyword] = value
+        if int(extra.get("target", 0)) > MAX_TARGET:  # type: ignore[call-overload]
+            raise invalid(f"options.target is at most {MAX_TARGET} (a game to it lasts up to about 150 deals), "
+                          f"got {extra['target']}")
         try:
             rules = preset(ruleset, players=players or len(seats) or None, **extra)
             match_format = convert.format_from_wire(fmt)

@@ -196,6 +196,9 @@ def test_a_bot_cannot_answer_for_another_seat(tmp_path):
         (dict(duplicate=True, deals=3), grpc.StatusCode.INVALID_ARGUMENT, "multiple of 4"),
         (dict(clock=dict(decision_ms=-5)), grpc.StatusCode.INVALID_ARGUMENT, "decision_ms"),
         (dict(ruleset="classic", options=dict(target=10)), grpc.StatusCode.INVALID_ARGUMENT, "at least 50"),
+        # before (an attack pass): accepted, a game to 2,000,000,000 points, which never ends
+        (dict(ruleset="classic", options=dict(target=2_000_000_000), deals=0), grpc.StatusCode.INVALID_ARGUMENT,
+         "options.target is at most 1000 (a game to it lasts up to about 150 deals), got 2000000000"),
         # A preset's option on another preset (a conformance pass): standard with target 1
         # was a standard match that ended after one deal, and a Hartenjagen option on
         # classic was "Ruleset.__init__() got an unexpected keyword argument 'passing'".
