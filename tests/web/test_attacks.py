@@ -1240,3 +1240,39 @@ def test_the_webs_feeds_and_replays_spend_the_spectator_rate_by_size_as_grpcs_do
     seen, dealt, statuses = run(main())
     assert dealt >= 20 and 0 < seen < dealt, (seen, dealt)  # before: the table at the match's deal at once
     assert statuses == [200, 429], statuses  # one record fits in the burst, the second does not
+
+
+def test_a_replays_index_is_made_once_in_the_replay_work_not_on_the_loop_per_request(tmp_path, monkeypatch) -> None:
+    """Before (an attack pass, 2026-12-07): the index of a replay kept in the cache was made
+    again for every request, on the event loop: ~24 ms for a 1,000-deal match (150 KB of
+    JSON), and it spends only its address's rate (SHARED_WORK), so one visitor at the web
+    rate (20 a second, 60 at once) held the loop about half of every second, 1.5 s at a
+    burst. Now it is made once, with the replay, in the replay's worker thread."""
+    import threading
+
+    from heartsd.web.replays import Replay
+    from tests.web.harness import house_match as finished_match
+
+    made: list[bool] = []
+    index = Replay.index
+
+    def counted(self: Replay) -> dict[str, Any]:
+        made.append(threading.current_thread() is threading.main_thread())
+        return index(self)
+
+    monkeypatch.setattr(Replay, "index", counted)
+
+    async def main() -> list[dict[str, Any]]:
+        async with web_daemon(tmp_path) as web, aiohttp.ClientSession() as http:
+            runner = await finished_match(web.arena, deals=2)
+            await runner.finished.wait()
+            bodies = []
+            for _ in range(5):
+                async with http.get(f"{web.url}/api/replay/{runner.id}") as r:
+                    assert r.status == 200 and r.content_type == "application/json"
+                    bodies.append(await r.json())
+            return bodies
+
+    bodies = run(main())
+    assert all(b == bodies[0] for b in bodies) and len(bodies[0]["deals"]) == 2
+    assert made == [False]  # before: [True] * 5, on the event loop's thread

@@ -204,7 +204,8 @@ class Api:
         return result
 
     async def replay_index(self, request: web.Request) -> web.Response:
-        return web.json_response((await self._replay(request)).index())
+        """A replay's index, made with the replay (Replay.index_json), never per request."""
+        return web.Response(body=(await self._replay(request)).index_json, content_type="application/json")
 
     async def replay_deal(self, request: web.Request) -> web.Response:
         replay = await self._replay(request)

@@ -23,6 +23,7 @@ the bots' decisions fell from ~1,000/s to ~20/s, an attack pass.)
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 from typing import Any
@@ -54,6 +55,11 @@ class Replay:
         self._forward = Match(self.engine.rules, self.engine.format, self.engine.seed)  # see _results_before
         self._forward_steps = 0
         self._forward_lock = threading.Lock()  # frames are made in worker threads
+        # The index as the page reads it, made once here (a replay is built in the replay
+        # work's worker thread: web/api.py) and served as it is: made per request on the
+        # event loop, a 1,000-deal match's took ~24 ms, and one visitor asking for it at the
+        # web rate held the loop half of every second (an attack pass, 2026-12-07).
+        self.index_json = json.dumps(self.index()).encode()
 
     @property
     def deal_numbers(self) -> list[int]:
