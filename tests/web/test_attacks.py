@@ -1326,3 +1326,47 @@ def test_a_bot_pages_rating_history_is_encoded_once_per_new_result_not_per_reque
     assert all(s == shown[0] for s in shown) and len(shown[0]) == 1
     assert set(shown[0][0]) == {"seq", "finished_ms", "rating", "uncertainty"}
     assert Counted.reads == 1  # before: 4, once per request
+
+
+def test_a_watchers_snapshots_encode_the_deal_scores_once_per_deal_not_per_snapshot(tmp_path, monkeypatch) -> None:
+    """Before (an attack pass, 2026-12-07): each snapshot a live feed sent encoded every
+    deal's score again, the one part of it that grows with the match: ~2.4 ms and 87 KB a
+    snapshot late in a 1,000-deal match, up to ten a second per watcher, so one address's
+    16 watchers of such a match held the event loop ~40% of the time. Now a socket
+    encodes the scores again only when a deal is scored (sockets.SnapshotEncoder)."""
+    from heartsbot.proto import admin_pb2
+
+    from heartsd.arena import SeatRequest
+    from heartsd.web import present
+
+    class Counted(dict):  # type: ignore[type-arg]
+        encoded = 0
+
+        def items(self):  # type: ignore[no-untyped-def]  # what json's encoder reads of a dict subclass
+            Counted.encoded += 1
+            return super().items()
+
+    deal_score = present.deal_score
+    monkeypatch.setattr(present, "deal_score", lambda score: Counted(deal_score(score)))
+    deals = 4
+
+    async def main() -> list[dict[str, Any]]:
+        async with web_daemon(tmp_path) as web, aiohttp.ClientSession() as http:
+            def slow(runner: Any) -> None:
+                runner.house_delay_s = 0.02  # a card every 20 ms: many snapshots per deal
+
+            runner = await web.arena.create_match(
+                "standard", 4, admin_pb2.RulesetOptions(), P.MatchFormat(fixed_deals=deals), None,
+                [SeatRequest(house="random")] * 4, P.ClockSettings(), prepare=slow)
+            snapshots = []
+            async with http.ws_connect(f"{web.url}/ws/watch/{runner.id}") as ws:
+                async for message in ws:
+                    if message.type is aiohttp.WSMsgType.TEXT:
+                        snapshots.append(json.loads(message.data))
+            return snapshots
+
+    snapshots = run(main())
+    scored = [len(s["deal_scores"]) for s in snapshots if "deal_scores" in s]
+    assert scored[-1] == deals and sum(scored) > 2 * deals * (deals + 1), scored  # many snapshots with scores
+    # each scored deal makes the socket encode the rows so far once (1 + 2 + ... + deals)
+    assert Counted.encoded <= deals * (deals + 1) // 2, (Counted.encoded, sum(scored))  # before: sum(scored)
