@@ -1370,3 +1370,37 @@ def test_a_watchers_snapshots_encode_the_deal_scores_once_per_deal_not_per_snaps
     assert scored[-1] == deals and sum(scored) > 2 * deals * (deals + 1), scored  # many snapshots with scores
     # each scored deal makes the socket encode the rows so far once (1 + 2 + ... + deals)
     assert Counted.encoded <= deals * (deals + 1) // 2, (Counted.encoded, sum(scored))  # before: sum(scored)
+
+
+def test_the_tournaments_answer_is_encoded_once_per_change_not_per_request(tmp_path, monkeypatch) -> None:
+    """Before (an attack pass, 2026-12-07): the newest tournaments were built once per change
+    but encoded to JSON for every request on the event loop: ~20 ms for five tournaments of
+    1,000 rounds of two tables (what an organiser may create), so one address at the web
+    rate held the loop ~40% of the time. Now the answer is kept encoded."""
+    from heartsd.web import present
+
+    class Counted(dict):  # type: ignore[type-arg]
+        encoded = 0
+
+        def items(self):  # type: ignore[no-untyped-def]  # what json's encoder reads of a dict subclass
+            Counted.encoded += 1
+            return super().items()
+
+    tournament = present.tournament
+    monkeypatch.setattr(present, "tournament", lambda t: Counted(tournament(t)))
+
+    async def main() -> list[dict[str, Any]]:
+        async with web_daemon(tmp_path) as web, aiohttp.ClientSession() as http:
+            from tests.web.test_tournament_views import _finished_tournament
+
+            _finished_tournament(web.arena.tournaments.store, "t-1")  # type: ignore[attr-defined]
+            answers = []
+            for _ in range(4):
+                async with http.get(f"{web.url}/api/tournaments") as r:
+                    assert r.status == 200 and r.content_type == "application/json"
+                    answers.append(await r.json())
+            return answers
+
+    answers = run(main())
+    assert all(a == answers[0] for a in answers) and [t["id"] for t in answers[0]["tournaments"]] == ["t-1"]
+    assert Counted.encoded == 1  # before: 4, once per request
