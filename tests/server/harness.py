@@ -309,6 +309,27 @@ class RawBot:
         return received, await self.call.code(), await self.call.details() or ""
 
 
+async def long_match_held(daemon: Daemon, bot: str = "alice", at_deal: int = 20,
+                          deals: int = 100) -> tuple[str, "Bot"]:
+    """A match of ``bot`` and three house seats, ``deals`` long, waiting on ``bot``'s answer
+    once ``at_deal`` deals are over (its clock is the daemon's: give it a long one): a
+    running match with a long history, for what grows with one. (match id, the bot)."""
+    held = asyncio.Event()
+    match_id: list[str] = []
+
+    def policy(request: bot_pb2.DecisionRequest, holder: Bot) -> bot_pb2.Answer | None:
+        runner = daemon.arena.runners.get(match_id[0]) if match_id else None
+        if runner is not None and len(runner.match.results) >= at_deal:
+            held.set()
+            return None
+        return first_legal(request, holder)
+
+    player = await Bot(daemon, bot, policy).start()
+    match_id.append(await daemon.create_match([bot, "house:random", "house:random", "house:random"], deals=deals))
+    await asyncio.wait_for(held.wait(), 60)
+    return match_id[0], player
+
+
 async def session_of(daemon, bot: str):
     for _ in range(500):
         session = daemon.arena.sessions.get(bot)
@@ -336,7 +357,8 @@ def with_descriptor_limit(args: list[str], limit: int) -> list[str]:
     return [sys.executable, "-c", _EXEC_WITH_LIMIT, str(limit), *args]
 
 
-__all__ = ["ADMIN", "BOTS", "Bot", "Daemon", "auth", "first_legal", "random_legal", "run", "running_daemon",
+__all__ = ["ADMIN", "BOTS", "Bot", "Daemon", "auth", "first_legal", "long_match_held", "random_legal", "run",
+           "running_daemon",
            "spectator_pb2_grpc", "dataclasses", "serve_once"]
 
 

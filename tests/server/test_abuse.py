@@ -20,7 +20,7 @@ from heartsbot.proto import bot_pb2, bot_pb2_grpc, game_pb2, spectator_pb2, spec
 
 from heartsd.services import BOT_STREAM_BURST
 
-from .harness import ADMIN, BOTS, Bot, RawBot, auth, first_legal, run, running_daemon, session_of
+from .harness import ADMIN, BOTS, Bot, RawBot, auth, first_legal, long_match_held, run, running_daemon, session_of
 from .test_daemon_process import Remote, start
 
 PLAY_PATH = "/hearts.v1.BotService/Play"
@@ -1055,20 +1055,7 @@ def test_watching_a_long_running_match_from_its_start_comes_in_parts_and_keeps_n
 
     async def scenario():
         async with running_daemon(tmp_path, decision_ms=60_000) as daemon:
-            held = asyncio.Event()
-            request_match: list[str] = []
-
-            def policy(request, bot):
-                runner = daemon.arena.runners[request_match[0]] if request_match else None
-                if runner is not None and len(runner.match.results) >= 20:  # the match waits here, its clock a minute
-                    held.set()
-                    return None
-                return first_legal(request, bot)
-
-            bot = await Bot(daemon, "alice", policy).start()
-            match_id = await daemon.create_match(["alice", *HOUSE3], deals=100)
-            request_match.append(match_id)
-            await asyncio.wait_for(held.wait(), 60)
+            match_id, bot = await long_match_held(daemon)  # waits at deal 20, its clock a minute
             log = daemon.arena.runners[match_id].log_events
             encoded = sum(isinstance(s, (bytes, EncodedPrivateSlot)) for s in log._slots)
             sizes, events = [], []
@@ -1102,20 +1089,7 @@ def test_watching_long_matches_from_their_start_spends_the_spectator_rate_by_the
 
     async def scenario():
         async with running_daemon(tmp_path, decision_ms=60_000, spectator_calls_per_s=0.01) as daemon:
-            held = asyncio.Event()
-            request_match: list[str] = []
-
-            def policy(request, bot):
-                runner = daemon.arena.runners[request_match[0]] if request_match else None
-                if runner is not None and len(runner.match.results) >= 20:  # the match waits here
-                    held.set()
-                    return None
-                return first_legal(request, bot)
-
-            bot = await Bot(daemon, "alice", policy).start()
-            match_id = await daemon.create_match(["alice", *HOUSE3], deals=100)
-            request_match.append(match_id)
-            await asyncio.wait_for(held.wait(), 60)
+            match_id, bot = await long_match_held(daemon)  # waits at deal 20, its clock a minute
             last = daemon.arena.runners[match_id].log_events.last_sequence
             received = []
             async with daemon.channel() as channel:

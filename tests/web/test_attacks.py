@@ -40,6 +40,22 @@ def client() -> aiohttp.ClientSession:
     return aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
 
 
+def counted_encodings(monkeypatch: Any, module: Any, name: str) -> Any:
+    """``module.name`` (a function making a dict for the page) made to return dicts that count
+    how often JSON encodes them: the class, whose ``encoded`` is the count."""
+
+    class Counted(dict):  # type: ignore[type-arg]
+        encoded = 0
+
+        def items(self):  # type: ignore[no-untyped-def]  # what json's encoder reads of a dict subclass
+            Counted.encoded += 1
+            return super().items()
+
+    made = getattr(module, name)
+    monkeypatch.setattr(module, name, lambda *args: Counted(made(*args)))
+    return Counted
+
+
 async def house_match(web: Any) -> str:
     web.arena.start_house_matches()
     for _ in range(200):
@@ -1195,7 +1211,7 @@ def test_the_webs_feeds_and_replays_spend_the_spectator_rate_by_size_as_grpcs_do
     import heartsd.rates
     import heartsd.spectating
 
-    from tests.server.harness import Bot, Daemon, first_legal
+    from tests.server.harness import Daemon, long_match_held
 
     monkeypatch.setattr(heartsd.spectating, "EVENTS_PER_BATCH", 16)
     monkeypatch.setattr(heartsd.rates, "RECORD_BYTES_PER_TOKEN", 1024)
@@ -1206,20 +1222,7 @@ def test_the_webs_feeds_and_replays_spend_the_spectator_rate_by_size_as_grpcs_do
             finished = [await daemon.create_match(["house:random"] * 4, deals=16) for _ in range(2)]
             for match_id in finished:
                 await daemon.wait_finished(match_id)
-            held = asyncio.Event()
-            long_match: list[str] = []
-
-            def policy(request, bot):  # type: ignore[no-untyped-def]
-                runner = web.arena.runners.get(long_match[0]) if long_match else None
-                if runner is not None and len(runner.match.results) >= 20:  # the match waits here
-                    held.set()
-                    return None
-                return first_legal(request, bot)
-
-            bot = await Bot(daemon, "alice", policy).start()
-            long_match.append(await daemon.create_match(["alice", "house:random", "house:random", "house:random"],
-                                                        deals=100))
-            await asyncio.wait_for(held.wait(), 60)
+            long_match, bot = await long_match_held(daemon)  # waits at deal 20, its clock a minute
             statuses = []
             for match_id in finished:
                 async with http.get(f"{web.url}/api/replay/{match_id}") as response:
@@ -1227,7 +1230,7 @@ def test_the_webs_feeds_and_replays_spend_the_spectator_rate_by_size_as_grpcs_do
             seen = 0  # the watch from another address, whose rate is whole
             other = aiohttp.TCPConnector(local_addr=("127.0.0.3", 0))
             async with aiohttp.ClientSession(connector=other) as watcher, \
-                    watcher.ws_connect(f"{web.url}/ws/watch/{long_match[0]}") as ws:
+                    watcher.ws_connect(f"{web.url}/ws/watch/{long_match}") as ws:
                 with contextlib.suppress(asyncio.TimeoutError):
                     while True:
                         message = await ws.receive(timeout=3)
@@ -1235,7 +1238,7 @@ def test_the_webs_feeds_and_replays_spend_the_spectator_rate_by_size_as_grpcs_do
                             break
                         seen = max(seen, json.loads(message.data).get("deal") or 0)
             await bot.close()
-            return seen, len(web.arena.runners[long_match[0]].match.results), statuses
+            return seen, len(web.arena.runners[long_match].match.results), statuses
 
     seen, dealt, statuses = run(main())
     assert dealt >= 20 and 0 < seen < dealt, (seen, dealt)  # before: the table at the match's deal at once
@@ -1339,15 +1342,7 @@ def test_a_watchers_snapshots_encode_the_deal_scores_once_per_deal_not_per_snaps
     from heartsd.arena import SeatRequest
     from heartsd.web import present
 
-    class Counted(dict):  # type: ignore[type-arg]
-        encoded = 0
-
-        def items(self):  # type: ignore[no-untyped-def]  # what json's encoder reads of a dict subclass
-            Counted.encoded += 1
-            return super().items()
-
-    deal_score = present.deal_score
-    monkeypatch.setattr(present, "deal_score", lambda score: Counted(deal_score(score)))
+    Counted = counted_encodings(monkeypatch, present, "deal_score")
     deals = 4
 
     async def main() -> list[dict[str, Any]]:
@@ -1379,15 +1374,7 @@ def test_the_tournaments_answer_is_encoded_once_per_change_not_per_request(tmp_p
     rate held the loop ~40% of the time. Now the answer is kept encoded."""
     from heartsd.web import present
 
-    class Counted(dict):  # type: ignore[type-arg]
-        encoded = 0
-
-        def items(self):  # type: ignore[no-untyped-def]  # what json's encoder reads of a dict subclass
-            Counted.encoded += 1
-            return super().items()
-
-    tournament = present.tournament
-    monkeypatch.setattr(present, "tournament", lambda t: Counted(tournament(t)))
+    Counted = counted_encodings(monkeypatch, present, "tournament")
 
     async def main() -> list[dict[str, Any]]:
         async with web_daemon(tmp_path) as web, aiohttp.ClientSession() as http:
