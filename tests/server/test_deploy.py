@@ -221,7 +221,12 @@ async def _a_match_on_each_replica(ports: dict[str, int]) -> dict[str, tuple[int
         async with grpc.aio.insecure_channel(f"127.0.0.1:{other}") as channel:
             stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
             for _ in range(300):
-                record = (await stub.GetMatchRecord(spectator_pb2.GetMatchRecordRequest(match_id=match_id))).record
+                try:
+                    record = (await stub.GetMatchRecord(spectator_pb2.GetMatchRecordRequest(match_id=match_id))).record
+                except grpc.aio.AioRpcError as exc:  # still running there (a loaded machine): refused, as it must be
+                    assert exc.code() == grpc.StatusCode.FAILED_PRECONDITION, exc
+                    await asyncio.sleep(0.1)
+                    continue
                 if record.result.status == game_pb2.MATCH_STATUS_FINISHED:
                     break
                 await asyncio.sleep(0.1)

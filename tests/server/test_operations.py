@@ -677,6 +677,10 @@ def test_a_postgresql_lease_whose_lock_connection_ended_takes_the_lock_again_or_
             assert pids
             for pid in pids:
                 admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            for _ in range(200):  # the backend ends, and its lock goes, a moment later (under load, later)
+                if not admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = ANY(%s)", (pids,)).fetchall():
+                    break
+                time.sleep(0.05)
 
     with fresh_database(postgres_server) as url:
         store, lease = open_leased(url, "pod-0", lambda: Store(url, "pod-0"))
