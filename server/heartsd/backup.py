@@ -14,6 +14,7 @@ the log's commits included, while the daemon goes on writing; the copy is then c
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import sys
@@ -22,6 +23,9 @@ from collections.abc import Callable
 from .db import is_postgresql, sqlite_path
 
 PAGES_PER_STEP = 1024  # ~4 MiB a step: the daemon's writes go on between steps
+# What SQLite says when a file cannot be written: during a backup, only the copy is written.
+COPY_WRITE_ERRORS = frozenset({"SQLITE_FULL", "SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_IOERR_WRITE",
+                               "SQLITE_IOERR_FSYNC", "SQLITE_IOERR_TRUNCATE", "SQLITE_IOERR_DELETE"})
 
 
 class BackupError(Exception):
@@ -38,11 +42,23 @@ def backup(source_url: str, target: str, progress: Callable[[int, int], None] | 
     source = sqlite_path(source_url)
     if source == ":memory:" or not os.path.isfile(source):
         raise BackupError(f"no SQLite store at {source!r}")
+    if os.path.isdir(target):
+        raise BackupError(f"{target!r} is a folder: name a new file in it, e.g. {os.path.join(target, 'heartsd.db')!r}")
     if os.path.exists(target):
         raise BackupError(f"{target!r} exists: a backup never overwrites a file; name a new one")
+    folder = os.path.dirname(os.path.abspath(target))
+    if not os.path.isdir(folder):
+        raise BackupError(f"cannot write the copy {target!r}: its folder {folder!r} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise BackupError(f"cannot write the copy {target!r}: its folder {folder!r} is not writable")
     partial = f"{target}.partial"
     try:
-        with sqlite3.connect(f"file:{source}?mode=ro", uri=True) as src, sqlite3.connect(partial) as dst:
+        try:
+            src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+            src.execute("PRAGMA schema_version").fetchone()  # the store can be read, before anything is written
+        except sqlite3.Error as exc:
+            raise BackupError(f"could not read the store {source!r}: {exc}") from None
+        with contextlib.closing(src), contextlib.closing(sqlite3.connect(partial)) as dst:
             src.backup(dst, pages=PAGES_PER_STEP,
                        progress=(lambda _status, left, total: progress(total - left, total)) if progress else None)
             dst.execute("PRAGMA journal_mode=DELETE")  # one self-contained file (the daemon sets WAL again when it opens it)
@@ -55,11 +71,31 @@ def backup(source_url: str, target: str, progress: Callable[[int, int], None] | 
                       "tournaments": _count(dst, "SELECT COUNT(*) FROM tournaments")}
         os.replace(partial, target)  # the target appears whole, or not at all
     except sqlite3.Error as exc:
-        raise BackupError(f"could not copy {source!r}: {exc}") from None
+        raise BackupError(_copy_failed(source, target, exc)) from None
     finally:
-        if os.path.exists(partial):
-            os.remove(partial)
+        for leftover in (partial, f"{partial}-journal"):  # closed above, so SQLite keeps neither open
+            if os.path.exists(leftover):
+                os.remove(leftover)
     return counts
+
+
+def _copy_failed(source: str, target: str, exc: sqlite3.Error) -> str:
+    """Why a copy failed, naming the side that failed. The store is opened read-only, so
+    a write error is the copy's: before (an organiser's pass, a backup to a full disk) it
+    read "could not copy 'arena.db': database or disk is full", which says the live store's
+    disk is full, and a missing folder "could not copy 'arena.db': unable to open database
+    file", which says the store is missing.
+
+    >>> full = sqlite3.OperationalError("database or disk is full")
+    >>> full.sqlite_errorname = "SQLITE_FULL"
+    >>> _copy_failed("arena.db", "/backups/a.db", full)
+    "could not write the copy '/backups/a.db' (database or disk is full): its disk is full or it cannot be written there; the store 'arena.db' is untouched: free space there, or back up to another disk"
+    """
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name in COPY_WRITE_ERRORS:
+        return (f"could not write the copy {target!r} ({exc}): its disk is full or it cannot be written there; the "
+                f"store {source!r} is untouched: free space there, or back up to another disk")
+    return f"could not copy {source!r} to {target!r}: {exc}"
 
 
 def _count(db: sqlite3.Connection, sql: str) -> int:

@@ -1255,3 +1255,37 @@ def _finished(db: str) -> int:
 
     with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
         return int(conn.execute("SELECT COUNT(*) FROM matches WHERE status = 'finished'").fetchone()[0])
+
+
+def test_a_backup_that_cannot_be_written_names_the_copy_not_the_store_and_leaves_nothing(tmp_path):
+    """An organiser's pass: a backup to a disk that filled up said "could not copy 'arena.db':
+    database or disk is full" (the live store's disk, read the organiser) and left
+    `a.db.partial-journal` behind; one into a folder that did not exist said "could not copy
+    'arena.db': unable to open database file" (as if the store were missing). The copy's side
+    is named, the store said untouched, and nothing is left in the copy's folder."""
+    import resource
+
+    db = str(tmp_path / "h.db")
+    import sqlite3
+
+    Store(db).close()
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:  # a store of ~300 KiB
+        conn.execute("CREATE TABLE filler (x BLOB)")
+        conn.executemany("INSERT INTO filler VALUES (?)", [(os.urandom(4096),) for _ in range(64)])
+
+    missing = heartsd("store", "backup", "--db", db, str(tmp_path / "no-such-folder" / "copy.db"))
+    assert missing.returncode == 2, missing
+    assert "no-such-folder" in missing.stderr and "does not exist" in missing.stderr, missing.stderr
+
+    def small_disk() -> None:  # the copy's writes past 64 KiB fail, as on a full disk
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+
+    out = tmp_path / "backups"
+    out.mkdir()
+    full = subprocess.run([*HEARTSD, "store", "backup", "--db", db, str(out / "copy.db")], capture_output=True,
+                          text=True, timeout=60, preexec_fn=small_disk)
+    assert full.returncode == 2, full
+    assert "could not write the copy" in full.stderr and "untouched" in full.stderr, full.stderr
+    assert sorted(os.listdir(out)) == [], os.listdir(out)
+    assert _finished(db) == 0  # the store still reads
