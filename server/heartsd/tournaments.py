@@ -317,6 +317,23 @@ def compute_standings(store: Store, t: TournamentRow) -> stats.Standings:
     return stats.compute(**RecordReader(store).inputs(t))
 
 
+def _place(row: TableRow) -> dict[str, int]:
+    """A table's round and number as the log gives them: from 1, as `tournament show`,
+    `watch` and `--json` print them (the rows count from 0). Before (an organiser's pass,
+    reading the log after a SIGKILL), the log said round 2 table 0 of the table printed as
+    round 3 table 1, while its absent-bot warning said round 2 of the second round.
+
+    >>> _place(TableRow(2, 0, []))
+    {'round': 3, 'table': 1}
+    """
+    return {"round": row.round + 1, "table": row.table + 1}
+
+
+def _places(group: Sequence[TableRow]) -> dict[str, object]:
+    """:func:`_place` of a group of tables that start together (a duplicate set, or one table)."""
+    return {"round": group[0].round + 1, "tables": [row.table + 1 for row in group]}
+
+
 def duplicate_groups(roster: Sequence[dict[str, str]], rows: Sequence[TableRow]) -> list[list[TableRow]]:
     """The rows to start, grouped into duplicate sets: tables that play the same shuffles at
     once, never two bots of one owner in a set; a row that fits in no set of two or more
@@ -637,8 +654,7 @@ class Tournaments:
             if stored is not None and stored.set_id in sets and await asyncio.to_thread(self.store.reopen_table, t.id, row):
                 log.warning("a table of a duplicate set did not finish: the set is played again whole on fresh "
                             "shuffles, this finished table included (a set's tables count only together)",
-                            tournament=t.id, round=row.round, table=row.table, match_id=row.match_id,
-                            set_id=stored.set_id)
+                            tournament=t.id, **_place(row), match_id=row.match_id, set_id=stored.set_id)
                 row.status = "pending"
                 again.append(row)
         return again
@@ -687,7 +703,7 @@ class Tournaments:
             if not self.arena.accepting:
                 return  # a shutdown aborted it: the next start plays it again
             log.info("tournament match did not finish; playing it again on fresh shuffles", tournament=t.id,
-                     round=row.round, table=row.table, match_id=row.match_id, status=status)
+                     **_place(row), match_id=row.match_id, status=status)
             row.status = "pending"
         await asyncio.to_thread(self.store.set_table, t.id, row)
 
@@ -756,14 +772,14 @@ class Tournaments:
                 if absent:
                     log.warning("tournament match started without its absent bots: their seats play as a "
                                 "disconnected bot's do (the grace, then defaults) until they connect", tournament=t.id,
-                                round=group[0].round + 1, bots=sorted(absent), waited_s=absent_s,
+                                **_places(group), bots=sorted(absent), waited_s=absent_s,
                                 matches=[r.id for r in runners])
                 return runners
             except TournamentStopped:  # cancelled (on another daemon of a shared store) just now
                 return None
             except SeedRefused as exc:  # a shuffle of this seed was dealt before: the next attempt's
                 log.warning("tournament seed deals a shuffle dealt before; the next attempt draws anew",
-                            tournament=t.id, why=exc.message)
+                            tournament=t.id, **_places(group), why=exc.message)
                 for row in group:  # spent: pending, not "starting", which _unspent might give back
                     row.status = "pending"
                     await asyncio.to_thread(self.store.set_table, t.id, row)
@@ -772,11 +788,13 @@ class Tournaments:
                 why = self._say_waiting(t, group, exc)
                 if exc.kind not in ("deadline", "unavailable"):
                     if why != refused:  # one line per change, not one every retry
-                        log.warning("tournament match refused; trying again", tournament=t.id, why=exc.message)
+                        log.warning("tournament match refused; trying again", tournament=t.id, **_places(group),
+                                    why=exc.message)
                     refused = why
                     await asyncio.sleep(SEAT_WAIT_S / 10)
                 else:
-                    log.info("tournament match waiting for its bots", tournament=t.id, why=exc.message)
+                    log.info("tournament match waiting for its bots", tournament=t.id, **_places(group),
+                             why=exc.message)
                 if not await self._still_running(t.id):  # cancelled on another daemon of a shared store
                     return None
         return None

@@ -1890,6 +1890,32 @@ def test_a_duplicate_set_with_a_table_that_did_not_finish_is_played_again_whole(
     assert any(e["event"].startswith("a table of a duplicate set did not finish") for e in logs), logs
 
 
+def test_the_log_numbers_rounds_and_tables_as_tournament_show_prints_them(tmp_path):
+    """An organiser's pass, reading the log after a SIGKILL: "tournament match did not
+    finish" said round 2 table 0 of the table `tournament show` printed as round 3 table 1,
+    while the absent-bot warning said round 2 of the second round. Every tournament log line
+    now counts rounds and tables from 1, as `show`, `watch` and `--json` do. Here the second
+    table of a one-round duplicate set is cut mid-play."""
+    tokens = {**BOTS, "hank": "token-hank-0123456789"}
+    names = dict.fromkeys(tokens, "random")
+
+    async def scenario():
+        async with running_daemon(tmp_path, bot_tokens=tokens, log_level="info") as daemon:
+            async with _tournament_of(daemon, tokens, names, name="logs", rounds=1, deals_per_match=30) as (_, created):
+                first = await _until(daemon.target, created.id,
+                                     lambda t: all(r.status == "running" and r.match_id for r in t.tables), 60)
+                with capture_logs() as logs:
+                    daemon.arena.runners[first.tables[1].match_id].stop(game_pb2.MATCH_STATUS_ABORTED, "cut")
+                    await _until(daemon.target, created.id, _finished, 120)
+            return first, logs
+
+    first, logs = run(scenario())
+    cut = [e for e in logs if e["event"].startswith("tournament match did not finish")]
+    assert [(e["round"], e["table"], e["match_id"]) for e in cut] == [(1, 2, first.tables[1].match_id)], cut
+    again = [e for e in logs if e["event"].startswith("a table of a duplicate set did not finish")]
+    assert [(e["round"], e["table"]) for e in again] == [(1, 1)], again
+
+
 def test_a_roster_refusal_names_the_bot_it_is_about(tmp_path):
     """An organiser's pass: "a bot is on the roster twice" did not say which, and a bot no
     token names ('zed', a typo) was "not connected: its version is frozen at the start", as
