@@ -246,7 +246,7 @@ class TournamentProgress:
     def update(self, t: tournament_pb2.Tournament) -> None:
         running = sum(1 for row in t.tables if row.status == "running")
         waits = [row.waiting for row in t.tables if row.waiting]
-        state = (STATUS.get(t.status, "?") + (f", {running} playing" if running else "")
+        state = (status_text(t) + (f", {running} playing" if running else "")
                  + (f"; waiting: {waits[0]}" if waits else ""))
         if self._bar is not None:
             if self._task is None:
@@ -316,8 +316,24 @@ def clock_text(clock: game_pb2.ClockSettings) -> str:
             f"{value(clock.grace_ms, ' ms')} grace")
 
 
+def status_text(t: tournament_pb2.Tournament) -> str:
+    """Its status with the reason an organiser gave (a pause's, a cancel's): before (an
+    organiser's pass), `pause --reason lunch` and `cancel --reason ...` were kept and exported
+    in --json, but `show` and `watch` said only "paused" or "cancelled"; a finished one's
+    "completed" says nothing more.
+
+    >>> status_text(tournament_pb2.Tournament(status=tournament_pb2.TOURNAMENT_STATUS_PAUSED, reason="lunch"))
+    'paused (lunch)'
+    >>> status_text(tournament_pb2.Tournament(status=tournament_pb2.TOURNAMENT_STATUS_FINISHED, reason="completed"))
+    'finished'
+    """
+    status = STATUS.get(t.status, "?")
+    shown = printable(t.reason) if t.reason and not (status == "finished" and t.reason == "completed") else ""
+    return f"{status} ({shown})" if shown else status
+
+
 def print_tournament(console: Console, t: tournament_pb2.Tournament) -> None:
-    console.print(f"[bold]{escape(printable(t.name))}[/bold] ({t.id}): {STATUS.get(t.status, '?')}, {escape(t.ruleset)}, {t.players} seats, "
+    console.print(f"[bold]{escape(printable(t.name))}[/bold] ({t.id}): {escape(status_text(t))}, {escape(t.ruleset)}, {t.players} seats, "
                   f"{t.rounds} rounds, {t.matches_finished}/{t.matches_total} matches, "
                   f"{t.deals_per_match} deals each" + (f"; seed {t.seed}" if t.seed else "")
                   + (f", shuffle key {t.shuffle_key.hex()}" if t.shuffle_key else ""))

@@ -1266,6 +1266,25 @@ def test_tournament_show_says_why_a_table_waits():
                                 "0", "│"] for line in text.splitlines()), text
 
 
+def test_tournament_show_says_why_it_was_paused_or_cancelled():
+    """An organiser's pass: `tournament pause ID --reason lunch` was kept (and in --json), but
+    `show` said only "paused", and a cancelled tournament's reason was nowhere on screen."""
+    from rich.console import Console
+
+    from heartsd.tournament_cli import print_tournament
+
+    shown = []
+    for status, reason in ((P.TOURNAMENT_STATUS_PAUSED, "lunch"), (P.TOURNAMENT_STATUS_CANCELLED, "[a bot cheated]"),
+                           (P.TOURNAMENT_STATUS_FINISHED, "completed")):
+        console = Console(record=True, width=200)
+        print_tournament(console, P.Tournament(id="t-1", name="cup", status=status, reason=reason, ruleset="standard",
+                                               players=4, rounds=1, deals_per_match=1, matches_total=1))
+        shown.append(console.export_text().splitlines()[0])
+    assert shown[0].startswith("cup (t-1): paused (lunch), standard"), shown
+    assert shown[1].startswith("cup (t-1): cancelled ([a bot cheated]), standard"), shown
+    assert shown[2].startswith("cup (t-1): finished, standard"), shown
+
+
 def test_tournament_local_shows_its_progress_where_a_bar_cannot_be_drawn(tmp_path):
     """A conformance pass: `tournament local` with its output in a file or a pipe printed
     nothing for five minutes (a progress bar draws nothing there), and looked hung. Off a
