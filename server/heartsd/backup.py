@@ -34,7 +34,8 @@ class BackupError(Exception):
 
 def backup(source_url: str, target: str, progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
     """Copy the SQLite store at ``source_url`` to the new file ``target``, checked; return
-    what the copy holds (matches, finished matches, tournaments). ``progress(done, total)``
+    what the copy holds (matches, finished matches, tournaments, and the tournament tables
+    whose first attempt it marks spent: :func:`_spend_first_seeds`). ``progress(done, total)``
     in pages, as it goes."""
     if is_postgresql(source_url):
         raise BackupError("this store is PostgreSQL: copy it with PostgreSQL's own tools, e.g. "
@@ -61,6 +62,7 @@ def backup(source_url: str, target: str, progress: Callable[[int, int], None] | 
         with contextlib.closing(src), contextlib.closing(sqlite3.connect(partial)) as dst:
             src.backup(dst, pages=PAGES_PER_STEP,
                        progress=(lambda _status, left, total: progress(total - left, total)) if progress else None)
+            spent = _spend_first_seeds(dst)
             dst.execute("PRAGMA journal_mode=DELETE")  # one self-contained file (the daemon sets WAL again when it opens it)
             check = dst.execute("PRAGMA quick_check").fetchone()[0]
             if check != "ok":
@@ -68,7 +70,7 @@ def backup(source_url: str, target: str, progress: Callable[[int, int], None] | 
                                   "`heartsd replay verify` says")
             counts = {"matches": _count(dst, "SELECT COUNT(*) FROM matches"),
                       "finished": _count(dst, "SELECT COUNT(*) FROM matches WHERE status = 'finished'"),
-                      "tournaments": _count(dst, "SELECT COUNT(*) FROM tournaments")}
+                      "tournaments": _count(dst, "SELECT COUNT(*) FROM tournaments"), "tables_respun": spent}
         os.replace(partial, target)  # the target appears whole, or not at all
     except sqlite3.Error as exc:
         raise BackupError(_copy_failed(source, target, exc)) from None
@@ -98,6 +100,30 @@ def _copy_failed(source: str, target: str, exc: sqlite3.Error) -> str:
     return f"could not copy {source!r} to {target!r}: {exc}"
 
 
+def _spend_first_seeds(copy: sqlite3.Connection) -> int:
+    """In the copy, mark the first attempt of every unplayed table of a running or paused
+    tournament as spent, so that when the copy is restored those tables deal shuffles drawn
+    at random (tournaments.table_seed) rather than their first attempt's; how many.
+
+    A table's first-attempt seed is fixed by the tournament's seed and key, and the live
+    store goes on after the copy: it may deal those shuffles, and the copy's ledger cannot
+    know. Before (an organiser's pass), a store restored from a backup taken between rounds
+    played every later round again on the very shuffles its bots had been dealt after the
+    backup, so a bot that remembers knew every hand. A pending table's first attempt (0
+    made) and a starting one's (1 made, perhaps dealt: tournaments.Tournaments._unspent
+    would give it back) count as made; a running table's match is aborted at the start
+    and played again on a random seed already."""
+    try:
+        return copy.execute(
+            "UPDATE tournament_tables SET attempts = attempts + 1 "
+            "WHERE ((status = 'pending' AND attempts = 0) OR (status = 'starting' AND attempts = 1)) "
+            "AND tournament_id IN (SELECT id FROM tournaments WHERE status IN ('running', 'paused'))").rowcount
+    except sqlite3.OperationalError:  # a store from before tournaments
+        return 0
+    finally:
+        copy.commit()
+
+
 def _count(db: sqlite3.Connection, sql: str) -> int:
     try:
         return int(db.execute(sql).fetchone()[0])
@@ -122,5 +148,7 @@ def main(source_url: str, target: str) -> int:
         return 2
     print(f"backed up {sqlite_path(source_url)} to {target}: {counts['matches']:,} matches "
           f"({counts['finished']:,} finished), {counts['tournaments']:,} tournaments; the copy checks out "
-          "(PRAGMA quick_check). Restore it with the daemon stopped, the old file's -wal and -shm moved away.")
+          "(PRAGMA quick_check). Restore it with the daemon stopped, the old file's -wal and -shm moved away."
+          + (f" Once restored, its {counts['tables_respun']:,} unplayed tournament table(s) deal fresh random "
+             "shuffles: the store may deal their first ones after this copy." if counts["tables_respun"] else ""))
     return 0

@@ -1935,6 +1935,47 @@ def test_the_log_numbers_rounds_and_tables_as_tournament_show_prints_them(tmp_pa
     assert [(e["round"], e["table"]) for e in again] == [(1, 1)], again
 
 
+def test_a_store_restored_from_a_backup_never_deals_a_later_round_on_the_shuffles_dealt_after_it(tmp_path):
+    """An organiser's pass: a backup taken while a tournament was paused between rounds,
+    the tournament finished, the store then restored from the backup (a damaged disk) and
+    the tournament resumed: every later round was played again on the very shuffles its bots
+    had been dealt after the backup (a table's first seed comes from the tournament's seed
+    and key; the copy's ledger knew nothing of them), so a bot that remembers knew every
+    hand. The copy marks the first attempt of each unplayed table spent: it deals at random."""
+    from heartsd.backup import backup
+
+    names = dict.fromkeys(("alice", "bob", "carol", "dave"), "random")
+    tokens = {n: BOTS[n] for n in names}
+    live, copy = str(tmp_path / "live.db"), str(tmp_path / "copy.db")
+
+    def seeds(daemon, t: P.Tournament) -> dict[tuple[int, int], int]:  # type: ignore[no-untyped-def]
+        return {(r.round, r.table): daemon.arena.store.get(r.match_id).seed for r in t.tables}
+
+    async def scenario():
+        async with running_daemon(tmp_path, db=live) as daemon:
+            async with _tournament_of(daemon, tokens, names, name="restored", rounds=3, deals_per_match=2) as (stub, t):
+                await stub.PauseTournament(P.PauseTournamentRequest(id=t.id), metadata=auth(ADMIN))
+                paused = await _until(daemon.target, t.id, lambda x: all(r.status in ("pending", "finished")
+                                                                         for r in x.tables), 60)
+                await asyncio.to_thread(backup, live, copy)
+                await stub.ResumeTournament(P.ResumeTournamentRequest(id=t.id), metadata=auth(ADMIN))
+                first = seeds(daemon, await _until(daemon.target, t.id, _finished, 120))
+        async with running_daemon(tmp_path, db=copy) as daemon, daemon.channel() as channel:  # the copy, restored
+            clients = await _clients(daemon.target, tokens, names)
+            try:
+                stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+                await stub.ResumeTournament(P.ResumeTournamentRequest(id=t.id), metadata=auth(ADMIN))
+                again = seeds(daemon, await _until(daemon.target, t.id, _finished, 120))
+            finally:
+                await _stop(clients)
+        return paused, first, again
+
+    paused, first, again = run(scenario())
+    unplayed = [(r.round, r.table) for r in paused.tables if r.status == "pending"]
+    assert unplayed, paused.tables
+    assert all(again[k] != first[k] for k in unplayed), (unplayed, first, again)
+
+
 def test_a_roster_refusal_names_the_bot_it_is_about(tmp_path):
     """An organiser's pass: "a bot is on the roster twice" did not say which, and a bot no
     token names ('zed', a typo) was "not connected: its version is frozen at the start", as
