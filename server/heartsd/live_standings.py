@@ -194,12 +194,28 @@ class StandingsWorker:
         self._refuse_if_stopped()
         finished = sum(1 for row in t.tables if row.status == "finished")
         live = self._live.setdefault(t.id, _Live())
-        if live.standings is not None and (live.finished >= finished or self.clock() < live.next_at):
+        # A cancelled tournament never changes again, and its standings are what an organiser
+        # exports: never the last ones if they count fewer matches. Before (an organiser's
+        # pass), the first `show --json` after a cancel said 5 matches finished over standings
+        # of 4 (of 1 on another daemon of the store, which had last computed them earlier).
+        over = t.status not in ("running", "paused")
+        if live.standings is not None and (live.finished >= finished or (not over and self.clock() < live.next_at)):
             return live.standings
+        if over and live.task is not None:  # under way for an earlier read, which may count fewer
+            try:
+                await asyncio.shield(live.task)
+            except asyncio.CancelledError:
+                caller = asyncio.current_task()
+                if caller is not None and caller.cancelling():
+                    raise  # this caller is cancelled, not the computation
+            except Exception:  # noqa: BLE001 (logged by _retrieved; computed again below)
+                pass
+            if live.standings is not None and live.finished >= finished:
+                return live.standings
         if live.task is None:
             live.task = asyncio.get_running_loop().create_task(self._refresh(t, live, finished))
             live.task.add_done_callback(_retrieved)  # a caller that got the last ones does not wait for it
-        if live.standings is not None:
+        if live.standings is not None and not over:
             return live.standings  # the new ones are for the next caller
         try:
             return await asyncio.shield(live.task)

@@ -942,6 +942,44 @@ def test_callers_waiting_for_standings_when_the_tournament_ends_get_standings_no
     assert told == ["32 rows"] * 3, told  # before: "the server is shutting down"
 
 
+def test_a_cancelled_tournaments_standings_count_every_finished_match_at_once(tmp_path):
+    """An organiser's pass: `tournament cancel`, then `show --json` to publish the standings:
+    the export said 5 matches finished, yet its standings counted 4 (on a second daemon of
+    the store, 1), since a read within LIVE_REFRESH_S gets the last standings computed and
+    the first read after it gets them too while a new computation starts for the next
+    caller. A cancelled tournament never changes again: its standings count every match that
+    finished, from the first read after the cancel (and are computed once)."""
+    from types import SimpleNamespace
+
+    from heartsd import live_standings
+
+    now = [1000.0]
+
+    def tournament(status: str, finished: int) -> SimpleNamespace:
+        rows = [SimpleNamespace(status="finished" if k < finished else "pending", match_id=f"m-{k}") for k in range(3)]
+        return SimpleNamespace(id="t-1", status=status, seed=1, roster=[], tables=rows, versions={})
+
+    def inputs(t: SimpleNamespace) -> dict[str, object]:  # two deals a finished match
+        played = [row.match_id for row in t.tables if row.status == "finished"]
+        deals = [stats.Deal(f"{m}:{d}", m, b, d) for m in played for d in range(2) for b in ("a", "b", "c", "d")]
+        return {"deals": deals, "tables": [], "reliability": {}, "seed": 1, "replicates": 50}
+
+    async def scenario() -> list[int]:
+        worker = live_standings.StandingsWorker(store=Store(str(tmp_path / "s.db")), clock=lambda: now[0])
+        worker.reader.inputs = inputs
+        try:
+            shuffles = [(await worker.live(tournament("running", 1))).shuffles]
+            now[0] += 1  # well within LIVE_REFRESH_S
+            cancelled = tournament("cancelled", 2)
+            shuffles += [(await worker.live(cancelled)).shuffles for _ in range(2)]
+            shuffles.append(worker.computed)
+        finally:
+            worker.close()
+        return shuffles
+
+    assert run(scenario()) == [2, 4, 4, 2]  # before: [2, 2, 2, 1], the cancelled one's first match alone
+
+
 def test_callers_waiting_for_standings_when_the_daemon_stops_are_told_so_and_nothing_starts_after(tmp_path):
     """A review: at a stop, callers waiting for a tournament's first standings got the
     shared computation's cancellation (CANCELLED, a dropped web request), not the reason;
