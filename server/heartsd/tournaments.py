@@ -317,6 +317,13 @@ def compute_standings(store: Store, t: TournamentRow) -> stats.Standings:
     return stats.compute(**RecordReader(store).inputs(t))
 
 
+def _read(future: asyncio.Future[Any]) -> None:
+    """Read a future's outcome that nobody awaits (an organiser's pass: a cancel mid-match put
+    "_GatheringFuture exception was never retrieved" and a traceback in the JSON log)."""
+    if not future.cancelled():
+        future.exception()
+
+
 def _place(row: TableRow) -> dict[str, int]:
     """A table's round and number as the log gives them: from 1, as `tournament show`,
     `watch` and `--json` print them (the rows count from 0). Before (an organiser's pass,
@@ -693,7 +700,8 @@ class Tournaments:
                             self.arena.cancel(runner.id, (current.reason if current else "") or "tournament cancelled")
                     await over
         finally:
-            over.cancel()
+            if over.cancel():  # the director is let go (a cancel here, a stop): the wait's end is read,
+                over.add_done_callback(_read)  # or asyncio logs a bare traceback ("never retrieved")
 
     async def _settle(self, t: TournamentRow, row: TableRow, status: str) -> None:
         """A scheduled match's match is over: it counts (finished) or is played again."""

@@ -942,6 +942,32 @@ def test_callers_waiting_for_standings_when_the_tournament_ends_get_standings_no
     assert told == ["32 rows"] * 3, told  # before: "the server is shutting down"
 
 
+def test_cancelling_a_tournament_mid_match_logs_no_stray_traceback(tmp_path):
+    """An organiser's pass: `tournament cancel` while a match of it played printed a bare
+    traceback into the daemon's JSON log ("_GatheringFuture exception was never retrieved
+    ... CancelledError"): the director's wait for its round was let go unread."""
+    import gc
+
+    names = dict.fromkeys(("alice", "bob", "carol", "dave"), "random")
+
+    async def scenario() -> list[str]:
+        seen: list[str] = []
+        asyncio.get_running_loop().set_exception_handler(lambda loop, context: seen.append(context["message"]))
+        async with running_daemon(tmp_path) as daemon:
+            async with _tournament_of(daemon, {n: BOTS[n] for n in names}, names, name="cut", rounds=2,
+                                      deals_per_match=400) as (stub, t):
+                await _until(daemon.target, t.id, lambda x: any(r.status == "running" for r in x.tables), 60)
+                await asyncio.sleep(0.3)
+                await stub.CancelTournament(P.CancelTournamentRequest(id=t.id), metadata=auth(ADMIN))
+                await asyncio.sleep(0.5)
+                gc.collect()
+                await asyncio.sleep(0.1)
+        return seen
+
+    seen = run(scenario())
+    assert not [m for m in seen if "never retrieved" in m], seen
+
+
 def test_a_cancelled_tournaments_standings_count_every_finished_match_at_once(tmp_path):
     """An organiser's pass: `tournament cancel`, then `show --json` to publish the standings:
     the export said 5 matches finished, yet its standings counted 4 (on a second daemon of
