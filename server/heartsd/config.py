@@ -38,6 +38,12 @@ KEYWORD_DSN: Final = re.compile(
 # may hold a password); Settings and Database.open both refuse one.
 KEYWORD_DSN_REFUSED: Final = ("looks like a PostgreSQL keyword connection string (host=... port=...), which would be "
                               "taken for a SQLite file name; give a URL: postgresql://USER:PASSWORD@HOST:PORT/DBNAME")
+# Settings that are tables of bots: a source adds to (or, for a name it repeats, overrides)
+# what an earlier source gave, rather than replacing the table. Before (an organiser's pass),
+# `heartsd serve --config arena.toml --bot late:TOKEN` served `late` alone: the file's five
+# bots were refused "unknown bot token" (and an owner of one of them stopped the start,
+# saying that bot had no token, as the file plainly gave it one).
+MERGED: Final = ("bot_tokens", "bot_owners")
 MAX_THINK_PROCESSES: Final = 64  # house_think_processes: each is an interpreter (~40 MB)
 MAX_HOUSE_MATCHES: Final = 10_000  # house_matches: each match holds memory and a share of the event loop
 MAX_SHUTDOWN_GRACE_S: Final = 86_400  # shutdown_grace_s: a day
@@ -225,9 +231,18 @@ class Settings:
     ) -> Settings:
         """Merge the sources and validate; raise :class:`ConfigError` naming the bad setting."""
         raw: dict[str, Any] = {}
+        tables: dict[str, dict[str, str]] = {}  # MERGED: each source adds its bots to the last's
+
+        def given(key: str, value: Any) -> None:
+            if key in MERGED:
+                tables.setdefault(key, {}).update(_FIELDS[key](key, value))
+                value = tables[key]
+            raw[key] = value
+
         if file:
             try:
-                raw.update(_flatten(tomllib.loads(Path(file).read_text(encoding="utf-8"))))
+                for key, value in _flatten(tomllib.loads(Path(file).read_text(encoding="utf-8"))).items():
+                    given(key, value)
             except OSError as exc:
                 raise ConfigError(f"config file {file}: {exc.strerror}") from None
             except tomllib.TOMLDecodeError as exc:
@@ -239,10 +254,10 @@ class Settings:
         for key in _FIELDS:
             value = env.get("HEARTSD_" + key.upper())
             if value is not None:
-                raw[key] = value
+                given(key, value)
         for key, value in (flags or {}).items():
             if value is not None:
-                raw[key] = value
+                given(key, value)
         unknown = set(raw) - set(_FIELDS)
         if unknown:  # each with the setting it most resembles (an organiser's pass: `db = ...` had none)
             raise ConfigError("unknown settings: " + ", ".join(

@@ -18,6 +18,20 @@ def test_precedence_defaults_file_env_flags(tmp_path):
     assert s.admin_token.startswith("ha_")  # generated when not given; never starts with '-'
 
 
+def test_bots_given_on_the_command_line_or_in_the_environment_add_to_the_files(tmp_path):
+    """An organiser's pass: a late entrant added with `--bot` beside `--config arena.toml`
+    replaced the file's whole [bot_tokens]: its five bots were refused "unknown bot token",
+    and the file's [bot_owners] stopped the start saying a bot it gave a token had none. The
+    tables of bots merge, a later source's entry for the same name winning."""
+    config = tmp_path / "h.toml"
+    config.write_text('[bot_tokens]\nann = "token-ann-123"\nbob = "token-bob-123"\n[bot_owners]\nann = "annie"\n')
+    s = Settings.load(file=str(config), env={"HEARTSD_BOT_TOKENS": "cat:token-cat-123,bob:token-bob-456"},
+                      flags={"bot_tokens": "dan:token-dan-123", "bot_owners": "dan:danny"})
+    assert s.bot_tokens == {"ann": "token-ann-123", "bob": "token-bob-456", "cat": "token-cat-123",
+                            "dan": "token-dan-123"}
+    assert s.bot_owners == {"ann": "annie", "dan": "danny"}
+
+
 @pytest.mark.parametrize(
     ("env", "message"),
     [
