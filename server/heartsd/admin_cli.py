@@ -217,13 +217,17 @@ def list_matches(args: argparse.Namespace, console: Console) -> int:
     for column in ("match", "created", "status", "ruleset", "deals", "seats and totals", "winner"):
         table.add_column(column)
     rows = 0
+    # With --all, one JSON object holds every page (as `tournament list --json --all`):
+    # before (an organiser's pass, checking the standings against the matches with a
+    # script), each page was a JSON object of its own, and a JSON parser refused the output.
+    every = spectator_pb2.ListMatchesResponse()
     with open_channel(args) as channel:
         list_matches = paced(spectator_pb2_grpc.SpectatorServiceStub(channel).ListMatches, lambda seconds: print(
             f"heartsd admin: the server paces listings: the next page in {seconds:.1f} s", file=sys.stderr))
         while True:
             response = _call(args, list_matches, request, auth=False)
-            if args.json:
-                print_json(console, response)
+            every.matches.extend(response.matches)
+            every.next_page_token = response.next_page_token
             for m in response.matches:
                 rows += 1
                 seats = ", ".join(f"{s.name} {t}" if i < len(m.totals) else s.name
@@ -238,10 +242,12 @@ def list_matches(args: argparse.Namespace, console: Console) -> int:
             if not (args.all and response.next_page_token):
                 break
             request.page_token = response.next_page_token
-    if not args.json:
-        console.print(table)
-        console.print(f"{rows} match(es)" + (f"; next page: --page-token {response.next_page_token}"
-                                             if response.next_page_token else ""))
+    if args.json:
+        print_json(console, every)
+        return 0
+    console.print(table)
+    console.print(f"{rows} match(es)" + (f"; next page: --page-token {response.next_page_token}"
+                                         if response.next_page_token else ""))
     return 0
 
 

@@ -316,13 +316,17 @@ def test_heartsd_admin_commands_over_grpc(tmp_path, capsys):
             for _ in range(3):
                 await daemon.create_match(["house:random"] * 4, deals=1)
             listed = await asyncio.to_thread(admin, "matches", *base, "--limit", "2", "--all")
+            as_json = await asyncio.to_thread(admin, "matches", *base, "--limit", "2", "--all", "--json")
             bots = await asyncio.to_thread(admin, "bots", *base, "--all")
             running = await daemon.create_match(["alice", *HOUSE3], deals=50, clock={"decision_ms": 60_000})
             cancelled = await asyncio.to_thread(admin, "cancel", *base, running, "--reason", "test")
             refused = await asyncio.to_thread(admin, "bots", "--server", daemon.target, "--admin-token", "wrong")
-            return first, second, created, watched, listed, bots, cancelled, refused, daemon.stored(second)
+            return first, second, created, watched, listed, as_json, bots, cancelled, refused, daemon.stored(second)
 
-    first, second, created, watched, listed, bots, cancelled, refused, stored = run(scenario())
+    first, second, created, watched, listed, as_json, bots, cancelled, refused, stored = run(scenario())
+    # --json --all: one JSON object with every page's matches (before: one object per page,
+    # which a JSON parser refuses: an organiser's pass)
+    assert as_json[0] == 0 and len(json.loads(as_json[1])["matches"]) == 5, as_json
     assert created[0] == 0 and stored.seed == 7 and stored.status == "finished"
     assert watched[0] == 0 and "score sheet" in watched[1] and "match finished after 1 deals" in watched[1]
     assert listed[0] == 0 and "5 match(es)" in listed[1] and second in listed[1] and first in listed[1]
