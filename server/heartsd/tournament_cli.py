@@ -47,6 +47,7 @@ from heartsbot.proto import game_pb2, tournament_pb2, tournament_pb2_grpc
 
 from .admin_cli import DEFAULT_SERVER, literal, open_channel, printable, run_command, translate_error
 from .ladder import FLAG_RATE
+from .live_standings import LIVE_REFRESH_S
 from .rates import MAX_PAGE
 from .standings import Standings, reliability_of
 
@@ -371,6 +372,11 @@ def print_tournament(console: Console, t: tournament_pb2.Tournament) -> None:
                       markup=False)
     if s.test:
         console.print(f"ranks: {s.test}; {s.shuffles} shuffles", markup=False)
+    counted = sum(r.matches for r in s.rows) // max(t.players, 1)
+    if counted < t.matches_finished:  # an organiser's pass: 1/5 matches over standings of 0 deals, unexplained
+        console.print(f"these standings count {counted} of the {t.matches_finished} finished matches: while a "
+                      f"tournament runs they are computed again at most every {LIVE_REFRESH_S:g} s (show it again "
+                      "for the rest), and a table of a duplicate set counts once its set is over", markup=False)
     bots = [r.bot for r in s.rows]
     if s.head_to_head:
         h2h = {(h.a, h.b): h for h in s.head_to_head}

@@ -1330,6 +1330,27 @@ def test_tournament_show_says_why_a_table_waits():
                                 "0", "│"] for line in text.splitlines()), text
 
 
+def test_tournament_show_says_when_its_standings_count_fewer_matches_than_finished():
+    """An organiser's pass: `show` said 1/5 matches finished over standings in which every
+    bot had 0 deals, and nothing said why (the standings so far are computed again at most
+    every LIVE_REFRESH_S; a set's table counts once its set is over)."""
+    from rich.console import Console
+
+    from heartsd.tournament_cli import print_tournament
+
+    shown = []
+    for counted in (0, 1):
+        t = P.Tournament(id="t-1", name="cup", status=P.TOURNAMENT_STATUS_RUNNING, ruleset="standard", players=4,
+                         rounds=5, deals_per_match=8, matches_total=5, matches_finished=1)
+        for bot in "abcd":
+            t.standings.rows.add(bot=bot, rank=1, matches=counted, deals=8 * counted)
+        console = Console(record=True, width=200)
+        print_tournament(console, t)
+        shown.append(console.export_text())
+    assert "these standings count 0 of the 1 finished matches" in shown[0], shown[0]
+    assert "these standings count" not in shown[1], shown[1]
+
+
 def test_tournament_show_says_why_it_was_paused_or_cancelled():
     """An organiser's pass: `tournament pause ID --reason lunch` was kept (and in --json), but
     `show` said only "paused", and a cancelled tournament's reason was nowhere on screen."""
