@@ -313,8 +313,12 @@ class Settings:
         for name in ("bank_ms", "grace_ms"):
             if getattr(c, name) < 0:
                 raise ConfigError(f"{name}: must not be negative")
-        if c.max_illegal < 0 or c.auto_after < 1:
-            raise ConfigError("max_illegal must be >= 0 and auto_after >= 1")
+        # Each named with the value given, as decision_ms is (an organiser's pass: "max_illegal
+        # must be >= 0 and auto_after >= 1" did not say which of the two was wrong).
+        if c.max_illegal < 0:
+            raise ConfigError(f"max_illegal: must not be negative, got {c.max_illegal}")
+        if c.auto_after < 1:
+            raise ConfigError(f"auto_after: must be at least 1, got {c.auto_after}")
         if not self.instance or len(self.instance) > 200:
             raise ConfigError("instance: a name of 1 to 200 characters")
         if self.max_message_bytes < 1024:
