@@ -1263,10 +1263,9 @@ def test_a_backup_that_cannot_be_written_names_the_copy_not_the_store_and_leaves
     `a.db.partial-journal` behind; one into a folder that did not exist said "could not copy
     'arena.db': unable to open database file" (as if the store were missing). The copy's side
     is named, the store said untouched, and nothing is left in the copy's folder."""
-    import resource
+    import sqlite3
 
     db = str(tmp_path / "h.db")
-    import sqlite3
 
     Store(db).close()
     with contextlib.closing(sqlite3.connect(db)) as conn, conn:  # a store of ~300 KiB
@@ -1277,14 +1276,15 @@ def test_a_backup_that_cannot_be_written_names_the_copy_not_the_store_and_leaves
     assert missing.returncode == 2, missing
     assert "no-such-folder" in missing.stderr and "does not exist" in missing.stderr, missing.stderr
 
-    def small_disk() -> None:  # the copy's writes past 64 KiB fail, as on a full disk
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
-
+    # The copy's writes past 64 KiB fail, as on a full disk: set by a small Python that then
+    # execs the command (not Popen's preexec_fn, which forks this process and its gRPC
+    # threads: harness.with_descriptor_limit says why)
+    small_disk = ("import os, resource, signal, sys; signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
+                  "resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536)); os.execv(sys.argv[1], sys.argv[1:])")
     out = tmp_path / "backups"
     out.mkdir()
-    full = subprocess.run([*HEARTSD, "store", "backup", "--db", db, str(out / "copy.db")], capture_output=True,
-                          text=True, timeout=60, preexec_fn=small_disk)
+    full = subprocess.run([sys.executable, "-c", small_disk, *HEARTSD, "store", "backup", "--db", db,
+                           str(out / "copy.db")], capture_output=True, text=True, timeout=60)
     assert full.returncode == 2, full
     assert "could not write the copy" in full.stderr and "untouched" in full.stderr, full.stderr
     assert sorted(os.listdir(out)) == [], os.listdir(out)
