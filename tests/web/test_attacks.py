@@ -40,6 +40,16 @@ def client() -> aiohttp.ClientSession:
     return aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
 
 
+async def json_answers(http: aiohttp.ClientSession, url: str, times: int) -> list[Any]:
+    """``url`` asked ``times`` times in a row: each answer's JSON (each must be a 200 of JSON)."""
+    answers = []
+    for _ in range(times):
+        async with http.get(url) as r:
+            assert r.status == 200 and r.content_type == "application/json"
+            answers.append(await r.json())
+    return answers
+
+
 def counted_encodings(monkeypatch: Any, module: Any, name: str) -> Any:
     """``module.name`` (a function making a dict for the page) made to return dicts that count
     how often JSON encodes them: the class, whose ``encoded`` is the count."""
@@ -1269,12 +1279,7 @@ def test_a_replays_index_is_made_once_in_the_replay_work_not_on_the_loop_per_req
         async with web_daemon(tmp_path) as web, aiohttp.ClientSession() as http:
             runner = await finished_match(web.arena, deals=2)
             await runner.finished.wait()
-            bodies = []
-            for _ in range(5):
-                async with http.get(f"{web.url}/api/replay/{runner.id}") as r:
-                    assert r.status == 200 and r.content_type == "application/json"
-                    bodies.append(await r.json())
-            return bodies
+            return await json_answers(http, f"{web.url}/api/replay/{runner.id}", 5)
 
     bodies = run(main())
     assert all(b == bodies[0] for b in bodies) and len(bodies[0]["deals"]) == 2
@@ -1381,12 +1386,7 @@ def test_the_tournaments_answer_is_encoded_once_per_change_not_per_request(tmp_p
             from tests.web.test_tournament_views import _finished_tournament
 
             _finished_tournament(web.arena.tournaments.store, "t-1")  # type: ignore[attr-defined]
-            answers = []
-            for _ in range(4):
-                async with http.get(f"{web.url}/api/tournaments") as r:
-                    assert r.status == 200 and r.content_type == "application/json"
-                    answers.append(await r.json())
-            return answers
+            return await json_answers(http, f"{web.url}/api/tournaments", 4)
 
     answers = run(main())
     assert all(a == answers[0] for a in answers) and [t["id"] for t in answers[0]["tournaments"]] == ["t-1"]
