@@ -211,15 +211,21 @@ def _full_trick(page: Page, players: int) -> list[tuple[str, dict[str, float]]]:
         now = page.wait_for_function(f"() => ({full}) ? ({BOXES})() : ({TURN})()", timeout=30_000).json_value()
         if isinstance(now, list):
             return now  # type: ignore[no-any-return]
-        if now == "pass":
-            for k in range(3):
-                page.locator("#hand [data-card]").nth(k).click()
-            page.click("#pass-button")
-        elif now == "play":
-            page.locator("#hand .card.legal").first.click()
-        else:
-            raise AssertionError(f"no complete trick was shown ({now})")
+        click_turn(page, now, f"no complete trick was shown ({now})")
     raise AssertionError("no complete trick was shown")
+
+
+def click_turn(page: Page, now: str, otherwise: str) -> None:
+    """Take the turn ``now`` ("pass" or "play") by clicks: the first three cards, or the
+    first legal one; any other turn fails with ``otherwise``."""
+    if now == "pass":
+        for k in range(3):
+            page.locator("#hand [data-card]").nth(k).click()
+        page.click("#pass-button")
+    elif now == "play":
+        page.locator("#hand .card.legal").first.click()
+    else:
+        raise AssertionError(otherwise)
 
 
 def test_tables_of_3_5_and_7_lay_out_without_overlapping_cards(tmp_path, browser: Browser) -> None:
@@ -790,14 +796,7 @@ def test_the_last_trick_of_a_deal_is_held_in_view_before_the_next_pass(tmp_path,
         page.evaluate(OBSERVE_LAST_TRICK)
         while page.evaluate("window.arena.state()?.deal ?? 0") < 1:
             now = turn(page)
-            if now == "pass":
-                for k in range(3):
-                    page.locator("#hand [data-card]").nth(k).click()
-                page.click("#pass-button")
-            elif now == "play":
-                page.locator("#hand .card.legal").first.click()
-            else:
-                raise AssertionError(now)
+            click_turn(page, now, now)
         # The deal may have ended on the person's own card, a moment ago: the hold may be on still.
         page.wait_for_function("() => window.lastTrick.since === null", timeout=10_000)  # a function: an expression is eval-ed, which the CSP refuses
         seen = page.evaluate("window.lastTrick")
