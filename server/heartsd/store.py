@@ -22,7 +22,7 @@ import structlog
 from google.protobuf.message import DecodeError
 from heartsbot.proto import game_pb2, spectator_pb2
 
-from .db import Database, StoreError, Transaction, _open_sqlite_read_only, redacted  # noqa: F401  (StoreError: part of the store's interface)
+from .db import Database, StoreError, Transaction, redacted  # noqa: F401  (StoreError: part of the store's interface)
 from .ladder import Ladder
 from .schema import MIGRATIONS
 from .shuffles import ShuffleRepeated
@@ -102,7 +102,7 @@ def refuse_damage(db: Database, url: str) -> None:
     # On a connection of its own, closed after: on the store's, the pages it read stayed in
     # that connection's cache and the daemon's memory grew by ~1.4 MiB more over the next
     # thousand bot streams (bench/server.py's per idle bot: 28.1 KiB against 26.7 unchecked).
-    checker = Database("sqlite", _open_sqlite_read_only(db.url), db.url)
+    checker = Database.open(db.url, create=False, read_only=True)
     try:
         damage = checker.damage()
     finally:
