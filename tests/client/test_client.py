@@ -4,6 +4,8 @@ matches on one stream, a strategy that raises, a strategy that overruns its time
 from __future__ import annotations
 
 import asyncio
+import logging
+import signal
 import subprocess
 import sys
 import time
@@ -12,6 +14,7 @@ from pathlib import Path
 from hearts_engine import MatchRecord, verify_record
 from heartsbot.proto import game_pb2
 from heartsbot.client import TIMEOUT, BotClient
+from heartsbot.logs import FIELDS
 from heartsbot.strategies import HeuristicStrategy, RandomStrategy, Strategy
 
 from ..server.harness import BOTS, run, running_daemon
@@ -395,3 +398,45 @@ def test_the_client_drains_grpcs_wake_ups_on_its_loop():
 
     reader = run(scenario())
     assert reader is not None and reader.passes > 0
+
+
+def test_after_the_server_crashes_and_restarts_a_match_it_aborted_is_no_longer_counted_running(tmp_path, caplog):
+    """A daemon killed mid-match comes back with the match aborted and no memory of what the
+    seat saw, so no `match_ended` can reach the bot: the welcome, which lists the matches
+    the bot is seated in, is what says the match is over. Before, the client kept it in
+    `active` for good: a later Ctrl-C said it was finishing it, and its end was never said."""
+    from ..server.test_daemon_process import Remote, start as start_daemon
+
+    async def scenario(daemon, port):
+        client = BotClient(f"127.0.0.1:{port}", BOTS["alice"], RandomStrategy(1), "alice", backoff_s=(0.05, 0.2))
+        task = await start(client)
+        match_id = await Remote(port).create_match(["alice", *HOUSE3], deals=200, seed=3)
+        while client.stats.decisions < 5:
+            await asyncio.sleep(0.01)
+        running_before = set(client.active)
+        daemon.kill()
+        daemon.wait(10)
+        client.connected.clear()
+        again, _ = start_daemon(tmp_path, "--port", str(port))
+        try:
+            await asyncio.wait_for(client.connected.wait(), 30)
+            after = set(client.active)
+            summary = client.stats.summary()
+            await finish(client, task)
+        finally:
+            again.send_signal(signal.SIGTERM)
+            again.wait(20)
+        return match_id, running_before, after, summary
+
+    daemon, port = start_daemon(tmp_path)
+    try:
+        with caplog.at_level(logging.INFO, logger="heartsbot"):
+            match_id, before, after, summary = run(scenario(daemon, port))
+    finally:
+        daemon.kill()
+    assert before == {match_id}
+    assert after == set(), "the restarted server runs no match: the client must not think it does"
+    said = [(r.getMessage(), getattr(r, FIELDS, {})) for r in caplog.records]
+    assert any(m.startswith("a match ended while this bot was away") and f.get("match_id") == match_id
+               for m, f in said), said
+    assert "0 matches, and 1 more that ended while the bot was away, with no result sent" in summary, summary

@@ -137,6 +137,9 @@ class ClientStats:
     overruns: int = 0
     slowest_s: float = 0.0
     reports: dict[str, MatchReport] = field(default_factory=dict)
+    # Matches that ended while the bot was away and whose end never reached it (the server
+    # restarted and aborted them): no result to count, but not running either.
+    ended_away: set[str] = field(default_factory=set)
 
     def problem(self, kind: str, message: str, trace: str = "") -> None:
         entry = self.problems.setdefault(kind, Problem(kind))
@@ -148,6 +151,8 @@ class ClientStats:
         """What ``heartsbot play`` says at exit: matches, mean rank, points per deal, defaults."""
         reports = list(self.reports.values())
         text = f"stopped after {self.decisions} decisions, {self.matches_ended} matches"
+        if self.ended_away:
+            text += f", and {len(self.ended_away)} more that ended while the bot was away, with no result sent"
         if results := self.how_they_went():
             text += f" ({results})"
         defaults: Counter[str] = Counter()
@@ -354,7 +359,7 @@ class BotClient:
                         self.connected.set()
                         first = not self.ever_connected
                         self.ever_connected = True
-                        self.active.update(m.match_id for m in message.welcome.active_matches)
+                        self._welcomed(message.welcome)
                         log.info("connected", bot=self.name, session=message.welcome.session_id,
                                  resuming=len(message.welcome.active_matches))
                         if first and not message.welcome.active_matches:
@@ -386,6 +391,18 @@ class BotClient:
                     task.cancel()
                 self._call = None
 
+    def _welcomed(self, welcome: bot_pb2.Welcome) -> None:
+        """The welcome lists every match the bot is seated in: one it thought running and not
+        listed ended while it was away. Its events, up to ``match_ended``, follow if the server
+        kept them; a server that crashed and restarted has none to send (it aborted the
+        match), so this is where the client learns the match is over."""
+        listed = {m.match_id for m in welcome.active_matches}
+        for match_id in sorted(self.active - listed):
+            self.stats.ended_away.add(match_id)
+            log.info("a match ended while this bot was away: its result follows if the server kept it "
+                     "(a server that restarted aborted it and has none)", bot=self.name, match_id=match_id)
+        self.active = listed
+
     def _on_update(self, update: bot_pb2.MatchUpdate, call: grpc.aio.StreamStreamCall, lock: asyncio.Lock,
                    tasks: set[asyncio.Task[None]]) -> None:
         self.active.add(update.match_id)
@@ -409,6 +426,7 @@ class BotClient:
                     self._server_defaults.setdefault(update.match_id, Counter())[SERVER_DEFAULTS[notice.provenance]] += 1
             elif which == "match_ended":
                 self.active.discard(update.match_id)
+                self.stats.ended_away.discard(update.match_id)
                 self.stats.matches_ended += 1
                 self.stats.results[update.match_id] = event.match_ended.result
                 self.stats.reports[update.match_id] = MatchReport(
