@@ -256,6 +256,9 @@ class Arena:
         self._house_task: asyncio.Task[None] | None = None
         self.slots = SlotBook()  # reservations of bots' match slots (slots.py)
         self.purposes: dict[str, str] = {}  # match id -> what started it: admin, ladder, house, tournament ...
+        # bot -> (tournament, version) of each tournament this daemon directs that froze the
+        # bot's version at its start (set by tournaments.Tournaments): see version_conflict.
+        self.frozen_by_tournaments: Callable[[str], list[tuple[str, str]]] = lambda bot: []
         self.accepting = True
         memory = store.path in (":memory:", "sqlite:///:memory:")  # a second connection would see another database
         self.tokens = TokenRegistry(settings.bot_tokens, url=None if memory else store.path,
@@ -496,8 +499,10 @@ class Arena:
     def version_conflict(self, bot: str, version: str) -> str:
         """Why a new stream of ``bot`` declared as ``version`` may not replace its live one
         ("" if it may): the live one plays a running match frozen to its version (a
-        tournament's), which the new one could not play. Replaced, it would be told to leave
-        and not come back, and its seat would take defaults to the end."""
+        tournament's), which the new one could not play, or is the version a tournament this
+        daemon directs froze, whose next matches the new one could not play. Replaced, it
+        would be told to leave and not come back, and its seats would take defaults to the end
+        (before, between a tournament's matches it was replaced)."""
         live = self.sessions.get(bot)
         if live is None or not live.connected or live.version == version:
             return ""
@@ -507,6 +512,12 @@ class Arena:
                     return (f"bot {bot!r} is playing match {runner.id} of a tournament as version {slot.version!r}, "
                             f"the version frozen at its start, on a stream still open; a stream as {version!r} "
                             f"cannot play it: connect as {slot.version!r}, or once that match is over")
+        for tournament_id, frozen in self.frozen_by_tournaments(bot):
+            if frozen == live.version:
+                return (f"bot {bot!r} plays tournament {tournament_id} as version {frozen!r}, the version frozen at "
+                        f"its start, on a stream still open; a stream as {version!r} would take its place and the "
+                        f"tournament's next matches would play the bot by its defaults: connect as {frozen!r}, or "
+                        "once the tournament is over")
         return ""
 
     def active_matches(self, bot: str) -> int:

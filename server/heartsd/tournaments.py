@@ -383,6 +383,11 @@ class Tournaments:
         # before, only the daemon's log said, and an organiser saw a table "starting" for hours.
         self._waiting: dict[tuple[str, int, int], str] = {}
         self._waiting_on: dict[str, str] = {}  # tournament -> the match of another daemon it last waited for
+        # tournament -> {bot: version frozen at its start}, while this daemon directs it: a
+        # live stream of a frozen version is not replaced by another version between the
+        # tournament's matches either (Arena.version_conflict).
+        self._frozen: dict[str, dict[str, str]] = {}
+        arena.frozen_by_tournaments = self.frozen_versions
         self.standings = StandingsWorker(arena.store)  # live and final standings, off the event loop
         # The public views built from the store, shared by the gRPC and web services
         # (TournamentService.ListTournaments), kept at most LIST_FRESH_S.
@@ -391,6 +396,10 @@ class Tournaments:
         # lease: (tournament, its instance) -> whether that instance's daemon is gone and the
         # tournament is directed here now. None in-process (no lease: server.embedded).
         self.adopt: Callable[[str, str], bool] | None = None
+
+    def frozen_versions(self, bot: str) -> list[tuple[str, str]]:
+        """(tournament, version) of every tournament directed here that froze ``bot``'s version."""
+        return [(t, versions[bot]) for t, versions in self._frozen.items() if bot in versions]
 
     def waiting(self, tournament_id: str) -> dict[tuple[int, int], str]:
         """(round, table) -> why that table's match waits, for the tables of ``tournament_id``
@@ -459,6 +468,7 @@ class Tournaments:
             shuffle_key=shuffle_key or secrets.token_bytes(SHUFFLE_KEY_BYTES))
         await asyncio.to_thread(self.store.create, t)
         log.info("tournament created", tournament=t.id, bots=len(bots), rounds=rounds, matches=len(t.tables))
+        self._frozen[t.id] = t.versions
         self.start(t.id)
         return t
 
@@ -552,6 +562,7 @@ class Tournaments:
                 t = await asyncio.to_thread(self.store.get, tournament_id)
                 if t is None or t.status in ("finished", "cancelled"):
                     return
+                self._frozen[tournament_id] = t.versions
                 open_rounds = sorted({row.round for row in t.tables if row.status != "finished"})
                 if not open_rounds:
                     final = await self.standings.final(t)
@@ -576,6 +587,8 @@ class Tournaments:
             raise
         except Exception:
             log.exception("tournament director failed; it resumes at the next start", tournament=tournament_id)
+        finally:
+            self._frozen.pop(tournament_id, None)
 
     async def _waits_on(self, tournament_id: str, match_id: str) -> None:
         """Say once per match that the director waits for a match another daemon runs (a

@@ -1742,6 +1742,43 @@ def test_another_version_cannot_replace_a_live_frozen_stream_nor_take_its_missed
     assert ended.status == game_pb2.MATCH_STATUS_FINISHED  # the frozen version's, as it reconnects
 
 
+def test_another_version_cannot_replace_a_live_frozen_stream_between_a_tournaments_matches(tmp_path):
+    """Found by the organiser pass: the refusal above held only while a match of the
+    tournament ran. Between its matches (a round's end, a pause) a stream of another
+    version replaced the frozen one's, which was told to leave; the tournament's next
+    matches then played the bot by its defaults. Now it is refused there too, naming the
+    tournament and the frozen version, while the frozen stream is open."""
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            bots = {n: await Bot(daemon, n, version="v1").start() for n in ("alice", "bob", "carol", "dave")}
+            async with daemon.channel() as channel:
+                stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+                created = (await stub.CreateTournament(P.CreateTournamentRequest(
+                    name="between", bots=list(bots), rounds=2, deals_per_match=1), metadata=auth(ADMIN))).tournament
+                await stub.PauseTournament(P.PauseTournamentRequest(id=created.id), metadata=auth(ADMIN))
+            for _ in range(3000):  # a round that started before the pause plays to its end
+                if not daemon.arena.runners:
+                    break
+                await asyncio.sleep(0.01)
+            assert not daemon.arena.runners
+            other = Bot(daemon, "alice", version="v2")
+            other._task = asyncio.get_running_loop().create_task(other._run())
+            try:
+                status, details = await other.final_status(), await other._call.details()
+            except asyncio.TimeoutError:  # welcomed, and the stream left open
+                status, details = None, f"welcomed: {other.welcome}"
+            live = daemon.arena.sessions.get("alice")
+            still = (live.version, live.connected) if live else None
+            for b in bots.values():
+                await b.drop()
+            return created.id, status, details, still
+
+    tournament_id, status, details, still = run(scenario())
+    assert status == grpc.StatusCode.FAILED_PRECONDITION, (status, details)  # before: OK, and v1 told to leave
+    assert tournament_id in details and "'v1'" in details and "'v2'" in details, details
+    assert still == ("v1", True)
+
+
 def test_a_bot_gone_while_its_match_is_being_stored_starts_away(tmp_path, monkeypatch):
     """Found by review: connect and disconnect only see running matches, so a bot that left
     (or came back as another version of a tournament) while its match's rows were being

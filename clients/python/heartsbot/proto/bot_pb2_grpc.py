@@ -58,8 +58,9 @@ class BotServiceServicer:
         or of one replaced by a newer stream of the same bot (after a final `draining`),
         PERMISSION_DENIED when `hello.name` is not the token's bot, FAILED_PRECONDITION
         when a stream of this bot declared as another `hello.version` is open and plays a
-        running tournament match, which only the version frozen at the tournament's start
-        may play (connect as that version, or once that match is over), INVALID_ARGUMENT when
+        tournament that froze its version at the start (a match of it running or not), which
+        only that version may play (connect as that version, or once the tournament is
+        over), INVALID_ARGUMENT when
         the first message is not `hello` (or none came within 10 s) or a message cannot be
         understood, RESOURCE_EXHAUSTED for an oversized message, for many more rejected
         answers than the requests received allow (64 plus four per concurrent match as
