@@ -440,12 +440,13 @@ class Tournaments:
             raise ArenaError("not_found", f"unknown bot{'s' if len(unknown) > 1 else ''} "
                              f"{', '.join(map(repr, unknown))}: no token of this daemon names "
                              f"{'them' if len(unknown) > 1 else 'it'} ([bot_tokens], or `heartsd ladder add-bot`)")
-        roster = []
-        for bot in bots:
-            session = arena.sessions.get(bot)
-            if session is None:
-                raise ArenaError("precondition", f"bot {bot!r} is not connected: its version is frozen at the start")
-            roster.append({"bot": bot, "owner": owners.get(bot, bot), "version": session.version})
+        live = {bot: arena.sessions.get(bot) for bot in bots}
+        if absent := [bot for bot, session in live.items() if session is None]:  # every one, not one per refusal
+            raise ArenaError("precondition", f"bot {absent[0]!r} is not connected: its version is frozen at the start"
+                             if len(absent) == 1 else f"bots {', '.join(map(repr, absent))} are not connected: "
+                             "their versions are frozen at the start")
+        roster = [{"bot": bot, "owner": owners.get(bot, bot), "version": session.version}
+                  for bot, session in live.items() if session is not None]
         if shuffle_key:
             if len(shuffle_key) != SHUFFLE_KEY_BYTES:
                 raise ArenaError("invalid", f"shuffle_key is {SHUFFLE_KEY_BYTES} bytes (a finished tournament's "

@@ -2101,20 +2101,25 @@ def test_a_store_restored_from_a_backup_never_deals_a_later_round_on_the_shuffle
 def test_a_roster_refusal_names_the_bot_it_is_about(tmp_path):
     """An organiser's pass: "a bot is on the roster twice" did not say which, and a bot no
     token names ('zed', a typo) was "not connected: its version is frozen at the start", as
-    if it only had to connect. Now the repeated bot is named, and an unknown one is NOT_FOUND."""
+    if it only had to connect. Now the repeated bot is named, and an unknown one is NOT_FOUND.
+    And a roster of bots not connected named only the first (an organiser connecting them
+    one refusal at a time): now every one."""
     async def scenario():
         async with running_daemon(tmp_path) as daemon, daemon.channel() as channel:
             stub = tournament_pb2_grpc.TournamentServiceStub(channel)
             refused = []
-            for bots in (["alice", "bob", "alice", "carol", "dave"], ["alice", "bob", "carol", "zed"]):
+            for bots in (["alice", "bob", "alice", "carol", "dave"], ["alice", "bob", "carol", "zed"],
+                         ["alice", "bob", "carol", "dave"]):
                 with pytest.raises(grpc.aio.AioRpcError) as err:
                     await stub.CreateTournament(P.CreateTournamentRequest(name="x", bots=bots, rounds=1),
                                                 metadata=auth(ADMIN), timeout=10)
                 refused.append((err.value.code(), err.value.details()))
             return refused
 
-    twice, unknown = run(scenario())
+    twice, unknown, absent = run(scenario())
     assert twice == (grpc.StatusCode.INVALID_ARGUMENT, "on the roster twice: 'alice'"), twice
+    assert absent == (grpc.StatusCode.FAILED_PRECONDITION, "bots 'alice', 'bob', 'carol', 'dave' are not connected: "
+                      "their versions are frozen at the start"), absent
     assert unknown[0] == grpc.StatusCode.NOT_FOUND and unknown[1].startswith("unknown bot 'zed'"), unknown
 
 
