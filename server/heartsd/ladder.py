@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from openskill.models import PlackettLuce
 
 from .db import Database, Transaction
-from .spelling import spelling_key
+from .spelling import did_you_mean, spelling_key
 
 # tau is the drift added to every sigma before each update. openskill's default (25/300)
 # suits people, whose skill wanders; it keeps sigma above ~1.6, so ratings stay a moving
@@ -160,14 +160,19 @@ class Ladder:
         with self.db.transaction() as tx:
             if tx.execute("UPDATE bots SET token_hash = ?, revoked_ms = NULL WHERE name = ?",
                           (token_hash(token), name)) != 1:
-                raise LadderError(f"no bot named {name!r}")
+                raise LadderError(f"no bot named {name!r}{did_you_mean(name, self._names(tx))}")
         return token
 
     def revoke(self, name: str) -> None:
         with self.db.transaction() as tx:
             if tx.execute("UPDATE bots SET revoked_ms = ? WHERE name = ? AND revoked_ms IS NULL",
                           (_now_ms(), name)) != 1:
-                raise LadderError(f"no active bot named {name!r}")
+                raise LadderError(f"no active bot named {name!r}{did_you_mean(name, self._names(tx, active=True))}")
+
+    @staticmethod
+    def _names(tx: Transaction, active: bool = False) -> list[str]:
+        """The registered bots' names (the active ones only if asked), for a refusal's suggestion."""
+        return [r[0] for r in tx.query("SELECT name FROM bots" + (" WHERE revoked_ms IS NULL" if active else ""))]
 
     def bot_for_token(self, token: str) -> str | None:
         rows = self.db.query("SELECT name FROM bots WHERE token_hash = ? AND revoked_ms IS NULL", (token_hash(token),))

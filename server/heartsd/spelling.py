@@ -1,9 +1,12 @@
 """When two spellings name one owner or bot: shared by the ladder's registrations and the
-configured bots' owners (config.py), which must agree on who is one person."""
+configured bots' owners (config.py), which must agree on who is one person; and which
+known name a mistyped one most resembles, for the refusals that name it."""
 
 from __future__ import annotations
 
+import difflib
 import unicodedata
+from collections.abc import Iterable
 
 
 def spelling_key(name: str) -> str:
@@ -14,3 +17,16 @@ def spelling_key(name: str) -> str:
     True
     """
     return unicodedata.normalize("NFKC", name).casefold()
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """" (did you mean 'X'?)" for the known name ``name`` most resembles (one spelling of it,
+    or the closest by difflib), else "": an organiser's typo names what they meant.
+
+    >>> did_you_mean("alcie", ["alice", "bob"]), did_you_mean("ALICE", ["alice"]), did_you_mean("zed", ["alice"])
+    (" (did you mean 'alice'?)", " (did you mean 'alice'?)", '')
+    """
+    names = sorted(set(known) - {name})
+    same = [k for k in names if spelling_key(k) == spelling_key(name)]
+    close = same or difflib.get_close_matches(name, names, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -113,6 +113,10 @@ class TokenRegistry:
         """Whether a token of this daemon names ``bot`` (configured, or registered and not revoked)."""
         return bot in self.configured_names or bot in self.view.by_hash.values()
 
+    def known_names(self) -> set[str]:
+        """Every bot a token of this daemon names (configured, or registered and not revoked)."""
+        return {*self.configured_names, *self.view.by_hash.values()}
+
     def shadowed(self, token: str) -> str | None:
         """The name of a configured bot that ``token``'s ladder registration also bears, if
         so: such a token opens no session. Before (an organiser's pass), `heartsd ladder

@@ -51,6 +51,7 @@ from .runner import ClockPolicy
 from .live_standings import RecordReader, StandingsWorker
 from .memo import SharedValues
 from .schedule import balanced_schedule
+from .spelling import did_you_mean
 
 if TYPE_CHECKING:
     from .arena import Arena
@@ -437,8 +438,9 @@ class Tournaments:
         if unknown and await arena.tokens.refreshed():
             unknown = unknown_bots()
         if unknown:  # before "not connected", which would send the organiser to connect a typo
+            known = arena.tokens.known_names()
             raise ArenaError("not_found", f"unknown bot{'s' if len(unknown) > 1 else ''} "
-                             f"{', '.join(map(repr, unknown))}: no token of this daemon names "
+                             f"{', '.join(repr(b) + did_you_mean(b, known) for b in unknown)}: no token of this daemon names "
                              f"{'them' if len(unknown) > 1 else 'it'} ([bot_tokens], or `heartsd ladder add-bot`)")
         live = {bot: arena.sessions.get(bot) for bot in bots}
         if absent := [bot for bot, session in live.items() if session is None]:  # every one, not one per refusal

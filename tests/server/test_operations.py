@@ -461,6 +461,9 @@ def test_ladder_commands_refused_print_only_the_error_with_the_clients_exit_code
     cases = {
         ("rotate", "nosuchbot"): (2, "heartsd ladder: no bot named 'nosuchbot'"),
         ("revoke", "nosuchbot"): (2, "heartsd ladder: no active bot named 'nosuchbot'"),
+        # A near spelling is suggested (before: only "no bot named"; an organiser's pass).
+        ("rotate", "knwon"): (2, "heartsd ladder: no bot named 'knwon' (did you mean 'known'?)"),
+        ("revoke", "Known"): (2, "heartsd ladder: no active bot named 'Known' (did you mean 'known'?)"),
         ("add-bot", "bad name!", "--owner", "o"): (2, "heartsd ladder: a bot name is 1-64 ASCII letters, digits, '-' or "
                                                       "'_', and it needs an owner"),
         ("add-bot", "known", "--owner", "o"): (3, "heartsd ladder: a bot named 'known' exists already"),

@@ -2109,18 +2109,20 @@ def test_a_roster_refusal_names_the_bot_it_is_about(tmp_path):
             stub = tournament_pb2_grpc.TournamentServiceStub(channel)
             refused = []
             for bots in (["alice", "bob", "alice", "carol", "dave"], ["alice", "bob", "carol", "zed"],
-                         ["alice", "bob", "carol", "dave"]):
+                         ["alice", "bob", "carol", "dave"], ["alcie", "bob", "carol", "zed"]):
                 with pytest.raises(grpc.aio.AioRpcError) as err:
                     await stub.CreateTournament(P.CreateTournamentRequest(name="x", bots=bots, rounds=1),
                                                 metadata=auth(ADMIN), timeout=10)
                 refused.append((err.value.code(), err.value.details()))
             return refused
 
-    twice, unknown, absent = run(scenario())
+    twice, unknown, absent, typo = run(scenario())
     assert twice == (grpc.StatusCode.INVALID_ARGUMENT, "on the roster twice: 'alice'"), twice
     assert absent == (grpc.StatusCode.FAILED_PRECONDITION, "bots 'alice', 'bob', 'carol', 'dave' are not connected: "
                       "their versions are frozen at the start"), absent
     assert unknown[0] == grpc.StatusCode.NOT_FOUND and unknown[1].startswith("unknown bot 'zed'"), unknown
+    assert typo[0] == grpc.StatusCode.NOT_FOUND and typo[1].startswith(
+        "unknown bots 'alcie' (did you mean 'alice'?), 'zed': no token of this daemon names them"), typo
 
 
 def test_a_table_waiting_for_a_bot_without_a_token_any_more_says_so_in_the_log(tmp_path, monkeypatch):
