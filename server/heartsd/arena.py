@@ -41,7 +41,7 @@ from .shuffles import ShuffleRepeated
 from .slots import Reservation, SlotBook
 from .spelling import spelling_key
 from .store import NewMatch, Store, TournamentOver
-from .store_health import StoreHealth, is_store_failure
+from .store_health import StoreHealth, failure_text, is_store_failure
 from .thinking import HouseThinkers
 from .tokens import TokenRegistry, TokenState
 
@@ -1057,12 +1057,16 @@ class Arena:
             try:
                 await self._write(self.store.finish, match_id, status, reason, record, deals, totals, rated, events)
                 return
-            except Exception:
+            except Exception as exc:
                 self._retrying.add(match_id)
                 if delay is None or (not self.accepting and tried >= STORE_RETRIES_STOPPING):
                     self._unstored_match(match_id)  # its row stays running until marked aborted
                     raise
-                log.warning("storing a result failed; retrying", match_id=match_id, retry_in=delay, exc_info=True)
+                # The store's own words (a full disk, a lost connection) for its failures; a
+                # traceback only for the first failure of another kind, a defect of ours.
+                # Before (an organiser's pass), every retry of every match printed one.
+                log.warning("storing a result failed; retrying", match_id=match_id, retry_in=delay,
+                            error=failure_text(exc), exc_info=tried == 0 and not is_store_failure(exc))
             with contextlib.suppress(asyncio.TimeoutError):  # a stop cuts the pause short
                 await asyncio.wait_for(self._stopping.wait(), delay)
             try:
@@ -1083,7 +1087,9 @@ class Arena:
             if is_store_failure(exc):
                 self.store_health.failed(exc, began)
                 self._probe_store()
-            log.exception("checkpoint failed", match_id=match_id)
+                log.warning("checkpoint failed", match_id=match_id, error=failure_text(exc))
+            else:
+                log.exception("checkpoint failed", match_id=match_id)
         else:
             self.store_health.worked(began)
 

@@ -54,7 +54,7 @@ class StoreHealth:
         self.failures += 1
         if began != self.changes:
             return
-        self.error = _message(exc)
+        self.error = failure_text(exc)
         if self.failing_since_ms:
             return
         self.failing_since_ms = now_ms if now_ms is not None else int(time.time() * 1000)
@@ -83,7 +83,7 @@ def is_store_failure(exc: BaseException) -> bool:
     return isinstance(exc, (sqlite3.Error, OSError)) or type(exc).__module__.split(".")[0] == "psycopg"
 
 
-def _message(exc: BaseException) -> str:
+def failure_text(exc: BaseException) -> str:
     """The failure's own words, one line: an OSError's strerror, else str(exc), else its type."""
     text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
     text = " ".join(text.split())

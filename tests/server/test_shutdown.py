@@ -243,6 +243,39 @@ def test_a_match_whose_result_could_not_be_stored_is_marked_aborted_once_the_sto
     assert (status, reason) == ("aborted", "server error: the result could not be stored")
 
 
+def test_a_full_disk_is_logged_in_its_own_words_not_a_traceback_per_retry(tmp_path, monkeypatch):
+    """An organiser's pass: on a full disk each retry of a result (every few seconds for
+    ~70 s, per match) and each failed checkpoint printed a whole traceback, burying the
+    one line that mattered. A store failure is now logged as the store's words; a
+    traceback is kept for the first failure of any other kind (a defect of ours)."""
+    import heartsd.arena
+    from structlog.testing import capture_logs
+
+    import heartsd.runner
+
+    monkeypatch.setattr(heartsd.arena, "STORE_RETRY_DELAYS_S", (0.01, 0.01, 0.01))
+    monkeypatch.setattr(heartsd.runner, "CHECKPOINT_EVERY_S", 0.0)  # a checkpoint at each deal's end
+    full = fill_the_disk(monkeypatch, "finish", "checkpoint_many")
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            with capture_logs() as logs:
+                match_id = await daemon.create_match(["house:random"] * 4, deals=2)
+                await daemon.wait_finished(match_id)
+                for _ in range(200):
+                    if daemon.arena.unstored_matches == 0 or any(
+                            e["event"].startswith("a match result could not be stored") for e in logs):
+                        break
+                    await asyncio.sleep(0.02)
+            full["disk"] = False
+            return [e for e in logs if e["event"] in ("storing a result failed; retrying", "checkpoint failed")]
+
+    said = run(scenario())
+    assert [e["event"] for e in said].count("storing a result failed; retrying") == 3, said
+    assert "checkpoint failed" in [e["event"] for e in said], said
+    assert all(e.get("error") == "database or disk is full" and not e.get("exc_info") for e in said), said
+
+
 def test_a_failing_store_shows_in_the_health_check_and_the_server_status_until_it_takes_writes(tmp_path,
                                                                                                 monkeypatch):
     """Before (an operator's pass): while the store took no writes (a full disk) the
