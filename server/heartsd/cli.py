@@ -126,7 +126,8 @@ async def _serve_saying_if_the_store_is_new(settings: Settings, show_admin_token
         if os.path.isfile(new_store):
             structlog.get_logger("heartsd.cli").warning(
                 f"created a new, empty store at {new_store}; if you meant an existing one, stop heartsd and "
-                "check --db / HEARTSD_DB_PATH and the working folder", path=new_store)
+                "check where its path came from (--db, HEARTSD_DB_PATH, or db_path in the --config file) and the "
+                "working folder", path=new_store)
 
     saying = asyncio.get_running_loop().create_task(say_when_ready())
     try:

@@ -395,6 +395,7 @@ def test_serve_warns_when_it_creates_a_new_store_and_only_then(tmp_path):
     assert typo.is_file()
     assert len(first) == 1 and first[0]["level"] == "warning", first
     assert str(first[0]["event"]).startswith(f"created a new, empty store at {typo};") and "--db" in first[0]["event"]
+    assert "db_path in the --config file" in str(first[0]["event"])  # before: only --db and HEARTSD_DB_PATH
     again = [e for e in serve_once(new=False) if "store" in str(e["event"])]
     assert again == [], again
 
