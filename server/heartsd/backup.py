@@ -10,6 +10,13 @@ the log's commits included, while the daemon goes on writing; the copy is then c
 (``pg_dump``).
 
     heartsd store backup --db heartsd.db /backups/heartsd-2026-12-06.db
+
+A copy made any other way (``pg_dump``, a file-system snapshot, a file copied with the
+daemon stopped) cannot know what the live store dealt after it: ``heartsd store
+restored`` does, on the restored store before a daemon starts on it, what the backup
+does to its copy (:func:`_spend_first_seeds`).
+
+    heartsd store restored --db postgresql://arena@db/hearts
 """
 
 from __future__ import annotations
@@ -114,14 +121,42 @@ def _spend_first_seeds(copy: sqlite3.Connection) -> int:
     would give it back) count as made; a running table's match is aborted at the start
     and played again on a random seed already."""
     try:
-        return copy.execute(
-            "UPDATE tournament_tables SET attempts = attempts + 1 "
-            "WHERE ((status = 'pending' AND attempts = 0) OR (status = 'starting' AND attempts = 1)) "
-            "AND tournament_id IN (SELECT id FROM tournaments WHERE status IN ('running', 'paused'))").rowcount
+        return copy.execute(SPEND_FIRST_SEEDS).rowcount
     except sqlite3.OperationalError:  # a store from before tournaments
         return 0
     finally:
         copy.commit()
+
+
+SPEND_FIRST_SEEDS = (
+    "UPDATE tournament_tables SET attempts = attempts + 1 "
+    "WHERE ((status = 'pending' AND attempts = 0) OR (status = 'starting' AND attempts = 1)) "
+    "AND tournament_id IN (SELECT id FROM tournaments WHERE status IN ('running', 'paused'))")
+
+
+def restored_main(url: str) -> int:
+    """``heartsd store restored``: mark spent, in a store restored from a copy made by other
+    means than ``store backup``, the first attempt of every unplayed table of a running or
+    paused tournament (:func:`_spend_first_seeds`); say how many. Run it before a daemon
+    starts on the store: run again, it spends the next attempts too, which only costs
+    reproducibility (those tables deal random shuffles either way)."""
+    from .db import StoreError, redacted
+    from .store import Store
+
+    try:
+        store = Store.open_existing(url, write=True)
+    except StoreError as exc:
+        print(f"heartsd store restored: {exc}", file=sys.stderr)
+        return 2
+    try:
+        with store.db.transaction() as tx:
+            spent = tx.execute(SPEND_FIRST_SEEDS)
+    finally:
+        store.close()
+    print(f"marked {spent:,} unplayed tournament table(s) of {redacted(url) if is_postgresql(url) else sqlite_path(url)} to "
+          "deal fresh random shuffles: the live store may have dealt their first ones after the copy this store "
+          "was restored from" if spent else "no running or paused tournament has an unplayed table: nothing to mark")
+    return 0
 
 
 def _count(db: sqlite3.Connection, sql: str) -> int:

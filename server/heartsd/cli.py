@@ -198,6 +198,12 @@ def _backup(args: argparse.Namespace) -> int:
     return backup.main(args.db, args.target)
 
 
+def _restored(args: argparse.Namespace) -> int:
+    from . import backup
+
+    return backup.restored_main(args.db)
+
+
 def _verify(args: argparse.Namespace) -> int:
     import dataclasses
 
@@ -499,13 +505,18 @@ def _main(argv: Sequence[str] | None) -> int:
     show.add_argument("match_id")
     show.add_argument("--db", default=os.environ.get("HEARTSD_DB_PATH", "heartsd.db"))
     show.set_defaults(run=_show)
-    store = sub.add_parser("store", help="copy the store while the daemon runs")
+    store = sub.add_parser("store", help="copy the store while the daemon runs, or mark one restored")
     store_sub = store.add_subparsers(dest="store_command", required=True)
     copy = store_sub.add_parser("backup", help="a consistent copy of a SQLite store (its -wal's commits included), "
                                                "checked; safe while the daemon runs")
     copy.add_argument("target", help="the new file to write (never overwritten)")
     copy.add_argument("--db", default=os.environ.get("HEARTSD_DB_PATH", "heartsd.db"), help="the store to copy")
     copy.set_defaults(run=_backup)
+    restored = store_sub.add_parser(
+        "restored", help="after restoring a copy made any other way than `store backup` (pg_dump, a file "
+                         "copy), before a daemon starts on it: unplayed tournament tables deal fresh shuffles")
+    restored.add_argument("--db", default=os.environ.get("HEARTSD_DB_PATH", "heartsd.db"), help="the restored store")
+    restored.set_defaults(run=_restored)
     ladder = sub.add_parser("ladder", help="ladder bots, tokens and the leaderboard")
     ladder_sub = ladder.add_subparsers(dest="ladder_command", required=True)
     default_db = os.environ.get("HEARTSD_DB_PATH", "heartsd.db")

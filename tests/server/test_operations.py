@@ -1293,3 +1293,15 @@ def test_a_backup_that_cannot_be_written_names_the_copy_not_the_store_and_leaves
     assert "could not write the copy" in full.stderr and "untouched" in full.stderr, full.stderr
     assert sorted(os.listdir(out)) == [], os.listdir(out)
     assert _finished(db) == 0  # the store still reads
+
+
+def test_store_restored_refuses_a_store_that_is_not_there_saying_why_and_never_its_password(tmp_path):
+    """`heartsd store restored` (after a restore by other means than `store backup`) on a
+    path that holds no store, or a PostgreSQL server it cannot reach: exit 2, the reason,
+    nothing created, and a URL's password never printed."""
+    missing = heartsd("store", "restored", "--db", str(tmp_path / "nope.db"))
+    assert missing.returncode == 2 and "no store at" in missing.stderr and "Traceback" not in missing.stderr
+    assert not (tmp_path / "nope.db").exists()
+    unreachable = heartsd("store", "restored", "--db", "postgresql://arena:s3cret@127.0.0.1:1/hearts")
+    assert unreachable.returncode == 2 and "cannot open the store" in unreachable.stderr, unreachable.stderr
+    assert "s3cret" not in unreachable.stderr + unreachable.stdout

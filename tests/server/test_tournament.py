@@ -2098,6 +2098,72 @@ def test_a_store_restored_from_a_backup_never_deals_a_later_round_on_the_shuffle
     assert all(again[k] != first[k] for k in unplayed), (unplayed, first, again)
 
 
+def test_a_store_restored_by_other_means_never_deals_a_later_round_on_shuffles_dealt_after_its_copy(
+        tmp_path, store_url, request):
+    """The same organiser's failure, for a copy `store backup` did not make: a PostgreSQL
+    dump (`pg_dump`, restored with `psql`), or a SQLite file copied with the daemon
+    stopped. Such a copy cannot mark the first attempts spent, so `heartsd store restored`
+    does it, run on the restored store before the daemon starts on it (before, there was
+    no way: a PostgreSQL store restored mid-tournament replayed the shuffles its bots had
+    been dealt after the dump)."""
+    names = dict.fromkeys(("alice", "bob", "carol", "dave"), "random")
+    tokens = {n: BOTS[n] for n in names}
+    postgres = store_url.startswith("postgresql://")
+    dump = tmp_path / ("dump.sql" if postgres else "copy.db")
+
+    def seeds(daemon, t: P.Tournament) -> dict[tuple[int, int], int]:  # type: ignore[no-untyped-def]
+        return {(r.round, r.table): daemon.arena.store.get(r.match_id).seed for r in t.tables}
+
+    async def play(url: str, copy_between_rounds: bool, t: P.Tournament | None = None):  # type: ignore[no-untyped-def]
+        async with running_daemon(tmp_path, db=url) as daemon, daemon.channel() as channel:
+            if t is None:
+                async with _tournament_of(daemon, tokens, names, name="dumped", rounds=3, deals_per_match=2) as (stub, t):
+                    await stub.PauseTournament(P.PauseTournamentRequest(id=t.id), metadata=auth(ADMIN))
+                    paused = await _until(daemon.target, t.id, lambda x: all(r.status in ("pending", "finished")
+                                                                             for r in x.tables), 60)
+                    copy_store(url)
+                    await stub.ResumeTournament(P.ResumeTournamentRequest(id=t.id), metadata=auth(ADMIN))
+                    return t, paused, seeds(daemon, await _until(daemon.target, t.id, _finished, 120))
+            clients = await _clients(daemon.target, tokens, names)
+            try:
+                stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+                await stub.ResumeTournament(P.ResumeTournamentRequest(id=t.id), metadata=auth(ADMIN))
+                return seeds(daemon, await _until(daemon.target, t.id, _finished, 120))
+            finally:
+                await _stop(clients)
+
+    def copy_store(url: str) -> None:
+        if postgres:
+            from tests.postgres import _binary
+            subprocess.run([_binary("pg_dump"), "--no-owner", "-f", str(dump), url], check=True, capture_output=True)
+        else:  # the tournament is paused between rounds: nothing is written while the file is copied
+            import sqlite3
+            with sqlite3.connect(url) as live, sqlite3.connect(dump) as copy:
+                live.backup(copy)  # the file as a stopped daemon would leave it, nothing marked
+
+    def restore() -> str:
+        if postgres:
+            from tests.postgres import fresh_database, _binary
+            url = request.getfixturevalue("postgres_server")
+            restored = stack.enter_context(fresh_database(url))
+            subprocess.run([_binary("psql"), "-q", "-v", "ON_ERROR_STOP=1", "-f", str(dump), restored],
+                           check=True, capture_output=True)
+            return restored
+        return str(dump)
+
+    with contextlib.ExitStack() as stack:
+        t, paused, first = run(play(store_url, True))
+        restored = restore()
+        said = subprocess.run([sys.executable, "-m", "heartsd.cli", "store", "restored", "--db", restored],
+                              capture_output=True, text=True)
+        again = run(play(restored, False, t))
+    unplayed = [(r.round, r.table) for r in paused.tables if r.status == "pending"]
+    assert said.returncode == 0, said.stderr
+    assert f"{len(unplayed)} unplayed tournament table(s)" in said.stdout, said.stdout
+    assert unplayed, paused.tables
+    assert all(again[k] != first[k] for k in unplayed), (unplayed, first, again)  # before: no such command
+
+
 def test_a_roster_refusal_names_the_bot_it_is_about(tmp_path):
     """An organiser's pass: "a bot is on the roster twice" did not say which, and a bot no
     token names ('zed', a typo) was "not connected: its version is frozen at the start", as
