@@ -216,6 +216,28 @@ def test_the_seat_secret_is_never_logged_or_echoed(tmp_path) -> None:
     run(main())
 
 
+def test_the_seat_cookie_is_secure_behind_a_proxy_that_terminates_tls(tmp_path) -> None:
+    """Before: the seat cookie was Secure only when the daemon served TLS itself; behind a
+    proxy or a Kubernetes ingress that terminates it (the README's way to deploy), the
+    cookie of a person's seat could go out over plain HTTP too. A request the proxy says
+    came over HTTPS (X-Forwarded-Proto, or Forwarded: proto=https) now gets a Secure cookie.
+    A client that claims it falsely only stops its own browser sending the cookie over HTTP."""
+
+    async def main() -> dict[str, bool]:
+        secure = {}
+        async with web_daemon(tmp_path, web_tables_per_peer=4) as web:
+            for label, headers in (("plain", {}), ("x-forwarded", {"X-Forwarded-Proto": "https"}),
+                                   ("forwarded", {"Forwarded": "for=10.0.0.1;proto=https"}),
+                                   ("x-forwarded http", {"X-Forwarded-Proto": "http"})):
+                async with client() as http, http.post(f"{web.url}/api/play", json=SEAT, headers=headers) as r:
+                    assert r.status == 200, await r.text()
+                    cookie = next(iter(r.cookies.values()))
+                    secure[label] = bool(cookie["secure"])
+        return secure
+
+    assert run(main()) == {"plain": False, "x-forwarded": True, "forwarded": True, "x-forwarded http": False}
+
+
 # -- cross-site requests and what pages may do ----------------------------------------------
 
 def test_another_site_cannot_take_a_seat_even_without_an_origin_header(tmp_path) -> None:

@@ -160,7 +160,7 @@ class Api:
         # nothing else, so the seats a person took never pile up in every request's header
         # (aiohttp refuses a Cookie header over 8 KiB: ~120 seats in a day made every page 400).
         response.set_cookie(front.cookie_name(seat.match_id), secret, httponly=True, samesite="Strict",
-                            path=f"/api/seat/{seat.match_id}", max_age=24 * 3600, secure=request.secure)
+                            path=f"/api/seat/{seat.match_id}", max_age=24 * 3600, secure=front.over_https(request))
         return response
 
     async def seat(self, request: web.Request) -> web.Response:

@@ -69,6 +69,23 @@ class WebContext:
         return f"seat-{match_id}"
 
     @staticmethod
+    def over_https(request: web.Request) -> bool:
+        """Whether the browser reached us over HTTPS: our own TLS, or a proxy that terminated
+        it saying so (X-Forwarded-Proto, Forwarded: proto=). Only the seat cookie's Secure
+        flag rests on it, so a header nobody vouches for is enough: a client that claims
+        HTTPS falsely only stops its own browser sending the cookie over plain HTTP.
+
+        >>> from aiohttp.test_utils import make_mocked_request as req
+        >>> [WebContext.over_https(req("POST", "/", headers=h)) for h in ({}, {"X-Forwarded-Proto": "https, http"},
+        ...                                                        {"Forwarded": "for=1.2.3.4;proto=HTTPS"})]
+        [False, True, True]
+        """
+        if request.secure:
+            return True
+        forwarded = request.headers.get("X-Forwarded-Proto", "").split(",")[0].strip().lower()
+        return forwarded == "https" or any(f.get("proto", "").lower() == "https" for f in request.forwarded[:1])
+
+    @staticmethod
     def check_origin(request: web.Request) -> None:
         """A browser says where a request comes from (Origin; Sec-Fetch-Site where it sends
         that): refuse other sites' pages."""
