@@ -600,3 +600,30 @@ def test_a_last_trick_already_drawn_is_held_for_the_rest_of_the_moment(tmp_path,
         page.close()
     assert said == {"soon": [0, 12, True], "heldThen": True, "still": True, "after": [False, 1, 1], "late": 1,
                     "lateHolding": False}, said
+
+
+def test_each_tables_tab_names_its_seats_and_its_match(tmp_path, browser: Browser) -> None:
+    """A spectator's pass: every table's tab read "Watch · Hearts Arena", so with several
+    tables open none could be told from another. A table's tab now names its seats (house
+    seats by their strategy) and its match, live and as a replay, in the page's language."""
+    with ThreadedDaemon(tmp_path, house_delay_ms=40) as daemon:
+        runners = [house_match(daemon, deals=2) for _ in range(2)]
+        pages, errors = [], []
+        for runner in runners:
+            page = browser.new_page(viewport=DESKTOP)
+            errors += watch_errors(page)
+            page.goto(f"{daemon.url}/watch/{runner.id}")
+            expect(page).to_have_title(f"heuristic, random, heuristic, random · Match {runner.id} · Hearts Arena")
+            pages.append(page)
+        assert pages[0].title() != pages[1].title()
+        page, runner = pages[0], runners[0]
+        page.select_option("#lang", "id")
+        expect(page).to_have_title(f"heuristic, random, heuristic, random · Pertandingan {runner.id} · Hearts Arena")
+        page.select_option("#lang", "en")
+        daemon.call(lambda: runner.finished.wait(), timeout=120)
+        expect(page.locator(".badge.replay")).to_be_visible(timeout=20_000)
+        expect(page).to_have_title(f"heuristic, random, heuristic, random · Match {runner.id} · Hearts Arena")
+        for other in pages:
+            other.close()
+    assert not errors, errors
+

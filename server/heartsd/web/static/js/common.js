@@ -52,14 +52,20 @@ export function socketURL(path) {
 // The header of every page: title, navigation, language switch. `rerender` runs when
 // the language changes (pages keep their state and draw again); `title` names the page
 // when it is not its navigation entry's (a bot's page is under the leaderboard).
+// Returns a function that names the tab again, for a page whose `title` changes with its
+// data (a table's tab names its seats once they are known: watch.js).
 export function header(active, rerender, title = () => t(active)) {
   let bar = document.getElementById("top");
   if (!bar) {
     bar = el("header", { id: "top" });
     document.body.prepend(bar);
   }
+  const retitle = () => {
+    const named = `${title()} · ${t("title")}`;
+    if (document.title !== named) document.title = named;
+  };
   const draw = () => {
-    document.title = `${title()} · ${t("title")}`;
+    retitle();
     const select = el("select", { id: "lang", "aria-label": t("language"), onchange: (e) => setLanguage(e.target.value) },
       Object.entries(LANGUAGES).map(([code, name]) => el("option", { value: code, selected: code === language() }, name)));
     bar.replaceChildren(
@@ -70,6 +76,7 @@ export function header(active, rerender, title = () => t(active)) {
   };
   draw();
   onLanguage(() => { draw(); rerender?.(); });
+  return retitle;
 }
 
 // A seat's name for people: "house:heuristic" -> "heuristic (house, seat 2)", "human:h-1a2b" -> "Guest 1a2b"

@@ -21,7 +21,18 @@ let replay = null; // {index, frames: Map(deal -> frames), deal, step, timer, sp
 // A 404 of the feed or the record: no match has this id (said in the page's language).
 const NO_MATCH = { message: () => t("no_such_match", { id: matchId }) };
 
-header("watch", () => draw());
+// The tab names the table it shows: its seats, then the match (before, every table's tab
+// read "Watch", and a spectator with several open could not tell them apart). House seats
+// by their strategy alone: the tab is narrow, and the match id tells two house tables apart.
+const retitle = header("watch", () => draw(), tabTitle);
+
+function tabTitle() {
+  const seats = mode === "replay" ? replay?.index?.seats : live?.seats;
+  const match = t("watch_heading", { id: matchId });
+  if (!seats?.length) return match;
+  const names = seats.map((s) => (s.house ? s.name.replace(/^house:/, "") : seatName(s)));
+  return `${names.join(", ")} · ${match}`;
+}
 
 function draw() {
   $("heading").textContent = t("watch_heading", { id: matchId }); // for screen readers: the page's name
@@ -42,6 +53,7 @@ const liveView = dealEndHold(() => { if (mode === "live" && live) drawLive(); })
 
 function drawLive() {
   const state = liveView(live);
+  retitle();
   // With a spectator delay each deal comes once it is over and the delay has passed,
   // played out card by card with every hand (the server paces it): said so, not "Live".
   // A duplicate set's table likewise: each deal once every table of the set has ended it.
@@ -223,6 +235,7 @@ function drawControls() {
 
 function drawReplay() {
   const index = replay.index;
+  retitle();
   if (!index.deals.length) { // over before any card (cancelled at once, say): how it ended is all there is
     status(t("no_cards_played"), "replay");
     drawResult();
