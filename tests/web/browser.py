@@ -11,6 +11,7 @@ import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from playwright.sync_api import Browser, Page, sync_playwright
 
@@ -49,3 +50,30 @@ def screenshot(page: Page, name: str) -> Path:
     path = OUTPUT / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+# Each seat label of the table `root` (a selector): its visible text, its title, whether its
+# text overflows its box, and its seat's box (inside the table? apart from the others?).
+SEAT_LABELS = """(root) => {
+  const table = document.querySelector(root).getBoundingClientRect();
+  return [...document.querySelectorAll(`${root} .seat`)].map((seat) => {
+    const who = seat.querySelector('.who'), box = seat.getBoundingClientRect();
+    return { text: who.innerText.replace(/\\s+/g, ' '), title: who.title,
+             overflows: who.scrollWidth > who.clientWidth + 0.5 || who.scrollHeight > who.clientHeight + 0.5,
+             inside: box.left >= table.left - 0.5 && box.right <= table.right + 0.5
+                     && box.top >= table.top - 0.5 && box.bottom <= table.bottom + 0.5,
+             box: { x: box.left, y: box.top, w: box.width, h: box.height } };
+  });
+}"""
+
+
+def seat_labels(page: Page, root: str = "#table") -> list[dict[str, Any]]:
+    return page.evaluate(SEAT_LABELS, root)  # type: ignore[no-any-return]
+
+
+def overlapping(labels: list[dict[str, Any]]) -> list[tuple[int, int]]:
+    """The pairs of seats (indexes in ``labels``) whose boxes overlap."""
+    boxes = [label["box"] for label in labels]
+    return [(i, j) for i, p in enumerate(boxes) for j, q in enumerate(boxes) if i < j
+            and min(p["x"] + p["w"], q["x"] + q["w"]) - max(p["x"], q["x"]) > 0.5
+            and min(p["y"] + p["h"], q["y"] + q["h"]) - max(p["y"], q["y"]) > 0.5]

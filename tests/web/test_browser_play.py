@@ -11,7 +11,7 @@ import time
 from typing import Any
 from playwright.sync_api import Browser, Page, expect
 
-from .browser import DESKTOP, PHONE, screenshot, watch_errors
+from .browser import DESKTOP, PHONE, overlapping, screenshot, seat_labels, watch_errors
 from .harness import ThreadedDaemon
 
 TURN = """() => {
@@ -818,6 +818,31 @@ def test_the_playboards_tab_names_the_seat_in_each_language(tmp_path, browser: B
             page.select_option("#lang", lang)
             expect(page).to_have_title(title)
         page.close()
+
+
+def test_the_playboards_seat_labels_show_each_opponents_whole_name(tmp_path, browser: Browser) -> None:
+    """A spectator's pass: the Playboard's three house opponents (the lobby's default: all
+    heuristic) read "heuristic (ho…" each, cut to one line of their boxes, so which of them
+    led or took a trick could not be told. Each label now wraps, whole ("heuristic, seat 3"),
+    with the whole name as its title; on a phone and a desktop alike, within its box and the
+    table."""
+    want = ["You", "heuristic (house, seat 2)", "heuristic (house, seat 3)", "heuristic (house, seat 4)"]
+    shown = ["You", "heuristic, seat 2", "heuristic, seat 3", "heuristic, seat 4"]
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=PHONE)
+        errors = watch_errors(page)
+        start_from_lobby(page, daemon.url)
+        expect(page.locator("#table .seat")).to_have_count(4)
+        for size in (PHONE, DESKTOP):
+            page.set_viewport_size(size)
+            seats = seat_labels(page)
+            assert [s["title"] for s in seats] == want, seats
+            assert [s["text"] for s in seats] == shown, seats
+            for label in seats:
+                assert not label["overflows"] and label["inside"], (size, label)
+            assert not overlapping(seats), size
+        page.close()
+    assert not errors, errors
 
 
 def test_the_lobbys_clock_note_and_errors_take_the_forms_width(tmp_path, browser: Browser) -> None:

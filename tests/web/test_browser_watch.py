@@ -14,7 +14,7 @@ from heartsbot.proto import admin_pb2, game_pb2
 
 from heartsd.arena import SeatRequest
 
-from .browser import DESKTOP, PHONE, screenshot, watch_errors
+from .browser import DESKTOP, PHONE, overlapping, screenshot, seat_labels, watch_errors
 from .harness import ThreadedDaemon
 
 # Every data-card ever added to the page, with the time (epoch ms) it appeared, until the
@@ -627,3 +627,56 @@ def test_each_tables_tab_names_its_seats_and_its_match(tmp_path, browser: Browse
             other.close()
     assert not errors, errors
 
+
+# A table drawn by table.js with seats of the given names, beside the page's own (its seat
+# labels as seat_labels reads them): ladder bots' names, up to the 64 characters a name may have.
+PROBE = """async (names) => {
+  const { renderTable } = await import('/static/js/table.js');
+  document.querySelector('#probe')?.remove();
+  const root = document.createElement('div'), info = document.createElement('div');
+  root.id = 'probe';
+  document.querySelector('.play-area').append(root, info);
+  const n = names.length;
+  renderTable(root, info, { ruleset: { players: n }, phase: 'playing', trick: { leader: -1, cards: [] },
+                            seats: names.map((name, seat) => ({ seat, name, house: false, human: false })),
+                            hand_sizes: Array(n).fill(13), points_taken: Array(n).fill(0), tricks_won: Array(n).fill(0) });
+}"""
+
+
+def test_seat_labels_show_whole_names_that_tell_the_seats_apart(tmp_path, browser: Browser) -> None:
+    """A spectator's pass: a seat's name was cut to one line of its box, "heuristic (ho…" for
+    both of a table's heuristic seats (on a desktop too), and a ladder bot's "house-heu…" for
+    house-heuristic and house-heuristic-2. A label now wraps, whole ("heuristic, seat 3": a
+    house seat without "house"); a very long name shows its start and its end (which tell
+    seats apart), and every label has the whole name as its title; on a phone and a desktop
+    alike, every label within its box and the table."""
+    want = ["heuristic (house, seat 1)", "random (house, seat 2)", "heuristic (house, seat 3)", "random (house, seat 4)"]
+    shown = ["heuristic, seat 1", "random, seat 2", "heuristic, seat 3", "random, seat 4"]
+    long = "montecarlo-information-set-search-with-an-opponent-model-v"
+    ladder = ["house-heuristic", f"{long}1", "house-heuristic-2", f"{long}2"]
+    with ThreadedDaemon(tmp_path, house_delay_ms=100) as daemon:
+        runner = house_match(daemon, deals=2)
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        page.goto(f"{daemon.url}/watch/{runner.id}")
+        expect(page.locator("#table .seat")).to_have_count(4)
+        page.evaluate(PROBE, ladder)
+        for size in (DESKTOP, PHONE):
+            page.set_viewport_size(size)
+            seats = seat_labels(page, "#table")
+            assert [s["title"] for s in seats] == want, seats
+            assert [s["text"] for s in seats] == shown, seats
+            probe = seat_labels(page, "#probe")
+            assert [s["title"] for s in probe] == ladder, probe
+            texts = [s["text"] for s in probe]
+            assert len(set(texts)) == len(texts), texts
+            for name, text in zip(ladder, texts):
+                head, _, tail = text.partition("…")
+                assert text == name or (name.startswith(head) and name.endswith(tail) and tail), (name, text)
+            for label in seats + probe:
+                assert not label["overflows"] and label["inside"], (size, label)
+            assert not overlapping(seats) and not overlapping(probe), size
+        screenshot(page, "table-seat-labels-phone")
+        page.close()
+        daemon.call(lambda: runner.finished.wait(), timeout=120)
+    assert not errors, errors

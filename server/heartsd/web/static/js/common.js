@@ -90,6 +90,13 @@ export function seatName(seat, you = -1) {
   return seat.name;
 }
 
+// A seat's name where room is short (a seat's label on the table): a house seat without
+// "house" ("heuristic, seat 2"); the seat's aria-label and the label's title say it whole.
+export function seatShortName(seat, you = -1) {
+  if (seat?.house && seat.seat !== you) return t("house_seat_short", { name: seat.name.replace(/^house:/, ""), n: seat.seat + 1 });
+  return seatName(seat, you);
+}
+
 // The seats this browser took (match ids, newest last): the lobby offers "Resume" for
 // those still live. Only a hint for the page; the seat's cookie is what lets it play.
 const SEATS_KEY = "seats";

@@ -1,7 +1,7 @@
 // The table: seats around it (3 to 7), the trick in the middle, the score panel. Used
 // by the Playboard, the live table and replays alike; it draws the state it is given
 // (from the server) and decides nothing about the rules.
-import { el, seatName } from "./common.js";
+import { el, seatName, seatShortName } from "./common.js";
 import { faceDown, faceUp, shortName } from "./cards.js";
 import { cardLabel, positionName, positionShort, t } from "./i18n.js";
 
@@ -35,6 +35,27 @@ export function nextToPlay(state) {
   return (trick.leader + trick.cards.length) % state.ruleset.players;
 }
 
+// Each seat's name as its label shows it, and whole (the label's title; the seat's
+// aria-label has it too). A label is the seat's short name (seatShortName), wrapped over at
+// most two lines of the narrowest seat box: one longer than LABEL_CHARS shows its start and
+// its end about an ellipsis, the end being what tells seats apart ("-2"). Two labels that
+// would read alike are not cut. Before (a spectator's pass), a name was cut to one line of
+// its box: "heuristic (ho…" for both of a table's heuristic seats, "house-heu…" for
+// house-heuristic and house-heuristic-2.
+export const LABEL_CHARS = 18;
+const LABEL_TAIL = 9;
+
+export function seatLabels(seats, you = -1) {
+  const shorts = seats.map((seat) => seatShortName(seat, you));
+  const cut = (name) => (name.length <= LABEL_CHARS ? name
+    : `${name.slice(0, LABEL_CHARS - LABEL_TAIL - 1)}…${name.slice(-LABEL_TAIL)}`);
+  const labels = shorts.map(cut);
+  return seats.map((seat, i) => ({
+    name: seatName(seat, you),
+    label: labels.some((other, j) => other === labels[i] && shorts[j] !== shorts[i]) ? shorts[i] : labels[i],
+  }));
+}
+
 // Draw the table into `root` and its caption (who leads, who won, hearts) into `info`.
 // options: bottom (seat drawn at the bottom), you (the viewer's own seat or -1),
 // faceUpHands (every hand is drawn elsewhere, face up: replays).
@@ -44,19 +65,20 @@ export function renderTable(root, info, state, { bottom = 0, you = -1, faceUpHan
   root.dataset.players = n;
   const seats = [];
   const toPlay = state.phase === "playing" ? nextToPlay(state) : -1;
+  const labels = seatLabels(Array.from({ length: n }, (_, s) => state.seats[s]), you);
   for (let s = 0; s < n; s += 1) {
     const place = placement(s, bottom, n);
-    const info = state.seats[s];
-    const name = seatName(info, you);
+    const { name, label } = labels[s];
     const count = state.hand_sizes?.[s] ?? 0;
     const points = state.points_taken?.[s] ?? 0;
     const box = el("section", {
-      class: `seat pos-${place.position}${s === toPlay ? " to-play" : ""}${s === you ? " mine" : ""}`,
+      class: `seat pos-${place.position}${place.position.includes("_") ? " diagonal" : ""}${s === toPlay ? " to-play" : ""}${s === you ? " mine" : ""}`,
       dataset: { seat: s, position: place.position },
       "aria-label": t("seat_label", { name, position: positionName(place.position), cards: count, points }),
     },
-    el("span", { class: "who" }, name),
-    el("div", { class: "line" }, el("span", { class: "where" }, positionName(place.position)),
+    el("span", { class: "who", title: name }, label),
+    el("div", { class: "line" }, el("span", { class: "where", title: positionName(place.position) },
+      el("span", { class: "long" }, positionName(place.position)), el("span", { class: "short" }, positionShort(place.position))),
       s === you || faceUpHands ? null : el("span", { class: "stack", "aria-hidden": "true" },
         count > 0 ? faceDown({ small: true }) : null, el("span", { class: "count" }, count))),
     el("div", { class: "seat-stats" }, t("points_n", { n: points }),
