@@ -298,3 +298,65 @@ def test_a_bot_pages_matches_count_seats_from_one_as_the_table_pages_do(tmp_path
         page.select_option("#lang", "vi")
         expect(page.locator("#bot-matches thead th").last).to_have_text("Số ván")
         page.close()
+
+
+def test_a_bot_page_shows_a_rated_match_that_finishes_while_it_is_open(tmp_path, browser: Browser) -> None:
+    """A spectator's pass: a bot's page never refreshed itself, so a rated match the bot
+    finished while its page was open showed only after a reload. The page now asks for the
+    profile again now and then (the page's timers are driven here by Playwright's clock,
+    so the test waits for no interval), and draws it again only when it has changed."""
+    bot = "house-heuristic-2"
+    with ThreadedDaemon(tmp_path, ladder=True, ladder_house=("heuristic", "random", "heuristic", "random"),
+                        ladder_deals=4, ladder_interval_s=0.2, decision_ms=500) as daemon:
+        ladder_run = daemon.call(lambda: start_ladder(daemon.settings, daemon.arena, daemon.web.grpc_port))
+        ladder = daemon.arena.store.ladder
+        deadline = time.monotonic() + 120
+
+        def played() -> list[str]:
+            return [m[0] for m in ladder.history(bot, 50, "standard")]
+
+        while not played():
+            assert time.monotonic() < deadline, "the ladder did not play a rated match"
+            time.sleep(0.1)
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        asked: list[str] = []
+        page.on("requestfinished", lambda r: asked.append(r.url) if "/api/bots/" in r.url else None)
+        page.clock.install()  # the page's timers run when the test says so
+        page.goto(f"{daemon.url}/bots/{bot}?ruleset=standard")
+        expect(page.locator("#bot-matches tbody tr").first).to_be_visible()
+        shown = page.eval_on_selector_all("#bot-matches tbody tr", "rows => rows.map(r => r.dataset.match)")
+        # A rated match of the bot finishes while its page is open; then the ladder stops.
+        while set(played()) <= set(shown):
+            assert time.monotonic() < deadline, "the bot played no other rated match"
+            time.sleep(0.1)
+        daemon.loop.call_soon_threadsafe(ladder_run.stop_matchmaking)  # type: ignore[union-attr]
+        while daemon.arena.runners:
+            assert time.monotonic() < deadline, "the ladder's last matches did not finish"
+            time.sleep(0.1)
+        final = played()
+
+        def next_poll() -> None:
+            """The page's next request for the profile, answered, its clock run as far as it takes."""
+            count = len(asked)
+            for _ in range(200):
+                page.clock.run_for(5_000)
+                if len(asked) > count:
+                    return
+            raise AssertionError("the page did not ask for its profile again")
+
+        next_poll()
+        rows = page.locator("#bot-matches tbody tr")
+        expect(rows.first).to_have_attribute("data-match", final[0])  # without a reload
+        expect(rows).to_have_count(len(final))
+        standing = next(s for s in ladder.standings("standard") if s.bot == bot)
+        expect(page.locator("#fig-matches")).to_have_text(str(standing.matches))
+        # Nothing new: the page is left as it is (its table not drawn again).
+        page.eval_on_selector("#bot-matches", "table => { table.dataset.kept = 'yes'; }")
+        next_poll()
+        next_poll()  # asked only once the one before was answered and handled
+        assert page.eval_on_selector("#bot-matches", "table => table.dataset.kept") == "yes"
+        assert page.eval_on_selector_all("#bot-matches tbody tr", "rows => rows.map(r => r.dataset.match)") == final
+        page.close()
+        daemon.call(ladder_run.stop)
+    assert not errors, errors

@@ -81,19 +81,55 @@ function render() {
       el("td", {}, m.ruleset), el("td", { dataset: { seat: m.seat } }, m.seat + 1), el("td", {}, m.rank), el("td", {}, m.points), el("td", {}, m.deals))))));
 }
 
+const profileURL = `/api/bots/${encodeURIComponent(bot)}?ruleset=${encodeURIComponent(ruleset)}`;
+let drawn = null; // the profile as last drawn (its JSON): a poll that brings the same draws nothing again
+
+// The profile, drawn if it changed. False if the page is not to ask again: a bot or a
+// ruleset that is none (the page says so instead); throws what should be asked again later.
 async function load() {
   try {
-    profile = await getJSON(`/api/bots/${encodeURIComponent(bot)}?ruleset=${encodeURIComponent(ruleset)}`);
-    render();
+    const fresh = await getJSON(profileURL);
+    const text = JSON.stringify(fresh);
+    if (text !== drawn) {
+      profile = fresh;
+      drawn = text;
+      render();
+    }
+    return true;
   } catch (error) {
     if (error?.status === 400) { // ?ruleset= names no ruleset (GetBotProfile checks it first): the bot's pages there are
       showUnknownRuleset(error, ruleset, (name) => [`/bots/${encodeURIComponent(bot)}?ruleset=${encodeURIComponent(name)}`, `${bot} · ${name}`]);
-      return;
+      return false;
     }
-    render();
-    showPageError($("standing"), error, { message: () => t("no_such_bot", { name: bot }) });
+    if (drawn === null || error?.status === 404) { // else a poll's: the page keeps what it shows
+      render();
+      showPageError($("standing"), error, { message: () => t("no_such_bot", { name: bot }) });
+    }
+    if (error?.status === 404) return false;
+    throw error; // asked for again, after a longer wait (poll)
   }
 }
 
+// Kept current while it is shown, as the leaderboard is (a spectator's pass: a rated match
+// the bot finished while its page was open showed only after a reload). One request per
+// POLL_MS while the page is in view, the next asked for only once the last has answered;
+// after a refusal (the server's rate, say) or a lost connection the wait doubles, up to
+// POLL_MAX_MS, and the page keeps what it shows.
+const POLL_MS = 15_000;
+const POLL_MAX_MS = 120_000;
+let wait = POLL_MS;
+
+async function poll(first = false) {
+  if (first || !document.hidden) {
+    try {
+      if (!(await load())) return;
+      wait = POLL_MS;
+    } catch {
+      wait = Math.min(wait * 2, POLL_MAX_MS);
+    }
+  }
+  setTimeout(poll, wait);
+}
+
 render();
-load();
+poll(true);
