@@ -1161,6 +1161,33 @@ def test_a_caller_over_its_request_rate_has_its_connection_closed_after_the_429(
     assert set(statuses[:-1]) == {200}, statuses
 
 
+def test_a_caller_over_its_rate_is_told_so_as_a_page_for_a_page_and_with_a_code_for_the_api(tmp_path) -> None:
+    """A browser pass: a person over the rate (tabs of live tables, reloads) who asked for
+    a page got the API's JSON body shown as text, and a page's own request got an English
+    reason with nothing a page could say in its language. Now a page address gets a page
+    (self-contained: its stylesheet and script would be over the rate too) with Retry-After,
+    and the API's 429 carries the code "too_many" (said in the page's language)."""
+
+    async def main() -> tuple[Any, ...]:
+        async with web_daemon(tmp_path, web_rate_per_s=0.01, web_burst=2) as web, client() as http:
+            for _ in range(2):
+                async with http.get(f"{web.url}/api/options") as r:
+                    assert r.status == 200
+            async with http.get(f"{web.url}/leaderboard") as page:
+                page_seen = (page.status, page.content_type, page.headers.get("Retry-After"), await page.text())
+        async with web_daemon(tmp_path, web_rate_per_s=0.01, web_burst=1) as web, client() as http:
+            async with http.get(f"{web.url}/api/options") as r:
+                assert r.status == 200
+            async with http.get(f"{web.url}/api/options") as api:
+                api_seen = (api.status, api.content_type, await api.json())
+        return page_seen, api_seen
+
+    (status, kind, retry, text), (api_status, api_kind, body) = run(main())
+    assert (status, kind) == (429, "text/html") and retry and int(retry) >= 1, (status, kind, retry)
+    assert "Too many requests" in text and "<script" not in text and "stylesheet" not in text, text
+    assert (api_status, api_kind) == (429, "application/json") and body["code"] == "too_many", body
+
+
 def test_a_nul_in_an_address_is_refused_400_on_every_store(tmp_path, store_url) -> None:
     """An attack pass, on PostgreSQL (which refuses U+0000 in text): /watch/m-%00x,
     /play/..., /api/replay/... answered 500 with a traceback in the log, and

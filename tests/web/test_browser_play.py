@@ -713,6 +713,30 @@ def test_the_seat_page_of_a_table_that_never_was_says_so_and_links_only_to_real_
     assert not [e for e in errors if e.startswith("pageerror")], errors
 
 
+def test_a_refusal_for_too_many_requests_is_said_in_the_pages_language(tmp_path, browser: Browser) -> None:
+    """A browser pass: over the address's rate, the lobby's Play said "too many requests;
+    slow down" on the Indonesian and Vietnamese pages too: a 429 carried no code. It now
+    says it in the page's language, and English keeps the server's words."""
+    said, errors = {}, []
+    for lang in ("id", "en"):
+        (tmp_path / lang).mkdir()
+        with ThreadedDaemon(tmp_path / lang, web_rate_per_s=0.01, web_burst=40) as daemon:
+            page = browser.new_page(viewport=DESKTOP)
+            errors.append(watch_errors(page))
+            page.goto(f"{daemon.url}/?lang={lang}")
+            expect(page.locator("#play-button")).to_be_visible()
+            for _ in range(40):  # the rest of this address's burst, spent (the rate gives one back per 100 s)
+                if page.request.get(f"{daemon.url}/api/options").status == 429:
+                    break
+            page.click("#play-button")
+            expect(page.locator("#play-error")).not_to_be_empty()
+            said[lang] = page.locator("#play-error").text_content()
+            page.close()
+    assert said["id"] == "Galat: terlalu banyak permintaan dari alamatmu; tunggu sebentar, lalu coba lagi", said
+    assert said["en"] == "Error: too many requests; slow down", said
+    assert not [e for seen in errors for e in seen if e.startswith("pageerror")], errors
+
+
 def test_the_servers_fixed_reasons_are_said_in_the_pages_language(tmp_path, browser: Browser) -> None:
     """A QA pass: on the Indonesian and Vietnamese pages every reason from the server was
     English: a refused answer ("too late: the default was played", "you must follow clubs"),

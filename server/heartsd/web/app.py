@@ -204,7 +204,10 @@ class WebFront(WebContext):
         if not self.rate.allow(peer):
             # and the connection closed: requests pipelined on it past the rate were each
             # answered 429 on it, ~10,000 a second that kept the loop busy (an attack pass)
-            return _closing(_too_many("too many requests; slow down", self.rate.retry_after_s(peer)))
+            retry_after_s = self.rate.retry_after_s(peer)
+            if not request.path.startswith(("/api/", "/ws/", "/static/")):  # a person asked for a page
+                return _closing(_with_retry_after(_over_rate_page(retry_after_s), retry_after_s))
+            return _closing(_too_many("too many requests; slow down", retry_after_s))
         if request.path.startswith("/api/") and request.match_info.route.name != SEAT_SOCKET:  # it holds its own
             if request.body_exists:
                 await connections.read_body(request)  # before any slot: a slow body holds only its connection
@@ -238,8 +241,35 @@ def _error(status: int, message: str, code: str | None = None) -> web.Response:
 
 
 def _too_many(message: str, retry_after_s: float | None) -> web.Response:
-    """429, with Retry-After when a rate says when."""
-    return _with_retry_after(_error(429, message), retry_after_s)
+    """429, with Retry-After when a rate says when, and the code pages say in their language."""
+    return _with_retry_after(_error(429, message, "too_many"), retry_after_s)
+
+
+# A page asked for over the address's rate: the page's stylesheet and script would be
+# refused too, so it is whole in itself (the pages' policy allows no inline style or script).
+OVER_RATE_PAGE = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Too many requests · Hearts Arena</title>
+</head>
+<body>
+<h1>429 · Too many requests</h1>
+<p>Too many requests came from your address just now: wait {wait}, then reload this page.</p>
+<p lang="id">Terlalu banyak permintaan dari alamatmu: tunggu {wait_id}, lalu muat ulang halaman ini.</p>
+<p lang="vi">Quá nhiều yêu cầu từ địa chỉ của bạn: hãy đợi {wait_vi}, rồi tải lại trang này.</p>
+</body>
+</html>
+"""
+
+
+def _over_rate_page(retry_after_s: float) -> web.Response:
+    """429 for a page address: a page a person can read (before, the API's JSON body shown
+    as text), in the pages' three languages, since it has no script to choose one."""
+    s = max(1, round(retry_after_s))
+    text = OVER_RATE_PAGE.format(wait=f"{s} second{'s' if s != 1 else ''}", wait_id=f"{s} detik", wait_vi=f"{s} giây")
+    return web.Response(text=text, status=429, content_type="text/html")
 
 
 def _with_retry_after(response: web.Response, retry_after_s: float | None) -> web.Response:
