@@ -440,3 +440,72 @@ def test_after_the_server_crashes_and_restarts_a_match_it_aborted_is_no_longer_c
     assert any(m.startswith("a match ended while this bot was away") and f.get("match_id") == match_id
                for m, f in said), said
     assert "0 matches, and 1 more that ended while the bot was away, with no result sent" in summary, summary
+
+
+def test_wait_match_ends_for_a_match_a_restarted_server_aborted(tmp_path, caplog):
+    """Before, ``wait_match`` on a match that a killed daemon left behind waited for ever: the
+    restarted server aborted it and sends no `match_ended`, and the client kept its open
+    request and ruleset for good. Now the welcome drops what the client kept for it, and once
+    its end has not come within ``ended_away_wait_s`` the waiter gets MatchLost, saying why."""
+    from heartsbot.client import MatchLost
+
+    from ..server.test_daemon_process import Remote, start as start_daemon
+
+    async def scenario(daemon, port):
+        client = BotClient(f"127.0.0.1:{port}", BOTS["alice"], RandomStrategy(1), "alice", backoff_s=(0.05, 0.2),
+                           ended_away_wait_s=0.2)
+        task = await start(client)
+        match_id = await Remote(port).create_match(["alice", *HOUSE3], deals=200, seed=3)
+        waiter = asyncio.get_running_loop().create_task(client.wait_match(match_id))
+        while client.stats.decisions < 5:
+            await asyncio.sleep(0.01)
+        daemon.kill()
+        daemon.wait(10)
+        client.connected.clear()
+        again, _ = start_daemon(tmp_path, "--port", str(port))
+        try:
+            await asyncio.wait_for(client.connected.wait(), 30)
+            kept = (dict(client._open), dict(client._rules))
+            outcome = await asyncio.wait_for(asyncio.gather(waiter, return_exceptions=True), 30)
+            later = await asyncio.gather(client.wait_match(match_id), return_exceptions=True)
+            await finish(client, task)
+        finally:
+            again.send_signal(signal.SIGTERM)
+            again.wait(20)
+        return match_id, kept, outcome[0], later[0]
+
+    daemon, port = start_daemon(tmp_path)
+    try:
+        with caplog.at_level(logging.INFO, logger="heartsbot"):
+            match_id, kept, outcome, later = run(scenario(daemon, port))
+    finally:
+        daemon.kill()
+    assert kept == ({}, {}), "the match is over: nothing of it should be kept"
+    assert isinstance(outcome, MatchLost) and match_id in str(outcome) and "restarted" in str(outcome), outcome
+    assert isinstance(later, MatchLost), later
+    said = [(r.getMessage(), getattr(r, FIELDS, {})) for r in caplog.records]
+    assert any(m.startswith("no result came for a match that ended while this bot was away")
+               and f.get("match_id") == match_id for m, f in said), said
+
+
+def test_wait_match_ends_when_the_client_stops_first(tmp_path):
+    """Before, a ``wait_match`` still waiting when the client stopped (a second Ctrl-C, a
+    revoked token) waited for ever, and so did one called after ``run()`` had returned."""
+    from heartsbot.client import MatchLost
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            client = client_for(daemon, "alice", RandomStrategy(1))
+            task = await start(client)
+            match_id = await daemon.create_match(["alice", *HOUSE3], deals=200, seed=4)
+            waiter = asyncio.get_running_loop().create_task(client.wait_match(match_id))
+            while client.stats.decisions < 3:
+                await asyncio.sleep(0.01)
+            await finish(client, task)
+            outcome = await asyncio.wait_for(asyncio.gather(waiter, return_exceptions=True), 30)
+            later = await asyncio.wait_for(asyncio.gather(client.wait_match(match_id), return_exceptions=True), 30)
+            return match_id, outcome[0], later[0]
+
+    match_id, outcome, later = run(scenario())
+    assert isinstance(outcome, MatchLost) and "stopped" in str(outcome) and match_id in str(outcome), outcome
+    assert isinstance(later, MatchLost), later

@@ -69,6 +69,12 @@ class FatalError(Exception):
     """The server refused the bot for good (bad token, wrong name, bad hello)."""
 
 
+class MatchLost(RuntimeError):
+    """:meth:`BotClient.wait_match`: the match's end will not reach this client (the match
+    ended while the bot was away and its result never followed, as after a server that
+    restarted and aborted it; or the client stopped first). ``str()`` says which."""
+
+
 class UnreachableError(ConnectionError):
     """The server could not be reached at all (a wrong address or port, nothing listening):
     raised after ``connect_attempts`` tries that did not reach it (UNREACHED) when the bot has
@@ -208,6 +214,7 @@ class BotClient:
         tls: Tls | None = None,
         drain_wakeups: bool = True,
         think: Callable[[Strategy, SeatView, float], Awaitable[Any]] | None = None,
+        ended_away_wait_s: float = 30.0,
     ) -> None:
         self.target = target
         # Where the strategy's choices are made: None, a worker thread of this process; a
@@ -250,9 +257,23 @@ class BotClient:
         self._ended: dict[str, asyncio.Event] = {}
         # The open request of each seat (match id, seat) and the answers already sent to it.
         self._open: dict[tuple[str, int], tuple[bot_pb2.DecisionRequest, list[bot_pb2.Answer]]] = {}
+        # A match that ended while the bot was away: how long after the welcome its end may
+        # still come (the server sends what the seat missed right after the welcome); then it
+        # is given up, and why is kept (the SEEN_KEPT newest) for wait_match.
+        self.ended_away_wait_s = ended_away_wait_s
+        self._lost: dict[str, str] = {}
+        self.finished = False  # run() has returned: no match's end comes any more
 
     async def run(self) -> None:
         """Connect, play, and reconnect after drops until :meth:`stop`; FatalError if refused."""
+        try:
+            await self._run()
+        finally:
+            self.finished = True
+            for match_id in list(self._ended):  # their ends will not come: wait_match says so
+                self._ended.pop(match_id).set()
+
+    async def _run(self) -> None:
         delay = self.backoff_s[0]
         attempts = 0  # that did not reach the server (UNREACHED), before the first connection
         while not self._stop.is_set():
@@ -330,10 +351,16 @@ class BotClient:
 
 
     async def wait_match(self, match_id: str, timeout: float | None = None) -> game_pb2.MatchResult:
-        """Until ``match_id`` ends for this bot; its result."""
-        if match_id not in self.stats.results:
+        """Until ``match_id`` ends for this bot; its result. :class:`MatchLost` if its end
+        will not come: it ended while the bot was away and its result did not follow within
+        ``ended_away_wait_s`` of the welcome (a server that restarted aborted it), or
+        :meth:`run` returned first."""
+        if match_id not in self.stats.results and match_id not in self._lost and not self.finished:
             await asyncio.wait_for(self._ended.setdefault(match_id, asyncio.Event()).wait(), timeout)
-        return self.stats.results[match_id]
+        if match_id in self.stats.results:
+            return self.stats.results[match_id]
+        # Before, this waited for ever: a match a restarted server aborted sends no end.
+        raise MatchLost(self._lost.get(match_id) or f"the client stopped before match {match_id} ended for it")
 
     async def _session(self) -> None:
         async with aio_channel(self.target, self.tls, [("grpc.keepalive_time_ms", 20_000)]) as channel:
@@ -397,11 +424,34 @@ class BotClient:
         kept them; a server that crashed and restarted has none to send (it aborted the
         match), so this is where the client learns the match is over."""
         listed = {m.match_id for m in welcome.active_matches}
+        loop = asyncio.get_running_loop()
         for match_id in sorted(self.active - listed):
             self.stats.ended_away.add(match_id)
+            self._rules.pop(match_id, None)  # it asks nothing more: its requests are over
+            for key in [k for k in self._open if k[0] == match_id]:
+                del self._open[key]
+            loop.call_later(self.ended_away_wait_s, self._give_up, match_id)
             log.info("a match ended while this bot was away: its result follows if the server kept it "
                      "(a server that restarted aborted it and has none)", bot=self.name, match_id=match_id)
         self.active = listed
+
+    def _give_up(self, match_id: str) -> None:
+        """``ended_away_wait_s`` after the welcome, the end of a match that ended while the bot
+        was away has not come: it will not (the server restarted, or held it no longer). Its
+        waiters are told, and what the client kept for it goes."""
+        if match_id not in self.stats.ended_away or match_id in self.active:
+            return  # its end came, or (a resumed match id) it runs again
+        self._fallbacks.pop(match_id, None)
+        self._server_defaults.pop(match_id, None)
+        if match_id not in self._lost and len(self._lost) >= SEEN_KEPT:
+            del self._lost[next(iter(self._lost))]
+        self._lost[match_id] = (f"match {match_id} ended while this bot was away and its result never came "
+                                "(a server that restarted aborted it; see the server's match list)")
+        log.warning("no result came for a match that ended while this bot was away: the server most likely "
+                    "restarted and aborted it", bot=self.name, match_id=match_id)
+        waiter = self._ended.pop(match_id, None)
+        if waiter is not None:
+            waiter.set()
 
     def _on_update(self, update: bot_pb2.MatchUpdate, call: grpc.aio.StreamStreamCall, lock: asyncio.Lock,
                    tasks: set[asyncio.Task[None]]) -> None:
