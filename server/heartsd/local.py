@@ -12,7 +12,6 @@ import asyncio
 import secrets
 import sys
 import tempfile
-from collections import Counter
 from pathlib import Path
 
 import grpc
@@ -100,9 +99,7 @@ def problem_report(name: str, stats: ClientStats, decision_ms: int) -> list[str]
     if stats.overruns:
         lines.append(f"{name}: {stats.overruns} decision(s) took longer than the {decision_ms} ms decision time "
                      f"(slowest {stats.slowest_s:.2f} s), drawing on the match's time bank")
-    server = Counter[str]()
-    for report in stats.reports.values():
-        server.update(report.server_defaults)
+    server = stats.server_defaults  # over every match (stats.reports keeps the newest only)
     if server:
         kinds = ", ".join(f"{n} {k}" for k, n in sorted(server.items()))
         lines.append(f"{name}: the server played {sum(server.values())} default(s) for it ({kinds})")

@@ -509,3 +509,33 @@ def test_wait_match_ends_when_the_client_stops_first(tmp_path):
     match_id, outcome, later = run(scenario())
     assert isinstance(outcome, MatchLost) and "stopped" in str(outcome) and match_id in str(outcome), outcome
     assert isinstance(later, MatchLost), later
+
+
+def test_a_long_run_keeps_a_bounded_amount_per_match_and_counts_every_match():
+    """Before, a bot running for weeks (and each house bot of a daemon's ladder, which runs
+    as long as the daemon) kept every match's report, result and id for good: memory that
+    grew with every match. Now what it keeps per match is bounded, and the exit summary
+    still counts every match."""
+    from hearts_engine.presets import PRESETS
+    from heartsbot.client import SEEN_KEPT
+    from heartsbot.convert import ruleset_to_wire
+    from heartsbot.proto import bot_pb2
+
+    client = BotClient("127.0.0.1:1", "token", RandomStrategy(0), "alice")
+    matches = 2 * SEEN_KEPT
+    ruleset = ruleset_to_wire(PRESETS["standard"].build(players=4))
+    for n in range(matches):
+        result = game_pb2.MatchResult(status=P.MATCH_STATUS_FINISHED, totals=[10, 20, 30, 40], ranks=[1, 2, 3, 4],
+                                      winners=[0], deals=2)
+        events = [game_pb2.Event(sequence=1, match_started=game_pb2.MatchStarted(ruleset=ruleset)),
+                  game_pb2.Event(sequence=2, notice=game_pb2.Notice(seat=0, provenance=P.PROVENANCE_TIMEOUT)),
+                  game_pb2.Event(sequence=3, match_ended=game_pb2.MatchEnded(result=result))]
+        client._on_update(bot_pb2.MatchUpdate(match_id=f"m-{n}", seat=0, events=events), None, None, set())  # type: ignore[arg-type]
+    kept = {"reports": client.stats.reports, "results": client.stats.results, "started": client._started,
+            "seen": client._seen, "rules": client._rules, "open": client._open, "fallbacks": client._fallbacks,
+            "server defaults": client._server_defaults, "waiters": client._ended}
+    assert {name: len(k) for name, k in kept.items() if len(k) > SEEN_KEPT} == {}
+    assert client.stats.matches_ended == client.stats.matches_started == matches
+    assert f"{matches} finished: mean rank 1.00, {matches} won, 5.00 points per deal" in client.stats.summary()
+    assert f"defaults: {matches} timeout" in client.stats.summary()
+    assert client.stats.failed

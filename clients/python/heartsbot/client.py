@@ -44,6 +44,9 @@ from .wakeups import drain_grpc_wakeups
 log = get_logger("heartsbot")
 P = game_pb2
 SEEN_KEPT = 4096  # (match, seat)s whose newest event sequence the client remembers
+# Finished matches whose report and result the client keeps (the newest), for wait_match
+# and on_match_end; the exit summary counts every match from running totals.
+REPORTS_KEPT = 1000
 FATAL = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.INVALID_ARGUMENT)
 # A call that ends with one of these may not have reached the server at all; any other
 # status is the server's own answer (a refusal with its reason, to be tried again).
@@ -146,6 +149,37 @@ class ClientStats:
     # Matches that ended while the bot was away and whose end never reached it (the server
     # restarted and aborted them): no result to count, but not running either.
     ended_away: set[str] = field(default_factory=set)
+    # Over every match that ended, however many: ``results`` and ``reports`` keep only the
+    # REPORTS_KEPT newest (before, a bot or a daemon's house bot running for weeks kept
+    # every match's report and result, growing without bound).
+    defaults: Counter[str] = field(default_factory=Counter)  # the client's and the server's, by kind
+    server_defaults: Counter[str] = field(default_factory=Counter)
+    finished: int = 0
+    finished_deals: int = 0
+    finished_points: int = 0
+    finished_ranks: list[int] = field(default_factory=lambda: [0, 0])  # sum, count
+    wins: int = 0
+
+    def record(self, report: MatchReport) -> None:
+        """Count a match that ended, and keep its report and result among the newest."""
+        for kept in (self.reports, self.results):
+            kept.pop(report.match_id, None)
+            while len(kept) >= REPORTS_KEPT:
+                del kept[next(iter(kept))]
+        self.reports[report.match_id] = report
+        self.results[report.match_id] = report.result
+        self.defaults.update(report.server_defaults)
+        self.defaults.update(report.fallbacks)
+        self.server_defaults.update(report.server_defaults)
+        r = report.result
+        if r.status == P.MATCH_STATUS_FINISHED:
+            self.finished += 1
+            self.finished_deals += r.deals
+            self.finished_points += report.points
+            if report.seat < len(r.ranks):
+                self.finished_ranks[0] += r.ranks[report.seat]
+                self.finished_ranks[1] += 1
+            self.wins += report.seat in r.winners
 
     def problem(self, kind: str, message: str, trace: str = "") -> None:
         entry = self.problems.setdefault(kind, Problem(kind))
@@ -155,17 +189,12 @@ class ClientStats:
 
     def summary(self) -> str:
         """What ``heartsbot play`` says at exit: matches, mean rank, points per deal, defaults."""
-        reports = list(self.reports.values())
         text = f"stopped after {self.decisions} decisions, {self.matches_ended} matches"
         if self.ended_away:
             text += f", and {len(self.ended_away)} more that ended while the bot was away, with no result sent"
         if results := self.how_they_went():
             text += f" ({results})"
-        defaults: Counter[str] = Counter()
-        for r in reports:
-            defaults.update(r.server_defaults)
-            defaults.update(r.fallbacks)
-        text += "; defaults: " + (", ".join(f"{n} {k}" for k, n in sorted(defaults.items())) or "none")
+        text += "; defaults: " + (", ".join(f"{n} {k}" for k, n in sorted(self.defaults.items())) or "none")
         if self.problems:
             text += "\n" + "\n".join(f"  {p.kind} x{p.count}: {p.message}" for p in self.problems.values())
         return text
@@ -173,21 +202,17 @@ class ClientStats:
     def how_they_went(self) -> str:
         """How the finished matches went ("2 finished: mean rank 1.50, 1 won, 4.12 points per
         deal"), or "" when none finished; ``heartsbot play`` and ``heartsbot stdio`` end with it."""
-        finished = [r for r in self.reports.values() if r.result.status == P.MATCH_STATUS_FINISHED]
-        if not finished:
+        if not self.finished:
             return ""
-        deals = sum(r.result.deals for r in finished)
-        ranks = [r.result.ranks[r.seat] for r in finished if r.seat < len(r.result.ranks)]
-        wins = sum(1 for r in finished if r.seat in r.result.winners)
-        return (f"{len(finished)} finished: mean rank {sum(ranks) / max(1, len(ranks)):.2f}, "
-                f"{wins} won, {sum(r.points for r in finished) / max(1, deals):.2f} points per deal")
+        rank_sum, ranked = self.finished_ranks
+        return (f"{self.finished} finished: mean rank {rank_sum / max(1, ranked):.2f}, "
+                f"{self.wins} won, {self.finished_points / max(1, self.finished_deals):.2f} points per deal")
 
     @property
     def failed(self) -> bool:
         """The strategy's own code failed (raised, lacked a method, answered illegally or
         ran out of time) or the server had to play a timeout or illegal default for it."""
-        server = sum(r.server_defaults[k] for r in self.reports.values() for k in ("timeout", "illegal"))
-        return bool(self.problems) or server > 0
+        return bool(self.problems) or self.server_defaults["timeout"] + self.server_defaults["illegal"] > 0
 
 
 class BotClient:
@@ -244,7 +269,7 @@ class BotClient:
         self.active: set[str] = set()  # matches this bot is seated in, as far as it has heard
         self.draining = False  # drain() was called: no new matches, leave when the running ones end
         self.drained = False  # the server ended the stream after the last match: run() returns
-        self._started: set[str] = set()
+        self._started: dict[str, None] = {}  # (ordered: the oldest go first, SEEN_KEPT kept)
         self._drain_reason = ""
         self._lock: asyncio.Lock | None = None
         self.connected = asyncio.Event()
@@ -466,7 +491,9 @@ class BotClient:
             if which == "match_started":
                 self._rules[update.match_id] = convert.ruleset_from_wire(event.match_started.ruleset)
                 if update.match_id not in self._started:
-                    self._started.add(update.match_id)
+                    if len(self._started) >= SEEN_KEPT:  # the oldest: long over (as _seen)
+                        del self._started[next(iter(self._started))]
+                    self._started[update.match_id] = None
                     self.stats.matches_started += 1
                     if self.drain_after and self.stats.matches_started >= self.drain_after:
                         self.drain(f"{self.drain_after} match(es) played")
@@ -478,10 +505,9 @@ class BotClient:
                 self.active.discard(update.match_id)
                 self.stats.ended_away.discard(update.match_id)
                 self.stats.matches_ended += 1
-                self.stats.results[update.match_id] = event.match_ended.result
-                self.stats.reports[update.match_id] = MatchReport(
+                self.stats.record(MatchReport(
                     update.match_id, update.seat, event.match_ended.result,
-                    self._fallbacks.pop(update.match_id, Counter()), self._server_defaults.pop(update.match_id, Counter()))
+                    self._fallbacks.pop(update.match_id, Counter()), self._server_defaults.pop(update.match_id, Counter())))
                 self._rules.pop(update.match_id, None)
                 for key in [k for k in self._open if k[0] == update.match_id]:
                     del self._open[key]
