@@ -539,3 +539,95 @@ def test_a_long_run_keeps_a_bounded_amount_per_match_and_counts_every_match():
     assert f"{matches} finished: mean rank 1.00, {matches} won, 5.00 points per deal" in client.stats.summary()
     assert f"defaults: {matches} timeout" in client.stats.summary()
     assert client.stats.failed
+
+
+class StuckAtFirst(RandomStrategy):
+    """choose_play never returns on its first ``stuck`` calls (an endless loop on some
+    positions), until ``release`` is set; every other call answers at once."""
+
+    def __init__(self, stuck: int) -> None:
+        super().__init__(0)
+        import threading
+
+        self.release = threading.Event()
+        self.stuck = stuck
+        self.calls = 0
+        self.answered = 0
+
+    def choose_play(self, view):
+        self.calls += 1
+        if self.calls <= self.stuck:
+            self.release.wait()
+        self.answered += 1
+        return super().choose_play(view)
+
+
+def test_calls_stuck_in_the_strategy_do_not_hold_up_its_next_decisions(tmp_path):
+    """Before, the strategy ran on the loop's default executor (min(32, cpus + 4) threads):
+    once that many calls were stuck, every later decision waited behind them and was
+    answered by default, logged as "did not answer" though it never ran. Now a call that
+    finds no idle thread gets a new one, and one that cannot start says so."""
+    import os
+
+    stuck = min(32, (os.cpu_count() or 1) + 4) + 2  # more than the default executor's threads
+
+    async def scenario():
+        strategy = StuckAtFirst(stuck)
+        try:
+            async with running_daemon(tmp_path, decision_ms=100, bank_ms=100) as daemon:
+                client = client_for(daemon, "alice", strategy)
+                task = await start(client)
+                await daemon.create_match(["alice", *HOUSE3], deals=200, seed=6)
+                while strategy.answered < 5:  # it answers again once it is past its stuck calls
+                    await asyncio.sleep(0.05)
+                await finish(client, task)
+        finally:
+            strategy.release.set()
+        return strategy, client
+
+    strategy, client = asyncio.run(asyncio.wait_for(scenario(), 120))
+    assert strategy.calls > stuck and strategy.answered >= 5
+    assert "did not answer within" in client.stats.problems[TIMEOUT].message
+
+
+def test_heartsbot_play_exits_on_ctrl_c_twice_with_a_strategy_call_that_never_returns(tmp_path):
+    """Before, a choose_play that never returned (an endless loop) held a thread of the
+    loop's default executor, which asyncio.run and the interpreter wait for at exit: after
+    two Ctrl-C `heartsbot play` said it was leaving, then printed no summary and never
+    exited, deaf to any further Ctrl-C. Now the strategy's threads are not waited for."""
+    bot = tmp_path / "loops.py"
+    bot.write_text("import threading\nfrom heartsbot.strategies import RandomStrategy\n\n\n"
+                   "class Loops(RandomStrategy):\n    def choose_play(self, view):\n"
+                   "        threading.Event().wait()  # for ever\n")
+
+    async def scenario():
+        async with running_daemon(tmp_path, decision_ms=200, bank_ms=100) as daemon:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "heartsbot.cli", "play", "--server", daemon.target, "--token", BOTS["alice"],
+                "--name", "alice", "--strategy", str(bot), stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE)
+            try:
+                await asyncio.wait_for(daemon_sees(daemon, "alice"), 20)
+                await daemon.create_match(["alice", *HOUSE3], deals=200, seed=9)
+                lines = []
+                while not any("did not answer" in line for line in lines):  # a call is stuck now
+                    lines.append((await asyncio.wait_for(proc.stderr.readline(), 30)).decode())
+                proc.send_signal(signal.SIGINT)
+                while not any("draining:" in line for line in lines):
+                    lines.append((await asyncio.wait_for(proc.stderr.readline(), 30)).decode())
+                proc.send_signal(signal.SIGINT)
+                _, err = await asyncio.wait_for(proc.communicate(), 30)
+                return proc.returncode, err.decode()
+            finally:
+                if proc.returncode is None:
+                    proc.kill()
+                    await proc.wait()
+
+    code, err = run(scenario())
+    assert code == 130, err
+    assert "stopped after" in err and "left at once" in err, err
+
+
+async def daemon_sees(daemon, name):
+    while daemon.arena.sessions.get(name) is None:
+        await asyncio.sleep(0.05)

@@ -38,6 +38,7 @@ from . import convert
 from .logs import get_logger
 from .proto import bot_pb2, bot_pb2_grpc, game_pb2
 from .strategies import Strategy
+from .thinking import STUCK_THREADS, Job, Thinkers
 from .tls import Tls, aio_channel
 from .wakeups import drain_grpc_wakeups
 
@@ -247,6 +248,7 @@ class BotClient:
         # strategy that searches, which in a thread would hold the daemon's interpreter lock.
         # Called with (strategy, view, the request's own think time in seconds).
         self.think = think
+        self._thinkers = Thinkers(max_matches + STUCK_THREADS)  # when think is None (thinking.py)
         self.drain_wakeups = drain_wakeups
         self.token = token
         self.strategy = strategy
@@ -532,13 +534,16 @@ class BotClient:
         think_s = max(0.005, clock.decision_ms / 1000 - self.safety_s)
         hard_s = max(0.005, (clock.decision_ms + clock.bank_ms) / 1000 - self.safety_s)
         answer = bot_pb2.Answer(match_id=match_id, request_id=request.request_id)
+        job: Job | None = None
         try:
             view = convert.view_from_request(request, self._rules.get(match_id))
             self.strategy.time_limit_s = think_s
-            current_decision.set(DecisionContext(match_id, request, think_s))  # to_thread copies the context
+            current_decision.set(DecisionContext(match_id, request, think_s))  # the job copies the context
             started = time.monotonic()
+            thinking: Awaitable[Any]
             if self.think is None:
-                thinking = asyncio.to_thread(self._choose, view, request.kind)
+                job = self._thinkers.submit(self._choose, view, request.kind)
+                thinking = job.future
             else:
                 thinking = self.think(self.strategy, view, think_s)  # think_s: this request's, not a shared field
             decided = await asyncio.wait_for(thinking, hard_s)
@@ -551,18 +556,24 @@ class BotClient:
                 raise IllegalAnswer(problem)
             _fill(answer, request.kind, decided)
         except Exception as exc:  # includes the timeout: answer a safe default in time
-            self._fallback(match_id, request, exc, hard_s)
+            self._fallback(match_id, request, exc, hard_s, job)
             _fill(answer, request.kind, _safe_default(request))
         if await self._send(answer, call, lock):
             self.stats.decisions += 1
             log.debug("answered", bot=self.name, match_id=match_id, ms=round((time.monotonic() - received) * 1000, 1))
 
-    def _fallback(self, match_id: str, request: bot_pb2.DecisionRequest, exc: Exception, hard_s: float) -> None:
+    def _fallback(self, match_id: str, request: bot_pb2.DecisionRequest, exc: Exception, hard_s: float,
+                  job: Job | None = None) -> None:
         """Count and log why the strategy's choice was replaced by a safe default."""
         self.stats.fallbacks += 1
         method = {P.DECISION_KIND_PASS: "choose_pass", P.DECISION_KIND_MOON: "choose_moon"}.get(request.kind, "choose_play")
         trace = ""
-        if isinstance(exc, asyncio.TimeoutError):
+        if isinstance(exc, asyncio.TimeoutError) and job is not None and not job.started:
+            # Before, this too said "did not answer within": of a call that never ran.
+            kind, why = TIMEOUT, (f"{method} could not start within {hard_s * 1000:.0f} ms: all "
+                                  f"{self._thinkers.threads} strategy threads still run earlier calls past their "
+                                  "time (does the strategy loop for ever on some positions?)")
+        elif isinstance(exc, asyncio.TimeoutError):
             kind, why = TIMEOUT, f"{method} did not answer within {hard_s * 1000:.0f} ms (its decision time and bank)"
         elif isinstance(exc, IllegalAnswer):
             kind, why = ILLEGAL, f"{method} answered {exc}"

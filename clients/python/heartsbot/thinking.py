@@ -1,0 +1,105 @@
+"""The threads a strategy's choices run in (``BotClient``, when no ``think`` is given).
+
+Python cannot stop a thread, so a ``choose_*`` call that overruns its time keeps running
+after the client has answered a default for it. On the loop's default executor (what
+``asyncio.to_thread`` used before, an attack on heartsbot with a strategy that loops for
+ever on some positions) two things went wrong:
+
+- the executor has ``min(32, cpus + 4)`` threads, 6 on a 2-core machine: once that many
+  calls were stuck, every later decision waited in its queue and was answered by default,
+  ``choose_pass`` too, each logged as "did not answer within ... ms" though it never ran;
+- ``asyncio.run`` and the interpreter's exit wait for every executor thread: after two
+  Ctrl-C the client printed nothing and never exited (a third did nothing either).
+
+Here a call that finds no idle thread gets a new one, up to ``limit`` threads, so the calls
+stuck so far do not hold up the next decision; and the threads are daemon threads, which
+neither ``asyncio.run`` nor the interpreter waits for. :meth:`Thinkers.stuck` counts the
+calls still running past their time, for the client's messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any
+
+STUCK_THREADS = 16  # beyond the matches played at once: overrunning calls that may keep a thread
+
+
+class Job:
+    """One strategy call: ``started`` once a thread runs it."""
+
+    __slots__ = ("fn", "args", "future", "loop", "context", "started")
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], loop: asyncio.AbstractEventLoop) -> None:
+        self.fn, self.args, self.loop = fn, args, loop
+        self.future: asyncio.Future[Any] = loop.create_future()
+        self.context = contextvars.copy_context()  # current_decision, as to_thread copied it
+        self.started = False
+
+
+class Thinkers:
+    """Daemon threads running strategy calls; a new one whenever none is idle, up to ``limit``."""
+
+    def __init__(self, limit: int, name: str = "heartsbot-strategy") -> None:
+        self.limit = max(1, limit)
+        self.name = name
+        self._jobs: queue.SimpleQueue[Job] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._threads = 0
+        self._idle = 0
+        self._running: set[Job] = set()  # started and not yet returned
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Job:
+        """Run ``fn(*args)`` in a thread; the job's future (on the running loop) has its outcome."""
+        job = Job(fn, args, asyncio.get_running_loop())
+        with self._lock:
+            if self._idle == 0 and self._threads < self.limit:
+                self._threads += 1
+                self._idle += 1
+                threading.Thread(target=self._work, name=f"{self.name}-{self._threads}", daemon=True).start()
+            self._jobs.put(job)
+        return job
+
+    def stuck(self) -> int:
+        """Calls still running whose future was given up (their decision was answered by default)."""
+        with self._lock:
+            return sum(1 for job in self._running if job.future.done())
+
+    @property
+    def threads(self) -> int:
+        return self._threads
+
+    def _work(self) -> None:
+        while True:
+            job = self._jobs.get()
+            with self._lock:
+                self._idle -= 1
+                job.started = True
+                self._running.add(job)
+            try:
+                result = job.context.run(job.fn, *job.args)
+            except BaseException as exc:  # handed to the decision, which answers a default
+                outcome: tuple[bool, Any] = (False, exc)
+            else:
+                outcome = (True, result)
+            with self._lock:
+                self._running.discard(job)
+                self._idle += 1
+            try:
+                job.loop.call_soon_threadsafe(_settle, job.future, outcome)
+            except RuntimeError:
+                pass  # the loop is closed: nobody waits for it any more
+
+
+def _settle(future: asyncio.Future[Any], outcome: tuple[bool, Any]) -> None:
+    if future.done():
+        return  # given up: its decision was answered by default
+    ok, value = outcome
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(value)
