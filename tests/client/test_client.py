@@ -631,3 +631,17 @@ def test_heartsbot_play_exits_on_ctrl_c_twice_with_a_strategy_call_that_never_re
 async def daemon_sees(daemon, name):
     while daemon.arena.sessions.get(name) is None:
         await asyncio.sleep(0.05)
+
+
+def test_the_exit_summary_counts_the_defaults_of_matches_that_have_not_ended():
+    """Before, the summary counted defaults from ended matches only: a bot that left its
+    running match with a second Ctrl-C said "defaults: none" right above "out of time x51"."""
+    from heartsbot.proto import bot_pb2
+
+    client = BotClient("127.0.0.1:1", "token", RandomStrategy(0), "alice")
+    request = bot_pb2.DecisionRequest(request_id="r-1", kind=P.DECISION_KIND_PLAY)
+    client._fallback("m-1", request, asyncio.TimeoutError(), 0.1)
+    notice = game_pb2.Event(sequence=5, notice=game_pb2.Notice(seat=0, provenance=P.PROVENANCE_TIMEOUT))
+    client._on_update(bot_pb2.MatchUpdate(match_id="m-1", seat=0, events=[notice]), None, None, set())  # type: ignore[arg-type]
+    summary = client.stats.summary()
+    assert "0 matches; defaults: 1 out of time, 1 timeout" in summary, summary

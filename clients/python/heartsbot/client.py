@@ -150,11 +150,14 @@ class ClientStats:
     # Matches that ended while the bot was away and whose end never reached it (the server
     # restarted and aborted them): no result to count, but not running either.
     ended_away: set[str] = field(default_factory=set)
+    # Every default, counted as it is played (in running and abandoned matches too: before,
+    # only ended matches' were counted, and a bot left with Ctrl-C twice said "defaults:
+    # none" above its "out of time x51"): the client's and the server's, by kind.
+    defaults: Counter[str] = field(default_factory=Counter)
+    server_defaults: Counter[str] = field(default_factory=Counter)
     # Over every match that ended, however many: ``results`` and ``reports`` keep only the
     # REPORTS_KEPT newest (before, a bot or a daemon's house bot running for weeks kept
     # every match's report and result, growing without bound).
-    defaults: Counter[str] = field(default_factory=Counter)  # the client's and the server's, by kind
-    server_defaults: Counter[str] = field(default_factory=Counter)
     finished: int = 0
     finished_deals: int = 0
     finished_points: int = 0
@@ -169,9 +172,6 @@ class ClientStats:
                 del kept[next(iter(kept))]
         self.reports[report.match_id] = report
         self.results[report.match_id] = report.result
-        self.defaults.update(report.server_defaults)
-        self.defaults.update(report.fallbacks)
-        self.server_defaults.update(report.server_defaults)
         r = report.result
         if r.status == P.MATCH_STATUS_FINISHED:
             self.finished += 1
@@ -502,7 +502,10 @@ class BotClient:
             elif which == "notice":
                 notice = event.notice
                 if notice.seat == update.seat and notice.provenance in SERVER_DEFAULTS:
-                    self._server_defaults.setdefault(update.match_id, Counter())[SERVER_DEFAULTS[notice.provenance]] += 1
+                    kind = SERVER_DEFAULTS[notice.provenance]
+                    self._server_defaults.setdefault(update.match_id, Counter())[kind] += 1
+                    self.stats.server_defaults[kind] += 1
+                    self.stats.defaults[kind] += 1
             elif which == "match_ended":
                 self.active.discard(update.match_id)
                 self.stats.ended_away.discard(update.match_id)
@@ -584,6 +587,7 @@ class BotClient:
             trace = "".join(traceback.format_exception(exc))
         self.stats.problem(kind, why, trace)
         self._fallbacks.setdefault(match_id, Counter())[kind] += 1
+        self.stats.defaults[kind] += 1
         log.warning("strategy failed; answering a safe default", bot=self.name, match_id=match_id, why=why)
 
     async def _send(self, answer: bot_pb2.Answer, call: grpc.aio.StreamStreamCall, lock: asyncio.Lock) -> bool:
