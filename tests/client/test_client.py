@@ -645,3 +645,41 @@ def test_the_exit_summary_counts_the_defaults_of_matches_that_have_not_ended():
     client._on_update(bot_pb2.MatchUpdate(match_id="m-1", seat=0, events=[notice]), None, None, set())  # type: ignore[arg-type]
     summary = client.stats.summary()
     assert "0 matches; defaults: 1 out of time, 1 timeout" in summary, summary
+
+
+def test_heartsbot_play_says_why_when_the_organiser_rotates_its_token(tmp_path):
+    """Before, a rotated token drained the bot, which then stopped (exit 0) with only an
+    info line that read like a drain it had asked for: nothing said that the token had
+    changed and the old one no longer connects."""
+    from ..server.test_daemon_process import HEARTSD, start as start_daemon
+
+    db = str(tmp_path / "d.db")
+    added = subprocess.run([*HEARTSD, "ladder", "add-bot", "--owner", "zo", "--create", "--db", db, "zed"],
+                           capture_output=True, text=True, timeout=60)
+    token = added.stdout.strip().splitlines()[-1]
+    daemon, port = start_daemon(tmp_path)
+
+    async def scenario():
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "heartsbot.cli", "play", "--server", f"127.0.0.1:{port}", "--token", token,
+            "--name", "zed", "--strategy", "random", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        try:
+            while b"connected" not in await asyncio.wait_for(proc.stderr.readline(), 30):
+                pass
+            rotated = await asyncio.to_thread(subprocess.run, [*HEARTSD, "ladder", "rotate", "--db", db, "zed"],
+                                              capture_output=True, text=True, timeout=60)
+            _, err = await asyncio.wait_for(proc.communicate(), 60)
+            return rotated, proc.returncode, err.decode()
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+
+    try:
+        rotated, code, err = run(scenario())
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(20)
+    assert rotated.returncode == 0, rotated.stderr
+    assert "the server ended this bot's session without being asked (token rotated)" in err, err
+    assert "start again with the new one" in err, err

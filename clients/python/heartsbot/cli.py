@@ -34,7 +34,7 @@ READY_TIMEOUT_S = 30.0  # the stdio bridge's handshake (stdio.READY_TIMEOUT_S)
 
 
 def _play(args: argparse.Namespace) -> int:
-    from .client import BotClient, FatalError, UnreachableError, leave_on_signals
+    from .client import BotClient, FatalError, UnreachableError, leave_on_signals, sent_away_message
     from .logs import configure
 
     configure(args.log_level)
@@ -71,6 +71,8 @@ def _play(args: argparse.Namespace) -> int:
         return EXIT_UNREACHABLE
     except KeyboardInterrupt:  # before the signal handlers were in place
         return EXIT_INTERRUPTED
+    if client.sent_away:
+        say(sent_away_message(client.sent_away))
     print(client.stats.summary() + (" (left at once, abandoning running matches)" if abandoned else ""),
           file=sys.stderr)
     return EXIT_INTERRUPTED if abandoned else EXIT_OK

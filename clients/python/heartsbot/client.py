@@ -271,6 +271,9 @@ class BotClient:
         self.active: set[str] = set()  # matches this bot is seated in, as far as it has heard
         self.draining = False  # drain() was called: no new matches, leave when the running ones end
         self.drained = False  # the server ended the stream after the last match: run() returns
+        # Why the server drained the bot when it had not asked (its token rotated, a newer
+        # instance took its place); "" when the bot drained itself or has not drained.
+        self.sent_away = ""
         self._started: dict[str, None] = {}  # (ordered: the oldest go first, SEEN_KEPT kept)
         self._drain_reason = ""
         self._lock: asyncio.Lock | None = None
@@ -430,6 +433,8 @@ class BotClient:
                                      reason=message.draining.reason, running=list(message.draining.active_matches))
                         else:  # the last message: every match has ended; leave, do not reconnect
                             self.drained = True
+                            if not self.draining:  # the server's own doing: the commands say so
+                                self.sent_away = message.draining.reason or "no reason given"
                             log.info("drained: every match finished; leaving", bot=self.name,
                                      reason=message.draining.reason)
                     elif kind == "rejected":
@@ -666,6 +671,18 @@ def _names(cards: Sequence[object]) -> str:
     from hearts_engine import card_name
 
     return " ".join(card_name(c) if isinstance(c, int) and 0 <= c < 52 else repr(c) for c in cards)
+
+
+def sent_away_message(reason: str) -> str:
+    """What ``heartsbot play`` and ``heartsbot stdio`` say when the server drained the bot
+    by itself (before, only an info line that read like a drain the bot had asked for, and
+    exit 0: a bot whose organiser rotated its token stopped without a word of why)."""
+    text = f"the server ended this bot's session without being asked ({reason})"
+    if "rotated" in reason:
+        return text + ": the organiser issued a new token and the old one no longer connects; start again with the new one"
+    if "replaced" in reason:
+        return text + ": another instance of this bot connected and plays in its place"
+    return text
 
 
 def leave_on_signals(client: BotClient, say: Callable[[str], None]) -> Callable[[], bool]:

@@ -44,7 +44,7 @@ from hearts_engine.cards import Card, card_name, parse_card
 from . import __version__, convert
 from .exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE
 from .proto import bot_pb2, game_pb2
-from .client import BotClient, current_decision
+from .client import BotClient, current_decision, sent_away_message
 from .strategies import Strategy
 from .tls import Tls
 from .strategies.base import best_moon_option
@@ -572,6 +572,8 @@ async def run_bridge(command: Sequence[str], server: str, token: str, name: str,
                 code = EXIT_UNREACHABLE
             if left_at_once():
                 code = EXIT_INTERRUPTED
+            if client.sent_away:
+                _say(sent_away_message(client.sent_away))
         elif gone.is_set():
             client.stop()
             status = await asyncio.to_thread(child.status)
