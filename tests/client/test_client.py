@@ -683,3 +683,13 @@ def test_heartsbot_play_says_why_when_the_organiser_rotates_its_token(tmp_path):
     assert rotated.returncode == 0, rotated.stderr
     assert "the server ended this bot's session without being asked (token rotated)" in err, err
     assert "start again with the new one" in err, err
+
+
+def test_the_line_of_an_aborted_match_shows_no_rank_it_does_not_have():
+    """A match a server's shutdown aborted ends with no ranks; its line said "rank 0/4"."""
+    from heartsbot.client import MatchReport
+
+    aborted = game_pb2.MatchResult(status=P.MATCH_STATUS_ABORTED, totals=[0, 0, 0, 0], reason="server shutdown")
+    assert MatchReport("m-1", 0, aborted).line() == "m-1 aborted: 0 points in 0 deals [server shutdown]; defaults: none"
+    finished = game_pb2.MatchResult(status=P.MATCH_STATUS_FINISHED, totals=[5, 9, 0, 12], ranks=[2, 3, 1, 4], deals=2)
+    assert MatchReport("m-2", 0, finished).line() == "m-2 finished: rank 2/4, 5 points in 2 deals (2.50/deal); defaults: none"

@@ -121,8 +121,10 @@ class MatchReport:
         """``m-1 finished: rank 2/4, 54 points in 16 deals (3.38/deal); defaults: 2 timeout``."""
         r = self.result
         status = P.MatchStatus.Name(r.status).removeprefix("MATCH_STATUS_").lower()
-        rank = r.ranks[self.seat] if self.seat < len(r.ranks) else 0
-        text = f"{self.match_id} {status}: rank {rank}/{len(r.totals)}, {self.points} points in {r.deals} deals"
+        # A match ended before its end (aborted at a server's shutdown) has no ranks: before,
+        # its line said "rank 0/4".
+        rank = f"rank {r.ranks[self.seat]}/{len(r.totals)}, " if self.seat < len(r.ranks) and r.ranks[self.seat] else ""
+        text = f"{self.match_id} {status}: {rank}{self.points} points in {r.deals} deals"
         if r.deals:
             text += f" ({self.points / r.deals:.2f}/deal)"
         if r.status != P.MATCH_STATUS_FINISHED:
