@@ -693,3 +693,46 @@ def test_the_line_of_an_aborted_match_shows_no_rank_it_does_not_have():
     assert MatchReport("m-1", 0, aborted).line() == "m-1 aborted: 0 points in 0 deals [server shutdown]; defaults: none"
     finished = game_pb2.MatchResult(status=P.MATCH_STATUS_FINISHED, totals=[5, 9, 0, 12], ranks=[2, 3, 1, 4], deals=2)
     assert MatchReport("m-2", 0, finished).line() == "m-2 finished: rank 2/4, 5 points in 2 deals (2.50/deal); defaults: none"
+
+
+def test_a_refusal_on_a_reconnect_is_logged_as_a_refusal_with_its_reason(caplog):
+    """After the first connection, a server that refused the reconnect (FAILED_PRECONDITION:
+    another version of the bot plays a tournament match) was logged as "connection lost",
+    as if the network had dropped; now it is "refused by the server", with its reason."""
+    import grpc
+
+    from heartsbot.proto import bot_pb2, bot_pb2_grpc
+
+    reason = "bot 'alice' is playing match m-1 of a tournament as version '1.0'"
+
+    class WelcomesOnce(bot_pb2_grpc.BotServiceServicer):
+        streams = 0
+
+        async def Play(self, request_iterator, context):  # noqa: N802
+            WelcomesOnce.streams += 1
+            await request_iterator.__anext__()
+            if WelcomesOnce.streams > 1:
+                await context.abort(grpc.StatusCode.FAILED_PRECONDITION, reason)
+            await context.write(bot_pb2.PlayResponse(welcome=bot_pb2.Welcome(session_id="s-1", bot_name="alice")))
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "server shutting down")
+
+    async def scenario():
+        server = grpc.aio.server()
+        bot_pb2_grpc.add_BotServiceServicer_to_server(WelcomesOnce(), server)
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        try:
+            client = BotClient(f"127.0.0.1:{port}", "t" * 12, RandomStrategy(0), "alice", backoff_s=(0.01, 0.05))
+            task = asyncio.get_running_loop().create_task(client.run())
+            while WelcomesOnce.streams < 3:
+                await asyncio.sleep(0.01)
+            await finish(client, task)
+        finally:
+            await server.stop(None)
+
+    with caplog.at_level(logging.INFO, logger="heartsbot"):
+        run(scenario())
+    said = [(r.getMessage(), getattr(r, FIELDS, {})) for r in caplog.records]
+    refused = [f for m, f in said if m == "refused by the server"]
+    assert refused and refused[0].get("code") == "FAILED_PRECONDITION" and reason in refused[0].get("reason", ""), said
+    assert [m for m, f in said if m == "connection lost"] == ["connection lost"], "only the drop after the welcome"

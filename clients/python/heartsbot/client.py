@@ -265,6 +265,7 @@ class BotClient:
         # lost connection is retried until stop().
         self.connect_attempts = connect_attempts
         self.ever_connected = False
+        self._stream_welcomed = False  # the current (or last) stream got its welcome
         self._fallbacks: dict[str, Counter[str]] = {}  # per match, until it ends
         self._server_defaults: dict[str, Counter[str]] = {}
         self.drain_after = drain_after  # drain once this many matches have started (0: never by itself)
@@ -324,9 +325,10 @@ class BotClient:
             except grpc.aio.AioRpcError as exc:
                 if exc.code() in FATAL:
                     raise FatalError(f"{exc.code().name}: {exc.details()}") from None
-                if not self.ever_connected and exc.code() not in UNREACHED:
+                if not self._stream_welcomed and exc.code() not in UNREACHED:
                     # Reached, and refused for now (another version of this bot plays a tournament
-                    # match, the server is full): its reason, and again after the back-off.
+                    # match, the server is full): its reason, and again after the back-off. Also
+                    # on a reconnect: before, a refusal then was logged as "connection lost".
                     log.warning("refused by the server", bot=self.name, code=exc.code().name,
                                 reason=(exc.details() or "")[:300], retry_in=round(delay, 2))
                 elif not self.ever_connected:
@@ -395,6 +397,7 @@ class BotClient:
         raise MatchLost(self._lost.get(match_id) or f"the client stopped before match {match_id} ended for it")
 
     async def _session(self) -> None:
+        self._stream_welcomed = False
         async with aio_channel(self.target, self.tls, [("grpc.keepalive_time_ms", 20_000)]) as channel:
             if self.drain_wakeups:  # grpc.aio's reader exists now: wakeups.py
                 drain_grpc_wakeups(asyncio.get_running_loop())
@@ -415,6 +418,7 @@ class BotClient:
                         return
                     kind = message.WhichOneof("kind")
                     if kind == "welcome":
+                        self._stream_welcomed = True
                         self.connected.set()
                         first = not self.ever_connected
                         self.ever_connected = True
