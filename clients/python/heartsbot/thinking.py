@@ -13,8 +13,7 @@ ever on some positions) two things went wrong:
 
 Here a call that finds no idle thread gets a new one, up to ``limit`` threads, so the calls
 stuck so far do not hold up the next decision; and the threads are daemon threads, which
-neither ``asyncio.run`` nor the interpreter waits for. :meth:`Thinkers.stuck` counts the
-calls still running past their time, for the client's messages.
+neither ``asyncio.run`` nor the interpreter waits for.
 """
 
 from __future__ import annotations
@@ -51,7 +50,6 @@ class Thinkers:
         self._lock = threading.Lock()
         self._threads = 0
         self._idle = 0
-        self._running: set[Job] = set()  # started and not yet returned
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Job:
         """Run ``fn(*args)`` in a thread; the job's future (on the running loop) has its outcome."""
@@ -64,11 +62,6 @@ class Thinkers:
             self._jobs.put(job)
         return job
 
-    def stuck(self) -> int:
-        """Calls still running whose future was given up (their decision was answered by default)."""
-        with self._lock:
-            return sum(1 for job in self._running if job.future.done())
-
     @property
     def threads(self) -> int:
         return self._threads
@@ -79,7 +72,6 @@ class Thinkers:
             with self._lock:
                 self._idle -= 1
                 job.started = True
-                self._running.add(job)
             try:
                 result = job.context.run(job.fn, *job.args)
             except BaseException as exc:  # handed to the decision, which answers a default
@@ -87,7 +79,6 @@ class Thinkers:
             else:
                 outcome = (True, result)
             with self._lock:
-                self._running.discard(job)
                 self._idle += 1
             try:
                 job.loop.call_soon_threadsafe(_settle, job.future, outcome)
