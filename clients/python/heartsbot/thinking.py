@@ -11,7 +11,7 @@ ever on some positions) two things went wrong:
 - ``asyncio.run`` and the interpreter's exit wait for every executor thread: after two
   Ctrl-C the client printed nothing and never exited (a third did nothing either).
 
-Here a call that finds no idle thread gets a new one, up to ``limit`` threads, so the calls
+Here each call waiting for a thread gets a new one, up to ``limit`` threads, so the calls
 stuck so far do not hold up the next decision; and the threads are daemon threads, which
 neither ``asyncio.run`` nor the interpreter waits for.
 """
@@ -41,7 +41,7 @@ class Job:
 
 
 class Thinkers:
-    """Daemon threads running strategy calls; a new one whenever none is idle, up to ``limit``."""
+    """Daemon threads running strategy calls: one for each call waiting, up to ``limit``; idle ones are used again."""
 
     def __init__(self, limit: int, name: str = "heartsbot-strategy") -> None:
         self.limit = max(1, limit)
@@ -49,13 +49,18 @@ class Thinkers:
         self._jobs: queue.SimpleQueue[Job] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._threads = 0
-        self._idle = 0
+        self._idle = 0  # threads waiting for a job
+        self._queued = 0  # jobs no thread has taken yet
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Job:
         """Run ``fn(*args)`` in a thread; the job's future (on the running loop) has its outcome."""
         job = Job(fn, args, asyncio.get_running_loop())
         with self._lock:
-            if self._idle == 0 and self._threads < self.limit:
+            # A thread for each job waiting, not only when no thread is idle: a thread started
+            # for the job before may not have taken it yet, and two calls that came together
+            # (two matches' requests) ran one after the other on it, the second timing out.
+            self._queued += 1
+            if self._queued > self._idle and self._threads < self.limit:
                 self._threads += 1
                 self._idle += 1
                 threading.Thread(target=self._work, name=f"{self.name}-{self._threads}", daemon=True).start()
@@ -70,6 +75,7 @@ class Thinkers:
         while True:
             job = self._jobs.get()
             with self._lock:
+                self._queued -= 1
                 self._idle -= 1
                 job.started = True
             try:
