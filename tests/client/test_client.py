@@ -4,6 +4,7 @@ matches on one stream, a strategy that raises, a strategy that overruns its time
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
 import subprocess
@@ -400,12 +401,43 @@ def test_the_client_drains_grpcs_wake_ups_on_its_loop():
     assert reader is not None and reader.passes > 0
 
 
+def against_a_daemon_process(tmp_path, caplog, scenario):  # type: ignore[no-untyped-def]
+    """``scenario(daemon process, its port)`` run against a `heartsd serve` process, with the
+    client's info logs in ``caplog``; the process is killed after."""
+    from ..server.test_daemon_process import start as start_daemon
+
+    daemon, port = start_daemon(tmp_path)
+    try:
+        with caplog.at_level(logging.INFO, logger="heartsbot"):
+            return run(scenario(daemon, port))
+    finally:
+        daemon.kill()
+
+
+@contextlib.asynccontextmanager
+async def killed_and_restarted(tmp_path, daemon, port: int, client: BotClient):  # type: ignore[no-untyped-def]
+    """SIGKILL the daemon process, start it again on the same port and store, and wait until
+    ``client`` has its welcome from the new one; the new one is stopped after."""
+    from ..server.test_daemon_process import start as start_daemon
+
+    daemon.kill()
+    daemon.wait(10)
+    client.connected.clear()
+    again, _ = start_daemon(tmp_path, "--port", str(port))
+    try:
+        await asyncio.wait_for(client.connected.wait(), 30)
+        yield
+    finally:
+        again.send_signal(signal.SIGTERM)
+        again.wait(20)
+
+
 def test_after_the_server_crashes_and_restarts_a_match_it_aborted_is_no_longer_counted_running(tmp_path, caplog):
     """A daemon killed mid-match comes back with the match aborted and no memory of what the
     seat saw, so no `match_ended` can reach the bot: the welcome, which lists the matches
     the bot is seated in, is what says the match is over. Before, the client kept it in
     `active` for good: a later Ctrl-C said it was finishing it, and its end was never said."""
-    from ..server.test_daemon_process import Remote, start as start_daemon
+    from ..server.test_daemon_process import Remote
 
     async def scenario(daemon, port):
         client = BotClient(f"127.0.0.1:{port}", BOTS["alice"], RandomStrategy(1), "alice", backoff_s=(0.05, 0.2))
@@ -414,26 +446,13 @@ def test_after_the_server_crashes_and_restarts_a_match_it_aborted_is_no_longer_c
         while client.stats.decisions < 5:
             await asyncio.sleep(0.01)
         running_before = set(client.active)
-        daemon.kill()
-        daemon.wait(10)
-        client.connected.clear()
-        again, _ = start_daemon(tmp_path, "--port", str(port))
-        try:
-            await asyncio.wait_for(client.connected.wait(), 30)
+        async with killed_and_restarted(tmp_path, daemon, port, client):
             after = set(client.active)
             summary = client.stats.summary()
             await finish(client, task)
-        finally:
-            again.send_signal(signal.SIGTERM)
-            again.wait(20)
         return match_id, running_before, after, summary
 
-    daemon, port = start_daemon(tmp_path)
-    try:
-        with caplog.at_level(logging.INFO, logger="heartsbot"):
-            match_id, before, after, summary = run(scenario(daemon, port))
-    finally:
-        daemon.kill()
+    match_id, before, after, summary = against_a_daemon_process(tmp_path, caplog, scenario)
     assert before == {match_id}
     assert after == set(), "the restarted server runs no match: the client must not think it does"
     said = [(r.getMessage(), getattr(r, FIELDS, {})) for r in caplog.records]
@@ -449,7 +468,7 @@ def test_wait_match_ends_for_a_match_a_restarted_server_aborted(tmp_path, caplog
     its end has not come within ``ended_away_wait_s`` the waiter gets MatchLost, saying why."""
     from heartsbot.client import MatchLost
 
-    from ..server.test_daemon_process import Remote, start as start_daemon
+    from ..server.test_daemon_process import Remote
 
     async def scenario(daemon, port):
         client = BotClient(f"127.0.0.1:{port}", BOTS["alice"], RandomStrategy(1), "alice", backoff_s=(0.05, 0.2),
@@ -459,27 +478,14 @@ def test_wait_match_ends_for_a_match_a_restarted_server_aborted(tmp_path, caplog
         waiter = asyncio.get_running_loop().create_task(client.wait_match(match_id))
         while client.stats.decisions < 5:
             await asyncio.sleep(0.01)
-        daemon.kill()
-        daemon.wait(10)
-        client.connected.clear()
-        again, _ = start_daemon(tmp_path, "--port", str(port))
-        try:
-            await asyncio.wait_for(client.connected.wait(), 30)
+        async with killed_and_restarted(tmp_path, daemon, port, client):
             kept = (dict(client._open), dict(client._rules))
             outcome = await asyncio.wait_for(asyncio.gather(waiter, return_exceptions=True), 30)
             later = await asyncio.gather(client.wait_match(match_id), return_exceptions=True)
             await finish(client, task)
-        finally:
-            again.send_signal(signal.SIGTERM)
-            again.wait(20)
         return match_id, kept, outcome[0], later[0]
 
-    daemon, port = start_daemon(tmp_path)
-    try:
-        with caplog.at_level(logging.INFO, logger="heartsbot"):
-            match_id, kept, outcome, later = run(scenario(daemon, port))
-    finally:
-        daemon.kill()
+    match_id, kept, outcome, later = against_a_daemon_process(tmp_path, caplog, scenario)
     assert kept == ({}, {}), "the match is over: nothing of it should be kept"
     assert isinstance(outcome, MatchLost) and match_id in str(outcome) and "restarted" in str(outcome), outcome
     assert isinstance(later, MatchLost), later
