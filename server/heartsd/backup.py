@@ -35,6 +35,14 @@ COPY_WRITE_ERRORS = frozenset({"SQLITE_FULL", "SQLITE_CANTOPEN", "SQLITE_READONL
                                "SQLITE_IOERR_FSYNC", "SQLITE_IOERR_TRUNCATE", "SQLITE_IOERR_DELETE"})
 
 
+# The first attempt of every unplayed table of a running or paused tournament, marked spent
+# (_spend_first_seeds): in a backup's copy, or in a store restored by other means.
+SPEND_FIRST_SEEDS = (
+    "UPDATE tournament_tables SET attempts = attempts + 1 "
+    "WHERE ((status = 'pending' AND attempts = 0) OR (status = 'starting' AND attempts = 1)) "
+    "AND tournament_id IN (SELECT id FROM tournaments WHERE status IN ('running', 'paused'))")
+
+
 class BackupError(Exception):
     """A backup that cannot be taken: the message says why (exit 2)."""
 
@@ -126,12 +134,6 @@ def _spend_first_seeds(copy: sqlite3.Connection) -> int:
         return 0
     finally:
         copy.commit()
-
-
-SPEND_FIRST_SEEDS = (
-    "UPDATE tournament_tables SET attempts = attempts + 1 "
-    "WHERE ((status = 'pending' AND attempts = 0) OR (status = 'starting' AND attempts = 1)) "
-    "AND tournament_id IN (SELECT id FROM tournaments WHERE status IN ('running', 'paused'))")
 
 
 def restored_main(url: str) -> int:

@@ -163,7 +163,8 @@ class ClientStats:
     finished: int = 0
     finished_deals: int = 0
     finished_points: int = 0
-    finished_ranks: list[int] = field(default_factory=lambda: [0, 0])  # sum, count
+    rank_sum: int = 0  # of the finished matches that have a rank for the seat
+    ranked: int = 0
     wins: int = 0
 
     def record(self, report: MatchReport) -> None:
@@ -180,8 +181,8 @@ class ClientStats:
             self.finished_deals += r.deals
             self.finished_points += report.points
             if report.seat < len(r.ranks):
-                self.finished_ranks[0] += r.ranks[report.seat]
-                self.finished_ranks[1] += 1
+                self.rank_sum += r.ranks[report.seat]
+                self.ranked += 1
             self.wins += report.seat in r.winners
 
     def problem(self, kind: str, message: str, trace: str = "") -> None:
@@ -207,8 +208,7 @@ class ClientStats:
         deal"), or "" when none finished; ``heartsbot play`` and ``heartsbot stdio`` end with it."""
         if not self.finished:
             return ""
-        rank_sum, ranked = self.finished_ranks
-        return (f"{self.finished} finished: mean rank {rank_sum / max(1, ranked):.2f}, "
+        return (f"{self.finished} finished: mean rank {self.rank_sum / max(1, self.ranked):.2f}, "
                 f"{self.wins} won, {self.finished_points / max(1, self.finished_deals):.2f} points per deal")
 
     @property
@@ -295,14 +295,14 @@ class BotClient:
         # is given up, and why is kept (the SEEN_KEPT newest) for wait_match.
         self.ended_away_wait_s = ended_away_wait_s
         self._lost: dict[str, str] = {}
-        self.finished = False  # run() has returned: no match's end comes any more
+        self._run_over = False  # run() has returned: no match's end comes any more
 
     async def run(self) -> None:
         """Connect, play, and reconnect after drops until :meth:`stop`; FatalError if refused."""
         try:
             await self._run()
         finally:
-            self.finished = True
+            self._run_over = True
             for match_id in list(self._ended):  # their ends will not come: wait_match says so
                 self._ended.pop(match_id).set()
 
@@ -389,7 +389,7 @@ class BotClient:
         will not come: it ended while the bot was away and its result did not follow within
         ``ended_away_wait_s`` of the welcome (a server that restarted aborted it), or
         :meth:`run` returned first."""
-        if match_id not in self.stats.results and match_id not in self._lost and not self.finished:
+        if match_id not in self.stats.results and match_id not in self._lost and not self._run_over:
             await asyncio.wait_for(self._ended.setdefault(match_id, asyncio.Event()).wait(), timeout)
         if match_id in self.stats.results:
             return self.stats.results[match_id]
@@ -465,13 +465,17 @@ class BotClient:
         loop = asyncio.get_running_loop()
         for match_id in sorted(self.active - listed):
             self.stats.ended_away.add(match_id)
-            self._rules.pop(match_id, None)  # it asks nothing more: its requests are over
-            for key in [k for k in self._open if k[0] == match_id]:
-                del self._open[key]
+            self._forget_requests(match_id)  # it asks nothing more
             loop.call_later(self.ended_away_wait_s, self._give_up, match_id)
             log.info("a match ended while this bot was away: its result follows if the server kept it "
                      "(a server that restarted aborted it and has none)", bot=self.name, match_id=match_id)
         self.active = listed
+
+    def _forget_requests(self, match_id: str) -> None:
+        """A match that will ask nothing more: its ruleset and open requests go."""
+        self._rules.pop(match_id, None)
+        for key in [k for k in self._open if k[0] == match_id]:
+            del self._open[key]
 
     def _give_up(self, match_id: str) -> None:
         """``ended_away_wait_s`` after the welcome, the end of a match that ended while the bot
@@ -524,9 +528,7 @@ class BotClient:
                 self.stats.record(MatchReport(
                     update.match_id, update.seat, event.match_ended.result,
                     self._fallbacks.pop(update.match_id, Counter()), self._server_defaults.pop(update.match_id, Counter())))
-                self._rules.pop(update.match_id, None)
-                for key in [k for k in self._open if k[0] == update.match_id]:
-                    del self._open[key]
+                self._forget_requests(update.match_id)
                 waiter = self._ended.pop(update.match_id, None)
                 if waiter is not None:
                     waiter.set()
