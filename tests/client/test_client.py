@@ -461,18 +461,24 @@ def test_after_the_server_crashes_and_restarts_a_match_it_aborted_is_no_longer_c
     assert "0 matches, and 1 more that ended while the bot was away, with no result sent" in summary, summary
 
 
-def test_wait_match_ends_for_a_match_a_restarted_server_aborted(tmp_path, caplog):
+def test_wait_match_and_on_match_end_end_a_match_a_restarted_server_aborted(tmp_path, caplog):
     """Before, ``wait_match`` on a match that a killed daemon left behind waited for ever: the
     restarted server aborted it and sends no `match_ended`, and the client kept its open
     request and ruleset for good. Now the welcome drops what the client kept for it, and once
-    its end has not come within ``ended_away_wait_s`` the waiter gets MatchLost, saying why."""
+    its end has not come within ``ended_away_wait_s`` the waiter gets MatchLost, saying why.
+
+    ``on_match_end`` was never called for it either, so a bot that keeps state per match (and
+    the stdio bridge's bot, which is told `end`) kept it for good: it now gets the match's
+    end with status UNSPECIFIED (its result is unknown) and the reason, once, per seat."""
     from heartsbot.client import MatchLost
 
     from ..server.test_daemon_process import Remote
 
+    ends: list[tuple[str, int, game_pb2.MatchResult]] = []
+
     async def scenario(daemon, port):
         client = BotClient(f"127.0.0.1:{port}", BOTS["alice"], RandomStrategy(1), "alice", backoff_s=(0.05, 0.2),
-                           ended_away_wait_s=0.2)
+                           ended_away_wait_s=0.2, on_match_end=lambda m, s, r: ends.append((m, s, r)))
         task = await start(client)
         match_id = await Remote(port).create_match(["alice", *HOUSE3], deals=200, seed=3)
         waiter = asyncio.get_running_loop().create_task(client.wait_match(match_id))
@@ -486,6 +492,8 @@ def test_wait_match_ends_for_a_match_a_restarted_server_aborted(tmp_path, caplog
         return match_id, kept, outcome[0], later[0]
 
     match_id, kept, outcome, later = against_a_daemon_process(tmp_path, caplog, scenario)
+    assert [(m, s, r.status) for m, s, r in ends] == [(match_id, 0, game_pb2.MATCH_STATUS_UNSPECIFIED)], ends
+    assert "away" in ends[0][2].reason and not ends[0][2].ranks, ends[0][2]
     assert kept == ({}, {}), "the match is over: nothing of it should be kept"
     assert isinstance(outcome, MatchLost) and match_id in str(outcome) and "restarted" in str(outcome), outcome
     assert isinstance(later, MatchLost), later

@@ -146,6 +146,14 @@ def test_the_end_line():
         "end m-9 seat=0 status=finished deals=9 totals=104,30,52,74 ranks=4,1,2,3 winners=1"
 
 
+def test_the_end_line_of_a_match_whose_result_never_came():
+    """A match that ended while the bridge was away from the server, and whose result never
+    came (BotClient gives it up, its status UNSPECIFIED): before, its bot was never told it
+    ended; "unspecified" would read like a fault of the bridge, so the line says "unknown"."""
+    result = P.MatchResult(status=P.MATCH_STATUS_UNSPECIFIED, reason="ended while this bot was away")
+    assert format_end("m-9", 2, result) == "end m-9 seat=2 status=unknown deals=0 totals= ranks= winners="
+
+
 # --- the example bots against the engine, no server ----------------------------------------
 
 def answer_of(kind: str, decision):

@@ -260,7 +260,9 @@ class BotClient:
         self.max_matches = max_matches
         self.safety_s = safety_ms / 1000
         self.backoff_s = backoff_s
-        self.on_match_end = on_match_end  # (match id, seat, result), on the event loop
+        # (match id, seat, result), on the event loop; also for a match that ended while the
+        # bot was away and whose result never came (status UNSPECIFIED: _give_up)
+        self.on_match_end = on_match_end
         # Tries before giving up on a server never reached (0: forever); once connected, a
         # lost connection is retried until stop().
         self.connect_attempts = connect_attempts
@@ -466,7 +468,8 @@ class BotClient:
         for match_id in sorted(self.active - listed):
             self.stats.ended_away.add(match_id)
             self._forget_requests(match_id)  # it asks nothing more
-            loop.call_later(self.ended_away_wait_s, self._give_up, match_id)
+            seats = tuple(sorted(s for m, s in self._seen if m == match_id))
+            loop.call_later(self.ended_away_wait_s, self._give_up, match_id, seats)
             log.info("a match ended while this bot was away: its result follows if the server kept it "
                      "(a server that restarted aborted it and has none)", bot=self.name, match_id=match_id)
         self.active = listed
@@ -477,10 +480,14 @@ class BotClient:
         for key in [k for k in self._open if k[0] == match_id]:
             del self._open[key]
 
-    def _give_up(self, match_id: str) -> None:
+    def _give_up(self, match_id: str, seats: tuple[int, ...] = ()) -> None:
         """``ended_away_wait_s`` after the welcome, the end of a match that ended while the bot
         was away has not come: it will not (the server restarted, or held it no longer). Its
-        waiters are told, and what the client kept for it goes."""
+        waiters are told, what the client kept for it goes, and ``on_match_end`` gets its end
+        for each of ``seats`` (the bot's seats in it; -1 if the client no longer knows them),
+        with status UNSPECIFIED, since its result is unknown, and the reason: a bot that keeps
+        state per match, or the stdio bridge's bot (told `end ... status=unknown`), can let
+        it go."""
         if match_id not in self.stats.ended_away or match_id in self.active:
             return  # its end came, or (a resumed match id) it runs again
         self._fallbacks.pop(match_id, None)
@@ -494,6 +501,10 @@ class BotClient:
         waiter = self._ended.pop(match_id, None)
         if waiter is not None:
             waiter.set()
+        if self.on_match_end is not None:
+            result = game_pb2.MatchResult(status=P.MATCH_STATUS_UNSPECIFIED, reason=self._lost[match_id])
+            for seat in seats or (-1,):
+                self.on_match_end(match_id, seat, result)
 
     def _on_update(self, update: bot_pb2.MatchUpdate, call: grpc.aio.StreamStreamCall, lock: asyncio.Lock,
                    tasks: set[asyncio.Task[None]]) -> None:

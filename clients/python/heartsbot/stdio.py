@@ -177,6 +177,8 @@ def format_request(match_id: str, view: SeatView, ms: int, default_moon: MoonOpt
 def format_end(match_id: str, seat: int, result: game_pb2.MatchResult) -> str:
     """The information line sent when a match ends (the bot must not answer it)."""
     status = game_pb2.MatchStatus.Name(result.status).removeprefix("MATCH_STATUS_").lower()
+    if result.status == game_pb2.MATCH_STATUS_UNSPECIFIED:
+        status = "unknown"  # it ended while the bridge was away, and its result never came
     return (f"end {match_id} seat={seat} status={status} deals={result.deals} totals={_ints(result.totals)} "
             f"ranks={_ints(result.ranks)} winners={_ints(result.winners)}")
 
@@ -577,7 +579,8 @@ async def run_bridge(command: Sequence[str], server: str, token: str, name: str,
         elif gone.is_set():
             client.stop()
             status = await asyncio.to_thread(child.status)
-            if not (matches and client.stats.matches_ended >= matches and child.proc.returncode == 0):
+            ended = client.stats.matches_ended + len(client.stats.ended_away)  # (those told `end ... unknown` too)
+            if not (matches and ended >= matches and child.proc.returncode == 0):
                 _say(f"the bot {status} after {client.stats.decisions} decisions; stopping")
                 code = EXIT_FAILED
             # else: its --matches were all played and it exited cleanly on the last `end`
