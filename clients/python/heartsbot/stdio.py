@@ -579,8 +579,7 @@ async def run_bridge(command: Sequence[str], server: str, token: str, name: str,
         elif gone.is_set():
             client.stop()
             status = await asyncio.to_thread(child.status)
-            ended = client.stats.matches_ended + len(client.stats.ended_away)  # (those told `end ... unknown` too)
-            if not (matches and ended >= matches and child.proc.returncode == 0):
+            if not (matches and client.stats.matches_ended >= matches and child.proc.returncode == 0):
                 _say(f"the bot {status} after {client.stats.decisions} decisions; stopping")
                 code = EXIT_FAILED
             # else: its --matches were all played and it exited cleanly on the last `end`
