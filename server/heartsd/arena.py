@@ -316,7 +316,7 @@ class Arena:
         """The bot of ``session`` was given a new token (``heartsd ladder rotate``); the
         session still runs on the old one. It drains: it finishes its running matches
         and takes no new one, then ends cleanly (the old token opens no new stream)."""
-        self.drain(session, "token rotated")
+        self.drain(session, "token rotated", bot_pb2.DRAIN_CAUSE_TOKEN_ROTATED)
 
     def end_session(self, session: BotSession, reason: str, status: str) -> None:
         """End a bot's stream with ``status`` (an ArenaError kind) and ``reason``."""
@@ -399,16 +399,19 @@ class Arena:
             for slot in runner.seats_for(session):  # the others were away all along (connect)
                 runner.disconnected(slot)
 
-    def drain(self, session: BotSession, reason: str) -> None:
+    def drain(self, session: BotSession, reason: str, cause: int) -> None:
         """The session finishes its running matches and takes no new one; it ends (OK)
-        when the last has ended, at once if there is none. Idempotent."""
+        when the last has ended, at once if there is none. Idempotent. ``cause``: a
+        ``DrainCause``, sent with ``reason`` in every ``draining``."""
         if session.drain_reason or not session.connected:
             return
         session.drain_reason = reason
+        session.drain_cause = cause
         active = self._playable_by(session)
         log.info("bot draining", bot=session.bot, session=session.id, reason=reason, active=len(active))
         if active:
-            session.send(bot_pb2.PlayResponse(draining=bot_pb2.Draining(reason=reason, active_matches=active)))
+            session.send(bot_pb2.PlayResponse(draining=bot_pb2.Draining(reason=reason, active_matches=active,
+                                                                        cause=cause)))
         self._end_if_drained(session)
 
     def _end_if_drained(self, session: BotSession) -> None:
@@ -416,7 +419,8 @@ class Arena:
         no active match, and its stream ends with OK."""
         if (session.drain_reason and session.connected and session not in self._catching_up
                 and not self._playable_by(session)):
-            session.send(bot_pb2.PlayResponse(draining=bot_pb2.Draining(reason=session.drain_reason)))
+            session.send(bot_pb2.PlayResponse(draining=bot_pb2.Draining(reason=session.drain_reason,
+                                                                        cause=session.drain_cause)))
             session.close(f"drained ({session.drain_reason}): every match finished")
             log.info("bot drained", bot=session.bot, session=session.id)
 

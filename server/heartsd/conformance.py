@@ -293,13 +293,13 @@ class ConformanceArena(Arena):
             runner.arrangement.resumed_from.append(int(request.last_sequence))
         return super().resume(session, request)
 
-    def drain(self, session: BotSession, reason: str) -> None:
+    def drain(self, session: BotSession, reason: str, cause: int) -> None:
         for runner in self.runners.values():
             if isinstance(runner, ConformanceRunner) and runner.seats_of(session.bot):
                 a = runner.arrangement
                 if a.kind == "drain" and a.drained_at is None:
                     a.drained_at, a.drained_session = time.monotonic(), session
-        super().drain(session, reason)
+        super().drain(session, reason, cause)
 
 
 # -- the checks ----------------------------------------------------------------------------

@@ -386,7 +386,8 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                         return
                     # its reason is quoted where an organiser reads it (CreateMatch's refusal of a
                     # draining bot): its control characters as escapes, as the log writes them
-                    self.arena.drain(session, printable(message.drain.reason[:200]) or "the bot asked")
+                    self.arena.drain(session, printable(message.drain.reason[:200]) or "the bot asked",
+                                     bot_pb2.DRAIN_CAUSE_ASKED)
                     continue
                 elif kind == "hello":
                     await self._end(session, context, "'hello' may only be sent once per stream", "invalid")

@@ -146,6 +146,7 @@ class BotSession:
     # Set when the session drains (the bot sent `drain`, or its token was rotated): it is
     # seated in no new match, and ends with OK once its running matches have ended.
     drain_reason: str = ""
+    drain_cause: int = 0  # its bot_pb2.DrainCause
 
     def __post_init__(self) -> None:
         self.waste_cap = self.waste_allowance = WASTE_ALLOWANCE + 4 * self.max_matches
@@ -220,7 +221,8 @@ class SessionRegistry:
             # Its last message: a final draining, "leave, do not reconnect". A client that
             # reconnected itself never reads it (that stream is dead); a second instance of
             # the bot does, and stops instead of taking the stream back for ever.
-            previous.send(bot_pb2.PlayResponse(draining=bot_pb2.Draining(reason=REPLACED)))
+            previous.send(bot_pb2.PlayResponse(draining=bot_pb2.Draining(reason=REPLACED,
+                                                                         cause=bot_pb2.DRAIN_CAUSE_REPLACED)))
             previous.close("replaced by a new session of the same bot")
         return previous
 

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from hearts_engine import MatchRecord, verify_record
-from heartsbot.proto import game_pb2
+from heartsbot.proto import bot_pb2, game_pb2
 from heartsbot.client import TIMEOUT, BotClient
 from heartsbot.logs import FIELDS
 from heartsbot.strategies import HeuristicStrategy, RandomStrategy, Strategy
@@ -355,6 +355,7 @@ def test_a_second_instance_of_a_bot_takes_its_stream_and_the_first_leaves(tmp_pa
 
     first, still_second, session = run(scenario())
     assert first.drained and first.stats.reconnects == 0
+    assert first.sent_away_cause == bot_pb2.DRAIN_CAUSE_REPLACED, first.sent_away_cause
     assert still_second and session is not None
 
 
@@ -750,3 +751,15 @@ def test_a_refusal_on_a_reconnect_is_logged_as_a_refusal_with_its_reason(caplog)
     refused = [f for m, f in said if m == "refused by the server"]
     assert refused and refused[0].get("code") == "FAILED_PRECONDITION" and reason in refused[0].get("reason", ""), said
     assert [m for m, f in said if m == "connection lost"] == ["connection lost"], "only the drop after the welcome"
+
+
+def test_what_the_commands_say_when_the_server_sends_the_bot_away_follows_its_cause():
+    """``sent_away_message`` read the server's words ("rotated", "replaced"); a reason a
+    server words otherwise (or a bot's own `drain` reason, which the server quotes) then said
+    nothing of what to do. It follows ``Draining.cause`` now."""
+    from heartsbot.client import sent_away_message
+
+    assert "start again with the new one" in sent_away_message("new credentials", bot_pb2.DRAIN_CAUSE_TOKEN_ROTATED)
+    assert "another instance of this bot" in sent_away_message("superseded", bot_pb2.DRAIN_CAUSE_REPLACED)
+    plain = sent_away_message("token rotated", bot_pb2.DRAIN_CAUSE_UNSPECIFIED)
+    assert plain == "the server ended this bot's session without being asked (token rotated)", plain

@@ -213,7 +213,8 @@ def test_repeated_drains_count_against_the_stream_budget(tmp_path):
             return received, code, details
 
     received, code, details = run(scenario())
-    assert [m.draining.reason for m in received if m.HasField("draining")][:1] == ["again"]
+    assert [(m.draining.reason, m.draining.cause) for m in received if m.HasField("draining")][:1] == [
+        ("again", bot_pb2.DRAIN_CAUSE_ASKED)]
     assert code == grpc.StatusCode.RESOURCE_EXHAUSTED, (code, details)
     assert "drain" in details, details
 

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import grpc
-from heartsbot.proto import game_pb2
+from heartsbot.proto import bot_pb2, game_pb2
 
 from heartsd.matchmaker import LadderSettings, Matchmaker
 
@@ -66,8 +66,8 @@ def test_rotation_drains_the_old_session_which_finishes_its_rated_match(tmp_path
     rotated, draining, bot, code, old_status, fresh_ok, stored = run(scenario())
     assert rotated.returncode == 0 and rotated.stdout.startswith("new token for r1")
     assert draining == "token rotated"
-    reasons = [m.draining.reason for m in bot.received if m.HasField("draining")]
-    assert reasons == ["token rotated", "token rotated"]
+    reasons = [(m.draining.reason, m.draining.cause) for m in bot.received if m.HasField("draining")]
+    assert reasons == [("token rotated", bot_pb2.DRAIN_CAUSE_TOKEN_ROTATED)] * 2
     assert code == grpc.StatusCode.OK, "the old session ended cleanly"
     assert stored.status == "finished"
     seat = [s.name for s in stored.record.seats].index("r1")

@@ -72,7 +72,7 @@ def _play(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:  # before the signal handlers were in place
         return EXIT_INTERRUPTED
     if client.sent_away:
-        say(sent_away_message(client.sent_away))
+        say(sent_away_message(client.sent_away, client.sent_away_cause))
     print(client.stats.summary() + (" (left at once, abandoning running matches)" if abandoned else ""),
           file=sys.stderr)
     return EXIT_INTERRUPTED if abandoned else EXIT_OK

@@ -279,6 +279,7 @@ class BotClient:
         # Why the server drained the bot when it had not asked (its token rotated, a newer
         # instance took its place); "" when the bot drained itself or has not drained.
         self.sent_away = ""
+        self.sent_away_cause = 0  # ... and its Draining.cause (bot_pb2.DrainCause)
         self._started: dict[str, None] = {}  # (ordered: the oldest go first, SEEN_KEPT kept)
         self._drain_reason = ""
         self._lock: asyncio.Lock | None = None
@@ -443,6 +444,7 @@ class BotClient:
                             self.drained = True
                             if not self.draining:  # the server's own doing: the commands say so
                                 self.sent_away = message.draining.reason or "no reason given"
+                                self.sent_away_cause = message.draining.cause
                             log.info("drained: every match finished; leaving", bot=self.name,
                                      reason=message.draining.reason)
                     elif kind == "rejected":
@@ -692,14 +694,15 @@ def _names(cards: Sequence[object]) -> str:
     return " ".join(card_name(c) if isinstance(c, int) and 0 <= c < 52 else repr(c) for c in cards)
 
 
-def sent_away_message(reason: str) -> str:
+def sent_away_message(reason: str, cause: int) -> str:
     """What ``heartsbot play`` and ``heartsbot stdio`` say when the server drained the bot
     by itself (before, only an info line that read like a drain the bot had asked for, and
-    exit 0: a bot whose organiser rotated its token stopped without a word of why)."""
+    exit 0: a bot whose organiser rotated its token stopped without a word of why); what to
+    do follows ``Draining.cause``."""
     text = f"the server ended this bot's session without being asked ({reason})"
-    if "rotated" in reason:
+    if cause == bot_pb2.DRAIN_CAUSE_TOKEN_ROTATED:
         return text + ": the organiser issued a new token and the old one no longer connects; start again with the new one"
-    if "replaced" in reason:
+    if cause == bot_pb2.DRAIN_CAUSE_REPLACED:
         return text + ": another instance of this bot connected and plays in its place"
     return text
 

@@ -575,7 +575,7 @@ async def run_bridge(command: Sequence[str], server: str, token: str, name: str,
             if left_at_once():
                 code = EXIT_INTERRUPTED
             if client.sent_away:
-                _say(sent_away_message(client.sent_away))
+                _say(sent_away_message(client.sent_away, client.sent_away_cause))
         elif gone.is_set():
             client.stop()
             status = await asyncio.to_thread(child.status)

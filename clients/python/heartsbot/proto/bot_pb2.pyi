@@ -9,6 +9,13 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class DrainCause(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DRAIN_CAUSE_UNSPECIFIED: _ClassVar[DrainCause]
+    DRAIN_CAUSE_ASKED: _ClassVar[DrainCause]
+    DRAIN_CAUSE_TOKEN_ROTATED: _ClassVar[DrainCause]
+    DRAIN_CAUSE_REPLACED: _ClassVar[DrainCause]
+
 class RejectionCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     REJECTION_CODE_UNSPECIFIED: _ClassVar[RejectionCode]
@@ -17,6 +24,10 @@ class RejectionCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     REJECTION_CODE_UNKNOWN_REQUEST: _ClassVar[RejectionCode]
     REJECTION_CODE_STALE_REQUEST: _ClassVar[RejectionCode]
     REJECTION_CODE_UNKNOWN_MATCH: _ClassVar[RejectionCode]
+DRAIN_CAUSE_UNSPECIFIED: DrainCause
+DRAIN_CAUSE_ASKED: DrainCause
+DRAIN_CAUSE_TOKEN_ROTATED: DrainCause
+DRAIN_CAUSE_REPLACED: DrainCause
 REJECTION_CODE_UNSPECIFIED: RejectionCode
 REJECTION_CODE_ILLEGAL: RejectionCode
 REJECTION_CODE_MALFORMED: RejectionCode
@@ -97,12 +108,14 @@ class PlayResponse(_message.Message):
     def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., update: _Optional[_Union[MatchUpdate, _Mapping]] = ..., rejected: _Optional[_Union[AnswerRejected, _Mapping]] = ..., draining: _Optional[_Union[Draining, _Mapping]] = ...) -> None: ...
 
 class Draining(_message.Message):
-    __slots__ = ("reason", "active_matches")
+    __slots__ = ("reason", "active_matches", "cause")
     REASON_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_MATCHES_FIELD_NUMBER: _ClassVar[int]
+    CAUSE_FIELD_NUMBER: _ClassVar[int]
     reason: str
     active_matches: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, reason: _Optional[str] = ..., active_matches: _Optional[_Iterable[str]] = ...) -> None: ...
+    cause: DrainCause
+    def __init__(self, reason: _Optional[str] = ..., active_matches: _Optional[_Iterable[str]] = ..., cause: _Optional[_Union[DrainCause, str]] = ...) -> None: ...
 
 class Welcome(_message.Message):
     __slots__ = ("session_id", "bot_name", "server_version", "active_matches", "max_concurrent_matches")
