@@ -97,14 +97,22 @@ async def wait_unless_hurried(tasks: Sequence[asyncio.Future[Any]], seconds: flo
 class ArenaError(Exception):
     """A refused operation; ``kind`` picks the gRPC status in one place (services.py).
     ``public``: the same, told to anyone (TournamentTable.waiting), where ``message`` is for
-    the caller who asked (an admin) and the log; empty when there is no such version."""
+    the caller who asked (an admin) and the log; empty when there is no such version.
 
-    def __init__(self, kind: str, message: str, public: str = "") -> None:
+    ``code`` names a refusal of a fixed set (empty: none), with ``params``, the figures its
+    text names (a bot's name): what the web front's pages say it by, in their language
+    (i18n.js), where the text is English. Named here, where the refusal is made, so that no
+    reader has to recognise the English; gRPC sends the text alone, as before."""
+
+    def __init__(self, kind: str, message: str, public: str = "", code: str = "",
+                 params: Mapping[str, str] | None = None) -> None:
         message = clipped(message)
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.public = public
+        self.code = code
+        self.params = dict(params or {})
 
 
 # A refusal's text, in UTF-8 bytes; ours are far shorter, a caller's echoed input need not
@@ -701,7 +709,7 @@ class Arena:
                     seats: list[SeatRequest], rated: bool) -> tuple[Ruleset, MatchFormat]:
         """The ruleset and format of a requested match, validated against its seats."""
         if not self.accepting:
-            raise ArenaError("unavailable", "the server is shutting down")
+            raise ArenaError("unavailable", "the server is shutting down", code="shutting_down")
         if ruleset not in PRESETS:
             raise invalid(f"unknown ruleset {ruleset!r}; known: {', '.join(sorted(PRESETS))}")
         extra: dict[str, object] = {}

@@ -275,7 +275,7 @@ class StandingsWorker:
 
     def _refuse_if_stopped(self) -> None:
         if self._stopped:
-            raise ArenaError("unavailable", "the server is shutting down")
+            raise ArenaError("unavailable", "the server is shutting down", code="shutting_down")
 
     async def _bootstrap(self, work: Callable[[], tuple[int, stats.Standings]]) -> stats.Standings:
         self._busy += 1
@@ -286,7 +286,7 @@ class StandingsWorker:
         try:
             for _ in range(2):  # a worker that died (killed, out of memory) is replaced once
                 if self._closings != closings:
-                    raise ArenaError("unavailable", "the server is shutting down")
+                    raise ArenaError("unavailable", "the server is shutting down", code="shutting_down")
                 pool = self._worker()
                 if pool is None:
                     _, standings = await asyncio.to_thread(work)
@@ -300,12 +300,13 @@ class StandingsWorker:
                 except OSError as exc:  # no process could be started now (descriptors, memory): not on the loop
                     self._close_pool()
                     raise ArenaError("unavailable", f"could not start the standings worker ({exc}); try again "
-                                                    "later") from None
+                                                    "later", code="standings_unavailable") from None
                 self.worker_pids.add(pid)
                 return standings
             # Not on a thread of the daemon instead: a tournament whose bootstrap kills its
             # worker (memory) would take the daemon with it.
-            raise ArenaError("unavailable", "the standings worker died twice; try again later")
+            raise ArenaError("unavailable", "the standings worker died twice; try again later",
+                             code="standings_unavailable")
         finally:
             self._busy -= 1
             if not self._busy and self._pool is not None:

@@ -131,16 +131,17 @@ async def _watch_stored(arena: Arena, match_id: str, from_sequence: int,
     from the store in small windows (stored_events.py), never parsing the record."""
     state = await asyncio.to_thread(arena.store.match_state, match_id)
     if state is None:
-        raise ArenaError("not_found", f"no match {match_id}")
+        raise ArenaError("not_found", f"no match {match_id}", code="no_match")
     status, set_id, size = state
     if status == "running":
-        raise ArenaError("precondition", "the match is running on another daemon of this store: watch it there")
+        raise ArenaError("precondition", "the match is running on another daemon of this store: watch it there",
+                         code="running_elsewhere")
     await _set_over(arena, set_id, "its events")  # first: a record is refused then too (an attack pass)
     if not finished:
-        raise ArenaError("precondition", "the match is over: fetch it with GetMatchRecord")
+        raise ArenaError("precondition", "the match is over: fetch it with GetMatchRecord", code="over")
     if size is None:
         raise ArenaError("precondition", "no events were stored for this match (it ended with its server); "
-                         "fetch its record with GetMatchRecord")
+                         "fetch its record with GetMatchRecord", code="no_events")
     try:
         async for batch in stored_events.stream(arena.store, match_id, size, from_sequence):
             yield batch
@@ -152,7 +153,7 @@ async def _set_over(arena: Arena, set_id: str, what: str) -> None:
     """Refuse while a table of duplicate set ``set_id`` is still played with these hands."""
     if set_id and await asyncio.to_thread(arena.store.set_running, set_id):
         raise ArenaError("precondition", "another table of this match's duplicate set is still being played with "
-                         f"the same hands; {what} are available when every table is over")
+                         f"the same hands; {what} are available when every table is over", code="set_running")
 
 
 def visible_until(runner: MatchRunner, delay: float, now: float) -> tuple[int, float | None]:
@@ -198,20 +199,21 @@ async def record(arena: Arena, match_id: str,
     duplicate set does (its hands are theirs). ``charge``, if given, is told the size of
     the match's stored events before the record is loaded (it may refuse by raising)."""
     if match_id in arena.runners:
-        raise ArenaError("precondition", "the match is still running; its record is available when it is over")
+        raise ArenaError("precondition", "the match is still running; its record is available when it is over",
+                         code="running")
     state = await asyncio.to_thread(arena.store.match_state, match_id)  # the checks first: no record loaded
     if state is None:
-        raise ArenaError("not_found", f"no match {match_id}")
+        raise ArenaError("not_found", f"no match {match_id}", code="no_match")
     if state[0] == "running":
         raise ArenaError("precondition", "the match is still running (on another daemon of this store); "
-                         "its record is available when it is over")
+                         "its record is available when it is over", code="running_elsewhere")
     await _set_over(arena, state[1], "its record and events")
     if charge is not None:
         charge(state[2] or 0)
     stored = await asyncio.to_thread(arena.store.get, match_id)
     if stored is None or stored.record is None:
         reason = f"{stored.status}: {stored.reason}" if stored is not None else "gone"
-        raise ArenaError("precondition", f"match {match_id} has no record ({reason})")
+        raise ArenaError("precondition", f"match {match_id} has no record ({reason})", code="no_record")
     return stored.record
 
 

@@ -1256,7 +1256,7 @@ def test_a_watch_socket_opened_while_the_store_is_out_is_told_and_closed(tmp_pat
 
     with fresh_database(postgres_server) as url:
         told, closing, code = run(main(url))
-    assert told == {"error": "internal error", "status": 500}, told
+    assert told == {"error": "internal error", "status": 500, "code": "internal"}, told
     assert closing.type == aiohttp.WSMsgType.CLOSE and code == 1011, (closing, code)
 
 

@@ -365,6 +365,35 @@ def test_the_lobby_says_a_set_tables_score_is_held_while_its_other_table_plays(t
         assert not errors, errors
 
 
+def test_a_held_replay_says_why_in_the_pages_language(tmp_path, browser: Browser) -> None:
+    """The last closing note: a replay held while its duplicate set's other table plays said
+    why in the daemon's English on the Indonesian and Vietnamese pages. The refusal now
+    carries its code (set_running) and the page says it in its language."""
+    with ThreadedDaemon(tmp_path) as daemon:
+        arena = daemon.arena
+        done = house_match(daemon, deals=1)
+        daemon.call(lambda: done.finished.wait(), timeout=30)
+        playing = daemon.call(lambda: arena.create_match(  # the set's other table, slowly
+            "standard", 4, admin_pb2.RulesetOptions(), game_pb2.MatchFormat(fixed_deals=2), None,
+            [SeatRequest(house="random")] * 4, game_pb2.ClockSettings(),
+            prepare=lambda r: setattr(r, "house_delay_s", 1.0)))
+        with arena.store.db.transaction() as tx:
+            tx.execute("UPDATE matches SET set_id = 'set-1' WHERE id IN (?, ?)", (done.id, playing.id))
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        page.goto(f"{daemon.url}/watch/{done.id}?lang=vi")
+        expect(page.locator("#status .badge.delayed")).to_be_visible(timeout=20_000)
+        expect(page.locator("#status")).to_contain_text("một bàn khác trong bộ trùng lặp của trận này vẫn đang chơi")
+        page.select_option("#lang", "id")  # said again in the new language, not at the next ask only
+        expect(page.locator("#status")).to_contain_text("meja lain dari set duplikat pertandingan ini masih dimainkan",
+                                                        timeout=1_000)
+        page.select_option("#lang", "en")
+        expect(page.locator("#status")).to_contain_text("available when every table is over", timeout=1_000)
+        daemon.loop.call_soon_threadsafe(arena.cancel, playing.id, "")  # type: ignore[union-attr]
+        expect(page.locator(".badge.replay")).to_be_visible(timeout=30_000)  # the set is over: shown
+    assert not [e for e in errors if "409" not in e], errors
+
+
 # Every state of the live table while it is delayed: (deal, cards on the table, face-up hand cards).
 OBSERVE_DELAYED = """() => {
   window.states = [];

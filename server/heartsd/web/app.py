@@ -26,7 +26,7 @@ from ..db import damaged
 from ..ladder import MAX_BOT_NAME_CHARS
 from . import connections, inbound, sockets
 from .api import SHARED_WORK, Api
-from .errors import DAMAGED, HTTP_OF_ARENA, HTTP_OF_GRPC
+from .errors import DAMAGED, DAMAGED_CODE, HTTP_OF_ARENA, HTTP_OF_GRPC, INTERNAL, INTERNAL_CODE
 from .front import WebContext
 from .httplog import HttpLog
 from .seats import SeatError
@@ -172,9 +172,10 @@ class WebFront(WebContext):
         except BudgetExhausted as exc:
             return _too_many(exc.message, exc.retry_after_s)
         except Refused as exc:
-            return _with_retry_after(_error(HTTP_OF_GRPC.get(exc.code, 500), exc.details), exc.retry_after_s)
+            return _with_retry_after(_error(HTTP_OF_GRPC.get(exc.code, 500), exc.details, exc.reason or None),
+                                     exc.retry_after_s)
         except ArenaError as exc:
-            return _error(HTTP_OF_ARENA.get(exc.kind, 500), exc.message)
+            return _error(HTTP_OF_ARENA.get(exc.kind, 500), exc.message, exc.code or None)
         except inbound.SentEarly as exc:
             return _closing(_error(400, str(exc)))
         except connections.ClientGone:
@@ -191,9 +192,9 @@ class WebFront(WebContext):
         except Exception as exc:
             if (why := damaged(exc)) is not None:  # an edited or damaged row: said, not "internal error"
                 log.error("the store is damaged", path=request.path, error=why)
-                return _error(500, DAMAGED)
+                return _error(500, DAMAGED, DAMAGED_CODE)
             log.exception("web handler failed", path=request.path)
-            return _error(500, "internal error")
+            return _error(500, INTERNAL, INTERNAL_CODE)
 
     @web.middleware
     async def _rate_limit(self, request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -236,7 +237,7 @@ async def _plain_bodies(request: web.Request, handler: Handler) -> web.StreamRes
 
 
 def _error(status: int, message: str, code: str | None = None) -> web.Response:
-    """{"error": reason}, and {"code": ...} where the refusal is one of a fixed set (SeatError)."""
+    """{"error": reason}, and {"code": ...} where the refusal is one of a fixed set (errors.py)."""
     return web.json_response({"error": message} if code is None else {"error": message, "code": code}, status=status)
 
 

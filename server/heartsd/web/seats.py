@@ -366,7 +366,8 @@ class HumanSeats:
                 ruleset, players, admin_pb2.RulesetOptions(), game_pb2.MatchFormat(), None, seats,
                 game_pb2.ClockSettings(), prepare=prepare)
         except ArenaError as exc:
-            raise SeatError({"invalid": 400, "unavailable": 503}.get(exc.kind, 409), exc.message) from None
+            raise SeatError({"invalid": 400, "unavailable": 503}.get(exc.kind, 409), exc.message,
+                            exc.code or None) from None
         finally:
             if self._taking[peer] == 1:
                 del self._taking[peer]

@@ -25,7 +25,7 @@ from ..arena import ArenaError, utf8_prefix
 from ..db import damaged
 from ..rates import RequestRate
 from . import inbound
-from .errors import DAMAGED, HTTP_OF_ARENA
+from .errors import DAMAGED, DAMAGED_CODE, HTTP_OF_ARENA, INTERNAL, INTERNAL_CODE
 from .front import parse_json
 from .tables import TableTracker
 
@@ -205,10 +205,11 @@ async def watch(request: web.Request, front: WebContext, match_id: str, peer: st
     return ws
 
 
-async def _refuse(ws: web.WebSocketResponse, reason: str, status: int, code: int) -> None:
-    """Tell the page why its feed ends (``{"error", "status"}``, as the JSON API says it), then close."""
+async def _refuse(ws: web.WebSocketResponse, reason: str, status: int, code: int, refusal: str = "") -> None:
+    """Tell the page why its feed ends (``{"error", "status"}``, and ``"code"``, ``refusal``,
+    for a refusal of a fixed set, as the JSON API says it: errors.py), then close."""
     with contextlib.suppress(Exception):
-        await ws.send_str(json.dumps({"error": reason, "status": status}))
+        await ws.send_str(json.dumps({"error": reason, "status": status, **({"code": refusal} if refusal else {})}))
     await _close(ws, code, reason)
 
 
@@ -281,15 +282,15 @@ async def _feed(front: WebContext, peer: str, match_id: str, tracker: TableTrack
             tracker.apply_events(batch)
             changed.set()
     except ArenaError as exc:
-        await _refuse(ws, exc.message, HTTP_OF_ARENA.get(exc.kind, 500), 1000)
+        await _refuse(ws, exc.message, HTTP_OF_ARENA.get(exc.kind, 500), 1000, exc.code)
         return
     except Exception as exc:  # a defect or a damaged store: said and closed, never a socket left open holding its slot
         if (why := damaged(exc)) is not None:
             log.error("the store is damaged", match_id=match_id, error=why)
-            await _refuse(ws, DAMAGED, 500, 1011)
+            await _refuse(ws, DAMAGED, 500, 1011, DAMAGED_CODE)
         else:
             log.exception("a spectator's feed failed", match_id=match_id)
-            await _refuse(ws, "internal error", 500, 1011)
+            await _refuse(ws, INTERNAL, 500, 1011, INTERNAL_CODE)
         return
     finally:
         await events.aclose()

@@ -15,6 +15,7 @@ HTTP status.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncGenerator, Sequence
 
 import grpc
@@ -22,20 +23,23 @@ from heartsbot.pacing import RETRY_AFTER_KEY
 from heartsbot.proto import game_pb2, ladder_pb2, spectator_pb2, tournament_pb2
 
 from .. import spectating
-from ..arena import Arena
+from ..arena import Arena, ArenaError
 from ..services import LadderService
 from ..tournament_service import TournamentService
 
 
 class Refused(grpc.aio.AbortError):
     """A spectator or ladder handler refused, with ``code`` (a grpc.StatusCode) and ``details``;
-    ``retry_after_s`` when its trailing metadata said when to come back (budgets.retry_metadata)."""
+    ``retry_after_s`` when its trailing metadata said when to come back (budgets.retry_metadata);
+    ``reason``, the ArenaError.code of the refusal the handler passed on, if it had one."""
 
-    def __init__(self, code: grpc.StatusCode, details: str, retry_after_s: float | None = None) -> None:
+    def __init__(self, code: grpc.StatusCode, details: str, retry_after_s: float | None = None,
+                 reason: str = "") -> None:
         super().__init__(details)
         self.code = code
         self.details = details
         self.retry_after_s = retry_after_s
+        self.reason = reason
 
 
 class _Context:
@@ -48,8 +52,12 @@ class _Context:
 
     async def abort(self, code: grpc.StatusCode, details: str = "",
                     trailing_metadata: Sequence[tuple[str, str]] = ()) -> None:
+        """Raise :class:`Refused`. A handler aborts while it handles the domain's refusal
+        (services.grpc_errors): that one's code goes with it, which gRPC has no place for."""
         wait_ms = dict(trailing_metadata).get(RETRY_AFTER_KEY)
-        raise Refused(code, details, None if wait_ms is None else int(wait_ms) / 1000)
+        handled = sys.exc_info()[1]
+        raise Refused(code, details, None if wait_ms is None else int(wait_ms) / 1000,
+                      handled.code if isinstance(handled, ArenaError) else "")
 
     def peer(self) -> str:
         return self._peer

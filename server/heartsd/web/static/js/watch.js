@@ -4,7 +4,7 @@
 //   /watch/<id>?deal=3&trick=5     deal 3 (1-based), after its 5th trick (0: as dealt)
 //   &step=12                       or the 12th step of that deal (0: as dealt)
 //   &autoplay=1&speed=2            play from there, twice the normal pace
-import { HttpError, el, endReason, getJSON, header, seatName, showPageError, socketURL } from "./common.js";
+import { HttpError, el, endReason, getJSON, header, refusalText, seatName, showPageError, socketURL } from "./common.js";
 import { shortName } from "./cards.js";
 import { onLanguage, t } from "./i18n.js";
 import { dealEndHold, renderHands, renderScores, renderTable } from "./table.js";
@@ -14,6 +14,7 @@ const params = new URLSearchParams(location.search);
 const $ = (id) => document.getElementById(id);
 const STEP_MS = 800;
 const HELD_RETRY_MS = 3000; // a held replay (a duplicate set still playing) is asked for again this often
+let held = null; // the refusal of a replay that is held, while it is
 let mode = null;
 let live = null; // the latest live snapshot
 const SPEEDS = [0.5, 1, 2, 4, 8]; // the replay's paces (?speed= takes one of them)
@@ -38,7 +39,11 @@ function draw() {
   $("heading").textContent = t("watch_heading", { id: matchId }); // for screen readers: the page's name
   if (mode === "live" && live) drawLive();
   if (mode === "replay" && replay) drawReplay();
+  if (mode === "replay" && !replay && held) drawHeld();
 }
+
+// Why the replay is held, in this language where the server names the reason.
+function drawHeld() { status(refusalText(held), "delayed"); }
 
 const BADGES = { live: "live", delayed: "delayed", offline: "offline", replay: "replay_mode" };
 
@@ -82,7 +87,7 @@ function watchLive() {
     if (data.error) {
       mode = "error";
       if (data.status === 409) loadReplay(live !== null); // over: at its end if this page saw it live
-      else showPageError($("status"), new HttpError(data.status, data.error), NO_MATCH);
+      else showPageError($("status"), new HttpError(data.status, data.error, data.code ?? null), NO_MATCH);
       return;
     }
     live = data;
@@ -297,6 +302,7 @@ async function loadReplay(atEnd = false) {
   mode = "replay";
   try {
     const index = await getJSON(`/api/replay/${encodeURIComponent(matchId)}`);
+    held = null;
     replay = { index, frames: new Map(), deal: 0, step: 0, timer: null, speed: SPEEDS.includes(Number(params.get("speed"))) ? Number(params.get("speed")) : 1 };
     if (!index.deals.length) {
       drawReplay();
@@ -311,10 +317,12 @@ async function loadReplay(atEnd = false) {
     if (params.get("autoplay") === "1" && !atEnd) play();
   } catch (error) {
     if (error?.status === 409) { // a duplicate set's table: its replay waits for the set's other tables
-      status(error.message, "delayed");
+      held = error;
+      drawHeld();
       setTimeout(() => loadReplay(atEnd), HELD_RETRY_MS);
       return;
     }
+    held = null;
     showPageError($("status"), error, NO_MATCH);
   }
 }

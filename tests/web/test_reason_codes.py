@@ -1,0 +1,124 @@
+"""The daemon's reasons that pages show a person carry a code in the web API's JSON (the
+English text stays, for API users and logs), and pages say every code in each language.
+
+Before, a held replay's refusal reached the Indonesian and Vietnamese pages as the
+daemon's English (the last closing note)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from heartsbot.proto import admin_pb2, game_pb2
+from heartsd.arena import SeatRequest
+
+from tests.server.harness import run
+
+from .harness import house_match, web_daemon
+
+SERVER = Path(__file__).resolve().parents[2] / "server" / "heartsd"
+I18N = SERVER / "web" / "static" / "js" / "i18n.js"
+
+
+async def _json(http: aiohttp.ClientSession, url: str) -> tuple[int, Any]:
+    async with http.get(url) as response:
+        return response.status, await response.json()
+
+
+def test_a_records_refusals_carry_their_code_held_replays_included(tmp_path):
+    """A finished table of a duplicate set whose other table still plays: its replay (and
+    its live feed) is refused 409 with the code ``set_running`` beside the English text, as
+    are a running match's (``running``, ``running_elsewhere``), one without a record
+    (``no_record``) and one that never was (``no_match``). gRPC's text is the same as before."""
+
+    async def scenario() -> dict[str, Any]:
+        async with web_daemon(tmp_path) as web:
+            arena = web.arena
+            done = await house_match(arena, 1)
+            await done.finished.wait()
+            seats = [SeatRequest(house="random")] * 4
+            playing = await arena.create_match(  # holds its set's hands while it runs (slowly: for the test's length)
+                "standard", 4, admin_pb2.RulesetOptions(), game_pb2.MatchFormat(fixed_deals=2), None, seats,
+                game_pb2.ClockSettings(), prepare=lambda runner: setattr(runner, "house_delay_s", 1.0))
+            gone = await house_match(arena, 1)
+            await gone.finished.wait()
+            elsewhere = await house_match(arena, 1)
+            await elsewhere.finished.wait()
+            db = arena.store.db
+            with db.transaction() as tx:
+                tx.execute("UPDATE matches SET set_id = 'set-1' WHERE id IN (?, ?)", (done.id, playing.id))
+                tx.execute("UPDATE matches SET record = NULL WHERE id = ?", (gone.id,))
+                tx.execute("UPDATE matches SET status = 'running' WHERE id = ?", (elsewhere.id,))
+            said: dict[str, Any] = {}
+            async with aiohttp.ClientSession() as http:
+                for name, match_id in (("held", done.id), ("running", playing.id), ("gone", gone.id),
+                                       ("elsewhere", elsewhere.id), ("never", "m-never")):
+                    said[name] = await _json(http, f"{web.url}/api/replay/{match_id}")
+                async with http.ws_connect(f"{web.url}/ws/watch/{done.id}", headers={"Origin": web.url}) as ws:
+                    said["feed"] = json.loads((await ws.receive(timeout=10)).data)
+            arena.cancel(playing.id, "")
+            return said
+
+    said = run(scenario())
+    held_status, held = said["held"]
+    assert held_status == 409 and held["code"] == "set_running", held  # before: {"error": ...} alone
+    assert held["error"].startswith("another table of this match's duplicate set is still being played"), held
+    assert said["feed"]["code"] == "set_running" and said["feed"]["status"] == 409, said["feed"]
+    assert said["running"] == (409, {"error": "the match is still running; its record is available when it is over",
+                                     "code": "running"}), said["running"]
+    assert said["elsewhere"][0] == 409 and said["elsewhere"][1]["code"] == "running_elsewhere", said["elsewhere"]
+    assert said["gone"][0] == 409 and said["gone"][1]["code"] == "no_record", said["gone"]
+    assert said["gone"][1]["error"].startswith("match ") and "has no record" in said["gone"][1]["error"]
+    assert said["never"] == (404, {"error": "no match m-never", "code": "no_match"}), said["never"]
+
+
+def test_a_refusal_a_handler_passes_on_keeps_its_code(tmp_path):
+    """The web runs the TournamentService handlers themselves (web/spectate.py): a refusal
+    they pass on as a gRPC status keeps the arena's code. Here the standings worker has
+    stopped (the daemon is going away), and the tournament list says so by name."""
+
+    async def scenario() -> tuple[int, Any]:
+        async with web_daemon(tmp_path) as web:
+            store = web.arena.tournaments.store  # type: ignore[attr-defined]
+            store.changes += 1
+            with store.db.transaction() as tx:
+                tx.execute("INSERT INTO tournaments (id, name, created_ms, finished_ms, status, reason, ruleset, "
+                           "players, rounds, deals, seed, clock, roster, instance, standings, shuffle_key) VALUES "
+                           "('t-1', 'n', 1, NULL, 'running', '', 'standard', 4, 1, 1, '1', ?, '[]', 'heartsd', "
+                           "NULL, NULL)", ("{}",))
+            web.arena.tournaments.standings.close()  # type: ignore[attr-defined]
+            async with aiohttp.ClientSession() as http:
+                return await _json(http, f"{web.url}/api/tournaments")
+
+    status, body = run(scenario())
+    assert status == 503 and body == {"error": "the server is shutting down", "code": "shutting_down"}, body
+
+
+def _keys(language: str) -> set[str]:
+    """The keys of one language's table in i18n.js."""
+    text = I18N.read_text(encoding="utf-8")
+    start = text.index(f"\n  {language}: {{")
+    end = text.index("\n  },", start)
+    return set(re.findall(r"\b(\w+): \"", text[start:end]))
+
+
+def test_every_code_the_server_gives_a_reason_is_said_in_each_language():
+    """A contract over the sources: every code given to a refusal (``code="..."`` where the
+    refusal is made, the web's own ``*_CODE``) has its words in Indonesian and Vietnamese
+    (``refusal_<code>``), so that no page falls back to English for a reason the server names."""
+    codes: set[str] = set()
+    for path in SERVER.rglob("*.py"):
+        source = path.read_text(encoding="utf-8")
+        codes.update(re.findall(r"\bcode=\"(\w+)\"", source))
+        codes.update(re.findall(r"^\w+_CODE = \"(\w+)\"", source, re.MULTILINE))
+    assert {"set_running", "no_record", "damaged"} <= codes, codes  # the scan finds them
+    for language in ("id", "vi"):
+        keys = _keys(language)
+        missing = sorted(c for c in codes if f"refusal_{c}" not in keys)
+        assert not missing, (language, missing)
+    assert {k for k in _keys("id") if k.startswith("refusal_")} == {k for k in _keys("vi") if k.startswith("refusal_")}
