@@ -394,6 +394,30 @@ def test_a_held_replay_says_why_in_the_pages_language(tmp_path, browser: Browser
     assert not [e for e in errors if "409" not in e], errors
 
 
+def test_a_match_without_a_record_says_so_and_is_not_taken_for_a_held_one(tmp_path, browser: Browser) -> None:
+    """A match without a record (its server was killed before its first checkpoint) was
+    taken for a held replay: "Delayed" with the refusal's words, asked for again every 3 s
+    for ever. Only the refusals of a replay that comes later by itself (their codes) are
+    held now; this one is said once, as an error, in the page's language."""
+    with ThreadedDaemon(tmp_path) as daemon:
+        gone = house_match(daemon, deals=1)
+        daemon.call(lambda: gone.finished.wait(), timeout=30)
+        with daemon.arena.store.db.transaction() as tx:
+            tx.execute("UPDATE matches SET record = NULL WHERE id = ?", (gone.id,))
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        asked: list[str] = []
+        page.on("request", lambda r: asked.append(r.url) if "/api/replay/" in r.url else None)
+        page.goto(f"{daemon.url}/watch/{gone.id}?lang=id")
+        expect(page.locator("#status .error")).to_contain_text("Galat: pertandingan ini tidak punya catatan",
+                                                               timeout=20_000)
+        expect(page.locator("#status .badge.delayed")).to_have_count(0)
+        time.sleep(3.5)  # past HELD_RETRY_MS: not asked for again
+        expect(page.locator("#status .error")).to_contain_text("tidak punya catatan")
+        assert len(asked) == 1, asked
+    assert not [e for e in errors if "409" not in e], errors
+
+
 # Every state of the live table while it is delayed: (deal, cards on the table, face-up hand cards).
 OBSERVE_DELAYED = """() => {
   window.states = [];

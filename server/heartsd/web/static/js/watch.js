@@ -14,6 +14,10 @@ const params = new URLSearchParams(location.search);
 const $ = (id) => document.getElementById(id);
 const STEP_MS = 800;
 const HELD_RETRY_MS = 3000; // a held replay (a duplicate set still playing) is asked for again this often
+// The refusals (their codes: spectating.py) of a replay that comes later by itself: held while
+// its duplicate set plays, or a match still running (here, or on another daemon of the store).
+// Any other (a match without a record) is for good: said once, not asked for again.
+const HELD = new Set(["set_running", "running", "running_elsewhere"]);
 let held = null; // the refusal of a replay that is held, while it is
 let mode = null;
 let live = null; // the latest live snapshot
@@ -316,7 +320,7 @@ async function loadReplay(atEnd = false) {
     await show(deal, step);
     if (params.get("autoplay") === "1" && !atEnd) play();
   } catch (error) {
-    if (error?.status === 409) { // a duplicate set's table: its replay waits for the set's other tables
+    if (error?.status === 409 && HELD.has(error.code)) { // e.g. a duplicate set's table: its replay waits for the set's other tables
       held = error;
       drawHeld();
       setTimeout(() => loadReplay(atEnd), HELD_RETRY_MS);
