@@ -183,12 +183,20 @@ class SeatProblem:
 
     detail: str
     public: str
+    code: str  # ArenaError.code: the public text's name, with ``params`` its figures
+    params: Mapping[str, str]
     busy: bool = False  # only its match slots are taken: it comes free as its matches end
 
     @classmethod
-    def plain(cls, text: str) -> SeatProblem:
+    def plain(cls, text: str, code: str, params: Mapping[str, str]) -> SeatProblem:
         """A problem anyone may read as it is."""
-        return cls(text, text)
+        return cls(text, text, code, params)
+
+    def error(self, kind: str, detail: str | None = None, public: str | None = None) -> ArenaError:
+        """An ArenaError of ``kind`` for this problem: its texts (or ``detail`` and
+        ``public``, which say more around them) and its code."""
+        return ArenaError(kind, self.detail if detail is None else detail, self.public if public is None else public,
+                          self.code, self.params)
 
 
 def invalid(message: str) -> ArenaError:
@@ -567,22 +575,25 @@ class Arena:
             # it will not be (an organiser's pass: a token removed at a restart read the same).
             return SeatProblem(f"bot {bot!r} is not connected, and no token of this daemon names it any more "
                                "([bot_tokens], or a ladder registration not revoked): it cannot connect until one does",
-                               f"bot {bot!r} is not connected")
+                               f"bot {bot!r} is not connected", code="not_connected", params={"bot": bot})
         if session is None:
-            return SeatProblem.plain(f"bot {bot!r} is not connected")
+            return SeatProblem.plain(f"bot {bot!r} is not connected", code="not_connected", params={"bot": bot})
         if versions is not None and bot in versions and session.version != versions[bot]:
             return SeatProblem(
                 f"bot {bot!r} is connected as version {session.version!r}; this match needs the version "
                 f"frozen at the start, {versions[bot]!r}",
-                f"bot {bot!r} is not connected as the version frozen at the start, {versions[bot]!r}")
+                f"bot {bot!r} is not connected as the version frozen at the start, {versions[bot]!r}",
+                code="not_frozen_version", params={"bot": bot, "version": versions[bot]})
         if self.tokens.state(bot, session.token_hash) in (TokenState.REVOKED, TokenState.ROTATED):
             # Its session ends within about a second; publicly it is just not connected.
             return SeatProblem(f"bot {bot!r} is connected with a token that no longer counts",
-                               f"bot {bot!r} is not connected")
+                               f"bot {bot!r} is not connected", code="not_connected", params={"bot": bot})
         if not session.plays(ruleset):
-            return SeatProblem.plain(f"bot {bot!r} does not play {ruleset}")
+            return SeatProblem.plain(f"bot {bot!r} does not play {ruleset}", code="not_playing_ruleset",
+                                     params={"bot": bot, "ruleset": ruleset})
         if session.drain_reason:
-            return SeatProblem(_draining(bot, session.drain_reason), _draining(bot, ""))
+            return SeatProblem(_draining(bot, session.drain_reason), _draining(bot, ""), code="draining",
+                               params={"bot": bot})
         if self.free_slots(bot, reservation) < 1:  # a match takes one slot, however many seats
             held = ", ".join(f"{purpose} {match_id}" for match_id, purpose in self.matches_of(bot))
             text = (f"bot {bot!r} has no free match slot: it plays at most {session.max_matches} at once "
@@ -591,7 +602,8 @@ class Arena:
             if promised:
                 waiting = ", ".join(self.slots.holders(bot)[: 3])
                 text += f", and {promised} slot(s) are promised to waiting matches ({waiting})"
-            return SeatProblem(text, f"bot {bot!r} is busy in other matches", busy=True)
+            return SeatProblem(text, f"bot {bot!r} is busy in other matches", code="busy", params={"bot": bot},
+                               busy=True)
         return None
 
     def unable(self, bot: str, ruleset: str, versions: Mapping[str, str] | None = None) -> bool:
@@ -609,7 +621,7 @@ class Arena:
         back = sorted(b for b in absent if not self.unable(b, ruleset, versions))
         if back:
             text = f"bot {back[0]!r} is back: its seats are waited for again"
-            raise ArenaError("unavailable", text, text)
+            raise ArenaError("unavailable", text, text, code="back", params={"bot": back[0]})
 
     async def _wait_for_seats(self, wanted: dict[str, int], ruleset: str, reservation: Reservation,
                               deadline: float, wait_s: float, versions: Mapping[str, str] | None = None) -> None:
@@ -618,14 +630,16 @@ class Arena:
         while (problem := self._seat_problem(wanted, ruleset, reservation, versions)) is not None:
             draining = [b for b in wanted if (s := self.sessions.get(b)) is not None and s.drain_reason]
             if draining:  # it will not come free on this stream: no point waiting
-                raise ArenaError("precondition", problem.detail, problem.public)
+                raise problem.error("precondition")
             if not self.accepting:  # the wait did not run out: the server is going away
                 why = "the server is shutting down (the seats were not free: "
-                raise ArenaError("unavailable", why + problem.detail + ")", why + problem.public + ")")
+                raise ArenaError("unavailable", why + problem.detail + ")", why + problem.public + ")",
+                                 code="shutting_down")
             left = deadline - asyncio.get_running_loop().time()
             if left <= 0:
+                # Its code is the problem's: what the seats still wait for (the wait is the caller's).
                 waited = f"waited {wait_s:g} s for the seats: "
-                raise ArenaError("deadline", waited + problem.detail, waited + problem.public)
+                raise problem.error("deadline", waited + problem.detail, waited + problem.public)
             await self.slots.wait_change(min(left, 1.0))
 
     # -- matches ------------------------------------------------------------------------
@@ -793,7 +807,7 @@ class Arena:
         await self._check_seat_tokens(wanted, tokens_since)
         if (problem := self._seat_problem(wanted, ruleset, reservation, versions)) is not None:
             hint = "; set wait_for_seats_ms to wait for it" if "slot" in problem.detail else ""
-            raise ArenaError("precondition", problem.detail + hint, problem.public)
+            raise problem.error("precondition", problem.detail + hint)
 
     async def claim_seats(self, ruleset: str, seats: list[SeatRequest], tokens_since: float | None, purpose: str,
                           wait_s: float, versions: Mapping[str, str] | None = None,

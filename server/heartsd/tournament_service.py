@@ -50,7 +50,7 @@ def standings_to_wire(standings: dict[str, object], json_text: str) -> tournamen
 
 def tournament_to_wire(t: tours.TournamentRow, standings: tournament_pb2.TournamentStandings | None = None,
                        summary: bool = False,
-                       waiting: Mapping[tuple[int, int], str] | None = None) -> tournament_pb2.Tournament:
+                       waiting: Mapping[tuple[int, int], tours.Waiting] | None = None) -> tournament_pb2.Tournament:
     """``standings``: the tournament's, final or so far; ``waiting``: (round, table) -> why that
     table's match has not started (Tournaments.waiting)."""
     out = tournament_pb2.Tournament(
@@ -65,7 +65,8 @@ def tournament_to_wire(t: tours.TournamentRow, standings: tournament_pb2.Tournam
     if summary:
         return out
     for row in t.tables:
-        why = (waiting or {}).get((row.round, row.table), "") if row.status in ("pending", "starting") else ""
+        said = (waiting or {}).get((row.round, row.table)) if row.status in ("pending", "starting") else None
+        why = said.text if said is not None else ""
         counts = row.status in ("running", "finished")  # a pending row's match was an attempt that did not count
         out.tables.add(round=row.round, table=row.table, bots=row.seats, status=row.status,
                        match_id=row.match_id if counts else "", attempts=row.attempts, waiting=why)

@@ -36,7 +36,7 @@ import json
 import math
 import secrets
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -75,6 +75,21 @@ def frozen_clock(t: TournamentRow) -> game_pb2.ClockSettings | ClockPolicy:
     the time control between rounds of one tournament, without a word."""
     values = {k: v for k, v in t.clock.items() if k != FROZEN}
     return ClockPolicy(**values) if t.clock.get(FROZEN) else game_pb2.ClockSettings(**values)
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """Why a table's match has not started: ``text``, what TournamentTable.waiting says
+    (English), and ``code`` with ``params``, the same by name (ArenaError.code), which the
+    web's pages say in their language. Before, pages had only the English text to show."""
+
+    text: str
+    code: str = ""
+    params: Mapping[str, str] = field(default_factory=dict)
+
+
+# What a table waits for when its refusal has no public text (the detail is the operator's).
+NOT_SEATED = Waiting("its bots cannot be seated yet (the daemon's log says why)", "not_seated")
 
 
 @dataclass
@@ -382,7 +397,7 @@ class Tournaments:
         self._wake: dict[str, asyncio.Event] = {}
         # (tournament, round, table) -> why its match has not started (TournamentTable.waiting):
         # before, only the daemon's log said, and an organiser saw a table "starting" for hours.
-        self._waiting: dict[tuple[str, int, int], str] = {}
+        self._waiting: dict[tuple[str, int, int], Waiting] = {}
         self._waiting_on: dict[str, str] = {}  # tournament -> the match of another daemon it last waited for
         # tournament -> {bot: version frozen at its start}, while this daemon directs it: a
         # live stream of a frozen version is not replaced by another version between the
@@ -402,7 +417,7 @@ class Tournaments:
         """(tournament, version) of every tournament directed here that froze ``bot``'s version."""
         return [(t, versions[bot]) for t, versions in self._frozen.items() if bot in versions]
 
-    def waiting(self, tournament_id: str) -> dict[tuple[int, int], str]:
+    def waiting(self, tournament_id: str) -> dict[tuple[int, int], Waiting]:
         """(round, table) -> why that table's match waits, for the tables of ``tournament_id``
         this daemon is starting."""
         return {(r, n): why for (t, r, n), why in self._waiting.items() if t == tournament_id}
@@ -747,10 +762,11 @@ class Tournaments:
             for row in group:
                 self._waiting.pop((t.id, row.round, row.table), None)
 
-    def _say_waiting(self, t: TournamentRow, group: list[TableRow], exc: ArenaError) -> str:
+    def _say_waiting(self, t: TournamentRow, group: list[TableRow], exc: ArenaError) -> Waiting:
         """Tell GetTournament why ``group``'s tables wait (TournamentTable.waiting): the
-        public reason of ``exc`` (returned), never the detail a bot's owner may write or hide."""
-        why = exc.public or "its bots cannot be seated yet (the daemon's log says why)"
+        public reason of ``exc`` and its code (returned), never the detail a bot's owner may
+        write or hide."""
+        why = Waiting(exc.public, exc.code, exc.params) if exc.public else NOT_SEATED
         for row in group:
             self._waiting[(t.id, row.round, row.table)] = why
         return why
@@ -765,7 +781,7 @@ class Tournaments:
         absent_s = arena.settings.tournament_absent_s
         since = loop.time()  # the table waits from here; after absent_s it no longer waits for absent bots
         absent = frozenset[str]()
-        refused: str | None = None  # the last refusal's reason, logged once
+        refused: Waiting | None = None  # the last refusal's reason, logged once
         while arena.accepting:
             left = since + absent_s - loop.time() if absent_s else math.inf
             wait_s = min(SEAT_WAIT_S, max(left, 0.05))

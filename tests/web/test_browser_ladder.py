@@ -4,6 +4,7 @@ strategies registered as ladder bots, playing rated matches the matchmaker arran
 from __future__ import annotations
 
 import json
+import re
 import time
 import urllib.error
 import urllib.request
@@ -13,6 +14,7 @@ from playwright.sync_api import Browser, expect
 
 from heartsbot.proto import game_pb2
 
+from heartsd import tournaments as tours
 from heartsd.server import start_ladder
 
 from .browser import DESKTOP, PHONE, screenshot, watch_errors
@@ -50,7 +52,7 @@ def test_the_leaderboard_and_a_bot_page_render_from_a_real_ladder_run(tmp_path, 
         stuck = daemon.call(lambda: daemon.arena.tournaments.create(
             "Stuck Cup", roster, "standard", 4, 3, 4, None, game_pb2.ClockSettings()))
         daemon.call(lambda: daemon.arena.tournaments.set_status(stuck.id, "paused", ""))
-        daemon.arena.tournaments._waiting[(stuck.id, 2, 0)] = "bot 'ghost' is not connected"
+        daemon.arena.tournaments._waiting[(stuck.id, 2, 0)] = tours.Waiting("bot 'ghost' is not connected")
         page = browser.new_page(viewport=DESKTOP)
         errors = watch_errors(page)
         page.goto(f"{daemon.url}/leaderboard?ruleset=standard")
@@ -67,7 +69,7 @@ def test_the_leaderboard_and_a_bot_page_render_from_a_real_ladder_run(tmp_path, 
         cup = page.locator(f".tournament[data-tournament='{tour.id}']")
         expect(cup).to_contain_text("Web Cup")
         expect(cup).to_contain_text("finished")
-        final = daemon.call(lambda: daemon.web.front.spectating.tournament("test", tour.id))
+        final, _ = daemon.call(lambda: daemon.web.front.spectating.tournament("test", tour.id))
         listed_bots = cup.locator("tbody tr").evaluate_all("rows => rows.map(r => r.dataset.bot)")
         assert listed_bots == [r.bot for r in final.standings.rows] and len(listed_bots) >= 4
         # Ranks the data cannot separate read "2=", as the command line shows them (a newcomer's
@@ -77,7 +79,7 @@ def test_the_leaderboard_and_a_bot_page_render_from_a_real_ladder_run(tmp_path, 
         align = cup.locator("tbody tr td:nth-child(3)").first.evaluate("td => getComputedStyle(td).textAlign")
         assert align == "right", align
         # The page keeps itself current: a table's new reason shows without a reload.
-        daemon.arena.tournaments._waiting[(stuck.id, 2, 0)] = "bot 'ghost' is not connected as v2"
+        daemon.arena.tournaments._waiting[(stuck.id, 2, 0)] = tours.Waiting("bot 'ghost' is not connected as v2")
         expect(page.locator(f".tournament[data-tournament='{stuck.id}'] .waiting")).to_have_text(
             "Waiting, table 3.1: bot 'ghost' is not connected as v2", timeout=20_000)
         screenshot(page, "leaderboard-desktop")
@@ -131,6 +133,64 @@ def test_the_leaderboards_ruleset_picker_keeps_focus(tmp_path, browser: Browser)
         expect(page.locator("#heading")).not_to_have_text(f"Leaderboard: {chosen}")
         assert page.evaluate("document.activeElement?.id") == "ruleset"
         assert not errors, errors
+
+
+def test_why_a_tournaments_table_waits_is_said_in_the_pages_language(tmp_path, browser: Browser, monkeypatch) -> None:
+    """The last closing note: a table's waiting reason (a roster bot gone) read "bot 'dave' is
+    not connected" on the Indonesian and Vietnamese leaderboards too, the daemon's English.
+    Now the director's reason carries its code (waiting_key) and the page says it in its
+    language; the English page keeps the daemon's words."""
+    import asyncio
+
+    from heartsbot.client import BotClient
+    from heartsbot.strategies import make_strategy
+
+    from tests.server.harness import BOTS
+
+    monkeypatch.setattr(tours, "SEAT_WAIT_S", 0.3)
+    names = ("alice", "bob", "carol", "dave")
+    with ThreadedDaemon(tmp_path) as daemon:
+        target = f"127.0.0.1:{daemon.web.grpc_port}"
+
+        async def connect() -> list[Any]:
+            clients = [BotClient(target, BOTS[n], make_strategy("random"), n, version="v1", max_matches=2,
+                                 backoff_s=(0.05, 0.5)) for n in names]
+            for c in clients:
+                c.task = asyncio.get_running_loop().create_task(c.run())  # type: ignore[attr-defined]
+            await asyncio.gather(*(asyncio.wait_for(c.connected.wait(), 30) for c in clients))
+            return clients
+
+        async def stop(clients: list[Any]) -> None:
+            for c in clients:
+                c.stop()
+            await asyncio.gather(*(c.task for c in clients), return_exceptions=True)
+
+        clients = daemon.call(connect)
+        directors = daemon.arena.tournaments
+        tour = daemon.call(lambda: directors.create("Leavers Cup", list(names), "standard", 4, 200, 1, None,
+                                                    game_pb2.ClockSettings()))
+        deadline = time.monotonic() + 60
+        while directors.store.get(tour.id).matches[1] < 1:
+            assert time.monotonic() < deadline, "no match of the tournament finished"
+            time.sleep(0.1)
+        daemon.call(lambda: stop(clients[-1:]))  # dave leaves: the next table waits for him
+        while not directors.waiting(tour.id):
+            assert time.monotonic() < deadline, "no table said why it waits"
+            time.sleep(0.1)
+        try:
+            page = browser.new_page(viewport=DESKTOP)
+            errors = watch_errors(page)
+            page.goto(f"{daemon.url}/leaderboard?ruleset=standard&lang=id")
+            waits = page.locator(f".tournament[data-tournament='{tour.id}'] .waiting")
+            expect(waits.first).to_have_text(re.compile(r"^Menunggu, meja \d+\.\d+: bot “dave” tidak terhubung$"))
+            page.select_option("#lang", "vi")
+            expect(waits.first).to_have_text(re.compile(r"^Đang chờ, bàn \d+\.\d+: bot “dave” chưa kết nối$"))
+            page.select_option("#lang", "en")  # the daemon's own words
+            expect(waits.first).to_have_text(re.compile(r"^Waiting, table \d+\.\d+: .*bot 'dave' is not connected$"))
+            assert not errors, errors
+        finally:
+            daemon.call(lambda: directors.set_status(tour.id, "cancelled", ""))
+            daemon.call(lambda: stop(clients[:-1]))
 
 
 # A bot that left mid-match: few timeouts, most of its decisions auto-played (the QA pass's

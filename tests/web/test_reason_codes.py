@@ -1,23 +1,28 @@
 """The daemon's reasons that pages show a person carry a code in the web API's JSON (the
 English text stays, for API users and logs), and pages say every code in each language.
 
-Before, a held replay's refusal reached the Indonesian and Vietnamese pages as the
-daemon's English (the last closing note)."""
+Before, a tournament table's waiting reason and a held replay's refusal reached the
+Indonesian and Vietnamese pages as the daemon's English (the last closing note)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import re
+import time
 from pathlib import Path
 from typing import Any
 
 import aiohttp
+import grpc
 
-from heartsbot.proto import admin_pb2, game_pb2
+from heartsbot.client import BotClient
+from heartsbot.proto import admin_pb2, game_pb2, tournament_pb2, tournament_pb2_grpc
+from heartsbot.strategies import make_strategy
+from heartsd import tournaments as tours
 from heartsd.arena import SeatRequest
 
-from tests.server.harness import run
+from tests.server.harness import ADMIN, BOTS, auth, run
 
 from .harness import house_match, web_daemon
 
@@ -77,6 +82,55 @@ def test_a_records_refusals_carry_their_code_held_replays_included(tmp_path):
     assert said["never"] == (404, {"error": "no match m-never", "code": "no_match"}), said["never"]
 
 
+def test_a_waiting_tables_reason_carries_its_code_from_the_director(tmp_path, monkeypatch):
+    """A roster bot leaves mid-tournament: its next table waits, and /api/tournaments says
+    why as gRPC does (the English text), with ``waiting_key``, the reason's code and the bot
+    it names, as the arena made it (ArenaError.code), for pages to say in their language."""
+    monkeypatch.setattr(tours, "SEAT_WAIT_S", 0.3)
+    names = ("alice", "bob", "carol", "dave")
+
+    async def scenario() -> tuple[Any, Any]:
+        async with web_daemon(tmp_path) as web:
+            target = f"127.0.0.1:{web.grpc_port}"
+            clients = [BotClient(target, BOTS[n], make_strategy("random"), n, version="v1", max_matches=2,
+                                 backoff_s=(0.05, 0.5)) for n in names]
+            tasks = [asyncio.get_running_loop().create_task(c.run()) for c in clients]
+            try:
+                await asyncio.gather(*(asyncio.wait_for(c.connected.wait(), 30) for c in clients))
+                async with aiohttp.ClientSession() as http, grpc.aio.insecure_channel(target) as channel:
+                    stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+                    created = (await stub.CreateTournament(tournament_pb2.CreateTournamentRequest(
+                        name="leaves", bots=list(names), rounds=200, deals_per_match=1), metadata=auth(ADMIN))).tournament
+                    deadline = time.monotonic() + 60
+                    while (await stub.GetTournament(tournament_pb2.GetTournamentRequest(id=created.id))
+                           ).tournament.matches_finished < 1:
+                        assert time.monotonic() < deadline, "no match of the tournament finished"
+                        await asyncio.sleep(0.1)
+                    clients[-1].stop()  # dave leaves
+                    await asyncio.gather(tasks[-1], return_exceptions=True)
+                    while True:
+                        assert time.monotonic() < deadline, "no table said why it waits"
+                        _, body = await _json(http, f"{web.url}/api/tournaments")
+                        tables = [x for t in body["tournaments"] for x in t["tables"] if x["waiting"]]
+                        if tables:
+                            break
+                        await asyncio.sleep(0.2)
+                    wire = (await stub.GetTournament(tournament_pb2.GetTournamentRequest(id=created.id))).tournament
+                    await stub.CancelTournament(tournament_pb2.CancelTournamentRequest(id=created.id),
+                                                metadata=auth(ADMIN))
+            finally:
+                for c in clients:
+                    c.stop()
+                await asyncio.gather(*tasks, return_exceptions=True)
+            return tables, wire
+
+    tables, wire = run(scenario())
+    assert tables[0]["waiting"].endswith("bot 'dave' is not connected"), tables
+    assert tables[0]["waiting_key"] == {"key": "not_connected", "bot": "dave"}, tables  # before: no waiting_key
+    waits = [x.waiting for x in wire.tables if x.waiting]
+    assert waits and all(w.endswith("bot 'dave' is not connected") for w in waits), waits  # gRPC: the text, as before
+
+
 def test_a_refusal_a_handler_passes_on_keeps_its_code(tmp_path):
     """The web runs the TournamentService handlers themselves (web/spectate.py): a refusal
     they pass on as a gRPC status keeps the arena's code. Here the standings worker has
@@ -108,17 +162,19 @@ def _keys(language: str) -> set[str]:
 
 
 def test_every_code_the_server_gives_a_reason_is_said_in_each_language():
-    """A contract over the sources: every code given to a refusal (``code="..."`` where the
-    refusal is made, the web's own ``*_CODE``) has its words in Indonesian and Vietnamese
-    (``refusal_<code>``), so that no page falls back to English for a reason the server names."""
+    """A contract over the sources: every code given to a refusal or a waiting reason
+    (``code="..."`` where the reason is made, the web's own ``*_CODE``) has its words in
+    Indonesian and Vietnamese (``refusal_<code>`` or ``wait_<code>``), so that no page
+    falls back to English for a reason the server names."""
     codes: set[str] = set()
     for path in SERVER.rglob("*.py"):
         source = path.read_text(encoding="utf-8")
         codes.update(re.findall(r"\bcode=\"(\w+)\"", source))
         codes.update(re.findall(r"^\w+_CODE = \"(\w+)\"", source, re.MULTILINE))
-    assert {"set_running", "no_record", "damaged"} <= codes, codes  # the scan finds them
+    assert {"set_running", "not_connected", "no_record", "damaged"} <= codes, codes  # the scan finds them
     for language in ("id", "vi"):
         keys = _keys(language)
-        missing = sorted(c for c in codes if f"refusal_{c}" not in keys)
+        missing = sorted(c for c in codes if f"refusal_{c}" not in keys and f"wait_{c}" not in keys)
         assert not missing, (language, missing)
-    assert {k for k in _keys("id") if k.startswith("refusal_")} == {k for k in _keys("vi") if k.startswith("refusal_")}
+    assert {k for k in _keys("id") if k.startswith(("refusal_", "wait_"))} == {
+        k for k in _keys("vi") if k.startswith(("refusal_", "wait_"))}

@@ -301,7 +301,7 @@ class Api:
 
         async def build() -> bytes:  # encoded here too: a tournament of 1,000 rounds lists 1,000 tables or more
             listed = (await self.front.spectating.tournament_list(peer))[:TOURNAMENTS_SHOWN]
-            return json.dumps({"tournaments": [present.tournament(await self.front.spectating.tournament(peer, t.id))
+            return json.dumps({"tournaments": [present.tournament(*await self.front.spectating.tournament(peer, t.id))
                                                for t in listed]}).encode()
 
         body = await self._tournaments.get("tournaments", marker, build)

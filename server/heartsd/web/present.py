@@ -13,7 +13,7 @@ carries in the page as ``data-card``. Enums are short lower-case words.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from heartsbot.proto import bot_pb2, cards_pb2, game_pb2, ladder_pb2, spectator_pb2, tournament_pb2
@@ -23,6 +23,7 @@ from hearts_engine import card_name, mask_of, why_unplayable
 from heartsbot import convert
 
 from ..standings import reliability_of
+from ..tournaments import Waiting
 
 P = game_pb2
 
@@ -178,7 +179,27 @@ def bot_match(m: ladder_pb2.BotMatch) -> dict[str, Any]:
             "points": m.points, "deals": m.deals}
 
 
-def tournament(t: tournament_pb2.Tournament) -> dict[str, Any]:
+def reason_key(code: str, params: Mapping[str, str]) -> dict[str, Any] | None:
+    """A reason of a fixed set as the pages read it: its code (ArenaError.code) as ``key``,
+    with the figures it names; None for a reason without one (shown as written).
+
+    >>> reason_key("not_connected", {"bot": "ghost"}), reason_key("", {})
+    ({'key': 'not_connected', 'bot': 'ghost'}, None)
+    """
+    return {"key": code, **params} if code else None
+
+
+def tournament(t: tournament_pb2.Tournament, waiting: Mapping[tuple[int, int], Waiting] | None = None
+               ) -> dict[str, Any]:
+    """``waiting``: why each table waits (Tournaments.waiting), for the code of each table's
+    ``waiting`` text (``waiting_key``), given only where the text is the same one: a reason
+    that changed since ``t`` was read is never said by another's code."""
+    said = waiting or {}
+
+    def waiting_key(x: tournament_pb2.TournamentTable) -> dict[str, Any] | None:
+        why = said.get((x.round, x.table))
+        return reason_key(why.code, why.params) if why is not None and x.waiting and why.text == x.waiting else None
+
     return {
         "id": t.id, "name": t.name, "status": TOURNAMENT_STATUSES.get(t.status, "unknown"), "ruleset": t.ruleset,
         "players": t.players, "rounds": t.rounds, "matches_finished": t.matches_finished,
@@ -191,5 +212,5 @@ def tournament(t: tournament_pb2.Tournament) -> dict[str, Any]:
                        "p_best": r.p_best, "matches": r.matches, "unreliable": reliability_of(r).unreliable,
                        "deals": r.deals, "tied_with": list(r.tied_with)} for r in t.standings.rows],
         "tables": [{"round": x.round, "table": x.table, "bots": list(x.bots), "status": x.status,
-                    "match_id": x.match_id, "waiting": x.waiting} for x in t.tables],
+                    "match_id": x.match_id, "waiting": x.waiting, "waiting_key": waiting_key(x)} for x in t.tables],
     }

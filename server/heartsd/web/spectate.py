@@ -26,6 +26,7 @@ from .. import spectating
 from ..arena import Arena, ArenaError
 from ..services import LadderService
 from ..tournament_service import TournamentService
+from ..tournaments import Waiting
 
 
 class Refused(grpc.aio.AbortError):
@@ -111,8 +112,11 @@ class Spectating:
             tournament_pb2.ListTournamentsRequest(), _Context(peer))  # type: ignore[arg-type]
         return list(response.tournaments)
 
-    async def tournament(self, peer: str, tournament_id: str) -> tournament_pb2.Tournament:
+    async def tournament(self, peer: str, tournament_id: str
+                         ) -> tuple[tournament_pb2.Tournament, dict[tuple[int, int], Waiting]]:
+        """GetTournament's answer, and why its tables wait as the director says it, with
+        codes a page says in its language (``waiting`` has the English only), read with it."""
         assert self.tournaments is not None
         response = await self.tournaments.GetTournament(
             tournament_pb2.GetTournamentRequest(id=tournament_id), _Context(peer))  # type: ignore[arg-type]
-        return response.tournament
+        return response.tournament, self.tournaments.tournaments.waiting(tournament_id)

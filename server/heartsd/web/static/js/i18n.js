@@ -180,6 +180,13 @@ const STRINGS = {
     refusal_standings_unavailable: "klasemen tidak bisa dihitung sekarang; coba lagi nanti",
     refusal_damaged: "catatan tersimpan pertandingan ini rusak atau telah diubah; operator server sudah diberi tahu",
     refusal_internal: "galat internal server",
+    wait_not_connected: "bot “{bot}” tidak terhubung",
+    wait_not_frozen_version: "bot “{bot}” tidak terhubung dengan versi yang dibekukan saat turnamen dimulai, “{version}”",
+    wait_not_playing_ruleset: "bot “{bot}” tidak memainkan aturan {ruleset}",
+    wait_draining: "bot “{bot}” sedang dihentikan: ia menyelesaikan pertandingan yang berjalan dan tidak mengambil yang baru",
+    wait_busy: "bot “{bot}” sedang sibuk di pertandingan lain", wait_back: "bot “{bot}” sudah kembali: kursinya ditunggu lagi",
+    wait_shutting_down: "server sedang dimatikan",
+    wait_not_seated: "bot-botnya belum bisa didudukkan (log server menjelaskan sebabnya)",
   },
   vi: {
     title: "Hearts Arena", lobby: "Sảnh", leaderboard: "Bảng xếp hạng", language: "Ngôn ngữ",
@@ -280,6 +287,13 @@ const STRINGS = {
     refusal_standings_unavailable: "hiện chưa tính được bảng xếp hạng; hãy thử lại sau",
     refusal_damaged: "bản ghi đã lưu của trận này bị hỏng hoặc đã bị sửa; người vận hành máy chủ đã được báo",
     refusal_internal: "lỗi nội bộ của máy chủ",
+    wait_not_connected: "bot “{bot}” chưa kết nối",
+    wait_not_frozen_version: "bot “{bot}” không kết nối bằng phiên bản đã cố định khi giải bắt đầu, “{version}”",
+    wait_not_playing_ruleset: "bot “{bot}” không chơi luật {ruleset}",
+    wait_draining: "bot “{bot}” đang ngừng nhận trận: nó chơi nốt các trận đang diễn ra và không nhận trận mới",
+    wait_busy: "bot “{bot}” đang bận ở các trận khác", wait_back: "bot “{bot}” đã quay lại: ghế của nó lại được chờ",
+    wait_shutting_down: "máy chủ đang tắt",
+    wait_not_seated: "chưa thể xếp chỗ cho các bot (nhật ký của máy chủ ghi lý do)",
   },
 };
 
@@ -337,7 +351,7 @@ export function setLanguage(next) {
 export function onLanguage(listener) { listeners.add(listener); }
 
 // A reason of the server's fixed set, by its key (a refusal's code, a match's end, a card's
-// rule), in this language; `fallback`, the server's own words, in English (they are English,
+// rule, why a tournament's table waits), in this language; `fallback`, the server's own words, in English (they are English,
 // and the most precise) and for any reason this language has no key for: a reason is never
 // translated by guessing at its words.
 export function saidAs(key, params, fallback) {

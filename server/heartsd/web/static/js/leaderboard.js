@@ -1,7 +1,7 @@
 // The leaderboard of a ruleset (the ladder's ratings), and tournament standings when
 // there are any.
 import { el, getJSON, header, showError, showUnknownRuleset } from "./common.js";
-import { t } from "./i18n.js";
+import { saidAs, t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -50,9 +50,15 @@ function tournamentPanel(tour) {
       el("a", { href: `/watch/${encodeURIComponent(x.match_id)}`, // "3.1" alone said little to a screen reader
         "aria-label": t("round_table", { round: x.round + 1, table: x.table + 1 }) }, `${x.round + 1}.${x.table + 1}`)]))
       : null,
-    // Why a table has not started (the daemon's words, e.g. "bot 'x' is not connected").
+    // Why a table has not started: the daemon's words (e.g. "bot 'x' is not connected"), or
+    // in this language where the reason is one of its fixed set (waiting_key: web/present.py).
     waiting.map((x) => el("p", { class: "muted waiting", dataset: { table: `${x.round}.${x.table}` } },
-      `${t("waiting")} ${x.round + 1}.${x.table + 1}: ${x.waiting}`)));
+      `${t("waiting")} ${x.round + 1}.${x.table + 1}: ${waitingText(x)}`)));
+}
+
+function waitingText(table) {
+  const known = table.waiting_key;
+  return saidAs(known ? `wait_${known.key}` : null, known ?? {}, table.waiting);
 }
 
 // The ruleset picker is made once and updated in place: drawn anew with each load, it lost
