@@ -10,7 +10,7 @@ for the gRPC context, so they show what gRPC does.
 
 Refusals raise ``ArenaError`` (spectating) or :class:`Refused` (a handler's
 ``context.abort``); the web front's one error mapper (app.py) turns either into an
-HTTP status.
+HTTP status, with the refusal's code where it has one (ArenaError.code, kept by Refused).
 """
 
 from __future__ import annotations
