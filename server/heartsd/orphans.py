@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from .store import Store
 
 log = structlog.get_logger("heartsd.orphans")
+# Why another instance's matches end when its daemon is found gone (a match's end reason of a
+# fixed set: web/present.py END_REASONS).
+INTERRUPTED_ELSEWHERE = "server stopped while the match was running (instance {instance}, whose daemon no longer runs)"
 
 
 class Orphans:
@@ -93,8 +96,7 @@ class Orphans:
 
     def _abort(self, instance: str) -> list[str]:
         """Mark aborted the running matches of ``instance``, whose lease is held; their ids."""
-        aborted = self.store.abort_interrupted(f"server stopped while the match was running (instance "
-                                               f"{instance}, whose daemon no longer runs)", instance=instance)
+        aborted = self.store.abort_interrupted(INTERRUPTED_ELSEWHERE.format(instance=instance), instance=instance)
         if aborted:
             log.warning("another instance of this store left matches running and its daemon no longer runs: "
                         "they are marked aborted", instance=instance, matches=aborted)

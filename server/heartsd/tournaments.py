@@ -61,6 +61,9 @@ if TYPE_CHECKING:
 log = structlog.get_logger("heartsd.tournament")
 LIST_FRESH_S = 2.0  # how old the public tournament views may be (changes made here show at once)
 SEAT_WAIT_S = 30.0  # one CreateMatch wait; the director waits again as long as the tournament runs
+# Why a tournament's matches in play end when it is cancelled without a reason of the
+# organiser's (a match's end reason of a fixed set: web/present.py END_REASONS).
+CANCELLED = "tournament cancelled"
 
 
 # TournamentRow.clock's mark of values resolved at create (every one the match plays): a
@@ -530,7 +533,7 @@ class Tournaments:
             moved = await asyncio.to_thread(self.store.get, tournament_id, False)
             raise ArenaError("precondition", f"tournament {tournament_id} is {moved.status if moved else 'gone'}")
         if status == "cancelled":
-            await self._cancel_tables(tournament_id, reason or "tournament cancelled")
+            await self._cancel_tables(tournament_id, reason or CANCELLED)
         ours = t.instance == self.arena.settings.instance
         if status == "running" and not ours and self.adopt is not None:  # its daemon may be gone for good
             ours = await asyncio.to_thread(self.adopt, tournament_id, t.instance)
@@ -728,7 +731,7 @@ class Tournaments:
                 if current is None or current.status == "cancelled":
                     for runner in runners:
                         with contextlib.suppress(ArenaError):
-                            self.arena.cancel(runner.id, (current.reason if current else "") or "tournament cancelled")
+                            self.arena.cancel(runner.id, (current.reason if current else "") or CANCELLED)
                     await over
         finally:
             if over.cancel():  # the director is let go (a cancel here, a stop): the wait's end is read,

@@ -21,6 +21,8 @@ from heartsbot.proto import admin_pb2, game_pb2, tournament_pb2, tournament_pb2_
 from heartsbot.strategies import make_strategy
 from heartsd import tournaments as tours
 from heartsd.arena import SeatRequest
+from heartsd.orphans import INTERRUPTED_ELSEWHERE
+from heartsd.web import present
 
 from tests.server.harness import ADMIN, BOTS, auth, run
 
@@ -131,6 +133,44 @@ def test_a_waiting_tables_reason_carries_its_code_from_the_director(tmp_path, mo
     assert waits and all(w.endswith("bot 'dave' is not connected") for w in waits), waits  # gRPC: the text, as before
 
 
+def test_a_match_a_tournaments_cancel_ended_says_so_by_key(tmp_path):
+    """A tournament cancelled (with no reason of the organiser's) while its matches play: their
+    replays end "tournament cancelled", a reason of the daemon's fixed set, now with its key
+    (reason_key) as the others have, for pages to say in their language; before, none."""
+    names = ("alice", "bob", "carol", "dave")
+
+    async def scenario() -> Any:
+        async with web_daemon(tmp_path) as web:
+            target = f"127.0.0.1:{web.grpc_port}"
+            clients = [BotClient(target, BOTS[n], make_strategy("random"), n, version="v1", max_matches=2,
+                                 backoff_s=(0.05, 0.5)) for n in names]
+            tasks = [asyncio.get_running_loop().create_task(c.run()) for c in clients]
+            try:
+                await asyncio.gather(*(asyncio.wait_for(c.connected.wait(), 30) for c in clients))
+                async with aiohttp.ClientSession() as http, grpc.aio.insecure_channel(target) as channel:
+                    stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+                    created = (await stub.CreateTournament(tournament_pb2.CreateTournamentRequest(
+                        name="stopped", bots=list(names), rounds=1, deals_per_match=500), metadata=auth(ADMIN))).tournament
+                    deadline = time.monotonic() + 60
+                    while not web.arena.runners:
+                        assert time.monotonic() < deadline, "the tournament's match did not start"
+                        await asyncio.sleep(0.05)
+                    runner = next(iter(web.arena.runners.values()))
+                    await stub.CancelTournament(tournament_pb2.CancelTournamentRequest(id=created.id),
+                                                metadata=auth(ADMIN))
+                    await asyncio.wait_for(runner.finished.wait(), 30)
+                    _, body = await _json(http, f"{web.url}/api/replay/{runner.id}")
+            finally:
+                for c in clients:
+                    c.stop()
+                await asyncio.gather(*tasks, return_exceptions=True)
+            return body["result"]
+
+    result = run(scenario())
+    assert result["status"] == "cancelled" and result["reason"] == "tournament cancelled", result
+    assert result["reason_key"] == {"key": "tournament_cancelled"}, result  # before: None
+
+
 def test_a_refusal_a_handler_passes_on_keeps_its_code(tmp_path):
     """The web runs the TournamentService handlers themselves (web/spectate.py): a refusal
     they pass on as a gRPC status keeps the arena's code. Here the standings worker has
@@ -178,3 +218,17 @@ def test_every_code_the_server_gives_a_reason_is_said_in_each_language():
         assert not missing, (language, missing)
     assert {k for k in _keys("id") if k.startswith(("refusal_", "wait_"))} == {
         k for k in _keys("vi") if k.startswith(("refusal_", "wait_"))}
+
+
+def test_every_fixed_reason_a_match_ends_with_is_said_in_each_language():
+    """Every key of a match's end reason (present.END_REASONS and its templates) has its words
+    in Indonesian and Vietnamese (``end_<key>``): before, a tournament's cancel ("tournament
+    cancelled") and another instance's matches found interrupted were English there."""
+    keys = set(present.END_REASONS.values()) | {key for key, _ in present._END_TEMPLATES}
+    assert {"tournament_cancelled", "interrupted_elsewhere"} <= keys, keys
+    for language in ("id", "vi"):
+        missing = sorted(k for k in keys if f"end_{k}" not in _keys(language))
+        assert not missing, (language, missing)
+    assert present.end_reason(tours.CANCELLED) == {"key": "tournament_cancelled"}
+    assert present.end_reason(INTERRUPTED_ELSEWHERE.format(instance="east-1")) == {
+        "key": "interrupted_elsewhere", "instance": "east-1"}

@@ -23,7 +23,8 @@ from hearts_engine import card_name, mask_of, why_unplayable
 from heartsbot import convert
 
 from ..standings import reliability_of
-from ..tournaments import Waiting
+from ..orphans import INTERRUPTED_ELSEWHERE
+from ..tournaments import CANCELLED, Waiting
 
 P = game_pb2
 
@@ -49,9 +50,14 @@ LEFT_AWAY = LEFT + " (no page for {s} s)"  # no page had the seat for web_abando
 UNPLAYED = "nobody played at the table within {s} s of taking it"  # seats.OPEN_WITHIN_S
 END_REASONS = {"server shutdown": "shutdown", "server stopped while the match was running": "interrupted",
                "cancelled by an admin": "admin", "server error": "server_error",
-               "server error: the result could not be stored": "not_stored", LEFT: "left"}
-_END_TEMPLATES = [(key, re.compile(re.escape(text).replace(re.escape("{s}"), r"(?P<s>\d+(?:\.\d+)?)")))
-                  for key, text in (("left_away", LEFT_AWAY), ("unplayed", UNPLAYED))]
+               "server error: the result could not be stored": "not_stored", LEFT: "left",
+               CANCELLED: "tournament_cancelled", "a shuffle of this match was dealt before": "shuffle_repeated",
+               "server error: the next shuffles could not be reserved": "not_reserved",
+               "conformance check timed out": "conformance_timeout"}
+_FIGURES = {"s": r"\d+(?:\.\d+)?", "instance": r"[^,()]+"}  # what a template's {name} may be
+_END_TEMPLATES = [(key, re.compile(re.sub(r"\\\{(\w+)\\\}", lambda m: f"(?P<{m[1]}>{_FIGURES[m[1]]})", re.escape(text))))
+                  for key, text in (("left_away", LEFT_AWAY), ("unplayed", UNPLAYED),
+                                    ("interrupted_elsewhere", INTERRUPTED_ELSEWHERE))]
 
 
 def end_reason(reason: str) -> dict[str, Any] | None:
