@@ -171,6 +171,23 @@ def test_a_match_a_tournaments_cancel_ended_says_so_by_key(tmp_path):
     assert result["reason_key"] == {"key": "tournament_cancelled"}, result  # before: None
 
 
+def test_a_seat_refused_under_a_name_this_front_does_not_take_seats_under_carries_its_code(tmp_path):
+    """A person who opened the lobby under a name the front takes no seats under (a web
+    front on loopback, reached by another name: DNS rebinding's defence) was told why in
+    English on every page; the refusal now carries host_not_allowed."""
+
+    async def scenario() -> tuple[int, Any]:
+        async with web_daemon(tmp_path) as web, aiohttp.ClientSession() as http:
+            host = f"arena.example:{web.front.port}"
+            async with http.post(f"{web.url}/api/play", json={"ruleset": "standard", "players": 4},
+                                 headers={"Host": host, "Origin": f"http://{host}"}) as response:
+                return response.status, await response.json()
+
+    status, body = run(scenario())
+    assert status == 403 and body["code"] == "host_not_allowed", body
+    assert body["error"].startswith("this web front takes seats under loopback names only"), body
+
+
 def test_a_refusal_a_handler_passes_on_keeps_its_code(tmp_path):
     """The web runs the TournamentService handlers themselves (web/spectate.py): a refusal
     they pass on as a gRPC status keeps the arena's code. Here the standings worker has
@@ -211,7 +228,7 @@ def test_every_code_the_server_gives_a_reason_is_said_in_each_language():
         source = path.read_text(encoding="utf-8")
         codes.update(re.findall(r"\bcode=\"(\w+)\"", source))
         codes.update(re.findall(r"^\w+_CODE = \"(\w+)\"", source, re.MULTILINE))
-    assert {"set_running", "not_connected", "no_record", "damaged"} <= codes, codes  # the scan finds them
+    assert {"set_running", "not_connected", "no_record", "damaged", "no_seat", "too_many"} <= codes, codes  # found
     for language in ("id", "vi"):
         keys = _keys(language)
         missing = sorted(c for c in codes if f"refusal_{c}" not in keys and f"wait_{c}" not in keys)

@@ -169,7 +169,7 @@ class Api:
         no Watch page, which would be a 404 too (a QA pass)."""
         match_id = request.match_info["match_id"]
         if self.front.seats.get(match_id) is None and not await self.front.match_known(match_id):
-            raise SeatError(404, "there is no match with that id", "no_match")
+            raise SeatError(404, "there is no match with that id", code="no_match")
         seat = self.front.seats.owned(match_id, request.cookies.get(self.front.cookie_name(match_id)))
         return web.json_response({"match_id": match_id, "seat": seat.slot.seat, "live": seat.live})
 
@@ -182,7 +182,7 @@ class Api:
         match_id = request.match_info["match_id"]
         seat = front.seats.owned(match_id, request.cookies.get(front.cookie_name(match_id)))
         if not seat.live:
-            raise SeatError(409, "the match is over already", "over_already")
+            raise SeatError(409, "the match is over already", code="over_already")
         await seat.leave()
         return web.json_response({"match_id": match_id, "left": True})
 

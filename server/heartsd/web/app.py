@@ -243,7 +243,7 @@ def _error(status: int, message: str, code: str | None = None) -> web.Response:
 
 def _too_many(message: str, retry_after_s: float | None) -> web.Response:
     """429, with Retry-After when a rate says when, and the code pages say in their language."""
-    return _with_retry_after(_error(429, message, "too_many"), retry_after_s)
+    return _with_retry_after(_error(429, message, code="too_many"), retry_after_s)
 
 
 # A page asked for over the address's rate: the page's stylesheet and script would be

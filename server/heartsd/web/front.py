@@ -91,7 +91,7 @@ class WebContext:
         that): refuse other sites' pages."""
         origin = request.headers.get("Origin")
         if (origin and urlsplit(origin).netloc != request.host) or request.headers.get("Sec-Fetch-Site") == "cross-site":
-            raise SeatError(403, "requests from other sites are refused")
+            raise SeatError(403, "requests from other sites are refused", code="other_site")
 
     def check_seat_request(self, request: web.Request) -> None:
         """A request that takes or plays a seat: from this site (:meth:`check_origin`), under
@@ -100,7 +100,7 @@ class WebContext:
         itself, not with us. (What spectators read is public: it is not checked.)"""
         self.check_origin(request)
         if (why := host_refusal(request.host, self.settings)) is not None:
-            raise SeatError(403, why)
+            raise SeatError(403, why, code="host_not_allowed")
 
     def check_post(self, request: web.Request) -> None:
         """A state-changing request: from this site, and JSON. A page of another site can

@@ -321,10 +321,10 @@ class HumanSeats:
         """The seat of ``match_id`` if ``secret`` (the caller's cookie) is its secret."""
         seat = self.get(match_id)
         if seat is None:
-            raise SeatError(404, "no seat of yours in that match (it may be over: see its replay)", "no_seat")
+            raise SeatError(404, "no seat of yours in that match (it may be over: see its replay)", code="no_seat")
         if not seat.owns(secret):
             raise SeatError(403, f"this seat belongs to the person who took it; watch the match at "
-                                 f"/watch/{quote(match_id, safe='')}", "not_your_seat")
+                                 f"/watch/{quote(match_id, safe='')}", code="not_your_seat")
         return seat
 
     def options(self) -> dict[str, Any]:
@@ -348,11 +348,11 @@ class HumanSeats:
             raise SeatError(400, f"opponents may be {', '.join(allowed)}, not {', '.join(map(str, unknown))}")
         live = [s for s in self.by_match.values() if s.live]
         if len(live) + sum(self._taking.values()) >= self.settings.web_max_tables:
-            raise SeatError(503, "every table for people is taken; try again in a few minutes", "tables_full")
+            raise SeatError(503, "every table for people is taken; try again in a few minutes", code="tables_full")
         if sum(1 for s in live if s.peer == peer) + self._taking.get(peer, 0) >= self.settings.web_tables_per_peer:
             n = self.settings.web_tables_per_peer
             raise SeatError(429, f"you already play {n} match{'es' if n != 1 else ''} here; finish one first",
-                            "tables_per_peer")
+                            code="tables_per_peer")
         name = f"{HUMAN_PREFIX}h-{secrets.token_hex(4)}"
         seats = [SeatRequest(human=name), *(SeatRequest(house=o) for o in opponents)]
         delay_s = self.settings.web_house_delay_ms / 1000
