@@ -426,6 +426,10 @@ def test_connections_are_capped_per_address_and_in_total(tmp_path) -> None:
             reader, _ = await connect_from(port, "127.0.0.1")
             refused = await closed_by_server(reader)
             assert refused.startswith(b"HTTP/1.1 503") and b"too many connections" in refused
+            head, body = refused.split(b"\r\n\r\n", 1)  # its JSON whole, with the code pages translate
+            assert json.loads(body) == {"error": "too many connections; close some and retry",
+                                        "code": "too_many_connections"}, body
+            assert f"Content-Length: {len(body)}".encode() in head, head
             # Made below the app, it names the server as every answer does (before: nothing).
             assert b"\r\nServer: heartsd\r\n" in refused and b"\r\nX-Content-Type-Options: nosniff\r\n" in refused
             # Another address still gets in, up to the total.

@@ -220,21 +220,24 @@ def _keys(language: str) -> set[str]:
 
 def test_every_code_the_server_gives_a_reason_is_said_in_each_language():
     """A contract over the sources: every code given to a refusal or a waiting reason
-    (``code="..."`` where the reason is made, the web's own ``*_CODE``) has its words in
-    Indonesian and Vietnamese (``refusal_<code>`` or ``wait_<code>``), so that no page
-    falls back to English for a reason the server names."""
+    (``code="..."`` where the reason is made, the web's own ``*_CODE``, a body written
+    whole, a refused answer's) has its words in Indonesian and Vietnamese (``refusal_<code>``,
+    ``wait_<code>``, ``rejected_<code>``), so that no page falls back to English for a reason
+    the server names."""
     codes: set[str] = set()
     for path in SERVER.rglob("*.py"):
         source = path.read_text(encoding="utf-8")
         codes.update(re.findall(r"\bcode=\"(\w+)\"", source))
+        codes.update(re.findall(r"\"code\": \"(\w+)\"", source))  # a body written whole (connections.py)
         codes.update(re.findall(r"^\w+_CODE = \"(\w+)\"", source, re.MULTILINE))
-    assert {"set_running", "not_connected", "no_record", "damaged", "no_seat", "too_many"} <= codes, codes  # found
+    assert {"set_running", "not_connected", "no_record", "damaged", "no_seat", "too_many",
+            "too_many_connections"} <= codes, codes  # found
     for language in ("id", "vi"):
         keys = _keys(language)
-        missing = sorted(c for c in codes if f"refusal_{c}" not in keys and f"wait_{c}" not in keys)
+        missing = sorted(c for c in codes if not {f"refusal_{c}", f"wait_{c}", f"rejected_{c}"} & keys)
         assert not missing, (language, missing)
-    assert {k for k in _keys("id") if k.startswith(("refusal_", "wait_"))} == {
-        k for k in _keys("vi") if k.startswith(("refusal_", "wait_"))}
+    assert {k for k in _keys("id") if k.startswith(("refusal_", "wait_", "rejected_"))} == {
+        k for k in _keys("vi") if k.startswith(("refusal_", "wait_", "rejected_"))}
 
 
 def test_every_fixed_reason_a_match_ends_with_is_said_in_each_language():

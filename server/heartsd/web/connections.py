@@ -40,9 +40,11 @@ BODY_S = 10.0  # a request's body must arrive within this, or the request is a 4
 LINGER_S = 2.0
 LAST_WORDS_S = 2.0  # a connection closed with a last frame (GatedConnection.screen) is cut after this
 SHARE_OF_DESCRIPTORS = 4  # the web front holds at most 1/4 of the process's file descriptors
+# Its body as every refusal's (errors.py): the English, and the code a page says in its language.
+_REFUSAL_BODY = b'{"error": "too many connections; close some and retry", "code": "too_many_connections"}\r\n'
 REFUSAL = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 5\r\n"
-           b"Server: heartsd\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\nContent-Length: 58\r\n\r\n"
-           b'{"error": "too many connections; close some and retry"}\r\n')
+           b"Server: heartsd\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n"
+           b"Content-Length: %d\r\n\r\n%s" % (len(_REFUSAL_BODY), _REFUSAL_BODY))
 
 
 def peer_name(host: str | None) -> str:
