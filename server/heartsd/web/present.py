@@ -22,8 +22,8 @@ from hearts_engine import card_name, mask_of, why_unplayable
 
 from heartsbot import convert
 
-from ..standings import reliability_of
 from ..orphans import INTERRUPTED_ELSEWHERE
+from ..standings import reliability_of
 from ..tournaments import CANCELLED, Waiting
 
 P = game_pb2
@@ -55,9 +55,16 @@ END_REASONS = {"server shutdown": "shutdown", "server stopped while the match wa
                "server error: the next shuffles could not be reserved": "not_reserved",
                "conformance check timed out": "conformance_timeout"}
 _FIGURES = {"s": r"\d+(?:\.\d+)?", "instance": r"[^,()]+"}  # what a template's {name} may be
-_END_TEMPLATES = [(key, re.compile(re.sub(r"\\\{(\w+)\\\}", lambda m: f"(?P<{m[1]}>{_FIGURES[m[1]]})", re.escape(text))))
-                  for key, text in (("left_away", LEFT_AWAY), ("unplayed", UNPLAYED),
-                                    ("interrupted_elsewhere", INTERRUPTED_ELSEWHERE))]
+
+
+def _template(text: str) -> re.Pattern[str]:
+    """The reasons made from ``text``, each ``{name}`` in it a figure (re.escape leaves it
+    as ``\\{name\\}``)."""
+    return re.compile(re.sub(r"\\\{(\w+)\\\}", lambda m: f"(?P<{m[1]}>{_FIGURES[m[1]]})", re.escape(text)))
+
+
+_END_TEMPLATES = [(key, _template(text)) for key, text in (("left_away", LEFT_AWAY), ("unplayed", UNPLAYED),
+                                                           ("interrupted_elsewhere", INTERRUPTED_ELSEWHERE))]
 
 
 def end_reason(reason: str) -> dict[str, Any] | None:
@@ -67,6 +74,8 @@ def end_reason(reason: str) -> dict[str, Any] | None:
     ({'key': 'shutdown'}, {'key': 'left_away', 's': '60'})
     >>> end_reason("the server shutdown was planned for today") is None  # an operator's words
     True
+    >>> end_reason(INTERRUPTED_ELSEWHERE.format(instance="east"))
+    {'key': 'interrupted_elsewhere', 'instance': 'east'}
     """
     if (key := END_REASONS.get(reason)) is not None:
         return {"key": key}
