@@ -1339,23 +1339,25 @@ def test_a_replays_index_is_made_once_in_the_replay_work_not_on_the_loop_per_req
     assert made == [False]  # before: [True] * 5, on the event loop's thread
 
 
-def test_a_bot_pages_rating_history_is_encoded_once_per_new_result_not_per_request(tmp_path) -> None:
+def test_a_bot_pages_rating_history_is_encoded_once_per_new_result_not_per_request(tmp_path, monkeypatch) -> None:
     """Before (an attack pass, 2026-12-07): every /api/bots/<bot> turned the bot's whole
     rating history (one point per rated match, never bounded) into JSON on the event loop:
     ~14 ms at 5,000 matches, ~80 ms at 20,000 (1.9 MB), for one call's worth of the
     spectator rate, so one address asking 20 times a second for a long-lived bot's page
     held the loop most of every second. Now the bot's history is encoded once per list
     of points (a new result of the bot makes a new one) and spliced into each answer."""
-    from heartsd.ladder import RatingHistory
+    from heartsd.web import present
     from tests.server.harness import ladder_bots
     from tests.server.test_daemon_process import Remote
 
-    class Counted(list):  # type: ignore[type-arg]
-        reads = 0
+    encoded: list[object] = []  # the points of each history encoded
+    real_encode = present.rating_history
 
-        def __iter__(self):  # type: ignore[no-untyped-def]
-            Counted.reads += 1
-            return super().__iter__()
+    def counted_encode(points, limit):  # type: ignore[no-untyped-def]
+        encoded.append(points)
+        return real_encode(points, limit)
+
+    monkeypatch.setattr(present, "rating_history", counted_encode)
 
     async def main() -> list[list[dict[str, Any]]]:
         async with web_daemon(tmp_path) as web, aiohttp.ClientSession() as http:
@@ -1364,14 +1366,6 @@ def test_a_bot_pages_rating_history_is_encoded_once_per_new_result_not_per_reque
             bots = await ladder_bots(daemon, ladder, names)
             match_id = await daemon.create_match(names, deals=2, rated=True)
             await bots[0].wait_ended(match_id)
-            real = ladder.extend_history
-
-            def counted(*args: Any) -> RatingHistory:
-                history = real(*args)
-                history.by_bot["v1"] = Counted(history.by_bot["v1"])
-                return history
-
-            ladder.extend_history = counted
             shown = []
             for _ in range(4):
                 async with http.get(f"{web.url}/api/bots/v1") as r:
@@ -1385,8 +1379,8 @@ def test_a_bot_pages_rating_history_is_encoded_once_per_new_result_not_per_reque
 
     shown = run(main())
     assert all(s == shown[0] for s in shown) and len(shown[0]) == 1
-    assert set(shown[0][0]) == {"seq", "finished_ms", "rating", "uncertainty"}
-    assert Counted.reads == 1  # before: 4, once per request
+    assert set(shown[0][0]) == {"n", "seq", "finished_ms", "rating", "uncertainty"}
+    assert len(encoded) == 1  # before: 4, once per request
 
 
 def test_a_watchers_snapshots_encode_the_deal_scores_once_per_deal_not_per_snapshot(tmp_path, monkeypatch) -> None:

@@ -360,6 +360,29 @@ def test_a_bot_pages_matches_count_seats_from_one_as_the_table_pages_do(tmp_path
         page.close()
 
 
+def test_a_bot_pages_chart_counts_every_match_of_a_thinned_history(tmp_path, browser: Browser) -> None:
+    """The server sends at most api.HISTORY_POINTS points of a bot's rating history, each
+    numbered by its match (``n``): the chart places each at its match and its axis ends at
+    the bot's match count, not at the number of points (which read 4 for 20,000 matches)."""
+    history = [{"n": n, "seq": n, "finished_ms": 0, "rating": 25.0 + n / 10_000, "uncertainty": 8.0 - n / 5_000}
+               for n in (1, 5_000, 10_000, 20_000)]
+    profile = {"bot": "configured", "owner": "o", "ruleset": "standard", "ladder": True, "standing": None,
+               "history": history, "matches": []}
+    with ThreadedDaemon(tmp_path, bot_tokens={"configured": "token-configured-1"}) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        page.route("**/api/bots/configured*", lambda route: route.fulfill(content_type="application/json",
+                                                                          body=json.dumps(profile)))
+        page.goto(f"{daemon.url}/bots/configured")
+        chart = page.locator("#rating-chart")
+        expect(chart.locator("text").last).to_have_text("20000")
+        expect(chart).to_have_attribute("aria-label", re.compile(r", 20000 matches$", re.IGNORECASE))
+        xs = page.eval_on_selector_all("#rating-chart circle", "cs => cs.map(c => Number(c.getAttribute('cx')))")
+        left, right = xs[0], xs[-1]
+        # each point where its match is: the 5,000th a quarter of the way, not a third
+        assert abs((xs[1] - left) / (right - left) - 4_999 / 19_999) < 0.01, xs
+        page.close()
+
+
 def test_a_bot_page_shows_a_rated_match_that_finishes_while_it_is_open(tmp_path, browser: Browser) -> None:
     """A spectator's pass: a bot's page never refreshed itself, so a rated match the bot
     finished while its page was open showed only after a reload. The page now asks for the

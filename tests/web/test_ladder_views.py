@@ -218,3 +218,34 @@ def test_the_leaderboard_is_converted_once_per_standings_however_many_ask(tmp_pa
     assert all(p == [1] * 4 for p in boards[6:])
     assert once == 4, once  # before: 24, every entry for each of 6 pages
     assert after == [2] * 4
+
+
+def test_a_bot_pages_rating_history_is_thinned_to_a_bounded_number_of_points(tmp_path, monkeypatch):
+    """Before: a bot page's history had a point per rated match of the bot, for as long as
+    the ladder runs: 1.9 MB at 20,000 matches, sent again on each of the page's refreshes
+    (every 15 s while it is open) and for every call of the spectator rate, and drawn as
+    that many circles. Now it has at most api.HISTORY_POINTS, spread evenly over the bot's
+    matches, the first and the newest always, each numbered by its match (``n``), so the
+    chart's axis still counts every match."""
+    from heartsd.web import api
+
+    monkeypatch.setattr(api, "HISTORY_POINTS", 4)
+
+    async def scenario():
+        async with web_daemon(tmp_path) as web:
+            ladder = web.arena.store.ladder
+            bots = await ladder_bots(Remote(web.grpc_port), ladder, ["v1", "v2", "v3", "v4"])
+            for m in range(10):
+                with web.arena.store.db.transaction() as tx:
+                    ladder.record_result(tx, f"n{m}", "standard", ["v1", "v2", "v3", "v4"], [1 + m % 4, 2, 3, 4],
+                                         [0, 5, 8, 13], 2)
+            async with aiohttp.ClientSession() as http, http.get(f"{web.url}/api/bots/v1") as r:
+                shown = (await r.json())["history"]
+            for b in bots:
+                await b.close()
+            return shown, ladder.rating_history("standard")["v1"]
+
+    shown, full = run(scenario())
+    assert len(full) == 10
+    assert [p["n"] for p in shown] == [1, 4, 7, 10], shown
+    assert [(p["seq"], p["rating"]) for p in shown] == [(full[i][0], full[i][2]) for i in (0, 3, 6, 9)]

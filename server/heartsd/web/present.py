@@ -13,7 +13,7 @@ carries in the page as ``data-card``. Enums are short lower-case words.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from heartsbot.proto import bot_pb2, cards_pb2, game_pb2, ladder_pb2, spectator_pb2, tournament_pb2
@@ -192,6 +192,24 @@ def standing(e: ladder_pb2.LeaderboardEntry) -> dict[str, Any]:
 def bot_match(m: ladder_pb2.BotMatch) -> dict[str, Any]:
     return {"match_id": m.match_id, "ruleset": m.ruleset, "seat": m.seat, "rank": m.rank,
             "points": m.points, "deals": m.deals}
+
+
+def rating_history(points: Sequence[tuple[int, int, float, float]], limit: int) -> list[dict[str, Any]]:
+    """A bot's rating after its rated matches, (seq, finished ms, mu, sigma) each, as its
+    page's chart reads it: at most ``limit`` points (``limit`` >= 2), spread evenly over the
+    matches, the first and the newest always, each with ``n``, its match's number for the
+    bot (from 1), by which the chart places it. A point per match grew with the ladder for
+    good: 1.9 MB at 20,000 matches, on each refresh of the page.
+
+    >>> [p["n"] for p in rating_history([(s, 0, 25.0, 8.3) for s in range(1, 11)], 4)]
+    [1, 4, 7, 10]
+    >>> rating_history([(7, 1700000000000, 25.5, 8.1)], 4)
+    [{'n': 1, 'seq': 7, 'finished_ms': 1700000000000, 'rating': 25.5, 'uncertainty': 8.1}]
+    """
+    count = len(points)
+    picked = range(count) if count <= limit else sorted({round(i * (count - 1) / (limit - 1)) for i in range(limit)})
+    return [{"n": i + 1, "seq": points[i][0], "finished_ms": points[i][1], "rating": points[i][2],
+             "uncertainty": points[i][3]} for i in picked]
 
 
 def reason_key(code: str, params: Mapping[str, str]) -> dict[str, Any] | None:

@@ -13,7 +13,9 @@ header("leaderboard", () => render(), () => bot);
 const fixed = (x, digits = 2) => (x === null || x === undefined ? "—" : Number(x).toFixed(digits));
 
 // Rating (mu) as a line over the bot's rated matches, mu ± sigma as a band, and the
-// conservative rating (mu - 3 sigma, what the leaderboard ranks by) dashed.
+// conservative rating (mu - 3 sigma, what the leaderboard ranks by) dashed. The server
+// sends a long history thinned (at most a few hundred points, heartsd/web/present.py):
+// each point's `n` is its match's number, which places it and ends the axis.
 function chart(history) {
   const W = 640, H = 240, L = 44, R = 10, T = 10, B = 28;
   if (!history.length) return el("p", { class: "muted" }, t("no_ratings"));
@@ -21,24 +23,25 @@ function chart(history) {
   const highs = history.map((p) => p.rating + p.uncertainty);
   let lo = Math.min(...lows), hi = Math.max(...highs);
   if (hi - lo < 1) { lo -= 0.5; hi += 0.5; }
-  const x = (i) => L + (history.length === 1 ? (W - L - R) / 2 : (i * (W - L - R)) / (history.length - 1));
-  const y = (v) => T + ((hi - v) * (H - T - B)) / (hi - lo);
-  const line = (values) => values.map((v, i) => `${i ? "L" : "M"}${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
-  const upper = history.map((p, i) => `${i ? "L" : "M"}${x(i).toFixed(1)},${y(p.rating + p.uncertainty).toFixed(1)}`);
-  const lower = history.map((p, i) => `L${x(i).toFixed(1)},${y(p.rating - p.uncertainty).toFixed(1)}`).reverse();
-  const ticks = [lo, (lo + hi) / 2, hi];
   const last = history[history.length - 1];
+  const first = history[0].n, span = last.n - first;
+  const at = history.map((p) => L + (span ? ((p.n - first) * (W - L - R)) / span : (W - L - R) / 2));
+  const y = (v) => T + ((hi - v) * (H - T - B)) / (hi - lo);
+  const line = (values) => values.map((v, i) => `${i ? "L" : "M"}${at[i].toFixed(1)},${y(v).toFixed(1)}`).join(" ");
+  const upper = history.map((p, i) => `${i ? "L" : "M"}${at[i].toFixed(1)},${y(p.rating + p.uncertainty).toFixed(1)}`);
+  const lower = history.map((p, i) => `L${at[i].toFixed(1)},${y(p.rating - p.uncertainty).toFixed(1)}`).reverse();
+  const ticks = [lo, (lo + hi) / 2, hi];
   return svg("svg", { class: "chart", viewBox: `0 0 ${W} ${H}`, role: "img", id: "rating-chart",
-                      "aria-label": `${t("rating")} ${fixed(last.rating)} ± ${fixed(last.uncertainty)}, ${history.length} ${t("matches")}` },
+                      "aria-label": `${t("rating")} ${fixed(last.rating)} ± ${fixed(last.uncertainty)}, ${last.n} ${t("matches")}` },
     svg("path", { class: "band", d: `${upper.join(" ")} ${lower.join(" ")} Z` }),
     svg("path", { class: "line", d: line(history.map((p) => p.rating)) }),
     svg("path", { class: "cons", d: line(lows) }),
     svg("line", { class: "axis", x1: L, y1: H - B, x2: W - R, y2: H - B }),
     svg("line", { class: "axis", x1: L, y1: T, x2: L, y2: H - B }),
     ticks.map((v) => svg("text", { x: 4, y: y(v) + 4 }, fixed(v, 1))),
-    svg("text", { x: L, y: H - 8 }, "1"),
-    svg("text", { x: W - R - 30, y: H - 8 }, String(history.length)),
-    history.map((p, i) => svg("circle", { cx: x(i), cy: y(p.rating), r: 2.2, class: "line", "data-rating": p.rating })));
+    svg("text", { x: L, y: H - 8 }, String(first)),
+    svg("text", { x: W - R - 30, y: H - 8 }, String(last.n)),
+    history.map((p, i) => svg("circle", { cx: at[i], cy: y(p.rating), r: 2.2, class: "line", "data-rating": p.rating })));
 }
 
 function render() {
