@@ -1,6 +1,6 @@
 // A bot's page: its standing, its rating with the uncertainty over time (an SVG drawn
 // here), its reliability, and its latest rated matches with links to their replays.
-import { el, getJSON, header, showPageError, showUnknownRuleset, svg } from "./common.js";
+import { el, getJSON, header, pollWhileShown, showPageError, showUnknownRuleset, svg } from "./common.js";
 import { t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
@@ -114,25 +114,9 @@ async function load() {
 }
 
 // Kept current while it is shown, as the leaderboard is (a spectator's pass: a rated match
-// the bot finished while its page was open showed only after a reload). One request per
-// POLL_MS while the page is in view, the next asked for only once the last has answered;
-// after a refusal (the server's rate, say) or a lost connection the wait doubles, up to
-// POLL_MAX_MS, and the page keeps what it shows.
+// the bot finished while its page was open showed only after a reload): pollWhileShown.
 const POLL_MS = 15_000;
 const POLL_MAX_MS = 120_000;
-let wait = POLL_MS;
-
-async function poll(first = false) {
-  if (first || !document.hidden) {
-    try {
-      if (!(await load())) return;
-      wait = POLL_MS;
-    } catch {
-      wait = Math.min(wait * 2, POLL_MAX_MS);
-    }
-  }
-  setTimeout(poll, wait);
-}
 
 render();
-poll(true);
+pollWhileShown(load, POLL_MS, POLL_MAX_MS);

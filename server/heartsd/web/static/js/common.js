@@ -147,6 +147,26 @@ export async function showUnknownRuleset(error, ruleset, link) {
 
 // Errors a page shows in place; a 404 is the page's own subject missing (showNotFound, with
 // `notFound`: the page's own words for it, in each language).
+// Ask `load` again every `every` ms while the page is in view (and once at once), one
+// request at a time: the next only once the last has been answered and handled. After a
+// failure (the server's rate, a restart, a lost connection) the wait doubles, up to `max`;
+// `load` keeps what the page shows then. It returns false when the page is not to ask again.
+export function pollWhileShown(load, every, max) {
+  let wait = every;
+  const poll = async (first) => {
+    if (first || !document.hidden) {
+      try {
+        if ((await load()) === false) return;
+        wait = every;
+      } catch {
+        wait = Math.min(wait * 2, max);
+      }
+    }
+    setTimeout(() => poll(false), wait);
+  };
+  poll(true);
+}
+
 export function showPageError(container, error, notFound = {}) {
   if (error?.status === 404) showNotFound(error, notFound);
   else showError(container, error);

@@ -1,6 +1,6 @@
 // The leaderboard of a ruleset (the ladder's ratings), and tournament standings when
 // there are any.
-import { el, getJSON, header, showError, showUnknownRuleset } from "./common.js";
+import { el, getJSON, header, pollWhileShown, showError, showUnknownRuleset } from "./common.js";
 import { saidAs, t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
@@ -70,7 +70,8 @@ function drawPicker() {
     picker = { label: el("span"), select: el("select", { id: "ruleset", onchange: (e) => {
       ruleset = e.target.value;
       history.replaceState(null, "", `?ruleset=${encodeURIComponent(ruleset)}`);
-      load();
+      drawn = null; // another ruleset's standings: a failure to load them is said
+      load().catch(() => {}); // said on the page; the next refresh asks again
     } }) };
     $("pick").replaceChildren(el("label", {}, picker.label, " ", picker.select));
   }
@@ -97,26 +98,40 @@ function render() {
     : el("p", { class: "muted" }, t("no_tournaments")));
 }
 
+let drawn = null; // what was last drawn (its JSON): a refresh that brings the same draws nothing again
+
+// The standings and tournaments, drawn if they changed. False if the page is not to ask
+// again (a ruleset that is none); throws what should be asked again later, keeping what
+// the page shows (before, a refused refresh replaced the standings with the error).
 async function load() {
   try {
-    [board, { tournaments }] = await Promise.all([
+    const fresh = await Promise.all([
       getJSON(`/api/leaderboard?ruleset=${encodeURIComponent(ruleset)}`), getJSON("/api/tournaments")]);
-    render();
+    const text = JSON.stringify(fresh);
+    if (text !== drawn) {
+      [board, { tournaments }] = fresh;
+      drawn = text;
+      render();
+    }
+    return true;
   } catch (error) {
     // The leaderboard refuses only a ruleset that is none (400, as GetLeaderboard): the page
     // said it inside, answered 200, under "Leaderboard: nope" (a QA pass).
     if (!board && [400, 404].includes(error?.status)) {
       unknown = true;
       showUnknownRuleset(error, ruleset, (name) => [`/leaderboard?ruleset=${encodeURIComponent(name)}`, `${t("leaderboard")}: ${name}`]);
-      return;
+      return false;
     }
-    showError($("board"), error);
+    if (drawn === null) showError($("board"), error);
+    throw error;
   }
 }
 
 render();
-load();
 // Kept current while it is shown: the ladder plays on, tournaments progress and their
-// tables say why they wait (before, only a reload showed any of it).
+// tables say why they wait (before, only a reload showed any of it). Drawn anew every
+// POLL_MS whatever came, a selection in the table or a screen reader's place in it was
+// lost each time: pollWhileShown, and only what changed is drawn.
 const POLL_MS = 10_000;
-setInterval(() => { if (!document.hidden && !unknown) load(); }, POLL_MS);
+const POLL_MAX_MS = 120_000;
+pollWhileShown(load, POLL_MS, POLL_MAX_MS);
