@@ -1,5 +1,5 @@
 // The lobby: take a seat against the house, and the live and recent matches.
-import { el, getJSON, header, mySeats, postJSON, refusalText, rememberSeat, seatName, showError } from "./common.js";
+import { el, getJSON, header, mySeats, pollWhileShown, postJSON, refusalText, rememberSeat, seatName, showError } from "./common.js";
 import { t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
@@ -75,19 +75,38 @@ function render() {
   $("live-title").textContent = t("live_matches");
   $("recent-title").textContent = t("recent_matches");
   if (matches) {
+    // A keyboard user on a match's link stays on it when the lists are drawn again.
+    const focused = document.activeElement?.closest?.("#live li, #recent li");
+    const place = focused ? [focused.closest("#live, #recent").id, focused.dataset.match] : null;
     $("live").replaceChildren(list(matches.live, true));
     $("recent").replaceChildren(list(matches.recent, false));
+    if (place) document.querySelector(`#${place[0]} li[data-match="${CSS.escape(place[1])}"] a`)?.focus();
   }
 }
 
+let drawn = null; // the lists as last drawn (their JSON): a refresh that brings the same draws nothing again
+
+// The match lists, drawn if they changed; throws what should be asked again later, keeping
+// what the page shows (before, a refused refresh replaced the live list with the error).
 async function refresh() {
   try {
-    matches = await getJSON("/api/matches");
-    render();
+    const fresh = await getJSON("/api/matches");
+    const text = JSON.stringify(fresh);
+    if (text !== drawn) {
+      matches = fresh;
+      drawn = text;
+      render();
+    }
   } catch (error) {
-    showError($("live"), error);
+    if (drawn === null) showError($("live"), error);
+    throw error;
   }
 }
+
+// Drawn anew every 5 s whatever came, the lists took a keyboard user's place away each
+// time, and a hidden tab asked as often as a shown one: pollWhileShown.
+const POLL_MS = 5_000;
+const POLL_MAX_MS = 60_000;
 
 async function start() {
   try {
@@ -97,8 +116,7 @@ async function start() {
   }
   drawForm();
   render();
-  await refresh();
-  setInterval(refresh, 5000);
+  pollWhileShown(refresh, POLL_MS, POLL_MAX_MS);
 }
 
 start();
