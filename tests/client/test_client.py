@@ -416,14 +416,17 @@ def against_a_daemon_process(tmp_path, caplog, scenario):  # type: ignore[no-unt
 
 
 @contextlib.asynccontextmanager
-async def killed_and_restarted(tmp_path, daemon, port: int, client: BotClient):  # type: ignore[no-untyped-def]
-    """SIGKILL the daemon process, start it again on the same port and store, and wait until
-    ``client`` has its welcome from the new one; the new one is stopped after."""
+async def killed_and_restarted(tmp_path, daemon, port: int, client: BotClient,  # type: ignore[no-untyped-def]
+                               down_s: float = 0.0):
+    """SIGKILL the daemon process, start it again on the same port and store ``down_s``
+    later, and wait until ``client`` has its welcome from the new one; the new one is
+    stopped after."""
     from ..server.test_daemon_process import start as start_daemon
 
     daemon.kill()
     daemon.wait(10)
     client.connected.clear()
+    await asyncio.sleep(down_s)
     again, _ = start_daemon(tmp_path, "--port", str(port))
     try:
         await asyncio.wait_for(client.connected.wait(), 30)
@@ -763,3 +766,31 @@ def test_what_the_commands_say_when_the_server_sends_the_bot_away_follows_its_ca
     assert "another instance of this bot" in sent_away_message("superseded", bot_pb2.DRAIN_CAUSE_REPLACED)
     plain = sent_away_message("token rotated", bot_pb2.DRAIN_CAUSE_UNSPECIFIED)
     assert plain == "the server ended this bot's session without being asked (token rotated)", plain
+
+
+def test_a_long_outage_is_said_once_then_now_and_then_not_at_every_retry(tmp_path, caplog, monkeypatch):
+    """Before: while the server was down, every failed reconnect logged "connection lost"
+    again, one warning per back-off (every 10 s at most): a bot left running through a
+    night's outage filled its log with thousands of the same line. Now the loss is said
+    once; then, while it lasts, "still reconnecting" at most every RETRY_SAID_S with how
+    long and how many attempts; and the reconnect says how long the bot was away."""
+    from heartsbot import client as client_module
+
+    monkeypatch.setattr(client_module, "RETRY_SAID_S", 1.0, raising=False)
+
+    async def scenario(daemon, port):
+        client = BotClient(f"127.0.0.1:{port}", BOTS["alice"], RandomStrategy(1), "alice", backoff_s=(0.02, 0.05))
+        task = await start(client)
+        async with killed_and_restarted(tmp_path, daemon, port, client, down_s=2.5):  # dozens of attempts
+            attempts = client.stats.reconnects
+        await finish(client, task)
+        return attempts
+
+    attempts = against_a_daemon_process(tmp_path, caplog, scenario)
+    said = [r.getMessage() for r in caplog.records if r.name.startswith("heartsbot")]
+    assert attempts >= 20, attempts
+    assert said.count("connection lost") == 1, said
+    still = [m for m in said if m.startswith("still reconnecting")]
+    assert 1 <= len(still) <= 4, said
+    back = [r for r in caplog.records if r.getMessage() == "connected"]
+    assert len(back) == 2 and getattr(back[-1], FIELDS, {}).get("away_s", 0) >= 2, back

@@ -44,6 +44,7 @@ from .wakeups import drain_grpc_wakeups
 
 log = get_logger("heartsbot")
 P = game_pb2
+RETRY_SAID_S = 60.0  # while the connection stays lost, "still reconnecting" at most this often
 SEEN_KEPT = 4096  # (match, seat)s whose newest event sequence the client remembers
 # Finished matches whose report and result the client keeps (the newest), for wait_match
 # and on_match_end; the exit summary counts every match from running totals.
@@ -268,6 +269,11 @@ class BotClient:
         self.connect_attempts = connect_attempts
         self.ever_connected = False
         self._stream_welcomed = False  # the current (or last) stream got its welcome
+        # Since when the connection is lost (None: connected, or never), when that was last
+        # said, and the reconnects tried since: _say_lost.
+        self._away_since: float | None = None
+        self._away_said = 0.0
+        self._away_attempts = 0
         self._fallbacks: dict[str, Counter[str]] = {}  # per match, until it ends
         self._server_defaults: dict[str, Counter[str]] = {}
         self.drain_after = drain_after  # drain once this many matches have started (0: never by itself)
@@ -344,8 +350,7 @@ class BotClient:
                     log.warning("could not connect", bot=self.name, target=self.target, code=exc.code().name,
                                 attempt=attempts, retry_in=round(delay, 2))
                 else:
-                    log.warning("connection lost", bot=self.name, code=exc.code().name,
-                                reason=(exc.details() or "")[:300], retry_in=round(delay, 2))
+                    self._say_lost(exc, delay)
             self.connected.clear()
             if self._stop.is_set() or (self.draining and not self.active):
                 break  # (draining with no match to finish: the drain may have gone into the dead stream)
@@ -355,6 +360,23 @@ class BotClient:
             except asyncio.TimeoutError:
                 pass
             delay = min(self.backoff_s[1], delay * 2)
+
+    def _say_lost(self, exc: grpc.aio.AioRpcError, delay: float) -> None:
+        """A connection lost, or a reconnect that failed: the loss is said once, and while it
+        lasts "still reconnecting" at most every RETRY_SAID_S (before, "connection lost" at
+        every attempt: a night's outage filled a bot's log with the same line)."""
+        now = time.monotonic()
+        reason = (exc.details() or "")[:300]
+        if self._away_since is None:
+            self._away_since = self._away_said = now
+            self._away_attempts = 0
+            log.warning("connection lost", bot=self.name, code=exc.code().name, reason=reason, retry_in=round(delay, 2))
+            return
+        self._away_attempts += 1
+        if now - self._away_said >= RETRY_SAID_S:
+            self._away_said = now
+            log.warning("still reconnecting", bot=self.name, away_s=round(now - self._away_since),
+                        attempts=self._away_attempts, code=exc.code().name, reason=reason)
 
     def stop(self) -> None:
         """Leave at once: running matches are abandoned (the server defaults their seats)."""
@@ -426,8 +448,11 @@ class BotClient:
                         first = not self.ever_connected
                         self.ever_connected = True
                         self._welcomed(message.welcome)
+                        away = {} if self._away_since is None else {
+                            "away_s": round(time.monotonic() - self._away_since, 1), "attempts": self._away_attempts + 1}
+                        self._away_since = None
                         log.info("connected", bot=self.name, session=message.welcome.session_id,
-                                 resuming=len(message.welcome.active_matches))
+                                 resuming=len(message.welcome.active_matches), **away)
                         if first and not message.welcome.active_matches:
                             # Before (a newcomer's pass), nothing more was said until the first
                             # match, which a ladder may take ~30 s to start: a silent client.
