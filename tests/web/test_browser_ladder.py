@@ -348,6 +348,39 @@ def test_the_leaderboard_keeps_what_it_shows_through_unchanged_and_refused_refre
     assert not [e for e in errors if e.startswith("pageerror")], errors
 
 
+ALIGNMENTS = """table => [...table.querySelectorAll("thead th")].map((th, i) => [
+  getComputedStyle(th).textAlign,
+  [...new Set([...table.querySelectorAll(`tbody td:nth-child(${i + 1})`)].map((td) => getComputedStyle(td).textAlign))]])"""
+
+
+def test_each_columns_heading_is_aligned_as_its_cells(tmp_path, browser: Browser) -> None:
+    """A look at the pages: the leaderboard's "Owner" heading stood right-aligned over its
+    names, left-aligned, and the bot page's "Seat" heading over its numbers, left-aligned
+    (one rule for every table's third column). Words are left, numbers right, and each
+    heading as its column."""
+    board = {"ruleset": "standard", "entries": [QUITTER], "rulesets": ["standard"]}
+    profile = {"bot": "quitter", "owner": "qa", "ruleset": "standard", "ladder": True, "standing": QUITTER,
+               "history": [], "matches": [{"match_id": "m-1", "ruleset": "standard", "seat": 2, "rank": 1,
+                                           "points": 3, "deals": 4}]}
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        page.route("**/api/leaderboard?*", lambda route: route.fulfill(content_type="application/json",
+                                                                       body=json.dumps(board)))
+        page.route("**/api/bots/quitter?*", lambda route: route.fulfill(content_type="application/json",
+                                                                        body=json.dumps(profile)))
+        page.goto(f"{daemon.url}/leaderboard?ruleset=standard")
+        expect(page.locator("#standings tbody tr")).to_have_count(1)
+        standings = page.eval_on_selector("#standings", ALIGNMENTS)
+        page.goto(f"{daemon.url}/bots/quitter?ruleset=standard")
+        expect(page.locator("#bot-matches tbody tr")).to_have_count(1)
+        matches = page.eval_on_selector("#bot-matches", ALIGNMENTS)
+        page.close()
+    for columns in (standings, matches):
+        assert all(cells == [heading] for heading, cells in columns), columns
+    assert [h for h, _ in standings] == ["right", "left", "left"] + ["right"] * 6, standings  # rank, bot, owner, ...
+    assert [h for h, _ in matches] == ["left", "left"] + ["right"] * 4, matches  # match, ruleset, then numbers
+
+
 def test_a_leaderboard_or_bot_page_of_no_ruleset_reads_as_not_found(tmp_path, browser: Browser) -> None:
     """A QA pass: /leaderboard?ruleset=nope answered 200 with "Error: unknown ruleset" inside a
     page headed "Leaderboard: nope" (and kept polling it); /bots/<bot>?ruleset=nope likewise
