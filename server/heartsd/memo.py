@@ -56,14 +56,17 @@ class SharedValues:
     """Per key: the latest value, its marker and when it was computed; and the computation
     running for a newer marker, which every caller of that marker awaits."""
 
-    def __init__(self, max_age_s: float = MAX_AGE_S, spacing: float = 0.0) -> None:
+    def __init__(self, max_age_s: float = MAX_AGE_S, spacing: float = 0.0, keep: int | None = None) -> None:
         """``spacing`` > 1: a value is computed again for a newer marker only once the time
         since its last computation ended is ``spacing - 1`` times what that computation took
         (the kept value is given meanwhile), so its computations take at most 1/``spacing``
         of the time however often the marker moves. The ladder's standings read every result:
-        0.5 s at 160,000 results, and a busy ladder has a new one every second (an audit)."""
+        0.5 s at 160,000 results, and a busy ladder has a new one every second (an audit).
+        ``keep``: at most this many keys' values are kept, those computed last (keys that
+        come from callers, each a large value: one per tournament asked for)."""
         self.max_age_s = max_age_s
         self.spacing = spacing
+        self.keep = keep
         self._values: dict[Hashable, tuple[Hashable, float, Any]] = {}
         self._running: dict[Hashable, tuple[Hashable, asyncio.Future[Any]]] = {}
         self._next: dict[Hashable, float] = {}  # per key: when a newer marker may be computed (spacing)
@@ -97,7 +100,12 @@ class SharedValues:
             del self._running[key]
         kept = self._values.get(key)
         if not done.cancelled() and done.exception() is None and (kept is None or kept[1] <= started):
+            self._values.pop(key, None)  # kept in the order computed, for ``keep``
             self._values[key] = (marker, started, done.result())  # never an older computation's over a newer
+            while self.keep is not None and len(self._values) > self.keep:
+                oldest = next(iter(self._values))
+                del self._values[oldest]
+                self._next.pop(oldest, None)
             if self.spacing > 1:
                 ended = time.monotonic()
                 self._next[key] = ended + (ended - started) * (self.spacing - 1)

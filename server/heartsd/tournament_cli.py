@@ -42,7 +42,7 @@ from rich.table import Table
 from heartsbot import tls
 from heartsbot.help import DefaultsHelp
 from heartsbot.options import at_least, server_target, shuffle_seed
-from heartsbot.pacing import paced
+from heartsbot.pacing import paced, retry_after_s
 from heartsbot.proto import game_pb2, tournament_pb2, tournament_pb2_grpc
 
 from .admin_cli import DEFAULT_SERVER, literal, open_channel, printable, run_command, translate_error
@@ -199,7 +199,7 @@ def _list(args: argparse.Namespace, console: Console) -> int:
 
 def _show(args: argparse.Namespace, console: Console) -> int:
     with open_channel(args) as channel:
-        t = _call(args, _stub(channel).GetTournament, tournament_pb2.GetTournamentRequest(id=args.id)).tournament
+        t = _call(args, _get_tournament(channel), tournament_pb2.GetTournamentRequest(id=args.id)).tournament
     if args.json:
         print(json.dumps({**json.loads(t.standings.json or "{}"), "tournament": export_head(t)}))
     elif args.csv:
@@ -262,10 +262,17 @@ class TournamentProgress:
             self._console.print(f"{line} [{elapsed // 60}:{elapsed % 60:02d}]", markup=False, highlight=False)
 
 
+def _get_tournament(channel: grpc.Channel) -> Callable[..., Any]:
+    """GetTournament, waiting when the server paces it: a large tournament's answer spends
+    the caller's spectator rate by its size (an attack pass), and watch polls it."""
+    return paced(_stub(channel).GetTournament, lambda seconds: None)
+
+
 def _watch(args: argparse.Namespace, console: Console) -> int:
     with open_channel(args) as channel, TournamentProgress(Console(stderr=True)) as progress:  # stdout: the results
+        get_tournament = _get_tournament(channel)
         while True:
-            t = _call(args, _stub(channel).GetTournament, tournament_pb2.GetTournamentRequest(id=args.id)).tournament
+            t = _call(args, get_tournament, tournament_pb2.GetTournamentRequest(id=args.id)).tournament
             progress.update(t)
             if STATUS.get(t.status) in ("finished", "cancelled"):
                 break
@@ -477,7 +484,13 @@ async def _run_tournament(target: str, admin: str, args: argparse.Namespace, nam
             tournament_id = created.tournament.id
             with TournamentProgress(Console(stderr=True)) as progress:  # stdout is for the results
                 while True:
-                    t = (await stub.GetTournament(tournament_pb2.GetTournamentRequest(id=tournament_id))).tournament
+                    try:
+                        t = (await stub.GetTournament(tournament_pb2.GetTournamentRequest(id=tournament_id))).tournament
+                    except grpc.aio.AioRpcError as exc:  # a large tournament's answer spends the rate by its size
+                        if (wait := retry_after_s(exc)) is None:
+                            raise
+                        await asyncio.sleep(wait)
+                        continue
                     progress.update(t)
                     if STATUS.get(t.status) in ("finished", "cancelled"):
                         return t

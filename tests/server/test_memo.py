@@ -43,3 +43,19 @@ def test_a_spaced_value_is_computed_again_only_after_its_cost_times_the_spacing(
         return got
 
     assert asyncio.run(main()) == given
+
+
+def test_kept_values_are_bounded_by_keep_the_last_computed_staying():
+    """Keys may come from callers (a tournament's id, each value a whole tournament): with
+    ``keep`` only that many values stay, those computed last, and a failed computation
+    (an unknown id) keeps nothing."""
+    values = SharedValues(keep=2)
+
+    async def main() -> list[object]:
+        for key in ("a", "b", "c"):
+            await values.get(key, 1, lambda k=key: k.upper())
+        with pytest.raises(KeyError):
+            await values.get("unknown", 1, lambda: {}["x"])
+        return [values.kept(k) for k in ("a", "b", "c", "unknown")]
+
+    assert asyncio.run(main()) == [None, "B", "C", None]

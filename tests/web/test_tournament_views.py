@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 
 import aiohttp
@@ -69,3 +70,83 @@ def test_the_tournament_list_is_built_once_per_change_however_many_ask(tmp_path)
     assert once == 1, once  # before: 15, one per caller (at most 16 at once from one address)
     assert sorted(after) == sorted(shown) == ["t-1", "t-2"]
     assert reads == 2
+
+
+def _tables(store: TournamentStore, tournament_id: str, rounds: int, tables: int) -> None:
+    """Give tournament ``tournament_id`` ``rounds`` finished rounds of ``tables`` tables."""
+    store.changes += 1
+    with store.db.transaction() as tx:
+        for r in range(rounds):
+            for t in range(tables):
+                tx.execute("INSERT INTO tournament_tables (tournament_id, round, table_no, seats, status, match_id, "
+                           "attempts) VALUES (?, ?, ?, ?, 'finished', ?, 1)",
+                           (tournament_id, r, t, json.dumps([f"bot-{4 * t + k}" for k in range(4)]),
+                            f"m-{r:05d}{t:03d}00000000"))
+
+
+def test_a_tournament_is_read_and_built_once_per_change_however_many_ask(tmp_path, monkeypatch):
+    """An attack pass (2026-12-07): every GetTournament read the tournament with all its tables
+    from the store and built its whole answer, table by table, on the event loop: ~58 ms for a
+    tournament of 64 bots and 1,000 rounds (16,000 tables, what an organiser may create),
+    ~6 ms for 1,000 rounds of two tables, for one call of the spectator rate, so one address
+    asking 20 times a second held the loop the whole second. Now a tournament is read and
+    built once per change of the tournaments (another daemon's within LIST_FRESH_S) for every
+    caller, and a change shows at once."""
+    from heartsd import tournament_service
+
+    built = {"tables": 0}
+    real = tournament_service.tournament_to_wire
+
+    def counted(t, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if not kwargs.get("summary"):
+            built["tables"] += 1
+        return real(t, *args, **kwargs)
+
+    monkeypatch.setattr(tournament_service, "tournament_to_wire", counted)
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with web_daemon(tmp_path) as web:
+            store = web.arena.tournaments.store  # type: ignore[attr-defined]
+            _finished_tournament(store, "t-1")
+            _tables(store, "t-1", 3, 2)
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{web.grpc_port}") as channel:
+                stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+                ask = tournament_pb2.GetTournamentRequest(id="t-1")
+                many = await asyncio.gather(*(stub.GetTournament(ask) for _ in range(10)))
+                many += [await stub.GetTournament(ask) for _ in range(5)]
+                once = built["tables"]
+                with store.db.transaction() as tx:  # a change made here: shown at once
+                    tx.execute("UPDATE tournaments SET reason = 'recounted' WHERE id = 't-1'")
+                store.changes += 1
+                after = (await stub.GetTournament(ask)).tournament
+            return many, once, after
+
+    many, once, after = run(scenario())
+    assert all(len(m.tournament.tables) == 6 and m.tournament.reason == "completed" for m in many)
+    assert once == 1, once  # before: 15, one per call
+    assert after.reason == "recounted" and len(after.tables) == 6
+
+
+def test_a_large_tournament_spends_the_spectator_rate_by_its_size(tmp_path):
+    """A tournament's answer grows with its tables (~900 KB for 64 bots and 1,000 rounds),
+    and each one is copied and sent: it spends the caller's spectator rate by its size, as a
+    match record does (rates.RECORD_BYTES_PER_TOKEN), not one call whatever it holds."""
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with web_daemon(tmp_path, spectator_calls_per_s=0.1, spectator_burst=60) as web:
+            store = web.arena.tournaments.store  # type: ignore[attr-defined]
+            _finished_tournament(store, "t-1")
+            _tables(store, "t-1", 1000, 4)
+            answered, size = 0, 0
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{web.grpc_port}") as channel:
+                stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+                with contextlib.suppress(grpc.aio.AioRpcError):
+                    for _ in range(60):
+                        size = (await stub.GetTournament(tournament_pb2.GetTournamentRequest(id="t-1"))).ByteSize()
+                        answered += 1
+            return answered, size
+
+    answered, size = run(scenario())
+    cost = 1 + size / (64 * 1024)
+    assert size > 3 * 64 * 1024, size
+    assert answered <= 60 / cost + 1, (answered, size)  # before: 60, one call each

@@ -114,9 +114,10 @@ class Spectating:
 
     async def tournament(self, peer: str, tournament_id: str
                          ) -> tuple[tournament_pb2.Tournament, dict[tuple[int, int], Waiting]]:
-        """GetTournament's answer, and why its tables wait as the director says it, with
-        codes a page says in its language (``waiting`` has the English only), read with it."""
+        """What GetTournament answers, without spending ``peer``'s rate by its size (the web
+        shows tournaments only in its answer made once per change for every caller: api.py),
+        and why its tables wait as the director says it, with codes a page says in its
+        language (``waiting`` has the English only), read with it."""
         assert self.tournaments is not None
-        response = await self.tournaments.GetTournament(
-            tournament_pb2.GetTournamentRequest(id=tournament_id), _Context(peer))  # type: ignore[arg-type]
-        return response.tournament, self.tournaments.tournaments.waiting(tournament_id)
+        return (await self.tournaments.tournament(tournament_id),
+                self.tournaments.tournaments.waiting(tournament_id))
