@@ -19,9 +19,13 @@ import errno
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .config import ClockDefaults, ConfigError, Settings
 from .logs import configure
+
+if TYPE_CHECKING:
+    from .store import Store, StoredMatch
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -248,11 +252,20 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
+    """Refuses what the daemon serves to nobody (spectating.record): a running match's
+    checkpoint (its seed gives every hand still to be dealt) and a table of a duplicate set
+    while another table plays the same hands. Before (an attack pass), it printed them with
+    no word of it, to an organiser settling a dispute who might paste them where bots'
+    owners read; the daemon even keeps such a seed out of its own log."""
     from .records import show
 
     store = _open_store(args.db)
     try:
         stored = store.get(args.match_id)
+        held = _still_held(store, stored) if stored is not None else ""
+        if held:
+            print(f"heartsd: match {args.match_id} is not shown: {held}", file=sys.stderr)
+            return 1
         lines = list(show(stored)) if stored is not None else []
     except Exception as exc:  # a damaged or forged record: the disputed ones (an attack pass: a traceback)
         print(f"heartsd: match {args.match_id} cannot be shown: its stored record does not read or replay "
@@ -265,6 +278,17 @@ def _show(args: argparse.Namespace) -> int:
     for line in lines:
         print(line)
     return 0
+
+
+def _still_held(store: Store, stored: StoredMatch) -> str:
+    """Why ``stored``'s record would show cards a seat still holds ("" if it would not)."""
+    if stored.status == "running":
+        return ("it is still running (on a daemon of this store); its record so far holds its seed, which gives "
+                "every hand still to be dealt: show it once it is over")
+    if stored.set_id and store.set_running(stored.set_id):
+        return ("another table of its duplicate set is still being played with the same hands; show it once "
+                "every table of the set is over")
+    return ""
 
 
 def _ladder(args: argparse.Namespace) -> int:

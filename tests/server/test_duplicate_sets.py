@@ -301,3 +301,52 @@ def test_a_spectator_cannot_count_a_set_tables_events_beyond_what_it_may_see(tmp
     # caller's from_sequence and the visible bound, never the live count (a substring test
     # flaked: 2**62 ends in ...387904, which holds a live count of 90).
     assert str(live) not in re.findall(r"\d+", codes["far"][1])
+
+
+def test_replay_show_never_prints_the_seed_or_hands_of_a_match_whose_cards_are_still_held(tmp_path, capsys):
+    """An attack pass (2026-12-07): `heartsd replay show` printed whatever the store held: a
+    running match's last checkpoint (its seed, which gives every hand still to be dealt) and
+    a finished table of a duplicate set while another table still played the same hands,
+    with no word of it, to an organiser settling a dispute, who may paste it where bots'
+    owners read. The daemon serves neither (GetMatchRecord, the web's replay) and keeps
+    such a seed out of its own log; now the command refuses them too, saying when it can
+    show them, and shows them once every table is over."""
+    db = str(tmp_path / "heartsd.db")
+    release = asyncio.Event()
+
+    async def held(request, bot):  # table B: plays its first deal, then waits for the test
+        if request.deal_number >= 1:
+            await release.wait()
+        return random_legal(3)(request, bot)
+
+    def show(match_id: str) -> tuple[int, str, str]:
+        capsys.readouterr()
+        code = cli.main(["replay", "show", match_id, "--db", db])
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with running_daemon(tmp_path, db=db, decision_ms=60_000) as daemon:
+            names, tokens = ladder_of_eight(daemon)
+            bots = [await Bot(daemon, n, random_legal(i), token=tokens[n]).start() for i, n in enumerate(names[:4])]
+            bots += [await Bot(daemon, n, held, token=tokens[n]).start() for n in names[4:]]
+            started = await duplicate.start_set(daemon.arena, "standard", 2, [names[:4], names[4:]])
+            a, b = started.runners
+            await daemon.wait_finished(a.id)
+            assert b.playing
+            during = await asyncio.to_thread(show, a.id), await asyncio.to_thread(show, b.id)
+            release.set()
+            await daemon.wait_finished(b.id)
+            after = await asyncio.to_thread(show, a.id)
+            for bot in bots:
+                await bot.close()
+            return during, after, a.match.seed
+
+    (finished_a, running_b), after, seed = run(scenario())
+    for code, out, err in (finished_a, running_b):
+        assert code == 1, (out, err)
+        assert str(seed) not in out + err and "== deal" not in out, out
+    assert "duplicate set" in finished_a[2] and "still being played" in finished_a[2], finished_a
+    assert "still running" in running_b[2], running_b
+    code, out, err = after
+    assert code == 0 and f"seed {seed}" in out and "== deal 0 ==" in out, (out, err)
