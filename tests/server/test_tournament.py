@@ -2271,3 +2271,31 @@ def test_resuming_a_running_tournament_directed_elsewhere_says_how_to_take_it_ov
     [(code, details)] = run(scenario())
     assert code == grpc.StatusCode.FAILED_PRECONDITION, (code, details)
     assert "is running, directed by instance 'old-pod'" in details and "pause the tournament, then resume" in details
+
+
+def test_a_tournaments_schedule_is_drawn_in_a_worker_process_never_on_the_daemons_interpreter(tmp_path, monkeypatch):
+    """An attack pass (2026-12-07): CreateTournament drew its schedule (a local search in pure
+    Python) on a thread of the daemon, holding the interpreter's lock that the event loop,
+    every bot's stream and clock, waits for: ~13 s for 32 bots and 25 rounds, ~4 minutes for
+    64 bots and 100 rounds, while the bots' decisions fell to ~12% (3,188 a second to 379);
+    `heartsd tournament create` gave up after its 30 s, the tournament was not created, and a
+    retry drew another schedule beside the first. Now it is drawn in the tournaments' worker
+    process, at a lower CPU priority: here a schedule drawn on the daemon's interpreter fails."""
+    from heartsd import schedule
+
+    def on_the_daemon(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a tournament's schedule drawn on the daemon's interpreter")
+
+    monkeypatch.setattr(schedule, "_schedule", on_the_daemon)  # a spawned worker imports the real one
+    names = ["alice", "bob", "carol", "dave", "erin"]
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with running_daemon(tmp_path) as daemon:
+            async with _tournament_of(daemon, {n: BOTS[n] for n in names}, {n: "random" for n in names},
+                                      rounds=3, deals_per_match=1) as (_, created):
+                return created, set(daemon.arena.tournaments.standings.worker_pids)  # type: ignore[attr-defined]
+
+    created, pids = run(scenario())
+    assert [(t.round, len(t.bots)) for t in created.tables] == [(0, 4), (1, 4), (2, 4)]  # a bye a round
+    assert all(set(t.bots) <= set(names) for t in created.tables)
+    assert pids and os.getpid() not in pids, pids
