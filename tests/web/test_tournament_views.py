@@ -150,3 +150,38 @@ def test_a_large_tournament_spends_the_spectator_rate_by_its_size(tmp_path):
     cost = 1 + size / (64 * 1024)
     assert size > 3 * 64 * 1024, size
     assert answered <= 60 / cost + 1, (answered, size)  # before: 60, one call each
+
+
+def test_a_long_tournament_list_spends_the_spectator_rate_by_its_size(tmp_path):
+    """A page of ListTournaments holds up to 1,000 summaries, each with its roster: ~260 KB
+    for 300 tournaments of 16 bots, 3.4 MB for 1,000 of 64 bots (~30 ms a call to copy, send
+    and read), for one call of the spectator rate (an attack pass, 2026-12-07). It spends the
+    rate by its size now, as a match record does (rates.RECORD_BYTES_PER_TOKEN)."""
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with web_daemon(tmp_path, spectator_calls_per_s=0.1, spectator_burst=60) as web:
+            store = web.arena.tournaments.store  # type: ignore[attr-defined]
+            roster = json.dumps([{"bot": f"bot-number-{i}", "owner": f"owner-number-{i}", "version": "src-0123456789ab"}
+                                 for i in range(16)])
+            store.changes += 1
+            with store.db.transaction() as tx:
+                for k in range(300):
+                    tx.execute("INSERT INTO tournaments (id, name, created_ms, finished_ms, status, reason, ruleset, "
+                               "players, rounds, deals, seed, clock, roster, instance, standings, shuffle_key) VALUES "
+                               "(?, 'weekly cup', ?, 2, 'finished', 'completed', 'standard', 4, 7, 16, '1', ?, ?, "
+                               "'heartsd', ?, NULL)", (f"t-{k:06d}", k, "{}", roster, STANDINGS))
+            async with aiohttp.ClientSession() as http, http.get(f"{web.url}/api/tournaments") as page:
+                shown = len((await page.json())["tournaments"])  # the web's newest five: a call's worth
+            answered, size = 0, 0
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{web.grpc_port}") as channel:
+                stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+                with contextlib.suppress(grpc.aio.AioRpcError):
+                    for _ in range(60):
+                        size = (await stub.ListTournaments(tournament_pb2.ListTournamentsRequest(limit=1000))).ByteSize()
+                        answered += 1
+            return answered, size, shown
+
+    answered, size, shown = run(scenario())
+    assert size > 3 * 64 * 1024, size
+    assert answered <= 60 / (1 + size / (64 * 1024)) + 1, (answered, size)  # before: 60, one call each
+    assert shown == 5

@@ -106,11 +106,12 @@ class Spectating:
             ladder_pb2.GetBotProfileRequest(bot=bot, ruleset=ruleset, limit=limit), _Context(peer))  # type: ignore[arg-type]
 
     async def tournament_list(self, peer: str) -> list[tournament_pb2.Tournament]:
+        """Every tournament's summary, newest first, as ListTournaments pages them, without
+        spending ``peer``'s rate by their size: the web shows its newest few in its answer
+        made once per change for every caller (api.py)."""
         if self.tournaments is None:
             return []
-        response = await self.tournaments.ListTournaments(
-            tournament_pb2.ListTournamentsRequest(), _Context(peer))  # type: ignore[arg-type]
-        return list(response.tournaments)
+        return list((await self.tournaments.listing()).tournaments)
 
     async def tournament(self, peer: str, tournament_id: str
                          ) -> tuple[tournament_pb2.Tournament, dict[tuple[int, int], Waiting]]:
