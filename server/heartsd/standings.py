@@ -161,13 +161,29 @@ class Standings:
 
     @staticmethod
     def csv_from_dict(standings: Mapping[str, Any]) -> str:
-        """The standings rows (as in :meth:`to_dict`) as CSV, one bot a line, best first."""
+        """The standings rows (as in :meth:`to_dict`) as CSV, one bot a line, best first.
+        A text cell is exported as :func:`spreadsheet_text`: a version is what its bot declared."""
         out = io.StringIO()
         writer = csv.writer(out)
         writer.writerow(CSV_COLUMNS)
         for bot in standings["bots"]:
-            writer.writerow([" ".join(bot[c]) if c == "tied_with" else bot.get(c, "") for c in CSV_COLUMNS])
+            writer.writerow([spreadsheet_text(" ".join(bot[c]) if c == "tied_with" else bot.get(c, ""))
+                             for c in CSV_COLUMNS])
         return out.getvalue()
+
+
+def spreadsheet_text(value: Any) -> Any:
+    """``value`` as a CSV cell: a text a spreadsheet would read as a formula (=, +, -, @, a tab
+    or a carriage return first) gets a quote before it; numbers stay as they are. A bot's
+    declared version such as ``=HYPERLINK(...)`` became a live formula in the organiser's
+    spreadsheet (an attack pass, 2026-12-07).
+
+    >>> spreadsheet_text("=HYPERLINK(A2)"), spreadsheet_text("v2"), spreadsheet_text(-0.5)
+    ("'=HYPERLINK(A2)", 'v2', -0.5)
+    """
+    if isinstance(value, str) and value.startswith(("=", "+", "-", "@", "\t", "\r")):
+        return "'" + value
+    return value
 
 
 def _measured(value: float) -> float | None:

