@@ -37,7 +37,7 @@ import json
 import math
 import secrets
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +56,7 @@ from .spelling import did_you_mean
 
 if TYPE_CHECKING:
     from .arena import Arena
+    from .db import Transaction
     from .runner import MatchRunner
     from .store import Store
 
@@ -185,13 +186,24 @@ class TournamentStore:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.db = store.db
-        # Counts the writes made through this object: what the public list is kept for
-        # (TournamentService.ListTournaments); another daemon's writes show within its age.
+        # Counts the writes made through this object: what the public views are kept for
+        # (TournamentService: the list and each tournament); another daemon's writes show
+        # within their age. Counted once a write is made (_write).
         self.changes = 0
 
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[Transaction]:
+        """A write's transaction, counted in ``changes`` once it is made (or failed): counted
+        first, a view built before the write was made was kept as current (a PauseTournament
+        could answer with the tournament still running)."""
+        try:
+            with self.db.transaction() as tx:
+                yield tx
+        finally:
+            self.changes += 1
+
     def create(self, t: TournamentRow) -> None:
-        self.changes += 1
-        with self.db.transaction() as tx:
+        with self._write() as tx:
             tx.execute(
                 "INSERT INTO tournaments (id, name, created_ms, status, ruleset, players, rounds, deals, seed, clock, "
                 "roster, instance, shuffle_key) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -263,8 +275,7 @@ class TournamentStore:
     def adopt(self, tournament_id: str, instance: str, from_instance: str) -> bool:
         """Tournament ``tournament_id`` of ``from_instance`` becomes ``instance``'s (that
         daemon is gone: orphans.py); whether it did."""
-        self.changes += 1
-        with self.db.transaction() as tx:
+        with self._write() as tx:
             return tx.execute("UPDATE tournaments SET instance = ? WHERE id = ? AND instance = ? "
                               "AND status IN ('running', 'paused')", (instance, tournament_id, from_instance)) == 1
 
@@ -280,8 +291,7 @@ class TournamentStore:
         already under way at the cancel must not undo :meth:`cancel_tables`. Nor is a
         finished row ever written again: its match counts, and before (an attack pass) a
         second director replayed finished tables over it."""
-        self.changes += 1
-        with self.db.transaction() as tx:
+        with self._write() as tx:
             tx.execute("UPDATE tournament_tables SET status = ?, match_id = ?, attempts = ? "
                        "WHERE tournament_id = ? AND round = ? AND table_no = ? AND status <> 'finished' AND NOT EXISTS "
                        "(SELECT 1 FROM tournaments WHERE id = ? AND status = 'cancelled')",
@@ -291,8 +301,7 @@ class TournamentStore:
         """Make the finished ``row`` pending again, its match no longer counting (a duplicate
         set played again whole: Tournaments._replay_broken_sets); only while it still holds
         the match it finished with, and the tournament is not cancelled. Whether it did."""
-        self.changes += 1
-        with self.db.transaction() as tx:
+        with self._write() as tx:
             return tx.execute("UPDATE tournament_tables SET status = 'pending' WHERE tournament_id = ? AND round = ? "
                               "AND table_no = ? AND status = 'finished' AND match_id = ? AND NOT EXISTS "
                               "(SELECT 1 FROM tournaments WHERE id = ? AND status = 'cancelled')",
@@ -301,18 +310,16 @@ class TournamentStore:
     def cancel_tables(self, tournament_id: str) -> None:
         """Every table of a cancelled tournament that has not finished goes back to pending
         (it did not count, and never will), its match id kept: a cancelled match's."""
-        self.changes += 1
-        with self.db.transaction() as tx:
+        with self._write() as tx:
             tx.execute("UPDATE tournament_tables SET status = 'pending' "
                        "WHERE tournament_id = ? AND status <> 'finished'", (tournament_id,))
 
     def set_status(self, tournament_id: str, status: str, reason: str = "", standings: str | None = None,
                    only_from: Sequence[str] = ("running", "paused")) -> bool:
         """Move the tournament to ``status`` if it is in one of ``only_from``; True if it moved."""
-        self.changes += 1
         finished = int(time.time() * 1000) if status in ("finished", "cancelled") else None
         marks = ", ".join("?" for _ in only_from)
-        with self.db.transaction() as tx:
+        with self._write() as tx:
             return tx.execute(
                 f"UPDATE tournaments SET status = ?, reason = ?, finished_ms = ?, standings = COALESCE(?, standings) "
                 f"WHERE id = ? AND status IN ({marks})",

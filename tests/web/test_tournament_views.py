@@ -185,3 +185,39 @@ def test_a_long_tournament_list_spends_the_spectator_rate_by_its_size(tmp_path):
     assert size > 3 * 64 * 1024, size
     assert answered <= 60 / (1 + size / (64 * 1024)) + 1, (answered, size)  # before: 60, one call each
     assert shown == 5
+
+
+def test_a_tournament_built_while_a_write_is_under_way_is_built_again_after_it(tmp_path):
+    """The public tournament views are kept per count of the store's writes (TournamentStore.changes).
+    The count moved before the write was made, so a view built in between (another caller's
+    GetTournament, a page) was kept as current with what the write had not yet changed: a
+    PauseTournament could answer with the tournament still running. It moves once the write
+    is made (or failed) now."""
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with web_daemon(tmp_path) as web:
+            directors = web.arena.tournaments  # type: ignore[attr-defined]
+            store = directors.store
+            _finished_tournament(store, "t-1", status="paused")
+            service = web.front.spectating.tournaments  # type: ignore[attr-defined]
+            assert (await service.tournament("t-1")).status == tournament_pb2.TOURNAMENT_STATUS_PAUSED
+            real = store.db.transaction
+            built_during: list[int] = []
+
+            @contextlib.contextmanager
+            def transaction():  # type: ignore[no-untyped-def]
+                # another caller's view, built as the write is being made
+                built_during.append(asyncio.run_coroutine_threadsafe(
+                    service.tournament("t-1"), loop).result(10).status)
+                with real() as tx:
+                    yield tx
+
+            loop = asyncio.get_running_loop()
+            store.db.transaction = transaction
+            moved = await asyncio.to_thread(store.set_status, "t-1", "running", "", None, ("paused",))
+            store.db.transaction = real
+            return moved, built_during, (await service.tournament("t-1")).status
+
+    moved, during, after = run(scenario())
+    assert moved and during == [tournament_pb2.TOURNAMENT_STATUS_PAUSED]
+    assert after == tournament_pb2.TOURNAMENT_STATUS_RUNNING, after  # before: paused, kept as current
