@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol
 
 import structlog
 
@@ -51,7 +51,6 @@ LIVE_REFRESH_S = 15.0  # a running tournament's standings are computed again at 
 REFRESH_PER_COST = 10.0  # and at most once in this many times what the last computation took
 WORKER_NICE = 10  # the worker yields the CPU to the daemon (and its bots on the same machine)
 WORKER_IDLE_S = 60.0  # the worker process stops after this long without a computation
-T = TypeVar("T")
 
 PROVENANCE_FIELDS = {P.PROVENANCE_TIMEOUT: "timeouts", P.PROVENANCE_ILLEGAL: "illegal",
                      P.PROVENANCE_DISCONNECT: "disconnects", P.PROVENANCE_AUTO: "auto"}
@@ -278,14 +277,7 @@ class StandingsWorker:
         if self._stopped:
             raise ArenaError("unavailable", "the server is shutting down", code="shutting_down")
 
-    async def in_worker(self, work: Callable[[], tuple[int, T]]) -> T:
-        """``work()`` (a picklable callable answering (its process id, its result)) in the
-        worker process, as a bootstrap is: another of the tournaments' computations in pure
-        Python, never on the daemon's interpreter (a tournament's schedule: schedule.py)."""
-        self._refuse_if_stopped()
-        return await self._bootstrap(work)
-
-    async def _bootstrap(self, work: Callable[[], tuple[int, T]]) -> T:
+    async def _bootstrap(self, work: Callable[[], tuple[int, stats.Standings]]) -> stats.Standings:
         self._busy += 1
         closings = self._closings
         if self._idle is not None:

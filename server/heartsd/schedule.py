@@ -20,7 +20,6 @@ splits and keeps the best, all drawn from ``seed``: the schedule is a pure funct
 from __future__ import annotations
 
 import itertools
-import os
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -51,15 +50,6 @@ def balanced_schedule(bots: Sequence[str], size: int, rounds: int, seed: int,
             best, best_key = rounds_, key
     assert best is not None
     return best
-
-
-def schedule_in_worker(bots: Sequence[str], size: int, rounds: int, seed: int,
-                       owners: Mapping[str, str]) -> tuple[int, list[Round]]:
-    """:func:`balanced_schedule` as the tournaments' worker process draws it, with that
-    process's id (live_standings.StandingsWorker.in_worker): a search in pure Python, ~13 s
-    for 32 bots and 25 rounds, that on a thread of the daemon held the interpreter's lock
-    the event loop waits for."""
-    return os.getpid(), balanced_schedule(bots, size, rounds, seed, owners)
 
 
 def _schedule(bots: Sequence[str], size: int, rounds: int, seed: str, owners: Mapping[str, str]) -> list[Round]:

@@ -38,6 +38,7 @@ import math
 import secrets
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -47,11 +48,12 @@ from hearts_engine import preset
 from heartsbot.proto import admin_pb2, game_pb2
 
 from . import standings as stats
+from . import workers
 from .arena import MAX_FIXED_DEALS, ArenaError, SeatRequest, SeedRefused, TournamentStopped
 from .runner import ClockPolicy
 from .live_standings import RecordReader, StandingsWorker
 from .memo import SharedValues
-from .schedule import schedule_in_worker
+from .schedule import Round, balanced_schedule
 from .spelling import did_you_mean
 
 if TYPE_CHECKING:
@@ -62,6 +64,7 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("heartsd.tournament")
 LIST_FRESH_S = 2.0  # how old the public tournament views may be (changes made here show at once)
+SCHEDULE_NICE = 10  # a schedule's worker process yields the CPU to the daemon and its bots
 SEAT_WAIT_S = 30.0  # one CreateMatch wait; the director waits again as long as the tournament runs
 # Why a tournament's matches in play end when it is cancelled without a reason of the
 # organiser's (a match's end reason of a fixed set: web/present.py END_REASONS).
@@ -178,6 +181,29 @@ def table_seed(seed: int, round_: int, table: int, attempt: int, key: bytes | No
     message = f"tournament:{seed}:{round_}:{table}:{attempt}".encode()
     digest = hashlib.sha256(message).digest() if key is None else hmac.digest(key, message, "sha256")
     return int.from_bytes(digest[:8], "big") >> 1
+
+
+async def drawn_schedule(bots: list[str], size: int, rounds: int, seed: int, owners: dict[str, str]) -> list[Round]:
+    """:func:`~heartsd.schedule.balanced_schedule`, drawn in a worker process of its own at a
+    lower CPU priority, which ends with the call (a caller that gives up, a daemon that
+    stops). The search is pure Python, ~13 s for 32 bots and 25 rounds, ~4 minutes for 64
+    bots and 100 rounds: on a thread of the daemon it held the interpreter's lock the event
+    loop waits for, and every match's decisions fell to ~12% meanwhile (an attack pass); in
+    the standings' worker it would hold up every tournament's standings."""
+    try:
+        pool = workers.pool(1, SCHEDULE_NICE)
+    except (NotImplementedError, ImportError):  # no process pools on this platform
+        return await asyncio.to_thread(balanced_schedule, bots, size, rounds, seed, owners)
+    try:
+        return await asyncio.get_running_loop().run_in_executor(
+            pool, functools.partial(balanced_schedule, bots, size, rounds, seed, owners))
+    except BrokenProcessPool:
+        raise ArenaError("unavailable", "the worker process drawing the schedule died; try again") from None
+    except OSError as exc:  # no process could be started now (descriptors, memory)
+        raise ArenaError("unavailable", f"could not start a worker process to draw the schedule ({exc}); try again "
+                                        "later") from None
+    finally:
+        workers.stop(pool, kill=True)
 
 
 class TournamentStore:
@@ -486,11 +512,7 @@ class Tournaments:
                                  "a tournament is over): with it every hand can be computed; leave it empty for a "
                                  "secret one (`tournament local` derives it from --seed: choose another seed)")
         seed = secrets.randbits(63) if seed is None else seed
-        # In the tournaments' worker process: on a thread of the daemon the search held the
-        # interpreter's lock, and bots' decisions fell to ~12% for its ~13 s (32 bots, 25
-        # rounds; an attack pass).
-        schedule = await self.standings.in_worker(functools.partial(
-            schedule_in_worker, list(bots), rules.players, rounds, seed, {r["bot"]: r["owner"] for r in roster}))
+        schedule = await drawn_schedule(list(bots), rules.players, rounds, seed, {r["bot"]: r["owner"] for r in roster})
         t = TournamentRow(
             "t-" + secrets.token_hex(6), name or "tournament", int(time.time() * 1000), None, "running", "",
             rules.name, rules.players, rounds, deals, seed,
