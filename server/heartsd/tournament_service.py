@@ -148,7 +148,8 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
             wire = tournament_to_wire(t, waiting=waiting)
             return _Built(t, wire, wire.ByteSize())
 
-        built: _Built = await self._built.get(tournament_id, (directors.store.changes, tuple(sorted(waiting.items()))), build)
+        marker = (directors.store.changes, tuple(sorted(waiting.items())))
+        built: _Built = await self._built.get(tournament_id, marker, build)
         return built
 
     def _standings_wire(self, t: tours.TournamentRow, live: Standings | None) -> tournament_pb2.TournamentStandings:
