@@ -45,13 +45,16 @@ from heartsbot.options import at_least, server_target, shuffle_seed
 from heartsbot.pacing import paced, retry_after_s
 from heartsbot.proto import game_pb2, tournament_pb2, tournament_pb2_grpc
 
-from .admin_cli import DEFAULT_SERVER, literal, open_channel, printable, run_command, translate_error
+from .admin_cli import DEFAULT_SERVER, Refused, literal, open_channel, printable, run_command, translate_error
 from .ladder import FLAG_RATE
 from .live_standings import LIVE_REFRESH_S
 from .rates import MAX_PAGE
 from .standings import Standings, reliability_of
 
 STATUS = {v: k.removeprefix("TOURNAMENT_STATUS_").lower() for k, v in tournament_pb2.TournamentStatus.items()}
+# `create` waits for the schedule, drawn before the tournament is: ~13 s for 32 bots and 25
+# rounds, ~4 minutes for 64 bots and 100 rounds (the other commands answer in a second).
+CREATE_TIMEOUT_S = 600.0
 
 
 def add_parser(sub: Any) -> None:
@@ -73,6 +76,7 @@ def add_parser(sub: Any) -> None:
         return p
 
     create = command("create", "freeze a roster of connected bots and start the schedule", _create)
+    create.set_defaults(timeout=CREATE_TIMEOUT_S)
     create.add_argument("--bot", action="append", required=True, help="a roster bot (required; repeat for each)")
     create.add_argument("--name", default="tournament", help="a name to show")
     _settings(create)
@@ -158,8 +162,18 @@ def _request(args: argparse.Namespace, bots: list[str], name: str,
 
 
 def _create(args: argparse.Namespace, console: Console) -> int:
-    with open_channel(args) as channel:
-        t = _call(args, _stub(channel).CreateTournament, _request(args, args.bot, args.name), admin=True).tournament
+    with open_channel(args) as channel, console.status("drawing the schedule and starting the tournament "
+                                                       "(minutes for many bots and rounds)"):
+        try:
+            t = _call(args, _stub(channel).CreateTournament, _request(args, args.bot, args.name), admin=True).tournament
+        except Refused as exc:
+            if not str(exc).startswith("DEADLINE_EXCEEDED"):
+                raise
+            # The daemon stops drawing when the call ends: say so, not "Deadline Exceeded".
+            raise Refused(f"no answer within {args.timeout:g} s (--timeout): the daemon was most likely still "
+                          "drawing the schedule (minutes for many bots and rounds), which stops with the call, so "
+                          "the tournament was most likely not created (see heartsd tournament list); try again "
+                          "with a longer --timeout") from None
     console.print(f"tournament {t.id} started: {len(t.roster)} bots, {t.rounds} rounds, {t.matches_total} matches; "
                   f"follow it with: heartsd tournament watch {t.id}", markup=False)
     return 0

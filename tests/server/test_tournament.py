@@ -2323,3 +2323,30 @@ def test_the_csv_export_never_hands_a_spreadsheet_a_formula_a_bot_declared():
     assert rows["c"]["version"] == "'@SUM(1)" and rows["d"]["version"] == "v2"
     assert rows["a"]["points_per_deal"] == "-0.5"  # a number, not text
     assert json.loads(table.to_json())["bots"][0]["version"] in versions.values()  # --json keeps what was sent
+
+
+def test_tournament_create_waits_minutes_for_a_schedule_and_says_what_a_deadline_means(tmp_path):
+    """A large tournament's schedule takes minutes to draw (~4 for 64 bots and 100 rounds), in
+    a worker process the call's end kills: `tournament create` waited its 30 s like every
+    other command, then printed "DEADLINE_EXCEEDED: Deadline Exceeded" with nothing created.
+    It now waits up to 10 minutes by default, and a deadline says what it means and what to do."""
+    heartsd = [sys.executable, "-m", "heartsd.cli"]
+    helped = subprocess.run([*heartsd, "tournament", "create", "--help"], capture_output=True, text=True, timeout=60)
+    assert "(default: 600.0)" in " ".join(helped.stdout.split()), helped.stdout
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            bots = [await Bot(daemon, name, first_legal).start() for name in ("alice", "bob", "carol", "dave")]
+            out = await asyncio.to_thread(subprocess.run, [
+                *heartsd, "tournament", "create", "--server", daemon.target, "--admin-token", ADMIN,
+                "--timeout", "0.001", *[a for b in ("alice", "bob", "carol", "dave") for a in ("--bot", b)]],
+                capture_output=True, text=True, timeout=60)
+            for b in bots:
+                await b.close()
+            return out
+
+    out = run(scenario())
+    assert out.returncode == 3, out  # as any other command's deadline (heartsbot.exits)
+    said = " ".join(out.stderr.split())
+    assert "no answer within 0.001 s (--timeout)" in said and "heartsd tournament list" in said, out.stderr
+    assert "drawing" in said and "--timeout" in said, out.stderr
