@@ -77,3 +77,33 @@ def overlapping(labels: list[dict[str, Any]]) -> list[tuple[int, int]]:
     return [(i, j) for i, p in enumerate(boxes) for j, q in enumerate(boxes) if i < j
             and min(p["x"] + p["w"], q["x"] + q["w"]) - max(p["x"], q["x"]) > 0.5
             and min(p["y"] + p["h"], q["y"] + q["h"]) - max(p["y"], q["y"]) > 0.5]
+
+
+class RoutedJSON:
+    """A page's JSON endpoint answered by the test (``page.route(pattern, routed)``): ``body``
+    while ``status`` is 200, else a refusal of that status with the rate's code; ``asked``
+    counts the requests. For the pages that refresh themselves (common.js pollWhileShown)."""
+
+    def __init__(self, body: Any) -> None:
+        self.body = body
+        self.status = 200
+        self.asked: list[str] = []
+
+    def __call__(self, route: Any) -> None:
+        import json
+
+        self.asked.append(route.request.url)
+        if self.status == 200:
+            route.fulfill(content_type="application/json", body=json.dumps(self.body))
+        else:
+            route.fulfill(status=self.status, content_type="application/json", headers={"Retry-After": "1"},
+                          body=json.dumps({"error": "too many requests", "code": "too_many"}))
+
+    def asked_within(self, page: Page, ms: int) -> int:
+        """How many times the page asks in the next ``ms`` of its clock (``page.clock.install()``
+        first), each answer handled before the clock runs on."""
+        count = len(self.asked)
+        for _ in range(ms // 1_000):
+            page.clock.run_for(1_000)
+            page.wait_for_timeout(20)
+        return len(self.asked) - count

@@ -17,7 +17,7 @@ from heartsbot.proto import game_pb2
 from heartsd import tournaments as tours
 from heartsd.server import start_ladder
 
-from .browser import DESKTOP, PHONE, screenshot, watch_errors
+from .browser import DESKTOP, PHONE, RoutedJSON, screenshot, watch_errors
 from .harness import ThreadedDaemon
 
 RATED = 4
@@ -305,44 +305,26 @@ def test_the_leaderboard_keeps_what_it_shows_through_unchanged_and_refused_refre
     (its rate, a restart) replaced the standings with the error until the next one. Now it
     draws only what changed, asks one request at a time, keeps what it shows through a
     refusal and waits longer after one, as a bot's page does."""
-    board = {"ruleset": "standard", "entries": [QUITTER], "rulesets": ["standard"]}
-    answers = {"status": 200}
-    asked: list[str] = []
-
-    def leaderboard(route) -> None:  # type: ignore[no-untyped-def]
-        asked.append(route.request.url)
-        if answers["status"] == 200:
-            route.fulfill(content_type="application/json", body=json.dumps(board))
-        else:
-            route.fulfill(status=429, content_type="application/json", headers={"Retry-After": "1"},
-                          body=json.dumps({"error": "too many requests", "code": "too_many"}))
-
+    board = RoutedJSON({"ruleset": "standard", "entries": [QUITTER], "rulesets": ["standard"]})
     with ThreadedDaemon(tmp_path) as daemon:
         page = browser.new_page(viewport=DESKTOP)
         errors = watch_errors(page)
-        page.route("**/api/leaderboard?*", leaderboard)
+        page.route("**/api/leaderboard?*", board)
         page.clock.install()
         page.goto(f"{daemon.url}/leaderboard?ruleset=standard")
         expect(page.locator("#standings tbody tr[data-bot='quitter']")).to_be_visible()
         page.eval_on_selector("#standings", "table => { table.dataset.kept = 'yes'; }")
 
-        def polls_within(ms: int) -> int:
-            count = len(asked)
-            for _ in range(ms // 1_000):
-                page.clock.run_for(1_000)
-                page.wait_for_timeout(20)  # the route's answer, handled
-            return len(asked) - count
-
-        assert polls_within(10_000) == 1
+        assert board.asked_within(page, 10_000) == 1
         assert page.eval_on_selector("#standings", "table => table.dataset.kept") == "yes", "drawn again unchanged"
-        answers["status"] = 429
-        assert polls_within(10_000) == 1
+        board.status = 429
+        assert board.asked_within(page, 10_000) == 1
         expect(page.locator("#standings tbody tr[data-bot='quitter']")).to_be_visible()  # kept through the refusal
         assert page.locator("#board [role=alert], #board .error").count() == 0
-        assert polls_within(10_000) == 0, "after a refusal the page waits longer"
-        answers["status"] = 200
-        board["entries"] = [{**QUITTER, "matches": QUITTER["matches"] + 1}]
-        assert polls_within(20_000) >= 1
+        assert board.asked_within(page, 10_000) == 0, "after a refusal the page waits longer"
+        board.status = 200
+        board.body["entries"] = [{**QUITTER, "matches": QUITTER["matches"] + 1}]
+        assert board.asked_within(page, 20_000) >= 1
         expect(page.locator("#standings tbody tr[data-bot='quitter'] td").nth(6)).to_have_text(str(QUITTER["matches"] + 1))
         page.close()
     assert not [e for e in errors if e.startswith("pageerror")], errors

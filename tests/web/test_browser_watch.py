@@ -14,7 +14,7 @@ from heartsbot.proto import admin_pb2, game_pb2
 
 from heartsd.arena import SeatRequest
 
-from .browser import DESKTOP, PHONE, overlapping, screenshot, seat_labels, watch_errors
+from .browser import DESKTOP, PHONE, RoutedJSON, overlapping, screenshot, seat_labels, watch_errors
 from .harness import ThreadedDaemon
 
 # Every data-card ever added to the page, with the time (epoch ms) it appeared, until the
@@ -372,54 +372,35 @@ def test_the_lobby_keeps_its_lists_and_the_keyboards_place_through_its_refreshes
     refresh (the server's rate, a restart) replaced the live list with the error. Now it
     draws only what changed, keeps focus on the same match's link when it does, keeps what
     it shows through a refusal and waits longer after one."""
-    import json
 
     def item(match_id: str, deals: int) -> dict[str, Any]:
         seats = [{"seat": i, "name": f"bot{i}", "house": False, "human": False} for i in range(4)]
         return {"match_id": match_id, "ruleset": "standard", "seats": seats, "status": "running", "deals": deals,
                 "totals": [], "withheld": False}
 
-    lists = {"live": [item("m-a", 1), item("m-b", 1)], "recent": []}
-    answers = {"status": 200}
-    asked: list[str] = []
-
-    def matches(route: Any) -> None:
-        asked.append(route.request.url)
-        if answers["status"] == 200:
-            route.fulfill(content_type="application/json", body=json.dumps(lists))
-        else:
-            route.fulfill(status=429, content_type="application/json", headers={"Retry-After": "1"},
-                          body=json.dumps({"error": "too many requests", "code": "too_many"}))
-
+    lists = RoutedJSON({"live": [item("m-a", 1), item("m-b", 1)], "recent": []})
     with ThreadedDaemon(tmp_path) as daemon:
         page = browser.new_page(viewport=DESKTOP)
         errors = watch_errors(page)
-        page.route("**/api/matches", matches)
+        page.route("**/api/matches", lists)
         page.clock.install()
         page.goto(daemon.url)
         link = page.locator('#live li[data-match="m-b"] a')
         expect(link).to_be_visible()
         page.eval_on_selector("#live ul", "list => { list.dataset.kept = 'yes'; }")
 
-        def polls_within(ms: int) -> int:
-            count = len(asked)
-            for _ in range(ms // 1_000):
-                page.clock.run_for(1_000)
-                page.wait_for_timeout(20)  # the route's answer, handled
-            return len(asked) - count
-
-        assert polls_within(5_000) == 1
+        assert lists.asked_within(page, 5_000) == 1
         assert page.eval_on_selector("#live ul", "list => list.dataset.kept") == "yes", "drawn again unchanged"
         link.focus()
-        lists["live"] = [item("m-a", 2), item("m-b", 2)]
-        assert polls_within(5_000) == 1
+        lists.body["live"] = [item("m-a", 2), item("m-b", 2)]
+        assert lists.asked_within(page, 5_000) == 1
         expect(page.locator('#live li[data-match="m-b"]')).to_contain_text("2")
         expect(page.locator('#live li[data-match="m-b"] a')).to_be_focused()
-        answers["status"] = 429
-        assert polls_within(5_000) == 1
+        lists.status = 429
+        assert lists.asked_within(page, 5_000) == 1
         expect(page.locator('#live li[data-match="m-a"]')).to_be_visible()  # kept through the refusal
         assert page.locator("#live .error").count() == 0
-        assert polls_within(5_000) == 0, "after a refusal the page waits longer"
+        assert lists.asked_within(page, 5_000) == 0, "after a refusal the page waits longer"
         page.close()
     assert not [e for e in errors if e.startswith("pageerror")], errors
 

@@ -7,9 +7,11 @@ Indonesian and Vietnamese pages as the daemon's English (the last closing note).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,29 @@ from .harness import house_match, web_daemon
 
 SERVER = Path(__file__).resolve().parents[2] / "server" / "heartsd"
 I18N = SERVER / "web" / "static" / "js" / "i18n.js"
+
+
+@contextlib.asynccontextmanager
+async def _four_in_a_tournament(web: Any, name: str, rounds: int, deals: int) -> AsyncIterator[Any]:
+    """alice, bob, carol and dave connected to ``web`` (heartsbot clients, version v1) and a
+    tournament of them created: (their clients, their run tasks, an HTTP session, the
+    TournamentService stub, the tournament); the clients are stopped after."""
+    names = ("alice", "bob", "carol", "dave")
+    target = f"127.0.0.1:{web.grpc_port}"
+    clients = [BotClient(target, BOTS[n], make_strategy("random"), n, version="v1", max_matches=2,
+                         backoff_s=(0.05, 0.5)) for n in names]
+    tasks = [asyncio.get_running_loop().create_task(c.run()) for c in clients]
+    try:
+        await asyncio.gather(*(asyncio.wait_for(c.connected.wait(), 30) for c in clients))
+        async with aiohttp.ClientSession() as http, grpc.aio.insecure_channel(target) as channel:
+            stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+            created = (await stub.CreateTournament(tournament_pb2.CreateTournamentRequest(
+                name=name, bots=list(names), rounds=rounds, deals_per_match=deals), metadata=auth(ADMIN))).tournament
+            yield clients, tasks, http, stub, created
+    finally:
+        for c in clients:
+            c.stop()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def _json(http: aiohttp.ClientSession, url: str) -> tuple[int, Any]:
@@ -89,41 +114,26 @@ def test_a_waiting_tables_reason_carries_its_code_from_the_director(tmp_path, mo
     why as gRPC does (the English text), with ``waiting_key``, the reason's code and the bot
     it names, as the arena made it (ArenaError.code), for pages to say in their language."""
     monkeypatch.setattr(tours, "SEAT_WAIT_S", 0.3)
-    names = ("alice", "bob", "carol", "dave")
 
     async def scenario() -> tuple[Any, Any]:
-        async with web_daemon(tmp_path) as web:
-            target = f"127.0.0.1:{web.grpc_port}"
-            clients = [BotClient(target, BOTS[n], make_strategy("random"), n, version="v1", max_matches=2,
-                                 backoff_s=(0.05, 0.5)) for n in names]
-            tasks = [asyncio.get_running_loop().create_task(c.run()) for c in clients]
-            try:
-                await asyncio.gather(*(asyncio.wait_for(c.connected.wait(), 30) for c in clients))
-                async with aiohttp.ClientSession() as http, grpc.aio.insecure_channel(target) as channel:
-                    stub = tournament_pb2_grpc.TournamentServiceStub(channel)
-                    created = (await stub.CreateTournament(tournament_pb2.CreateTournamentRequest(
-                        name="leaves", bots=list(names), rounds=200, deals_per_match=1), metadata=auth(ADMIN))).tournament
-                    deadline = time.monotonic() + 60
-                    while (await stub.GetTournament(tournament_pb2.GetTournamentRequest(id=created.id))
-                           ).tournament.matches_finished < 1:
-                        assert time.monotonic() < deadline, "no match of the tournament finished"
-                        await asyncio.sleep(0.1)
-                    clients[-1].stop()  # dave leaves
-                    await asyncio.gather(tasks[-1], return_exceptions=True)
-                    while True:
-                        assert time.monotonic() < deadline, "no table said why it waits"
-                        _, body = await _json(http, f"{web.url}/api/tournaments")
-                        tables = [x for t in body["tournaments"] for x in t["tables"] if x["waiting"]]
-                        if tables:
-                            break
-                        await asyncio.sleep(0.2)
-                    wire = (await stub.GetTournament(tournament_pb2.GetTournamentRequest(id=created.id))).tournament
-                    await stub.CancelTournament(tournament_pb2.CancelTournamentRequest(id=created.id),
-                                                metadata=auth(ADMIN))
-            finally:
-                for c in clients:
-                    c.stop()
-                await asyncio.gather(*tasks, return_exceptions=True)
+        async with web_daemon(tmp_path) as web, _four_in_a_tournament(web, "leaves", 200, 1) as (
+                clients, tasks, http, stub, created):
+            deadline = time.monotonic() + 60
+            while (await stub.GetTournament(tournament_pb2.GetTournamentRequest(id=created.id))
+                   ).tournament.matches_finished < 1:
+                assert time.monotonic() < deadline, "no match of the tournament finished"
+                await asyncio.sleep(0.1)
+            clients[-1].stop()  # dave leaves
+            await asyncio.gather(tasks[-1], return_exceptions=True)
+            while True:
+                assert time.monotonic() < deadline, "no table said why it waits"
+                _, body = await _json(http, f"{web.url}/api/tournaments")
+                tables = [x for t in body["tournaments"] for x in t["tables"] if x["waiting"]]
+                if tables:
+                    break
+                await asyncio.sleep(0.2)
+            wire = (await stub.GetTournament(tournament_pb2.GetTournamentRequest(id=created.id))).tournament
+            await stub.CancelTournament(tournament_pb2.CancelTournamentRequest(id=created.id), metadata=auth(ADMIN))
             return tables, wire
 
     tables, wire = run(scenario())
@@ -137,33 +147,18 @@ def test_a_match_a_tournaments_cancel_ended_says_so_by_key(tmp_path):
     """A tournament cancelled (with no reason of the organiser's) while its matches play: their
     replays end "tournament cancelled", a reason of the daemon's fixed set, now with its key
     (reason_key) as the others have, for pages to say in their language; before, none."""
-    names = ("alice", "bob", "carol", "dave")
 
     async def scenario() -> Any:
-        async with web_daemon(tmp_path) as web:
-            target = f"127.0.0.1:{web.grpc_port}"
-            clients = [BotClient(target, BOTS[n], make_strategy("random"), n, version="v1", max_matches=2,
-                                 backoff_s=(0.05, 0.5)) for n in names]
-            tasks = [asyncio.get_running_loop().create_task(c.run()) for c in clients]
-            try:
-                await asyncio.gather(*(asyncio.wait_for(c.connected.wait(), 30) for c in clients))
-                async with aiohttp.ClientSession() as http, grpc.aio.insecure_channel(target) as channel:
-                    stub = tournament_pb2_grpc.TournamentServiceStub(channel)
-                    created = (await stub.CreateTournament(tournament_pb2.CreateTournamentRequest(
-                        name="stopped", bots=list(names), rounds=1, deals_per_match=500), metadata=auth(ADMIN))).tournament
-                    deadline = time.monotonic() + 60
-                    while not web.arena.runners:
-                        assert time.monotonic() < deadline, "the tournament's match did not start"
-                        await asyncio.sleep(0.05)
-                    runner = next(iter(web.arena.runners.values()))
-                    await stub.CancelTournament(tournament_pb2.CancelTournamentRequest(id=created.id),
-                                                metadata=auth(ADMIN))
-                    await asyncio.wait_for(runner.finished.wait(), 30)
-                    _, body = await _json(http, f"{web.url}/api/replay/{runner.id}")
-            finally:
-                for c in clients:
-                    c.stop()
-                await asyncio.gather(*tasks, return_exceptions=True)
+        async with web_daemon(tmp_path) as web, _four_in_a_tournament(web, "stopped", 1, 500) as (
+                _, _, http, stub, created):
+            deadline = time.monotonic() + 60
+            while not web.arena.runners:
+                assert time.monotonic() < deadline, "the tournament's match did not start"
+                await asyncio.sleep(0.05)
+            runner = next(iter(web.arena.runners.values()))
+            await stub.CancelTournament(tournament_pb2.CancelTournamentRequest(id=created.id), metadata=auth(ADMIN))
+            await asyncio.wait_for(runner.finished.wait(), 30)
+            _, body = await _json(http, f"{web.url}/api/replay/{runner.id}")
             return body["result"]
 
     result = run(scenario())
