@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -58,6 +59,48 @@ class LadderSettings:
     set_wait_s: float = 30.0
 
 
+class RepeatWaits:
+    """How long four bots who just played together wait before meeting again, so that small
+    ladders keep mixing their tables: a table is held while it is every one of its bots'
+    last, other ladder bots are busy (they may come free to mix with), and ``wait_s`` has
+    not passed since it was first held after it played.
+
+    Its wait starts afresh each time the table plays, plain or as a duplicate set's table:
+    before (an attack pass), a table held once and then played in a set kept its old start,
+    and its next plain meeting did not wait at all. A wait is kept only while its table is
+    still every one of its bots' last (before, kept for ever once its bots moved on).
+
+    >>> waits, busy = RepeatWaits(wait_s=30.0), lambda: True
+    >>> waits.played(frozenset("abcd"))
+    >>> waits.held(frozenset("abcd"), 0.0, busy), waits.held(frozenset("abcd"), 31.0, busy)
+    (True, False)
+    """
+
+    def __init__(self, wait_s: float) -> None:
+        self.wait_s = wait_s
+        self._last: dict[str, frozenset[str]] = {}  # each bot's last table
+        self._since: dict[frozenset[str], float] = {}  # a held table: since when
+
+    def __len__(self) -> int:
+        return len(self._since)
+
+    def played(self, table: frozenset[str]) -> None:
+        """``table`` starts a match (plain, or a duplicate set's table)."""
+        for bot in table:
+            moved_on = self._last.get(bot)
+            if moved_on is not None and moved_on != table:
+                self._since.pop(moved_on, None)  # no longer every one of its bots' last table
+            self._last[bot] = table
+        self._since.pop(table, None)  # its next wait starts afresh
+
+    def held(self, table: frozenset[str], now: float, others_busy: Callable[[], bool]) -> bool:
+        """Whether ``table`` waits now; ``others_busy()``, whether other ladder bots play
+        matches, is asked only of a table that just played (it scans every session)."""
+        if any(self._last.get(b) != table for b in table) or not others_busy():
+            return False
+        return now - self._since.setdefault(table, now) < self.wait_s
+
+
 class Matchmaker:
     def __init__(self, arena: Arena, settings: LadderSettings, seed: int | None = None) -> None:
         self.arena = arena
@@ -67,8 +110,7 @@ class Matchmaker:
         self.rng = random.Random(seed)
         self.created = 0
         self._tokens_since: float | None = None  # the tick's start: its tables share one read of the tokens
-        self._last_table: dict[str, frozenset[str]] = {}
-        self._waiting_since: dict[frozenset[str], float] = {}
+        self._repeats = RepeatWaits(settings.repeat_wait_s)
         self._free_since: dict[str, float] = {}  # when each free bot started waiting for a set
         self.sets_created = 0
 
@@ -168,7 +210,7 @@ class Matchmaker:
             for table in tables:
                 for bot in table:
                     pool.remove(bot)
-                    self._last_table[bot] = frozenset(table)
+                self._repeats.played(frozenset(table))
             self.created += len(tables)
             self.sets_created += 1
             created += started.match_ids
@@ -177,14 +219,11 @@ class Matchmaker:
     def _hold_repeat(self, table: frozenset[str]) -> bool:
         """True while ``table`` is the table its bots just played at, other ladder bots are
         busy in matches (they may come free to mix with), and the wait is still short."""
-        if any(self._last_table.get(b) != table for b in table):
-            return False
-        busy_others = [s.bot for s in self.arena.sessions.all()
-                       if s.bot in self._owners and s.bot not in table and self.arena.active_matches(s.bot)]
-        if not busy_others:
-            return False
-        since = self._waiting_since.setdefault(table, time.monotonic())
-        return time.monotonic() - since < self.settings.repeat_wait_s
+        def others_busy() -> bool:
+            return any(s.bot in self._owners and s.bot not in table and self.arena.active_matches(s.bot)
+                       for s in self.arena.sessions.all())
+
+        return self._repeats.held(table, time.monotonic(), others_busy)
 
     def _played(self, bot: str) -> int:
         return self._ratings[bot][2] if bot in self._ratings else 0
@@ -233,8 +272,6 @@ class Matchmaker:
                 continue
             self.created += 1
             created.append(runner.id)
-            self._waiting_since.pop(frozenset(table), None)
-            for bot in table:
-                self._last_table[bot] = frozenset(table)
+            self._repeats.played(frozenset(table))
             log.info("ladder match", match_id=runner.id, seats=table)
         return created

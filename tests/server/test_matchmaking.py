@@ -165,3 +165,27 @@ def test_rated_matches_default_to_every_pass_direction_equally_often():
             counts[rules.pass_direction(d)] = counts.get(rules.pass_direction(d), 0) + 1
         assert set(counts) == set(rules.pass_schedule) and len(set(counts.values())) == 1
     assert Matchmaker(None, LadderSettings(deals=4)).deals == 4  # type: ignore[arg-type]
+
+
+def test_a_tables_repeat_wait_starts_afresh_each_time_it_plays_and_forgets_tables_that_moved_on():
+    """Found by an attack pass: the wait before four bots who just played together meet
+    again was kept per table from the first time it held them, and forgotten only when that
+    table was created as a plain table. A table that then played as part of a duplicate set
+    kept its old start, so its next plain meeting did not wait at all; and the wait of a
+    table whose bots went on to other tables was kept for ever (a slow growth over weeks).
+    Now every table that plays, plain or in a set, starts its next wait afresh, and a wait
+    is kept only while its table is still every one of its bots' last."""
+    from heartsd.matchmaker import RepeatWaits
+
+    table, other = frozenset("abcd"), frozenset("abef")
+    busy, idle = (lambda: True), (lambda: False)
+    waits = RepeatWaits(wait_s=30.0)
+    waits.played(table)
+    assert waits.held(table, 0.0, busy)  # they just played: held, from now
+    assert not waits.held(table, 31.0, busy)  # waited long enough
+    waits.played(table)  # played together again (a duplicate set's table, say)
+    assert waits.held(table, 40.0, busy)  # before: not held, its wait dated from 0
+    assert not waits.held(table, 40.0, idle)  # nobody else to mix with
+    waits.played(other)  # a and b went on to another table
+    assert not waits.held(table, 41.0, busy)
+    assert len(waits) == 0, "the wait of a table whose bots moved on is forgotten"
