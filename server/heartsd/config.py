@@ -402,7 +402,12 @@ class Settings:
             if not known_strategy(name):
                 raise ConfigError(f"unknown house strategy {name!r}; known: {KNOWN}")
         for name, token in self.bot_tokens.items():
-            if not name or len(token) < 8:
+            # A name with a colon read as a house seat ("house:mc"; NAME:TOKEN never allowed
+            # one), and one with a newline or spaces around it as another bot's (an attack pass).
+            if not name or len(name) > 64 or ":" in name or not name.isprintable() or name != name.strip():
+                raise ConfigError(f"bot_tokens: bot {name!r} is 1-64 printable characters without ':', "
+                                  "and without spaces at either end")
+            if len(token) < 8:
                 raise ConfigError(f"bot_tokens: bot {name!r} needs a token of at least 8 characters")
         if len(set(self.bot_tokens.values())) != len(self.bot_tokens):
             raise ConfigError("bot_tokens: two bots share a token")

@@ -188,3 +188,16 @@ def test_a_config_file_with_tokens_that_others_may_read_is_warned_about(tmp_path
     config.write_text("decision_ms = 500\n")
     config.chmod(0o644)
     assert _secrets_readable_by_others(str(config)) is None
+
+
+def test_a_configured_bot_name_that_would_read_as_a_house_seat_or_hide_text_is_refused(tmp_path):
+    """Found by an attack pass: `[bot_tokens]` in a config file took any name, so a bot
+    configured as "house:mc" was listed to spectators as the house's own Monte Carlo seat
+    (the CLI's and the environment's NAME:TOKEN never allowed a colon), and one with a
+    newline or spaces around it read as another name. Such names are refused, saying why."""
+    config = tmp_path / "h.toml"
+    for name in ("house:mc", "alice\\n", " alice"):
+        _file_refused(config, f'[bot_tokens]\n"{name}" = "token-0123456789"\n',
+                      "bot_tokens: bot .* is 1-64 printable characters without ':'")
+    config.write_text('[bot_tokens]\n"alice.v2-ü" = "token-0123456789"\n')  # what was taken stays taken
+    assert Settings.load(file=str(config), env={}).bot_tokens == {"alice.v2-ü": "token-0123456789"}
