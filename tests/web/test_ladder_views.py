@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import aiohttp
+import grpc
 
 from heartsbot.proto import ladder_pb2, ladder_pb2_grpc
 
@@ -249,3 +251,40 @@ def test_a_bot_pages_rating_history_is_thinned_to_a_bounded_number_of_points(tmp
     assert len(full) == 10
     assert [p["n"] for p in shown] == [1, 4, 7, 10], shown
     assert [(p["seq"], p["rating"]) for p in shown] == [(full[i][0], full[i][2]) for i in (0, 3, 6, 9)]
+
+
+def test_a_large_leaderboard_spends_the_spectator_rate_by_its_size_over_grpc(tmp_path, monkeypatch):
+    """GetLeaderboard's answer grows with the ladder's bots (~250 KB at 2,000) and cost one
+    call of the spectator rate whatever its size, where a match record, a tournament and a
+    tournament page spend it by their size (an attack pass's left-over). Now it does too,
+    over gRPC (here with a small unit, rates.RECORD_BYTES_PER_TOKEN, so that eight bots
+    make a large board); the web's leaderboard, made once for every caller, spends a call."""
+    from heartsd import rates
+
+    monkeypatch.setattr(rates, "RECORD_BYTES_PER_TOKEN", 64)
+
+    async def scenario():
+        async with web_daemon(tmp_path, spectator_calls_per_s=0.1, spectator_burst=60) as web:
+            ladder = web.arena.store.ladder
+            names = [f"bot-{i}" for i in range(8)]
+            bots = await ladder_bots(Remote(web.grpc_port), ladder, names)
+            for m in range(2):
+                with web.arena.store.db.transaction() as tx:
+                    ladder.record_result(tx, f"n{m}", "standard", names[4 * m:4 * m + 4], [1, 2, 3, 4], [0, 5, 8, 13], 2)
+            async with aiohttp.ClientSession() as http, http.get(f"{web.url}/api/leaderboard") as page:
+                web_status = page.status
+            answered, size = 0, 0
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{web.grpc_port}") as channel:
+                stub = ladder_pb2_grpc.LadderServiceStub(channel)
+                with contextlib.suppress(grpc.aio.AioRpcError):
+                    for _ in range(60):
+                        size = (await stub.GetLeaderboard(ladder_pb2.GetLeaderboardRequest())).ByteSize()
+                        answered += 1
+            for b in bots:
+                await b.close()
+            return web_status, answered, size
+
+    web_status, answered, size = run(scenario())
+    assert web_status == 200
+    assert size > 4 * 64, size
+    assert answered <= 60 / (1 + size / 64) + 1, (answered, size)  # before: 59, one call each

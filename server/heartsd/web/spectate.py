@@ -98,8 +98,9 @@ class Spectating:
                                        spectating.charged_by_size(self.arena.budgets.spectators, peer))
 
     async def leaderboard(self, peer: str, ruleset: str) -> ladder_pb2.GetLeaderboardResponse:
-        return await self.ladder.GetLeaderboard(
-            ladder_pb2.GetLeaderboardRequest(ruleset=ruleset), _Context(peer))  # type: ignore[arg-type]
+        """GetLeaderboard's answer, without spending ``peer``'s rate by its size: the web's
+        leaderboard is made once per standings for every caller (api.py, SHARED_WORK)."""
+        return (await self.ladder.leaderboard(ruleset))[0]
 
     async def bot(self, peer: str, bot: str, ruleset: str, limit: int) -> ladder_pb2.GetBotProfileResponse:
         return await self.ladder.GetBotProfile(
