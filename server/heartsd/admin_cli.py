@@ -52,7 +52,11 @@ STATUSES = {"running": P.MATCH_STATUS_RUNNING, "finished": P.MATCH_STATUS_FINISH
 
 
 class Refused(Exception):
-    """The daemon answered with an error status."""
+    """The daemon answered with an error status (``code``, when it came over gRPC)."""
+
+    def __init__(self, message: str, code: grpc.StatusCode | None = None) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class _Console(Console):
@@ -172,7 +176,7 @@ def translate_error(exc: grpc.RpcError, server: str) -> Exception:
         details += " (pass --admin-token or set HEARTSD_ADMIN_TOKEN)"
     # The server names the request's field; here it is a flag (a newcomer's pass).
     details = details.replace("set wait_for_seats_ms to wait for it", "pass --wait SECONDS to wait for it")
-    return Refused(f"{code.name}: {details}")
+    return Refused(f"{code.name}: {details}", code)
 
 
 def open_channel(args: argparse.Namespace) -> grpc.Channel:

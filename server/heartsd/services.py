@@ -553,8 +553,14 @@ class SpectatorService(spectator_pb2_grpc.SpectatorServiceServicer):
         """A record spends the caller's spectator rate by its size too, before it is loaded
         (rates.RECORD_BYTES_PER_TOKEN): charged one call, a long match's record fetched 20
         times a second from one address took more than the event loop has."""
-        charge = spectating.charged_by_size(self.arena.budgets.spectators, peer_address(context.peer()))
-        return spectator_pb2.GetMatchRecordResponse(record=await spectating.record(self.arena, request.match_id, charge))
+        return spectator_pb2.GetMatchRecordResponse(record=await spectating.record(
+            self.arena, request.match_id, charged_by_size(self.arena, context)))
+
+
+def charged_by_size(arena: Arena, context: grpc.aio.ServicerContext) -> Callable[[int], None]:
+    """The caller's spectator rate, spent by the size of the answer it is told
+    (spectating.charged_by_size): a record, a tournament, a tournament page, a leaderboard."""
+    return spectating.charged_by_size(arena.budgets.spectators, peer_address(context.peer()))
 
 
 class LadderService(ladder_pb2_grpc.LadderServiceServicer):
@@ -599,7 +605,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         tournament do (spectating.charged_by_size): it grows with the ladder's bots, ~250 KB
         at 2,000, and cost one call."""
         board, size = await self.leaderboard(request.ruleset)
-        spectating.charged_by_size(self.arena.budgets.spectators, peer_address(context.peer()))(size)
+        charged_by_size(self.arena, context)(size)
         return board
 
     @grpc_errors

@@ -167,7 +167,7 @@ def _create(args: argparse.Namespace, console: Console) -> int:
         try:
             t = _call(args, _stub(channel).CreateTournament, _request(args, args.bot, args.name), admin=True).tournament
         except Refused as exc:
-            if not str(exc).startswith("DEADLINE_EXCEEDED"):
+            if exc.code != grpc.StatusCode.DEADLINE_EXCEEDED:
                 raise
             # The daemon stops drawing when the call ends: say so, not "Deadline Exceeded".
             raise Refused(f"no answer within {args.timeout:g} s (--timeout): the daemon was most likely still "

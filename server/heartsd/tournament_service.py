@@ -13,13 +13,12 @@ import grpc
 
 from heartsbot.proto import game_pb2, tournament_pb2, tournament_pb2_grpc
 
-from . import pages, spectating
+from . import pages
 from . import tournaments as tours
 from .arena import ArenaError
-from .budgets import peer_address
 from .memo import SharedValues, derived
 from .rates import MAX_PAGE
-from .services import authorize_admin, grpc_errors
+from .services import authorize_admin, charged_by_size, grpc_errors
 from .standings import Standings
 
 STATUS = {
@@ -177,9 +176,7 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
         (spectating.charged_by_size): a tournament of 64 bots and 1,000 rounds is ~900 KB, copied
         and sent for each call, and it cost one call."""
         response = tournament_pb2.GetTournamentResponse()
-        await self.tournament(request.id, spectating.charged_by_size(self.arena.budgets.spectators,
-                                                                     peer_address(context.peer())),
-                              response.tournament)
+        await self.tournament(request.id, charged_by_size(self.arena, context), response.tournament)
         return response
 
     @grpc_errors
@@ -201,8 +198,7 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
         # A page spends the caller's spectator rate by its size, as a match record does: each
         # summary holds its roster, and 1,000 of 64 bots (3.4 MB, ~30 ms a call to copy, send
         # and read) cost one call (an attack pass, 2026-12-07).
-        spectating.charged_by_size(self.arena.budgets.spectators, peer_address(context.peer()))(
-            listed.ends[start + len(page)] - listed.ends[start])
+        charged_by_size(self.arena, context)(listed.ends[start + len(page)] - listed.ends[start])
         more = start + limit < len(listed.tournaments)
         token = pages.encode((page[-1].created_unix_ms, page[-1].id), "", LIST_TOURNAMENTS) if page and more else ""
         return tournament_pb2.ListTournamentsResponse(tournaments=page, next_page_token=token)
