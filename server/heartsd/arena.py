@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import hashlib
 import secrets
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +34,7 @@ from .config import Settings
 from .lag import LoopMonitor
 from .memo import SharedValues
 from .runner import ClockPolicy, MatchRunner, SeatSlot
+from .seated import Seated
 from .missed import MissedEndings
 from .sessions import MAX_ID_CHARS, BotSession, SessionRegistry, echo_id
 from .wire import PlayAnswer
@@ -43,6 +44,7 @@ from .spelling import spelling_key
 from .store import NewMatch, Store, TournamentOver
 from .store_health import StoreHealth, failure_text, is_store_failure
 from .thinking import HouseThinkers
+from .tokens import EMPTY as EMPTY_TOKENS
 from .tokens import TokenRegistry, TokenState
 
 P = game_pb2
@@ -228,6 +230,11 @@ def house_seed(seed: int, seat: int) -> int:
     return int.from_bytes(hashlib.sha256(b"hearts-arena/v1/house/%d/%d" % (seed, seat)).digest()[:8], "big")
 
 
+def _remote_bots(runner: MatchRunner) -> set[str]:
+    """The bots a match seats over the wire (house seats are not bots' slots)."""
+    return {slot.name for slot in runner.seats if slot.house is None}
+
+
 def not_found(message: str) -> ArenaError:
     return ArenaError("not_found", message)
 
@@ -262,6 +269,7 @@ class Arena:
         self._catching_up: dict[BotSession, CatchUp] = {}  # streams still owed what they missed (catchup.py)
         self._tasks: set[asyncio.Task[None]] = set()
         self._starting: dict[str, MatchRunner] = {}  # created, their row being written (create_match)
+        self._seated: Seated[MatchRunner] = Seated()  # the matches of each bot, those being started too
         self._starts: set[asyncio.Future[MatchRunner]] = set()
         self.store_health = StoreHealth()  # whether the store takes writes (GetServerStatus, the health check)
         self._retrying: set[str] = set()  # matches whose result is being tried again
@@ -281,6 +289,8 @@ class Arena:
                                     shared=store.db if memory else None)
         self.tokens.on_change = self.check_tokens
         self._shadowed_warned: list[str] = []  # the shadowed ladder registrations last warned of (check_tokens)
+        self._connects = 0  # sessions registered so far (connect)
+        self._tokens_checked: tuple[bool, int, int] | None = None  # what check_tokens' last scan saw
         # Calls at once per class of caller (budgets.py); given when the server that counts
         # them was made first (serve binds its port before the store and the arena exist).
         self.budgets = budgets or Budgets.from_settings(settings)
@@ -314,7 +324,17 @@ class Arena:
 
     def check_tokens(self) -> None:
         """The registry saw the ladder's tokens change: end the sessions of revoked bots at
-        once (their seats go the disconnect way), and hand rotated ones to :meth:`token_rotated`."""
+        once (their seats go the disconnect way), and hand rotated ones to :meth:`token_rotated`.
+
+        Every match that seats a ladder bot calls it, and a scan of every session per match
+        made a matchmaking tick that seats many bots quadratic (1,000 matches for 4,000 bots
+        read 4 million token states on the event loop). With the same tokens as the last scan
+        and no session registered since, there is nothing new to find: a session's token was
+        looked up in a view at least as old as the newest scan's, or it connected after it."""
+        checked = (self.tokens.view is EMPTY_TOKENS, self.tokens.changes, self._connects)
+        if checked == self._tokens_checked:
+            return
+        self._tokens_checked = checked
         shadowed = self.tokens.shadowed_registrations()
         if shadowed and shadowed != self._shadowed_warned:
             log.warning("ladder registrations under the names of configured bots sign nothing in; register those "
@@ -349,11 +369,12 @@ class Arena:
         reached the bot (runner.rewind), from now on, as the stream reads (catchup.py):
         :meth:`resume_all` starts once the welcome is written."""
         self.sessions.open(session)
+        self._connects += 1
         self.slots.changed()
         session.outbox.low_water = low_water(session.max_outbox_bytes)
         catch_up = self._catch_up(session)
         active = []
-        for runner in self.runners.values():
+        for runner in self._running(session.bot):
             for slot in runner.seats_of(session.bot):
                 if not slot.played_by(session):
                     # Another version than its tournament froze: the seat's bot is away, as
@@ -411,7 +432,7 @@ class Arena:
             catch_up.release()
         if not self.sessions.close(session):
             return  # replaced by a newer session: nothing is away
-        for runner in self.runners.values():
+        for runner in self._running(session.bot):
             for slot in runner.seats_for(session):  # the others were away all along (connect)
                 runner.disconnected(slot)
 
@@ -507,14 +528,14 @@ class Arena:
         catch_up.feed()
         return None
 
-    def _all_runners(self) -> tuple[MatchRunner, ...]:
-        """The running matches and those still being started (their rows being written)."""
-        return (*self.runners.values(), *self._starting.values())
+    def _running(self, bot: str) -> list[MatchRunner]:
+        """The running matches that seat ``bot`` (not those still being started)."""
+        return [r for r in self._seated.of(bot) if self.runners.get(r.id) is r]
 
     def _playable_by(self, session: BotSession) -> list[str]:
         """The ids of the matches, running or starting, in which ``session`` may play a seat
         (a tournament's only for the version frozen at its start), in order."""
-        return sorted(r.id for r in self._all_runners() if r.seats_for(session))
+        return sorted(r.id for r in self._seated.of(session.bot) if r.seats_for(session))
 
     def version_conflict(self, bot: str, version: str) -> str:
         """Why a new stream of ``bot`` declared as ``version`` may not replace its live one
@@ -526,7 +547,7 @@ class Arena:
         live = self.sessions.get(bot)
         if live is None or not live.connected or live.version == version:
             return ""
-        for runner in self._all_runners():
+        for runner in self._seated.of(bot):
             for slot in runner.seats_of(bot):
                 if slot.version is not None and slot.played_by(live):
                     return (f"bot {bot!r} is playing match {runner.id} of a tournament as version {slot.version!r}, "
@@ -542,12 +563,15 @@ class Arena:
 
     def active_matches(self, bot: str) -> int:
         """Matches ``bot`` is seated in, counting those still being started."""
-        return sum(1 for r in self._all_runners() if r.seats_of(bot))
+        return self._seated.count(bot)
 
     def matches_of(self, bot: str) -> list[tuple[str, str]]:
         """(match id, purpose) of every match ``bot`` is seated in, those being started too."""
-        return [(r.id, self.purposes.get(r.id, "admin"))
-                for r in self._all_runners() if r.seats_of(bot)]
+        return [(r.id, self.purposes.get(r.id, "admin")) for r in self._seated.of(bot)]
+
+    def busy_bots(self) -> Iterable[str]:
+        """The bots seated in at least one match (those being started too)."""
+        return self._seated.bots()
 
     def free_slots(self, bot: str, reservation: Reservation | None = None) -> int:
         """Match slots of ``bot`` that nobody holds or waits for: its declared limit, less
@@ -888,6 +912,7 @@ class Arena:
         A ``tournament``'s matches start only while it runs (:class:`TournamentStopped`)."""
         for runner in runners:
             self._starting[runner.id] = runner
+            self._seated.add(runner, _remote_bots(runner))
             self.purposes[runner.id] = purpose
         if reservation is not None:
             self.slots.release(reservation)
@@ -943,6 +968,7 @@ class Arena:
         except BaseException:
             for runner in runners:
                 self.purposes.pop(runner.id, None)
+                self._seated.remove(runner, _remote_bots(runner))
             raise
         finally:
             for runner in runners:
@@ -1010,7 +1036,7 @@ class Arena:
             await runner.run()
         finally:
             self.forget(runner)
-            for bot in {s.name for s in runner.seats if s.house is None}:  # its match_ended is on the way
+            for bot in _remote_bots(runner):  # its match_ended is on the way
                 session = self.sessions.get(bot)
                 if session is not None:
                     self._end_if_drained(session)
@@ -1050,6 +1076,7 @@ class Arena:
     def forget(self, runner: MatchRunner) -> None:
         """The match is over and stored: it no longer counts against its bots' limits."""
         self.runners.pop(runner.id, None)
+        self._seated.remove(runner, _remote_bots(runner))
         for slot in runner.seats:
             session = self.sessions.get(slot.name) if slot.house is None else None
             if session is not None:

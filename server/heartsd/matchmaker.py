@@ -16,9 +16,12 @@ next tick, which reschedules them.
 from __future__ import annotations
 
 import asyncio
+import heapq
 import random
 import time
-from collections.abc import Callable
+from bisect import bisect_left
+from collections.abc import Callable, Iterator, Sequence
+from itertools import chain, islice
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -95,10 +98,76 @@ class RepeatWaits:
 
     def held(self, table: frozenset[str], now: float, others_busy: Callable[[], bool]) -> bool:
         """Whether ``table`` waits now; ``others_busy()``, whether other ladder bots play
-        matches, is asked only of a table that just played (it scans every session)."""
+        matches, is asked only of a table that just played (it scans every busy bot)."""
         if any(self._last.get(b) != table for b in table) or not others_busy():
             return False
         return now - self._since.setdefault(table, now) < self.wait_s
+
+
+class ClosestFirst:
+    """A tick's free bots, in order, to be taken closest in rating to an anchor first.
+
+    ``closest_to(mu)`` yields the bots as ``sorted(bots, key=lambda b: abs(mu(b) - mu))``
+    does, ties in the bots' order, and ``remove`` / ``append`` keep that order as a list's
+    would. Before, each table sorted every free bot afresh and removed its bots from a
+    list: a tick seating 4,000 bots took 12 s, most of it on the event loop between the
+    matches' starts. Here the bots are grouped by rating once, and a table reads only the
+    groups nearest its anchor's.
+
+    >>> pool = ClosestFirst(["a", "b", "c", "d"], {"a": 25.0, "b": 20.0, "c": 30.0, "d": 26.0}.get)
+    >>> list(pool.closest_to(25.0))
+    ['a', 'd', 'b', 'c']
+    >>> pool.remove("a"); pool.remove("b"); pool.append("b"); pool.bots()
+    ['c', 'd', 'b']
+    """
+
+    def __init__(self, bots: Sequence[str], mu: Callable[[str], float]) -> None:
+        self._mu = {b: mu(b) for b in bots}
+        self._order: dict[str, int] = {}  # bot -> its place (a number rising along the list)
+        self._groups: dict[float, dict[str, int]] = {}  # rating -> its bots, in order
+        self._next = 0
+        for bot in bots:
+            self.append(bot)
+        self._ratings = sorted(self._groups)  # every bot appended later is one of these
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __contains__(self, bot: str) -> bool:
+        return bot in self._order
+
+    def append(self, bot: str) -> None:
+        """Put ``bot`` (one of the bots given at the start) back, last."""
+        self._order[bot] = self._next
+        self._groups.setdefault(self._mu[bot], {})[bot] = self._next
+        self._next += 1
+
+    def remove(self, bot: str) -> None:
+        del self._order[bot]
+        del self._groups[self._mu[bot]][bot]
+
+    def bots(self) -> list[str]:
+        return sorted(self._order, key=self._order.__getitem__)
+
+    def closest_to(self, mu: float) -> Iterator[str]:
+        """The bots, closest in rating to ``mu`` first (do not remove or append meanwhile)."""
+        ratings, groups = self._ratings, self._groups
+        right = bisect_left(ratings, mu)
+        left = right - 1
+        while left >= 0 or right < len(ratings):
+            below = mu - ratings[left] if left >= 0 else float("inf")
+            above = ratings[right] - mu if right < len(ratings) else float("inf")
+            if above < below:
+                yield from groups[ratings[right]]
+                right += 1
+            elif below < above:
+                yield from groups[ratings[left]]
+                left -= 1
+            else:  # two ratings as far from mu: their bots in list order
+                lower, upper = groups[ratings[left]], groups[ratings[right]]
+                for _, bot in heapq.merge(((n, b) for b, n in lower.items()), ((n, b) for b, n in upper.items())):
+                    yield bot
+                left, right = left - 1, right + 1
 
 
 class Matchmaker:
@@ -220,8 +289,9 @@ class Matchmaker:
         """True while ``table`` is the table its bots just played at, other ladder bots are
         busy in matches (they may come free to mix with), and the wait is still short."""
         def others_busy() -> bool:
-            return any(s.bot in self._owners and s.bot not in table and self.arena.active_matches(s.bot)
-                       for s in self.arena.sessions.all())
+            sessions = self.arena.sessions
+            return any(bot in self._owners and bot not in table and sessions.get(bot) is not None
+                       for bot in self.arena.busy_bots())
 
         return self._repeats.held(table, time.monotonic(), others_busy)
 
@@ -235,43 +305,52 @@ class Matchmaker:
         """Make tables from ``free`` (fewest matches first), each anchored by one of
         ``anchors``; start their matches; ``free`` keeps the bots left unseated."""
         n = self.rules.players
-        created = []
-        for anchor in [a for a in free if a in anchors]:
-            if anchor not in free:
-                continue  # seated at an earlier table
-            if len(free) < n:
-                break
-            free.remove(anchor)
-            table = [anchor]
-            owners = {self._owners[anchor]}
-            eligible = sorted(free, key=lambda b: abs(self._mu(b) - self._mu(anchor)))
-            # The closest 2(n-1) in rating, sampled: close games, yet tables keep mixing,
-            # so the ladder never splits into strata whose ratings cannot be compared.
-            window = eligible[: 2 * (n - 1)]
-            self.rng.shuffle(window)
-            for bot in window + eligible[2 * (n - 1):]:
-                if len(table) == n:
+        pool = ClosestFirst(free, self._mu)
+        anchoring = set(anchors)
+        created: list[str] = []
+        try:
+            for anchor in [a for a in free if a in anchoring]:
+                if anchor not in pool:
+                    continue  # seated at an earlier table
+                if len(pool) < n:
                     break
-                if not self.settings.same_owner and self._owners[bot] in owners:
+                pool.remove(anchor)
+                table = [anchor]
+                owners = {self._owners[anchor]}
+                closest = pool.closest_to(self._mu(anchor))
+                # The closest 2(n-1) in rating, sampled: close games, yet tables keep mixing,
+                # so the ladder never splits into strata whose ratings cannot be compared.
+                window = list(islice(closest, 2 * (n - 1)))
+                self.rng.shuffle(window)
+                for bot in chain(window, closest):
+                    if len(table) == n:
+                        break
+                    if not self.settings.same_owner and self._owners[bot] in owners:
+                        continue
+                    table.append(bot)
+                    owners.add(self._owners[bot])
+                if len(table) < n or self._hold_repeat(frozenset(table)):
+                    pool.append(anchor)  # the anchor waits for more owners, or for other tablemates
                     continue
-                table.append(bot)
-                owners.add(self._owners[bot])
-            if len(table) < n or self._hold_repeat(frozenset(table)):
-                free.append(anchor)  # the anchor waits for more owners, or for other tablemates
-                continue
-            for bot in table[1:]:
-                free.remove(bot)
-            self.rng.shuffle(table)
-            try:
-                runner = await self.arena.create_match(
-                    self.settings.ruleset, n, admin_pb2.RulesetOptions(),
-                    game_pb2.MatchFormat(fixed_deals=self.deals), None, [SeatRequest(bot=b) for b in table],
-                    game_pb2.ClockSettings(), rated=True, tokens_since=self._tokens_since, purpose="ladder")
-            except ArenaError as exc:
-                log.warning("could not start a ladder match", seats=table, why=exc.message)
-                continue
-            self.created += 1
-            created.append(runner.id)
-            self._repeats.played(frozenset(table))
-            log.info("ladder match", match_id=runner.id, seats=table)
+                for bot in table[1:]:
+                    pool.remove(bot)
+                created += await self._start_table(table)
+        finally:
+            free[:] = pool.bots()
         return created
+
+    async def _start_table(self, table: list[str]) -> list[str]:
+        """Start a plain rated match of ``table``: its id, or none if it was refused."""
+        self.rng.shuffle(table)
+        try:
+            runner = await self.arena.create_match(
+                self.settings.ruleset, self.rules.players, admin_pb2.RulesetOptions(),
+                game_pb2.MatchFormat(fixed_deals=self.deals), None, [SeatRequest(bot=b) for b in table],
+                game_pb2.ClockSettings(), rated=True, tokens_since=self._tokens_since, purpose="ladder")
+        except ArenaError as exc:
+            log.warning("could not start a ladder match", seats=table, why=exc.message)
+            return []
+        self.created += 1
+        self._repeats.played(frozenset(table))
+        log.info("ladder match", match_id=runner.id, seats=table)
+        return [runner.id]

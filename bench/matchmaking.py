@@ -1,0 +1,157 @@
+"""How a ladder's matchmaking tick grows with its connected bots (issue 18: cost with work).
+
+The matchmaker ticks every second on the daemon's event loop: everything it does between
+two awaits holds every running match's decisions. Here an embedded daemon (its real
+store, arena and matchmaker) has N registered ladder bots of N owners connected, each
+declaring one match at a time, and two kinds of tick are measured at each N:
+
+- the *seating* tick, where every bot is free and N / 4 tables are made and started;
+- the *busy* tick, once every bot plays (each tick must still look at every bot), the
+  median of five.
+
+For each: the event loop's CPU while the tick ran (``time.thread_time`` of the loop's
+thread: the tick and whatever else ran meanwhile) and the longest the loop went without
+running a 1 ms heartbeat. The bots' sessions are the daemon's own (``BotSession``),
+connected without a gRPC stream: nothing reads their requests, which only sit in their
+outboxes (the clock is 10 minutes), and the tick does not touch the wire.
+
+The numbers to read are the ratios, ``growth``: CPU per bot at the largest N over CPU per
+bot at the smallest, in the same run (1 when a tick's cost is linear in the bots). Before
+the arena indexed each bot's matches and the tick sorted by rating once (2026-12-07), a
+busy tick with 4,000 bots in 1,000 matches held the loop 450-700 ms (250 bots: 13 ms),
+and the seating tick checked every session's token once per table.
+
+    python bench/matchmaking.py                 # table
+    python bench/matchmaking.py --json          # ... plus one JSON object on the last line
+    python bench/matchmaking.py --points 250,1000,4000
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+for sub in ("engine", "clients/python", "server"):
+    sys.path.insert(0, str(ROOT / sub))
+
+from heartsd.config import Settings  # noqa: E402
+from heartsd.logs import configure  # noqa: E402
+from heartsd.matchmaker import LadderSettings, Matchmaker  # noqa: E402
+from heartsd.server import embedded  # noqa: E402
+from heartsd.sessions import BotSession  # noqa: E402
+
+BUSY_TICKS = 5
+CLOCK_MS = 600_000  # nobody answers: the matches wait, their bots stay busy
+
+
+class Heartbeat:
+    """A task that sleeps 1 ms at a time and keeps the longest gap between its runs: how
+    long the event loop was held by something else."""
+
+    def __init__(self) -> None:
+        self.longest_s = 0.0
+        self._task = asyncio.get_running_loop().create_task(self._beat())
+
+    async def _beat(self) -> None:
+        last = time.perf_counter()
+        while True:
+            await asyncio.sleep(0.001)
+            now = time.perf_counter()
+            self.longest_s = max(self.longest_s, now - last)
+            last = now
+
+    def reset(self) -> None:
+        self.longest_s = 0.0
+
+    async def stop(self) -> None:
+        self._task.cancel()
+        await asyncio.gather(self._task, return_exceptions=True)
+
+
+async def timed_tick(maker: Matchmaker, beat: Heartbeat) -> tuple[float, float, int]:
+    """(loop CPU s, longest hold s, tables made) of one tick."""
+    await asyncio.to_thread(maker._refresh)
+    await asyncio.sleep(0.005)  # the heartbeat runs once before the tick
+    beat.reset()
+    cpu = time.thread_time()
+    made = await maker.tick()
+    return time.thread_time() - cpu, beat.longest_s, len(made)
+
+
+async def point(bots: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings.load(env={}, flags=dict(
+            port=0, db_path=str(Path(tmp) / "heartsd.db"), admin_token="a" * 32, log_level="error",
+            decision_ms=CLOCK_MS, bank_ms=CLOCK_MS, grace_ms=CLOCK_MS))
+        async with embedded(settings) as (arena, _port):
+            names = [f"b{i}" for i in range(bots)]
+            # Registered in one transaction: `ladder add-bot` compares each new name with
+            # every known one (spellings), which is the CLI's time, not the daemon's.
+            with arena.store.ladder.db.transaction() as tx:
+                for name in names:
+                    tx.execute("INSERT INTO bots (name, owner, token_hash, created_ms) VALUES (?, ?, ?, ?)",
+                               (name, f"owner-{name}", f"bench-{name}", 1))
+            await arena.tokens.refreshed()
+            for name in names:
+                arena.connect(BotSession(bot=name, version="bench", rulesets=frozenset(), max_matches=1,
+                                         token_hash=f"bench-{name}"))
+            maker = Matchmaker(arena, LadderSettings(deals=4, set_tables=1), seed=1)
+            beat = Heartbeat()
+            try:
+                seat_cpu, seat_hold, tables = await timed_tick(maker, beat)
+                busy = [await timed_tick(maker, beat) for _ in range(BUSY_TICKS)]
+            finally:
+                await beat.stop()
+            for runner in list(arena.runners.values()):
+                runner.stop(3, "bench over")
+    return {
+        "bots": bots, "tables": tables, "busy_tables": sum(b[2] for b in busy),
+        "seat_loop_ms": seat_cpu * 1e3, "seat_hold_ms": seat_hold * 1e3,
+        "busy_loop_ms": statistics.median(b[0] for b in busy) * 1e3,
+        "busy_hold_ms": max(b[1] for b in busy) * 1e3,
+    }
+
+
+async def run(points: list[int]) -> dict[str, Any]:
+    configure("console", "error", cache=False)
+    results = []
+    for n in points:
+        results.append(await point(n))
+        r = results[-1]
+        print(f"{n:>6} bots: seating tick {r['seat_loop_ms']:8.1f} ms loop CPU ({r['tables']} tables, "
+              f"held {r['seat_hold_ms']:6.1f} ms at most); busy tick {r['busy_loop_ms']:7.1f} ms "
+              f"(held {r['busy_hold_ms']:6.1f} ms at most)", flush=True)
+    first, last = results[0], results[-1]
+
+    def growth(key: str) -> float:
+        return (last[key] / last["bots"]) / (first[key] / first["bots"])
+
+    return {"points": results, "seat_growth": growth("seat_loop_ms"), "busy_growth": growth("busy_loop_ms")}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--points", default="250,1000,4000", help="connected ladder bots at each point")
+    parser.add_argument("--json", action="store_true", help="also print one JSON object on the last line")
+    args = parser.parse_args()
+    points = [int(p) for p in args.points.split(",")]
+    if len(points) < 2 or any(p < 4 for p in points):
+        parser.error("--points: at least two points of 4 bots or more")
+    result = asyncio.run(run(points))
+    print(f"growth, CPU per bot at {points[-1]} over at {points[0]} bots (1 = linear): "
+          f"seating tick {result['seat_growth']:.2f}, busy tick {result['busy_growth']:.2f}")
+    if args.json:
+        print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
