@@ -178,10 +178,16 @@ class Ladder:
         rows = self.db.query("SELECT name FROM bots WHERE token_hash = ? AND revoked_ms IS NULL", (token_hash(token),))
         return rows[0][0] if rows else None
 
-    def owners(self, include_revoked: bool = False) -> dict[str, str]:
-        """Bot -> owner, for active bots (revoked ones too if asked)."""
-        where = "" if include_revoked else " WHERE revoked_ms IS NULL"
-        return dict(self.db.query("SELECT name, owner FROM bots" + where))
+    def owners(self, include_revoked: bool = False, names: Sequence[str] | None = None) -> dict[str, str]:
+        """Bot -> owner, for active bots (revoked ones too if asked); of ``names`` only, if
+        given (a match's rated check reads its seats' rows, not every bot's)."""
+        conditions = [] if include_revoked else ["revoked_ms IS NULL"]
+        if names is not None:
+            if not names:
+                return {}
+            conditions.append(f"name IN ({', '.join('?' * len(names))})")
+        where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+        return dict(self.db.query("SELECT name, owner FROM bots" + where, tuple(names or ())))
 
     def registrations(self) -> dict[str, tuple[str, bool]]:
         """Bot -> (owner, revoked), for every registered bot, in one query."""
