@@ -5,7 +5,8 @@ two awaits holds every running match's decisions. Here an embedded daemon (its r
 store, arena and matchmaker) has N registered ladder bots of N owners connected, each
 declaring one match at a time, and two kinds of tick are measured at each N:
 
-- the *seating* tick, where every bot is free and N / 4 tables are made and started;
+- the *seating* tick, where every bot is free and N / 4 tables are made and started, in
+  duplicate sets of ``--set-tables`` tables (2, the daemon's default; 1: plain tables);
 - the *busy* tick, once every bot plays (each tick must still look at every bot), the
   median of five.
 
@@ -88,7 +89,7 @@ async def timed_tick(maker: Matchmaker, beat: Heartbeat) -> tuple[float, float, 
     return cpu, beat.longest_s, len(made)
 
 
-async def point(bots: int) -> dict[str, Any]:
+async def point(bots: int, set_tables: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings.load(env={}, flags=dict(
             port=0, db_path=str(Path(tmp) / "heartsd.db"), admin_token="a" * 32, log_level="error",
@@ -105,7 +106,7 @@ async def point(bots: int) -> dict[str, Any]:
             for name in names:
                 arena.connect(BotSession(bot=name, version="bench", rulesets=frozenset(), max_matches=1,
                                          token_hash=f"bench-{name}"))
-            maker = Matchmaker(arena, LadderSettings(deals=4, set_tables=1), seed=1)
+            maker = Matchmaker(arena, LadderSettings(deals=4, set_tables=set_tables), seed=1)
             beat = Heartbeat()
             try:
                 seat_cpu, seat_hold, tables = await timed_tick(maker, beat)
@@ -122,11 +123,11 @@ async def point(bots: int) -> dict[str, Any]:
     }
 
 
-async def run(points: list[int]) -> dict[str, Any]:
+async def run(points: list[int], set_tables: int = 2) -> dict[str, Any]:
     configure("console", "error", cache=False)
     results = []
     for n in points:
-        results.append(await point(n))
+        results.append(await point(n, set_tables))
         r = results[-1]
         print(f"{n:>6} bots: seating tick {r['seat_loop_ms']:8.1f} ms loop CPU ({r['tables']} tables, "
               f"held {r['seat_hold_ms']:6.1f} ms at most); busy tick {r['busy_loop_ms']:7.1f} ms "
@@ -136,18 +137,20 @@ async def run(points: list[int]) -> dict[str, Any]:
     def growth(key: str) -> float:
         return (last[key] / last["bots"]) / (first[key] / first["bots"])
 
-    return {"points": results, "seat_growth": growth("seat_loop_ms"), "busy_growth": growth("busy_loop_ms")}
+    return {"set_tables": set_tables, "points": results, "seat_growth": growth("seat_loop_ms"), "busy_growth": growth("busy_loop_ms")}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--points", default="250,1000,4000", help="connected ladder bots at each point")
+    parser.add_argument("--set-tables", type=int, default=2,
+                        help="tables per duplicate set, as ladder_set_tables (default 2, the daemon's; 1: plain tables)")
     parser.add_argument("--json", action="store_true", help="also print one JSON object on the last line")
     args = parser.parse_args()
     points = [int(p) for p in args.points.split(",")]
     if len(points) < 2 or any(p < 4 for p in points):
         parser.error("--points: at least two points of 4 bots or more")
-    result = asyncio.run(run(points))
+    result = asyncio.run(run(points, args.set_tables))
     print(f"growth, CPU per bot at {points[-1]} over at {points[0]} bots (1 = linear): "
           f"seating tick {result['seat_growth']:.2f}, busy tick {result['busy_growth']:.2f}")
     if args.json:

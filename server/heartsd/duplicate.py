@@ -54,11 +54,13 @@ import random
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain, islice
 from typing import TYPE_CHECKING
 
 from heartsbot.proto import admin_pb2, game_pb2
 
 from .arena import ArenaError, SeatRequest, SeedRefused, invalid
+from .closest import ClosestFirst
 from .releases import DealReleases
 from .ladder import SetRow, set_rating_events as rating_events
 from .shuffles import ShuffleRepeated
@@ -86,8 +88,8 @@ class DuplicateSet:
         return [r.id for r in self.runners]
 
 
-def form_set(free: Sequence[str], owners: Mapping[str, str], mu: Callable[[str], float], players: int,
-             tables: int, rng: random.Random) -> list[list[str]] | None:
+def form_set(free: Sequence[str] | ClosestFirst, owners: Mapping[str, str], mu: Callable[[str], float],
+             players: int, tables: int, rng: random.Random) -> list[list[str]] | None:
     """Bots for one set from ``free`` (in priority order: the first anchors it), seated.
 
     Returns ``tables`` lists of ``players`` bot names (seat order), or ``None`` when
@@ -96,17 +98,19 @@ def form_set(free: Sequence[str], owners: Mapping[str, str], mu: Callable[[str],
     the bots sorted by rating are cut into groups of ``tables`` neighbours, and each
     group holds one hand (one seat number) at every table: so each bot is compared with
     bots of about its rating that held its cards, and the tables are of comparable
-    strength (each has one bot of every group)."""
+    strength (each has one bot of every group). The matchmaker passes its free bots as a
+    :class:`ClosestFirst`, which finds the closest without sorting them all for each set."""
     size = players * tables
-    if not free:
+    pool = free if isinstance(free, ClosestFirst) else ClosestFirst(free, mu)
+    anchor = pool.first()
+    if anchor is None:
         return None
-    anchor = free[0]
     chosen = [anchor]
     used = {owners[anchor]}
-    others = sorted(free[1:], key=lambda b: abs(mu(b) - mu(anchor)))
-    window = others[: 2 * (size - 1)]
+    others = pool.closest_to(mu(anchor), but=anchor)
+    window = list(islice(others, 2 * (size - 1)))
     rng.shuffle(window)
-    for bot in window + others[2 * (size - 1):]:
+    for bot in chain(window, others):
         if len(chosen) == size:
             break
         if owners[bot] not in used:

@@ -16,11 +16,9 @@ next tick, which reschedules them.
 from __future__ import annotations
 
 import asyncio
-import heapq
 import random
 import time
-from bisect import bisect_left
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
 from itertools import chain, islice
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -31,6 +29,7 @@ from hearts_engine import preset
 from heartsbot.proto import admin_pb2, game_pb2
 
 from .arena import ArenaError, SeatRequest
+from .closest import ClosestFirst
 from .duplicate import form_set, start_set
 
 if TYPE_CHECKING:
@@ -102,72 +101,6 @@ class RepeatWaits:
         if any(self._last.get(b) != table for b in table) or not others_busy():
             return False
         return now - self._since.setdefault(table, now) < self.wait_s
-
-
-class ClosestFirst:
-    """A tick's free bots, in order, to be taken closest in rating to an anchor first.
-
-    ``closest_to(mu)`` yields the bots as ``sorted(bots, key=lambda b: abs(mu(b) - mu))``
-    does, ties in the bots' order, and ``remove`` / ``append`` keep that order as a list's
-    would. Before, each table sorted every free bot afresh and removed its bots from a
-    list: a tick seating 4,000 bots took 12 s, most of it on the event loop between the
-    matches' starts. Here the bots are grouped by rating once, and a table reads only the
-    groups nearest its anchor's.
-
-    >>> pool = ClosestFirst(["a", "b", "c", "d"], {"a": 25.0, "b": 20.0, "c": 30.0, "d": 26.0}.get)
-    >>> list(pool.closest_to(25.0))
-    ['a', 'd', 'b', 'c']
-    >>> pool.remove("a"); pool.remove("b"); pool.append("b"); pool.bots()
-    ['c', 'd', 'b']
-    """
-
-    def __init__(self, bots: Sequence[str], mu: Callable[[str], float]) -> None:
-        self._mu = {b: mu(b) for b in bots}
-        self._order: dict[str, int] = {}  # bot -> its place (a number rising along the list)
-        self._groups: dict[float, dict[str, int]] = {}  # rating -> its bots, in order
-        self._next = 0
-        for bot in bots:
-            self.append(bot)
-        self._ratings = sorted(self._groups)  # every bot appended later is one of these
-
-    def __len__(self) -> int:
-        return len(self._order)
-
-    def __contains__(self, bot: str) -> bool:
-        return bot in self._order
-
-    def append(self, bot: str) -> None:
-        """Put ``bot`` (one of the bots given at the start) back, last."""
-        self._order[bot] = self._next
-        self._groups.setdefault(self._mu[bot], {})[bot] = self._next
-        self._next += 1
-
-    def remove(self, bot: str) -> None:
-        del self._order[bot]
-        del self._groups[self._mu[bot]][bot]
-
-    def bots(self) -> list[str]:
-        return sorted(self._order, key=self._order.__getitem__)
-
-    def closest_to(self, mu: float) -> Iterator[str]:
-        """The bots, closest in rating to ``mu`` first (do not remove or append meanwhile)."""
-        ratings, groups = self._ratings, self._groups
-        right = bisect_left(ratings, mu)
-        left = right - 1
-        while left >= 0 or right < len(ratings):
-            below = mu - ratings[left] if left >= 0 else float("inf")
-            above = ratings[right] - mu if right < len(ratings) else float("inf")
-            if above < below:
-                yield from groups[ratings[right]]
-                right += 1
-            elif below < above:
-                yield from groups[ratings[left]]
-                left -= 1
-            else:  # two ratings as far from mu: their bots in list order
-                lower, upper = groups[ratings[left]], groups[ratings[right]]
-                for _, bot in heapq.merge(((n, b) for b, n in lower.items()), ((n, b) for b, n in upper.items())):
-                    yield bot
-                left, right = left - 1, right + 1
 
 
 class Matchmaker:
@@ -266,24 +199,29 @@ class Matchmaker:
         """Start every duplicate set ``pool`` (fewest matches first) can make; ``pool``
         keeps the bots left unseated. Returns the new match ids."""
         created: list[str] = []
-        while True:
-            tables = form_set(pool, self._owners, self._mu, self.rules.players, self.settings.set_tables, self.rng)
-            if tables is None:
-                return created
-            try:
-                started = await start_set(self.arena, self.settings.ruleset, self.deals, tables, rated=True,
-                                          tokens_since=self._tokens_since)
-            except ArenaError as exc:
-                log.warning("could not start a duplicate set", tables=tables, why=exc.message)
-                return created
-            for table in tables:
-                for bot in table:
-                    pool.remove(bot)
-                self._repeats.played(frozenset(table))
-            self.created += len(tables)
-            self.sets_created += 1
-            created += started.match_ids
-            log.info("ladder duplicate set", set_id=started.id, matches=started.match_ids, tables=tables)
+        closest = ClosestFirst(pool, self._mu)
+        try:
+            while True:
+                tables = form_set(closest, self._owners, self._mu, self.rules.players, self.settings.set_tables,
+                                  self.rng)
+                if tables is None:
+                    return created
+                try:
+                    started = await start_set(self.arena, self.settings.ruleset, self.deals, tables, rated=True,
+                                              tokens_since=self._tokens_since)
+                except ArenaError as exc:
+                    log.warning("could not start a duplicate set", tables=tables, why=exc.message)
+                    return created
+                for table in tables:
+                    for bot in table:
+                        closest.remove(bot)
+                    self._repeats.played(frozenset(table))
+                self.created += len(tables)
+                self.sets_created += 1
+                created += started.match_ids
+                log.info("ladder duplicate set", set_id=started.id, matches=started.match_ids, tables=tables)
+        finally:
+            pool[:] = closest.bots()
 
     def _hold_repeat(self, table: frozenset[str]) -> bool:
         """True while ``table`` is the table its bots just played at, other ladder bots are

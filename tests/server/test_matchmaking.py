@@ -199,7 +199,7 @@ def test_the_bots_closest_in_rating_come_in_the_order_a_full_sort_gave():
     seed seats the same tables as before. Many ties: most bots of a new ladder share 25.0."""
     import random
 
-    from heartsd.matchmaker import ClosestFirst
+    from heartsd.closest import ClosestFirst
 
     rng = random.Random(7)
     for _ in range(300):
@@ -216,6 +216,10 @@ def test_the_bots_closest_in_rating_come_in_the_order_a_full_sort_gave():
             pool.remove(anchor)
             expected = sorted(free, key=lambda b: abs(mu[b] - mu[anchor]))
             assert list(pool.closest_to(mu[anchor])) == expected
+            if free:
+                assert list(pool.closest_to(mu[free[0]], but=free[0])) == sorted(
+                    free[1:], key=lambda b: abs(mu[b] - mu[free[0]]))  # a set's anchor is the first
+            assert pool.first() == (free[0] if free else None)
             taken = rng.sample(free, min(len(free), rng.randint(0, 3)))
             for bot in taken:
                 free.remove(bot)
