@@ -285,6 +285,17 @@ class Bot {
   onWelcome(call, welcome) {
     this.welcomed = true;
     log(`connected as ${welcome.bot_name} (session ${welcome.session_id}, server ${welcome.server_version})`);
+    // The welcome lists every match the bot is seated in: one we thought running and not
+    // listed ended while we were away. What its seat missed, up to `match_ended`, follows
+    // if the server kept it (its sequence numbers, kept, drop what we had); a server that
+    // restarted aborted it and sends nothing, so this is where we learn it is over.
+    const listed = new Set(welcome.active_matches.map((m) => m.match_id));
+    for (const matchId of [...this.active].filter((id) => !listed.has(id)).sort()) {
+      log(`match ${matchId} ended while this bot was away: its result follows if the server kept it `
+        + '(a server that restarted aborted it and has none)');
+      this.active.delete(matchId);
+      this.pending.delete(matchId); // it asks nothing more
+    }
     // The server re-sends what it had not delivered by itself; asking from the last event
     // we saw also covers anything lost in flight. Duplicates are dropped by sequence.
     for (const active of welcome.active_matches) {

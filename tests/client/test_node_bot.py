@@ -156,6 +156,82 @@ def test_the_node_bot_reconnects_and_resumes_after_the_stream_drops(tmp_path):
     assert_played_itself(stored.record, 0)
 
 
+class Lines:
+    """A process's stream read line by line as it comes, so that a test can wait for a line."""
+
+    def __init__(self, stream: asyncio.StreamReader) -> None:
+        self.lines: list[str] = []
+        self._stream = stream
+        self._changed = asyncio.Event()
+        self.task = asyncio.get_running_loop().create_task(self._read())
+
+    async def _read(self) -> None:
+        while line := await self._stream.readline():
+            self.lines.append(line.decode().rstrip("\n"))
+            self._changed.set()
+        self._changed.set()
+
+    async def wait_for(self, text: str, count: int = 1, timeout: float = 30) -> None:
+        async def seen() -> None:
+            while sum(text in line for line in self.lines) < count:
+                if self.task.done():
+                    raise AssertionError(f"{text!r} never came:\n" + "\n".join(self.lines))
+                self._changed.clear()
+                await self._changed.wait()
+        try:
+            await asyncio.wait_for(seen(), timeout)
+        except asyncio.TimeoutError:
+            raise AssertionError(f"{text!r} did not come within {timeout} s:\n" + "\n".join(self.lines)) from None
+
+    async def rest(self) -> str:
+        await self.task
+        return "\n".join(self.lines)
+
+
+def test_the_node_bot_forgets_a_match_a_restarted_server_aborted(tmp_path):
+    """A daemon killed mid-match comes back with the match aborted and no memory of what the
+    seat saw, so no `match_ended` can reach the bot: the welcome, which lists the matches
+    the bot is seated in, is what says the match is over (docs/protocol.md, "Resume"; the
+    Python client does the same). Before, the Node bot resumed the listed matches but kept
+    the others for good (and their open requests): a later Ctrl-C said it was finishing a
+    match that no longer ran."""
+    import signal
+
+    from ..server.test_daemon_process import Remote
+    from ..server.test_daemon_process import start as start_daemon
+
+    async def scenario():
+        daemon, port = start_daemon(tmp_path)
+        again = None
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                node(), str(BOT_JS), "--server", f"127.0.0.1:{port}", "--token", BOTS["alice"], "--name", "alice",
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            assert proc.stderr is not None
+            err = Lines(proc.stderr)
+            await err.wait_for("connected as alice")
+            match_id = await Remote(port).create_match(["alice", *HOUSE3], deals=200, seed=3)
+            await err.wait_for(f"match {match_id} started")
+            daemon.kill()
+            daemon.wait(10)
+            again, _ = start_daemon(tmp_path, "--port", str(port))
+            await err.wait_for("connected as alice", count=2)
+            proc.send_signal(signal.SIGINT)  # drain: with no match running, it leaves at once
+            code = await asyncio.wait_for(proc.wait(), 30)
+            return match_id, code, await err.rest()
+        finally:
+            for process in (daemon, again):
+                if process is not None and process.poll() is None:
+                    process.kill()
+                    process.wait(10)
+
+    match_id, code, err = run(scenario())
+    assert code == 0, err
+    assert f"match {match_id} ended while this bot was away" in err, err
+    assert "draining (Ctrl-C): finishing 0 running match(es)" in err, err
+    assert f"resuming {match_id}" not in err, err
+
+
 def test_the_node_bot_plays_two_seats_of_one_match(tmp_path):
     """One bot in two seats: each seat's events are numbered alike (a seat's own log), so
     what the bot has seen, and its open request, are kept per (match, seat)."""
