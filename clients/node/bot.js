@@ -285,6 +285,11 @@ class Bot {
   onWelcome(call, welcome) {
     this.welcomed = true;
     log(`connected as ${welcome.bot_name} (session ${welcome.session_id}, server ${welcome.server_version})`);
+    if (!this.everConnected && welcome.active_matches.length === 0 && !this.draining) {
+      // Else nothing more is said until the first match, which a ladder may take ~30 s to start.
+      log('waiting for a match: the server seats this bot when one starts (an organiser\'s match or '
+        + 'tournament, or the ladder if the server runs one, which groups its free bots within about 30 s)');
+    }
     // The welcome lists every match the bot is seated in: one we thought running and not
     // listed ended while we were away. What its seat missed, up to `match_ended`, follows
     // if the server kept it (its sequence numbers, kept, drop what we had); a server that

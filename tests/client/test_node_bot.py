@@ -130,6 +130,9 @@ def test_the_node_bot_plays_a_whole_game_by_itself(tmp_path):
 
     match_id, (code, out, err), stored = run(scenario())
     assert code == 0, err
+    # Connected before any match: it says what it waits for (before, nothing until the
+    # first match, which a ladder may take ~30 s to start: a silent bot).
+    assert "waiting for a match" in err, err
     assert f"match {match_id} ended (completed)" in out
     assert stored.status == "finished" and stored.record.result.status == P.MATCH_STATUS_FINISHED
     assert stored.record.format.fixed_deals == 0 and len(stored.record.deal_scores) >= 2
