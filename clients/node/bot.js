@@ -37,6 +37,7 @@ const FATAL = new Set([grpc.status.UNAUTHENTICATED, grpc.status.PERMISSION_DENIE
 const UNREACHED = new Set([grpc.status.UNAVAILABLE, grpc.status.DEADLINE_EXCEEDED]);
 const BACKOFF_MS = [200, 10_000];
 const CONNECT_ATTEMPTS = 5; // a server never reached is given up after this many tries
+const RETRY_SAID_MS = 60_000; // during an outage, "still reconnecting" at most this often
 // The exit codes of every Hearts Arena client (clients/python/heartsbot/exits.py; README).
 const EXIT = { done: 0, usage: 2, refused: 3, unreachable: 4, abandoned: 130 };
 const USAGE = `usage: node bot.js [--server HOST:PORT] --token TOKEN --name NAME [options]
@@ -172,6 +173,11 @@ class Bot {
     this.done = false;
     this.welcomed = false;
     this.everConnected = false;
+    // Since when the connection is lost (null: connected, or never), when that was last
+    // said, and the reconnects tried since: said once, then at most every RETRY_SAID_MS.
+    this.awaySince = null;
+    this.awaySaid = 0;
+    this.awayAttempts = 0;
     this.call = null;
     this.wake = null;
   }
@@ -205,8 +211,14 @@ class Bot {
       if (this.welcomed) delay = BACKOFF_MS[0];
       const wait = Math.round(delay * (0.5 + Math.random()));
       const why = `${statusName(status.code)}: ${status.details || 'no details'}`;
-      if (this.everConnected) log(`stream ended (${why}); reconnecting in ${wait} ms`);
-      else if (reached) log(`refused by the server (${why}); retrying in ${wait} ms`);
+      if (this.welcomed) {
+        this.awaySince = this.awaySaid = Date.now();
+        this.awayAttempts = 0;
+        log(`stream ended (${why}); reconnecting in ${wait} ms`);
+      } else if (reached) {
+        if (this.awaySince !== null) this.awayAttempts += 1;
+        log(`refused by the server (${why}); retrying in ${wait} ms`);
+      } else if (this.everConnected) this.stillAway(why);
       else log(`could not connect to ${this.options.server} (attempt ${attempts} of ${CONNECT_ATTEMPTS}; ${why}); retrying in ${wait} ms`);
       await new Promise((resolve) => {
         const timer = setTimeout(resolve, wait);
@@ -215,6 +227,18 @@ class Bot {
       if (this.done) return 0;
       delay = Math.min(BACKOFF_MS[1], delay * 2);
     }
+  }
+
+  // A reconnect that failed: the outage was said when the stream ended; while it lasts,
+  // "still reconnecting" at most every RETRY_SAID_MS (a night's outage would otherwise
+  // fill the log with one line per attempt).
+  stillAway(why) {
+    this.awayAttempts += 1;
+    const now = Date.now();
+    if (now - this.awaySaid < RETRY_SAID_MS) return;
+    this.awaySaid = now;
+    log(`still reconnecting: away ${Math.round((now - this.awaySince) / 1000)} s, `
+      + `${this.awayAttempts} attempt(s) so far (${why})`);
   }
 
   stop() {
@@ -284,7 +308,10 @@ class Bot {
 
   onWelcome(call, welcome) {
     this.welcomed = true;
-    log(`connected as ${welcome.bot_name} (session ${welcome.session_id}, server ${welcome.server_version})`);
+    const away = this.awaySince === null ? ''
+      : `; back after ${((Date.now() - this.awaySince) / 1000).toFixed(1)} s and ${this.awayAttempts + 1} attempt(s)`;
+    this.awaySince = null;
+    log(`connected as ${welcome.bot_name} (session ${welcome.session_id}, server ${welcome.server_version}${away})`);
     if (!this.everConnected && welcome.active_matches.length === 0 && !this.draining) {
       // Else nothing more is said until the first match, which a ladder may take ~30 s to start.
       log('waiting for a match: the server seats this bot when one starts (an organiser\'s match or '

@@ -191,6 +191,44 @@ class Lines:
         return "\n".join(self.lines)
 
 
+@contextlib.asynccontextmanager
+async def node_and_a_daemon_process(tmp_path: Path) -> AsyncIterator[Any]:
+    """The Node bot, as alice, against a `heartsd serve` process, once it has connected:
+    an object with ``proc`` (the bot), ``err`` (its stderr, as Lines), ``port`` and
+    ``await restart(down_s)``, which SIGKILLs the daemon (a crash: the matches it ran end
+    aborted, without a word to the bot) and starts it again on the same port and store
+    ``down_s`` later. Every daemon is killed on leaving, and the bot if still running."""
+    import types
+
+    from ..server.test_daemon_process import start as start_daemon
+
+    daemon, port = start_daemon(tmp_path)
+    daemons = [daemon]
+
+    async def restart(down_s: float = 0.0) -> None:
+        daemons[-1].kill()
+        daemons[-1].wait(10)
+        await asyncio.sleep(down_s)
+        daemons.append(start_daemon(tmp_path, "--port", str(port))[0])
+
+    proc = await asyncio.create_subprocess_exec(
+        node(), str(BOT_JS), "--server", f"127.0.0.1:{port}", "--token", BOTS["alice"], "--name", "alice",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        assert proc.stderr is not None
+        err = Lines(proc.stderr)
+        await err.wait_for("connected as alice")
+        yield types.SimpleNamespace(proc=proc, err=err, port=port, restart=restart)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        for process in daemons:
+            if process.poll() is None:
+                process.kill()
+                process.wait(10)
+
+
 def test_the_node_bot_forgets_a_match_a_restarted_server_aborted(tmp_path):
     """A daemon killed mid-match comes back with the match aborted and no memory of what the
     seat saw, so no `match_ended` can reach the bot: the welcome, which lists the matches
@@ -201,38 +239,42 @@ def test_the_node_bot_forgets_a_match_a_restarted_server_aborted(tmp_path):
     import signal
 
     from ..server.test_daemon_process import Remote
-    from ..server.test_daemon_process import start as start_daemon
 
     async def scenario():
-        daemon, port = start_daemon(tmp_path)
-        again = None
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                node(), str(BOT_JS), "--server", f"127.0.0.1:{port}", "--token", BOTS["alice"], "--name", "alice",
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-            assert proc.stderr is not None
-            err = Lines(proc.stderr)
-            await err.wait_for("connected as alice")
-            match_id = await Remote(port).create_match(["alice", *HOUSE3], deals=200, seed=3)
-            await err.wait_for(f"match {match_id} started")
-            daemon.kill()
-            daemon.wait(10)
-            again, _ = start_daemon(tmp_path, "--port", str(port))
-            await err.wait_for("connected as alice", count=2)
-            proc.send_signal(signal.SIGINT)  # drain: with no match running, it leaves at once
-            code = await asyncio.wait_for(proc.wait(), 30)
-            return match_id, code, await err.rest()
-        finally:
-            for process in (daemon, again):
-                if process is not None and process.poll() is None:
-                    process.kill()
-                    process.wait(10)
+        async with node_and_a_daemon_process(tmp_path) as bot:
+            match_id = await Remote(bot.port).create_match(["alice", *HOUSE3], deals=200, seed=3)
+            await bot.err.wait_for(f"match {match_id} started")
+            await bot.restart()
+            await bot.err.wait_for("connected as alice", count=2)
+            bot.proc.send_signal(signal.SIGINT)  # drain: with no match running, it leaves at once
+            code = await asyncio.wait_for(bot.proc.wait(), 30)
+            return match_id, code, await bot.err.rest()
 
     match_id, code, err = run(scenario())
     assert code == 0, err
     assert f"match {match_id} ended while this bot was away" in err, err
     assert "draining (Ctrl-C): finishing 0 running match(es)" in err, err
     assert f"resuming {match_id}" not in err, err
+
+
+def test_the_node_bot_says_an_outage_once_and_how_long_it_lasted(tmp_path):
+    """Before, the Node bot logged "stream ended ...; reconnecting" at every attempt of an
+    outage (every 10 s once its back-off is at its cap, a night's outage filling its log),
+    and its reconnect did not say how long it had been away. Now, as the Python client
+    does, the loss is said once ("still reconnecting" at most every minute while it
+    lasts) and the reconnect says how long and how many attempts it took."""
+    async def scenario():
+        async with node_and_a_daemon_process(tmp_path) as bot:
+            await bot.restart(down_s=3)  # back-off 0.2 s doubling: about four failed attempts
+            await bot.err.wait_for("connected as alice", count=2)
+            bot.proc.kill()
+            return await bot.err.rest()
+
+    err = run(scenario())
+    assert sum("stream ended" in line for line in err.splitlines()) == 1, err
+    assert "still reconnecting" not in err, err  # (said after a minute)
+    back = [line for line in err.splitlines() if "connected as alice" in line][1]
+    assert "back after" in back and "attempt(s)" in back, err
 
 
 def test_the_node_bot_plays_two_seats_of_one_match(tmp_path):
