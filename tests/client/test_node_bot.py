@@ -159,6 +159,23 @@ def test_the_node_bot_reconnects_and_resumes_after_the_stream_drops(tmp_path):
     assert_played_itself(stored.record, 0)
 
 
+def test_every_install_script_of_the_node_bots_packages_is_decided_in_package_json():
+    """`npm ci --prefix clients/node`, the README's first command, ended with a warning
+    (npm 11.16 and later) that protobufjs's postinstall script was "not yet covered by
+    allowScripts", and npm 12 skips such scripts. Its script only checks the version
+    scheme of packages that depend on it, which the bot does not need: package.json says
+    so (`allowScripts`, false), and any locked package with an install script must be
+    decided there too, so that a dependency update cannot bring one in unseen."""
+    import json
+
+    folder = ROOT / "clients" / "node"
+    lock = json.loads((folder / "package-lock.json").read_text())
+    decided = json.loads((folder / "package.json").read_text()).get("allowScripts", {})
+    with_scripts = {path.rsplit("node_modules/", 1)[1] for path, entry in lock["packages"].items()
+                    if entry.get("hasInstallScript")}
+    assert with_scripts and with_scripts <= set(decided), (with_scripts, decided)
+
+
 class Lines:
     """A process's stream read line by line as it comes, so that a test can wait for a line."""
 
