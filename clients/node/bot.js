@@ -167,6 +167,9 @@ class Bot {
     this.ended = new Set();
     this.started = new Set(); // matches whose match_started was seen
     this.active = new Set(); // matches we are seated in, as far as we have heard
+    // Matches this stream rebuilds from their first event (listed in the welcome, nothing
+    // of them seen): their history comes whole in answer to `resume` from 0.
+    this.rebuilding = new Set();
     this.draining = false; // drain sent (or to be sent after the next hello)
     this.drained = false; // the server ended the stream with OK after our last match
     this.abandoned = false;
@@ -330,8 +333,10 @@ class Bot {
     }
     // The server re-sends what it had not delivered by itself; asking from the last event
     // we saw also covers anything lost in flight. Duplicates are dropped by sequence.
+    this.rebuilding.clear();
     for (const active of welcome.active_matches) {
       const last = this.lastSequence.get(active.match_id) ?? 0;
+      if (last === 0) this.rebuilding.add(active.match_id); // a new process: nothing of it seen
       log(`resuming ${active.match_id} (seat ${active.seat}) after event ${last}`);
       this.active.add(active.match_id);
       call.write({ resume: { match_id: active.match_id, seat: active.seat, last_sequence: last } });
@@ -353,10 +358,21 @@ class Bot {
     const matchId = update.match_id;
     if (this.ended.has(matchId)) return;
     this.active.add(matchId);
-    for (const event of update.events) {
-      if (event.sequence <= (this.lastSequence.get(matchId) ?? 0)) continue;
-      this.lastSequence.set(matchId, event.sequence);
-      this.onEvent(matchId, update.seat, event);
+    const first = update.events.length ? update.events[0].sequence : 0;
+    if (this.rebuilding.has(matchId) && first > (this.lastSequence.get(matchId) ?? 0) + 1) {
+      // The automatic replay of a match being rebuilt starts after the last request
+      // answered (by an earlier process): taking its events as the newest seen would drop
+      // the whole history that follows as duplicates (`match_started` with it). Only its
+      // end, should it hold one, and its request are taken from it; the rest comes again.
+      const end = update.events.find((event) => event.kind === 'match_ended');
+      if (end) this.onEvent(matchId, update.seat, end);
+    } else {
+      if (first) this.rebuilding.delete(matchId); // its history, from the first event
+      for (const event of update.events) {
+        if (event.sequence <= (this.lastSequence.get(matchId) ?? 0)) continue;
+        this.lastSequence.set(matchId, event.sequence);
+        this.onEvent(matchId, update.seat, event);
+      }
     }
     const request = update.request;
     if (!request || this.ended.has(matchId)) return; // it may end within this update

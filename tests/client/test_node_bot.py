@@ -294,6 +294,39 @@ def test_the_node_bot_says_an_outage_once_and_how_long_it_lasted(tmp_path):
     assert "back after" in back and "attempt(s)" in back, err
 
 
+def test_a_new_node_bot_process_rebuilds_a_running_match_from_its_first_event(tmp_path):
+    """A bot restarted mid-match (its process killed, a new one started) knows nothing of
+    the match the welcome lists: it asks `resume` from sequence 0 to rebuild it, as
+    docs/protocol.md ("Resume") says a client with no saved state may. The automatic
+    replay, from the last request answered, comes first; before, the Node bot took its
+    events as the newest seen and then dropped the whole history it had asked for as
+    duplicates: it never saw the match's `match_started`, so it did not say the match had
+    started, and with `--matches 1` it did not count it, played it, and then waited for
+    another match instead of leaving."""
+    import signal
+
+    async def scenario():
+        async with running_daemon(tmp_path, decision_ms=3000, grace_ms=10000) as daemon:
+            first = await start_bot(daemon)
+            await connected(daemon, first)
+            match_id = await daemon.create_match(["alice", *HOUSE3], deals=2, seed=11)
+            runner = daemon.arena.runners[match_id]
+            while sum(d.seat == 0 for d in runner.decisions) < 5:
+                await asyncio.sleep(0.005)
+            first.send_signal(signal.SIGKILL)
+            await first.wait()
+            second = await start_bot(daemon, "--matches", "1")
+            return match_id, await finished(second, timeout=60), daemon.stored(match_id)
+
+    match_id, (code, out, err), stored = run(scenario())
+    assert code == 0, err
+    assert f"match {match_id} started" in err, err
+    assert f"match {match_id} ended (completed)" in out, out
+    assert stored.status == "finished"
+    mine = [d for d in stored.record.decisions if d.seat == 0]
+    assert [P.Provenance.Name(d.provenance) for d in mine if d.provenance != P.PROVENANCE_BOT] == [], err
+
+
 def test_the_node_bot_plays_two_seats_of_one_match(tmp_path):
     """One bot in two seats: each seat's events are numbered alike (a seat's own log), so
     what the bot has seen, and its open request, are kept per (match, seat)."""
