@@ -38,6 +38,12 @@ const UNREACHED = new Set([grpc.status.UNAVAILABLE, grpc.status.DEADLINE_EXCEEDE
 const BACKOFF_MS = [200, 10_000];
 const CONNECT_ATTEMPTS = 5; // a server never reached is given up after this many tries
 const RETRY_SAID_MS = 60_000; // during an outage, "still reconnecting" at most this often
+// A final `draining` the bot did not ask for: what to do, by its `cause` (bot.proto).
+const SENT_AWAY = {
+  DRAIN_CAUSE_TOKEN_ROTATED: 'the organiser issued a new token and the old one no longer connects; '
+    + 'leaving (start again with the new token)',
+  DRAIN_CAUSE_REPLACED: 'another instance of this bot connected and plays in its place; leaving',
+};
 // The exit codes of every Hearts Arena client (clients/python/heartsbot/exits.py; README).
 const EXIT = { done: 0, usage: 2, refused: 3, unreachable: 4, abandoned: 130 };
 const USAGE = `usage: node bot.js [--server HOST:PORT] --token TOKEN --name NAME [options]
@@ -350,7 +356,9 @@ class Bot {
       log(`the server is draining this stream (${draining.reason}); finishing ${draining.active_matches.join(', ')}`);
     } else {
       this.drained = true;
-      log(`drained (${draining.reason}): every match finished; leaving`);
+      const away = SENT_AWAY[draining.cause];
+      if (away && !this.draining) log(`the server ended this stream without being asked (${draining.reason}): ${away}`);
+      else log(`drained (${draining.reason}): every match finished; leaving`);
     }
   }
 

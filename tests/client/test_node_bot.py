@@ -327,6 +327,33 @@ def test_a_new_node_bot_process_rebuilds_a_running_match_from_its_first_event(tm
     assert [P.Provenance.Name(d.provenance) for d in mine if d.provenance != P.PROVENANCE_BOT] == [], err
 
 
+def test_a_node_bot_replaced_by_a_second_instance_says_so_and_leaves(tmp_path):
+    """A second instance of a bot (the same token) replaces the first's stream: the first
+    gets a final `draining` with cause REPLACED and should stop (docs/protocol.md). Before,
+    the Node bot read only the words and said "drained (...): every match finished",
+    as if it had drained itself; now, as heartsbot does, it says by the cause what
+    happened, and still leaves with 0."""
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            first = await start_bot(daemon)
+            await connected(daemon, first)
+            session = daemon.arena.sessions.get("alice")
+            second = await start_bot(daemon)
+            try:
+                while daemon.arena.sessions.get("alice") is session:
+                    await asyncio.sleep(0.01)
+                return await finished(first, timeout=20)
+            finally:
+                second.kill()
+                await second.communicate()
+
+    code, _, err = run(scenario())
+    assert code == 0, err
+    assert "the server ended this stream without being asked" in err, err
+    assert "another instance of this bot connected and plays in its place" in err, err
+    assert "every match finished" not in err, err
+
+
 def test_the_node_bot_plays_two_seats_of_one_match(tmp_path):
     """One bot in two seats: each seat's events are numbered alike (a seat's own log), so
     what the bot has seen, and its open request, are kept per (match, seat)."""
