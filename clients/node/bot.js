@@ -176,6 +176,9 @@ class Bot {
     // Matches this stream rebuilds from their first event (listed in the welcome, nothing
     // of them seen): their history comes whole in answer to `resume` from 0.
     this.rebuilding = new Set();
+    // match_id -> the last event an earlier process was told (where the server's own replay
+    // of a rebuilt match started): its notices, replayed, are not said again.
+    this.toldBefore = new Map();
     this.draining = false; // drain sent (or to be sent after the next hello)
     this.drained = false; // the server ended the stream with OK after our last match
     this.abandoned = false;
@@ -372,6 +375,7 @@ class Bot {
       // answered (by an earlier process): taking its events as the newest seen would drop
       // the whole history that follows as duplicates (`match_started` with it). Only its
       // end, should it hold one, and its request are taken from it; the rest comes again.
+      this.toldBefore.set(matchId, first - 1);
       const end = update.events.find((event) => event.kind === 'match_ended');
       if (end) this.onEvent(matchId, update.seat, end);
     } else {
@@ -398,13 +402,14 @@ class Bot {
       const target = this.options.matchesToPlay;
       if (target > 0 && this.started.size >= target) this.drain(`${target} match(es) played`);
     } else if (event.kind === 'notice') {
-      log(`match ${matchId}: ${event.notice.text}`);
+      if (event.sequence > (this.toldBefore.get(matchId) ?? 0)) log(`match ${matchId}: ${event.notice.text}`);
     } else if (event.kind === 'match_ended') {
       const result = event.match_ended.result ?? { reason: 'no result given', totals: [], ranks: [] };
       this.ended.add(matchId);
       this.active.delete(matchId);
       this.pending.delete(matchId);
       this.lastSequence.delete(matchId);
+      this.toldBefore.delete(matchId);
       console.log(`match ${matchId} ended (${result.reason}): seat ${seat}, totals ${(result.totals ?? []).join(' ')}, `
         + `rank ${(result.ranks ?? [])[seat] ?? '?'}`);
     }

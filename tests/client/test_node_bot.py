@@ -327,6 +327,39 @@ def test_a_new_node_bot_process_rebuilds_a_running_match_from_its_first_event(tm
     assert [P.Provenance.Name(d.provenance) for d in mine if d.provenance != P.PROVENANCE_BOT] == [], err
 
 
+def test_a_rebuilt_match_does_not_say_again_what_an_earlier_process_was_told(tmp_path):
+    """Rebuilding a match from its first event (above) replays its whole history: each
+    `notice` in it (a seat's default: one a decision, up to every decision of a seat played
+    by default for a whole match) was logged again as if it had just happened. What the
+    earlier process was told, up to where the server's own replay starts, is now quiet;
+    what happened after (while no process played) is still said."""
+    from ..server.harness import Bot, first_legal
+
+    asked: list[str] = []
+
+    def policy(request, bot):  # type: ignore[no-untyped-def]
+        asked.append(request.request_id)
+        return None if len(asked) == 2 else first_legal(request, bot)  # let one clock run out
+
+    async def scenario():
+        async with running_daemon(tmp_path, decision_ms=2000, bank_ms=0, grace_ms=10000) as daemon:
+            earlier = await Bot(daemon, "alice", policy).start()
+            match_id = await daemon.create_match(["alice", *HOUSE3], deals=2, seed=11)
+            runner = daemon.arena.runners[match_id]
+            while sum(d.seat == 0 and d.provenance == P.PROVENANCE_BOT for d in runner.decisions) < 4:
+                await asyncio.sleep(0.005)
+            await earlier.drop()
+            proc = await start_bot(daemon, "--matches", "1")
+            return match_id, await finished(proc, timeout=60), daemon.stored(match_id)
+
+    match_id, (code, out, err), stored = run(scenario())
+    assert code == 0, err
+    timeouts = [d for d in stored.record.decisions if d.seat == 0 and d.provenance == P.PROVENANCE_TIMEOUT]
+    assert len(timeouts) == 1, err  # the one the earlier process let run out, and no other
+    assert f"match {match_id} started" in err, err
+    assert "ran out of time" not in err, err
+
+
 def test_a_node_bot_replaced_by_a_second_instance_says_so_and_leaves(tmp_path):
     """A second instance of a bot (the same token) replaces the first's stream: the first
     gets a final `draining` with cause REPLACED and should stop (docs/protocol.md). Before,
