@@ -363,6 +363,37 @@ def test_a_whole_game_by_the_sh_bot_is_all_its_own_decisions(tmp_path):
     assert out == "", "the bridge's stdout stays empty"
 
 
+def test_a_bridge_restarted_mid_match_counts_that_match_for_matches(tmp_path):
+    """A bot restarted mid-match (its earlier process gone) is welcomed with the running
+    match, whose `match_started` is not sent again: before, `--matches 1` did not count
+    it, so the bridge played it and then waited for another match instead of leaving
+    (the Node bot, which rebuilds the match, counted it). A match the welcome lists that
+    this process never saw start is now one it plays, counted when it is welcomed."""
+    from ..server.harness import Bot, first_legal
+
+    async def scenario():
+        async with running_daemon(tmp_path, decision_ms=3000, grace_ms=10000) as daemon:
+            earlier = await Bot(daemon, "alice", first_legal).start()
+            match_id = await daemon.create_match(["alice", *HOUSE3], deals=2, seed=11)
+            runner = daemon.arena.runners[match_id]
+            while sum(d.seat == 0 for d in runner.decisions) < 4:
+                await asyncio.sleep(0.005)
+            await earlier.drop()
+            proc = await start_bridge(daemon, "alice", SH_BOT, "--matches", "1")
+            try:
+                out, err = await asyncio.wait_for(proc.communicate(), 60)
+            except asyncio.TimeoutError:
+                proc.kill()
+                out, err = await proc.communicate()
+                return match_id, None, err.decode(), daemon.stored(match_id)
+            return match_id, proc.returncode, err.decode(), daemon.stored(match_id)
+
+    match_id, code, err, stored = run(scenario())
+    assert code == 0, f"exit {code} (None: still running after its match ended): {err[-2000:]}"
+    assert stored.status == "finished"
+    assert "1 matches" in err, err[-2000:]
+
+
 def test_a_bot_that_exits_on_its_last_end_line_has_done_its_matches(tmp_path):
     """Before (an attack pass): a bot that leaves when told its match ended made the bridge
     exit 1, "the bot exited with status 0", though every match it was asked for was played:

@@ -459,7 +459,14 @@ class BotClient:
                             log.info("waiting for a match: the server seats this bot when one starts (an "
                                      "organiser's match or tournament, or the ladder if the server runs one, which "
                                      "groups its free bots within about 30 s)", bot=self.name)
-                        if self.draining:
+                        still_draining = self.draining  # (a drain begun below sends itself)
+                        for match_id in sorted({m.match_id for m in message.welcome.active_matches}):
+                            # One an earlier process of the bot started (it crashed, or was
+                            # restarted): its match_started is not replayed, but it is a match
+                            # this one plays. Before, `--matches 1` played it, then waited for
+                            # another match instead of leaving.
+                            self._count_started(match_id)
+                        if still_draining:
                             await self._send_drain(call)
                     elif kind == "draining":
                         if message.draining.active_matches:
@@ -500,6 +507,18 @@ class BotClient:
             log.info("a match ended while this bot was away: its result follows if the server kept it "
                      "(a server that restarted aborted it and has none)", bot=self.name, match_id=match_id)
         self.active = listed
+
+    def _count_started(self, match_id: str) -> None:
+        """A match this bot plays has started (once per match): counted, and with
+        ``drain_after`` matches started, the bot drains."""
+        if match_id in self._started:
+            return
+        if len(self._started) >= SEEN_KEPT:  # the oldest: long over (as _seen)
+            del self._started[next(iter(self._started))]
+        self._started[match_id] = None
+        self.stats.matches_started += 1
+        if self.drain_after and self.stats.matches_started >= self.drain_after:
+            self.drain(f"{self.drain_after} match(es) played")
 
     def _forget_requests(self, match_id: str) -> None:
         """A match that will ask nothing more: its ruleset and open requests go."""
@@ -545,13 +564,7 @@ class BotClient:
             which = event.WhichOneof("kind")
             if which == "match_started":
                 self._rules[update.match_id] = convert.ruleset_from_wire(event.match_started.ruleset)
-                if update.match_id not in self._started:
-                    if len(self._started) >= SEEN_KEPT:  # the oldest: long over (as _seen)
-                        del self._started[next(iter(self._started))]
-                    self._started[update.match_id] = None
-                    self.stats.matches_started += 1
-                    if self.drain_after and self.stats.matches_started >= self.drain_after:
-                        self.drain(f"{self.drain_after} match(es) played")
+                self._count_started(update.match_id)
             elif which == "notice":
                 notice = event.notice
                 if notice.seat == update.seat and notice.provenance in SERVER_DEFAULTS:
