@@ -168,16 +168,18 @@ class Bot {
     this.client = new BotService(options.server, options.credentials, {
       'grpc.keepalive_time_ms': 20_000,
     });
-    this.lastSequence = new Map(); // match_id -> newest event sequence seen
-    this.pending = new Map(); // match_id -> { request, avoid, call, sent }: the latest request
+    // Per seat (seatKey: a bot may hold several seats of one match, each with its own
+    // events and requests, numbered alike):
+    this.lastSequence = new Map(); // seat -> newest event sequence seen
+    this.pending = new Map(); // seat -> { request, avoid, call, sent }: its latest request
     this.ended = new Set();
     this.started = new Set(); // matches whose match_started was seen
     this.active = new Set(); // matches we are seated in, as far as we have heard
-    // Matches this stream rebuilds from their first event (listed in the welcome, nothing
+    // Seats this stream rebuilds from their first event (listed in the welcome, nothing
     // of them seen): their history comes whole in answer to `resume` from 0.
     this.rebuilding = new Set();
-    // match_id -> the last event an earlier process was told (where the server's own replay
-    // of a rebuilt match started): its notices, replayed, are not said again.
+    // seat -> the last event an earlier process was told (where the server's own replay
+    // of a rebuilt seat started): its notices, replayed, are not said again.
     this.toldBefore = new Map();
     this.draining = false; // drain sent (or to be sent after the next hello)
     this.drained = false; // the server ended the stream with OK after our last match
@@ -338,14 +340,15 @@ class Bot {
       log(`match ${matchId} ended while this bot was away: its result follows if the server kept it `
         + '(a server that restarted aborted it and has none)');
       this.active.delete(matchId);
-      this.pending.delete(matchId); // it asks nothing more
+      this.forget(matchId); // it asks nothing more (its sequences stay: its end may follow)
     }
     // The server re-sends what it had not delivered by itself; asking from the last event
     // we saw also covers anything lost in flight. Duplicates are dropped by sequence.
     this.rebuilding.clear();
     for (const active of welcome.active_matches) {
-      const last = this.lastSequence.get(active.match_id) ?? 0;
-      if (last === 0) this.rebuilding.add(active.match_id); // a new process: nothing of it seen
+      const seat = seatKey(active.match_id, active.seat);
+      const last = this.lastSequence.get(seat) ?? 0;
+      if (last === 0) this.rebuilding.add(seat); // a new process: nothing of it seen
       log(`resuming ${active.match_id} (seat ${active.seat}) after event ${last}`);
       this.active.add(active.match_id);
       call.write({ resume: { match_id: active.match_id, seat: active.seat, last_sequence: last } });
@@ -369,29 +372,30 @@ class Bot {
     const matchId = update.match_id;
     if (this.ended.has(matchId)) return;
     this.active.add(matchId);
+    const seat = seatKey(matchId, update.seat);
     const first = update.events.length ? update.events[0].sequence : 0;
-    if (this.rebuilding.has(matchId) && first > (this.lastSequence.get(matchId) ?? 0) + 1) {
+    if (this.rebuilding.has(seat) && first > (this.lastSequence.get(seat) ?? 0) + 1) {
       // The automatic replay of a match being rebuilt starts after the last request
       // answered (by an earlier process): taking its events as the newest seen would drop
       // the whole history that follows as duplicates (`match_started` with it). Only its
       // end, should it hold one, and its request are taken from it; the rest comes again.
-      this.toldBefore.set(matchId, first - 1);
+      this.toldBefore.set(seat, first - 1);
       const end = update.events.find((event) => event.kind === 'match_ended');
       if (end) this.onEvent(matchId, update.seat, end);
     } else {
-      if (first) this.rebuilding.delete(matchId); // its history, from the first event
+      if (first) this.rebuilding.delete(seat); // its history, from the first event
       for (const event of update.events) {
-        if (event.sequence <= (this.lastSequence.get(matchId) ?? 0)) continue;
-        this.lastSequence.set(matchId, event.sequence);
+        if (event.sequence <= (this.lastSequence.get(seat) ?? 0)) continue;
+        this.lastSequence.set(seat, event.sequence);
         this.onEvent(matchId, update.seat, event);
       }
     }
     const request = update.request;
     if (!request || this.ended.has(matchId)) return; // it may end within this update
-    const previous = this.pending.get(matchId);
+    const previous = this.pending.get(seat);
     if (previous && previous.request.request_id === request.request_id && previous.call === call) return; // sent twice
-    this.pending.set(matchId, { request, avoid: new Set(), call });
-    this.answer(call, matchId);
+    this.pending.set(seat, { request, avoid: new Set(), call });
+    this.answer(call, matchId, seat);
   }
 
   onEvent(matchId, seat, event) {
@@ -402,21 +406,28 @@ class Bot {
       const target = this.options.matchesToPlay;
       if (target > 0 && this.started.size >= target) this.drain(`${target} match(es) played`);
     } else if (event.kind === 'notice') {
-      if (event.sequence > (this.toldBefore.get(matchId) ?? 0)) log(`match ${matchId}: ${event.notice.text}`);
+      if (event.sequence > (this.toldBefore.get(seatKey(matchId, seat)) ?? 0)) log(`match ${matchId}: ${event.notice.text}`);
     } else if (event.kind === 'match_ended') {
       const result = event.match_ended.result ?? { reason: 'no result given', totals: [], ranks: [] };
       this.ended.add(matchId);
       this.active.delete(matchId);
-      this.pending.delete(matchId);
-      this.lastSequence.delete(matchId);
-      this.toldBefore.delete(matchId);
+      this.forget(matchId, true);
       console.log(`match ${matchId} ended (${result.reason}): seat ${seat}, totals ${(result.totals ?? []).join(' ')}, `
         + `rank ${(result.ranks ?? [])[seat] ?? '?'}`);
     }
   }
 
-  answer(call, matchId) {
-    const pending = this.pending.get(matchId);
+  // What is kept of a match's seats: their open requests (it asks nothing more) and, with
+  // `all`, what they have seen (it has ended: nothing of it comes again).
+  forget(matchId, all = false) {
+    const prefix = seatKey(matchId, '');
+    for (const kept of all ? [this.pending, this.lastSequence, this.toldBefore] : [this.pending]) {
+      for (const seat of [...kept.keys()].filter((key) => key.startsWith(prefix))) kept.delete(seat);
+    }
+  }
+
+  answer(call, matchId, seat) {
+    const pending = this.pending.get(seat);
     const { request, avoid } = pending;
     const action = strategy.decide(request, avoid);
     if (!action) return log(`match ${matchId}: no legal action left to try for ${request.request_id}`);
@@ -427,13 +438,21 @@ class Bot {
   onRejected(call, rejected) {
     const { match_id: matchId, request_id: requestId } = rejected;
     log(`answer rejected in ${matchId} (${rejected.code}): ${rejected.reason}`);
-    const pending = this.pending.get(matchId);
-    if (!rejected.retry || !pending || pending.request.request_id !== requestId) return;
+    // The seat whose open request it names (a rejection names the match and the request).
+    const seat = [...this.pending.keys()].find((key) => key.startsWith(seatKey(matchId, ''))
+      && this.pending.get(key).request.request_id === requestId);
+    const pending = this.pending.get(seat);
+    if (!rejected.retry || !pending) return;
     // Never offer the rejected cards again: retry with the next choice.
     const { play, pass_cards: pass } = pending.sent ?? {};
     for (const card of play ? [play] : pass ? pass.cards : []) pending.avoid.add(strategy.key(card));
-    this.answer(call, matchId);
+    this.answer(call, matchId, seat);
   }
+}
+
+// The key of one seat of one match (match ids never hold a space).
+function seatKey(matchId, seat) {
+  return `${matchId} ${seat}`;
 }
 
 function statusName(code) {

@@ -387,6 +387,32 @@ def test_a_node_bot_replaced_by_a_second_instance_says_so_and_leaves(tmp_path):
     assert "every match finished" not in err, err
 
 
+def test_a_node_bot_in_two_seats_answers_each_seats_request_once_after_a_restart(tmp_path):
+    """One bot in two seats of a match, both with a PASS request open when its process is
+    replaced: the new process gets each request twice (the server's own replay, then the
+    one its `resume` asks for) and must answer each once. Before, the Node bot kept one
+    open request per match, not per seat: seat 2's request displaced seat 0's, so each
+    copy looked new and was answered again, and the server rejected both as stale."""
+    from ..server.harness import Bot
+
+    async def scenario():
+        async with running_daemon(tmp_path, decision_ms=5000, grace_ms=10000) as daemon:
+            earlier = await Bot(daemon, "alice", lambda request, bot: None, max_matches=2).start()  # answers nothing
+            match_id = await daemon.create_match(["alice", "house:random", "alice", "house:heuristic"], deals=1, seed=5)
+            while {s for (m, s), events in earlier.events.items() if m == match_id and events} != {0, 2}:
+                await asyncio.sleep(0.005)
+            await earlier.drop()
+            proc = await start_bot(daemon, "--matches", "1", "--max-matches", "2")
+            return await finished(proc), daemon.stored(match_id)
+
+    (code, out, err), stored = run(scenario())
+    assert code == 0, err
+    assert "answer rejected" not in err, err
+    assert stored.status == "finished", err
+    assert_played_itself(stored.record, 0)
+    assert_played_itself(stored.record, 2)
+
+
 def test_the_node_bot_plays_two_seats_of_one_match(tmp_path):
     """One bot in two seats: each seat's events are numbered alike (a seat's own log), so
     what the bot has seen, and its open request, are kept per (match, seat)."""
