@@ -384,11 +384,15 @@ class Bot {
       if (end) this.onEvent(matchId, update.seat, end);
     } else {
       if (first) this.rebuilding.delete(seat); // its history, from the first event
+      // The same notice, many times in one update (what a seat played by default missed:
+      // one a decision), is said once, with how many times it came.
+      const notices = new Map();
       for (const event of update.events) {
         if (event.sequence <= (this.lastSequence.get(seat) ?? 0)) continue;
         this.lastSequence.set(seat, event.sequence);
-        this.onEvent(matchId, update.seat, event);
+        this.onEvent(matchId, update.seat, event, notices);
       }
+      for (const [text, times] of notices) log(`match ${matchId}: ${text}${times > 1 ? ` (${times} times)` : ''}`);
     }
     const request = update.request;
     if (!request || this.ended.has(matchId)) return; // it may end within this update
@@ -398,7 +402,7 @@ class Bot {
     this.answer(call, matchId, seat);
   }
 
-  onEvent(matchId, seat, event) {
+  onEvent(matchId, seat, event, notices = new Map()) {
     if (event.kind === 'match_started') {
       const seats = event.match_started.seats.map((s) => s.name).join(', ');
       log(`match ${matchId} started: ${event.match_started.ruleset.name}, seat ${seat} of [${seats}]`);
@@ -406,7 +410,8 @@ class Bot {
       const target = this.options.matchesToPlay;
       if (target > 0 && this.started.size >= target) this.drain(`${target} match(es) played`);
     } else if (event.kind === 'notice') {
-      if (event.sequence > (this.toldBefore.get(seatKey(matchId, seat)) ?? 0)) log(`match ${matchId}: ${event.notice.text}`);
+      const text = event.notice.text;
+      if (event.sequence > (this.toldBefore.get(seatKey(matchId, seat)) ?? 0)) notices.set(text, (notices.get(text) ?? 0) + 1);
     } else if (event.kind === 'match_ended') {
       const result = event.match_ended.result ?? { reason: 'no result given', totals: [], ranks: [] };
       this.ended.add(matchId);

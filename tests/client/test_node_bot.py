@@ -360,6 +360,35 @@ def test_a_rebuilt_match_does_not_say_again_what_an_earlier_process_was_told(tmp
     assert "ran out of time" not in err, err
 
 
+def test_a_node_bot_back_in_a_match_played_by_default_sums_up_its_defaults(tmp_path):
+    """A bot that comes back to a match the server played for it while it was gone gets
+    what it missed at once: a `notice` for every default (one a decision; a whole match of
+    them after a night away). Before, the Node bot logged each as its own line, the same
+    words dozens of times; now the same notice in one update is said once, with how many
+    times it came."""
+    from ..server.harness import Bot, first_legal
+
+    async def scenario():
+        async with running_daemon(tmp_path, decision_ms=2000, grace_ms=300, house_delay_ms=20) as daemon:
+            earlier = await Bot(daemon, "alice", first_legal).start()
+            match_id = await daemon.create_match(["alice", *HOUSE3], deals=5, seed=11)
+            runner = daemon.arena.runners[match_id]
+            while sum(d.seat == 0 for d in runner.decisions) < 3:
+                await asyncio.sleep(0.005)
+            await earlier.drop()
+            while sum(d.seat == 0 and d.provenance == P.PROVENANCE_AUTO for d in runner.decisions) < 10:
+                await asyncio.sleep(0.005)
+            proc = await start_bot(daemon, "--matches", "1")
+            return await finished(proc, timeout=60), daemon.stored(match_id)
+
+    (code, out, err), stored = run(scenario())
+    assert code == 0, err
+    defaulted = [d for d in stored.record.decisions if d.seat == 0 and d.provenance != P.PROVENANCE_BOT]
+    said = [line for line in err.splitlines() if "seat 0" in line and "the server played its default" in line]
+    assert len(defaulted) >= 10 and 0 < len(said) <= 3, err
+    assert any("times)" in line for line in said), err
+
+
 def test_a_node_bot_replaced_by_a_second_instance_says_so_and_leaves(tmp_path):
     """A second instance of a bot (the same token) replaces the first's stream: the first
     gets a final `draining` with cause REPLACED and should stop (docs/protocol.md). Before,
