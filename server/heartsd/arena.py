@@ -102,7 +102,8 @@ class ArenaError(Exception):
     the caller who asked (an admin) and the log; empty when there is no such version.
 
     ``code`` names a refusal of a fixed set (empty: none), with ``params``, the figures its
-    text names (a bot's name): what the web front's pages say it by, in their language
+    text names (a bot's name; ``waited_s``, the seconds a refusal "waited N s for the seats:"
+    waited before it): what the web front's pages say it by, in their language
     (i18n.js), where the text is English. Named here, where the refusal is made, so that no
     reader has to recognise the English; gRPC sends the text alone, as before."""
 
@@ -194,11 +195,13 @@ class SeatProblem:
         """A problem anyone may read as it is."""
         return cls(text, text, code, params)
 
-    def error(self, kind: str, detail: str | None = None, public: str | None = None) -> ArenaError:
+    def error(self, kind: str, detail: str | None = None, public: str | None = None,
+              **figures: str) -> ArenaError:
         """An ArenaError of ``kind`` for this problem: its texts (or ``detail`` and
-        ``public``, which say more around them) and its code."""
+        ``public``, which say more around them), its code, and its figures with those the
+        texts add (``figures``: a seat's wait, ``waited_s``)."""
         return ArenaError(kind, self.detail if detail is None else detail, self.public if public is None else public,
-                          self.code, self.params)
+                          self.code, {**self.params, **figures})
 
 
 def invalid(message: str) -> ArenaError:
@@ -661,9 +664,12 @@ class Arena:
                                  code="shutting_down")
             left = deadline - asyncio.get_running_loop().time()
             if left <= 0:
-                # Its code is the problem's: what the seats still wait for (the wait is the caller's).
+                # Its code is the problem's: what the seats still wait for; the wait, said before it,
+                # is a figure of its own (``waited_s``), so that a page saying the code in its
+                # language says the wait too (before, "waited 30 s" was English only).
                 waited = f"waited {wait_s:g} s for the seats: "
-                raise problem.error("deadline", waited + problem.detail, waited + problem.public)
+                raise problem.error("deadline", waited + problem.detail, waited + problem.public,
+                                    waited_s=f"{wait_s:g}")
             await self.slots.wait_change(min(left, 1.0))
 
     # -- matches ------------------------------------------------------------------------

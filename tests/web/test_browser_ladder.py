@@ -139,7 +139,9 @@ def test_why_a_tournaments_table_waits_is_said_in_the_pages_language(tmp_path, b
     """The last closing note: a table's waiting reason (a roster bot gone) read "bot 'dave' is
     not connected" on the Indonesian and Vietnamese leaderboards too, the daemon's English.
     Now the director's reason carries its code (waiting_key) and the page says it in its
-    language; the English page keeps the daemon's words."""
+    language; the English page keeps the daemon's words. The wait for the seats the daemon
+    says before it ("waited 0.3 s for the seats: ...") is said too: before, the translated
+    text lost it."""
     import asyncio
 
     from heartsbot.client import BotClient
@@ -174,7 +176,8 @@ def test_why_a_tournaments_table_waits_is_said_in_the_pages_language(tmp_path, b
             assert time.monotonic() < deadline, "no match of the tournament finished"
             time.sleep(0.1)
         daemon.call(lambda: stop(clients[-1:]))  # dave leaves: the next table waits for him
-        while not directors.waiting(tour.id):
+        # Said once the director has waited SEAT_WAIT_S for the seats (a reason said at once has no wait).
+        while not any(w.text.startswith("waited") for w in directors.waiting(tour.id).values()):
             assert time.monotonic() < deadline, "no table said why it waits"
             time.sleep(0.1)
         try:
@@ -182,11 +185,14 @@ def test_why_a_tournaments_table_waits_is_said_in_the_pages_language(tmp_path, b
             errors = watch_errors(page)
             page.goto(f"{daemon.url}/leaderboard?ruleset=standard&lang=id")
             waits = page.locator(f".tournament[data-tournament='{tour.id}'] .waiting")
-            expect(waits.first).to_have_text(re.compile(r"^Menunggu, meja \d+\.\d+: bot “dave” tidak terhubung$"))
+            expect(waits.first).to_have_text(re.compile(
+                r"^Menunggu, meja \d+\.\d+: sudah menunggu kursinya 0\.3 dtk: bot “dave” tidak terhubung$"))
             page.select_option("#lang", "vi")
-            expect(waits.first).to_have_text(re.compile(r"^Đang chờ, bàn \d+\.\d+: bot “dave” chưa kết nối$"))
+            expect(waits.first).to_have_text(re.compile(
+                r"^Đang chờ, bàn \d+\.\d+: đã chờ ghế 0\.3 giây: bot “dave” chưa kết nối$"))
             page.select_option("#lang", "en")  # the daemon's own words
-            expect(waits.first).to_have_text(re.compile(r"^Waiting, table \d+\.\d+: .*bot 'dave' is not connected$"))
+            expect(waits.first).to_have_text(re.compile(
+                r"^Waiting, table \d+\.\d+: waited 0\.3 s for the seats: bot 'dave' is not connected$"))
             assert not errors, errors
         finally:
             daemon.call(lambda: directors.set_status(tour.id, "cancelled", ""))

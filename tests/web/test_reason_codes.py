@@ -112,7 +112,10 @@ def test_a_records_refusals_carry_their_code_held_replays_included(tmp_path):
 def test_a_waiting_tables_reason_carries_its_code_from_the_director(tmp_path, monkeypatch):
     """A roster bot leaves mid-tournament: its next table waits, and /api/tournaments says
     why as gRPC does (the English text), with ``waiting_key``, the reason's code and the bot
-    it names, as the arena made it (ArenaError.code), for pages to say in their language."""
+    it names, as the arena made it (ArenaError.code), for pages to say in their language.
+    Once the director has waited its SEAT_WAIT_S for the seats, the text says so ("waited
+    0.3 s for the seats: ...") and the key carries that wait (``waited_s``): before, the key
+    was the same as without it, and a page that said it in Indonesian lost the wait."""
     monkeypatch.setattr(tours, "SEAT_WAIT_S", 0.3)
 
     async def scenario() -> tuple[Any, Any]:
@@ -128,7 +131,7 @@ def test_a_waiting_tables_reason_carries_its_code_from_the_director(tmp_path, mo
             while True:
                 assert time.monotonic() < deadline, "no table said why it waits"
                 _, body = await _json(http, f"{web.url}/api/tournaments")
-                tables = [x for t in body["tournaments"] for x in t["tables"] if x["waiting"]]
+                tables = [x for t in body["tournaments"] for x in t["tables"] if x["waiting"].startswith("waited")]
                 if tables:
                     break
                 await asyncio.sleep(0.2)
@@ -137,8 +140,8 @@ def test_a_waiting_tables_reason_carries_its_code_from_the_director(tmp_path, mo
             return tables, wire
 
     tables, wire = run(scenario())
-    assert tables[0]["waiting"].endswith("bot 'dave' is not connected"), tables
-    assert tables[0]["waiting_key"] == {"key": "not_connected", "bot": "dave"}, tables  # before: no waiting_key
+    assert tables[0]["waiting"] == "waited 0.3 s for the seats: bot 'dave' is not connected", tables
+    assert tables[0]["waiting_key"] == {"key": "not_connected", "bot": "dave", "waited_s": "0.3"}, tables
     waits = [x.waiting for x in wire.tables if x.waiting]
     assert waits and all(w.endswith("bot 'dave' is not connected") for w in waits), waits  # gRPC: the text, as before
 

@@ -182,10 +182,19 @@ export function refusalText(error) {
   return saidAs(error?.code ? `refusal_${error.code}` : null, {}, error?.message || String(error));
 }
 
+// A reason of the server's fixed set (`known`: its key and figures, web/present.py's
+// reason_key) in this language, by the words `prefix` + its key; else `fallback`, the
+// server's. A reason the server said after a wait for the seats ("waited 30 s for the
+// seats: ...", its figure `waited_s`) says that wait too: before, only what it waited for.
+export function reasonText(prefix, known, fallback) {
+  const said = saidAs(known ? `${prefix}${known.key}` : null, known ?? {}, null);
+  if (said === null) return fallback;
+  return known.waited_s === undefined ? said : t("waited_for_seats", { s: known.waited_s, reason: said });
+}
+
 // Why a match ended, in this language where it is one of the server's fixed reasons
 // (result.reason_key: web/present.py), else the server's words (an operator's, say).
 export function endReason(result) {
   if (result.refusal) return refusalText(result.refusal); // no record: the server's refusal says why (playboard.js)
-  const known = result.reason_key;
-  return saidAs(known ? `end_${known.key}` : null, known ?? {}, result.reason);
+  return reasonText("end_", result.reason_key, result.reason);
 }

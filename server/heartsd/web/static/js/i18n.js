@@ -80,6 +80,7 @@ const STRINGS = {
     leave_text: "The match ends now for everyone and is recorded as cancelled. You cannot come back to it.",
     leave_confirm: "Leave and end the match", leave_stay: "Stay and play",
     you_left: "You left the table: the match is over (recorded as cancelled).",
+    waited_for_seats: "waited {s} s for the seats: {reason}",
   },
   id: {
     title: "Hearts Arena", lobby: "Lobi", leaderboard: "Papan peringkat", language: "Bahasa",
@@ -196,6 +197,7 @@ const STRINGS = {
     wait_busy: "bot “{bot}” sedang sibuk di pertandingan lain", wait_back: "bot “{bot}” sudah kembali: kursinya ditunggu lagi",
     wait_shutting_down: "server sedang dimatikan",
     wait_not_seated: "bot-botnya belum bisa didudukkan (log server menjelaskan sebabnya)",
+    waited_for_seats: "sudah menunggu kursinya {s} dtk: {reason}",
   },
   vi: {
     title: "Hearts Arena", lobby: "Sảnh", leaderboard: "Bảng xếp hạng", language: "Ngôn ngữ",
@@ -312,6 +314,7 @@ const STRINGS = {
     wait_busy: "bot “{bot}” đang bận ở các trận khác", wait_back: "bot “{bot}” đã quay lại: ghế của nó lại được chờ",
     wait_shutting_down: "máy chủ đang tắt",
     wait_not_seated: "chưa thể xếp chỗ cho các bot (nhật ký của máy chủ ghi lý do)",
+    waited_for_seats: "đã chờ ghế {s} giây: {reason}",
   },
 };
 

@@ -1,7 +1,7 @@
 // The leaderboard of a ruleset (the ladder's ratings), and tournament standings when
 // there are any.
-import { el, getJSON, header, pollWhileShown, showError, showUnknownRuleset } from "./common.js";
-import { saidAs, t } from "./i18n.js";
+import { el, getJSON, header, pollWhileShown, reasonText, showError, showUnknownRuleset } from "./common.js";
+import { t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -57,8 +57,7 @@ function tournamentPanel(tour) {
 }
 
 function waitingText(table) {
-  const known = table.waiting_key;
-  return saidAs(known ? `wait_${known.key}` : null, known ?? {}, table.waiting);
+  return reasonText("wait_", table.waiting_key, table.waiting);
 }
 
 // The ruleset picker is made once and updated in place: drawn anew with each load, it lost
