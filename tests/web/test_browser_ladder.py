@@ -514,3 +514,30 @@ def test_a_bot_page_shows_a_rated_match_that_finishes_while_it_is_open(tmp_path,
         page.close()
         daemon.call(ladder_run.stop)
     assert not errors, errors
+
+
+def test_an_error_a_page_shows_is_said_again_when_the_language_changes(tmp_path, browser: Browser) -> None:
+    """A page whose first load was refused (here, the address's rate) said "Error: ..." in
+    the language it came in, and kept it there when the person chose another language, while
+    the rest of the page changed (the lobby's live list, the leaderboard, a bot's page). It is
+    said again in the language chosen."""
+    refused = RoutedJSON({})
+    refused.status = 429
+    with ThreadedDaemon(tmp_path, bot_tokens={"configured": "token-configured-1"}) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        for pattern in ("**/api/matches", "**/api/leaderboard?*", "**/api/bots/configured?*"):
+            page.route(pattern, refused)
+        for address, where, title, drawn in (("/?lang=id", "#live", "#live-title", "Trận đang diễn ra"),
+                                             ("/leaderboard?lang=id", "#board", "#heading", "Bảng xếp hạng: standard"),
+                                             ("/bots/configured?lang=id", "#standing", "#standing-title", "Điểm xếp hạng")):
+            page.goto(f"{daemon.url}{address}")
+            said = page.locator(f"{where} [role=alert]")
+            expect(said).to_have_text("Galat: terlalu banyak permintaan dari alamatmu; tunggu sebentar, lalu coba lagi")
+            page.select_option("#lang", "vi")
+            expect(page.locator(title)).to_have_text(drawn)  # the page drawn in Vietnamese
+            expect(said).to_have_text("Lỗi: quá nhiều yêu cầu từ địa chỉ của bạn; hãy đợi một lát rồi thử lại")
+            page.select_option("#lang", "en")  # the server's words
+            expect(said).to_have_text("Error: too many requests")
+        page.close()
+    assert not [e for e in errors if e.startswith("pageerror")], errors

@@ -807,6 +807,34 @@ def test_the_servers_fixed_reasons_are_said_in_the_pages_language(tmp_path, brow
     assert not [e for e in errors if e.startswith("pageerror")], errors
 
 
+def test_a_refusal_of_play_is_said_again_when_the_language_changes(tmp_path, browser: Browser) -> None:
+    """A refusal already under the lobby's form stayed in the language it came in, or was
+    gone: switching the language drew the form anew without it, while the rest of the page
+    changed. It is said again in the language chosen (the server's words in English), and
+    kept until Play is tried again or a choice changes."""
+    with ThreadedDaemon(tmp_path, web_tables_per_peer=1, house_delay_ms=100, web_house_delay_ms=100) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        start_from_lobby(page, daemon.url)  # this address's one table
+        lobby = browser.new_page(viewport=DESKTOP)
+        errors += watch_errors(lobby)
+        lobby.goto(f"{daemon.url}/?lang=id")
+        lobby.click("#play-button")
+        said = lobby.locator("#play-error")
+        expect(said).to_have_text(
+            "Galat: kamu sudah memainkan pertandingan sebanyak yang diizinkan di sini; selesaikan satu dulu")
+        lobby.select_option("#lang", "vi")
+        expect(lobby.locator("#play-title")).to_have_text("Chơi với máy")
+        expect(said).to_have_text("Lỗi: bạn đã chơi số trận tối đa được phép ở đây; hãy chơi xong một trận trước")
+        lobby.select_option("#lang", "en")
+        expect(said).to_have_text("Error: you already play 1 match here; finish one first")
+        lobby.select_option("#opponent-1", index=1)  # another choice: the refusal was of the last one
+        expect(said).to_be_empty()
+        lobby.close()
+        page.close()
+    assert not [e for e in errors if e.startswith("pageerror")], errors
+
+
 def test_the_last_trick_of_a_deal_is_held_in_view_before_the_next_pass(tmp_path, browser: Browser) -> None:
     """A QA pass: at the Playboard the 13th trick's TrickWon comes with the next deal's pass
     request, so the page showed the new hand and "Pass cards" at once and the person never

@@ -173,7 +173,32 @@ export function showPageError(container, error, notFound = {}) {
 }
 
 export function showError(container, error) {
-  container.replaceChildren(el("p", { class: "error", role: "alert" }, t("error", { message: refusalText(error) })));
+  container.replaceChildren(sayError(el("p", { class: "error", role: "alert" }), error));
+}
+
+// The errors on the page (each line's node, and the error it says): said again when the
+// language changes, before the page draws itself again (this listener is the first). Before,
+// an error stayed in the language it was first said in while the rest of the page changed.
+const errorLines = new Map();
+onLanguage(() => {
+  for (const [node, error] of errorLines) {
+    if (node.isConnected) node.textContent = t("error", { message: refusalText(error) });
+    else errorLines.delete(node); // gone from the page
+  }
+});
+
+// `node` says `error` ("Error: ..." in this language, and in each the page is switched to);
+// null: nothing. Returns `node`.
+export function sayError(node, error) {
+  for (const line of errorLines.keys()) if (!line.isConnected && line !== node) errorLines.delete(line);
+  if (error === null) {
+    errorLines.delete(node);
+    node.textContent = "";
+  } else {
+    errorLines.set(node, error);
+    node.textContent = t("error", { message: refusalText(error) });
+  }
+  return node;
 }
 
 // A refusal's reason in this language where the server names it (its code: web/seats.py),

@@ -1,11 +1,12 @@
 // The lobby: take a seat against the house, and the live and recent matches.
-import { el, getJSON, header, mySeats, pollWhileShown, postJSON, refusalText, rememberSeat, seatName, showError } from "./common.js";
+import { el, getJSON, header, mySeats, pollWhileShown, postJSON, rememberSeat, sayError, seatName, showError } from "./common.js";
 import { t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 let options = null;
 let matches = null;
 let choice = { ruleset: "standard", players: 4, opponents: [] };
+let refused = null; // why Play was refused: said under the form (in each language) until a choice changes or Play is tried again
 
 header("lobby", () => { drawForm(); render(); });
 
@@ -16,19 +17,23 @@ function playForm() {
   choice.opponents = opponents;
   const select = (id, label, values, current, onchange, text = (v) => v) => [
     el("label", { for: id }, label),
-    el("select", { id, onchange: (e) => { onchange(e.target.value); drawForm(); } },
+    el("select", { id, onchange: (e) => { onchange(e.target.value); refused = null; drawForm(); } },
       values.map((v) => el("option", { value: v, selected: String(v) === String(current) }, text(v)))),
   ];
-  const error = el("p", { class: "error", role: "alert", id: "play-error" });
+  // Drawn again with the form (a choice, the language), the refusal stays said (before, a
+  // language change drew the form anew without it).
+  const error = sayError(el("p", { class: "error", role: "alert", id: "play-error" }), refused);
   return el("form", { class: "play-form", onsubmit: async (event) => {
     event.preventDefault();
-    error.textContent = "";
+    refused = null;
+    sayError(error, null);
     try {
       const seat = await postJSON("/api/play", choice);
       rememberSeat(seat.match_id);
       location.assign(seat.play_url);
     } catch (failure) {
-      error.textContent = t("error", { message: refusalText(failure) });
+      refused = failure;
+      sayError(error, failure);
     }
   } },
   select("ruleset", t("ruleset"), options.rulesets.map((r) => r.name), choice.ruleset, (v) => { choice.ruleset = v; }),

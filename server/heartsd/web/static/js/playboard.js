@@ -2,7 +2,7 @@
 // knows (its hand, the legal cards of its request, the public table); the page draws
 // them and sends answers. It never decides what is legal: unmarked cards cannot be
 // played from the page, and any answer, however sent, is checked by the server.
-import { HttpError, el, endReason, getJSON, header, postJSON, refusalText, rememberSeat, seatName, showError, showNotFound,
+import { HttpError, el, endReason, getJSON, header, postJSON, rememberSeat, sayError, seatName, showError, showNotFound,
   socketURL } from "./common.js";
 import { faceUp, syncCards } from "./cards.js";
 import { cardLabel, language, onLanguage, saidAs, suitName, t } from "./i18n.js";
@@ -343,7 +343,7 @@ async function leave(button) {
     await postJSON(`/api/seat/${encodeURIComponent(matchId)}/leave`, {});
   } catch (error) {
     button.disabled = false;
-    dialog.querySelector(".leave-error").textContent = t("error", { message: refusalText(error) });
+    sayError(dialog.querySelector(".leave-error"), error);
     return;
   }
   left = true;
