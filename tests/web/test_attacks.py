@@ -448,6 +448,62 @@ def test_connections_are_capped_per_address_and_in_total(tmp_path) -> None:
     run(main())
 
 
+def test_over_the_connection_cap_a_page_is_answered_with_a_page_and_the_api_with_json(tmp_path, monkeypatch) -> None:
+    """Before: a connection over the caps was answered with the API's JSON before its request
+    was read, so a person's browser asking for a page showed {"error": ...} as text. Its
+    request is read now (a few at a time): a page's address is answered with a page a person
+    can read, in the language the request names (?lang=, else Accept-Language), and the API
+    keeps its JSON. Past the refusals that may wait at once, the JSON comes without a wait."""
+    monkeypatch.setattr(connections, "REFUSAL_READ_S", 600.0, raising=False)  # a silent refused one waits for the test
+
+    async def refused(port: int, request: bytes) -> tuple[bytes, bytes]:
+        reader, writer = await connect_from(port, "127.0.0.1")
+        writer.write(request)
+        head, _, body = (await closed_by_server(reader)).partition(b"\r\n\r\n")
+        writer.close()
+        return head, body
+
+    async def main() -> None:
+        async with web_daemon(tmp_path, web_connections_per_peer=1) as web:
+            port = web.front.port
+            held = [await connect_from(port, "127.0.0.1")]  # the address's one connection
+            head, body = await refused(port, b"GET /leaderboard?ruleset=standard HTTP/1.1\r\nHost: x\r\n"
+                                             b"Accept: text/html\r\nAccept-Language: fr-FR,id;q=0.8,en;q=0.5\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 503") and b"Content-Type: text/html; charset=utf-8" in head, head
+            assert b"frame-ancestors 'none'" in head and f"Content-Length: {len(body)}".encode() in head, head
+            page = body.decode()
+            assert '<html lang="id">' in page and "<h1>503 · Terlalu banyak koneksi</h1>" in page, page
+            assert "muat ulang halaman ini" in page and "<script" not in page and "<link" not in page, page
+            _, body = await refused(port, b"GET /watch/m-1?lang=vi HTTP/1.1\r\nAccept-Language: id\r\n\r\n")
+            assert '<html lang="vi">' in body.decode() and "Quá nhiều kết nối" in body.decode(), body
+            _, body = await refused(port, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")  # no language named: all three
+            assert all(f'<p lang="{lang}">' in body.decode() for lang in ("en", "id", "vi")), body
+            for request in (b"GET /api/options HTTP/1.1\r\nAccept-Language: id\r\n\r\n",
+                            b"GET /static/css/arena.css HTTP/1.1\r\n\r\n", b"POST / HTTP/1.1\r\n\r\n",
+                            b"GET /ws/watch/m-1 HTTP/1.1\r\n\r\n"):
+                head, body = await refused(port, request)
+                assert json.loads(body) == {"error": "too many connections; close some and retry",
+                                            "code": "too_many_connections"}, (request, body)
+            # Refused connections that send nothing wait for their request, so many at once from one
+            # address: past them, the JSON at once, while they still wait.
+            waiting = [await connect_from(port, "127.0.0.1") for _ in range(connections.REFUSALS_HELD_PER_PEER)]
+            reader, _ = await connect_from(port, "127.0.0.1")
+            assert (await closed_by_server(reader)).endswith(b'"code": "too_many_connections"}\r\n')
+            assert web.front.site.gate.held == connections.REFUSALS_HELD_PER_PEER  # type: ignore[union-attr]
+            for reader, writer in waiting:  # and each is answered once its request comes
+                writer.write(b"GET /api/options HTTP/1.1\r\n\r\n")
+                assert b'"too_many_connections"' in await closed_by_server(reader)
+            for _ in range(100):
+                if web.front.site.gate.held == 0:  # type: ignore[union-attr]
+                    break
+                await asyncio.sleep(0.05)
+            assert web.front.site.gate.held == 0  # type: ignore[union-attr]
+            for _, writer in held:
+                writer.close()
+
+    run(main())
+
+
 def test_idle_and_half_sent_connections_are_closed_but_live_feeds_stay(tmp_path, monkeypatch) -> None:
     """Before: a connection that sent nothing, or half a request line, was kept an hour."""
     monkeypatch.setattr(connections, "IDLE_S", 0.5)

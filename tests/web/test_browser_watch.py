@@ -773,3 +773,29 @@ def test_seat_labels_show_whole_names_that_tell_the_seats_apart(tmp_path, browse
         page.close()
         daemon.call(lambda: runner.finished.wait(), timeout=120)
     assert not errors, errors
+
+
+def test_a_browser_over_the_connection_cap_is_shown_a_page_in_its_language(tmp_path, browser: Browser) -> None:
+    """Before: a person whose address had too many connections open (tabs of live tables, a
+    shared address) asked for a page and was shown the API's JSON as text. Now the page says
+    it in the browser's language (its Accept-Language, or the page's ?lang=), whole in itself."""
+    import socket
+
+    with ThreadedDaemon(tmp_path, web_connections_per_peer=1) as daemon:
+        held = socket.create_connection(("127.0.0.1", daemon.web.front.port))  # the address's one connection
+        try:
+            for locale, address, lang, heading in (("id-ID", "/leaderboard", "id", "503 · Terlalu banyak koneksi"),
+                                                   ("en-GB", "/?lang=vi", "vi", "503 · Quá nhiều kết nối"),
+                                                   ("en-US", "/watch/m-1", "en", "503 · Too many connections")):
+                page = browser.new_page(viewport=DESKTOP, locale=locale)
+                errors = watch_errors(page)
+                response = page.goto(f"{daemon.url}{address}")
+                assert response is not None and response.status == 503
+                expect(page.locator("h1")).to_have_text(heading)
+                expect(page.locator("html")).to_have_attribute("lang", lang)
+                expect(page.locator("body")).not_to_contain_text('"error"')
+                screenshot(page, f"connection-cap-{lang}")
+                page.close()
+                assert not [e for e in errors if e.startswith("pageerror")], errors
+        finally:
+            held.close()

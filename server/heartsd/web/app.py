@@ -186,7 +186,7 @@ class WebFront(WebContext):
                 raise
             if exc.status == 408:  # the rest of its body may come yet: nothing more is read
                 return _closing(_error(408, exc.text or exc.reason))
-            if not request.path.startswith(("/api/", "/ws/", "/static/")):  # a person typed or followed it
+            if not request.path.startswith(connections.NOT_PAGES):  # a person typed or followed it
                 return _error_page(exc.status, exc.reason)
             return _error(exc.status, exc.text or exc.reason)
         except Exception as exc:
@@ -206,7 +206,7 @@ class WebFront(WebContext):
             # and the connection closed: requests pipelined on it past the rate were each
             # answered 429 on it, ~10,000 a second that kept the loop busy (an attack pass)
             retry_after_s = self.rate.retry_after_s(peer)
-            if not request.path.startswith(("/api/", "/ws/", "/static/")):  # a person asked for a page
+            if not request.path.startswith(connections.NOT_PAGES):  # a person asked for a page
                 return _closing(_with_retry_after(_over_rate_page(retry_after_s), retry_after_s))
             return _closing(_too_many("too many requests; slow down", retry_after_s))
         if request.path.startswith("/api/") and request.match_info.route.name != SEAT_SOCKET:  # it holds its own

@@ -6,8 +6,12 @@ loop of ``connect()``, nothing sent) exhausted a 1,024-descriptor process: bots 
 no longer connect and the health check went unanswered, even after the flood ended.
 So the web front admits at most ``total`` connections at once (and never more than a
 quarter of the process's descriptor limit, :func:`connection_cap`) and ``per_peer``
-from one address; a connection over either is answered 503 and closed before any
-request is read. An idle connection (nothing sent yet, or between requests) is closed
+from one address; a connection over either is answered 503 and closed, never handed to
+the application. Its answer is a page a person can read when its request asks for a page
+(in the page's language where the request names one): it waits for the request's head
+at most REFUSAL_READ_S, and only so many refused connections wait at once
+(REFUSALS_HELD, REFUSALS_HELD_PER_PEER); past that, and for anything else, it is the
+JSON every refusal has, at once. An idle connection (nothing sent yet, or between requests) is closed
 after ``IDLE_S`` (aiohttp's keep-alive timeout; its default is an hour), so a client
 that opens connections and sends nothing, or half a request, holds them only that long.
 
@@ -23,6 +27,7 @@ that opens connections and sends nothing, or half a request, holds them only tha
 from __future__ import annotations
 
 import asyncio
+import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
@@ -45,6 +50,106 @@ _REFUSAL_BODY = b'{"error": "too many connections; close some and retry", "code"
 REFUSAL = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 5\r\n"
            b"Server: heartsd\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n"
            b"Content-Length: %d\r\n\r\n%s" % (len(_REFUSAL_BODY), _REFUSAL_BODY))
+# A refused connection waits this long for its request's head, to answer a page's address
+# with a page (refusal_for); at most so many at once, in all and from one address, so that
+# the refusals themselves hold few descriptors: past them, the JSON at once, as before.
+REFUSAL_READ_S = 2.0
+REFUSALS_HELD = 32
+REFUSALS_HELD_PER_PEER = 4
+REQUEST_HEAD_BYTES = 8192  # what is read of a refused request, at most
+# The paths that are not pages: the API, the feeds, the pages' files (their refusals are JSON).
+NOT_PAGES = ("/api/", "/ws/", "/static/")
+LANGUAGES = ("en", "id", "vi")  # the pages' (i18n.js)
+# The page a person's browser is answered with over the caps: whole in itself (its stylesheet
+# and script would be refused too), in the page's language, or in all three when the request
+# names none. Said for either cap: the address's, or the daemon's in all.
+_CAP_WORDS = {
+    "en": ("Too many connections", "Too many connections are open to this server, from your address or in all. "
+           "Close some tabs or windows of this site, wait a few seconds, then reload this page."),
+    "id": ("Terlalu banyak koneksi", "Terlalu banyak koneksi yang terbuka ke server ini, dari alamatmu atau "
+           "seluruhnya. Tutup beberapa tab atau jendela situs ini, tunggu beberapa detik, lalu muat ulang halaman ini."),
+    "vi": ("Quá nhiều kết nối", "Có quá nhiều kết nối đang mở tới máy chủ này, từ địa chỉ của bạn hoặc tổng cộng. "
+           "Hãy đóng bớt thẻ hoặc cửa sổ của trang này, đợi vài giây, rồi tải lại trang này."),
+}
+_CAP_PAGE = """<!doctype html>
+<html lang="{lang}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title} · Hearts Arena</title>
+</head>
+<body>
+<h1>503 · {title}</h1>
+{words}
+</body>
+</html>
+"""
+
+
+def page_language(query: str, accept_language: str) -> str | None:
+    """The pages' language a request names: its ``?lang=`` (as the pages read it), else the
+    first of its Accept-Language the pages have; None if neither names one.
+
+    >>> page_language("lang=vi", "id"), page_language("", "fr-FR,id;q=0.9,en;q=0.8")
+    ('vi', 'id')
+    >>> page_language("", "en;q=0.5, vi-VN"), page_language("lang=xx", "fr"), page_language("", "")
+    ('vi', None, None)
+    """
+    asked = urllib.parse.parse_qs(query).get("lang", [])
+    if asked and asked[0] in LANGUAGES:
+        return asked[0]
+    ranked: list[tuple[float, int, str]] = []
+    for i, item in enumerate(accept_language.split(",")[:32]):
+        tag, _, params = item.strip().partition(";")
+        q = 1.0
+        if params.strip().startswith("q="):
+            try:
+                q = float(params.strip()[2:])
+            except ValueError:
+                continue
+        primary = tag.strip().split("-")[0].lower()
+        if primary in LANGUAGES and q > 0:
+            ranked.append((-q, i, primary))
+    return min(ranked)[2] if ranked else None
+
+
+def cap_page(lang: str | None) -> bytes:
+    """The answer over the caps to a page's request: the page in ``lang`` (None: in each
+    language), with the headers every page has that it needs (no script, no style)."""
+    said = [lang] if lang else list(LANGUAGES)
+    words = "\n".join(f'<p lang="{code}">{_CAP_WORDS[code][1]}</p>' for code in said)
+    body = _CAP_PAGE.format(lang=said[0], title=_CAP_WORDS[said[0]][0], words=words).encode()
+    return (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/html; charset=utf-8\r\nRetry-After: 5\r\n"
+            b"Server: heartsd\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n"
+            b"Content-Security-Policy: default-src 'none'; base-uri 'none'; form-action 'none'; "
+            b"frame-ancestors 'none'\r\nX-Frame-Options: DENY\r\nReferrer-Policy: no-referrer\r\n"
+            b"Connection: close\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+
+
+def refusal_for(head: bytes) -> bytes:
+    r"""The answer over the caps to the request that starts with ``head`` (its head, or what
+    came of it): a page a person can read (cap_page) for a GET of a page's address, else the
+    JSON every refusal has (REFUSAL), as API callers read it.
+
+    >>> refusal_for(b"GET /api/options HTTP/1.1\r\nHost: x\r\n\r\n") == REFUSAL, refusal_for(b"") == REFUSAL
+    (True, True)
+    >>> page = refusal_for(b"GET /leaderboard?ruleset=standard HTTP/1.1\r\nAccept-Language: vi-VN,vi;q=0.9\r\n\r\n")
+    >>> page.startswith(b"HTTP/1.1 503"), b"text/html" in page, '<html lang="vi">' in page.decode()
+    (True, True, True)
+    """
+    line, _, rest = head.partition(b"\r\n")
+    parts = line.split(b" ")
+    if len(parts) != 3 or parts[0] != b"GET" or not parts[2].startswith(b"HTTP/"):
+        return REFUSAL
+    path, _, query = parts[1].decode("latin-1").partition("?")
+    if not path.startswith("/") or path.startswith(NOT_PAGES):
+        return REFUSAL
+    accept_language = ""
+    for header in rest.split(b"\r\n"):
+        name, _, value = header.partition(b":")
+        if name.strip().lower() == b"accept-language":
+            accept_language = value.decode("latin-1")
+    return cap_page(page_language(query, accept_language))
 
 
 def peer_name(host: str | None) -> str:
@@ -68,6 +173,8 @@ class ConnectionGate:
         self.open = 0
         self.refused = 0
         self._by_peer: dict[str, int] = {}
+        self.held = 0  # refused connections waiting for their request (hold)
+        self._held_by_peer: dict[str, int] = {}
 
     def admit(self, peer: str) -> bool:
         if self.open >= self.total or self._by_peer.get(peer, 0) >= self.per_peer:
@@ -85,6 +192,30 @@ class ConnectionGate:
         else:
             del self._by_peer[peer]
 
+    def hold(self, peer: str) -> bool:
+        """Whether a refused connection from ``peer`` may wait for its request (to be
+        answered as a page, refusal_for): within REFUSALS_HELD, REFUSALS_HELD_PER_PEER.
+
+        >>> gate = ConnectionGate(total=0, per_peer=0)
+        >>> [gate.hold("ipv4:10.0.0.1") for _ in range(REFUSALS_HELD_PER_PEER + 1)][-2:], gate.held
+        ([True, False], 4)
+        >>> gate.unhold("ipv4:10.0.0.1"); gate.held
+        3
+        """
+        if self.held >= REFUSALS_HELD or self._held_by_peer.get(peer, 0) >= REFUSALS_HELD_PER_PEER:
+            return False
+        self.held += 1
+        self._held_by_peer[peer] = self._held_by_peer.get(peer, 0) + 1
+        return True
+
+    def unhold(self, peer: str) -> None:
+        self.held -= 1
+        left = self._held_by_peer[peer] - 1
+        if left:
+            self._held_by_peer[peer] = left
+        else:
+            del self._held_by_peer[peer]
+
 
 class GatedConnection(asyncio.Protocol):
     """One connection: refused at once over the gate's limits, otherwise handed to the
@@ -98,6 +229,9 @@ class GatedConnection(asyncio.Protocol):
         self._transport: asyncio.Transport | None = None
         self._screen: Callable[[bytes], bytes | None] | None = None  # once screen() sets one
         self._refused = False
+        self._head: bytearray | None = None  # a refused connection's request, while it is waited for
+        self._held = False  # it holds a place of the gate's refusals (hold) until it is lost
+        self._wait: asyncio.TimerHandle | None = None
 
     def screen(self, refuse: Callable[[bytes], bytes | None] | None) -> None:
         """From now on, each piece of what arrives goes to ``refuse`` before aiohttp: if it
@@ -110,17 +244,39 @@ class GatedConnection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         address = transport.get_extra_info("peername")
         peer = peer_name(address[0] if isinstance(address, tuple) and address else None)
-        if not self._gate.admit(peer):
-            assert isinstance(transport, asyncio.Transport)
-            transport.write(REFUSAL)
-            transport.close()
-            return
         self._peer = peer
         self._transport = transport  # type: ignore[assignment]
+        if not self._gate.admit(peer):
+            assert isinstance(transport, asyncio.Transport)
+            if not self._gate.hold(peer):  # too many refusals wait already: the JSON at once
+                transport.write(REFUSAL)
+                transport.close()
+                return
+            self._held = True
+            self._head = bytearray()  # its request is waited for (data_received), then answered
+            self._wait = asyncio.get_running_loop().call_later(REFUSAL_READ_S, self._refuse)
+            return
         self._inner = self._handlers()
         self._inner.connection_made(transport)
 
+    def _refuse(self) -> None:
+        """Answer a refused connection by what came of its request (refusal_for), and close it."""
+        if self._head is None:
+            return
+        head, self._head = bytes(self._head), None
+        if self._wait is not None:
+            self._wait.cancel()
+        assert self._transport is not None
+        self._transport.write(refusal_for(head))
+        self._transport.close()  # connection_lost follows once it is sent, or within LAST_WORDS_S
+        asyncio.get_running_loop().call_later(LAST_WORDS_S, self._transport.abort)
+
     def data_received(self, data: bytes) -> None:
+        if self._head is not None:  # refused: its request's head, at most REQUEST_HEAD_BYTES of it
+            self._head += data[: REQUEST_HEAD_BYTES - len(self._head)]
+            if b"\r\n\r\n" in self._head or len(self._head) >= REQUEST_HEAD_BYTES:
+                self._refuse()
+            return
         if self._inner is None or self._refused:
             return
         if self._screen is not None and (last := self._screen(data)) is not None:
@@ -138,9 +294,18 @@ class GatedConnection(asyncio.Protocol):
         self._inner.data_received(data)
 
     def eof_received(self) -> bool | None:
+        if self._head is not None:  # refused, and its client sends no more: answered by what came
+            self._refuse()
+            return True  # closed once the answer is sent
         return self._inner.eof_received() if self._inner is not None else None
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self._held:
+            self._held = False
+            self._head = None
+            if self._wait is not None:
+                self._wait.cancel()
+            self._gate.unhold(self._peer)
         if self._inner is not None:
             self._gate.release(self._peer)
             inner, self._inner = self._inner, None
