@@ -541,3 +541,35 @@ def test_an_error_a_page_shows_is_said_again_when_the_language_changes(tmp_path,
             expect(said).to_have_text("Error: too many requests")
         page.close()
     assert not [e for e in errors if e.startswith("pageerror")], errors
+
+
+def test_a_bot_pages_chart_of_one_match_reads_as_one_match(tmp_path, browser: Browser) -> None:
+    """A bot that has played one rated match: its chart's axis read "1" at its left end and
+    "1" at its right (the first match and the last, the same one), and its label "1 Matches".
+    Now the one point is labelled under it as its match, its band is a bar across it, and the
+    label says "1 match"."""
+    profile = {"bot": "configured", "owner": "o", "ruleset": "standard", "ladder": True, "standing": None,
+               "history": [{"n": 1, "seq": 7, "finished_ms": 0, "rating": 26.1, "uncertainty": 7.9}], "matches": []}
+    with ThreadedDaemon(tmp_path, bot_tokens={"configured": "token-configured-1"}) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        page.route("**/api/bots/configured*", lambda route: route.fulfill(content_type="application/json",
+                                                                          body=json.dumps(profile)))
+        page.goto(f"{daemon.url}/bots/configured")
+        chart = page.locator("#rating-chart")
+        expect(chart).to_have_attribute("aria-label", "Rating 26.10 ± 7.90, 1 match")
+        # the rating ticks are decimals ("2.4"); the rest of the chart's words name matches
+        axis = "svg => [...svg.querySelectorAll('text')].filter((t) => !/^-?\\d+\\.\\d$/.test(t.textContent))"
+        labels = chart.evaluate(f"{axis}.map((t) => t.textContent)")
+        assert labels == ["Match 1"], labels
+        middle = chart.evaluate(f"svg => {{ const box = ({axis})(svg)[0].getBBox(); return box.x + box.width / 2; }}")
+        cx = float(chart.locator("circle").get_attribute("cx"))
+        assert abs(middle - cx) < 1, (middle, cx)  # under its point
+        # its band (± uncertainty), which a band one point wide did not draw, a bar across it
+        expect(chart.locator("line.spread")).to_have_attribute("x1", str(cx).removesuffix(".0"))
+        screenshot(page, "bot-one-match")
+        page.select_option("#lang", "vi")
+        expect(chart).to_have_attribute("aria-label", re.compile(r", 1 trận$"))
+        assert chart.evaluate(f"{axis}.map((t) => t.textContent)") == ["Trận 1"]
+        page.close()
+    assert not [e for e in errors if e.startswith("pageerror")], errors

@@ -32,15 +32,20 @@ function chart(history) {
   const lower = history.map((p, i) => `L${at[i].toFixed(1)},${y(p.rating - p.uncertainty).toFixed(1)}`).reverse();
   const ticks = [lo, (lo + hi) / 2, hi];
   return svg("svg", { class: "chart", viewBox: `0 0 ${W} ${H}`, role: "img", id: "rating-chart",
-                      "aria-label": `${t("rating")} ${fixed(last.rating)} ± ${fixed(last.uncertainty)}, ${last.n} ${t("matches")}` },
+                      "aria-label": `${t("rating")} ${fixed(last.rating)} ± ${fixed(last.uncertainty)}, ${t("matches_n", { n: last.n })}` },
     svg("path", { class: "band", d: `${upper.join(" ")} ${lower.join(" ")} Z` }),
+    // one point: its band a bar across it (a band one point wide is not drawn at all)
+    span ? null : svg("line", { class: "spread", x1: at[0], x2: at[0], y1: y(last.rating + last.uncertainty),
+                                y2: y(last.rating - last.uncertainty) }),
     svg("path", { class: "line", d: line(history.map((p) => p.rating)) }),
     svg("path", { class: "cons", d: line(lows) }),
     svg("line", { class: "axis", x1: L, y1: H - B, x2: W - R, y2: H - B }),
     svg("line", { class: "axis", x1: L, y1: T, x2: L, y2: H - B }),
     ticks.map((v) => svg("text", { x: 4, y: y(v) + 4 }, fixed(v, 1))),
-    svg("text", { x: L, y: H - 8 }, String(first)),
-    svg("text", { x: W - R - 30, y: H - 8 }, String(last.n)),
+    // The axis's ends, by match number; a history of one match has one, under its point
+    // (before: "1" at each end of an axis one point long).
+    span ? [svg("text", { x: L, y: H - 8 }, String(first)), svg("text", { x: W - R - 30, y: H - 8 }, String(last.n))]
+      : svg("text", { x: at[0], y: H - 8, "text-anchor": "middle" }, t("match_n", { n: last.n })),
     history.map((p, i) => svg("circle", { cx: at[i], cy: y(p.rating), r: 2.2, class: "line", "data-rating": p.rating })));
 }
 
