@@ -82,7 +82,7 @@ def overlapping(labels: list[dict[str, Any]]) -> list[tuple[int, int]]:
 class RoutedJSON:
     """A page's JSON endpoint answered by the test (``page.route(pattern, routed)``): ``body``
     while ``status`` is 200, else a refusal of that status with the rate's code; ``asked``
-    counts the requests. For the pages that refresh themselves (common.js pollWhileShown)."""
+    counts the requests. For the pages that refresh themselves (common.js keepCurrent)."""
 
     def __init__(self, body: Any) -> None:
         self.body = body

@@ -1,6 +1,6 @@
 // A bot's page: its standing, its rating with the uncertainty over time (an SVG drawn
 // here), its reliability, and its latest rated matches with links to their replays.
-import { el, getJSON, header, pollWhileShown, showPageError, showUnknownRuleset, svg } from "./common.js";
+import { el, getJSON, header, keepCurrent, showPageError, showUnknownRuleset, svg } from "./common.js";
 import { t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
@@ -90,38 +90,25 @@ function render() {
 }
 
 const profileURL = `/api/bots/${encodeURIComponent(bot)}?ruleset=${encodeURIComponent(ruleset)}`;
-let drawn = null; // the profile as last drawn (its JSON): a poll that brings the same draws nothing again
 
-// The profile, drawn if it changed. False if the page is not to ask again: a bot or a
-// ruleset that is none (the page says so instead); throws what should be asked again later.
-async function load() {
-  try {
-    const fresh = await getJSON(profileURL);
-    const text = JSON.stringify(fresh);
-    if (text !== drawn) {
-      profile = fresh;
-      drawn = text;
-      render();
-    }
-    return true;
-  } catch (error) {
-    if (error?.status === 400) { // ?ruleset= names no ruleset (GetBotProfile checks it first): the bot's pages there are
-      showUnknownRuleset(error, ruleset, (name) => [`/bots/${encodeURIComponent(bot)}?ruleset=${encodeURIComponent(name)}`, `${bot} · ${name}`]);
-      return false;
-    }
-    if (drawn === null || error?.status === 404) { // else a poll's: the page keeps what it shows
-      render();
-      showPageError($("standing"), error, { message: () => t("no_such_bot", { name: bot }) });
-    }
-    if (error?.status === 404) return false;
-    throw error; // asked for again, after a longer wait (poll)
+// A failure to load the profile: said unless the page shows one already (a refresh's). A bot
+// or a ruleset that is none ends the asking (false), the page saying so instead.
+function failed(error, shown) {
+  if (error?.status === 400) { // ?ruleset= names no ruleset (GetBotProfile checks it first): the bot's pages there are
+    showUnknownRuleset(error, ruleset, (name) => [`/bots/${encodeURIComponent(bot)}?ruleset=${encodeURIComponent(name)}`, `${bot} · ${name}`]);
+    return false;
   }
+  if (!shown || error?.status === 404) {
+    render();
+    showPageError($("standing"), error, { message: () => t("no_such_bot", { name: bot }) });
+  }
+  return error?.status !== 404;
 }
 
 // Kept current while it is shown, as the leaderboard is (a spectator's pass: a rated match
-// the bot finished while its page was open showed only after a reload): pollWhileShown.
+// the bot finished while its page was open showed only after a reload): keepCurrent.
 const POLL_MS = 15_000;
 const POLL_MAX_MS = 120_000;
 
 render();
-pollWhileShown(load, POLL_MS, POLL_MAX_MS);
+keepCurrent(() => getJSON(profileURL), (fresh) => { profile = fresh; render(); }, failed, POLL_MS, POLL_MAX_MS);

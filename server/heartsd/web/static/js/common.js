@@ -145,13 +145,11 @@ export async function showUnknownRuleset(error, ruleset, link) {
                         links: () => names.map(link) });
 }
 
-// Errors a page shows in place; a 404 is the page's own subject missing (showNotFound, with
-// `notFound`: the page's own words for it, in each language).
 // Ask `load` again every `every` ms while the page is in view (and once at once), one
 // request at a time: the next only once the last has been answered and handled. After a
 // failure (the server's rate, a restart, a lost connection) the wait doubles, up to `max`;
 // `load` keeps what the page shows then. It returns false when the page is not to ask again.
-export function pollWhileShown(load, every, max) {
+function pollWhileShown(load, every, max) {
   let wait = every;
   const poll = async (first) => {
     if (first || !document.hidden) {
@@ -167,6 +165,40 @@ export function pollWhileShown(load, every, max) {
   poll(true);
 }
 
+// A page's data kept current while the page is shown (pollWhileShown): `fetch` asked again
+// every `every` ms, and what it brings drawn (`draw`) only when it changed (its JSON), so an
+// unchanged refresh leaves the page as it is (a selection in it, a keyboard user's or a
+// screen reader's place: drawn anew each time, they were lost). A failure is the page's to
+// say (`failed(error, shown)`, `shown`: whether anything was drawn yet; a refused refresh
+// keeps what the page shows): it returns false when the page is not to ask again, else the
+// next request waits longer. Returns `now()`: ask at once, as afresh (another ruleset: a
+// failure is said as the first one).
+export function keepCurrent(fetch, draw, failed, every, max) {
+  let drawn = null; // what was last drawn (its JSON)
+  const load = async () => {
+    let fresh;
+    try {
+      fresh = await fetch();
+    } catch (error) {
+      if (failed(error, drawn !== null) === false) return false;
+      throw error; // asked for again, after a longer wait
+    }
+    const text = JSON.stringify(fresh);
+    if (text !== drawn) {
+      drawn = text;
+      draw(fresh);
+    }
+    return true;
+  };
+  pollWhileShown(load, every, max);
+  return () => {
+    drawn = null;
+    return load();
+  };
+}
+
+// Errors a page shows in place; a 404 is the page's own subject missing (showNotFound, with
+// `notFound`: the page's own words for it, in each language).
 export function showPageError(container, error, notFound = {}) {
   if (error?.status === 404) showNotFound(error, notFound);
   else showError(container, error);

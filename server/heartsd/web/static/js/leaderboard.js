@@ -1,6 +1,6 @@
 // The leaderboard of a ruleset (the ladder's ratings), and tournament standings when
 // there are any.
-import { el, getJSON, header, pollWhileShown, reasonText, showError, showUnknownRuleset } from "./common.js";
+import { el, getJSON, header, keepCurrent, reasonText, showError, showUnknownRuleset } from "./common.js";
 import { t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
@@ -69,8 +69,7 @@ function drawPicker() {
     picker = { label: el("span"), select: el("select", { id: "ruleset", onchange: (e) => {
       ruleset = e.target.value;
       history.replaceState(null, "", `?ruleset=${encodeURIComponent(ruleset)}`);
-      drawn = null; // another ruleset's standings: a failure to load them is said
-      load().catch(() => {}); // said on the page; the next refresh asks again
+      loadNow().catch(() => {}); // another ruleset's standings (a failure to load them is said); the next refresh asks again
     } }) };
     $("pick").replaceChildren(el("label", {}, picker.label, " ", picker.select));
   }
@@ -97,40 +96,30 @@ function render() {
     : el("p", { class: "muted" }, t("no_tournaments")));
 }
 
-let drawn = null; // what was last drawn (its JSON): a refresh that brings the same draws nothing again
+// The standings and the tournaments.
+const fetchBoard = () => Promise.all([
+  getJSON(`/api/leaderboard?ruleset=${encodeURIComponent(ruleset)}`), getJSON("/api/tournaments")]);
 
-// The standings and tournaments, drawn if they changed. False if the page is not to ask
-// again (a ruleset that is none); throws what should be asked again later, keeping what
-// the page shows (before, a refused refresh replaced the standings with the error).
-async function load() {
-  try {
-    const fresh = await Promise.all([
-      getJSON(`/api/leaderboard?ruleset=${encodeURIComponent(ruleset)}`), getJSON("/api/tournaments")]);
-    const text = JSON.stringify(fresh);
-    if (text !== drawn) {
-      [board, { tournaments }] = fresh;
-      drawn = text;
-      render();
-    }
-    return true;
-  } catch (error) {
-    // The leaderboard refuses only a ruleset that is none (400, as GetLeaderboard): the page
-    // said it inside, answered 200, under "Leaderboard: nope" (a QA pass).
-    if (!board && [400, 404].includes(error?.status)) {
-      unknown = true;
-      showUnknownRuleset(error, ruleset, (name) => [`/leaderboard?ruleset=${encodeURIComponent(name)}`, `${t("leaderboard")}: ${name}`]);
-      return false;
-    }
-    if (drawn === null) showError($("board"), error);
-    throw error;
+// A failure to load them: said unless the page shows them already (a refresh's: before, a
+// refused refresh replaced the standings with the error). A ruleset that is none ends the
+// asking (false): the leaderboard refuses only that (400, as GetLeaderboard), and the page
+// said it inside, answered 200, under "Leaderboard: nope" (a QA pass).
+function failed(error, shown) {
+  if (!board && [400, 404].includes(error?.status)) {
+    unknown = true;
+    showUnknownRuleset(error, ruleset, (name) => [`/leaderboard?ruleset=${encodeURIComponent(name)}`, `${t("leaderboard")}: ${name}`]);
+    return false;
   }
+  if (!shown) showError($("board"), error);
+  return true;
 }
 
 render();
 // Kept current while it is shown: the ladder plays on, tournaments progress and their
 // tables say why they wait (before, only a reload showed any of it). Drawn anew every
 // POLL_MS whatever came, a selection in the table or a screen reader's place in it was
-// lost each time: pollWhileShown, and only what changed is drawn.
+// lost each time: keepCurrent draws only what changed.
 const POLL_MS = 10_000;
 const POLL_MAX_MS = 120_000;
-pollWhileShown(load, POLL_MS, POLL_MAX_MS);
+const loadNow = keepCurrent(fetchBoard, (fresh) => { [board, { tournaments }] = fresh; render(); }, failed,
+  POLL_MS, POLL_MAX_MS);

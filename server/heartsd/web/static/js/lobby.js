@@ -1,5 +1,5 @@
 // The lobby: take a seat against the house, and the live and recent matches.
-import { el, getJSON, header, mySeats, pollWhileShown, postJSON, rememberSeat, sayError, seatName, showError } from "./common.js";
+import { el, getJSON, header, keepCurrent, mySeats, postJSON, rememberSeat, sayError, seatName, showError } from "./common.js";
 import { t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
@@ -89,27 +89,10 @@ function render() {
   }
 }
 
-let drawn = null; // the lists as last drawn (their JSON): a refresh that brings the same draws nothing again
-
-// The match lists, drawn if they changed; throws what should be asked again later, keeping
-// what the page shows (before, a refused refresh replaced the live list with the error).
-async function refresh() {
-  try {
-    const fresh = await getJSON("/api/matches");
-    const text = JSON.stringify(fresh);
-    if (text !== drawn) {
-      matches = fresh;
-      drawn = text;
-      render();
-    }
-  } catch (error) {
-    if (drawn === null) showError($("live"), error);
-    throw error;
-  }
-}
-
-// Drawn anew every 5 s whatever came, the lists took a keyboard user's place away each
-// time, and a hidden tab asked as often as a shown one: pollWhileShown.
+// The match lists, kept current. Drawn anew every 5 s whatever came, the lists took a
+// keyboard user's place away each time, and a hidden tab asked as often as a shown one:
+// keepCurrent. A refused refresh keeps what the page shows (before, it replaced the live
+// list with the error); a failure before anything was drawn is said.
 const POLL_MS = 5_000;
 const POLL_MAX_MS = 60_000;
 
@@ -121,7 +104,8 @@ async function start() {
   }
   drawForm();
   render();
-  pollWhileShown(refresh, POLL_MS, POLL_MAX_MS);
+  keepCurrent(() => getJSON("/api/matches"), (fresh) => { matches = fresh; render(); },
+    (error, shown) => { if (!shown) showError($("live"), error); }, POLL_MS, POLL_MAX_MS);
 }
 
 start();
