@@ -573,3 +573,31 @@ def test_a_bot_pages_chart_of_one_match_reads_as_one_match(tmp_path, browser: Br
         assert chart.evaluate(f"{axis}.map((t) => t.textContent)") == ["Trận 1"]
         page.close()
     assert not [e for e in errors if e.startswith("pageerror")], errors
+
+
+def test_a_bot_pages_chart_says_what_its_lines_are(tmp_path, browser: Browser) -> None:
+    """A newcomer's look at a bot page: the chart's heading named its band, but not its solid
+    line, its dashed line (the conservative rating, by which the leaderboard ranks) nor what
+    its axis counts. A legend under it says each, in the page's language; no chart, no legend."""
+    history = [{"n": n, "seq": n, "finished_ms": 0, "rating": 25.0 + n, "uncertainty": 8.0 - n} for n in (1, 2, 3)]
+    profile = {"bot": "configured", "owner": "o", "ruleset": "standard", "ladder": True, "standing": None,
+               "history": history, "matches": []}
+    with ThreadedDaemon(tmp_path, bot_tokens={"configured": "token-configured-1"}) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        page.route("**/api/bots/configured*", lambda route: route.fulfill(content_type="application/json",
+                                                                          body=json.dumps(profile)))
+        page.goto(f"{daemon.url}/bots/configured")
+        legend = page.locator("#chart #chart-legend")
+        expect(legend).to_contain_text("Dashed line: the conservative rating (rating − 3 × uncertainty)")
+        expect(legend).to_contain_text("Solid line: the rating after each rated match")
+        page.select_option("#lang", "id")
+        expect(legend).to_contain_text("Garis putus-putus: rating konservatif")
+        page.unroute("**/api/bots/configured*")
+        page.route("**/api/bots/configured*", lambda route: route.fulfill(
+            content_type="application/json", body=json.dumps({**profile, "history": []})))
+        page.reload()
+        expect(page.locator("#chart")).to_contain_text("Belum ada pertandingan berperingkat")
+        expect(legend).to_have_count(0)
+        page.close()
+    assert not [e for e in errors if e.startswith("pageerror")], errors

@@ -79,7 +79,9 @@ function render() {
     figure(t("auto_defaults"), `${s.auto_defaults}${pct(s.auto_defaults)}`, "auto"),
     figure(t("defaults"), `${fixed(s.default_share * 100, 1)}%`, "defaults"), // every kind: what sets the flag
     s.unreliable ? el("dd", { class: "flag" }, t("unreliable")) : null) : "");
-  $("chart").replaceChildren(chart(profile.history));
+  // What the chart's lines are: a newcomer could not tell the dashed one, by which the bot is ranked.
+  $("chart").replaceChildren(chart(profile.history),
+    profile.history.length ? el("p", { class: "muted legend", id: "chart-legend" }, t("chart_legend")) : null);
   // "Deals": how many the match had ("Deal" over "4" read as its fourth deal)
   const head = el("tr", {}, [t("match"), t("ruleset"), t("seat"), t("rank"), t("points"), t("deals")].map((h) => el("th", { scope: "col" }, h)));
   $("matches").replaceChildren(el("table", { class: "data", id: "bot-matches" }, el("thead", {}, head),
