@@ -601,3 +601,22 @@ def test_a_bot_pages_chart_says_what_its_lines_are(tmp_path, browser: Browser) -
         expect(legend).to_have_count(0)
         page.close()
     assert not [e for e in errors if e.startswith("pageerror")], errors
+
+
+def test_the_leaderboards_ruleset_picker_reads_as_the_page_does(tmp_path, browser: Browser) -> None:
+    """A newcomer's look at the leaderboard: its ruleset picker was in the browser's small
+    control type (13 px beside the page's 16 px) and sat on the standings' top edge. It is in
+    the page's type now, the lobby's choices are, with room under it."""
+    board = {"ruleset": "standard", "entries": [QUITTER], "rulesets": ["classic", "standard"]}
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        page.route("**/api/leaderboard?*", lambda route: route.fulfill(content_type="application/json",
+                                                                       body=json.dumps(board)))
+        page.goto(f"{daemon.url}/leaderboard?ruleset=standard")
+        expect(page.locator("#standings tbody tr")).to_have_count(1)
+        sizes = page.evaluate("""() => [document.querySelector('#ruleset'), document.querySelector('#pick label'),
+                                       document.body].map((e) => getComputedStyle(e).fontSize)""")
+        picker, table = page.locator("#ruleset").bounding_box(), page.locator("#standings").bounding_box()
+        page.close()
+    assert sizes[0] == sizes[1] == sizes[2], sizes
+    assert picker is not None and table is not None and table["y"] - (picker["y"] + picker["height"]) >= 6, (picker, table)
