@@ -595,6 +595,44 @@ OBSERVE_LAST_TRICK = """() => {
 }"""
 
 
+# Whenever the live table changes: each seat's count of cards in hand as shown, and whether a
+# seat showed an empty hand as a bare "0" (beside its position, "North 0", it read as a score).
+OBSERVE_EMPTY_HANDS = """() => {
+  window.emptyHands = { bare: [], counted: 0, emptied: 0 };
+  const note = () => {
+    for (const seat of document.querySelectorAll('#table .seat')) {
+      const count = seat.querySelector('.count');
+      if (count) window.emptyHands.counted += 1;
+      if (/: 0 cards,/.test(seat.getAttribute('aria-label') || '')) {
+        window.emptyHands.emptied += 1;
+        if (count) window.emptyHands.bare.push(seat.querySelector('.line').textContent);
+      }
+    }
+  };
+  new MutationObserver(note).observe(document.body, {subtree: true, childList: true, attributes: true});
+}"""
+
+
+def test_a_seat_with_no_cards_left_shows_no_count(tmp_path, browser: Browser) -> None:
+    """A newcomer's look at a live table: once a deal's last trick is taken, each seat's line
+    read "North 0", its empty hand's count beside its position, which read as the seat's score
+    (the score table beside it heads its columns "North" too). A seat with no card left shows
+    no count; its label for a screen reader still says "0 cards"."""
+    with ThreadedDaemon(tmp_path, house_delay_ms=40) as daemon:
+        runner = house_match(daemon, deals=2)
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        page.goto(f"{daemon.url}/watch/{runner.id}")
+        page.evaluate(OBSERVE_EMPTY_HANDS)
+        expect(page.locator("#table")).to_have_attribute("data-deal", "1", timeout=30_000)  # deal 1 ended, held in view
+        seen = page.evaluate("window.emptyHands")
+        daemon.call(lambda: runner.finished.wait(), timeout=120)
+        page.close()
+    assert seen["counted"] and seen["emptied"], seen  # hands were counted, and emptied at the deal's end
+    assert not seen["bare"], seen["bare"][:4]
+    assert not [e for e in errors if e.startswith("pageerror")], errors
+
+
 def test_a_deals_last_trick_is_held_in_view_before_the_next_deal(tmp_path, browser: Browser) -> None:
     """A QA pass: the 13th trick's TrickWon comes with the next deal's start, so the live
     table drew the next deal at once and no viewer ever saw the last trick taken (nor who

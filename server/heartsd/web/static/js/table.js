@@ -79,8 +79,9 @@ export function renderTable(root, info, state, { bottom = 0, you = -1, faceUpHan
     el("span", { class: "who", title: name }, label),
     el("div", { class: "line" }, el("span", { class: "where", title: positionName(place.position) },
       el("span", { class: "long" }, positionName(place.position)), el("span", { class: "short" }, positionShort(place.position))),
-      s === you || faceUpHands ? null : el("span", { class: "stack", "aria-hidden": "true" },
-        count > 0 ? faceDown({ small: true }) : null, el("span", { class: "count" }, count))),
+      // no count for an empty hand: "North 0" read as the seat's score (its label still says "0 cards")
+      s === you || faceUpHands || count === 0 ? null : el("span", { class: "stack", "aria-hidden": "true" },
+        faceDown({ small: true }), el("span", { class: "count" }, count))),
     el("div", { class: "seat-stats" }, t("points_n", { n: points }),
       el("span", { class: "tricks" }, " · ", t("tricks_n", { n: state.tricks_won?.[s] ?? 0 }))));
     seats.push(at(box, place.angle, 38, 38));
