@@ -279,7 +279,8 @@ def test_a_watched_match_that_ends_shows_its_final_frame_and_totals(tmp_path, br
     """Before (a QA pass): when a watched live match ended the page turned into its replay at
     deal 1, step 0, so the score panel read Total 0/0/0/0 beside "Match over - Winner: ...",
     and a replay opened from the lobby likewise. Now the page that watched the end shows the
-    last frame (the final totals), and the result box states every seat's total and rank."""
+    last frame (the final totals), and the result box states every seat's total and rank,
+    best first (a newcomer's look: in seat order, "rank 3" was listed before "rank 2")."""
     with ThreadedDaemon(tmp_path, house_delay_ms=40) as daemon:
         runner, page, errors = watching_house_match(daemon, browser)
         daemon.call(lambda: runner.finished.wait(), timeout=120)
@@ -296,9 +297,11 @@ def test_a_watched_match_that_ends_shows_its_final_frame_and_totals(tmp_path, br
         expect(page.locator("#table")).to_have_attribute("data-step", "0")
         final = page.locator("#result .final li")
         expect(final).to_have_count(4)
-        shown = final.evaluate_all("items => items.map(i => [Number(i.dataset.points), Number(i.dataset.rank)])")
-        assert shown == [[p, r] for p, r in zip(record.result.totals, record.result.ranks)]
-        expect(final.first).to_contain_text(f"{record.result.totals[0]}")
+        shown = final.evaluate_all(
+            "items => items.map(i => [Number(i.dataset.rank), Number(i.dataset.seat), Number(i.dataset.points)])")
+        assert shown == sorted([r, s, p] for s, (p, r) in enumerate(zip(record.result.totals, record.result.ranks)))
+        best = list(record.result.ranks).index(1)
+        expect(final.first).to_contain_text(f"{record.result.totals[best]} (rank 1)")
         assert not errors, errors
 
 

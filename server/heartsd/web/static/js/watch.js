@@ -287,8 +287,11 @@ function drawResult() {
   const box = $("result");
   box.hidden = false;
   const names = result.winners.map((s) => seatName(replay.index.seats[s])).join(", ");
-  // The final totals and ranks, whatever frame the table shows (its panel: the totals so far).
-  const final = result.totals.map((points, s) => {
+  // The final totals and ranks, whatever frame the table shows (its panel: the totals so far),
+  // best first as standings are (a newcomer's look: in seat order, "rank 3" came before "rank 2").
+  const seats = result.totals.map((_, s) => s).sort((a, b) => (result.ranks[a] ?? 0) - (result.ranks[b] ?? 0) || a - b);
+  const final = seats.map((s) => {
+    const points = result.totals[s];
     const name = seatName(replay.index.seats[s]);
     const rank = result.ranks[s];
     return el("li", { dataset: { seat: s, points, rank: rank ?? "" } },
