@@ -1226,7 +1226,8 @@ def test_a_caller_over_its_rate_is_told_so_as_a_page_for_a_page_and_with_a_code_
     a page got the API's JSON body shown as text, and a page's own request got an English
     reason with nothing a page could say in its language. Now a page address gets a page
     (self-contained: its stylesheet and script would be over the rate too) with Retry-After,
-    and the API's 429 carries the code "too_many" (said in the page's language)."""
+    in the language the request names (else in each of the three), and the API's 429 carries
+    the code "too_many" (said in the page's language)."""
 
     async def main() -> tuple[Any, ...]:
         async with web_daemon(tmp_path, web_rate_per_s=0.01, web_burst=2) as web, client() as http:
@@ -1235,16 +1236,21 @@ def test_a_caller_over_its_rate_is_told_so_as_a_page_for_a_page_and_with_a_code_
                     assert r.status == 200
             async with http.get(f"{web.url}/leaderboard") as page:
                 page_seen = (page.status, page.content_type, page.headers.get("Retry-After"), await page.text())
+            async with http.get(f"{web.url}/leaderboard", headers={"Accept-Language": "vi-VN,vi;q=0.9,en;q=0.5"}) as page:
+                told = (page.status, await page.text())
         async with web_daemon(tmp_path, web_rate_per_s=0.01, web_burst=1) as web, client() as http:
             async with http.get(f"{web.url}/api/options") as r:
                 assert r.status == 200
             async with http.get(f"{web.url}/api/options") as api:
                 api_seen = (api.status, api.content_type, await api.json())
-        return page_seen, api_seen
+        return page_seen, told, api_seen
 
-    (status, kind, retry, text), (api_status, api_kind, body) = run(main())
+    (status, kind, retry, text), told, (api_status, api_kind, body) = run(main())
     assert (status, kind) == (429, "text/html") and retry and int(retry) >= 1, (status, kind, retry)
     assert "Too many requests" in text and "<script" not in text and "stylesheet" not in text, text
+    assert all(f'<p lang="{lang}">' in text for lang in ("en", "id", "vi")), text  # no language named: each
+    assert told[0] == 429 and '<html lang="vi">' in told[1] and "<h1>429 · Quá nhiều yêu cầu</h1>" in told[1], told
+    assert "Too many requests" not in told[1], told  # before: the three, the browser's language last
     assert (api_status, api_kind) == (429, "application/json") and body["code"] == "too_many", body
 
 

@@ -207,7 +207,8 @@ class WebFront(WebContext):
             # answered 429 on it, ~10,000 a second that kept the loop busy (an attack pass)
             retry_after_s = self.rate.retry_after_s(peer)
             if not request.path.startswith(connections.NOT_PAGES):  # a person asked for a page
-                return _closing(_with_retry_after(_over_rate_page(retry_after_s), retry_after_s))
+                lang = connections.page_language(request.query_string, request.headers.get("Accept-Language", ""))
+                return _closing(_with_retry_after(_over_rate_page(retry_after_s, lang), retry_after_s))
             return _closing(_too_many("too many requests; slow down", retry_after_s))
         if request.path.startswith("/api/") and request.match_info.route.name != SEAT_SOCKET:  # it holds its own
             if request.body_exists:
@@ -249,27 +250,36 @@ def _too_many(message: str, retry_after_s: float | None) -> web.Response:
 # A page asked for over the address's rate: the page's stylesheet and script would be
 # refused too, so it is whole in itself (the pages' policy allows no inline style or script).
 OVER_RATE_PAGE = """<!doctype html>
-<html lang="en">
+<html lang="{lang}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Too many requests · Hearts Arena</title>
+<title>{title} · Hearts Arena</title>
 </head>
 <body>
-<h1>429 · Too many requests</h1>
-<p>Too many requests came from your address just now: wait {wait}, then reload this page.</p>
-<p lang="id">Terlalu banyak permintaan dari alamatmu: tunggu {wait_id}, lalu muat ulang halaman ini.</p>
-<p lang="vi">Quá nhiều yêu cầu từ địa chỉ của bạn: hãy đợi {wait_vi}, rồi tải lại trang này.</p>
+<h1>429 · {title}</h1>
+{words}
 </body>
 </html>
 """
+# Its words in each of the pages' languages: its title, and what to do ({wait}: the seconds).
+OVER_RATE_WORDS = {
+    "en": ("Too many requests", "Too many requests came from your address just now: wait {wait}, then reload this page."),
+    "id": ("Terlalu banyak permintaan", "Terlalu banyak permintaan dari alamatmu: tunggu {wait}, lalu muat ulang halaman ini."),
+    "vi": ("Quá nhiều yêu cầu", "Quá nhiều yêu cầu từ địa chỉ của bạn: hãy đợi {wait}, rồi tải lại trang này."),
+}
 
 
-def _over_rate_page(retry_after_s: float) -> web.Response:
+def _over_rate_page(retry_after_s: float, lang: str | None) -> web.Response:
     """429 for a page address: a page a person can read (before, the API's JSON body shown
-    as text), in the pages' three languages, since it has no script to choose one."""
+    as text), in the language the request names (``?lang=``, Accept-Language:
+    connections.page_language), or in each of the pages' three when it names none; it has no
+    script to choose one."""
     s = max(1, round(retry_after_s))
-    text = OVER_RATE_PAGE.format(wait=f"{s} second{'s' if s != 1 else ''}", wait_id=f"{s} detik", wait_vi=f"{s} giây")
+    waits = {"en": f"{s} second{'s' if s != 1 else ''}", "id": f"{s} detik", "vi": f"{s} giây"}
+    said = [lang] if lang else list(connections.LANGUAGES)
+    words = "\n".join(f'<p lang="{code}">{OVER_RATE_WORDS[code][1].format(wait=waits[code])}</p>' for code in said)
+    text = OVER_RATE_PAGE.format(lang=said[0], title=OVER_RATE_WORDS[said[0]][0], words=words)
     return web.Response(text=text, status=429, content_type="text/html")
 
 
