@@ -75,7 +75,9 @@ def test_the_leaderboard_and_a_bot_page_render_from_a_real_ladder_run(tmp_path, 
         # Ranks the data cannot separate read "2=", as the command line shows them (a newcomer's
         # pass: a plain "1" each), and the points per deal line up on the right like the header.
         ranks = cup.locator("tbody tr td:first-child").all_inner_texts()
-        assert ranks == [f"{r.rank}=" if r.tied_with else str(r.rank) for r in final.standings.rows], ranks
+        # (a bot that sat the round out, without a deal, has no rank yet: a dash)
+        assert ranks == ["—" if not r.deals else f"{r.rank}=" if r.tied_with else str(r.rank)
+                         for r in final.standings.rows], ranks
         align = cup.locator("tbody tr td:nth-child(3)").first.evaluate("td => getComputedStyle(td).textAlign")
         assert align == "right", align
         # The page keeps itself current: a table's new reason shows without a reload.
@@ -281,7 +283,8 @@ def test_a_tournaments_standings_flag_a_bot_mostly_played_by_defaults_and_dash_o
         tmp_path, browser: Browser) -> None:
     """An organiser's pass: the page's tournament standings had no reliability columns nor
     flag, and a bot with no deal (a tournament cancelled early) showed 0.00, the best score.
-    Now a flagged bot reads "unreliable" as on the ladder, and one without deals a dash."""
+    Now a flagged bot reads "unreliable" as on the ladder, and one without deals a dash, its
+    rank and p(best) too (a tournament just started read "1=" and 0.00 for every bot)."""
     row = {"rank": 1, "bot": "ok", "version": "v1", "points_per_deal": 3.5, "ci_low": 3.0, "ci_high": 4.0,
            "p_best": 0.6, "matches": 2, "deals": 8, "tied_with": [], "unreliable": False}
     tour = {"id": "t-1", "name": "Flag Cup", "status": "cancelled", "ruleset": "standard", "players": 4, "rounds": 3,
@@ -301,6 +304,11 @@ def test_a_tournaments_standings_flag_a_bot_mostly_played_by_defaults_and_dash_o
         absent = cup.locator("tbody tr[data-bot='absent'] td")
         expect(absent.nth(2)).to_have_text("—")
         expect(absent.nth(3)).to_have_text("— – —")
+        # nor a rank or a chance of being best (a newcomer's look: "3" and 0.00); those who played keep theirs
+        expect(absent.nth(0)).to_have_text("—")
+        expect(absent.nth(4)).to_have_text("—")
+        expect(cup.locator("tbody tr[data-bot='ok'] td").nth(0)).to_have_text("1")
+        expect(cup.locator("tbody tr[data-bot='ok'] td").nth(4)).to_have_text("0.60")
         assert not errors, errors
 
 

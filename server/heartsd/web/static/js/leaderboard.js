@@ -33,12 +33,14 @@ function row(entry) {
 function tournamentPanel(tour) {
   const head = el("tr", {}, [t("rank"), t("bot"), t("points_per_deal"), "95%", "p(best)", t("matches")]
     .map((h) => el("th", { scope: "col" }, h)));
+  // A bot without a deal yet has no rank nor chance of being best: a dash, not "1=" and 0.00
+  // (a newcomer's look at a tournament just started: every bot read "1=", p(best) 0.00).
   const rows = tour.standings.map((s) => el("tr", { dataset: { bot: s.bot } },
     // "2=": a rank the data cannot separate from another's (as `heartsd tournament show`)
-    el("td", {}, s.tied_with.length ? `${s.rank}=` : String(s.rank)), el("td", {}, el("a", { href: `/bots/${encodeURIComponent(s.bot)}?ruleset=${encodeURIComponent(tour.ruleset)}` }, s.bot),
+    el("td", {}, !s.deals ? "—" : s.tied_with.length ? `${s.rank}=` : String(s.rank)), el("td", {}, el("a", { href: `/bots/${encodeURIComponent(s.bot)}?ruleset=${encodeURIComponent(tour.ruleset)}` }, s.bot),
       s.unreliable ? el("span", { class: "flag" }, " ", t("unreliable")) : null),
     el("td", {}, fixed(s.points_per_deal)), el("td", {}, `${fixed(s.ci_low)} – ${fixed(s.ci_high)}`),
-    el("td", {}, fixed(s.p_best)), el("td", {}, s.matches)));
+    el("td", {}, s.deals ? fixed(s.p_best) : "—"), el("td", {}, s.matches)));
   const played = tour.tables.filter((x) => x.status === "finished" && x.match_id);
   const waiting = tour.tables.filter((x) => x.waiting);
   return el("section", { class: "panel tournament", dataset: { tournament: tour.id } },
