@@ -408,6 +408,29 @@ def test_the_lobby_keeps_its_lists_and_the_keyboards_place_through_its_refreshes
     assert not [e for e in errors if e.startswith("pageerror")], errors
 
 
+def test_the_lobby_says_a_running_matchs_deals_are_those_played_so_far(tmp_path, browser: Browser) -> None:
+    """A newcomer's look at the lobby: a running match read "6 deals · running", as a finished
+    one reads "16 deals · finished", though it was the deals played so far of a longer match."""
+
+    def item(match_id: str, status: str, deals: int) -> dict[str, Any]:
+        seats = [{"seat": i, "name": f"bot{i}", "house": False, "human": False} for i in range(4)]
+        return {"match_id": match_id, "ruleset": "standard", "seats": seats, "status": status, "deals": deals,
+                "totals": [], "withheld": False}
+
+    lists = RoutedJSON({"live": [item("m-a", "running", 6), item("m-b", "running", 1)],
+                        "recent": [item("m-c", "finished", 16)]})
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        page.route("**/api/matches", lists)
+        page.goto(daemon.url)
+        expect(page.locator('#live li[data-match="m-a"] .muted')).to_have_text("6 deals played · running")
+        expect(page.locator('#live li[data-match="m-b"] .muted')).to_have_text("1 deal played · running")
+        expect(page.locator('#recent li[data-match="m-c"] .muted')).to_have_text("16 deals · finished")
+        page.select_option("#lang", "id")
+        expect(page.locator('#live li[data-match="m-a"] .muted')).to_have_text("6 ronde dimainkan · berjalan")
+        page.close()
+
+
 def test_a_held_replay_says_why_in_the_pages_language(tmp_path, browser: Browser) -> None:
     """The last closing note: a replay held while its duplicate set's other table plays said
     why in the daemon's English on the Indonesian and Vietnamese pages. The refusal now

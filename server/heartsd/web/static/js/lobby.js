@@ -53,7 +53,8 @@ function matchItem(match, live, mine) {
     resume ? el("a", { href: `/play/${id}`, class: "resume" }, t("resume"))
       : el("a", { href: `/watch/${id}` }, live ? t("watch") : t("replay")),
     el("span", {}, match.ruleset),
-    el("span", { class: "muted" }, match.withheld ? t("withheld") : t("deals_n", { n: match.deals }), " · ",
+    // a running match's count is of the deals played so far ("6 deals" read as a match of six)
+    el("span", { class: "muted" }, match.withheld ? t("withheld") : t(live ? "deals_played_n" : "deals_n", { n: match.deals }), " · ",
       t(match.status)),
     el("span", { class: "seats" }, match.seats.map((s) => seatName(s)).join(", "),
       match.totals.length ? ` — ${match.totals.join(" / ")}` : ""));
