@@ -247,6 +247,8 @@ def test_the_leaderboard_and_bot_page_show_the_default_share_that_flags_a_bot(tm
         expect(page.locator("#standings thead th").last).to_have_text("Defaults")
         page.goto(f"{daemon.url}/bots/quitter?ruleset=standard")
         expect(page.locator("#fig-auto")).to_have_text("913 (91.3%)")
+        expect(page.locator("#fig-rank")).to_have_text("1")
+        expect(page.locator("dt:has(+ #fig-rank)")).to_have_text("Rank")  # before: "#", beside "1"
         expect(page.locator("#fig-defaults")).to_have_text("93.0%")
         assert not errors, errors
 
@@ -419,7 +421,7 @@ def test_a_bot_pages_matches_count_seats_from_one_as_the_table_pages_do(tmp_path
     """A browser pass: a bot page listed its matches' seats from 0 (the wire's index), so the
     bot that sat "heuristic (house, seat 3)" on the table page of a match read "Seat 2" on
     its own page. Seats are counted from 1 on every page now; and the column of each match's
-    number of deals is headed "Deals", not "Deal"."""
+    number of deals is headed "Deals", not "Deal", and of its place "Rank", not "#"."""
     profile = {"bot": "configured", "owner": "o", "ruleset": "standard", "ladder": True, "standing": None,
                "history": [], "matches": [{"match_id": "m-1", "ruleset": "standard", "seat": 0, "rank": 1,
                                            "points": 3, "deals": 4},
@@ -432,10 +434,13 @@ def test_a_bot_pages_matches_count_seats_from_one_as_the_table_pages_do(tmp_path
         page.goto(f"{daemon.url}/bots/configured")
         cells = page.locator("#bot-matches tbody td:nth-child(3)")
         expect(cells).to_have_text(["1", "4"])
+        # the bot's place in each match is headed "Rank" ("#" read as the row's number)
+        expect(page.locator("#bot-matches thead th").nth(3)).to_have_text("Rank")
         # and the last column, how many deals each match had, says so (it read "Deal": "Deal 4")
         expect(page.locator("#bot-matches thead th").last).to_have_text("Deals")
         page.select_option("#lang", "vi")
         expect(page.locator("#bot-matches thead th").last).to_have_text("Số ván")
+        expect(page.locator("#bot-matches thead th").nth(3)).to_have_text("Hạng")
         page.close()
 
 

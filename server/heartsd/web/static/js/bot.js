@@ -66,7 +66,7 @@ function render() {
   const s = profile.standing;
   const figure = (label, value, id) => [el("dt", {}, label), el("dd", { id: `fig-${id}` }, value)];
   $("standing").replaceChildren(s ? el("dl", { class: "figures" },
-    figure(t("rank"), s.rank, "rank"), figure(t("owner"), profile.owner, "owner"),
+    figure(t("rank_word"), s.rank, "rank"), figure(t("owner"), profile.owner, "owner"),
     figure(t("rating"), `${fixed(s.rating)} ± ${fixed(s.uncertainty)}`, "rating"),
     figure(t("conservative"), fixed(s.conservative), "conservative"), figure(t("matches"), s.matches, "matches"),
     figure(t("points_per_deal"), `${fixed(s.points_per_deal)}${s.points_per_deal_ci === null ? "" : ` ±${fixed(s.points_per_deal_ci)}`}`, "ppd"))
@@ -82,8 +82,9 @@ function render() {
   // What the chart's lines are: a newcomer could not tell the dashed one, by which the bot is ranked.
   $("chart").replaceChildren(chart(profile.history),
     profile.history.length ? el("p", { class: "muted legend", id: "chart-legend" }, t("chart_legend")) : null);
-  // "Deals": how many the match had ("Deal" over "4" read as its fourth deal)
-  const head = el("tr", {}, [t("match"), t("ruleset"), t("seat"), t("rank"), t("points"), t("deals")].map((h) => el("th", { scope: "col" }, h)));
+  // "Deals": how many the match had ("Deal" over "4" read as its fourth deal); "Rank", the bot's
+  // place in the match, and its place on the ladder above ("#" read as the row's number)
+  const head = el("tr", {}, [t("match"), t("ruleset"), t("seat"), t("rank_word"), t("points"), t("deals")].map((h) => el("th", { scope: "col" }, h)));
   $("matches").replaceChildren(el("table", { class: "data", id: "bot-matches" }, el("thead", {}, head),
     el("tbody", {}, profile.matches.map((m) => el("tr", { dataset: { match: m.match_id } },
       el("td", {}, el("a", { href: `/watch/${encodeURIComponent(m.match_id)}` }, m.match_id)),
