@@ -90,9 +90,11 @@ function render() {
     drawPicker();
     const head = el("tr", {}, [t("rank"), t("bot"), t("owner"), t("rating"), t("uncertainty"), t("conservative"),
       t("matches"), t("points_per_deal"), t("defaults")].map((h) => el("th", { scope: "col" }, h)));
-    $("board").replaceChildren(board.entries.length
-      ? el("table", { class: "data", id: "standings" }, el("thead", {}, head), el("tbody", {}, board.entries.map(row)))
-      : el("p", { class: "muted" }, t("no_ratings")));
+    // What orders it: a bot of a higher rating ranked below another read as a mistake (a newcomer's look)
+    $("board").replaceChildren(...(board.entries.length
+      ? [el("table", { class: "data", id: "standings" }, el("thead", {}, head), el("tbody", {}, board.entries.map(row))),
+         el("p", { class: "muted legend", id: "ranked-by" }, t("ranked_by"))]
+      : [el("p", { class: "muted" }, t("no_ratings"))]));
   }
   $("tournaments").replaceChildren(tournaments.length ? el("div", {}, tournaments.map(tournamentPanel))
     : el("p", { class: "muted" }, t("no_tournaments")));
