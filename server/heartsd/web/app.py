@@ -247,22 +247,8 @@ def _too_many(message: str, retry_after_s: float | None) -> web.Response:
     return _with_retry_after(_error(429, message, code="too_many"), retry_after_s)
 
 
-# A page asked for over the address's rate: the page's stylesheet and script would be
-# refused too, so it is whole in itself (the pages' policy allows no inline style or script).
-OVER_RATE_PAGE = """<!doctype html>
-<html lang="{lang}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title} · Hearts Arena</title>
-</head>
-<body>
-<h1>429 · {title}</h1>
-{words}
-</body>
-</html>
-"""
-# Its words in each of the pages' languages: its title, and what to do ({wait}: the seconds).
+# A page asked for over the address's rate (connections.standalone_page): its words in each of the
+# pages' languages, its title and what to do ({wait}: the seconds).
 OVER_RATE_WORDS = {
     "en": ("Too many requests", "Too many requests came from your address just now: wait {wait}, then reload this page."),
     "id": ("Terlalu banyak permintaan", "Terlalu banyak permintaan dari alamatmu: tunggu {wait}, lalu muat ulang halaman ini."),
@@ -277,10 +263,8 @@ def _over_rate_page(retry_after_s: float, lang: str | None) -> web.Response:
     script to choose one."""
     s = max(1, round(retry_after_s))
     waits = {"en": f"{s} second{'s' if s != 1 else ''}", "id": f"{s} detik", "vi": f"{s} giây"}
-    said = [lang] if lang else list(connections.LANGUAGES)
-    words = "\n".join(f'<p lang="{code}">{OVER_RATE_WORDS[code][1].format(wait=waits[code])}</p>' for code in said)
-    text = OVER_RATE_PAGE.format(lang=said[0], title=OVER_RATE_WORDS[said[0]][0], words=words)
-    return web.Response(text=text, status=429, content_type="text/html")
+    words = {code: (title, text.format(wait=waits[code])) for code, (title, text) in OVER_RATE_WORDS.items()}
+    return web.Response(text=connections.standalone_page(429, words, lang), status=429, content_type="text/html")
 
 
 def _with_retry_after(response: web.Response, retry_after_s: float | None) -> web.Response:

@@ -71,7 +71,7 @@ _CAP_WORDS = {
     "vi": ("Quá nhiều kết nối", "Có quá nhiều kết nối đang mở tới máy chủ này, từ địa chỉ của bạn hoặc tổng cộng. "
            "Hãy đóng bớt thẻ hoặc cửa sổ của trang này, đợi vài giây, rồi tải lại trang này."),
 }
-_CAP_PAGE = """<!doctype html>
+_STANDALONE_PAGE = """<!doctype html>
 <html lang="{lang}">
 <head>
 <meta charset="utf-8">
@@ -79,11 +79,25 @@ _CAP_PAGE = """<!doctype html>
 <title>{title} · Hearts Arena</title>
 </head>
 <body>
-<h1>503 · {title}</h1>
+<h1>{status} · {title}</h1>
 {words}
 </body>
 </html>
 """
+
+
+def standalone_page(status: int, words: dict[str, tuple[str, str]], lang: str | None) -> str:
+    """A refusal's page whole in itself (its stylesheet and script would be refused too, and
+    the pages' policy allows no inline style or script): ``words`` (language -> title, text)
+    in ``lang``, or in each of the pages' languages when the request names none.
+
+    >>> page = standalone_page(503, {c: ("T-" + c, "x") for c in LANGUAGES}, None)
+    >>> '<html lang="en">' in page, "<h1>503 · T-en</h1>" in page, page.count("<p lang=")
+    (True, True, 3)
+    """
+    said = [lang] if lang else list(LANGUAGES)
+    text = "\n".join(f'<p lang="{code}">{words[code][1]}</p>' for code in said)
+    return _STANDALONE_PAGE.format(lang=said[0], status=status, title=words[said[0]][0], words=text)
 
 
 def page_language(query: str, accept_language: str) -> str | None:
@@ -116,9 +130,7 @@ def page_language(query: str, accept_language: str) -> str | None:
 def cap_page(lang: str | None) -> bytes:
     """The answer over the caps to a page's request: the page in ``lang`` (None: in each
     language), with the headers every page has that it needs (no script, no style)."""
-    said = [lang] if lang else list(LANGUAGES)
-    words = "\n".join(f'<p lang="{code}">{_CAP_WORDS[code][1]}</p>' for code in said)
-    body = _CAP_PAGE.format(lang=said[0], title=_CAP_WORDS[said[0]][0], words=words).encode()
+    body = standalone_page(503, _CAP_WORDS, lang).encode()
     return (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/html; charset=utf-8\r\nRetry-After: 5\r\n"
             b"Server: heartsd\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n"
             b"Content-Security-Policy: default-src 'none'; base-uri 'none'; form-action 'none'; "
