@@ -179,7 +179,8 @@ class Bot {
     // of them seen): their history comes whole in answer to `resume` from 0.
     this.rebuilding = new Set();
     // seat -> the last event an earlier process was told (where the server's own replay
-    // of a rebuilt seat started): its notices, replayed, are not said again.
+    // of a rebuilt seat started, the first update after the welcome; not the live updates
+    // that may follow it before the history): its notices, replayed, are not said again.
     this.toldBefore = new Map();
     this.draining = false; // drain sent (or to be sent after the next hello)
     this.drained = false; // the server ended the stream with OK after our last match
@@ -379,7 +380,10 @@ class Bot {
       // answered (by an earlier process): taking its events as the newest seen would drop
       // the whole history that follows as duplicates (`match_started` with it). Only its
       // end, should it hold one, and its request are taken from it; the rest comes again.
-      this.toldBefore.set(seat, first - 1);
+      // Only the first such update says what an earlier process was told: the match goes
+      // on until the history comes, and its live updates, skipped here too, start later
+      // (taken as the told point, they silenced every default the history then held).
+      if (!this.toldBefore.has(seat)) this.toldBefore.set(seat, first - 1);
       const end = update.events.find((event) => event.kind === 'match_ended');
       if (end) this.onEvent(matchId, update.seat, end);
     } else {
