@@ -216,6 +216,25 @@ def address_key(host: str) -> str:
     return f"ipv6:[{network.network_address}]/{IPV6_PREFIX}"
 
 
+# The wider IPv6 prefixes one holder may be given many /64s of: a home's delegated prefix
+# (often a /56 or /48) or a provider's allocation (a /32). A limit that must not be filled
+# from one network counts them too (web/seats.py).
+IPV6_NETWORKS = (48, 32)
+
+
+def address_networks(key: str) -> list[str]:
+    """The wider networks an :func:`address_key` lies in, that one holder may have many
+    /64s of (IPV6_NETWORKS); none for an IPv4 address, whose holders are counted one by one.
+
+    >>> address_networks("ipv6:[2001:db8:1:2::]/64"), address_networks("ipv4:10.0.0.7")
+    (['ipv6:[2001:db8:1::]/48', 'ipv6:[2001:db8::]/32'], [])
+    """
+    if not (key.startswith("ipv6:[") and key.endswith(f"]/{IPV6_PREFIX}")):
+        return []
+    ip = int(ipaddress.IPv6Address(key[6:-len(f"]/{IPV6_PREFIX}")]))
+    return [f"ipv6:[{ipaddress.IPv6Address(ip >> (128 - n) << (128 - n))}]/{n}" for n in IPV6_NETWORKS]
+
+
 def peer_address(peer: str) -> str:
     """grpc's ``context.peer()`` without the port, as :func:`address_key`: the key of the
     per-peer limits. gRPC writes an IPv6 peer's brackets URL-encoded.

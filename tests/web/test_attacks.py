@@ -109,6 +109,39 @@ def test_seats_taken_all_at_once_cannot_pass_the_table_caps(tmp_path) -> None:
     run(main())
 
 
+def test_one_network_of_many_ipv6_64s_cannot_take_every_table_for_people(tmp_path) -> None:
+    """Tables for people were counted per address, an IPv6 caller by its /64; a home is
+    delegated a /56 or /48 (256 or 65,536 /64s), so one person took every table of
+    web_max_tables from one network (left by the last stops' attack passes). Now one /48
+    holds at most a quarter of them and one /32 half (at least web_tables_per_peer); other
+    networks and IPv4 callers still play."""
+    from heartsd.web.seats import SeatError
+
+    async def main() -> list[list[str]]:
+        async with web_daemon(tmp_path, web_tables_per_peer=2, web_max_tables=8) as web:
+            seats = web.front.seats
+
+            async def take(peers: list[str]) -> list[str]:
+                said = []
+                for peer in peers:
+                    try:
+                        await seats.take(peer, "standard", 4, None)
+                        said.append("taken")
+                    except SeatError as exc:
+                        said.append(exc.code or exc.message)
+                return said
+
+            home = [f"ipv6:[2001:db8:0:{i:x}::]/64" for i in range(6)]  # six /64s of one /48
+            same_provider = [f"ipv6:[2001:db8:{n}:1::]/64" for n in (1, 2, 3)]  # other /48s, the same /32
+            elsewhere = ["ipv6:[2001:db9:0:1::]/64", "ipv4:192.0.2.1"]
+            return [await take(home), await take(same_provider), await take(elsewhere)]
+
+    home, same_provider, elsewhere = run(main())
+    assert home == ["taken", "taken"] + ["tables_per_network"] * 4, home  # before: six taken
+    assert same_provider == ["taken", "taken", "tables_per_network"], same_provider  # the /32: 4 of 8
+    assert elsewhere == ["taken", "taken"], elsewhere
+
+
 def test_a_seat_nobody_opens_or_everyone_left_gives_its_table_back(tmp_path, monkeypatch) -> None:
     """Before: a seat never opened waited out the person's clock (30 s + the 60 s bank),
     then two more 30 s timeouts, then was auto-played at the house bots' pace: about five

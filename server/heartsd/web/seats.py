@@ -33,6 +33,7 @@ from hearts_engine import parse_card
 
 from heartsbot import convert
 from ..arena import HUMAN_PREFIX, Arena, ArenaError, SeatRequest
+from ..budgets import address_networks
 from ..config import Settings
 from ..runner import MatchRunner, SeatSlot
 from ..sessions import BotSession
@@ -331,6 +332,19 @@ class HumanSeats:
         return {"opponents": list(self.settings.web_opponents),
                 "human_decision_ms": self.settings.human_decision_ms, "human_bank_ms": self.settings.human_bank_ms}
 
+    def _check_network(self, peer: str, live: list[HumanSeat]) -> None:
+        """Refuse a table past one network's share of every table for people: a quarter to
+        one /48, half to one /32 (budgets.address_networks; at least web_tables_per_peer).
+        Before (an attack pass), the tables were counted by /64 only, and one home's /56
+        holds 256 of them: one person took every table."""
+        for network, share in zip(address_networks(peer), (4, 2)):
+            cap = max(self.settings.web_tables_per_peer, self.settings.web_max_tables // share)
+            held = sum(1 for s in live if network in address_networks(s.peer))
+            held += sum(n for p, n in self._taking.items() if network in address_networks(p))
+            if held >= cap:
+                raise SeatError(429, f"too many tables are played from your network ({network.partition(']')[2]}); "
+                                     "finish one, or try again when others have", code="tables_per_network")
+
     async def take(self, peer: str, ruleset: Any, players: Any, opponents: Any) -> tuple[HumanSeat, str]:
         """Start a match against house bots with a person's seat; return it and its secret."""
         self._forget_old()
@@ -353,6 +367,7 @@ class HumanSeats:
             n = self.settings.web_tables_per_peer
             raise SeatError(429, f"you already play {n} match{'es' if n != 1 else ''} here; finish one first",
                             code="tables_per_peer")
+        self._check_network(peer, live)
         name = f"{HUMAN_PREFIX}h-{secrets.token_hex(4)}"
         seats = [SeatRequest(human=name), *(SeatRequest(house=o) for o in opponents)]
         delay_s = self.settings.web_house_delay_ms / 1000
