@@ -44,7 +44,6 @@ from .spelling import spelling_key
 from .store import NewMatch, Store, TournamentOver
 from .store_health import StoreHealth, failure_text, is_store_failure
 from .thinking import HouseThinkers
-from .tokens import EMPTY as EMPTY_TOKENS
 from .tokens import TokenRegistry, TokenState
 
 P = game_pb2
@@ -293,7 +292,7 @@ class Arena:
         self.tokens.on_change = self.check_tokens
         self._shadowed_warned: list[str] = []  # the shadowed ladder registrations last warned of (check_tokens)
         self._connects = 0  # sessions registered so far (connect)
-        self._tokens_checked: tuple[bool, int, int] | None = None  # what check_tokens' last scan saw
+        self._tokens_checked: tuple[int, int] | None = None  # what check_tokens' last scan saw
         # Calls at once per class of caller (budgets.py); given when the server that counts
         # them was made first (serve binds its port before the store and the arena exist).
         self.budgets = budgets or Budgets.from_settings(settings)
@@ -334,7 +333,7 @@ class Arena:
         read 4 million token states on the event loop). With the same tokens as the last scan
         and no session registered since, there is nothing new to find: a session's token was
         looked up in a view at least as old as the newest scan's, or it connected after it."""
-        checked = (self.tokens.view is EMPTY_TOKENS, self.tokens.changes, self._connects)
+        checked = (self.tokens.changes, self._connects)
         if checked == self._tokens_checked:
             return
         self._tokens_checked = checked

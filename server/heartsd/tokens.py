@@ -89,7 +89,7 @@ class TokenRegistry:
         self._interval_s = interval_s
         self.view = EMPTY
         self.on_change: Callable[[], None] | None = None  # called on the loop when the view changed
-        self.changes = 0  # views read whose tokens differ from the one before
+        self.changes = 0  # views read whose tokens differ from the one before (the first: always)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._wake = threading.Event()
@@ -229,9 +229,9 @@ class TokenRegistry:
     def _install(self, view: LadderView) -> None:
         """On the loop: take the new view, wake who waited for it, report a change."""
         changed = view.bots != self.view.bots
-        self.view = view
-        if changed:
+        if changed or self.view is EMPTY:  # the first read counts as a change, whatever it holds
             self.changes += 1
+        self.view = view
         still = []
         for asked, future in self._waiters:
             if view.read_at >= asked:
