@@ -12,7 +12,10 @@ declaring one match at a time, and two kinds of tick are measured at each N:
 
 For each: the event loop's CPU while the tick ran (``time.thread_time`` of the loop's
 thread: the tick and whatever else ran meanwhile) and the longest the loop went without
-running a 1 ms heartbeat. The bots' sessions are the daemon's own (``BotSession``),
+running a 1 ms heartbeat; for the seating tick also its wall time (the store's writes run
+in a worker thread) and the garbage collector's full collections. The garbage collector is
+set as the daemon sets it once started (``tune_gc``): without that, full collections of
+60-170 ms while a thousand matches are created were most of the longest holds. The bots' sessions are the daemon's own (``BotSession``),
 connected without a gRPC stream: nothing reads their requests, which only sit in their
 outboxes (the clock is 10 minutes), and the tick does not touch the wire.
 
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import statistics
 import sys
@@ -46,7 +50,7 @@ for sub in ("engine", "clients/python", "server"):
 from heartsd.config import Settings  # noqa: E402
 from heartsd.logs import configure  # noqa: E402
 from heartsd.matchmaker import LadderSettings, Matchmaker  # noqa: E402
-from heartsd.server import embedded  # noqa: E402
+from heartsd.server import embedded, tune_gc  # noqa: E402
 from heartsd.sessions import BotSession  # noqa: E402
 
 BUSY_TICKS = 5
@@ -77,16 +81,57 @@ class Heartbeat:
         await asyncio.gather(self._task, return_exceptions=True)
 
 
-async def timed_tick(maker: Matchmaker, beat: Heartbeat) -> tuple[float, float, int]:
-    """(loop CPU s, longest hold s, tables made) of one tick."""
+class FullCollections:
+    """The garbage collector's full (generation 2) collections while it is on: how many,
+    and the longest, measured with ``gc.callbacks``. One of them holds the loop as long as
+    it takes to walk every tracked object."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.longest_s = 0.0
+        self._began = 0.0
+        gc.callbacks.append(self._on)
+
+    def _on(self, phase: str, info: dict[str, int]) -> None:
+        if info["generation"] != 2:
+            return
+        if phase == "start":
+            self._began = time.perf_counter()
+        else:
+            self.count += 1
+            self.longest_s = max(self.longest_s, time.perf_counter() - self._began)
+
+    def reset(self) -> None:
+        self.count, self.longest_s = 0, 0.0
+
+    def close(self) -> None:
+        gc.callbacks.remove(self._on)
+
+
+class Tick:
+    """One tick's measures."""
+
+    def __init__(self, cpu_s: float, wall_s: float, hold_s: float, made: int, collections: FullCollections) -> None:
+        self.cpu_s = cpu_s
+        self.wall_s = wall_s
+        self.hold_s = hold_s
+        self.made = made
+        self.full_collections = collections.count
+        self.longest_collection_s = collections.longest_s
+
+
+async def timed_tick(maker: Matchmaker, beat: Heartbeat, collections: FullCollections) -> Tick:
+    """One tick, timed: the loop's CPU, its wall time, the longest hold, the tables made
+    and the full collections during it."""
     await asyncio.to_thread(maker._refresh)
     await asyncio.sleep(0.005)  # the heartbeat runs once before the tick
     beat.reset()
-    cpu = time.thread_time()
+    collections.reset()
+    cpu, wall = time.thread_time(), time.perf_counter()
     made = await maker.tick()
-    cpu = time.thread_time() - cpu
+    cpu, wall = time.thread_time() - cpu, time.perf_counter() - wall
     await asyncio.sleep(0.005)  # the heartbeat runs after the tick: a hold at its end is counted
-    return cpu, beat.longest_s, len(made)
+    return Tick(cpu, wall, beat.longest_s, len(made), collections)
 
 
 async def point(bots: int, set_tables: int) -> dict[str, Any]:
@@ -107,19 +152,23 @@ async def point(bots: int, set_tables: int) -> dict[str, Any]:
                 arena.connect(BotSession(bot=name, version="bench", rulesets=frozenset(), max_matches=1,
                                          token_hash=f"bench-{name}"))
             maker = Matchmaker(arena, LadderSettings(deals=4, set_tables=set_tables), seed=1)
-            beat = Heartbeat()
+            tune_gc()  # as the daemon does once it has started (server.serve)
+            beat, collections = Heartbeat(), FullCollections()
             try:
-                seat_cpu, seat_hold, tables = await timed_tick(maker, beat)
-                busy = [await timed_tick(maker, beat) for _ in range(BUSY_TICKS)]
+                seating = await timed_tick(maker, beat, collections)
+                busy = [await timed_tick(maker, beat, collections) for _ in range(BUSY_TICKS)]
             finally:
                 await beat.stop()
+                collections.close()
             for runner in list(arena.runners.values()):
                 runner.stop(3, "bench over")
     return {
-        "bots": bots, "tables": tables, "busy_tables": sum(b[2] for b in busy),
-        "seat_loop_ms": seat_cpu * 1e3, "seat_hold_ms": seat_hold * 1e3,
-        "busy_loop_ms": statistics.median(b[0] for b in busy) * 1e3,
-        "busy_hold_ms": max(b[1] for b in busy) * 1e3,
+        "bots": bots, "tables": seating.made, "busy_tables": sum(b.made for b in busy),
+        "seat_loop_ms": seating.cpu_s * 1e3, "seat_wall_ms": seating.wall_s * 1e3,
+        "seat_hold_ms": seating.hold_s * 1e3, "seat_full_collections": seating.full_collections,
+        "seat_longest_collection_ms": seating.longest_collection_s * 1e3,
+        "busy_loop_ms": statistics.median(b.cpu_s for b in busy) * 1e3,
+        "busy_hold_ms": max(b.hold_s for b in busy) * 1e3,
     }
 
 
@@ -129,15 +178,16 @@ async def run(points: list[int], set_tables: int = 2) -> dict[str, Any]:
     for n in points:
         results.append(await point(n, set_tables))
         r = results[-1]
-        print(f"{n:>6} bots: seating tick {r['seat_loop_ms']:8.1f} ms loop CPU ({r['tables']} tables, "
-              f"held {r['seat_hold_ms']:6.1f} ms at most); busy tick {r['busy_loop_ms']:7.1f} ms "
-              f"(held {r['busy_hold_ms']:6.1f} ms at most)", flush=True)
+        print(f"{n:>6} bots: seating tick {r['seat_loop_ms']:8.1f} ms loop CPU, {r['seat_wall_ms'] / 1e3:6.2f} s wall "
+              f"({r['tables']} tables, held {r['seat_hold_ms']:6.1f} ms at most, "
+              f"{r['seat_full_collections']} full collections, the longest {r['seat_longest_collection_ms']:.0f} ms); "
+              f"busy tick {r['busy_loop_ms']:7.1f} ms (held {r['busy_hold_ms']:6.1f} ms at most)", flush=True)
     first, last = results[0], results[-1]
 
     def growth(key: str) -> float:
         return (last[key] / last["bots"]) / (first[key] / first["bots"])
 
-    return {"set_tables": set_tables, "points": results, "seat_growth": growth("seat_loop_ms"), "busy_growth": growth("busy_loop_ms")}
+    return {"set_tables": set_tables, "gc_threshold": list(gc.get_threshold()), "points": results, "seat_growth": growth("seat_loop_ms"), "busy_growth": growth("busy_loop_ms")}
 
 
 def main() -> int:

@@ -386,6 +386,14 @@ async def embedded(settings: Settings, arena_class: type[Arena] = Arena,
         store.close()
 
 
+def tune_gc() -> None:
+    """Keep what start-up made (it lives as long as the daemon) out of every collection,
+    and collect less often: a decision allocates many short-lived objects and no cycles.
+    Called once the daemon has started; benchmarks of the daemon's work call it too."""
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 20)
+
+
 async def set_serving(health_servicer: health.aio.HealthServicer, serving: bool) -> None:
     status = health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
     for name in ("", *SERVICE_NAMES):
@@ -650,10 +658,7 @@ async def _serve(settings: Settings, server: grpc.aio.Server, port: int, store: 
     arena.start_house_matches()
     ladder = await start_ladder(settings, arena, port)
     await arena.tournaments.resume_all()  # type: ignore[attr-defined]
-    # Objects made at start-up live forever: keep them out of every collection, and
-    # collect less often (a decision allocates many short-lived objects, no cycles).
-    gc.freeze()
-    gc.set_threshold(50_000, 20, 20)
+    tune_gc()
     await stop.wait()
     # The order: NOT_SERVING and no new match; the running ones may finish within the
     # grace (the house bots keep playing theirs); a second signal aborts and records them.

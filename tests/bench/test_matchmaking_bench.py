@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
@@ -19,6 +20,21 @@ def test_the_matchmaking_bench_seats_every_bot_and_prints_the_growth_of_both_tic
     assert (small["bots"], small["tables"], large["bots"], large["tables"]) == (8, 2, 40, 10)
     assert small["busy_tables"] == large["busy_tables"] == 0, "every bot plays: a busy tick seats nobody"
     assert all(p[key] > 0 for p in result["points"] for key in ("seat_loop_ms", "busy_loop_ms", "seat_hold_ms"))
+    assert all(p["seat_wall_ms"] >= p["seat_loop_ms"] and p["seat_full_collections"] >= 0 for p in result["points"])
+    assert result["gc_threshold"] == daemon_gc_threshold(), "measured with the garbage collector set as the daemon sets it"
+
+
+def daemon_gc_threshold() -> list[int]:
+    """What the daemon's ``tune_gc`` sets, read in this process and then undone."""
+    from heartsd.server import tune_gc
+
+    before = gc.get_threshold()
+    try:
+        tune_gc()
+        return list(gc.get_threshold())
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
     assert result["seat_growth"] > 0 and result["busy_growth"] > 0
 
 
