@@ -37,6 +37,7 @@ import json
 import math
 import secrets
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -473,7 +474,7 @@ class Tournaments:
         deals = deals or 4 * rules.players
         if not 1 <= deals <= MAX_FIXED_DEALS:
             raise ArenaError("invalid", f"deals_per_match must be between 1 and {MAX_FIXED_DEALS}")
-        if twice := sorted({b for b in bots if bots.count(b) > 1}):
+        if twice := sorted(b for b, times in Counter(bots).items() if times > 1):  # one pass: rosters can be long
             raise ArenaError("invalid", f"on the roster twice: {', '.join(map(repr, twice))}")
         if len(bots) < rules.players:
             raise ArenaError("invalid", f"{rules.players}-seat tables need at least {rules.players} bots, "
