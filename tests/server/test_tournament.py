@@ -1870,16 +1870,28 @@ def test_configured_bots_of_one_owner_never_share_a_table_or_a_duplicate_set(tmp
 def test_a_configured_owner_spelled_as_a_ladder_owner_is_that_owner(tmp_path):
     """``bot_owners`` names owners as written in the configuration; a ladder owner is
     registered once in one spelling (ladder.spelling_key). "ALICE" in the configuration and a
-    ladder bot of "alice" are one person, so they are never seated together."""
-    tokens = {"cfg-bot": "token-cfg-bot-0123456789"}
+    ladder bot of "alice" are one person, so they are never seated together. The owners of
+    some bots (what a duplicate set reads) pair them exactly as the whole map does."""
+    tokens = {"cfg-bot": "token-cfg-bot-0123456789", "cfg-2": "token-cfg-2-0123456789",
+              "cfg-3": "token-cfg-3-0123456789"}
 
     async def scenario():  # type: ignore[no-untyped-def]
-        async with running_daemon(tmp_path, bot_tokens=tokens, bot_owners={"cfg-bot": "ALICE"}) as daemon:
+        async with running_daemon(tmp_path, bot_tokens=tokens,
+                                  bot_owners={"cfg-bot": "ALICE", "cfg-2": "ALICE", "cfg-3": "Carol"}) as daemon:
             daemon.arena.store.ladder.add_bot("ladder-bot", "alice")
-            return await asyncio.to_thread(daemon.arena.owners)
+            daemon.arena.store.ladder.add_bot("ladder-2", "bob")
+            whole = await asyncio.to_thread(daemon.arena.owners)
+            subsets = [["cfg-bot", "ladder-bot"], ["cfg-bot", "cfg-2", "cfg-3"], ["cfg-2", "ladder-2", "cfg-3"],
+                       ["ladder-bot", "ladder-2"], ["cfg-3"]]
+            parts = [(names, await asyncio.to_thread(daemon.arena.owners, names)) for names in subsets]
+            return whole, parts
 
-    owners = run(scenario())
+    owners, parts = run(scenario())
     assert owners["cfg-bot"] == owners["ladder-bot"] == "alice", owners
+    for names, part in parts:
+        assert set(part) == set(names), (names, part)
+        assert all((part[a] == part[b]) == (owners[a] == owners[b]) for a in names for b in names), (names, part)
+    assert dict(parts[1][1]) == {"cfg-bot": "ALICE", "cfg-2": "ALICE", "cfg-3": "Carol"}  # no ladder owner of theirs read
 
 
 def test_the_tournament_list_reads_no_final_standings(tmp_path):
