@@ -38,6 +38,13 @@ const UNREACHED = new Set([grpc.status.UNAVAILABLE, grpc.status.DEADLINE_EXCEEDE
 const BACKOFF_MS = [200, 10_000];
 const CONNECT_ATTEMPTS = 5; // a server never reached is given up after this many tries
 const RETRY_SAID_MS = 60_000; // during an outage, "still reconnecting" at most this often
+// The finished matches whose ids are kept, the newest (as heartsbot's SEEN_KEPT), so that
+// what still comes of one after its `match_ended` is dropped: another seat's of it (a bot may
+// hold several), a replay the stream was already sending (a rebuilt seat's history). That
+// comes soon after the end, never thousands of matches later. Before, every match id was
+// kept for good (and every started one): a ladder bot that ran for weeks grew by two per match.
+const ENDED_KEPT = 4096;
+const INT32_MAX = 2 ** 31 - 1; // hello.max_concurrent_matches is an int32
 // A final `draining` the bot did not ask for: what to do, by its `cause` (bot.proto).
 const SENT_AWAY = {
   DRAIN_CAUSE_TOKEN_ROTATED: 'the organiser issued a new token and the old one no longer connects; '
@@ -52,7 +59,7 @@ const USAGE = `usage: node bot.js [--server HOST:PORT] --token TOKEN --name NAME
   --token TOKEN         the bot's token (env HEARTS_TOKEN; required)
   --name NAME           the bot name the token was issued for (env HEARTS_NAME; required)
   --rulesets R [R ...]  rulesets the bot plays, by spaces or commas (default: all)
-  --max-matches N       matches at once (hello.max_concurrent_matches; default 1)
+  --max-matches N       matches at once, at least 1 (hello.max_concurrent_matches; default 1)
   --matches N           play N matches, then finish them and exit 0 (default: 0, until Ctrl-C)
                         (--matches-to-play N: its old name, deprecated)
   --proto-dir DIR       where hearts/v1/bot.proto is (env HEARTS_PROTO_DIR; default: the repository's proto/)
@@ -118,11 +125,16 @@ function parseOptions(argv, env) {
     if (values.matches === '') values.matches = values['matches-to-play'];
   }
   if (values.matches === '') values.matches = '0';
+  // A count: a whole number from `least` to the int32 the protocol carries, said as heartsbot
+  // says it (clients/python/heartsbot/options.py, at_least). Before, 99999999999 was taken and
+  // went into hello wrapped around (protobuf's int32), for the server to refuse as negative
+  // (exit 3, "a bad hello"), or to cap a number nobody gave.
   const count = (flag, least) => {
-    const n = Number(values[flag]);
-    if (!Number.isInteger(n) || n < least) {
-      throw new UsageError(`--${flag} must be a whole number of at least ${least}, got ${values[flag]}`);
-    }
+    const text = values[flag];
+    const n = /^\s*[-+]?\d+\s*$/.test(text) ? Number(text) : NaN;
+    if (!Number.isInteger(n)) throw new UsageError(`--${flag}: expected an integer, got '${text}'`);
+    if (n < least) throw new UsageError(`--${flag}: must be at least ${least}, got ${n}`);
+    if (n > INT32_MAX) throw new UsageError(`--${flag}: must be at most ${INT32_MAX}, got ${text.trim()}`);
     return n;
   };
   if (Boolean(values.cert) !== Boolean(values.key)) {
@@ -131,6 +143,8 @@ function parseOptions(argv, env) {
   return {
     server: values.server, token: values.token, name: values.name, protoDir: values['proto-dir'],
     rulesets: values.rulesets.split(',').filter(Boolean),
+    // At least 1, as heartsbot's: `hello`'s 0 means 1 (a field left unset), but given as an
+    // option it reads as "no limit", as `--matches 0` does: refused rather than taken for 1.
     maxMatches: count('max-matches', 1), matchesToPlay: count('matches', 0),
     credentials: channelCredentials(values),
   };
@@ -172,8 +186,13 @@ class Bot {
     // events and requests, numbered alike):
     this.lastSequence = new Map(); // seat -> newest event sequence seen
     this.pending = new Map(); // seat -> { request, avoid, call, sent }: its latest request
+    // Finished matches (their `match_ended` seen), the ENDED_KEPT newest (oldest first):
+    // anything more of them is dropped.
     this.ended = new Set();
-    this.started = new Set(); // matches whose match_started was seen
+    // Running matches whose `match_started` was seen (one a match, however many seats it
+    // has here), forgotten at their end; and how many matches were seen to start, for --matches.
+    this.started = new Set();
+    this.matchesStarted = 0;
     this.active = new Set(); // matches we are seated in, as far as we have heard
     // Seats this stream rebuilds from their first event (listed in the welcome, nothing
     // of them seen): their history comes whole in answer to `resume` from 0.
@@ -341,6 +360,7 @@ class Bot {
       log(`match ${matchId} ended while this bot was away: its result follows if the server kept it `
         + '(a server that restarted aborted it and has none)');
       this.active.delete(matchId);
+      this.started.delete(matchId); // counted already; what follows of it is dropped by sequence
       this.forget(matchId); // it asks nothing more (its sequences stay: its end may follow)
     }
     // The server re-sends what it had not delivered by itself; asking from the last event
@@ -410,15 +430,19 @@ class Bot {
     if (event.kind === 'match_started') {
       const seats = event.match_started.seats.map((s) => s.name).join(', ');
       log(`match ${matchId} started: ${event.match_started.ruleset.name}, seat ${seat} of [${seats}]`);
+      if (this.started.has(matchId)) return; // its other seat's
       this.started.add(matchId);
+      this.matchesStarted += 1;
       const target = this.options.matchesToPlay;
-      if (target > 0 && this.started.size >= target) this.drain(`${target} match(es) played`);
+      if (target > 0 && this.matchesStarted >= target) this.drain(`${target} match(es) played`);
     } else if (event.kind === 'notice') {
       const text = event.notice.text;
       if (event.sequence > (this.toldBefore.get(seatKey(matchId, seat)) ?? 0)) notices.set(text, (notices.get(text) ?? 0) + 1);
     } else if (event.kind === 'match_ended') {
       const result = event.match_ended.result ?? { reason: 'no result given', totals: [], ranks: [] };
       this.ended.add(matchId);
+      if (this.ended.size > ENDED_KEPT) this.ended.delete(this.ended.values().next().value); // the oldest: long over
+      this.started.delete(matchId);
       this.active.delete(matchId);
       this.forget(matchId, true);
       console.log(`match ${matchId} ended (${result.reason}): seat ${seat}, totals ${(result.totals ?? []).join(' ')}, `
@@ -489,4 +513,6 @@ async function main() {
   bot.client.close();
 }
 
-main();
+if (require.main === module) main();
+
+module.exports = { Bot, parseOptions, ENDED_KEPT }; // for the tests (tests/client/test_node_bot.py)

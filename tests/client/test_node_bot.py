@@ -177,6 +177,76 @@ def test_every_install_script_of_the_node_bots_packages_is_decided_in_package_js
     assert with_scripts and with_scripts <= set(decided), (with_scripts, decided)
 
 
+
+# Drives a Bot of bot.js (required as a module: no connection) through `count` whole matches of
+# one seat each, each an update with its match_started and match_ended, as a ladder bot sees
+# them for weeks; then a late update of the newest (what a replay may still bring), with a
+# request. Prints what it kept and what it wrote back.
+MANY_MATCHES = r"""
+const [botJs, count] = [process.argv[1], Number(process.argv[2])];
+const { Bot, ENDED_KEPT } = require(botJs);
+console.error = () => {}; console.log = () => {}; // a line per match: not what is tested
+const written = [];
+const call = { write: (message) => written.push(message) };
+const bot = new Bot({ server: 'x', credentials: null, name: 'alice', maxMatches: 1, matchesToPlay: 0 },
+                    class { constructor() {} });
+const match = (i) => `m-${i}`;
+const started = { seats: [{ name: 'alice' }], ruleset: { name: 'standard' } };
+const ended = { result: { reason: 'target reached', totals: [0], ranks: [1] } };
+for (let i = 0; i < count; i += 1) {
+  bot.onMessage(call, { kind: 'update', update: { match_id: match(i), seat: 0, events: [
+    { sequence: 1, kind: 'match_started', match_started: started },
+    { sequence: 2, kind: 'match_ended', match_ended: ended }] } });
+}
+const late = { request_id: 'r-1', kind: 'DECISION_KIND_PLAY', legal_cards: [{ suit: 'SUIT_CLUBS', rank: 2 }] };
+bot.onMessage(call, { kind: 'update', update: { match_id: match(count - 1), seat: 0, request: late, events: [
+  { sequence: 1, kind: 'match_started', match_started: started }] } });
+process.stdout.write(JSON.stringify({
+  kept: ENDED_KEPT, ended: bot.ended.size, started: bot.started.size, counted: bot.matchesStarted,
+  active: bot.active.size, seats: bot.lastSequence.size + bot.pending.size, written: written.length,
+}));
+"""
+
+
+def test_a_node_bot_running_for_weeks_keeps_a_bounded_memory_of_its_matches():
+    """Before: `ended` and `started` kept every match id for good, one more each per match,
+    so a ladder bot running for weeks grew without end. Now a running match is forgotten at
+    its end and only the newest finished ones are kept (ENDED_KEPT, as heartsbot's
+    SEEN_KEPT), enough to drop what still comes of one after its end; --matches counts
+    every match all the same."""
+    import json
+    import subprocess
+
+    count = 10_000
+    done = subprocess.run([node(), "-e", MANY_MATCHES, str(BOT_JS), str(count)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    said = json.loads(done.stdout)
+    assert said["kept"] < count and said["ended"] == said["kept"], said  # before: 10,000 each
+    assert said["started"] == 0 and said["counted"] == count, said
+    # the newest match's late update (its replayed start, a request) is dropped: not counted,
+    # not taken for running, not answered
+    assert said["active"] == 0 and said["seats"] == 0 and said["written"] == 0, said
+
+
+@pytest.mark.parametrize("value, said", [
+    ("0", "--max-matches: must be at least 1, got 0"),
+    ("-3", "--max-matches: must be at least 1, got -3"),
+    ("1.5", "--max-matches: expected an integer, got '1.5'"),
+    ("99999999999", "--max-matches: must be at most 2147483647, got 99999999999"),
+])
+def test_the_node_bot_refuses_a_max_matches_heartsbot_refuses_and_says_it_as_heartsbot_does(value, said):
+    """`hello.max_concurrent_matches` 0 means 1 on the wire (a field left unset), but the
+    option --max-matches 0 reads as "no limit" (as --matches 0 does): heartsbot refuses it,
+    "must be at least 1" (a usage error, exit 2), and so does this bot, in the same words.
+    Before, 99999999999 was taken, sent wrapped around as an int32 (the server refused the
+    hello as negative: exit 3, "a bad hello"), where heartsbot says "at most 2147483647"."""
+    import subprocess
+
+    done = subprocess.run([node(), str(BOT_JS), "--server", "127.0.0.1:1", "--token", "t", "--name", "alice",
+                           f"--max-matches={value}"], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2 and done.stderr.startswith(f"error: {said}\nusage:"), done.stderr[-1500:]
+
 class Lines:
     """A process's stream read line by line as it comes, so that a test can wait for a line."""
 
