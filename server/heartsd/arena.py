@@ -102,9 +102,11 @@ class ArenaError(Exception):
 
     ``code`` names a refusal of a fixed set (empty: none), with ``params``, the figures its
     text names (a bot's name; ``waited_s``, the seconds a refusal "waited N s for the seats:"
-    waited before it): what the web front's pages say it by, in their language
-    (i18n.js), where the text is English. Named here, where the refusal is made, so that no
-    reader has to recognise the English; gRPC sends the text alone, as before."""
+    waited before it; ``not_free``, the code of why the seats were not free, which a
+    shutdown that cut a wait for them short says in brackets): what the web front's pages
+    say it by, in their language (i18n.js), where the text is English. Named here, where
+    the refusal is made, so that no reader has to recognise the English; gRPC sends the
+    text alone, as before."""
 
     def __init__(self, kind: str, message: str, public: str = "", code: str = "",
                  params: Mapping[str, str] | None = None) -> None:
@@ -658,9 +660,12 @@ class Arena:
             if draining:  # it will not come free on this stream: no point waiting
                 raise problem.error("precondition")
             if not self.accepting:  # the wait did not run out: the server is going away
+                # Why the seats were not free, said in brackets, is a figure of its own too
+                # (``not_free``: the problem's code, with its figures), as ``waited_s`` is for
+                # the deadline: before, a page saying "shutting_down" in its language dropped it.
                 why = "the server is shutting down (the seats were not free: "
                 raise ArenaError("unavailable", why + problem.detail + ")", why + problem.public + ")",
-                                 code="shutting_down")
+                                 code="shutting_down", params={**problem.params, "not_free": problem.code})
             left = deadline - asyncio.get_running_loop().time()
             if left <= 0:
                 # Its code is the problem's: what the seats still wait for; the wait, said before it,

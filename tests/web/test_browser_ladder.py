@@ -201,6 +201,66 @@ def test_why_a_tournaments_table_waits_is_said_in_the_pages_language(tmp_path, b
             daemon.call(lambda: stop(clients[:-1]))
 
 
+def test_why_a_shutdown_found_a_tables_seats_not_free_is_said_in_the_pages_language(tmp_path, browser: Browser) -> None:
+    """A table waiting for its seats when the daemon begins to shut down says "the server is
+    shutting down (the seats were not free: bot 'ghost' is not connected)". Before, the
+    Indonesian and Vietnamese pages said its code alone, "server sedang dimatikan": the
+    bracket was dropped. Now it is said in every language, as the wait of a deadline
+    ("waited 0.3 s for the seats: ...") is; a reason in brackets the language has no words
+    for leaves the daemon's words whole. The reasons are put in by hand here, as the
+    director says them (Waiting from the ArenaError); where the figure comes from is tested
+    in tests/web/test_reason_codes.py. Paused at once, so its later rounds stay pending."""
+    import asyncio
+
+    from heartsbot.client import BotClient
+    from heartsbot.strategies import make_strategy
+
+    from tests.server.harness import BOTS
+
+    said = "the server is shutting down (the seats were not free: {})"
+    names = ("alice", "bob", "carol", "dave")
+    with ThreadedDaemon(tmp_path) as daemon:
+        target = f"127.0.0.1:{daemon.web.grpc_port}"
+
+        async def connect() -> list[Any]:  # a tournament's bots are connected at its start
+            clients = [BotClient(target, BOTS[n], make_strategy("random"), n, version="v1") for n in names]
+            for c in clients:
+                c.task = asyncio.get_running_loop().create_task(c.run())  # type: ignore[attr-defined]
+            await asyncio.gather(*(asyncio.wait_for(c.connected.wait(), 30) for c in clients))
+            return clients
+
+        async def stop(clients: list[Any]) -> None:
+            for c in clients:
+                c.stop()
+            await asyncio.gather(*(c.task for c in clients), return_exceptions=True)
+
+        clients = daemon.call(connect)
+        directors = daemon.arena.tournaments
+        stuck = daemon.call(lambda: directors.create("Closing Cup", list(names), "standard", 4, 3, 1, None,
+                                                     game_pb2.ClockSettings()))
+        daemon.call(lambda: directors.set_status(stuck.id, "paused", ""))
+        directors._waiting[(stuck.id, 1, 0)] = tours.Waiting(
+            said.format("bot 'ghost' is not connected"), "shutting_down", {"not_free": "not_connected", "bot": "ghost"})
+        directors._waiting[(stuck.id, 2, 0)] = tours.Waiting(
+            said.format("a reason of a newer daemon"), "shutting_down", {"not_free": "newer_reason"})
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        page.goto(f"{daemon.url}/leaderboard?ruleset=standard&lang=id")
+        tour = page.locator(f".tournament[data-tournament='{stuck.id}']")
+        known, unknown = tour.locator(".waiting[data-table='1.0']"), tour.locator(".waiting[data-table='2.0']")
+        expect(known).to_have_text(
+            "Menunggu, meja 2.1: server sedang dimatikan (kursinya belum tersedia: bot “ghost” tidak terhubung)")
+        expect(unknown).to_have_text("Menunggu, meja 3.1: " + said.format("a reason of a newer daemon"))
+        page.select_option("#lang", "vi")
+        expect(known).to_have_text("Đang chờ, bàn 2.1: máy chủ đang tắt (ghế chưa trống: bot “ghost” chưa kết nối)")
+        expect(unknown).to_have_text("Đang chờ, bàn 3.1: " + said.format("a reason of a newer daemon"))
+        page.select_option("#lang", "en")  # the daemon's own words
+        expect(known).to_have_text("Waiting, table 2.1: " + said.format("bot 'ghost' is not connected"))
+        assert not errors, errors
+        daemon.call(lambda: directors.set_status(stuck.id, "cancelled", ""))
+        daemon.call(lambda: stop(clients))
+
+
 # A bot that left mid-match: few timeouts, most of its decisions auto-played (the QA pass's
 # bot: "Timeouts 1.4%" beside its "unreliable" flag).
 QUITTER = {"rank": 1, "bot": "quitter", "owner": "qa", "rating": 25.0, "uncertainty": 8.0, "conservative": 1.0,

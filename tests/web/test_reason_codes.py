@@ -17,16 +17,17 @@ from typing import Any
 
 import aiohttp
 import grpc
+import pytest
 
 from heartsbot.client import BotClient
 from heartsbot.proto import admin_pb2, game_pb2, tournament_pb2, tournament_pb2_grpc
 from heartsbot.strategies import make_strategy
 from heartsd import tournaments as tours
-from heartsd.arena import SeatRequest
+from heartsd.arena import ArenaError, SeatRequest
 from heartsd.orphans import INTERRUPTED_ELSEWHERE
 from heartsd.web import present
 
-from tests.server.harness import ADMIN, BOTS, auth, run
+from tests.server.harness import ADMIN, BOTS, auth, run, running_daemon
 
 from .harness import house_match, web_daemon
 
@@ -206,6 +207,33 @@ def test_a_refusal_a_handler_passes_on_keeps_its_code(tmp_path):
 
     status, body = run(scenario())
     assert status == 503 and body == {"error": "the server is shutting down", "code": "shutting_down"}, body
+
+
+def test_a_wait_for_seats_cut_short_by_shutdown_keeps_why_the_seats_were_not_free_by_key(tmp_path):
+    """A match (a tournament's table) waiting for a bot that is not connected when the daemon
+    begins to shut down is refused "the server is shutting down (the seats were not free: bot
+    'alice' is not connected)". Its code was shutting_down alone, so a page that said it in
+    its language dropped the bracket: now the reason in brackets is a figure of its own
+    (``not_free``, its code, with the bot it names), as ``waited_s`` is for the deadline."""
+
+    async def scenario() -> ArenaError:
+        async with running_daemon(tmp_path) as daemon:
+            seats = [SeatRequest(bot="alice"), *[SeatRequest(house="random")] * 3]
+            waiting = asyncio.ensure_future(daemon.arena.create_match(
+                "standard", 4, admin_pb2.RulesetOptions(), game_pb2.MatchFormat(fixed_deals=1), None, seats,
+                game_pb2.ClockSettings(), wait_s=30.0))
+            await asyncio.sleep(0.3)
+            assert not waiting.done()
+            await daemon.arena.shutdown(grace_s=0)
+            with pytest.raises(ArenaError) as refused:
+                await asyncio.wait_for(waiting, 10)
+            return refused.value
+
+    refused = run(scenario())
+    assert refused.kind == "unavailable" and refused.code == "shutting_down", refused
+    assert refused.public == "the server is shutting down (the seats were not free: bot 'alice' is not connected)"
+    assert present.reason_key(refused.code, refused.params) == {
+        "key": "shutting_down", "not_free": "not_connected", "bot": "alice"}  # before: {"key": "shutting_down"}
 
 
 def _keys(language: str) -> set[str]:

@@ -243,8 +243,15 @@ export function refusalText(error) {
 // reason_key) in this language, by the words `prefix` + its key; else `fallback`, the
 // server's. A reason the server said after a wait for the seats ("waited 30 s for the
 // seats: ...", its figure `waited_s`) says that wait too: before, only what it waited for.
+// A shutdown that cut such a wait short says in brackets why the seats were not free (its
+// figure `not_free`, that reason's key): before, "the server is shutting down" alone; a
+// reason this language has no words for is the server's, whole.
 export function reasonText(prefix, known, fallback) {
-  const said = saidAs(known ? `${prefix}${known.key}` : null, known ?? {}, null);
+  let said = saidAs(known ? `${prefix}${known.key}` : null, known ?? {}, null);
+  if (said !== null && known.not_free !== undefined) {
+    const why = saidAs(known.not_free ? `${prefix}${known.not_free}` : null, known, null);
+    said = why === null ? null : t("seats_not_free", { reason: said, why });
+  }
   if (said === null) return fallback;
   return known.waited_s === undefined ? said : t("waited_for_seats", { s: known.waited_s, reason: said });
 }

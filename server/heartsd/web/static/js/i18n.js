@@ -85,6 +85,7 @@ const STRINGS = {
     leave_confirm: "Leave and end the match", leave_stay: "Stay and play",
     you_left: "You left the table: the match is over (recorded as cancelled).",
     waited_for_seats: "waited {s} s for the seats: {reason}",
+    seats_not_free: "{reason} (the seats were not free: {why})",
   },
   id: {
     title: "Hearts Arena", lobby: "Lobi", leaderboard: "Papan peringkat", language: "Bahasa",
@@ -206,6 +207,7 @@ const STRINGS = {
     wait_shutting_down: "server sedang dimatikan",
     wait_not_seated: "bot-botnya belum bisa didudukkan (log server menjelaskan sebabnya)",
     waited_for_seats: "sudah menunggu kursinya {s} dtk: {reason}",
+    seats_not_free: "{reason} (kursinya belum tersedia: {why})",
   },
   vi: {
     title: "Hearts Arena", lobby: "Sảnh", leaderboard: "Bảng xếp hạng", language: "Ngôn ngữ",
@@ -327,6 +329,7 @@ const STRINGS = {
     wait_shutting_down: "máy chủ đang tắt",
     wait_not_seated: "chưa thể xếp chỗ cho các bot (nhật ký của máy chủ ghi lý do)",
     waited_for_seats: "đã chờ ghế {s} giây: {reason}",
+    seats_not_free: "{reason} (ghế chưa trống: {why})",
   },
 };
 
