@@ -52,13 +52,15 @@ def screenshot(page: Page, name: str) -> Path:
     return path
 
 
-# Each seat label of the table `root` (a selector): its visible text, its title, whether its
-# text overflows its box, and its seat's box (inside the table? apart from the others?).
+# Each seat label of the table `root` (a selector): its text, its title, whether its text
+# overflows its box, and its seat's box (inside the table? apart from the others?). Its text
+# is textContent's (a long word's start and end are boxes of their own, which innerText
+# puts on lines of their own); where it shows, and what, is name_lines's.
 SEAT_LABELS = """(root) => {
   const table = document.querySelector(root).getBoundingClientRect();
   return [...document.querySelectorAll(`${root} .seat`)].map((seat) => {
     const who = seat.querySelector('.who'), box = seat.getBoundingClientRect();
-    return { text: who.innerText.replace(/\\s+/g, ' '), title: who.title,
+    return { text: who.textContent.replace(/\\s+/g, ' ').trim(), title: who.title,
              overflows: who.scrollWidth > who.clientWidth + 0.5 || who.scrollHeight > who.clientHeight + 0.5,
              inside: box.left >= table.left - 0.5 && box.right <= table.right + 0.5
                      && box.top >= table.top - 0.5 && box.bottom <= table.bottom + 0.5,
@@ -69,6 +71,32 @@ SEAT_LABELS = """(root) => {
 
 def seat_labels(page: Page, root: str = "#table") -> list[dict[str, Any]]:
     return page.evaluate(SEAT_LABELS, root)  # type: ignore[no-any-return]
+
+
+# Each name the selector `names` finds (a seat's label, a table's bot), as drawn: its title,
+# how many lines its characters are on, and whether its first and its last character show
+# inside its box (the end of a name is what tells bots apart: a name cut at its end hides it).
+NAME_LINES = """(names) => [...document.querySelectorAll(names)].map((name) => {
+  const box = name.getBoundingClientRect(), tops = new Set(), chars = [];
+  const walker = document.createTreeWalker(name, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const node = walker.currentNode;
+    for (let i = 0; i < node.data.length; i += 1) {
+      if (node.data[i] === ' ') continue;
+      const range = document.createRange();
+      range.setStart(node, i);
+      range.setEnd(node, i + 1);
+      chars.push(range.getBoundingClientRect());
+    }
+  }
+  const shows = (r) => r.width > 0 && r.left >= box.left - 0.5 && r.right <= box.right + 0.5;
+  for (const r of chars) if (shows(r)) tops.add(Math.round(r.top));
+  return { title: name.title, lines: tops.size, first: shows(chars[0]), last: shows(chars.at(-1)) };
+})"""
+
+
+def name_lines(page: Page, names: str) -> list[dict[str, Any]]:
+    return page.evaluate(NAME_LINES, names)  # type: ignore[no-any-return]
 
 
 def overlapping(labels: list[dict[str, Any]]) -> list[tuple[int, int]]:

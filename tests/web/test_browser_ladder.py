@@ -17,7 +17,7 @@ from heartsbot.proto import game_pb2
 from heartsd import tournaments as tours
 from heartsd.server import start_ladder
 
-from .browser import DESKTOP, PHONE, RoutedJSON, screenshot, watch_errors
+from .browser import DESKTOP, PHONE, RoutedJSON, name_lines, screenshot, watch_errors
 from .harness import ThreadedDaemon
 
 RATED = 4
@@ -407,6 +407,34 @@ def test_the_leaderboard_keeps_what_it_shows_through_unchanged_and_refused_refre
         board.body["entries"] = [{**QUITTER, "matches": QUITTER["matches"] + 1}]
         assert board.asked_within(page, 20_000) >= 1
         expect(page.locator("#standings tbody tr[data-bot='quitter'] td").nth(6)).to_have_text(str(QUITTER["matches"] + 1))
+        page.close()
+    assert not [e for e in errors if e.startswith("pageerror")], errors
+
+
+def test_a_hyphenated_bot_name_is_one_line_of_the_leaderboard_on_a_phone(tmp_path, browser: Browser) -> None:
+    """Before: on a phone the leaderboard broke ladder bots' names at their hyphens,
+    "montecarlo-" over "information-" over "set-search-" over "v2". Now a name is one line
+    (its table scrolls sideways, as it did); one too long loses its middle to an ellipsis and
+    keeps its start and its end, with the whole name as its title and its link's name."""
+    names = ["house-heuristic", "house-heuristic-2", "montecarlo-information-set-search-v2", "alpha-beta-pruner-v3"]
+    board = RoutedJSON({"ruleset": "standard", "rulesets": ["standard"],
+                        "entries": [{**QUITTER, "bot": n, "rank": i + 1} for i, n in enumerate(names)]})
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=PHONE)
+        errors = watch_errors(page)
+        page.route("**/api/leaderboard?*", board)
+        page.goto(f"{daemon.url}/leaderboard?ruleset=standard")
+        expect(page.locator("#standings tbody tr")).to_have_count(len(names))
+        for size in (PHONE, DESKTOP):
+            page.set_viewport_size(size)
+            drawn = name_lines(page, "#standings tbody a")
+            assert [d["title"] for d in drawn] == names, drawn
+            for name, link in zip(names, drawn):
+                assert link["lines"] == 1 and link["first"] and link["last"], (size, name, link)
+                expect(page.get_by_role("link", name=name, exact=True)).to_have_count(1)
+            assert page.evaluate("document.documentElement.scrollWidth") <= size["width"]
+        page.set_viewport_size(PHONE)
+        screenshot(page, "leaderboard-hyphenated-names-phone")
         page.close()
     assert not [e for e in errors if e.startswith("pageerror")], errors
 

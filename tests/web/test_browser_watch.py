@@ -14,7 +14,7 @@ from heartsbot.proto import admin_pb2, game_pb2
 
 from heartsd.arena import SeatRequest
 
-from .browser import DESKTOP, PHONE, RoutedJSON, overlapping, screenshot, seat_labels, watch_errors
+from .browser import DESKTOP, PHONE, RoutedJSON, name_lines, overlapping, screenshot, seat_labels, watch_errors
 from .harness import ThreadedDaemon
 
 # Every data-card ever added to the page, with the time (epoch ms) it appeared, until the
@@ -834,6 +834,35 @@ def test_seat_labels_show_whole_names_that_tell_the_seats_apart(tmp_path, browse
                 assert not label["overflows"] and label["inside"], (size, label)
             assert not overlapping(seats) and not overlapping(probe), size
         screenshot(page, "table-seat-labels-phone")
+        page.close()
+        daemon.call(lambda: runner.finished.wait(), timeout=120)
+    assert not errors, errors
+
+
+def test_a_hyphenated_bot_name_is_one_line_of_its_seat_on_a_phone(tmp_path, browser: Browser) -> None:
+    """Before: on a phone a ladder bot's name broke at its hyphens, "house-" over
+    "heuristic-2" (up to three lines of a seat), where a line break says a new word. Now a
+    name is one line however narrow its seat: one wider than it loses its middle to an
+    ellipsis and keeps its start and its end (what tells house-heuristic from
+    house-heuristic-2), within its box, with the whole name as its title."""
+    names = ["house-heuristic", "house-heuristic-2", "alpha-beta-pruner-v3", "mc-ismcts-opponent-model-v2"]
+    with ThreadedDaemon(tmp_path, house_delay_ms=100) as daemon:
+        runner = house_match(daemon, deals=2)
+        page = browser.new_page(viewport=PHONE)
+        errors = watch_errors(page)
+        page.goto(f"{daemon.url}/watch/{runner.id}")
+        expect(page.locator("#table .seat")).to_have_count(4)
+        page.evaluate(PROBE, names)
+        for size in (PHONE, DESKTOP):
+            page.set_viewport_size(size)
+            drawn = name_lines(page, "#probe .seat .who")
+            assert [d["title"] for d in drawn] == names, drawn
+            for name, label in zip(names, drawn):
+                assert label["lines"] == 1 and label["first"] and label["last"], (size, name, label)
+            for label in seat_labels(page, "#probe"):
+                assert not label["overflows"] and label["inside"], (size, label)
+        page.set_viewport_size(PHONE)
+        screenshot(page, "table-hyphenated-names-phone")
         page.close()
         daemon.call(lambda: runner.finished.wait(), timeout=120)
     assert not errors, errors

@@ -20,6 +20,23 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+// A name (a bot's, a seat's label) drawn word by word, each word on one line: a name never
+// breaks at its hyphens (before, on a phone, "house-" over "heuristic-2", where a line break
+// says a new word); lines break between words only ("heuristic, seat 3"). A word wider than
+// its box keeps its last NAME_TAIL characters (the end tells house-heuristic from
+// house-heuristic-2) and its middle gives way to an ellipsis (arena.css, .name), so a name
+// never overflows its box. Whoever draws it gives the whole name as the title.
+const NAME_TAIL = 5;
+
+export function nameWords(text) {
+  return String(text).split(" ").map((word, i) => {
+    const chars = [...word]; // by code point: a tail never starts in the middle of one
+    return [i ? " " : null, el("span", { class: "word" }, chars.length <= NAME_TAIL + 2 ? el("span", { class: "head" }, word)
+      : [el("span", { class: "head" }, chars.slice(0, -NAME_TAIL).join("")),
+         el("span", { class: "tail" }, chars.slice(-NAME_TAIL).join(""))])];
+  });
+}
+
 export function svg(tag, attrs = {}, ...children) {
   const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
   for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, String(value));

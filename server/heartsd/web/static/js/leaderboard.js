@@ -1,6 +1,6 @@
 // The leaderboard of a ruleset (the ladder's ratings), and tournament standings when
 // there are any.
-import { el, getJSON, header, keepCurrent, reasonText, showError, showUnknownRuleset } from "./common.js";
+import { el, getJSON, header, keepCurrent, nameWords, reasonText, showError, showUnknownRuleset } from "./common.js";
 import { t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
@@ -14,11 +14,17 @@ header("leaderboard", () => render());
 
 const fixed = (x, digits = 2) => (x === null || x === undefined ? "—" : Number(x).toFixed(digits));
 
+// A bot's name in a table: one line, never broken at its hyphens (nameWords); the whole
+// name is its title and what a screen reader says (its words are boxes of their own).
+function botLink(href, bot) {
+  return el("a", { href, class: "name", title: bot, "aria-label": bot }, nameWords(bot));
+}
+
 function row(entry) {
   const href = `/bots/${encodeURIComponent(entry.bot)}?ruleset=${encodeURIComponent(ruleset)}`;
   return el("tr", { dataset: { bot: entry.bot } },
     el("td", {}, entry.rank),
-    el("td", {}, el("a", { href }, entry.bot), entry.unreliable ? el("span", { class: "flag" }, " ", t("unreliable")) : null),
+    el("td", {}, botLink(href, entry.bot), entry.unreliable ? el("span", { class: "flag" }, " ", t("unreliable")) : null),
     el("td", {}, entry.owner),
     el("td", { dataset: { rating: entry.rating } }, fixed(entry.rating)),
     el("td", {}, fixed(entry.uncertainty)),
@@ -37,7 +43,7 @@ function tournamentPanel(tour) {
   // (a newcomer's look at a tournament just started: every bot read "1=", p(best) 0.00).
   const rows = tour.standings.map((s) => el("tr", { dataset: { bot: s.bot } },
     // "2=": a rank the data cannot separate from another's (as `heartsd tournament show`)
-    el("td", {}, !s.deals ? "—" : s.tied_with.length ? `${s.rank}=` : String(s.rank)), el("td", {}, el("a", { href: `/bots/${encodeURIComponent(s.bot)}?ruleset=${encodeURIComponent(tour.ruleset)}` }, s.bot),
+    el("td", {}, !s.deals ? "—" : s.tied_with.length ? `${s.rank}=` : String(s.rank)), el("td", {}, botLink(`/bots/${encodeURIComponent(s.bot)}?ruleset=${encodeURIComponent(tour.ruleset)}`, s.bot),
       s.unreliable ? el("span", { class: "flag" }, " ", t("unreliable")) : null),
     el("td", {}, fixed(s.points_per_deal)), el("td", {}, `${fixed(s.ci_low)} – ${fixed(s.ci_high)}`),
     el("td", {}, s.deals ? fixed(s.p_best) : "—"), el("td", {}, s.matches)));

@@ -1,7 +1,7 @@
 // The table: seats around it (3 to 7), the trick in the middle, the score panel. Used
 // by the Playboard, the live table and replays alike; it draws the state it is given
 // (from the server) and decides nothing about the rules.
-import { el, seatName, seatShortName } from "./common.js";
+import { el, nameWords, seatName, seatShortName } from "./common.js";
 import { faceDown, faceUp, shortName } from "./cards.js";
 import { cardLabel, positionName, positionShort, t } from "./i18n.js";
 
@@ -76,7 +76,7 @@ export function renderTable(root, info, state, { bottom = 0, you = -1, faceUpHan
       dataset: { seat: s, position: place.position },
       "aria-label": t("seat_label", { name, position: positionName(place.position), cards: count, points }),
     },
-    el("span", { class: "who", title: name }, label),
+    el("span", { class: "who name", title: name }, nameWords(label)), // a line a word (common.js)
     el("div", { class: "line" }, el("span", { class: "where", title: positionName(place.position) },
       el("span", { class: "long" }, positionName(place.position)), el("span", { class: "short" }, positionShort(place.position))),
       // no count for an empty hand: "North 0" read as the seat's score (its label still says "0 cards")
