@@ -3,6 +3,7 @@ strategies registered as ladder bots, playing rated matches the matchmaker arran
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import time
@@ -21,6 +22,27 @@ from .browser import DESKTOP, PHONE, RoutedJSON, name_lines, screenshot, watch_e
 from .harness import ThreadedDaemon
 
 RATED = 4
+
+
+async def connect_bots(daemon: ThreadedDaemon, names: Any, **options: Any) -> list[Any]:
+    """Reference clients of ``names`` (random play), each running, once all are welcomed."""
+    from heartsbot.client import BotClient
+    from heartsbot.strategies import make_strategy
+
+    from tests.server.harness import BOTS
+
+    target = f"127.0.0.1:{daemon.web.grpc_port}"
+    clients = [BotClient(target, BOTS[n], make_strategy("random"), n, version="v1", **options) for n in names]
+    for c in clients:
+        c.task = asyncio.get_running_loop().create_task(c.run())  # type: ignore[attr-defined]
+    await asyncio.gather(*(asyncio.wait_for(c.connected.wait(), 30) for c in clients))
+    return clients
+
+
+async def stop_bots(clients: list[Any]) -> None:
+    for c in clients:
+        c.stop()
+    await asyncio.gather(*(c.task for c in clients), return_exceptions=True)
 
 
 def test_the_leaderboard_and_a_bot_page_render_from_a_real_ladder_run(tmp_path, browser: Browser) -> None:
@@ -144,32 +166,10 @@ def test_why_a_tournaments_table_waits_is_said_in_the_pages_language(tmp_path, b
     language; the English page keeps the daemon's words. The wait for the seats the daemon
     says before it ("waited 0.3 s for the seats: ...") is said too: before, the translated
     text lost it."""
-    import asyncio
-
-    from heartsbot.client import BotClient
-    from heartsbot.strategies import make_strategy
-
-    from tests.server.harness import BOTS
-
     monkeypatch.setattr(tours, "SEAT_WAIT_S", 0.3)
     names = ("alice", "bob", "carol", "dave")
     with ThreadedDaemon(tmp_path) as daemon:
-        target = f"127.0.0.1:{daemon.web.grpc_port}"
-
-        async def connect() -> list[Any]:
-            clients = [BotClient(target, BOTS[n], make_strategy("random"), n, version="v1", max_matches=2,
-                                 backoff_s=(0.05, 0.5)) for n in names]
-            for c in clients:
-                c.task = asyncio.get_running_loop().create_task(c.run())  # type: ignore[attr-defined]
-            await asyncio.gather(*(asyncio.wait_for(c.connected.wait(), 30) for c in clients))
-            return clients
-
-        async def stop(clients: list[Any]) -> None:
-            for c in clients:
-                c.stop()
-            await asyncio.gather(*(c.task for c in clients), return_exceptions=True)
-
-        clients = daemon.call(connect)
+        clients = daemon.call(lambda: connect_bots(daemon, names, max_matches=2, backoff_s=(0.05, 0.5)))
         directors = daemon.arena.tournaments
         tour = daemon.call(lambda: directors.create("Leavers Cup", list(names), "standard", 4, 200, 1, None,
                                                     game_pb2.ClockSettings()))
@@ -177,7 +177,7 @@ def test_why_a_tournaments_table_waits_is_said_in_the_pages_language(tmp_path, b
         while directors.store.get(tour.id).matches[1] < 1:
             assert time.monotonic() < deadline, "no match of the tournament finished"
             time.sleep(0.1)
-        daemon.call(lambda: stop(clients[-1:]))  # dave leaves: the next table waits for him
+        daemon.call(lambda: stop_bots(clients[-1:]))  # dave leaves: the next table waits for him
         # Said once the director has waited SEAT_WAIT_S for the seats (a reason said at once has no wait).
         while not any(w.text.startswith("waited") for w in directors.waiting(tour.id).values()):
             assert time.monotonic() < deadline, "no table said why it waits"
@@ -198,7 +198,7 @@ def test_why_a_tournaments_table_waits_is_said_in_the_pages_language(tmp_path, b
             assert not errors, errors
         finally:
             daemon.call(lambda: directors.set_status(tour.id, "cancelled", ""))
-            daemon.call(lambda: stop(clients[:-1]))
+            daemon.call(lambda: stop_bots(clients[:-1]))
 
 
 def test_why_a_shutdown_found_a_tables_seats_not_free_is_said_in_the_pages_language(tmp_path, browser: Browser) -> None:
@@ -210,31 +210,10 @@ def test_why_a_shutdown_found_a_tables_seats_not_free_is_said_in_the_pages_langu
     for leaves the daemon's words whole. The reasons are put in by hand here, as the
     director says them (Waiting from the ArenaError); where the figure comes from is tested
     in tests/web/test_reason_codes.py. Paused at once, so its later rounds stay pending."""
-    import asyncio
-
-    from heartsbot.client import BotClient
-    from heartsbot.strategies import make_strategy
-
-    from tests.server.harness import BOTS
-
     said = "the server is shutting down (the seats were not free: {})"
     names = ("alice", "bob", "carol", "dave")
     with ThreadedDaemon(tmp_path) as daemon:
-        target = f"127.0.0.1:{daemon.web.grpc_port}"
-
-        async def connect() -> list[Any]:  # a tournament's bots are connected at its start
-            clients = [BotClient(target, BOTS[n], make_strategy("random"), n, version="v1") for n in names]
-            for c in clients:
-                c.task = asyncio.get_running_loop().create_task(c.run())  # type: ignore[attr-defined]
-            await asyncio.gather(*(asyncio.wait_for(c.connected.wait(), 30) for c in clients))
-            return clients
-
-        async def stop(clients: list[Any]) -> None:
-            for c in clients:
-                c.stop()
-            await asyncio.gather(*(c.task for c in clients), return_exceptions=True)
-
-        clients = daemon.call(connect)
+        clients = daemon.call(lambda: connect_bots(daemon, names))  # a tournament's bots are connected at its start
         directors = daemon.arena.tournaments
         stuck = daemon.call(lambda: directors.create("Closing Cup", list(names), "standard", 4, 3, 1, None,
                                                      game_pb2.ClockSettings()))
@@ -258,7 +237,7 @@ def test_why_a_shutdown_found_a_tables_seats_not_free_is_said_in_the_pages_langu
         expect(known).to_have_text("Waiting, table 2.1: " + said.format("bot 'ghost' is not connected"))
         assert not errors, errors
         daemon.call(lambda: directors.set_status(stuck.id, "cancelled", ""))
-        daemon.call(lambda: stop(clients))
+        daemon.call(lambda: stop_bots(clients))
 
 
 # A bot that left mid-match: few timeouts, most of its decisions auto-played (the QA pass's
