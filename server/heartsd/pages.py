@@ -45,7 +45,9 @@ def decode(token: str, scope: str, call: str = LIST_MATCHES) -> tuple[int, str]:
     """The key in ``token``; ArenaError (INVALID_ARGUMENT) for a token that is not one of
     ``call``'s or was made for another ``scope``. A token comes from anyone: it is bounded
     in length (deep JSON nesting raised RecursionError) and its key must fit the store's
-    64-bit integer (a larger one raised OverflowError in the query), each INTERNAL before."""
+    64-bit integer (a larger one raised OverflowError in the query), and its texts must be
+    text the store takes (no lone surrogate, no NUL: PostgreSQL refuses one), each INTERNAL
+    before. The NUL check at the door (budgets.nul_field) sees the token's base64 alone."""
     try:
         if len(token) > MAX_TOKEN_CHARS:
             raise ValueError
@@ -57,6 +59,8 @@ def decode(token: str, scope: str, call: str = LIST_MATCHES) -> tuple[int, str]:
                 or not isinstance(made_for, str)):
             raise ValueError
         item_id.encode(), made_for.encode()  # a lone surrogate ("\ud800") is no text the store takes
+        if "\x00" in item_id or "\x00" in made_for:  # nor a NUL, on PostgreSQL (INTERNAL before: an attack pass)
+            raise ValueError
     except (ValueError, TypeError, binascii.Error, RecursionError):  # UnicodeError is a ValueError
         raise ArenaError("invalid", f"page_token is not a token from a previous {call} response") from None
     if made_for != scope:

@@ -16,6 +16,8 @@ from heartsbot.proto import (
     game_pb2,
     spectator_pb2,
     spectator_pb2_grpc,
+    tournament_pb2,
+    tournament_pb2_grpc,
 )
 
 from .harness import ADMIN, BOTS, Bot, auth, first_legal, run, running_daemon
@@ -615,3 +617,35 @@ def test_a_nul_in_a_cancel_reason_keeps_the_match_and_its_record_on_every_store(
     assert stored is not None and stored.status == "cancelled" and stored.reason == "oops", stored
     assert stored.record is not None and stored.record.decisions, "the record kept what was played"
     assert health == health_pb2.HealthCheckResponse.SERVING and unstored == 0
+
+
+def test_a_nul_inside_a_page_token_is_refused_on_every_store(tmp_path, store_url):
+    """A page token comes from anyone, and its key goes into the store's query: the NUL check
+    at the door sees only the token's text (base64), not the id inside it. On PostgreSQL, which
+    refuses a NUL in text, ListMatches (and the web's /api/matches) with such a token answered
+    INTERNAL with a traceback (an attack pass); on SQLite, and in ListTournaments (paged in
+    memory), it passed for a token. Now it is no token of ours: INVALID_ARGUMENT."""
+    import base64
+    import json
+
+    def token(*items: object) -> str:
+        return base64.urlsafe_b64encode(json.dumps(list(items)).encode()).decode().rstrip("=")
+
+    async def scenario() -> list[tuple[grpc.StatusCode, str]]:
+        async with running_daemon(tmp_path, db=store_url) as daemon, daemon.channel() as channel:
+            spectator = spectator_pb2_grpc.SpectatorServiceStub(channel)
+            tournaments = tournament_pb2_grpc.TournamentServiceStub(channel)
+            calls = [spectator.ListMatches(spectator_pb2.ListMatchesRequest(page_token=token(1, "m-\x00", "")),
+                                           timeout=10),
+                     tournaments.ListTournaments(tournament_pb2.ListTournamentsRequest(
+                         page_token=token(1, "t-\x00", "", "ListTournaments")), timeout=10)]
+            answers = []
+            for call in calls:
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await call
+                answers.append((refused.value.code(), refused.value.details()))
+            return answers
+
+    for code, details in run(scenario()):
+        assert code == grpc.StatusCode.INVALID_ARGUMENT, (code, details)
+        assert "page_token is not a token from a previous" in details, details
