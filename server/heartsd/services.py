@@ -541,13 +541,15 @@ class SpectatorService(spectator_pb2_grpc.SpectatorServiceServicer):
         return spectator_pb2.ListMatchesResponse(matches=matches, next_page_token=token)
 
     async def WatchMatch(self, request: spectator_pb2.WatchMatchRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[spectator_pb2.WatchMatchResponse]:  # noqa: N802
-        """The events sent spend the caller's spectator rate, a call's worth per
-        spectating.EVENTS_PER_BATCH, as a ListMatches page spends by its size; when it is
+        """The events sent (and those of a finished match read and passed over before
+        ``from_sequence``: spectating.paced_skips) spend the caller's spectator rate, a call's
+        worth per spectating.EVENTS_PER_BATCH, as a ListMatches page spends by its size; when it is
         spent the stream waits for it, never cut off half way. Charged one call whatever it
         sent, watching a long match from its start over and over (~140 ms of the event loop
         for 900 deals) kept the loop from the bots (an attack pass)."""
-        events = spectating.paced(spectating.watch(self.arena, request.match_id, int(request.from_sequence)),
-                                  self.arena.budgets.spectators, peer_address(context.peer()))
+        budget, peer = self.arena.budgets.spectators, peer_address(context.peer())
+        events = spectating.paced(spectating.watch(self.arena, request.match_id, int(request.from_sequence),
+                                                   skipped=spectating.paced_skips(budget, peer)), budget, peer)
         try:
             async for batch in events:
                 yield spectator_pb2.WatchMatchResponse(events=batch)

@@ -17,7 +17,7 @@ collects garbage rarely: ``gc.set_threshold(50_000, ...)``), ~3.6 MB per call fo
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
 from google.protobuf.message import DecodeError
@@ -66,10 +66,12 @@ def complete_entries(window: bytes, skip: int = 0) -> tuple[int, int]:
     return count, pos
 
 
-async def stream(store: EventSource, match_id: str, size: int, from_sequence: int = 0
-                 ) -> AsyncIterator[list[game_pb2.Event]]:
+async def stream(store: EventSource, match_id: str, size: int, from_sequence: int = 0,
+                 skipped: Callable[[int], Awaitable[None]] | None = None) -> AsyncIterator[list[game_pb2.Event]]:
     """The stored events after ``from_sequence``, one window's whole entries at a time (each
-    read in a worker thread). Raises :class:`OutOfRange` beyond the last event."""
+    read in a worker thread). Raises :class:`OutOfRange` beyond the last event. ``skipped``,
+    if given, is awaited with the count of each window's events read and passed over (those
+    up to ``from_sequence``): they cost what sent ones do, but the caller sees none of them."""
     offset, skip = 0, from_sequence
     window_size = WINDOW
     while offset < size:
@@ -81,11 +83,14 @@ async def stream(store: EventSource, match_id: str, size: int, from_sequence: in
             window_size = max(window_size, -used)  # one entry larger than a window: read it whole
             continue
         window_size = WINDOW
-        start = 0
+        start = passed = 0
         while skip and start < used:  # the first ``from_sequence`` events are not sent
             start += _entry_span(window, start)
             skip -= 1
+            passed += 1
         offset += used
+        if passed and skipped is not None:
+            await skipped(passed)
         if start < used:
             yield list(spectator_pb2.WatchMatchResponse.FromString(window[start:used]).events)
     if skip:

@@ -1115,6 +1115,50 @@ def test_watching_long_matches_from_their_start_spends_the_spectator_rate_by_the
     assert 50 * 16 <= len(received) < last, (len(received), last)
 
 
+def test_watching_a_finished_match_from_beyond_its_end_spends_the_rate_by_the_events_it_reads(tmp_path, monkeypatch):
+    """An attack pass: a watch of a finished match reads its stored events from the first and
+    passes over those up to from_sequence, and only the events sent spent the spectator rate.
+    From beyond the end (OUT_OF_RANGE) or from its last event, a watch of a 1,000-deal match
+    read and scanned 69,000 events for one call: ~6 such calls a second from one address took
+    an honest bot from ~1,600 decisions a second to ~420. Now the events passed over spend the
+    rate as sent ones do (EVENTS_PER_BATCH, here 16, so that a 16-deal match of ~1,100 events
+    shows it: ~69 calls' worth, more than the burst of 60): past the rate the stream waits for
+    it (here a token in 100 s), and the address's next call is refused. Before, the watch
+    ended OUT_OF_RANGE at once, having spent one call."""
+    import heartsd.spectating
+
+    monkeypatch.setattr(heartsd.spectating, "EVENTS_PER_BATCH", 16, raising=False)
+
+    async def scenario():
+        async with running_daemon(tmp_path, spectator_calls_per_s=0.01) as daemon:
+            match_id = await daemon.create_match(["house:random"] * 4, deals=16)
+            await daemon.wait_finished(match_id)
+            async with daemon.channel() as channel:
+                stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+                call = stub.WatchMatch(spectator_pb2.WatchMatchRequest(match_id=match_id, from_sequence=10**9))
+
+                async def read() -> None:
+                    async for _ in call:
+                        pass
+
+                reading = asyncio.ensure_future(read())
+                await asyncio.wait({reading}, timeout=3)
+                open_still = not reading.done()
+                call.cancel()
+                ended = await asyncio.gather(reading, return_exceptions=True)
+                try:
+                    await stub.ListMatches(spectator_pb2.ListMatchesRequest(limit=1))
+                    listed = grpc.StatusCode.OK, ""
+                except grpc.aio.AioRpcError as exc:
+                    listed = exc.code(), exc.details()
+            return open_still, ended, listed
+
+    open_still, ended, (listed, why) = run(scenario())
+    assert open_still, ended  # before: OUT_OF_RANGE at once
+    assert listed == grpc.StatusCode.RESOURCE_EXHAUSTED, (listed, why)
+    assert "too many spectator calls from your address" in why, why
+
+
 def test_a_match_record_spends_the_spectator_rate_by_its_size(tmp_path, monkeypatch):
     """An attack pass: GetMatchRecord cost one call of the spectator rate whatever the record's
     size, and a 1,000-deal record (3.5 MB) took ~70 ms a call: one address fetching long
