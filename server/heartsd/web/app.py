@@ -239,7 +239,7 @@ class _Router(web.UrlDispatcher):
     ~1,600 decisions a second to ~230 (p99 50 ms)."""
 
     async def resolve(self, request: web.Request) -> UrlMappingMatchInfo:
-        if request.rel_url.path_safe.count("/") > MAX_PATH_SLASHES:
+        if request.rel_url.raw_path.count("/") > MAX_PATH_SLASHES:
             return MatchInfoError(web.HTTPNotFound())
         return await super().resolve(request)
 
