@@ -223,6 +223,44 @@ def test_the_seat_cookie_goes_only_with_the_seats_own_requests(tmp_path) -> None
     run(main())
 
 
+def test_a_seat_request_finds_its_cookie_without_parsing_every_pair_of_a_long_header(tmp_path, monkeypatch) -> None:
+    """An attack pass: a seat request's cookie was read through aiohttp's request.cookies,
+    which parses every pair of the Cookie header: 8 KB of 1,600 pairs cost ~6 ms of the event
+    loop a request against ~0.5 ms, within a caller's rate (12% of the loop per address).
+    The seat's cookie is now found by its name alone (front.cookie_value). Counted, not timed:
+    request.cookies is never read on the seat's requests, and the seat is still found among
+    1,200 other pairs (its owner's, 200 and its socket; another secret, 403)."""
+    parsed: list[str] = []
+    real_cookies = web.BaseRequest.cookies
+
+    def counted(request):  # type: ignore[no-untyped-def]
+        parsed.append(request.path)
+        return real_cookies.__get__(request)
+
+    async def main() -> tuple[int, int, dict[str, Any]]:
+        async with web_daemon(tmp_path) as web_, client() as http:
+            async with http.post(f"{web_.url}/api/play", json=SEAT) as r:
+                assert r.status == 200
+                match_id = (await r.json())["match_id"]
+                secret = r.cookies[f"seat-{match_id}"].value
+            padding = "; ".join(f"{i:x}=" for i in range(1200))  # ~7 KB: with the seat's, within aiohttp's 8 KiB
+            monkeypatch.setattr(web.BaseRequest, "cookies", property(counted))
+            async with aiohttp.ClientSession() as bare:
+                url = f"{web_.url}/api/seat/{match_id}"
+                async with bare.get(url, headers={"Cookie": f"{padding}; seat-{match_id}={secret}"}) as r:
+                    mine = r.status
+                async with bare.get(url, headers={"Cookie": f"seat-{match_id}={secret}x; {padding}"}) as r:
+                    other = r.status
+                async with bare.ws_connect(f"{url}/socket", origin=web_.url,
+                                           headers={"Cookie": f"{padding}; seat-{match_id}={secret}"}) as ws:
+                    snapshot = json.loads((await ws.receive(timeout=10)).data)
+            return mine, other, snapshot
+
+    mine, other, snapshot = run(main())
+    assert (mine, other) == (200, 403) and snapshot["you"] == 0, (mine, other, snapshot)
+    assert not parsed, f"request.cookies parsed the whole header for {parsed}"
+
+
 def test_the_seat_secret_is_never_logged_or_echoed(tmp_path) -> None:
     """Held: the secret appears in the Set-Cookie header only; no log line, no body, no
     other header carries it, and a guessed or another seat's secret opens nothing."""

@@ -173,7 +173,7 @@ class Api:
         match_id = request.match_info["match_id"]
         if self.front.seats.get(match_id) is None and not await self.front.match_known(match_id):
             raise SeatError(404, "there is no match with that id", code="no_match")
-        seat = self.front.seats.owned(match_id, request.cookies.get(self.front.cookie_name(match_id)))
+        seat = self.front.seats.owned(match_id, self.front.seat_cookie(request, match_id))
         return web.json_response({"match_id": match_id, "seat": seat.slot.seat, "live": seat.live})
 
     async def leave_seat(self, request: web.Request) -> web.Response:
@@ -183,7 +183,7 @@ class Api:
         front = self.front
         front.check_post(request)
         match_id = request.match_info["match_id"]
-        seat = front.seats.owned(match_id, request.cookies.get(front.cookie_name(match_id)))
+        seat = front.seats.owned(match_id, front.seat_cookie(request, match_id))
         if not seat.live:
             raise SeatError(409, "the match is over already", code="over_already")
         await seat.leave()

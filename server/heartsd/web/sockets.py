@@ -136,7 +136,7 @@ async def _open(ws: web.WebSocketResponse, request: web.Request, front: WebConte
 
 async def play(request: web.Request, front: WebContext, match_id: str, peer: str) -> web.WebSocketResponse:
     """The Playboard's socket: the seat's snapshots out, the person's answers in."""
-    seat = front.seats.owned(match_id, request.cookies.get(front.cookie_name(match_id)))
+    seat = front.seats.owned(match_id, front.seat_cookie(request, match_id))
     ws = _socket()
     with front.seat_budget.hold(peer):  # a slot of the seat budget (not the spectators') for its life
         await _open(ws, request, front, peer, front.seat_bytes)
