@@ -89,6 +89,25 @@ async def closed_by_server(reader: asyncio.StreamReader, timeout: float = 10) ->
 
 # -- a person's seats ---------------------------------------------------------------------
 
+
+async def pipelined(port: int, requests: bytes) -> tuple[list[int], bool]:
+    """Write ``requests`` at once on one connection; the statuses answered, and whether the
+    server closed the connection (else nothing more came within 5 s)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(requests)
+    await writer.drain()
+    data, closed = b"", False
+    try:
+        while not closed:
+            chunk = await asyncio.wait_for(reader.read(65536), 5)
+            data += chunk
+            closed = not chunk
+    except asyncio.TimeoutError:
+        pass  # nothing more came, and the connection is still open
+    finally:
+        writer.close()
+    return [int(status) for status in re.findall(rb"HTTP/1\.1 (\d{3}) ", data)], closed
+
 def test_seats_taken_all_at_once_cannot_pass_the_table_caps(tmp_path) -> None:
     """Before: the caps were checked, then the match was created (awaiting the store), then
     the seat counted: 12 requests sent at once from one address took 12 tables
@@ -441,22 +460,9 @@ def test_requests_for_missing_static_files_spend_the_callers_rate(tmp_path) -> N
 
     async def main() -> tuple[list[int], bool]:
         async with web_daemon(tmp_path) as web:
-            reader, writer = await asyncio.open_connection("127.0.0.1", web.front.port)
-            requests = b"".join(f"GET /static/js/nope{i}.js HTTP/1.1\r\nHost: 127.0.0.1:{web.front.port}\r\n\r\n"
-                                .encode() for i in range(150))
-            writer.write(requests)
-            await writer.drain()
-            data, closed = b"", False
-            try:
-                while not closed:
-                    chunk = await asyncio.wait_for(reader.read(65536), 5)
-                    data += chunk
-                    closed = not chunk
-            except asyncio.TimeoutError:
-                pass  # nothing more came, and the connection is still open
-            finally:
-                writer.close()
-            return [int(status) for status in re.findall(rb"HTTP/1\.1 (\d{3}) ", data)], closed
+            port = web.front.port
+            return await pipelined(port, b"".join(f"GET /static/js/nope{i}.js HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n"
+                                                  .encode() for i in range(150)))
 
     statuses, closed = run(main())
     assert closed and statuses[-1] == 429 and statuses.count(429) == 1, statuses
@@ -1365,21 +1371,8 @@ def test_a_caller_over_its_request_rate_has_its_connection_closed_after_the_429(
 
     async def main() -> tuple[list[int], bool]:
         async with web_daemon(tmp_path) as web:
-            reader, writer = await asyncio.open_connection("127.0.0.1", web.front.port)
-            request = f"GET /api/options HTTP/1.1\r\nHost: 127.0.0.1:{web.front.port}\r\n\r\n".encode()
-            writer.write(request * 150)
-            await writer.drain()
-            data, closed = b"", False
-            try:
-                while not closed:
-                    chunk = await asyncio.wait_for(reader.read(65536), 5)
-                    data += chunk
-                    closed = not chunk
-            except asyncio.TimeoutError:
-                pass  # nothing more came, and the connection is still open
-            finally:
-                writer.close()
-            return [int(status) for status in re.findall(rb"HTTP/1\.1 (\d{3}) ", data)], closed
+            port = web.front.port
+            return await pipelined(port, f"GET /api/options HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode() * 150)
 
     statuses, closed = run(main())
     assert closed and statuses[-1] == 429 and statuses.count(429) == 1, statuses
