@@ -45,6 +45,14 @@ async def stop_bots(clients: list[Any]) -> None:
     await asyncio.gather(*(c.task for c in clients), return_exceptions=True)
 
 
+def serve_bot_profile(page: Any, profile: dict[str, Any]) -> None:
+    """Answer the page's requests for the profile of the bot "configured" with ``profile``
+    (instead of any answer given before): its page is the daemon's, its data the test's."""
+    page.unroute("**/api/bots/configured*")
+    page.route("**/api/bots/configured*", lambda route: route.fulfill(content_type="application/json",
+                                                                      body=json.dumps(profile)))
+
+
 def test_the_leaderboard_and_a_bot_page_render_from_a_real_ladder_run(tmp_path, browser: Browser) -> None:
     with ThreadedDaemon(tmp_path, ladder=True, ladder_house=("random", "heuristic", "random", "heuristic", "random"),
                         ladder_deals=4, ladder_interval_s=0.2, decision_ms=500) as daemon:
@@ -501,8 +509,7 @@ def test_a_bot_pages_matches_count_seats_from_one_as_the_table_pages_do(tmp_path
                                            "points": 9, "deals": 4}]}
     with ThreadedDaemon(tmp_path, bot_tokens={"configured": "token-configured-1"}) as daemon:
         page = browser.new_page(viewport=DESKTOP)
-        page.route("**/api/bots/configured*", lambda route: route.fulfill(content_type="application/json",
-                                                                          body=json.dumps(profile)))
+        serve_bot_profile(page, profile)
         page.goto(f"{daemon.url}/bots/configured")
         cells = page.locator("#bot-matches tbody td:nth-child(3)")
         expect(cells).to_have_text(["1", "4"])
@@ -526,8 +533,7 @@ def test_a_bot_pages_chart_counts_every_match_of_a_thinned_history(tmp_path, bro
                "history": history, "matches": []}
     with ThreadedDaemon(tmp_path, bot_tokens={"configured": "token-configured-1"}) as daemon:
         page = browser.new_page(viewport=DESKTOP)
-        page.route("**/api/bots/configured*", lambda route: route.fulfill(content_type="application/json",
-                                                                          body=json.dumps(profile)))
+        serve_bot_profile(page, profile)
         page.goto(f"{daemon.url}/bots/configured")
         chart = page.locator("#rating-chart")
         expect(chart.locator("text").last).to_have_text("20000")
@@ -638,8 +644,7 @@ def test_a_bot_pages_chart_of_one_match_reads_as_one_match(tmp_path, browser: Br
     with ThreadedDaemon(tmp_path, bot_tokens={"configured": "token-configured-1"}) as daemon:
         page = browser.new_page(viewport=DESKTOP)
         errors = watch_errors(page)
-        page.route("**/api/bots/configured*", lambda route: route.fulfill(content_type="application/json",
-                                                                          body=json.dumps(profile)))
+        serve_bot_profile(page, profile)
         page.goto(f"{daemon.url}/bots/configured")
         chart = page.locator("#rating-chart")
         expect(chart).to_have_attribute("aria-label", "Rating 26.10 ± 7.90, 1 match")
@@ -670,17 +675,14 @@ def test_a_bot_pages_chart_says_what_its_lines_are(tmp_path, browser: Browser) -
     with ThreadedDaemon(tmp_path, bot_tokens={"configured": "token-configured-1"}) as daemon:
         page = browser.new_page(viewport=DESKTOP)
         errors = watch_errors(page)
-        page.route("**/api/bots/configured*", lambda route: route.fulfill(content_type="application/json",
-                                                                          body=json.dumps(profile)))
+        serve_bot_profile(page, profile)
         page.goto(f"{daemon.url}/bots/configured")
         legend = page.locator("#chart #chart-legend")
         expect(legend).to_contain_text("Dashed line: the conservative rating (rating − 3 × uncertainty)")
         expect(legend).to_contain_text("Solid line: the rating after each rated match")
         page.select_option("#lang", "id")
         expect(legend).to_contain_text("Garis putus-putus: rating konservatif")
-        page.unroute("**/api/bots/configured*")
-        page.route("**/api/bots/configured*", lambda route: route.fulfill(
-            content_type="application/json", body=json.dumps({**profile, "history": []})))
+        serve_bot_profile(page, {**profile, "history": []})
         page.reload()
         expect(page.locator("#chart")).to_contain_text("Belum ada pertandingan berperingkat")
         expect(legend).to_have_count(0)
