@@ -150,7 +150,7 @@ async def _watch_stored(arena: Arena, match_id: str, from_sequence: int, finishe
     state = await asyncio.to_thread(arena.store.match_state, match_id)
     if state is None:
         raise ArenaError("not_found", f"no match {match_id}", code="no_match")
-    status, set_id, size = state
+    status, set_id, size, _ = state
     if status == "running":
         raise ArenaError("precondition", "the match is running on another daemon of this store: watch it there",
                          code="running_elsewhere")
@@ -215,7 +215,9 @@ async def record(arena: Arena, match_id: str,
     Refused while the match runs on any daemon of the store (the stored status decides,
     not this daemon's runners: a checkpoint holds the seed), and while any table of its
     duplicate set does (its hands are theirs). ``charge``, if given, is told the size of
-    the match's stored events before the record is loaded (it may refuse by raising)."""
+    the match's stored events before the record is loaded (it may refuse by raising); of
+    the record itself where no events were stored (a match that ended with its server,
+    whose record is its last checkpoint: before, charged nothing by size)."""
     if match_id in arena.runners:
         raise ArenaError("precondition", "the match is still running; its record is available when it is over",
                          code="running")
@@ -227,7 +229,7 @@ async def record(arena: Arena, match_id: str,
                          "its record is available when it is over", code="running_elsewhere")
     await _set_over(arena, state[1], "its record and events")
     if charge is not None:
-        charge(state[2] or 0)
+        charge(state[2] if state[2] is not None else state[3])
     stored = await asyncio.to_thread(arena.store.get, match_id)
     if stored is None or stored.record is None:
         reason = f"{stored.status}: {stored.reason}" if stored is not None else "gone"

@@ -385,11 +385,12 @@ class Store:
         rows = self.db.query("SELECT status, reason FROM matches WHERE id = ? AND status <> 'running'", (match_id,))
         return (rows[0][0], rows[0][1]) if rows else None
 
-    def match_state(self, match_id: str) -> tuple[str, str, int | None] | None:
-        """(status, duplicate set id, bytes of stored spectator events or None) of a match,
-        without loading its record; None for an unknown match."""
-        rows = self.db.query("SELECT status, set_id, length(events) FROM matches WHERE id = ?", (match_id,))
-        return (rows[0][0], rows[0][1], rows[0][2]) if rows else None
+    def match_state(self, match_id: str) -> tuple[str, str, int | None, int] | None:
+        """(status, duplicate set id, bytes of stored spectator events or None, bytes of the
+        stored record or 0) of a match, without loading either; None for an unknown match."""
+        rows = self.db.query("SELECT status, set_id, length(events), coalesce(length(record), 0) FROM matches "
+                             "WHERE id = ?", (match_id,))
+        return (rows[0][0], rows[0][1], rows[0][2], rows[0][3]) if rows else None
 
     def events_window(self, match_id: str, offset: int, size: int) -> bytes:
         """``size`` bytes of a finished match's stored spectator events from byte ``offset``

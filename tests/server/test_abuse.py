@@ -1194,6 +1194,50 @@ def test_a_match_record_spends_the_spectator_rate_by_its_size(tmp_path, monkeypa
     assert "too many spectator calls from your address" in why and "try again in" in why, why
 
 
+def test_a_record_without_stored_events_spends_the_spectator_rate_by_the_records_size(tmp_path, monkeypatch):
+    """GetMatchRecord charges by the match's stored events, checked before the record is
+    loaded; a match aborted with its server (another daemon marked it, keeping its last
+    checkpoint) has a record and no events, and was charged one call however long its
+    record (the last stop's left-alone). Now such a record is charged by its own size."""
+    import heartsd.rates
+
+    from heartsd import runner as runner_module
+
+    monkeypatch.setattr(runner_module, "CHECKPOINT_EVERY_S", 0.0)  # a checkpoint at every deal's end
+
+    async def scenario():
+        async with running_daemon(tmp_path, spectator_calls_per_s=0.01, house_delay_ms=3) as daemon:
+            match_id = await daemon.create_match(["house:random"] * 4, deals=40)
+            runner = daemon.arena.runners[match_id]
+            while len(runner.match.results) < 6 or daemon.stored(match_id).record is None:
+                await asyncio.sleep(0.02)
+            assert daemon.arena.store.abort_interrupted() == [match_id]  # what the next daemon does at its start
+            await daemon.wait_finished(match_id)
+            stored = daemon.stored(match_id)
+            state = daemon.arena.store.match_state(match_id)
+            size = len(stored.record.SerializeToString())
+            # One record costs 41 of the burst of 60 (the call and 40 by size): the second is refused.
+            monkeypatch.setattr(heartsd.rates, "RECORD_BYTES_PER_TOKEN", size / 40)
+            outcomes = []
+            async with daemon.channel() as channel:
+                stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+                for call in (lambda: stub.GetMatchRecord(spectator_pb2.GetMatchRecordRequest(match_id=match_id)),
+                             lambda: stub.GetMatchRecord(spectator_pb2.GetMatchRecordRequest(match_id=match_id)),
+                             lambda: stub.ListMatches(spectator_pb2.ListMatchesRequest(limit=1))):
+                    try:
+                        await call()
+                        outcomes.append((grpc.StatusCode.OK, ""))
+                    except grpc.aio.AioRpcError as exc:
+                        outcomes.append((exc.code(), exc.details()))
+            return stored.status, state, outcomes
+
+    status, state, outcomes = run(scenario())
+    assert status == "aborted" and state[2] is None, state  # a record, and no events
+    (first, _), (second, why), (small, _) = outcomes
+    assert (first, second, small) == (grpc.StatusCode.OK, grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.OK), outcomes
+    assert "too many spectator calls from your address" in why, why
+
+
 def test_a_bots_drain_reason_reaches_no_terminal_as_control_characters(tmp_path):
     """An attack pass: a bot's drain reason (its own free text, up to 200 characters) was kept
     as sent and quoted in CreateMatch's refusal of the draining bot, which `heartsd admin
