@@ -151,7 +151,7 @@ async def start_set(arena: Arena, ruleset: str, deals: int, tables: Sequence[Seq
     everyone = [b for table in tables for b in table]
     if len(set(everyone)) != len(everyone):
         raise invalid("a duplicate set seats each bot once")
-    owners = await asyncio.to_thread(arena.owners, sorted(set(everyone)))  # the set's bots' rows alone
+    owners = await asyncio.to_thread(arena.owners, sorted(everyone))  # the set's bots' rows alone (each once: above)
     if len({owners.get(b, b) for b in everyone}) != len(everyone):  # a bot of no known owner is its own
         raise invalid("a duplicate set never seats two bots of one owner: they would share the cards they hold")
     if rated:
