@@ -99,6 +99,24 @@ def name_lines(page: Page, names: str) -> list[dict[str, Any]]:
     return page.evaluate(NAME_LINES, names)  # type: ignore[no-any-return]
 
 
+# Ladder bots' names of the kind that broke at their hyphens (the last too wide for a phone's line).
+HYPHENATED = ["house-heuristic", "house-heuristic-2", "alpha-beta-pruner-v3",
+              "montecarlo-information-set-search-v2-opponent-model"]
+
+
+def assert_one_line_each(page: Page, names: str, want: list[str]) -> None:
+    """Each name ``names`` finds is one line at a phone's width and a desktop's, its start and
+    its end in view, its title the whole name, and the page no wider than the screen."""
+    for size in (PHONE, DESKTOP):
+        page.set_viewport_size(size)
+        drawn = name_lines(page, names)
+        assert [d["title"] for d in drawn] == want, drawn
+        for name, label in zip(want, drawn):
+            assert label["lines"] == 1 and label["first"] and label["last"], (size, name, label)
+        assert page.evaluate("document.documentElement.scrollWidth") <= size["width"], size
+    page.set_viewport_size(PHONE)
+
+
 def overlapping(labels: list[dict[str, Any]]) -> list[tuple[int, int]]:
     """The pairs of seats (indexes in ``labels``) whose boxes overlap."""
     boxes = [label["box"] for label in labels]

@@ -18,7 +18,7 @@ from heartsbot.proto import game_pb2
 from heartsd import tournaments as tours
 from heartsd.server import start_ladder
 
-from .browser import DESKTOP, PHONE, RoutedJSON, name_lines, screenshot, watch_errors
+from .browser import DESKTOP, HYPHENATED, PHONE, RoutedJSON, assert_one_line_each, name_lines, screenshot, watch_errors
 from .harness import ThreadedDaemon
 
 RATED = 4
@@ -422,6 +422,26 @@ def test_a_hyphenated_bot_name_is_one_line_of_the_leaderboard_on_a_phone(tmp_pat
             assert page.evaluate("document.documentElement.scrollWidth") <= size["width"]
         page.set_viewport_size(PHONE)
         screenshot(page, "leaderboard-hyphenated-names-phone")
+        page.close()
+    assert not [e for e in errors if e.startswith("pageerror")], errors
+
+
+def test_a_hyphenated_bot_name_is_one_line_of_its_pages_heading_on_a_phone(tmp_path, browser: Browser) -> None:
+    """Before: a bot page's heading broke the bot's name at its hyphens on a phone
+    ("montecarlo-information-" over "set-search-v2-..."), as the leaderboard no longer does.
+    Now it is one line (nameWords): one too long loses its middle to an ellipsis and keeps
+    its start and its end, with the whole name as the heading's title and its name."""
+    from tests.server.harness import BOTS
+
+    with ThreadedDaemon(tmp_path, bot_tokens={**BOTS, **{n: f"token-{i}-0123456789" for i, n in enumerate(HYPHENATED)}}) as daemon:
+        page = browser.new_page(viewport=PHONE)
+        errors = watch_errors(page)
+        for name in HYPHENATED:
+            page.goto(f"{daemon.url}/bots/{name}")
+            expect(page.locator("#standing")).to_contain_text("Not on the ladder")  # configured: its profile came
+            assert_one_line_each(page, "h1#heading", [name])
+            expect(page.get_by_role("heading", level=1, name=name, exact=True)).to_have_count(1)
+        screenshot(page, "bot-page-hyphenated-name-phone")
         page.close()
     assert not [e for e in errors if e.startswith("pageerror")], errors
 

@@ -14,7 +14,8 @@ from heartsbot.proto import admin_pb2, game_pb2
 
 from heartsd.arena import SeatRequest
 
-from .browser import DESKTOP, PHONE, RoutedJSON, name_lines, overlapping, screenshot, seat_labels, watch_errors
+from .browser import (DESKTOP, HYPHENATED, PHONE, RoutedJSON, assert_one_line_each, name_lines, overlapping, screenshot,
+                      seat_labels, watch_errors)
 from .harness import ThreadedDaemon
 
 # Every data-card ever added to the page, with the time (epoch ms) it appeared, until the
@@ -866,6 +867,56 @@ def test_a_hyphenated_bot_name_is_one_line_of_its_seat_on_a_phone(tmp_path, brow
         page.close()
         daemon.call(lambda: runner.finished.wait(), timeout=120)
     assert not errors, errors
+
+
+def test_a_hyphenated_bot_name_is_one_line_of_the_lobbys_seat_list_on_a_phone(tmp_path, browser: Browser) -> None:
+    """Before: the lobby's seat list broke ladder bots' names at their hyphens on a phone
+    ("house-heuristic-" over "2"), as the seat labels and the leaderboard no longer do. Now
+    each name is one line (nameWords), with the whole name as its title; a screen reader
+    reads the list whole."""
+    seats = [{"seat": i, "name": n, "house": False, "human": False} for i, n in enumerate(HYPHENATED)]
+    item = {"match_id": "m-a", "ruleset": "standard", "seats": seats, "status": "finished", "deals": 16,
+            "totals": [26, 0, 104, 52], "withheld": False}
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=PHONE)
+        errors = watch_errors(page)
+        page.route("**/api/matches", RoutedJSON({"live": [], "recent": [item]}))
+        page.goto(daemon.url)
+        expect(page.locator('#recent li[data-match="m-a"]')).to_be_visible()
+        assert_one_line_each(page, '#recent li[data-match="m-a"] .seats .name', HYPHENATED)
+        expect(page.locator('#recent li[data-match="m-a"] .seats .sr-only')).to_have_text(
+            f"{', '.join(HYPHENATED)} — 26 / 0 / 104 / 52")
+        screenshot(page, "lobby-hyphenated-names-phone")
+        page.close()
+    assert not [e for e in errors if e.startswith("pageerror")], errors
+
+
+def test_a_hyphenated_bot_name_is_one_line_of_a_replays_hands_on_a_phone(tmp_path, browser: Browser) -> None:
+    """Before: a replay's hands named their owners in words that broke at their hyphens on
+    a phone. Now each owner's name is one line (nameWords), with the whole name as its title;
+    a screen reader reads each owner and position whole. (A real replay; its seats renamed.)"""
+    import json
+
+    def renamed(route: Any) -> None:
+        index = route.fetch().json()
+        for seat, name in zip(index["seats"], HYPHENATED):
+            seat.update(name=name, house=False, human=False)
+        route.fulfill(content_type="application/json", body=json.dumps(index))
+
+    with ThreadedDaemon(tmp_path) as daemon:
+        runner = house_match(daemon, deals=1)
+        daemon.call(lambda: runner.finished.wait(), timeout=120)
+        page = browser.new_page(viewport=PHONE)
+        errors = watch_errors(page)
+        page.route(f"**/api/replay/{runner.id}", renamed)
+        page.goto(f"{daemon.url}/watch/{runner.id}?deal=1&trick=3")
+        expect(page.locator("#hands .hand-row")).to_have_count(4)
+        assert_one_line_each(page, "#hands .hand-owner .name", HYPHENATED)
+        expect(page.locator("#hands .hand-owner .sr-only")).to_have_text(
+            [f"{name} · {where}" for name, where in zip(HYPHENATED, ("South", "West", "North", "East"))])
+        screenshot(page, "replay-hyphenated-names-phone")
+        page.close()
+    assert not [e for e in errors if e.startswith("pageerror")], errors
 
 
 def test_a_browser_over_the_connection_cap_is_shown_a_page_in_its_language(tmp_path, browser: Browser) -> None:

@@ -1,6 +1,6 @@
 // A bot's page: its standing, its rating with the uncertainty over time (an SVG drawn
 // here), its reliability, and its latest rated matches with links to their replays.
-import { el, getJSON, header, keepCurrent, showPageError, showUnknownRuleset, svg } from "./common.js";
+import { el, getJSON, header, keepCurrent, nameWords, showPageError, showUnknownRuleset, svg } from "./common.js";
 import { t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
@@ -51,7 +51,14 @@ function chart(history) {
 
 function render() {
   if (!$("standing-title")) return; // no such bot: the page reads "Not found" (showNotFound)
-  $("heading").textContent = bot;
+  // The bot's name one line, never broken at its hyphens (nameWords; before, "montecarlo-"
+  // over "information-" on a phone); its whole name the heading's title and accessible name.
+  const heading = $("heading");
+  if (heading.title !== bot) {
+    Object.assign(heading, { className: "name", title: bot });
+    heading.setAttribute("aria-label", bot);
+    heading.replaceChildren(...nameWords(bot).flat().filter(Boolean));
+  }
   $("standing-title").textContent = t("rating");
   $("reliability-title").textContent = t("reliability");
   $("chart-title").textContent = t("rating_over_time");

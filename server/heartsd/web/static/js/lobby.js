@@ -1,5 +1,5 @@
 // The lobby: take a seat against the house, and the live and recent matches.
-import { el, getJSON, header, keepCurrent, mySeats, postJSON, rememberSeat, sayError, seatName, showError } from "./common.js";
+import { el, getJSON, header, keepCurrent, mySeats, nameWords, postJSON, rememberSeat, sayError, seatName, showError } from "./common.js";
 import { t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
@@ -56,8 +56,17 @@ function matchItem(match, live, mine) {
     // a running match's count is of the deals played so far ("6 deals" read as a match of six)
     el("span", { class: "muted" }, match.withheld ? t("withheld") : t(live ? "deals_played_n" : "deals_n", { n: match.deals }), " · ",
       t(match.status)),
-    el("span", { class: "seats" }, match.seats.map((s) => seatName(s)).join(", "),
-      match.totals.length ? ` — ${match.totals.join(" / ")}` : ""));
+    // Each seat's name a line of its own words, never broken at its hyphens (nameWords, as
+    // the seat labels and the leaderboard): before, "house-" over "heuristic-2" on a phone.
+    // A screen reader is given the whole line as text (the names' words are boxes of their own).
+    el("span", { class: "seats" }, el("span", { class: "sr-only" }, seatsText(match)),
+      el("span", { "aria-hidden": "true" }, match.seats.map((s, i) => [i ? ", " : null,
+        el("span", { class: "name", title: seatName(s) }, nameWords(seatName(s)))]),
+      match.totals.length ? ` — ${match.totals.join(" / ")}` : "")));
+}
+
+function seatsText(match) {
+  return `${match.seats.map((s) => seatName(s)).join(", ")}${match.totals.length ? ` — ${match.totals.join(" / ")}` : ""}`;
 }
 
 function list(items, live) {

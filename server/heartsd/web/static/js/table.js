@@ -122,8 +122,12 @@ export function renderHands(root, state, { bottom = 0 } = {}) {
   const n = state.ruleset.players;
   root.replaceChildren(...Array.from({ length: n }, (_, i) => {
     const s = (bottom + i) % n;
+    const name = seatName(state.seats[s]), where = positionOf(s, bottom, n);
     const row = el("div", { class: "hand-row", dataset: { seat: s } },
-      el("span", { class: "hand-owner" }, seatName(state.seats[s]), " · ", positionOf(s, bottom, n)));
+      // the seat's name one line, never broken at its hyphens (nameWords, as its label on the
+      // table); a screen reader is given it whole as text (its words are boxes of their own)
+      el("span", { class: "hand-owner" }, el("span", { class: "sr-only" }, `${name} · ${where}`),
+        el("span", { "aria-hidden": "true" }, el("span", { class: "name", title: name }, nameWords(name)), " · ", where)));
     const cards = el("div", { class: "mini-hand" }, (state.hands?.[s] ?? []).map((c) => faceUp(c, { small: true })));
     row.append(cards);
     if (state.passes?.[s]) {
