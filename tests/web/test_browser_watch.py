@@ -276,6 +276,52 @@ def test_replay_controls_keep_focus_and_take_a_slow_click_at_every_speed(tmp_pat
         assert not errors, errors
 
 
+def test_a_replay_step_the_server_refuses_is_said_and_the_replay_stays_where_it_was(tmp_path, browser: Browser) -> None:
+    """A browser reader's pass: a deal's frames refused (the server's rate, a restart) when a
+    control stepped into it were an unhandled promise rejection; the page said nothing, and
+    its deal picker showed the deal asked for over the one still shown. Now the refusal is
+    said under the controls (in the page's language), the replay and its controls stay where
+    they were, autoplay stops, and the next step that works clears it."""
+    with ThreadedDaemon(tmp_path) as daemon:
+        runner = house_match(daemon, deals=2)
+        daemon.call(lambda: runner.finished.wait(), timeout=60)
+        page = browser.new_page(viewport=PHONE)
+        errors = watch_errors(page)
+        page.goto(f"{daemon.url}/watch/{runner.id}?deal=1&step=0")
+        expect(page.locator("#table")).to_have_attribute("data-step", "0")
+        refused = RoutedJSON({})
+        refused.status = 429
+        page.route(f"**/api/replay/{runner.id}/deals/1", refused)
+        def play_from_the_deals_end() -> None:
+            page.select_option("#jump-trick", label="After trick 13")
+            expect(page.locator("#table")).to_have_attribute("data-tricks-done", "13")
+            page.click("#play")
+
+        for act in (lambda: page.click("#next-deal"), lambda: page.select_option("#jump-deal", label="2"),
+                    play_from_the_deals_end):
+            asked = len(refused.asked)
+            act()
+            expect(page.locator("#replay-error")).to_have_text(re.compile(r"^Error: too many requests"))
+            assert len(refused.asked) > asked
+            expect(page.locator("#table")).to_have_attribute("data-deal", "0")
+            expect(page.locator("#jump-deal")).to_have_value("0")
+            expect(page.locator("#play")).to_have_attribute("aria-label", "Play")
+            page.click("#step-back")  # the first deal is shown; a step that works clears the error
+            expect(page.locator("#replay-error")).to_be_empty()
+            page.click("#prev-deal")
+        page.click("#next-deal")
+        page.select_option("#lang", "id")
+        expect(page.locator("#replay-error")).to_have_text(re.compile(r"^Galat: terlalu banyak permintaan"))
+        page.unroute(f"**/api/replay/{runner.id}/deals/1")
+        page.click("#next-deal")
+        expect(page.locator("#table")).to_have_attribute("data-deal", "1")
+        expect(page.locator("#replay-error")).to_be_empty()
+        screenshot(page, "replay-step-refused-phone")
+        page.close()
+    assert not [e for e in errors if e.startswith("pageerror")], errors
+    assert [e for e in errors if "429" in e], errors  # the refusals were the only errors
+
+
 def test_a_watched_match_that_ends_shows_its_final_frame_and_totals(tmp_path, browser: Browser) -> None:
     """Before (a QA pass): when a watched live match ended the page turned into its replay at
     deal 1, step 0, so the score panel read Total 0/0/0/0 beside "Match over - Winner: ...",

@@ -4,7 +4,7 @@
 //   /watch/<id>?deal=3&trick=5     deal 3 (1-based), after its 5th trick (0: as dealt)
 //   &step=12                       or the 12th step of that deal (0: as dealt)
 //   &autoplay=1&speed=2            play from there, twice the normal pace
-import { HttpError, el, endReason, getJSON, header, refusalText, seatName, showPageError, socketURL } from "./common.js";
+import { HttpError, el, endReason, getJSON, header, refusalText, sayError, seatName, showPageError, socketURL } from "./common.js";
 import { shortName } from "./cards.js";
 import { onLanguage, t } from "./i18n.js";
 import { dealEndHold, renderHands, renderScores, renderTable } from "./table.js";
@@ -152,8 +152,21 @@ function stop() {
 
 function play() {
   if (replay.timer) return stop();
-  replay.timer = setInterval(() => move(1), STEP_MS / replay.speed);
+  replay.timer = setInterval(stepped(() => move(1)), STEP_MS / replay.speed);
   return drawControls();
+}
+
+// A control's step through the replay, whose deal may have to be fetched: a refusal (the
+// server's rate, a restart) is said under the controls, in the page's language, and the
+// replay stays where it was, its controls saying so too (autoplay stops). Before (a browser
+// pass), it was an unhandled rejection: the page said nothing, and its deal picker showed
+// the deal asked for over the one still shown.
+function stepped(step) {
+  return (...args) => step(...args).then(() => sayError(controls.error, null), (error) => {
+    if (replay.timer) stop();
+    else drawControls();
+    sayError(controls.error, error);
+  });
 }
 
 function decisionText(state) {
@@ -173,15 +186,15 @@ let controls = null;
 
 function makeControls() {
   const button = (id, symbol, onclick) => el("button", { type: "button", id, onclick }, symbol);
-  const dealBy = (delta) => () => {
+  const dealBy = (delta) => stepped(async () => {
     const i = dealIndex() + delta;
-    if (i >= 0 && i < replay.index.deals.length) show(replay.index.deals[i].number, 0);
-  };
+    if (i >= 0 && i < replay.index.deals.length) await show(replay.index.deals[i].number, 0);
+  });
   controls = {
     prevDeal: button("prev-deal", "«", dealBy(-1)),
-    stepBack: button("step-back", "◀", () => move(-1)),
+    stepBack: button("step-back", "◀", stepped(() => move(-1))),
     play: button("play", "▶", play),
-    stepForward: button("step-forward", "▶▶", () => move(1)),
+    stepForward: button("step-forward", "▶▶", stepped(() => move(1))),
     nextDeal: button("next-deal", "»", dealBy(1)),
     speedLabel: el("span"),
     speed: el("select", { id: "speed", onchange: (e) => {
@@ -189,19 +202,20 @@ function makeControls() {
       if (replay.timer) { stop(); play(); }
     } }),
     dealLabel: el("span"),
-    deal: el("select", { id: "jump-deal", onchange: (e) => show(Number(e.target.value), 0) }),
+    deal: el("select", { id: "jump-deal", onchange: stepped((e) => show(Number(e.target.value), 0)) }),
     trickLabel: el("span"),
-    trick: el("select", { id: "jump-trick", onchange: async (e) => {
+    trick: el("select", { id: "jump-trick", onchange: stepped(async (e) => {
       const target = Number(e.target.value);
-      show(replay.deal, stepFor(await frames(replay.deal), target));
-    } }),
-    scrub: el("input", { type: "range", id: "scrub", min: 0, oninput: (e) => show(replay.deal, Number(e.target.value)) }),
+      await show(replay.deal, stepFor(await frames(replay.deal), target));
+    }) }),
+    scrub: el("input", { type: "range", id: "scrub", min: 0, oninput: stepped((e) => show(replay.deal, Number(e.target.value))) }),
     frameNo: el("span", { class: "muted", id: "frame-no" }),
+    error: el("p", { class: "error", role: "alert", id: "replay-error" }), // a step refused (stepped)
   };
   const c = controls;
   $("controls").replaceChildren(c.prevDeal, c.stepBack, c.play, c.stepForward, c.nextDeal,
     el("label", {}, c.speedLabel, " ", c.speed), el("label", {}, c.dealLabel, " ", c.deal),
-    el("label", {}, c.trickLabel, " ", c.trick), c.scrub, c.frameNo);
+    el("label", {}, c.trickLabel, " ", c.trick), c.scrub, c.frameNo, c.error);
 }
 
 // A select's options are replaced only when they change (another deal, another language).
