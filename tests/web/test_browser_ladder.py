@@ -543,6 +543,27 @@ def test_a_bot_pages_matches_count_seats_from_one_as_the_table_pages_do(tmp_path
         page.close()
 
 
+def test_a_bot_pages_match_ids_are_one_line_on_a_phone(tmp_path, browser: Browser) -> None:
+    """A browser reader's pass at 375 px: a bot page's match ids broke at their hyphen, "m-"
+    over "671141204c903963", where a line break reads as two words. Each is one line now
+    (the table scrolls sideways, as it did), and the page is no wider than the screen."""
+    ids = ["m-671141204c903963", "m-c145ec54f35a9fd3"]
+    profile = {"bot": "configured", "owner": "o", "ruleset": "standard", "ladder": True, "standing": None,
+               "history": [], "matches": [{"match_id": m, "ruleset": "standard", "seat": 2, "rank": 3,
+                                           "points": 13, "deals": 16} for m in ids]}
+    with ThreadedDaemon(tmp_path, bot_tokens={"configured": "token-configured-1"}) as daemon:
+        page = browser.new_page(viewport={"width": 375, "height": 800})
+        errors = watch_errors(page)
+        serve_bot_profile(page, profile)
+        page.goto(f"{daemon.url}/bots/configured")
+        links = page.locator("#bot-matches tbody td:first-child a")
+        expect(links).to_have_text(ids)
+        assert links.evaluate_all("links => links.map((a) => a.getClientRects().length)") == [1, 1]
+        assert page.evaluate("document.documentElement.scrollWidth") <= 375
+        page.close()
+    assert not [e for e in errors if e.startswith("pageerror")], errors
+
+
 def test_a_bot_pages_chart_counts_every_match_of_a_thinned_history(tmp_path, browser: Browser) -> None:
     """The server sends at most api.HISTORY_POINTS points of a bot's rating history, each
     numbered by its match (``n``): the chart places each at its match and its axis ends at
