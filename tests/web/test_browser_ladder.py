@@ -402,10 +402,11 @@ def test_a_hyphenated_bot_name_is_one_line_of_the_leaderboard_on_a_phone(tmp_pat
     """Before: on a phone the leaderboard broke ladder bots' names at their hyphens,
     "montecarlo-" over "information-" over "set-search-" over "v2". Now a name is one line
     (its table scrolls sideways, as it did); one too long loses its middle to an ellipsis and
-    keeps its start and its end, with the whole name as its title and its link's name."""
+    keeps its start and its end, with the whole name as its title and its link's name. So is
+    its owner's name (ladder house bots are their own owners): it broke as the bot's did."""
     names = ["house-heuristic", "house-heuristic-2", "montecarlo-information-set-search-v2", "alpha-beta-pruner-v3"]
     board = RoutedJSON({"ruleset": "standard", "rulesets": ["standard"],
-                        "entries": [{**QUITTER, "bot": n, "rank": i + 1} for i, n in enumerate(names)]})
+                        "entries": [{**QUITTER, "bot": n, "owner": n, "rank": i + 1} for i, n in enumerate(names)]})
     with ThreadedDaemon(tmp_path) as daemon:
         page = browser.new_page(viewport=PHONE)
         errors = watch_errors(page)
@@ -419,6 +420,11 @@ def test_a_hyphenated_bot_name_is_one_line_of_the_leaderboard_on_a_phone(tmp_pat
             for name, link in zip(names, drawn):
                 assert link["lines"] == 1 and link["first"] and link["last"], (size, name, link)
                 expect(page.get_by_role("link", name=name, exact=True)).to_have_count(1)
+            owners = name_lines(page, "#standings tbody td:nth-child(3) .name")
+            assert [o["title"] for o in owners] == names, owners
+            for name, owner in zip(names, owners):
+                assert owner["lines"] == 1 and owner["first"] and owner["last"], (size, name, owner)
+            expect(page.locator("#standings tbody td:nth-child(3) .sr-only")).to_have_text(names)
             assert page.evaluate("document.documentElement.scrollWidth") <= size["width"]
         page.set_viewport_size(PHONE)
         screenshot(page, "leaderboard-hyphenated-names-phone")

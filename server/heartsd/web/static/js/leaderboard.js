@@ -25,7 +25,9 @@ function row(entry) {
   return el("tr", { dataset: { bot: entry.bot } },
     el("td", {}, entry.rank),
     el("td", {}, botLink(href, entry.bot), entry.unreliable ? el("span", { class: "flag" }, " ", t("unreliable")) : null),
-    el("td", {}, entry.owner),
+    // an owner's name too: one line (before, "house-" over "heuristic-2" on a phone), read whole
+    el("td", {}, el("span", { class: "sr-only" }, entry.owner),
+      el("span", { class: "name", title: entry.owner, "aria-hidden": "true" }, nameWords(entry.owner))),
     el("td", { dataset: { rating: entry.rating } }, fixed(entry.rating)),
     el("td", {}, fixed(entry.uncertainty)),
     el("td", {}, fixed(entry.conservative)),
