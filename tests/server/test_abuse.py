@@ -1159,6 +1159,23 @@ def test_watching_a_finished_match_from_beyond_its_end_spends_the_rate_by_the_ev
     assert "too many spectator calls from your address" in why, why
 
 
+async def record_twice_then_a_page(daemon, match_id: str) -> list[tuple[grpc.StatusCode, str]]:
+    """The status and details of two GetMatchRecord calls for ``match_id``, then a small
+    ListMatches, from one address: the record's price against the spectator rate."""
+    outcomes = []
+    async with daemon.channel() as channel:
+        stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+        for call in (lambda: stub.GetMatchRecord(spectator_pb2.GetMatchRecordRequest(match_id=match_id)),
+                     lambda: stub.GetMatchRecord(spectator_pb2.GetMatchRecordRequest(match_id=match_id)),
+                     lambda: stub.ListMatches(spectator_pb2.ListMatchesRequest(limit=1))):
+            try:
+                await call()
+                outcomes.append((grpc.StatusCode.OK, ""))
+            except grpc.aio.AioRpcError as exc:
+                outcomes.append((exc.code(), exc.details()))
+    return outcomes
+
+
 def test_a_match_record_spends_the_spectator_rate_by_its_size(tmp_path, monkeypatch):
     """An attack pass: GetMatchRecord cost one call of the spectator rate whatever the record's
     size, and a 1,000-deal record (3.5 MB) took ~70 ms a call: one address fetching long
@@ -1174,17 +1191,7 @@ def test_a_match_record_spends_the_spectator_rate_by_its_size(tmp_path, monkeypa
             match_id = await daemon.create_match(["house:random"] * 4, deals=16)
             await daemon.wait_finished(match_id)
             size = daemon.arena.store.match_state(match_id)[2]
-            outcomes = []
-            async with daemon.channel() as channel:
-                stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
-                for call in (lambda: stub.GetMatchRecord(spectator_pb2.GetMatchRecordRequest(match_id=match_id)),
-                             lambda: stub.GetMatchRecord(spectator_pb2.GetMatchRecordRequest(match_id=match_id)),
-                             lambda: stub.ListMatches(spectator_pb2.ListMatchesRequest(limit=1))):
-                    try:
-                        await call()
-                        outcomes.append((grpc.StatusCode.OK, ""))
-                    except grpc.aio.AioRpcError as exc:
-                        outcomes.append((exc.code(), exc.details()))
+            outcomes = await record_twice_then_a_page(daemon, match_id)
             return size, outcomes
 
     size, outcomes = run(scenario())
@@ -1218,17 +1225,7 @@ def test_a_record_without_stored_events_spends_the_spectator_rate_by_the_records
             size = len(stored.record.SerializeToString())
             # One record costs 41 of the burst of 60 (the call and 40 by size): the second is refused.
             monkeypatch.setattr(heartsd.rates, "RECORD_BYTES_PER_TOKEN", size / 40)
-            outcomes = []
-            async with daemon.channel() as channel:
-                stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
-                for call in (lambda: stub.GetMatchRecord(spectator_pb2.GetMatchRecordRequest(match_id=match_id)),
-                             lambda: stub.GetMatchRecord(spectator_pb2.GetMatchRecordRequest(match_id=match_id)),
-                             lambda: stub.ListMatches(spectator_pb2.ListMatchesRequest(limit=1))):
-                    try:
-                        await call()
-                        outcomes.append((grpc.StatusCode.OK, ""))
-                    except grpc.aio.AioRpcError as exc:
-                        outcomes.append((exc.code(), exc.details()))
+            outcomes = await record_twice_then_a_page(daemon, match_id)
             return stored.status, state, outcomes
 
     status, state, outcomes = run(scenario())
