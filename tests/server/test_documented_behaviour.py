@@ -13,7 +13,7 @@ import asyncio
 
 from hearts_engine import Deal, MoonOption, PassDirection, Phase, preset
 from hearts_engine.scoring import DealResult
-from heartsbot.proto import game_pb2, spectator_pb2
+from heartsbot.proto import bot_pb2, game_pb2, spectator_pb2
 from heartsbot import convert
 from tests.engine.scenario import hands
 
@@ -308,3 +308,47 @@ def test_a_deals_end_reaches_every_seat_before_a_house_seat_leads_the_next_deal(
             lead = next(e for e in events[starts[3]:] if e.HasField("card_played"))
             house_leads += lead.card_played.seat >= 2
     assert house_leads  # some deal 4 was led by a house seat (seats 2 and 3)
+
+
+def test_a_resume_at_or_beyond_the_newest_event_sends_the_pending_request_alone_or_nothing(tmp_path):
+    """resume{last_sequence} at or beyond the seat's newest event: with a request pending, an
+    update with no events and that request; with none pending (the seat has answered and waits
+    for another), nothing at all, which docs/protocol.md now says rather than promising an
+    update. Carol's unknown request id after her resume is the marker: the stream's messages
+    go out in order, so whatever the resume sent would come before its rejection."""
+    held: dict[str, bot_pb2.DecisionRequest] = {}
+
+    def bob_holds(request, bot):  # type: ignore[no-untyped-def]
+        held.setdefault("bob", request)
+        return None
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with running_daemon(tmp_path, decision_ms=600_000, bank_ms=0) as daemon:
+            carol = await Bot(daemon, "carol", random_legal(1)).start()
+            bob = await Bot(daemon, "bob", bob_holds).start()
+            match_id = await daemon.create_match(["carol", "bob", "house:random", "house:random"], seed=4)
+            runner = daemon.arena.runners[match_id]
+            while "bob" not in held or runner.seats[0].pending is not None or not carol.events.get((match_id, 0)):
+                await asyncio.sleep(0.01)  # carol has passed, bob holds the pass: nothing new for carol
+            newest = carol.events[(match_id, 0)][-1].sequence
+            before = len(carol.received)
+            carol.send(bot_pb2.PlayRequest(resume=bot_pb2.Resume(match_id=match_id, seat=0, last_sequence=newest)))
+            carol.send(bot_pb2.PlayRequest(answer=bot_pb2.Answer(match_id=match_id, request_id="r-marker",
+                                                                  play=held["bob"].hand[0])))
+            while not carol.rejections:
+                await asyncio.sleep(0.01)
+            carol_after = carol.received[before:]
+            asked = len(bob.received)
+            bob.send(bot_pb2.PlayRequest(resume=bot_pb2.Resume(match_id=match_id, seat=1, last_sequence=10**9)))
+            while len(bob.received) == asked:
+                await asyncio.sleep(0.01)
+            bob_after = bob.received[asked:]
+            for bot in (carol, bob):
+                await bot.close()
+            return carol_after, bob_after
+
+    carol_after, bob_after = run(scenario())
+    assert [m.WhichOneof("kind") for m in carol_after] == ["rejected"]
+    assert carol_after[0].rejected.code == bot_pb2.REJECTION_CODE_UNKNOWN_REQUEST
+    (update,) = [m.update for m in bob_after]
+    assert not update.events and update.request.request_id == held["bob"].request_id
