@@ -157,9 +157,12 @@ async def _watch_stored(arena: Arena, match_id: str, from_sequence: int, finishe
     await _set_over(arena, set_id, "its events")  # first: a record is refused then too (an attack pass)
     if not finished:
         raise ArenaError("precondition", "the match is over: fetch it with GetMatchRecord", code="over")
-    if size is None:
-        raise ArenaError("precondition", "no events were stored for this match (it ended with its server); "
-                         "fetch its record with GetMatchRecord", code="no_events")
+    if size is None:  # it ended with its server: its record is its last checkpoint, if it reached one
+        if await asyncio.to_thread(arena.store.has_record, match_id):
+            raise ArenaError("precondition", "no events were stored for this match (it ended with its server); "
+                             "fetch its record up to its last checkpoint with GetMatchRecord", code="no_events")
+        raise ArenaError("precondition", "no events and no record were stored for this match (its server stopped "
+                         "before the match's first checkpoint)", code="no_events")
     try:
         async for batch in stored_events.stream(arena.store, match_id, size, from_sequence, skipped):
             yield batch

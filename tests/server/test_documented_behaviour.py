@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import asyncio
 
+import grpc
+import pytest
+
 from hearts_engine import Deal, MoonOption, PassDirection, Phase, preset
 from hearts_engine.scoring import DealResult
 from heartsbot.proto import bot_pb2, game_pb2, spectator_pb2
 from heartsbot import convert
+from heartsd.store import NewMatch, Store
 from tests.engine.scenario import hands
 
 from .harness import Bot, random_legal, run, running_daemon, spectator_pb2_grpc
@@ -352,3 +356,41 @@ def test_a_resume_at_or_beyond_the_newest_event_sends_the_pending_request_alone_
     assert carol_after[0].rejected.code == bot_pb2.REJECTION_CODE_UNKNOWN_REQUEST
     (update,) = [m.update for m in bob_after]
     assert not update.events and update.request.request_id == held["bob"].request_id
+
+
+def test_watching_a_match_that_ended_with_its_server_says_whether_its_record_has_anything(tmp_path):
+    """WatchMatch of a match that ended with its server (no stored events) sent every caller
+    to GetMatchRecord, which refuses a match that never reached its first checkpoint ("has
+    no record"): a client following the message went in a circle. It now says which: the
+    record up to the last checkpoint, or nothing stored at all."""
+    seats = ["alice", "bob", "house:random", "house:random"]
+    store = Store(str(tmp_path / "heartsd.db"))  # the daemon's store, as a crash left it
+    store.start([NewMatch("m-never-checked", "standard", 4, seats, 7), NewMatch("m-checked", "standard", 4, seats, 8)])
+    store.checkpoint("m-checked", spectator_pb2.MatchRecord(match_id="m-checked").SerializeToString(), 1, [0] * 4)
+    assert sorted(store.abort_interrupted()) == ["m-checked", "m-never-checked"]  # as `heartsd serve` does at start
+    store.close()
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with running_daemon(tmp_path) as daemon:
+            outcomes = {}
+            async with daemon.channel() as channel:
+                stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+                for match_id in ("m-never-checked", "m-checked"):
+                    with pytest.raises(grpc.aio.AioRpcError) as watched:
+                        async for _ in stub.WatchMatch(spectator_pb2.WatchMatchRequest(match_id=match_id)):
+                            pass
+                    try:
+                        record = await stub.GetMatchRecord(spectator_pb2.GetMatchRecordRequest(match_id=match_id))
+                        fetched = record.record.result.status
+                    except grpc.aio.AioRpcError as exc:
+                        fetched = exc.code()
+                    outcomes[match_id] = (watched.value.code(), watched.value.details(), fetched)
+            return outcomes
+
+    outcomes = run(scenario())
+    code, details, fetched = outcomes["m-never-checked"]
+    assert code == grpc.StatusCode.FAILED_PRECONDITION and fetched == grpc.StatusCode.FAILED_PRECONDITION
+    assert "GetMatchRecord" not in details and "no record" in details, details
+    code, details, fetched = outcomes["m-checked"]
+    assert code == grpc.StatusCode.FAILED_PRECONDITION and fetched == P.MATCH_STATUS_ABORTED
+    assert "GetMatchRecord" in details, details

@@ -83,7 +83,8 @@ class SpectatorServiceServicer:
         record's decisions (GetMatchRecord). NOT_FOUND for an unknown match;
         FAILED_PRECONDITION for a match that runs on another daemon of the store, a
         finished table of a duplicate set whose other tables still play, or a match over
-        without stored events (it ended with its server: use GetMatchRecord).
+        without stored events (it ended with its server: GetMatchRecord has its record up to its
+        last checkpoint, if it reached one; the message says which).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
