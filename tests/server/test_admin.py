@@ -477,6 +477,56 @@ def test_a_rated_match_with_an_explicit_seed_is_refused(tmp_path):
     assert drawn.match_id and drawn.seed == 0 and drawn.seed_drawn, "the same match with its seed drawn starts (seed not shown)"
 
 
+def test_create_match_refuses_each_malformed_field_invalid_argument(tmp_path):
+    """Every malformed field of a CreateMatchRequest is INVALID_ARGUMENT, which admin.proto now
+    lists (an outside client's pass found these refusals unnamed there): an option the preset
+    does not take, an empty seat, an unknown house strategy, a negative clock field or
+    wait_for_seats_ms, and a rated match that breaks its rules (a configured bot, no fixed
+    deals, two of one owner), beside those the proto named already."""
+    house = ["house:random"] * 4
+
+    def refused_fields() -> dict[str, admin_pb2.CreateMatchRequest]:
+        cases = {name: _create_request(house) for name in ("option", "empty seat", "unknown house", "clock",
+                                                            "wait", "rated configured", "rated game")}
+        cases["option"].options.target = 60  # classic only
+        cases["empty seat"].seats[3].Clear()
+        cases["unknown house"].seats[3].house = "nobody"
+        cases["clock"].clock.bank_ms = -1
+        cases["wait"].wait_for_seats_ms = -1
+        cases["rated configured"] = _create_request(["alice", "bob", "carol", "dave"])
+        cases["rated configured"].rated = True
+        cases["rated game"] = _create_request(["l1", "l2", "l3", "l4"], deals=0)
+        cases["rated game"].rated = True
+        cases["rated one owner"] = _create_request(["l1", "l2", "l3", "l5"])
+        cases["rated one owner"].rated = True
+        return cases
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with running_daemon(tmp_path) as daemon:
+            ladder = daemon.arena.store.ladder
+            owners = {"l1": "o1", "l2": "o2", "l3": "o3", "l4": "o4", "l5": "o1"}
+            tokens = {b: ladder.add_bot(b, o) for b, o in owners.items()}
+            bots = [await Bot(daemon, b, random_legal(0), token=t).start() for b, t in tokens.items()]
+            bots += [await Bot(daemon, b, random_legal(0)).start() for b in ("alice", "bob", "carol", "dave")]
+            codes = {}
+            try:
+                async with daemon.channel() as channel:
+                    stub = admin_pb2_grpc.AdminServiceStub(channel)
+                    for name, request in refused_fields().items():
+                        try:
+                            await stub.CreateMatch(request, metadata=auth(ADMIN))
+                            codes[name] = grpc.StatusCode.OK
+                        except grpc.aio.AioRpcError as exc:
+                            codes[name] = exc.code()
+            finally:
+                for b in bots:
+                    await b.close()
+            return codes
+
+    codes = run(scenario())
+    assert codes == dict.fromkeys(codes, grpc.StatusCode.INVALID_ARGUMENT) and len(codes) == 8, codes
+
+
 def test_admin_create_sets_the_ruleset_options(tmp_path, capsys):
     """A conformance pass: `heartsd admin create` could not set what CreateMatch takes (the
     classic target, Hartenjagen with passing, omnibus's moon needing J♦). Each has its flag;

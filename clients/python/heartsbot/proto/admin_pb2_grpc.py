@@ -63,9 +63,12 @@ class AdminServiceServicer:
 
     def CreateMatch(self, request, context):
         """Start a match between connected bots and/or house bots. INVALID_ARGUMENT for an
-        unknown ruleset, a bad player count or format (at most 1,000 fixed deals),
-        in-match duplicate seating (format.duplicate) with a bot in any seat, or a rated
-        match with an explicit seed (whoever chose it would know every hand);
+        unknown ruleset, a bad player count or format (at most 1,000 fixed deals), an option
+        the preset does not take, a seat with neither bot nor house or an unknown house
+        strategy, a negative clock field or wait_for_seats_ms, in-match duplicate seating
+        (format.duplicate) with a bot in any seat, a rated match that breaks `rated`'s rules
+        (a seat that is not a registered ladder bot, two of one owner, no fixed deals), or a
+        rated match with an explicit seed (whoever chose it would know every hand);
         FAILED_PRECONDITION when a named bot is
         not connected, does not play the ruleset, is draining (it sent `drain`, or its token
         was rotated: it takes no new match; no waiting helps) or has no free match slot (the
