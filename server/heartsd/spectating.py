@@ -150,7 +150,7 @@ async def _watch_stored(arena: Arena, match_id: str, from_sequence: int, finishe
     state = await asyncio.to_thread(arena.store.match_state, match_id)
     if state is None:
         raise ArenaError("not_found", f"no match {match_id}", code="no_match")
-    status, set_id, size, _ = state
+    status, set_id, size, record_size = state
     if status == "running":
         raise ArenaError("precondition", "the match is running on another daemon of this store: watch it there",
                          code="running_elsewhere")
@@ -158,7 +158,7 @@ async def _watch_stored(arena: Arena, match_id: str, from_sequence: int, finishe
     if not finished:
         raise ArenaError("precondition", "the match is over: fetch it with GetMatchRecord", code="over")
     if size is None:  # it ended with its server: its record is its last checkpoint, if it reached one
-        if await asyncio.to_thread(arena.store.has_record, match_id):
+        if record_size:
             raise ArenaError("precondition", "no events were stored for this match (it ended with its server); "
                              "fetch its record up to its last checkpoint with GetMatchRecord", code="no_events")
         raise ArenaError("precondition", "no events and no record were stored for this match (its server stopped "

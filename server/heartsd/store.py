@@ -392,11 +392,6 @@ class Store:
                              "WHERE id = ?", (match_id,))
         return (rows[0][0], rows[0][1], rows[0][2], rows[0][3]) if rows else None
 
-    def has_record(self, match_id: str) -> bool:
-        """Whether a match's row holds a record (its final one, or a running match's last
-        checkpoint), without loading it."""
-        return bool(self.db.query("SELECT 1 FROM matches WHERE id = ? AND record IS NOT NULL", (match_id,)))
-
     def events_window(self, match_id: str, offset: int, size: int) -> bytes:
         """``size`` bytes of a finished match's stored spectator events from byte ``offset``
         (fewer at the end): read in windows, a watcher never holds more than one."""
