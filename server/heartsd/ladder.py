@@ -1,10 +1,11 @@
 """The ladder: registered bots with hashed tokens, and ratings from results.
 
-Ratings use openskill's Plackett-Luce model: it rates multiplayer rankings with ties
-directly, is maintained, and in our measurements (NOTES.md) reached 0.744 pairwise
-accuracy against a best possible 0.746 at ~67 µs per update, fifteen times faster
-than TrueSkill. A bot's conservative rating is mu - 3 sigma; since openskill's sigma
-shrinks slowly, the leaderboard also shows points per deal with a confidence interval.
+Ratings use openskill's Plackett-Luce model: it rates multiplayer rankings, is
+maintained, and in our measurements (NOTES.md) reached 0.744 pairwise accuracy against a
+best possible 0.746 at ~67 µs per update, fifteen times faster than TrueSkill. A tie is
+rated as the mean over the orders of its bots, not by openskill's tie update (``_rate``
+says why). A bot's conservative rating is mu - 3 sigma; since openskill's sigma shrinks
+slowly, the leaderboard also shows points per deal with a confidence interval.
 
 Ratings move in the transaction that stores a rated result, and are a pure function
 of the results in the order they were rated (``seq``), so ``recompute`` rebuilds them
@@ -17,7 +18,9 @@ strings, so a fast hash is enough to make a leaked database useless for logging 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
+import random
 import secrets
 import time
 from collections.abc import Callable, Sequence
@@ -37,8 +40,12 @@ from .spelling import did_you_mean, spelling_key
 # within a few dozen matches.
 TAU = 25 / 3000
 MODEL = PlackettLuce(tau=TAU)
+# A tie is rated as the mean over the orders of its bots (_rate): every order while there
+# are at most this many, else this many drawn from the ranks alone (a tie of seven is
+# 5,040 orders; a duplicate set's hands with many tables could tie more).
+MAX_TIE_ORDERS = 720
 # Stored with the ratings: when the model changes, they are rebuilt from the results once.
-MODEL_ID = f"openskill-plackett-luce tau={TAU!r}"
+MODEL_ID = f"openskill-plackett-luce tau={TAU!r} ties=mean-of-orders/{MAX_TIE_ORDERS}"
 
 
 @dataclass(frozen=True)
@@ -469,9 +476,61 @@ def _apply(tx: Transaction, ruleset: str, events: Sequence[tuple[list[str], list
 
 
 def _rate(ratings: Sequence[object], ranks: Sequence[int]) -> list[object]:
-    """One Plackett-Luce update of a table (each bot a team of one; equal ranks tie)."""
-    teams = MODEL.rate([[r] for r in ratings], ranks=list(ranks))  # type: ignore[list-item]
-    return [team[0] for team in teams]
+    """One Plackett-Luce update of a table (each bot a team of one; lower rank better).
+
+    Equal ranks tie, and a tie means that the order of its bots is not known: the update is
+    the mean (of mu and of sigma) of openskill's updates for each strict order the ranks
+    allow, each as likely. openskill's own tie update (Weng & Lin's Algorithm 4, which it
+    follows exactly) rates a tie oddly beside other places: at equal ratings, ranks [1, 1,
+    3, 4] gave the third the co-winners' mu and a smaller sigma, so a higher conservative
+    rating than theirs, and [1, 2, 2, 4] left the two seconds below where they started (a
+    conformance pass; openskill.py issue #155). A table without a tie rates exactly as
+    openskill does."""
+    if len(set(ranks)) == len(ranks):
+        teams = MODEL.rate([[r] for r in ratings], ranks=list(ranks))  # type: ignore[list-item]
+        return [team[0] for team in teams]
+    orders = _tie_orders(ranks)
+    mus: list[list[float]] = [[] for _ in ranks]
+    sigmas: list[list[float]] = [[] for _ in ranks]
+    for order in orders:
+        for i, team in enumerate(MODEL.rate([[r] for r in ratings], ranks=order)):  # type: ignore[list-item]
+            mus[i].append(team[0].mu)
+            sigmas[i].append(team[0].sigma)
+    # fsum: exactly rounded, so tied bots of equal ratings, whose terms come in other
+    # orders, rate exactly alike
+    return [MODEL.rating(mu=math.fsum(m) / len(orders), sigma=math.fsum(s) / len(orders), name=getattr(r, "name", None))
+            for r, m, s in zip(ratings, mus, sigmas)]
+
+
+def _tie_orders(ranks: Sequence[int]) -> list[list[int]]:
+    """The strict ranks (1..n) consistent with ``ranks``: every one while there are at most
+    MAX_TIE_ORDERS; else at most that many, drawn by a generator seeded with the ranks alone
+    (the same results always rate alike: a rebuild, SQLite and PostgreSQL), each draw with
+    its tied groups rotated through every shift, so that each tied bot takes each of its
+    tie's places equally often (at most the shifts' count, if it alone is more).
+
+    >>> _tie_orders([1, 1, 3])
+    [[1, 2, 3], [2, 1, 3]]
+    """
+    groups = [[i for i, r in enumerate(ranks) if r == rank] for rank in sorted(set(ranks))]
+    count = math.prod(math.factorial(len(g)) for g in groups)
+
+    def strict(arranged: Sequence[Sequence[int]]) -> list[int]:
+        order = [0] * len(ranks)
+        for place, seat in enumerate((seat for group in arranged for seat in group), 1):
+            order[seat] = place
+        return order
+
+    if count <= MAX_TIE_ORDERS:
+        return [strict(arranged) for arranged in itertools.product(*(itertools.permutations(g) for g in groups))]
+    shifts = math.lcm(*(len(g) for g in groups))
+    draw = random.Random("tie-orders:" + ",".join(map(str, ranks)))
+    orders = []
+    for _ in range(max(1, MAX_TIE_ORDERS // shifts)):
+        drawn = [draw.sample(g, len(g)) for g in groups]
+        for shift in range(shifts):
+            orders.append(strict([g[shift % len(g):] + g[:shift % len(g)] for g in drawn]))
+    return orders
 
 
 def _stdev(values: Sequence[float]) -> float:

@@ -601,3 +601,82 @@ def test_a_configured_bot_is_not_rated_under_a_ladder_registration_of_its_name(t
     assert errors and errors[0][0] == grpc.StatusCode.INVALID_ARGUMENT and "registered ladder bots" in errors[0][1], errors
     assert created == [], "the configured bob filled a rated table"
     assert "bob" not in candidates
+
+
+# -- ties ------------------------------------------------------------------------------------
+
+def _rated(ranks: list[int], priors: list[tuple[float, float]] | None = None) -> list[tuple[float, float]]:
+    """(mu, sigma) after one rating update of a table with ``ranks`` (fresh bots, or ``priors``)."""
+    from heartsd.ladder import MODEL, _rate
+
+    before = [MODEL.rating(name=f"b{i}") if priors is None else MODEL.rating(name=f"b{i}", mu=mu, sigma=sigma)
+              for i, (mu, sigma) in enumerate(priors or [(0.0, 0.0)] * len(ranks))]
+    return [(r.mu, r.sigma) for r in _rate(before, ranks)]  # type: ignore[attr-defined]
+
+
+def test_a_tie_is_rated_between_the_places_it_spans_and_never_above_a_better_place():
+    """A conformance pass, seen on the leaderboard: openskill's Plackett-Luce update for tied
+    ranks (Weng & Lin's Algorithm 4, which it follows) gave ranks [1, 1, 3, 4] at equal ratings
+    the third the co-winners' mu and a smaller sigma, so a higher conservative rating than
+    theirs; [1, 2, 2, 4] left the two seconds below a fresh rating. A tie now rates as the
+    mean over every order of the tied bots (each as likely): at equal ratings a better place
+    never rates below a worse one, tied bots rate alike, and the tie lies between its places."""
+    for ranks in ([1, 1, 3, 4], [1, 2, 2, 4], [1, 1, 1, 4], [1, 2, 3, 3], [2, 2, 1, 4], [1, 1, 3, 3]):
+        after = _rated(ranks)
+        strict = _rated(list(range(1, 5)))
+        for i in range(4):
+            for j in range(4):
+                if ranks[i] < ranks[j]:  # a better place
+                    assert after[i][0] > after[j][0], (ranks, after)
+                    assert after[i][0] - 3 * after[i][1] > after[j][0] - 3 * after[j][1], (ranks, after)
+                elif ranks[i] == ranks[j]:
+                    assert after[i] == after[j], (ranks, after)
+        # The tie's mu is the mean of the places it spans, as the strict order rates them.
+        for rank in set(ranks):
+            tied = [i for i, r in enumerate(ranks) if r == rank]
+            spanned = [strict[rank - 1 + k][0] for k in range(len(tied))]
+            assert abs(after[tied[0]][0] - sum(spanned) / len(spanned)) < 1e-9, (ranks, after, spanned)
+
+
+def test_ratings_without_a_tie_are_openskills_own_and_a_tie_of_two_equals_moves_no_mu():
+    """Untied tables rate exactly as before (so a store's untied history keeps its ratings),
+    and a tie of two equal bots leaves their mu where it was (as openskill does)."""
+    from heartsd.ladder import MODEL
+
+    priors = [(31.0, 4.0), (22.5, 6.0), (25.0, 25 / 3), (18.0, 2.0)]
+    for ranks in ([1, 2, 3, 4], [4, 2, 1, 3], [3, 1, 4, 2]):
+        theirs = MODEL.rate([[MODEL.rating(mu=mu, sigma=s)] for mu, s in priors], ranks=ranks)
+        assert _rated(ranks, priors) == [(t[0].mu, t[0].sigma) for t in theirs]
+    (mu_a, _), (mu_b, _) = _rated([1, 1])
+    assert mu_a == mu_b and abs(mu_a - 25.0) < 1e-9
+    # Unequal bots that tie move towards each other.
+    (strong, _), (weak, _) = _rated([1, 1], [(30.0, 3.0), (20.0, 3.0)])
+    assert 20.0 < weak < strong < 30.0
+
+
+def test_a_wide_tie_is_rated_over_a_bounded_deterministic_set_of_orders(monkeypatch):
+    """Every order of a tie of nine is 362,880 updates; past MAX_TIE_ORDERS the mean is over
+    that many orders drawn from the ranks alone, so the same results always rate alike (a
+    rebuild, SQLite and PostgreSQL) and the update stays cheap; each draw is rotated through
+    the tie's places, so that equal bots tied still rate alike."""
+    import heartsd.ladder as ladder
+
+    class Counted:  # the model, counting its updates (openskill's class is compiled: no attribute to patch)
+        def __init__(self, model: object) -> None:
+            self.model, self.updates = model, 0
+
+        def rate(self, *args: object, **kwargs: object) -> object:
+            self.updates += 1
+            return self.model.rate(*args, **kwargs)  # type: ignore[attr-defined]
+
+        def rating(self, *args: object, **kwargs: object) -> object:
+            return self.model.rating(*args, **kwargs)  # type: ignore[attr-defined]
+
+    counted = Counted(ladder.MODEL)
+    monkeypatch.setattr(ladder, "MODEL", counted)
+    ranks = [1] * 9 + [10]
+    first = _rated(ranks)
+    assert counted.updates == ladder.MAX_TIE_ORDERS
+    assert _rated(ranks) == first
+    assert all(after == first[0] for after in first[:9])  # each of the nine at each place alike often
+    assert first[0][0] > first[-1][0]  # and above the tenth
