@@ -59,7 +59,9 @@ class LadderServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetBotProfile(self, request, context):
-        """One bot's standing and its latest rated matches. NOT_FOUND for an unknown bot.
+        """One bot's standing and its latest rated matches. NOT_FOUND for a name never registered
+        as a ladder bot (`heartsd ladder add-bot`; a revoked bot keeps its profile): a bot
+        given its token in the daemon's configuration plays unrated and has none.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
