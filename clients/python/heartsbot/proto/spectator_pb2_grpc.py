@@ -93,9 +93,9 @@ class SpectatorServiceServicer:
     def GetMatchRecord(self, request, context):
         """The full record of a match that is over. FAILED_PRECONDITION while it runs on any
         daemon of the store, while another table of its duplicate set does, or when it has
-        none: its server was killed before the match's first checkpoint (a deal's end, at
-        most every 5 s; a match interrupted later keeps the record up to its last one, with
-        status ABORTED and the reason).
+        none: its server was killed before the match's first checkpoint (the first deal's end
+        at least 5 s after the match started, then at most every 5 s; a match interrupted
+        later keeps the record up to its last one, with status ABORTED and the reason).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
