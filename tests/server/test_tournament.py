@@ -703,6 +703,11 @@ def test_a_cancel_made_on_another_daemon_of_the_store_stops_the_match_and_keeps_
             await on_b.CancelTournament(P.CancelTournamentRequest(id=created.id, reason="called off"),
                                         metadata=auth(ADMIN))
             seed_while_playing = (await on_b.GetTournament(P.GetTournamentRequest(id=created.id))).tournament.seed
+            if seed_while_playing and a.arena.store.get(match_id).status != "running":
+                # B answered after A's director had already cancelled the match (a machine
+                # loaded past CANCEL_POLL_S: fresh-clone CI beside other runs): the seed is
+                # public by then. Shown while the row still runs, it is the leak.
+                seed_while_playing = 0
             for _ in range(300):  # A's director reads the store every CANCEL_POLL_S
                 if match_id not in a.arena.runners:
                     break
