@@ -143,12 +143,27 @@ def restored_main(url: str) -> int:
     starts on the store: run again, it spends the next attempts too, which only costs
     reproducibility (those tables deal random shuffles either way)."""
     from .db import StoreError, redacted
+    from .lease import live_daemons
     from .store import Store
 
+    # On a live daemon's store (a mistake: this is the step after a restore, before a daemon
+    # starts), it re-spun the live tournaments' unplayed tables, whose published seeds then
+    # no longer reproduced them (an organiser's pass), and said nothing of the daemon. SQLite's
+    # locks are looked at before the store is opened here: closing a descriptor of its file
+    # later would drop this process's own SQLite locks.
+    live = [] if is_postgresql(url) else live_daemons(url)
     try:
         store = Store.open_existing(url, write=True)
     except StoreError as exc:
         print(f"heartsd store restored: {exc}", file=sys.stderr)
+        return 2
+    live = live or live_daemons(url, store.db)
+    if live:
+        store.close()
+        print(f"heartsd store restored: a heartsd is running on this store ({'; '.join(live)}): this command is for a "
+              "store just restored from a copy, before a daemon starts on it, and changed nothing. A store a daemon "
+              "serves needs no marking; to restore a copy, stop the daemon, put the copy in place (the old file's "
+              "-wal and -shm moved away), then run this", file=sys.stderr)
         return 2
     try:
         with store.db.transaction() as tx:

@@ -372,6 +372,53 @@ def open_leased(url: str, instance: str, open_store: Callable[[], S]) -> tuple[S
         raise
 
 
+def live_daemons(url: str, db: Database | None = None) -> list[str]:
+    """The daemons serving the store ``url`` now, of any instance, each as the holder its
+    lease names: for a command that must not write under a live daemon (``heartsd store
+    restored``). SQLite: the instances' lock files beside the database that are locked, and
+    a lock on any instance's byte of the database file (a daemon reaching it by another
+    name); only inspected, nothing taken. PostgreSQL (``db`` open on it): the ``leases``
+    rows whose heartbeat is fresh."""
+    if is_postgresql(url):
+        if db is None:
+            return []
+        with db.transaction() as tx:
+            rows = tx.query("SELECT instance, holder, heartbeat_ms FROM leases")
+        now = _now_ms()
+        return [f"instance {instance!r}: {holder}" for instance, holder, beat in rows if now - beat < STALE_S * 1000]
+    path = sqlite_path(url)
+    if path == ":memory:" or not os.path.isfile(path):
+        return []
+    real = os.path.realpath(path)
+    found = []
+    for lock in sorted(Path(real).parent.glob(f"{Path(real).name}.*.lock")):
+        instance = lock.name[len(Path(real).name) + 1:-len(".lock")]
+        try:
+            fd = os.open(lock, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # free: nobody holds it (released when fd closes)
+        except BlockingIOError:
+            with contextlib.suppress(OSError):
+                holder = os.pread(fd, 200, 0).decode(errors="replace").strip()
+            found.append(f"instance {instance!r}: {holder or 'unknown process'}")
+        finally:
+            os.close(fd)
+    if not found and sys.platform.startswith("linux") and hasattr(fcntl, "F_OFD_GETLK"):
+        fd = os.open(path, os.O_RDONLY)
+        try:  # any instance's byte: F_OFD_GETLK only asks, it locks nothing
+            asked = struct.pack("@hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, DB_LOCK_BASE, 1 << 32, 0)
+            kind = struct.unpack("@hhqqi4x", fcntl.fcntl(fd, fcntl.F_OFD_GETLK, asked))[0]
+            if kind != fcntl.F_UNLCK:
+                found.append("a daemon reaching it by another name (a hard link, or a path renamed since)")
+        except OSError:
+            pass  # a file system without these locks: the lock files above said what they could
+        finally:
+            os.close(fd)
+    return found
+
+
 def take_over(url: str, db: Database, instance: str, own: Lease | None) -> Lease | None:
     """Another instance's lease, at once, for a daemon holding ``own`` that finds that
     instance's work in the store: LeaseHeld while its daemon lives (None on an in-memory

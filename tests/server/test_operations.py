@@ -1305,3 +1305,22 @@ def test_store_restored_refuses_a_store_that_is_not_there_saying_why_and_never_i
     unreachable = heartsd("store", "restored", "--db", "postgresql://arena:s3cret@127.0.0.1:1/hearts")
     assert unreachable.returncode == 2 and "cannot open the store" in unreachable.stderr, unreachable.stderr
     assert "s3cret" not in unreachable.stderr + unreachable.stdout
+
+
+def test_store_restored_on_a_live_daemons_store_is_refused_and_changes_nothing(tmp_path, store_url):
+    """An organiser's pass: `heartsd store restored` run on the store a daemon was serving
+    (the step meant for a store just put back from a copy, before a daemon starts) exited 0
+    and marked the live tournament's unplayed tables spent: their published seeds no longer
+    reproduced them, and nothing said a daemon was running. It is refused now, exit 2, naming
+    the daemon (of any instance), and works once the daemon has stopped."""
+    daemon, _ = _serving("--db", store_url, "--instance", "arena-1", "--admin-token", "admin-token-restored-1")
+    try:
+        refused = heartsd("store", "restored", "--db", store_url)
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(60)
+    assert refused.returncode == 2, refused
+    assert "running on this store" in refused.stderr and "'arena-1'" in refused.stderr, refused.stderr
+    assert "changed nothing" in refused.stderr and not refused.stdout, refused
+    after = heartsd("store", "restored", "--db", store_url)
+    assert after.returncode == 0 and "nothing to mark" in after.stdout, after
