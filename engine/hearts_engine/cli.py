@@ -25,6 +25,8 @@ def _play(args: argparse.Namespace) -> int:
     # Checked before the match is played (it was a traceback after it).
     if args.record and not os.access(os.path.dirname(os.path.abspath(args.record)), os.W_OK | os.X_OK):
         raise ValueError(f"--record {args.record}: its folder does not exist or is not writable")
+    if args.record and os.path.isdir(args.record):  # a traceback after the match, before
+        raise ValueError(f"--record {args.record}: a folder; name a file in it")
     rules = preset(args.ruleset, players=args.players)
     fmt = MatchFormat.fixed(args.deals, args.duplicate) if args.deals else MatchFormat.game()
     match = Match(rules, fmt, seed=args.seed)

@@ -434,6 +434,8 @@ def _local(args: argparse.Namespace, console: Console) -> int:
     # traceback after it, and with the default temporary store the results were lost.
     if args.csv and not os.access(os.path.dirname(os.path.abspath(args.csv)), os.W_OK | os.X_OK):
         raise ValueError(f"--csv {args.csv}: its folder does not exist or is not writable")
+    if args.csv and os.path.isdir(args.csv):  # a traceback after the tournament, its results lost, before
+        raise ValueError(f"--csv {args.csv}: a folder; name a file in it")
     if args.db:
         try:
             check_writable(args.db)

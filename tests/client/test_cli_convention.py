@@ -480,6 +480,10 @@ def test_where_a_command_writes_is_checked_before_it_works(tmp_path):
           str(missing / "x.csv")], "--csv"),
         ([*HEARTSD, "tournament", "local", "--bots", "random", "random", "random", "random", "--db",
           str(missing / "t.db")], "--db"),
+        # a folder named as the file (an organiser's pass: a traceback after the tournament, exit 1)
+        ([*HEARTSD, "tournament", "local", "--bots", "random", "random", "random", "random", "--csv",
+          str(tmp_path)], "--csv"),
+        ([sys.executable, "-m", "hearts_engine.cli", "play", "--record", str(tmp_path)], "--record"),
     ):
         done = subprocess.run(command, capture_output=True, text=True, timeout=60)
         assert done.returncode == 2 and option in done.stderr, (command, done.stderr)
