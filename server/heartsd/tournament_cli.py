@@ -1,6 +1,6 @@
 """``heartsd tournament``: run a competition from the terminal (TournamentService over gRPC).
 
-    heartsd tournament create --bot alice --bot bob ... [--rounds 7] [--deals 16] [--seed S]
+    heartsd tournament create --bot alice --bot bob ... [--rounds 7] [--deals 16] [--seed S] [--again]
     heartsd tournament list [--limit N] [--all | --page-token T]
     heartsd tournament show ID [--json | --csv]        # progress, standings, head-to-head
     heartsd tournament watch ID                        # a progress bar until it ends, then the standings
@@ -79,6 +79,9 @@ def add_parser(sub: Any) -> None:
     create.set_defaults(timeout=CREATE_TIMEOUT_S)
     create.add_argument("--bot", action="append", required=True, help="a roster bot (required; repeat for each)")
     create.add_argument("--name", default="tournament", help="a name to show")
+    create.add_argument("--again", action="store_true",
+                        help="start it even if a running or paused tournament has this name and these bots (without "
+                             "it, that is refused as a command given twice)")
     _settings(create)
     create.add_argument("--shuffle-key", type=_shuffle_key, metavar="HEX",
                         help="a finished tournament's published shuffle key (64 hex digits), with its --seed, to play "
@@ -164,6 +167,8 @@ def _request(args: argparse.Namespace, bots: list[str], name: str,
 def _create(args: argparse.Namespace, console: Console) -> int:
     with open_channel(args) as channel, console.status("drawing the schedule and starting the tournament "
                                                        "(minutes for many bots and rounds)"):
+        if not args.again:
+            _refuse_a_second(args, channel)
         try:
             t = _call(args, _stub(channel).CreateTournament, _request(args, args.bot, args.name), admin=True).tournament
         except Refused as exc:
@@ -177,6 +182,22 @@ def _create(args: argparse.Namespace, console: Console) -> int:
     console.print(f"tournament {t.id} started: {len(t.roster)} bots, {t.rounds} rounds, {t.matches_total} matches; "
                   f"follow it with: heartsd tournament watch {t.id}", markup=False)
     return 0
+
+
+def _refuse_a_second(args: argparse.Namespace, channel: grpc.Channel) -> None:
+    """A usage error if a running or paused tournament of the daemon (among its newest
+    ``MAX_PAGE``) has this name and this roster: the same command given twice (pasted again,
+    or retried after a timeout that the daemon outlived). Before (an organiser's pass), the
+    second one started beside the first, both holding the same bots' slots, and the two
+    tournaments of one name told apart only by their ids."""
+    listing = _call(args, _stub(channel).ListTournaments, tournament_pb2.ListTournamentsRequest(limit=MAX_PAGE))
+    for t in listing.tournaments:
+        if (STATUS.get(t.status) in ("running", "paused") and t.name == args.name
+                and sorted(r.bot for r in t.roster) == sorted(args.bot)):
+            raise ValueError(
+                f"tournament {t.id} ({printable(t.name)}) has these bots and is {STATUS.get(t.status)} "
+                f"({t.matches_finished}/{t.matches_total} matches): was this command given twice? Follow it with "
+                f"`heartsd tournament watch {t.id}`; to start another beside it, add --again (or give another --name)")
 
 
 def _list(args: argparse.Namespace, console: Console) -> int:

@@ -1324,3 +1324,49 @@ def test_store_restored_on_a_live_daemons_store_is_refused_and_changes_nothing(t
     assert "changed nothing" in refused.stderr and not refused.stdout, refused
     after = heartsd("store", "restored", "--db", store_url)
     assert after.returncode == 0 and "nothing to mark" in after.stdout, after
+
+
+def test_a_tournament_created_twice_is_refused_naming_the_first_unless_again(tmp_path, capsys):
+    """An organiser's pass: `heartsd tournament create` given twice (pasted again, or retried
+    after a timeout the daemon outlived) started a second tournament of the same name and
+    bots beside the first, both holding the same bots' slots, told apart only by their ids.
+    The second is a usage error now (exit 2) naming the first and how to follow it, while
+    the first runs or is paused; `--again` starts it all the same."""
+    import asyncio
+
+    from heartsd import cli
+
+    from .harness import Bot
+
+    names = ["alice", "bob", "carol", "dave"]
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with running_daemon(tmp_path) as daemon:
+            bots = [await Bot(daemon, n).start() for n in names]
+            base = ["--server", daemon.target, "--admin-token", ADMIN]
+            roster = sum((["--bot", n] for n in names), [])
+
+            def tour(*argv: str) -> tuple[int, str, str]:
+                code = cli.main(["tournament", *argv])
+                out, err = capsys.readouterr()
+                return code, out, err
+
+            first = await asyncio.to_thread(tour, "create", *base, *roster, "--rounds", "3", "--name", "cup")
+            tournament_id = first[1].split()[1]
+            paused = await asyncio.to_thread(tour, "pause", *base, tournament_id)
+            shuffled = sum((["--bot", n] for n in reversed(names)), [])  # the same bots in another order
+            twice = await asyncio.to_thread(tour, "create", *base, *shuffled, "--rounds", "3", "--name", "cup")
+            again = await asyncio.to_thread(tour, "create", *base, *roster, "--rounds", "3", "--name", "cup", "--again")
+            listed = await asyncio.to_thread(tour, "list", *base, "--json")
+            for t in json.loads(listed[1])["tournaments"]:
+                await asyncio.to_thread(tour, "cancel", *base, t["id"])
+            for b in bots:
+                await b.close()
+            return first, paused, twice, again, listed
+
+    first, paused, twice, again, listed = run(scenario())
+    assert first[0] == 0 and paused[0] == 0, (first, paused)
+    tournament_id = first[1].split()[1]
+    assert twice[0] == 2 and tournament_id in twice[2] and "given twice" in twice[2] and "--again" in twice[2], twice
+    assert again[0] == 0, again
+    assert len(json.loads(listed[1])["tournaments"]) == 2  # the first, and the one asked for --again
