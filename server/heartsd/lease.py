@@ -136,6 +136,7 @@ class FileLease:
         self._db_fd = db_fd
         self.db_path = db_path
         self._wal_seen = False
+        self._wal_header_seen = False
         self._borrowed: str | None = None  # the instance whose byte it locks on a descriptor it does not own
 
     @classmethod
@@ -214,6 +215,20 @@ class FileLease:
                                 "writes now would be lost; stopping. Put that very file back (with its -wal file) and "
                                 "start heartsd again; a backup or any other copy goes back only with the old -wal and "
                                 "-shm files moved away first (SQLite would replay that log onto it and damage it)")
+            return False
+        # Overwritten in place (`cp copy.db heartsd.db`: the same file, another content) is
+        # not seen by the name: its header is. The daemon's store is in WAL mode (bytes 18-19
+        # of the header are 2, 2); a `store backup` copy, or any file in rollback mode, is not.
+        # Before (an organiser's pass), a backup copied over the live store's file let SQLite
+        # lay the old -wal's pages onto it: the store damaged, the daemon serving on, silent.
+        header = os.pread(self._db_fd, 20, 0)
+        if header[:16] == b"SQLite format 3\0" and header[18:20] == b"\x02\x02":
+            self._wal_header_seen = True
+        elif self._wal_header_seen:
+            self.lost_reason = (f"the store {self.db_path} was overwritten in place while heartsd ran (a copy put "
+                                "over it?): SQLite would lay its -wal onto the copy and damage it; stopping. To "
+                                "restore a copy, stop heartsd, move the store's -wal and -shm files away, then put "
+                                "the copy in place (again: this one may be damaged now) and start heartsd")
             return False
         if os.path.exists(self.db_path + "-wal"):
             self._wal_seen = True  # SQLite keeps it while a connection is open (WAL mode)

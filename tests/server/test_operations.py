@@ -822,7 +822,7 @@ def test_a_slow_renewal_or_a_lease_nobody_takes_over_does_not_stop_the_daemon(mo
     assert lease.renewals >= 8  # renewed all along (every 0.25-0.3 s over 5 s)
 
 
-@pytest.mark.parametrize("mishap", ["renamed", "deleted", "replaced", "wal deleted"])
+@pytest.mark.parametrize("mishap", ["renamed", "deleted", "replaced", "wal deleted", "overwritten"])
 def test_a_store_moved_or_deleted_under_the_daemon_is_seen_at_the_next_heartbeat(tmp_path, mishap):
     """Before (an attack pass): a daemon whose store was renamed or deleted, or lost its
     -wal file, went on announcing results that SQLite wrote to files nobody would open
@@ -842,10 +842,18 @@ def test_a_store_moved_or_deleted_under_the_daemon_is_seen_at_the_next_heartbeat
         elif mishap == "replaced":  # another file put in its place (a restore from a backup)
             Store(str(tmp_path / "other.db")).close()
             os.replace(tmp_path / "other.db", db)
+        elif mishap == "overwritten":  # `cp backup.db a.db` over the live file: the same inode (an organiser's pass)
+            import shutil
+
+            from heartsd.backup import backup
+
+            backup(str(db), str(tmp_path / "copy.db"))
+            shutil.copyfile(tmp_path / "copy.db", db)
         else:
             os.unlink(f"{db}-wal")
         assert not lease.heartbeat()
-        assert ("write-ahead log" if mishap == "wal deleted" else "renamed, deleted or replaced") in lease.lost_reason
+        said = {"wal deleted": "write-ahead log", "overwritten": "overwritten in place"}
+        assert said.get(mishap, "renamed, deleted or replaced") in lease.lost_reason
     finally:
         store.close()
         lease.release()
