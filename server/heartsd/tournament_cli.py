@@ -304,14 +304,38 @@ def _get_tournament(channel: grpc.Channel) -> Callable[..., Any]:
 
 
 def _watch(args: argparse.Namespace, console: Console) -> int:
-    with open_channel(args) as channel, TournamentProgress(Console(stderr=True)) as progress:  # stdout: the results
-        get_tournament = _get_tournament(channel)
-        while True:
-            t = _call(args, get_tournament, tournament_pb2.GetTournamentRequest(id=args.id)).tournament
-            progress.update(t)
-            if STATUS.get(t.status) in ("finished", "cancelled"):
-                break
-            time.sleep(args.interval)
+    """Follow the tournament to its end. A daemon that stops once it has answered (a restart,
+    its shutdown's grace, a crash) is waited for, saying so once, on a new channel each try
+    (a channel's own reconnection backs off to minutes): a tournament outlives its daemon's
+    restarts. Before (an organiser's pass), the watch ended with exit 4 at the first SIGTERM."""
+    request = tournament_pb2.GetTournamentRequest(id=args.id)
+    answered, away, t = False, "", None
+    with TournamentProgress(Console(stderr=True)) as progress:  # stdout: the results
+        while t is None or STATUS.get(t.status) not in ("finished", "cancelled"):
+            with open_channel(args) as channel:
+                get_tournament = _get_tournament(channel)
+                while True:
+                    try:
+                        t = _call(args, get_tournament, request).tournament
+                    except ConnectionError as exc:
+                        if not answered:
+                            raise
+                        if not away:
+                            away = str(exc)
+                            print(f"heartsd tournament: {away}; waiting for it to answer again (Ctrl-C to stop "
+                                  "watching; the tournament goes on without the watch)", file=sys.stderr, flush=True)
+                        break
+                    if away:
+                        print("heartsd tournament: the daemon answers again", file=sys.stderr, flush=True)
+                        away = ""
+                    answered = True
+                    progress.update(t)
+                    if STATUS.get(t.status) in ("finished", "cancelled"):
+                        break
+                    time.sleep(args.interval)
+            if STATUS.get(t.status) not in ("finished", "cancelled"):
+                time.sleep(max(args.interval, 1.0))
+    assert t is not None
     print_tournament(console, t)
     return 0
 

@@ -1378,3 +1378,42 @@ def test_a_tournament_created_twice_is_refused_naming_the_first_unless_again(tmp
     assert twice[0] == 2 and tournament_id in twice[2] and "given twice" in twice[2] and "--again" in twice[2], twice
     assert again[0] == 0, again
     assert len(json.loads(listed[1])["tournaments"]) == 2  # the first, and the one asked for --again
+
+
+def test_tournament_watch_waits_out_a_restart_of_its_daemon(tmp_path):
+    """An organiser's pass: `heartsd tournament watch` ended with exit 4 ("could not connect
+    ... is heartsd running there?") at the first SIGTERM of its daemon, during the grace
+    already, though the tournament goes on once the daemon is back. It now says the daemon
+    is away, waits for it, and follows the tournament to its end (here a cancel sent to the
+    restarted daemon)."""
+    db, port = str(tmp_path / "h.db"), free_port()
+    house = ["--ladder", "--ladder-house", "random", "random", "random", "random", "--admin-token", ADMIN]
+    daemon, target = _serving("--port", str(port), "--db", db, *house)
+    watch = None
+    try:
+        ask = ["--server", target, "--admin-token", ADMIN]
+        roster = sum((["--bot", f"house-random{suffix}"] for suffix in ("", "-2", "-3", "-4")), [])
+        created = heartsd("tournament", "create", *ask, *roster, "--rounds", "50", "--deals", "200")
+        assert created.returncode == 0, created
+        tournament_id = created.stdout.split()[1]
+        watch = subprocess.Popen([*HEARTSD, "tournament", "watch", *ask, tournament_id, "--interval", "0.2"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert tournament_id in watch.stderr.readline()  # it follows the tournament (a line per change in a pipe)
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(60)
+        line = ""
+        while "waiting for it to answer again" not in line:
+            line = watch.stderr.readline()
+            assert line, "the watch ended with its daemon"
+        daemon, _ = _serving("--port", str(port), "--db", db, *house)
+        cancelled = heartsd("tournament", "cancel", *ask, tournament_id)
+        assert cancelled.returncode == 0, cancelled
+        out, err = watch.communicate(timeout=120)
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(60)
+        if watch is not None and watch.poll() is None:
+            watch.kill()
+            watch.wait()
+    assert watch.returncode == 0, err
+    assert "the daemon answers again" in err and "cancelled" in out and "standings" in out, (out, err)
