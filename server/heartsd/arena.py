@@ -293,6 +293,7 @@ class Arena:
                                     shared=store.db if memory else None)
         self.tokens.on_change = self.check_tokens
         self._shadowed_warned: list[str] = []  # the shadowed ladder registrations last warned of (check_tokens)
+        self._twins_warned: list[tuple[str, str]] = []  # and the names that differ only in case
         self._connects = 0  # sessions registered so far (connect)
         self._tokens_checked: tuple[int, int] | None = None  # what check_tokens' last scan saw
         # Calls at once per class of caller (budgets.py); given when the server that counts
@@ -344,6 +345,12 @@ class Arena:
             log.warning("ladder registrations under the names of configured bots sign nothing in; register those "
                         "bots under other names (or revoke the registrations)", bots=shadowed)
         self._shadowed_warned = shadowed
+        twins = self.tokens.case_twins()
+        if twins and twins != self._twins_warned:
+            log.warning("configured bots and ladder registrations whose names differ only in case: on the "
+                        "leaderboard and in tournaments one passes for the other; rename one of each pair",
+                        pairs=[f"{a} / {b}" for a, b in twins])
+        self._twins_warned = twins
         for session in self.sessions.all():
             state = self.tokens.state(session.bot, session.token_hash)
             if state is TokenState.REVOKED:

@@ -643,6 +643,10 @@ async def _serve(settings: Settings, server: grpc.aio.Server, port: int, store: 
             pass
     log.info("heartsd serving", host=settings.host, port=port, db=redacted(settings.db_path),
              event_loop=running_loop_name(), grpc_wakeups_drained=drained(loop) is not None)
+    # Read the ladder's tokens now, not at the first bot's call: that read warns of configured
+    # bots whose names ladder registrations also bear, or bear in another case (check_tokens).
+    # Before (an organiser's pass), a daemon no bot had called yet said nothing of them.
+    arena.tokens.start()
     for name in settings.idle_settings():
         log.warning("a ladder setting is given but the ladder is off (--ladder, HEARTSD_LADDER): it does nothing",
                     setting=name)

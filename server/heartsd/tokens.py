@@ -130,6 +130,14 @@ class TokenRegistry:
         """The ladder registrations (not revoked) under a configured bot's name, sorted."""
         return sorted(name for name in self.view.by_hash.values() if name in self.configured_names)
 
+    def case_twins(self) -> list[tuple[str, str]]:
+        """(configured bot, ladder registration) pairs whose names differ only in case, sorted:
+        on a leaderboard or a roster one passes for the other (``heartsd ladder add-bot``
+        refuses such a pair among registrations; a configured name is not its to check)."""
+        configured = {name.casefold(): name for name in self.configured_names}
+        return sorted({(configured[name.casefold()], name) for name in self.view.by_hash.values()
+                       if name.casefold() in configured and name not in self.configured_names})
+
     def is_configured(self, hashed: str) -> bool:
         return hashed in self._configured
 

@@ -1417,3 +1417,40 @@ def test_tournament_watch_waits_out_a_restart_of_its_daemon(tmp_path):
             watch.wait()
     assert watch.returncode == 0, err
     assert "the daemon answers again" in err and "cancelled" in out and "standings" in out, (out, err)
+
+
+def test_configured_bots_that_ladder_registrations_shadow_or_mimic_are_warned_of_at_start(tmp_path):
+    """An organiser's pass: a daemon configured with `--bot bob:...` and `--bot Alice:...`
+    on a store where `heartsd ladder add-bot` had registered bob and alice said nothing at
+    start (README: "its log warns of it"): the tokens were first read, and the warning given,
+    only when a bot called. And Alice beside alice, which `add-bot` refuses among
+    registrations, was never said at all. Both are warned of once the daemon serves, before
+    any bot connects."""
+    db = str(tmp_path / "h.db")
+    for name in ("bob", "alice"):
+        assert heartsd("ladder", "add-bot", name, "--owner", f"o-{name}", "--db", db, "--create").returncode == 0
+    daemon = subprocess.Popen([*HEARTSD, "serve", "--port", "0", "--db", db, "--admin-token", ADMIN, "--bot",
+                               "bob:token-bob-0123456789", "--bot", "Alice:token-alice-0123456789"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    import threading
+
+    lines: list[str] = []
+    both = threading.Event()
+
+    def read() -> None:  # a thread: select() on a buffered pipe misses lines already read into its buffer
+        for line in daemon.stderr:  # type: ignore[union-attr]
+            lines.append(line)
+            if "sign nothing in" in "".join(lines) and "differ only in case" in "".join(lines):
+                both.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        both.wait(60)  # a bound on a hang, not a measurement
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(60)
+        reader.join(10)
+    said = "".join(lines)
+    assert "sign nothing in" in said and '"bob"' in said, said
+    assert "differ only in case" in said and "Alice / alice" in said, said
