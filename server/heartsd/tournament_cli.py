@@ -96,8 +96,9 @@ def add_parser(sub: Any) -> None:
                               "tables) and next_page_token")
     show = command("show", "a tournament's progress, standings and head-to-head table", _show)
     show.add_argument("id")
-    show.add_argument("--json", action="store_true", help="print the standings as one JSON object")
-    show.add_argument("--csv", action="store_true", help="print the standings as CSV")
+    export = show.add_mutually_exclusive_group()  # both: JSON alone was printed, and nothing said so
+    export.add_argument("--json", action="store_true", help="print the standings as one JSON object")
+    export.add_argument("--csv", action="store_true", help="print the standings as CSV")
     watch = command("watch", "follow a tournament with a progress bar, then print its standings", _watch)
     watch.add_argument("id")
     watch.add_argument("--interval", type=float, default=1.0, help="seconds between polls")

@@ -526,6 +526,8 @@ def test_counts_and_seeds_are_usage_errors_naming_the_option_and_its_range():
          "0 to 2147483 seconds"),
         ([*HEARTSD, "tournament", "create", "--bots", "a", "b", "c", "d", "--decision-ms", "99999999999"],
          "--decision-ms", "at most 2147483647"),
+        # an organiser's pass: both exports asked for, JSON alone was printed, and nothing said so
+        ([*HEARTSD, "tournament", "show", "t-1", "--json", "--csv"], "--csv", "not allowed with argument --json"),
     ):
         done = subprocess.run(command, capture_output=True, text=True, timeout=60)
         assert done.returncode == 2 and option in done.stderr and why in done.stderr, (command, done.stderr)
