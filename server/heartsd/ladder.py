@@ -143,8 +143,14 @@ class Ladder:
         token = new_token()
         with self.db.transaction() as tx:
             tx.lock()  # two registrations at once (PostgreSQL): the spelling checks below see each other
-            if tx.query("SELECT 1 FROM bots WHERE name = ?", (name,)):
-                raise BotExists(f"a bot named {name!r} exists already")
+            if taken := tx.query("SELECT owner, revoked_ms FROM bots WHERE name = ?", (name,)):
+                # Said with its owner and the way to a new token (an organiser's pass: "exists
+                # already" alone, for a bot revoked earlier, left them to guess that rotate
+                # brings it back).
+                owner_of, revoked = taken[0]
+                raise BotExists(f"a bot named {name!r} exists already{', revoked' if revoked is not None else ''} "
+                                f"(owner {owner_of!r}): `heartsd ladder rotate {name}` gives it a new token"
+                                + (" and lets it in again" if revoked is not None else ""))
             # A name another bot's differs from only in case would pass for it on the
             # leaderboard and in every list ("RB1" beside "rb1"): refused. (Names are ASCII,
             # so no look-alike letters of another script either.)
@@ -174,6 +180,9 @@ class Ladder:
         with self.db.transaction() as tx:
             if tx.execute("UPDATE bots SET revoked_ms = ? WHERE name = ? AND revoked_ms IS NULL",
                           (_now_ms(), name)) != 1:
+                if tx.query("SELECT 1 FROM bots WHERE name = ?", (name,)):  # not "no active bot ... did you mean"
+                    raise LadderError(f"bot {name!r} is revoked already: `heartsd ladder rotate {name}` gives it a "
+                                      "new token and lets it in again")
                 raise LadderError(f"no active bot named {name!r}{did_you_mean(name, self._names(tx, active=True))}")
 
     @staticmethod

@@ -467,9 +467,23 @@ def test_ladder_commands_refused_print_only_the_error_with_the_clients_exit_code
         ("revoke", "Known"): (2, "heartsd ladder: no active bot named 'Known' (did you mean 'known'?)"),
         ("add-bot", "bad name!", "--owner", "o"): (2, "heartsd ladder: a bot name is 1-64 ASCII letters, digits, '-' or "
                                                       "'_', and it needs an owner"),
-        ("add-bot", "known", "--owner", "o"): (3, "heartsd ladder: a bot named 'known' exists already"),
+        ("add-bot", "known", "--owner", "o"): (3, "heartsd ladder: a bot named 'known' exists already (owner 'o'): "
+                                                  "`heartsd ladder rotate known` gives it a new token"),
     }
     for args, (code, message) in cases.items():
+        out = heartsd("ladder", *args, "--db", db)
+        assert (out.returncode, out.stderr.strip(), out.stdout) == (code, message, ""), args
+    # A revoked bot, revoked or registered again (an organiser's pass: "no active bot named
+    # 'gone' (did you mean 'known'?)" and a bare "exists already", neither naming the way back)
+    assert heartsd("ladder", "add-bot", "gone", "--owner", "o", "--db", db).returncode == 0
+    assert heartsd("ladder", "revoke", "gone", "--db", db).returncode == 0
+    for args, (code, message) in {
+        ("revoke", "gone"): (2, "heartsd ladder: bot 'gone' is revoked already: `heartsd ladder rotate gone` gives it "
+                                "a new token and lets it in again"),
+        ("add-bot", "gone", "--owner", "o"): (3, "heartsd ladder: a bot named 'gone' exists already, revoked (owner "
+                                                 "'o'): `heartsd ladder rotate gone` gives it a new token and lets it in "
+                                                 "again"),
+    }.items():
         out = heartsd("ladder", *args, "--db", db)
         assert (out.returncode, out.stderr.strip(), out.stdout) == (code, message, ""), args
 
