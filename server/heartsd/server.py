@@ -48,13 +48,13 @@ from . import descriptors
 from .arena import Arena
 from .budgets import BudgetInterceptor, Budgets
 from .config import Settings
-from .db import SETTING, StoreError, redacted
+from .db import SETTING, Database, StoreError, is_postgresql, redacted, sqlite_path
 from .lease import FENCE_S, HEARTBEAT_S, STALE_S, Lease, open_leased
 from .orphans import Orphans
 from .loop import running_name as running_loop_name
 from .services import AdminService, BotService, LadderService, SpectatorService
 from .wire import read_play_request
-from .store import Store
+from .store import Store, refuse_damage
 from .tournament_service import TournamentService
 from .tournaments import Tournaments
 
@@ -418,8 +418,7 @@ async def serve(
         web = settings.web_address
         if web is not None:  # the web front's port too (it binds once the arena exists)
             probe_port(*web, setting="--web HOST:PORT (HEARTSD_WEB)")
-        store, lease = open_leased(settings.db_path, settings.instance,
-                                   lambda: Store(settings.db_path, settings.instance, check=settings.store_check))
+        store, lease = open_leased(settings.db_path, settings.instance, functools.partial(_open_checked, settings))
     except BaseException:
         await server.stop(None)
         raise
@@ -435,6 +434,23 @@ async def serve(
         store.close()
         if lease is not None and lease.outlives_store:  # a lock on the database file: after its last connection
             lease.release()
+
+
+def _open_checked(settings: Settings) -> Store:
+    """The daemon's store, its SQLite file checked first (``store_check``: refuse_damage) on a
+    read-only connection of its own, before the store's read-write one exists. Checked on
+    that one (Store's ``check``), a refusal closed it, and SQLite's close checkpointed the
+    file's -wal into it and deleted the log (an organiser's pass: a backup put back beside
+    the old -wal; the refusal said to move the -wal away, which was gone by then, and the
+    copy had been written into)."""
+    path = sqlite_path(settings.db_path)
+    if settings.store_check and not is_postgresql(settings.db_path) and os.path.isfile(path):
+        reader = Database.open(settings.db_path, create=False, read_only=True)
+        try:
+            refuse_damage(reader, settings.db_path)
+        finally:
+            reader.close()
+    return Store(settings.db_path, settings.instance)
 
 
 def stop_signals() -> tuple[signal.Signals, ...]:

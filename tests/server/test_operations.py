@@ -1468,3 +1468,36 @@ def test_configured_bots_that_ladder_registrations_shadow_or_mimic_are_warned_of
     said = "".join(lines)
     assert "sign nothing in" in said and '"bob"' in said, said
     assert "differ only in case" in said and "Alice / alice" in said, said
+
+
+def test_a_damaged_store_beside_a_wal_is_refused_with_both_files_untouched(tmp_path):
+    """An organiser's pass: a daemon killed, its backup copied over the store and the old
+    -wal left beside it (README, "Backups", says to move it away): `serve` refused the store
+    as damaged and said to move the -wal and -shm away, but its check ran on the store's own
+    read-write connection, whose close checkpointed that -wal into the file and deleted it:
+    the copy written into, the -wal gone. Now both files are as they were. (Here the file is
+    damaged outside the pages the -wal holds, so the check fails whatever the log holds.)"""
+    import shutil
+    import sqlite3
+
+    made, db = tmp_path / "made", tmp_path / "h.db"
+    made.mkdir()
+    Store(str(made / "h.db")).close()
+    _damage_the_matches_table(str(made / "h.db"))
+    writer = sqlite3.connect(str(made / "h.db"))
+    try:  # a -wal with frames of their own, as a killed daemon leaves it
+        writer.execute("PRAGMA wal_autocheckpoint = 0")
+        with writer:
+            writer.execute("CREATE TABLE filler (x BLOB)")
+            writer.executemany("INSERT INTO filler VALUES (?)", [(os.urandom(2048),) for _ in range(32)])
+        for suffix in ("", "-wal"):
+            shutil.copyfile(f"{made / 'h.db'}{suffix}", f"{db}{suffix}")
+    finally:
+        writer.close()
+    main, wal = db.read_bytes(), Path(f"{db}-wal").read_bytes()
+    assert wal
+    refused = subprocess.run([*HEARTSD, "serve", "--port", "0", "--db", str(db), "--admin-token", ADMIN],
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "is damaged" in refused.stderr and "-wal" in refused.stderr, refused.stderr
+    assert db.read_bytes() == main, "the file was written into"
+    assert Path(f"{db}-wal").read_bytes() == wal, "the -wal was checkpointed away"
