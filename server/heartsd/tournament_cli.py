@@ -191,7 +191,8 @@ def _refuse_a_second(args: argparse.Namespace, channel: grpc.Channel) -> None:
     or retried after a timeout that the daemon outlived). Before (an organiser's pass), the
     second one started beside the first, both holding the same bots' slots, and the two
     tournaments of one name told apart only by their ids."""
-    listing = _call(args, _stub(channel).ListTournaments, tournament_pb2.ListTournamentsRequest(limit=MAX_PAGE))
+    list_tournaments = paced(_stub(channel).ListTournaments, lambda seconds: None)  # as `list` waits when paced
+    listing = _call(args, list_tournaments, tournament_pb2.ListTournamentsRequest(limit=MAX_PAGE))
     for t in listing.tournaments:
         if (STATUS.get(t.status) in ("running", "paused") and t.name == args.name
                 and sorted(r.bot for r in t.roster) == sorted(args.bot)):
