@@ -192,7 +192,14 @@ def _refuse_a_second(args: argparse.Namespace, channel: grpc.Channel) -> None:
     second one started beside the first, both holding the same bots' slots, and the two
     tournaments of one name told apart only by their ids."""
     list_tournaments = paced(_stub(channel).ListTournaments, lambda seconds: None)  # as `list` waits when paced
-    listing = _call(args, list_tournaments, tournament_pb2.ListTournamentsRequest(limit=MAX_PAGE))
+    try:
+        listing = _call(args, list_tournaments, tournament_pb2.ListTournamentsRequest(limit=MAX_PAGE))
+    except Refused as exc:
+        if exc.code != grpc.StatusCode.DEADLINE_EXCEEDED:
+            raise
+        raise Refused(f"no answer within {args.timeout:g} s (--timeout) to the check for a running tournament of "
+                      "this name and these bots, made before creating one: nothing was created (see heartsd "
+                      "tournament list); try again with a longer --timeout, or with --again to skip the check") from None
     for t in listing.tournaments:
         if (STATUS.get(t.status) in ("running", "paused") and t.name == args.name
                 and sorted(r.bot for r in t.roster) == sorted(args.bot)):

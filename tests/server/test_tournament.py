@@ -2394,16 +2394,22 @@ def test_tournament_create_waits_minutes_for_a_schedule_and_says_what_a_deadline
     async def scenario():
         async with running_daemon(tmp_path) as daemon:
             bots = [await Bot(daemon, name, first_legal).start() for name in ("alice", "bob", "carol", "dave")]
-            out = await asyncio.to_thread(subprocess.run, [
-                *heartsd, "tournament", "create", "--server", daemon.target, "--admin-token", ADMIN,
-                "--timeout", "0.001", *[a for b in ("alice", "bob", "carol", "dave") for a in ("--bot", b)]],
-                capture_output=True, text=True, timeout=60)
+            outs = []
+            for again in (["--again"], []):  # --again: no check for a running twin first, the create alone
+                outs.append(await asyncio.to_thread(subprocess.run, [
+                    *heartsd, "tournament", "create", "--server", daemon.target, "--admin-token", ADMIN,
+                    "--timeout", "0.001", *again, *[a for b in ("alice", "bob", "carol", "dave") for a in ("--bot", b)]],
+                    capture_output=True, text=True, timeout=60))
             for b in bots:
                 await b.close()
-            return out
+            return outs
 
-    out = run(scenario())
-    assert out.returncode == 3, out  # as any other command's deadline (heartsbot.exits)
-    said = " ".join(out.stderr.split())
-    assert "no answer within 0.001 s (--timeout)" in said and "heartsd tournament list" in said, out.stderr
-    assert "drawing" in said and "--timeout" in said, out.stderr
+    created, checked = run(scenario())
+    for out in (created, checked):
+        assert out.returncode == 3, out  # as any other command's deadline (heartsbot.exits)
+        said = " ".join(out.stderr.split())
+        assert "no answer within 0.001 s (--timeout)" in said and "heartsd tournament list" in said, out.stderr
+    assert "drawing" in " ".join(created.stderr.split()), created.stderr
+    # The check before a create (a command given twice) says which call it was, and the way past it.
+    assert "the check for a running tournament" in " ".join(checked.stderr.split()), checked.stderr
+    assert "--again" in checked.stderr, checked.stderr
