@@ -118,20 +118,17 @@ def refuse_damage(db: Database, url: str) -> None:
 class Store:
     """Thread-safe; call from ``asyncio.to_thread`` in the daemon."""
 
-    def __init__(self, url: str, instance: str = "heartsd", create: bool = True, read_only: bool = False,
-                 check: bool = False) -> None:
+    def __init__(self, url: str, instance: str = "heartsd", create: bool = True, read_only: bool = False) -> None:
         """Open (and migrate) the store at ``url``. ``create=False``: a missing store is a
         StoreError naming the path. ``read_only``: nothing is written, not even a migration
-        (for commands that only read; see :meth:`open_existing`). ``check``: a SQLite file
-        that SQLite's own check finds damaged is refused before anything is written to it
-        (:func:`refuse_damage`; the daemon's ``store_check`` setting)."""
+        (for commands that only read; see :meth:`open_existing`). The daemon checks a SQLite
+        file first, on a read-only connection of its own (server._open_checked): checked on
+        this one, a refusal's close would fold the file's -wal into it."""
         self.db = Database.open(url, create=create, read_only=read_only)
         self.path = url
         self.instance = instance  # the daemon whose running matches these are (Settings.instance)
         self.read_only = read_only
         try:
-            if check:
-                refuse_damage(self.db, url)
             newest = max(v for v, _ in MIGRATIONS)
             if read_only:
                 current = self.db.schema_version(newest)
