@@ -439,7 +439,7 @@ async def serve(
 def _open_checked(settings: Settings) -> Store:
     """The daemon's store, its SQLite file checked first (``store_check``: refuse_damage) on a
     read-only connection of its own, before the store's read-write one exists. Checked on
-    that one (Store's ``check``), a refusal closed it, and SQLite's close checkpointed the
+    that one (as it was: Store had a ``check`` argument), a refusal closed it, and SQLite's close checkpointed the
     file's -wal into it and deleted the log (an organiser's pass: a backup put back beside
     the old -wal; the refusal said to move the -wal away, which was gone by then, and the
     copy had been written into)."""
