@@ -51,6 +51,18 @@ def watching_house_match(daemon: ThreadedDaemon, browser: Browser) -> tuple[Any,
     return runner, page, errors
 
 
+def replaying_house_match(daemon: ThreadedDaemon, browser: Browser, viewport: Any) -> tuple[Any, Any, list[str]]:
+    """A finished 2-deal house match's replay, open at its first deal as dealt: (its runner,
+    the page, the page's errors)."""
+    runner = house_match(daemon, deals=2)
+    daemon.call(lambda: runner.finished.wait(), timeout=60)
+    page = browser.new_page(viewport=viewport)
+    errors = watch_errors(page)
+    page.goto(f"{daemon.url}/watch/{runner.id}?deal=1&step=0")
+    expect(page.locator("#table")).to_have_attribute("data-step", "0")
+    return runner, page, errors
+
+
 def test_a_live_table_never_shows_a_card_that_a_seat_still_holds(tmp_path, browser: Browser) -> None:
     """Watched through a whole match, the page never has a data-card before that card was
     played: each card's first appearance is after the server published its CardPlayed
@@ -241,12 +253,7 @@ def test_replay_controls_keep_focus_and_take_a_slow_click_at_every_speed(tmp_pat
     and a person's click on Pause (press, 150 ms, release) was lost at 2x-8x: the button
     pressed was gone before the release. Now the controls stay and are updated in place."""
     with ThreadedDaemon(tmp_path) as daemon:
-        runner = house_match(daemon, deals=2)
-        daemon.call(lambda: runner.finished.wait(), timeout=60)
-        page = browser.new_page(viewport=DESKTOP)
-        errors = watch_errors(page)
-        page.goto(f"{daemon.url}/watch/{runner.id}?deal=1&step=0")
-        expect(page.locator("#table")).to_have_attribute("data-step", "0")
+        runner, page, errors = replaying_house_match(daemon, browser, DESKTOP)
         page.focus("#step-forward")
         for k in range(1, 4):
             page.keyboard.press("Enter")
@@ -283,12 +290,7 @@ def test_a_replay_step_the_server_refuses_is_said_and_the_replay_stays_where_it_
     said under the controls (in the page's language), the replay and its controls stay where
     they were, autoplay stops, and the next step that works clears it."""
     with ThreadedDaemon(tmp_path) as daemon:
-        runner = house_match(daemon, deals=2)
-        daemon.call(lambda: runner.finished.wait(), timeout=60)
-        page = browser.new_page(viewport=PHONE)
-        errors = watch_errors(page)
-        page.goto(f"{daemon.url}/watch/{runner.id}?deal=1&step=0")
-        expect(page.locator("#table")).to_have_attribute("data-step", "0")
+        runner, page, errors = replaying_house_match(daemon, browser, PHONE)
         refused = RoutedJSON({})
         refused.status = 429
         page.route(f"**/api/replay/{runner.id}/deals/1", refused)
