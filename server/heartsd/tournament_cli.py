@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
@@ -29,7 +30,7 @@ import secrets
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -170,19 +171,27 @@ def _create(args: argparse.Namespace, console: Console) -> int:
                                                        "(minutes for many bots and rounds)"):
         if not args.again:
             _refuse_a_second(args, channel)
-        try:
+        # The daemon stops drawing when the call ends: say so, not "Deadline Exceeded".
+        with _deadline_means(f"no answer within {args.timeout:g} s (--timeout): the daemon was most likely still "
+                             "drawing the schedule (minutes for many bots and rounds), which stops with the call, so "
+                             "the tournament was most likely not created (see heartsd tournament list); try again "
+                             "with a longer --timeout"):
             t = _call(args, _stub(channel).CreateTournament, _request(args, args.bot, args.name), admin=True).tournament
-        except Refused as exc:
-            if exc.code != grpc.StatusCode.DEADLINE_EXCEEDED:
-                raise
-            # The daemon stops drawing when the call ends: say so, not "Deadline Exceeded".
-            raise Refused(f"no answer within {args.timeout:g} s (--timeout): the daemon was most likely still "
-                          "drawing the schedule (minutes for many bots and rounds), which stops with the call, so "
-                          "the tournament was most likely not created (see heartsd tournament list); try again "
-                          "with a longer --timeout") from None
     console.print(f"tournament {t.id} started: {len(t.roster)} bots, {t.rounds} rounds, {t.matches_total} matches; "
                   f"follow it with: heartsd tournament watch {t.id}", markup=False)
     return 0
+
+
+@contextlib.contextmanager
+def _deadline_means(said: str) -> Iterator[None]:
+    """A call's DEADLINE_EXCEEDED, said as ``said`` (what the deadline means for that call)
+    instead of gRPC's bare "Deadline Exceeded"; any other refusal as it is."""
+    try:
+        yield
+    except Refused as exc:
+        if exc.code != grpc.StatusCode.DEADLINE_EXCEEDED:
+            raise
+        raise Refused(said) from None
 
 
 def _refuse_a_second(args: argparse.Namespace, channel: grpc.Channel) -> None:
@@ -192,14 +201,10 @@ def _refuse_a_second(args: argparse.Namespace, channel: grpc.Channel) -> None:
     second one started beside the first, both holding the same bots' slots, and the two
     tournaments of one name told apart only by their ids."""
     list_tournaments = paced(_stub(channel).ListTournaments, lambda seconds: None)  # as `list` waits when paced
-    try:
+    with _deadline_means(f"no answer within {args.timeout:g} s (--timeout) to the check for a running tournament "
+                         "of this name and these bots, made before creating one: nothing was created (see heartsd "
+                         "tournament list); try again with a longer --timeout, or with --again to skip the check"):
         listing = _call(args, list_tournaments, tournament_pb2.ListTournamentsRequest(limit=MAX_PAGE))
-    except Refused as exc:
-        if exc.code != grpc.StatusCode.DEADLINE_EXCEEDED:
-            raise
-        raise Refused(f"no answer within {args.timeout:g} s (--timeout) to the check for a running tournament of "
-                      "this name and these bots, made before creating one: nothing was created (see heartsd "
-                      "tournament list); try again with a longer --timeout, or with --again to skip the check") from None
     for t in listing.tournaments:
         if (STATUS.get(t.status) in ("running", "paused") and t.name == args.name
                 and sorted(r.bot for r in t.roster) == sorted(args.bot)):
