@@ -93,22 +93,29 @@ def _schedule(bots: Sequence[str], size: int, rounds: int, seed: str, owners: Ma
 def _resting(order: Sequence[str], resting: int, byes: Mapping[str, int], owners: Mapping[str, str],
              tables: int) -> list[str]:
     """The ``resting`` bots of ``order`` (by byes so far, the draw breaking ties) that sit out
-    a round, one at a time from those with the fewest byes: first a bot of an owner with more
-    bots still playing than there are ``tables``, two of which would have to share one. Before
-    (a conformance pass), the bye was the draw's alone: five bots, two of one owner, at one
-    table of four sat the two together in about half the tournaments of two rounds, where a
-    bye for one of them in each round avoided it. Without such an owner, ``order``'s first.
+    a round, one at a time: first a bot of an owner with more bots still playing than there
+    are ``tables``, two of which would have to share one (the one of them with the fewest
+    byes); otherwise the first of ``order`` with the fewest byes. Keeping an owner's bots
+    apart comes before evening out byes, as it does at the tables (``_cost``).
+
+    Before (a conformance pass), the bye was the draw's alone: five bots, two of one owner,
+    at one table of four sat the two together in about half the tournaments of two rounds,
+    where a bye for one of them in each round avoided it. Then (a review) the crowded owner's
+    bots were looked for only among those with the fewest byes: six bots, three of one owner,
+    at one table sat two of the three together from the second round on, for every seed.
 
     >>> _resting(["a", "b", "c", "d", "e"], 1, dict.fromkeys("abcde", 0), {"d": "x", "e": "x"}, 1)
     ['d']
+    >>> _resting(["a", "b", "c", "x1", "x2", "x3"], 2, {"a": 0, "b": 0, "c": 0, "x1": 1, "x2": 1, "x3": 0},
+    ...          {"x1": "x", "x2": "x", "x3": "x"}, 1)
+    ['x3', 'x1']
     """
     left = list(order)
     chosen = []
     for _ in range(resting):
-        fewest = min(byes[b] for b in left)
         playing = collections.Counter(owners[b] for b in left if b in owners)
-        crowded = [b for b in left if byes[b] == fewest and b in owners and playing[owners[b]] > tables]
-        pick = crowded[0] if crowded else next(b for b in left if byes[b] == fewest)
+        crowded = [b for b in left if b in owners and playing[owners[b]] > tables]
+        pick = min(crowded or left, key=lambda b: byes[b])  # the first of the fewest: order's draw
         chosen.append(pick)
         left.remove(pick)
     return chosen
