@@ -179,7 +179,40 @@ def _create(args: argparse.Namespace, console: Console) -> int:
             t = _call(args, _stub(channel).CreateTournament, _request(args, args.bot, args.name), admin=True).tournament
     console.print(f"tournament {t.id} started: {len(t.roster)} bots, {t.rounds} rounds, {t.matches_total} matches; "
                   f"follow it with: heartsd tournament watch {t.id}", markup=False)
+    for line in shared_tables(t):
+        print(f"heartsd tournament: warning: {line}", file=sys.stderr)
     return 0
+
+
+def shared_tables(t: tournament_pb2.Tournament) -> list[str]:
+    """What an organiser should know before a prize rides on it: the tables where the
+    schedule seats two bots of one owner together (bots of one owner share what they know).
+    The schedule does so only where the roster leaves no other way: an owner with more bots
+    than a round has tables and byes to spare.
+
+    >>> t = tournament_pb2.Tournament(players=4, roster=[tournament_pb2.RosterEntry(bot=b, owner=o)
+    ...     for b, o in (("a1", "ann"), ("a2", "ann"), ("b", "b"), ("c", "c"))])
+    >>> _ = t.tables.add(round=0, table=0, bots=["a1", "b", "a2", "c"])
+    >>> shared_tables(t)
+    ["bots of owner 'ann' share a table (round 1: 'a1' and 'a2'): the owner has 2 of the 4 bots and a round has 1 table of 4, so the roster leaves no other way (take bots out, or add bots of other owners)"]
+    """
+    owners = {r.bot: r.owner for r in t.roster}
+    shared: dict[str, list[str]] = {}  # owner -> "round N: 'a' and 'b'", in round order
+    for row in sorted(t.tables, key=lambda row: (row.round, row.table)):
+        by_owner: dict[str, list[str]] = {}
+        for bot in row.bots:
+            by_owner.setdefault(owners.get(bot, bot), []).append(bot)
+        for owner, together in by_owner.items():
+            if len(together) > 1:
+                shared.setdefault(owner, []).append(f"round {row.round + 1}: {' and '.join(map(repr, sorted(together)))}")
+    tables = len(t.roster) // t.players if t.players else 0
+    lines = []
+    for owner, where in sorted(shared.items()):
+        mine = sum(1 for o in owners.values() if o == owner)
+        lines.append(f"bots of owner {owner!r} share a table ({'; '.join(where)}): the owner has {mine} of the "
+                     f"{len(t.roster)} bots and a round has {tables} table{'s' if tables != 1 else ''} of {t.players}, "
+                     "so the roster leaves no other way (take bots out, or add bots of other owners)")
+    return lines
 
 
 @contextlib.contextmanager

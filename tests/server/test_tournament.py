@@ -2421,6 +2421,41 @@ def test_the_csv_export_never_hands_a_spreadsheet_a_formula_a_bot_declared():
     assert json.loads(table.to_json())["bots"][0]["version"] in versions.values()  # --json keeps what was sent
 
 
+def test_tournament_create_warns_of_the_tables_an_owners_bots_must_share(tmp_path):
+    """Five bots, three of one owner, at one table of four: one bye a round leaves two of
+    the owner's bots at the table, whatever the schedule. The daemon keeps them apart where
+    it can (above) and CreateTournament takes such a roster, but before `tournament create`
+    said nothing of it, and an organiser learned it from the standings. It now names the
+    bots, the rounds and why, on stderr, and still starts the tournament; a roster that
+    leaves a way gets no warning."""
+    heartsd = [sys.executable, "-m", "heartsd.cli"]
+    names = ("ann-1", "ann-2", "ann-3", "bob", "carol", "dave")
+    tokens = {n: f"token-{n}-0123456789" for n in names}
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        async with running_daemon(tmp_path, bot_tokens=tokens,
+                                  bot_owners={n: "ann" for n in names if n.startswith("ann")}) as daemon:
+            bots = [await Bot(daemon, name, first_legal, token=tokens[name]).start() for name in names]
+            outs = []
+            for roster in (names[:5], names):  # the second: two byes a round, two of ann's three rest
+                outs.append(await asyncio.to_thread(subprocess.run, [
+                    *heartsd, "tournament", "create", "--server", daemon.target, "--admin-token", ADMIN, "--again",
+                    "--rounds", "2", "--deals", "1", *[a for b in roster for a in ("--bot", b)]],
+                    capture_output=True, text=True, timeout=120))
+            for b in bots:
+                await b.close()
+            return outs
+
+    forced, free = run(scenario())
+    assert forced.returncode == 0 and free.returncode == 0, (forced, free)
+    assert "started" in forced.stdout and "started" in free.stdout
+    said = " ".join(forced.stderr.split())
+    assert "warning: bots of owner 'ann' share a table (round 1: 'ann-" in said, forced.stderr
+    assert "; round 2: 'ann-" in said and "has 3 of the 5 bots and a round has 1 table of 4" in said, forced.stderr
+    assert said.count("warning") == 1, forced.stderr
+    assert "warning" not in free.stderr, free.stderr
+
+
 def test_tournament_create_waits_minutes_for_a_schedule_and_says_what_a_deadline_means(tmp_path):
     """A large tournament's schedule takes minutes to draw (~4 for 64 bots and 100 rounds), in
     a worker process the call's end kills: `tournament create` waited its 30 s like every
