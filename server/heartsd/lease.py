@@ -46,6 +46,7 @@ STALE_S = 30.0  # six missed heartbeats: the holder is gone
 # A holder that has not renewed its lease for this long stops its matches (server._keep_lease):
 # before STALE_S, when another daemon may take the lease over, with room for a clock skew.
 FENCE_S = STALE_S - 2 * HEARTBEAT_S
+LOCK_AGAIN_TRIES = 40  # ~2 s of tries (RowLease._lock_again)
 LOCK_SPACE = 7426328  # advisory lock keys (LOCK_SPACE, hash of the instance); db.py uses the one-key form
 
 
@@ -286,6 +287,7 @@ class RowLease:
 
         holder = holder_id()
         session = psycopg.connect(db.url, autocommit=True, **PG_CONNECT)
+        alone = False
         try:
             alone = _try_lock(session, instance)
             now = _now_ms()
@@ -304,6 +306,9 @@ class RowLease:
                 tx.execute("INSERT INTO leases (instance, holder, heartbeat_ms) VALUES (?, ?, ?)",
                            (instance, holder, now))
         except BaseException:
+            if alone:  # let go now, not when the server notices the closed connection (_lock_again)
+                with contextlib.suppress(Exception):
+                    session.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_SPACE, _lock_key(instance)))
             session.close()
             raise
         return cls(db, instance, holder, session)
@@ -336,19 +341,24 @@ class RowLease:
                                     (_now_ms(), self.instance, self.holder)).rowcount == 1)
 
     def _lock_again(self, session: Any) -> bool:
-        """Take the lock on ``session``. If this daemon's own old connection still holds it
-        (its client side broke, a reset from a proxy or NAT, while the server's side lives
-        on), that server process is ended first: it is not another daemon."""
-        for _ in range(20):
+        """Take the lock on ``session``, trying for about two seconds. If this daemon's own
+        old connection still holds it (its client side broke, a reset from a proxy or NAT,
+        while the server's side lives on), that server process is ended first: it is not
+        another daemon. Another holder may be one that looks and lets go: a daemon of another
+        instance checking whether this one's work is orphaned (``take_over``) holds the lock
+        while it reads the lease's row, and its connection lets go of it a moment after it
+        closes. Before, that moment read as the lease lost, and the daemon stopped (a
+        PostgreSQL test, failing on a busy machine). A daemon that took the lease over keeps
+        the lock, and replaced the row too, which ``_renew`` then finds."""
+        for _ in range(LOCK_AGAIN_TRIES):
             if _try_lock(session, self.instance):
                 return True
             holders = [row[0] for row in session.execute(
                 "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = %s AND objid = %s "
                 "AND objsubid = 2 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
                 (LOCK_SPACE, _lock_key(self.instance) & 0xFFFFFFFF))]
-            if holders != [self._backend]:
-                return False  # another daemon's (or the lock came free and went: try again next time)
-            session.execute("SELECT pg_terminate_backend(%s)", (self._backend,))
+            if holders == [self._backend]:
+                session.execute("SELECT pg_terminate_backend(%s)", (self._backend,))
             time.sleep(0.05)
         return False
 

@@ -666,6 +666,26 @@ def test_a_match_another_daemon_ended_in_the_store_is_announced_aborted_not_fini
     assert announced.status == game_pb2.MATCH_STATUS_ABORTED, "announced finished while the store holds it aborted"
 
 
+def _end_lock_connection(url: str) -> None:
+    """End the server processes holding the store's lease locks, as a PostgreSQL restart or
+    an operator would, and wait until they are gone."""
+    import psycopg
+
+    from heartsd.lease import LOCK_SPACE
+
+    with psycopg.connect(url, autocommit=True) as admin:
+        pids = [row[0] for row in admin.execute(
+            "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = %s AND database = "
+            "(SELECT oid FROM pg_database WHERE datname = current_database())", (LOCK_SPACE,))]
+        assert pids
+        for pid in pids:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        for _ in range(200):  # the backend ends, and its lock goes, a moment later (under load, later)
+            if not admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = ANY(%s)", (pids,)).fetchall():
+                break
+            time.sleep(0.05)
+
+
 def _dead(connection) -> bool:  # type: ignore[no-untyped-def]
     try:
         connection.execute("SELECT 1")
@@ -684,22 +704,9 @@ def test_a_postgresql_lease_whose_lock_connection_ended_takes_the_lock_again_or_
     a second daemon is refused), or, if another daemon holds it, says the lease is lost."""
     import psycopg
 
-    from heartsd.lease import LOCK_SPACE
     from tests.postgres import fresh_database
 
-    def end_lock_connection(url: str) -> None:
-        with psycopg.connect(url, autocommit=True) as admin:
-            pids = [row[0] for row in admin.execute(
-                "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = %s AND database = "
-                "(SELECT oid FROM pg_database WHERE datname = current_database())", (LOCK_SPACE,))]
-            assert pids
-            for pid in pids:
-                admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
-            for _ in range(200):  # the backend ends, and its lock goes, a moment later (under load, later)
-                if not admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = ANY(%s)", (pids,)).fetchall():
-                    break
-                time.sleep(0.05)
-
+    end_lock_connection = _end_lock_connection
     with fresh_database(postgres_server) as url:
         store, lease = open_leased(url, "pod-0", lambda: Store(url, "pod-0"))
         other = Store(url, "pod-0")
@@ -733,6 +740,46 @@ def test_a_postgresql_lease_whose_lock_connection_ended_takes_the_lock_again_or_
             finally:
                 lease2.release()
                 store2.close()
+        finally:
+            lease.release()
+            other.close()
+            store.close()
+
+
+def test_a_lease_taking_its_lock_again_waits_out_a_daemon_that_only_looks(postgres_server):
+    """A test's failure on a busy machine: the lease's lock connection ended, then a daemon
+    of another instance looked whether this one's work was orphaned (``take_over``): it took
+    the free lock, found the heartbeat fresh, refused, and closed its connection, whose
+    server process let go of the lock a moment later. The heartbeat's new connection found
+    that process still holding it, read it as another daemon's lease, and stopped the daemon.
+    Now a refusal lets go of the lock before it closes, and the heartbeat tries again for a
+    moment while another holder only looks; one that keeps the lock still ends the lease."""
+    import threading
+
+    import psycopg
+
+    from heartsd.lease import _try_lock
+    from tests.postgres import fresh_database
+
+    with fresh_database(postgres_server) as url:
+        store, lease = open_leased(url, "pod-0", lambda: Store(url, "pod-0"))
+        other = Store(url, "pod-0")
+        try:
+            _end_lock_connection(url)
+            with pytest.raises(LeaseHeld, match="heartbeat 0 s ago"):
+                take_over(url, other.db, "pod-0", None)
+            with psycopg.connect(url, autocommit=True) as looker:  # free at once: the refusal let go
+                assert _try_lock(looker, "pod-0")
+                # A looker holding the lock while the heartbeat starts, and letting go 0.3 s later.
+                letting_go = threading.Timer(0.3, lambda: looker.execute(
+                    "SELECT pg_advisory_unlock_all()"))
+                letting_go.start()
+                try:
+                    assert lease.heartbeat(), lease.lost_reason  # before: lost to the looker
+                finally:
+                    letting_go.join()
+            with pytest.raises(LeaseHeld):  # held again: a second daemon is refused
+                RowLease.acquire(other.db, "pod-0")
         finally:
             lease.release()
             other.close()
