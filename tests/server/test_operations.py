@@ -666,6 +666,23 @@ def test_a_match_another_daemon_ended_in_the_store_is_announced_aborted_not_fini
     assert announced.status == game_pb2.MATCH_STATUS_ABORTED, "announced finished while the store holds it aborted"
 
 
+@contextlib.contextmanager
+def _a_lease_and_a_second_store(postgres_server: str):  # type: ignore[no-untyped-def]
+    """A fresh database with instance pod-0's lease held, and a second daemon's store of that
+    instance: (url, lease, that store)."""
+    from tests.postgres import fresh_database
+
+    with fresh_database(postgres_server) as url:
+        store, lease = open_leased(url, "pod-0", lambda: Store(url, "pod-0"))
+        other = Store(url, "pod-0")
+        try:
+            yield url, lease, other
+        finally:
+            lease.release()
+            other.close()
+            store.close()
+
+
 def _end_lock_connection(url: str) -> None:
     """End the server processes holding the store's lease locks, as a PostgreSQL restart or
     an operator would, and wait until they are gone."""
@@ -704,46 +721,36 @@ def test_a_postgresql_lease_whose_lock_connection_ended_takes_the_lock_again_or_
     a second daemon is refused), or, if another daemon holds it, says the lease is lost."""
     import psycopg
 
-    from tests.postgres import fresh_database
+    with _a_lease_and_a_second_store(postgres_server) as (url, lease, other):
+        _end_lock_connection(url)
+        # Another instance's daemon ending its work (server.adopt_orphans) needs more than a
+        # free lock: a heartbeat gone stale too, or it would abort a live daemon's matches.
+        with pytest.raises(LeaseHeld, match="heartbeat 0 s ago"):
+            take_over(url, other.db, "pod-0", None)
+        assert lease.heartbeat()
+        with pytest.raises(LeaseHeld):  # before: taken over at once, the lock being free
+            RowLease.acquire(other.db, "pod-0")
+        _end_lock_connection(url)
+        with psycopg.connect(url, autocommit=True) as taker:  # another daemon's lock, first
+            from heartsd.lease import _try_lock
 
-    end_lock_connection = _end_lock_connection
-    with fresh_database(postgres_server) as url:
-        store, lease = open_leased(url, "pod-0", lambda: Store(url, "pod-0"))
-        other = Store(url, "pod-0")
+            assert _try_lock(taker, "pod-0")
+            assert not lease.heartbeat()
+        assert "another daemon of this instance holds the lock" in lease.lost_reason
+        # This daemon's own old connection still holding the lock (its client side broke, the
+        # server's lives on) is not another daemon: it is ended, and the lock taken again.
+        store2, lease2 = open_leased(url, "pod-1", lambda: Store(url, "pod-1"))
+        orphan, dead = lease2._session, psycopg.connect(url)
+        dead.close()
+        lease2._session = dead  # the client side is gone; the server still holds the lock for it
         try:
-            end_lock_connection(url)
-            # Another instance's daemon ending its work (server.adopt_orphans) needs more than a
-            # free lock: a heartbeat gone stale too, or it would abort a live daemon's matches.
-            with pytest.raises(LeaseHeld, match="heartbeat 0 s ago"):
-                take_over(url, other.db, "pod-0", None)
-            assert lease.heartbeat()
-            with pytest.raises(LeaseHeld):  # before: taken over at once, the lock being free
-                RowLease.acquire(other.db, "pod-0")
-            end_lock_connection(url)
-            with psycopg.connect(url, autocommit=True) as taker:  # another daemon's lock, first
-                from heartsd.lease import _try_lock
-
-                assert _try_lock(taker, "pod-0")
-                assert not lease.heartbeat()
-            assert "another daemon of this instance holds the lock" in lease.lost_reason
-            # This daemon's own old connection still holding the lock (its client side broke, the
-            # server's lives on) is not another daemon: it is ended, and the lock taken again.
-            store2, lease2 = open_leased(url, "pod-1", lambda: Store(url, "pod-1"))
-            orphan, dead = lease2._session, psycopg.connect(url)
-            dead.close()
-            lease2._session = dead  # the client side is gone; the server still holds the lock for it
-            try:
-                assert lease2.heartbeat()
-                assert orphan.closed or orphan.broken or _dead(orphan)
-                with pytest.raises(LeaseHeld):
-                    RowLease.acquire(other.db, "pod-1")
-            finally:
-                lease2.release()
-                store2.close()
+            assert lease2.heartbeat()
+            assert orphan.closed or orphan.broken or _dead(orphan)
+            with pytest.raises(LeaseHeld):
+                RowLease.acquire(other.db, "pod-1")
         finally:
-            lease.release()
-            other.close()
-            store.close()
+            lease2.release()
+            store2.close()
 
 
 def test_a_lease_taking_its_lock_again_waits_out_a_daemon_that_only_looks(postgres_server):
@@ -759,31 +766,23 @@ def test_a_lease_taking_its_lock_again_waits_out_a_daemon_that_only_looks(postgr
     import psycopg
 
     from heartsd.lease import _try_lock
-    from tests.postgres import fresh_database
 
-    with fresh_database(postgres_server) as url:
-        store, lease = open_leased(url, "pod-0", lambda: Store(url, "pod-0"))
-        other = Store(url, "pod-0")
-        try:
-            _end_lock_connection(url)
-            with pytest.raises(LeaseHeld, match="heartbeat 0 s ago"):
-                take_over(url, other.db, "pod-0", None)
-            with psycopg.connect(url, autocommit=True) as looker:  # free at once: the refusal let go
-                assert _try_lock(looker, "pod-0")
-                # A looker holding the lock while the heartbeat starts, and letting go 0.3 s later.
-                letting_go = threading.Timer(0.3, lambda: looker.execute(
-                    "SELECT pg_advisory_unlock_all()"))
-                letting_go.start()
-                try:
-                    assert lease.heartbeat(), lease.lost_reason  # before: lost to the looker
-                finally:
-                    letting_go.join()
-            with pytest.raises(LeaseHeld):  # held again: a second daemon is refused
-                RowLease.acquire(other.db, "pod-0")
-        finally:
-            lease.release()
-            other.close()
-            store.close()
+    with _a_lease_and_a_second_store(postgres_server) as (url, lease, other):
+        _end_lock_connection(url)
+        with pytest.raises(LeaseHeld, match="heartbeat 0 s ago"):
+            take_over(url, other.db, "pod-0", None)
+        with psycopg.connect(url, autocommit=True) as looker:  # free at once: the refusal let go
+            assert _try_lock(looker, "pod-0")
+            # A looker holding the lock while the heartbeat starts, and letting go 0.3 s later.
+            letting_go = threading.Timer(0.3, lambda: looker.execute(
+                "SELECT pg_advisory_unlock_all()"))
+            letting_go.start()
+            try:
+                assert lease.heartbeat(), lease.lost_reason  # before: lost to the looker
+            finally:
+                letting_go.join()
+        with pytest.raises(LeaseHeld):  # held again: a second daemon is refused
+            RowLease.acquire(other.db, "pod-0")
 
 
 @pytest.mark.parametrize("cut", ["refused", "hangs"])
