@@ -21,6 +21,7 @@ CHROMIUM = os.environ.get("HEARTS_CHROMIUM", "/usr/bin/chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 PHONE = {"width": 390, "height": 844}
+NARROW = {"width": 375, "height": 667}  # the narrowest phone the pages are drawn for
 DESKTOP = {"width": 1280, "height": 900}
 
 
@@ -110,6 +111,59 @@ def assert_one_line_each(page: Page, names: str, want: list[str]) -> None:
     for size in (PHONE, DESKTOP):
         page.set_viewport_size(size)
         drawn = name_lines(page, names)
+        assert [d["title"] for d in drawn] == want, drawn
+        for name, label in zip(want, drawn):
+            assert label["lines"] == 1 and label["first"] and label["last"], (size, name, label)
+        assert page.evaluate("document.documentElement.scrollWidth") <= size["width"], size
+    page.set_viewport_size(PHONE)
+
+
+# How many lines each occurrence of `name` in the drawn text of the elements `root` finds
+# (their .sr-only text aside) has its characters on, whoever drew it: a name in a sentence
+# ("<name> wins the trick") that broke at one of its hyphens is on two.
+TEXT_LINES = """([root, name]) => {
+  const chars = [];
+  for (const box of document.querySelectorAll(root)) {
+    const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+    while (walker.nextNode()) {
+      const node = walker.currentNode;
+      if (node.parentElement.closest('.sr-only')) continue;
+      for (let i = 0; i < node.data.length; i += 1) chars.push([node, i]);
+    }
+    chars.push(null); // one element's text apart from the next's
+  }
+  const text = chars.map((c) => (c ? c[0].data[c[1]] : '\\n')).join('');
+  const lines = [];
+  for (let at = text.indexOf(name); at >= 0; at = text.indexOf(name, at + 1)) {
+    const tops = new Set();
+    for (const [node, i] of chars.slice(at, at + name.length)) {
+      if (/\\s/.test(node.data[i])) continue;
+      const range = document.createRange();
+      range.setStart(node, i);
+      range.setEnd(node, i + 1);
+      const r = range.getBoundingClientRect();
+      if (r.height > 0) tops.add(Math.round(r.top));
+    }
+    lines.push(tops.size);
+  }
+  return lines;
+}"""
+
+
+def text_lines(page: Page, root: str, name: str) -> list[int]:
+    return page.evaluate(TEXT_LINES, [root, name])  # type: ignore[no-any-return]
+
+
+def assert_one_line_in_text(page: Page, root: str, want: list[str]) -> None:
+    """Each name of ``want`` (in order, with repeats) is drawn in the text of ``root``, each
+    time on one line, at the narrowest phone's width and a desktop's; each is drawn as a name
+    (``.name``: its start and its end in view, its title the whole name); and the page is no
+    wider than the screen."""
+    for size in (NARROW, DESKTOP):
+        page.set_viewport_size(size)
+        for name in set(want):
+            assert text_lines(page, root, name) == [1] * want.count(name), (size, name, text_lines(page, root, name))
+        drawn = name_lines(page, f"{root} .name")
         assert [d["title"] for d in drawn] == want, drawn
         for name, label in zip(want, drawn):
             assert label["lines"] == 1 and label["first"] and label["last"], (size, name, label)

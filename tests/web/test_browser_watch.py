@@ -14,8 +14,8 @@ from heartsbot.proto import admin_pb2, game_pb2
 
 from heartsd.arena import SeatRequest
 
-from .browser import (DESKTOP, HYPHENATED, PHONE, RoutedJSON, assert_one_line_each, name_lines, overlapping, screenshot,
-                      seat_labels, watch_errors)
+from .browser import (DESKTOP, HYPHENATED, NARROW, PHONE, RoutedJSON, assert_one_line_each, assert_one_line_in_text,
+                      name_lines, overlapping, screenshot, seat_labels, watch_errors)
 from .harness import ThreadedDaemon
 
 # Every data-card ever added to the page, with the time (epoch ms) it appeared, until the
@@ -963,6 +963,52 @@ def test_a_hyphenated_bot_name_is_one_line_of_a_replays_hands_on_a_phone(tmp_pat
         expect(page.locator("#hands .hand-owner .sr-only")).to_have_text(
             [f"{name} · {where}" for name, where in zip(HYPHENATED, ("South", "West", "North", "East"))])
         screenshot(page, "replay-hyphenated-names-phone")
+        page.close()
+    assert not [e for e in errors if e.startswith("pageerror")], errors
+
+
+# Ladder bots' names each too long for a phone's line, told apart at their ends: in a
+# sentence ("<name> wins the trick") such a name broke at one of its hyphens.
+LONG_HYPHENATED = [f"montecarlo-information-set-search-opponent-model-v{i}" for i in range(1, 5)]
+
+
+def renamed_replay(daemon: ThreadedDaemon, browser: Browser, query: str) -> tuple[Any, Page, list[str]]:
+    """A finished 1-deal house match's replay at ``query``, its seats renamed LONG_HYPHENATED
+    (ladder bots): (its runner, the page at the narrowest phone's width, the page's errors)."""
+    import json
+
+    def renamed(route: Any) -> None:
+        index = route.fetch().json()
+        for seat, name in zip(index["seats"], LONG_HYPHENATED):
+            seat.update(name=name, house=False, human=False)
+        route.fulfill(content_type="application/json", body=json.dumps(index))
+
+    runner = house_match(daemon, deals=1)
+    daemon.call(lambda: runner.finished.wait(), timeout=120)
+    page = browser.new_page(viewport=NARROW)
+    errors = watch_errors(page)
+    page.route(f"**/api/replay/{runner.id}", renamed)
+    page.goto(f"{daemon.url}/watch/{runner.id}?{query}")
+    expect(page.locator("#hands .hand-row")).to_have_count(4)
+    return runner, page, errors
+
+
+def test_a_hyphenated_bot_name_is_one_line_of_a_replays_trick_caption_on_a_phone(tmp_path, browser: Browser) -> None:
+    """Before (a browser reader's pass): the caption under a replay's table ("<name> leads ·
+    <name> wins the trick") broke a long ladder bot's name at its hyphens on a phone. Now
+    each name is one line (nameWords), with the whole name as its title; a screen reader
+    reads the caption whole."""
+    with ThreadedDaemon(tmp_path) as daemon:
+        runner, page, errors = renamed_replay(daemon, browser, "deal=1&trick=3")
+        expect(page.locator("#table .trick .card.winner")).to_have_count(1)
+        leader = int(page.locator("#table .trick .card.leader").get_attribute("data-seat"))
+        winner = int(page.locator("#table .trick .card.winner").get_attribute("data-seat"))
+        want = [LONG_HYPHENATED[leader], LONG_HYPHENATED[winner]]
+        assert_one_line_in_text(page, "#table-info .trick-caption", want)
+        expect(page.locator("#table-info .leader-text .sr-only")).to_have_text(f"{want[0]} leads")
+        expect(page.locator("#table-info .winner-text .sr-only")).to_have_text(
+            re.compile(rf"^{re.escape(want[1])} wins the trick \(\d+ pts?\)$"))
+        screenshot(page, "replay-hyphenated-caption-phone")
         page.close()
     assert not [e for e in errors if e.startswith("pageerror")], errors
 

@@ -37,6 +37,22 @@ export function nameWords(text) {
   });
 }
 
+// t(key, params) with the names in it drawn as names (nameWords): each one line, never broken
+// at its hyphens (before, on a phone, "montecarlo-information-" over "set-search-v2 wins the
+// trick"), with the whole name as its title. `names`: the params that are names, each a name
+// or a list of names (said ", " apart). A screen reader is given the whole text (the names'
+// words are boxes of their own). Returns the nodes to put where the text would be.
+const NAME_MARK = "\u0000";
+
+export function namedText(key, params, names = ["name"]) {
+  const listed = (k) => [params[k]].flat();
+  const whole = t(key, { ...params, ...Object.fromEntries(names.map((k) => [k, listed(k).join(", ")])) });
+  const marked = t(key, { ...params, ...Object.fromEntries(names.map((k, i) => [k, `${NAME_MARK}${i}${NAME_MARK}`])) });
+  const drawn = marked.split(NAME_MARK).map((part, j) => (j % 2 === 0 ? part
+    : listed(names[Number(part)]).map((name, i) => [i ? ", " : null, el("span", { class: "name", title: name }, nameWords(name))])));
+  return [el("span", { class: "sr-only" }, whole), el("span", { "aria-hidden": "true" }, drawn)];
+}
+
 export function svg(tag, attrs = {}, ...children) {
   const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
   for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, String(value));

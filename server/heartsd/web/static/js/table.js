@@ -1,7 +1,7 @@
 // The table: seats around it (3 to 7), the trick in the middle, the score panel. Used
 // by the Playboard, the live table and replays alike; it draws the state it is given
 // (from the server) and decides nothing about the rules.
-import { el, nameWords, seatName, seatShortName } from "./common.js";
+import { el, namedText, nameWords, seatName, seatShortName } from "./common.js";
 import { faceDown, faceUp, shortName } from "./cards.js";
 import { cardLabel, positionName, positionShort, t } from "./i18n.js";
 
@@ -100,14 +100,16 @@ export function renderTable(root, info, state, { bottom = 0, you = -1, faceUpHan
     trickBox.append(at(card, place.angle, 19, 21));
   }
   root.replaceChildren(...seats, trickBox);
+  // Who led and who won, each seat's name one line, never broken at its hyphens (namedText;
+  // before, "montecarlo-information-" over "set-search-v2 wins the trick" on a phone).
   const caption = el("span", { class: "trick-caption" });
   if (showing && showing.leader >= 0) {
     caption.append(el("span", { class: "leader-text" }, showing.leader === you ? t("you_lead")
-      : t("leads", { name: seatName(state.seats[showing.leader], you) })));
+      : namedText("leads", { name: seatName(state.seats[showing.leader], you) })));
     if (complete) {
       const points = showing.points ?? 0;
       caption.append(" · ", el("strong", { class: "winner-text" }, showing.winner === you ? t("you_win_trick", { points, n: points })
-        : t("wins_trick", { name: seatName(state.seats[showing.winner], you), points, n: points })));
+        : namedText("wins_trick", { name: seatName(state.seats[showing.winner], you), points, n: points })));
     }
   }
   const hearts = el("span", { class: `hearts-state${state.hearts_broken ? " broken" : ""}`,
