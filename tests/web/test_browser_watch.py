@@ -1013,6 +1013,28 @@ def test_a_hyphenated_bot_name_is_one_line_of_a_replays_trick_caption_on_a_phone
     assert not [e for e in errors if e.startswith("pageerror")], errors
 
 
+def test_a_hyphenated_bot_name_is_one_line_of_a_replays_result_on_a_phone(tmp_path, browser: Browser) -> None:
+    """Before (a browser reader's pass): a replay's result ("Winner: <name>", then each
+    seat's "<name>: 52 (rank 4)") broke a long ladder bot's name at its hyphens on a phone.
+    Now each name is one line (nameWords), with the whole name as its title; a screen reader
+    reads each line whole."""
+    with ThreadedDaemon(tmp_path) as daemon:
+        runner, page, errors = renamed_replay(daemon, browser, "deal=1&trick=3")
+        final = page.locator("#result .final li")
+        expect(final).to_have_count(4)
+        result = page.evaluate(f"fetch('/api/replay/{runner.id}').then(r => r.json())")["result"]
+        seats = final.evaluate_all("items => items.map(i => Number(i.dataset.seat))")
+        winners = [LONG_HYPHENATED[s] for s in result["winners"]]
+        assert_one_line_in_text(page, "#result", winners + [LONG_HYPHENATED[s] for s in seats])
+        expect(page.locator("#result p .sr-only")).to_have_text(
+            f"{'Winners' if len(winners) > 1 else 'Winner'}: {', '.join(winners)}")
+        expect(final.locator(".sr-only")).to_have_text(
+            [f"{LONG_HYPHENATED[s]}: {result['totals'][s]} (rank {result['ranks'][s]})" for s in seats])
+        screenshot(page, "replay-hyphenated-result-phone")
+        page.close()
+    assert not [e for e in errors if e.startswith("pageerror")], errors
+
+
 def test_a_browser_over_the_connection_cap_is_shown_a_page_in_its_language(tmp_path, browser: Browser) -> None:
     """Before: a person whose address had too many connections open (tabs of live tables, a
     shared address) asked for a page and was shown the API's JSON as text. Now the page says

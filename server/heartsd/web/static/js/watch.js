@@ -4,7 +4,7 @@
 //   /watch/<id>?deal=3&trick=5     deal 3 (1-based), after its 5th trick (0: as dealt)
 //   &step=12                       or the 12th step of that deal (0: as dealt)
 //   &autoplay=1&speed=2            play from there, twice the normal pace
-import { HttpError, el, endReason, getJSON, header, refusalText, sayError, seatName, showPageError, socketURL } from "./common.js";
+import { HttpError, el, endReason, getJSON, header, namedText, refusalText, sayError, seatName, showPageError, socketURL } from "./common.js";
 import { shortName } from "./cards.js";
 import { onLanguage, t } from "./i18n.js";
 import { dealEndHold, renderHands, renderScores, renderTable } from "./table.js";
@@ -300,7 +300,7 @@ function drawResult() {
   const result = replay.index.result;
   const box = $("result");
   box.hidden = false;
-  const names = result.winners.map((s) => seatName(replay.index.seats[s])).join(", ");
+  const names = result.winners.map((s) => seatName(replay.index.seats[s]));
   // The final totals and ranks, whatever frame the table shows (its panel: the totals so far),
   // best first as standings are (a newcomer's look: in seat order, "rank 3" came before "rank 2").
   const seats = result.totals.map((_, s) => s).sort((a, b) => (result.ranks[a] ?? 0) - (result.ranks[b] ?? 0) || a - b);
@@ -308,11 +308,13 @@ function drawResult() {
     const points = result.totals[s];
     const name = seatName(replay.index.seats[s]);
     const rank = result.ranks[s];
+    // each name one line, never broken at its hyphens (namedText; before, on a phone,
+    // "montecarlo-information-set-" over "search-v2: 52 (rank 4)")
     return el("li", { dataset: { seat: s, points, rank: rank ?? "" } },
-      rank ? t("final_rank", { name, points, rank }) : t("final_points", { name, points }));
+      rank ? namedText("final_rank", { name, points, rank }) : namedText("final_points", { name, points }));
   });
   box.replaceChildren(el("h2", {}, t("result_title")),
-    result.status === "finished" ? el("p", {}, t(result.winners.length > 1 ? "winners" : "winner", { names }))
+    result.status === "finished" ? el("p", {}, namedText(result.winners.length > 1 ? "winners" : "winner", { names }, ["names"]))
       : el("p", {}, t("ended_because", { reason: endReason(result) })),
     final.length ? el("p", {}, t("final_totals")) : "", final.length ? el("ul", { class: "final" }, final) : "");
 }
