@@ -1035,6 +1035,23 @@ def test_a_hyphenated_bot_name_is_one_line_of_a_replays_result_on_a_phone(tmp_pa
     assert not [e for e in errors if e.startswith("pageerror")], errors
 
 
+def test_a_hyphenated_bot_name_is_one_line_of_a_replays_decision_note_on_a_phone(tmp_path, browser: Browser) -> None:
+    """Before: the note under a replay's controls ("<name> played 2♦") broke a long ladder
+    bot's name at its hyphens on a phone, as the trick caption did. Now the name is one line
+    (nameWords), with the whole name as its title; a screen reader reads the note whole."""
+    with ThreadedDaemon(tmp_path) as daemon:
+        runner, page, errors = renamed_replay(daemon, browser, "deal=1&trick=3")
+        expect(page.locator("#table")).to_have_attribute("data-tricks-done", "3")
+        step = int(page.locator("#table").get_attribute("data-step"))
+        frames = page.evaluate(f"fetch('/api/replay/{runner.id}/deals/0').then(r => r.json())")["frames"]
+        name = LONG_HYPHENATED[frames[step]["decision"]["seat"]]
+        assert_one_line_in_text(page, "#decision .what", [name])
+        expect(page.locator("#decision .what .sr-only")).to_have_text(re.compile(rf"^{re.escape(name)} played \S+$"))
+        screenshot(page, "replay-hyphenated-decision-phone")
+        page.close()
+    assert not [e for e in errors if e.startswith("pageerror")], errors
+
+
 def test_a_browser_over_the_connection_cap_is_shown_a_page_in_its_language(tmp_path, browser: Browser) -> None:
     """Before: a person whose address had too many connections open (tabs of live tables, a
     shared address) asked for a page and was shown the API's JSON as text. Now the page says
