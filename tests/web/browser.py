@@ -103,6 +103,9 @@ def name_lines(page: Page, names: str) -> list[dict[str, Any]]:
 # Ladder bots' names of the kind that broke at their hyphens (the last too wide for a phone's line).
 HYPHENATED = ["house-heuristic", "house-heuristic-2", "alpha-beta-pruner-v3",
               "montecarlo-information-set-search-v2-opponent-model"]
+# Names each too long for a phone's line, told apart at their ends: in a sentence
+# ("<name> wins the trick") such a name broke at one of its hyphens.
+LONG_HYPHENATED = [f"montecarlo-information-set-search-opponent-model-v{i}" for i in range(1, 5)]
 
 
 def assert_one_line_each(page: Page, names: str, want: list[str]) -> None:

@@ -11,7 +11,8 @@ import time
 from typing import Any
 from playwright.sync_api import Browser, Page, expect
 
-from .browser import DESKTOP, PHONE, overlapping, screenshot, seat_labels, watch_errors
+from .browser import (DESKTOP, LONG_HYPHENATED, NARROW, PHONE, assert_one_line_in_text, overlapping, screenshot,
+                      seat_labels, watch_errors)
 from .harness import ThreadedDaemon
 
 TURN = """() => {
@@ -971,3 +972,69 @@ def test_a_refused_card_is_said_in_the_servers_words_on_an_english_page(tmp_path
         other.select_option("#lang", "vi")
         expect(other.locator("#rejection")).to_have_text("Bị từ chối: không được đánh lá có điểm ở vòng đầu tiên")
         seat.close()
+
+
+def playing_renamed(browser: Browser, daemon: ThreadedDaemon, change: Any) -> tuple[Page, list[str], dict[str, Any]]:
+    """A seat's page at the narrowest phone's width, its socket played by the test: the
+    server's first snapshot, its opponents renamed LONG_HYPHENATED (as if ladder bots) and
+    then ``change``d, is all the page is sent. (The page, its errors, the snapshot sent.)"""
+    import json
+
+    page = browser.new_page(viewport=DESKTOP)
+    match_id = start_from_lobby(page, daemon.url)
+    expect(page.locator("#pass-button")).to_be_visible()
+    state = page.evaluate("window.arena.state()")
+    cookies = page.context.cookies()
+    page.close()
+    for seat in state["seats"]:
+        if seat["seat"] != state["you"]:
+            seat.update(name=LONG_HYPHENATED[seat["seat"]], house=False, human=False)
+    change(state)
+    context = browser.new_context(viewport=NARROW)
+    context.add_cookies(cookies)
+    page = context.new_page()
+    errors = watch_errors(page)
+    page.route_web_socket(re.compile(r"/socket$"), lambda ws: ws.send(json.dumps(state)))
+    page.goto(f"{daemon.url}/play/{match_id}")
+    return page, errors, state
+
+
+def test_a_hyphenated_bot_name_is_one_line_of_the_playboards_status_on_a_phone(tmp_path, browser: Browser) -> None:
+    """Looking for other places a bot name broke at its hyphens: the Playboard's status
+    ("Waiting for <name>…") would break an opponent's long name (a house strategy's is
+    hyphenated too: "graded-50") as the trick caption did. Now the name is one line
+    (nameWords), with the whole name as its title; a screen reader reads the status whole."""
+    def waiting(state: dict[str, Any]) -> None:
+        state.update(phase="playing", request=None, passed=None, received=None,
+                     trick={"number": 0, "leader": (state["you"] + 1) % 4, "cards": []})
+
+    with ThreadedDaemon(tmp_path) as daemon:
+        page, errors, state = playing_renamed(browser, daemon, waiting)
+        name = LONG_HYPHENATED[(state["you"] + 1) % 4]
+        expect(page.locator("#status")).to_contain_text("Waiting for")
+        assert_one_line_in_text(page, "#status", [name])
+        expect(page.locator("#status .sr-only")).to_have_text(f"Waiting for {name}…")
+        screenshot(page, "playboard-hyphenated-status-phone")
+        page.context.close()
+    assert not [e for e in errors if e.startswith("pageerror")], errors
+
+
+def test_a_hyphenated_bot_name_is_one_line_of_the_playboards_result_on_a_phone(tmp_path, browser: Browser) -> None:
+    """Looking for other places a bot name broke at its hyphens: the Playboard's result
+    ("Winners: <name>, <name>") would break an opponent's long name as the replay's result
+    did. Now each name is one line (nameWords), with the whole name as its title; a screen
+    reader reads the line whole."""
+    def over(state: dict[str, Any]) -> None:
+        others = [s for s in range(4) if s != state["you"]][:2]
+        state.update(request=None, result={"status": "finished", "winners": others, "ranks": [1, 1, 3, 4],
+                                           "totals": [0, 0, 26, 52], "reason": "", "reason_key": None})
+
+    with ThreadedDaemon(tmp_path) as daemon:
+        page, errors, state = playing_renamed(browser, daemon, over)
+        names = [LONG_HYPHENATED[s] for s in state["result"]["winners"]]
+        expect(page.locator("#result .winner-line")).to_contain_text("Winners:")
+        assert_one_line_in_text(page, "#result .winner-line", names)
+        expect(page.locator("#result .winner-line .sr-only")).to_have_text(f"Winners: {', '.join(names)}")
+        screenshot(page, "playboard-hyphenated-result-phone")
+        page.context.close()
+    assert not [e for e in errors if e.startswith("pageerror")], errors

@@ -14,8 +14,8 @@ from heartsbot.proto import admin_pb2, game_pb2
 
 from heartsd.arena import SeatRequest
 
-from .browser import (DESKTOP, HYPHENATED, NARROW, PHONE, RoutedJSON, assert_one_line_each, assert_one_line_in_text,
-                      name_lines, overlapping, screenshot, seat_labels, watch_errors)
+from .browser import (DESKTOP, HYPHENATED, LONG_HYPHENATED, NARROW, PHONE, RoutedJSON, assert_one_line_each,
+                      assert_one_line_in_text, name_lines, overlapping, screenshot, seat_labels, watch_errors)
 from .harness import ThreadedDaemon
 
 # Every data-card ever added to the page, with the time (epoch ms) it appeared, until the
@@ -965,11 +965,6 @@ def test_a_hyphenated_bot_name_is_one_line_of_a_replays_hands_on_a_phone(tmp_pat
         screenshot(page, "replay-hyphenated-names-phone")
         page.close()
     assert not [e for e in errors if e.startswith("pageerror")], errors
-
-
-# Ladder bots' names each too long for a phone's line, told apart at their ends: in a
-# sentence ("<name> wins the trick") such a name broke at one of its hyphens.
-LONG_HYPHENATED = [f"montecarlo-information-set-search-opponent-model-v{i}" for i in range(1, 5)]
 
 
 def renamed_replay(daemon: ThreadedDaemon, browser: Browser, query: str) -> tuple[Any, Page, list[str]]:

@@ -2,7 +2,7 @@
 // knows (its hand, the legal cards of its request, the public table); the page draws
 // them and sends answers. It never decides what is legal: unmarked cards cannot be
 // played from the page, and any answer, however sent, is checked by the server.
-import { HttpError, el, endReason, getJSON, header, postJSON, rememberSeat, sayError, seatName, showError, showNotFound,
+import { HttpError, el, endReason, getJSON, header, namedText, postJSON, rememberSeat, sayError, seatName, showError, showNotFound,
   socketURL } from "./common.js";
 import { faceUp, syncCards } from "./cards.js";
 import { cardLabel, language, onLanguage, saidAs, suitName, t } from "./i18n.js";
@@ -207,7 +207,8 @@ function renderStatus() {
   }
   else if (state.phase === "playing") {
     const seat = nextToPlay(state);
-    if (seat >= 0 && seat !== state.you) text = t("waiting_for", { name: seatName(state.seats[seat], state.you) });
+    // the seat's name one line, never broken at its hyphens (namedText, as the trick caption)
+    if (seat >= 0 && seat !== state.you) text = namedText("waiting_for", { name: seatName(state.seats[seat], state.you) });
   }
   status.replaceChildren(el("span", { class: "deal-no" }, t("deal_n", { n: state.deal + 1 })), " ", el("span", {}, text));
 }
@@ -359,11 +360,11 @@ function renderResult() {
   const result = state.result;
   if (!result) { box.replaceChildren(); box.hidden = true; return; }
   box.hidden = false;
-  const names = result.winners.map((s) => seatName(state.seats[s], state.you)).join(", ");
+  const names = result.winners.map((s) => seatName(state.seats[s], state.you));
   const won = result.winners.includes(state.you);
   box.replaceChildren(el("h2", {}, t("result_title")),
-    result.status === "finished"
-      ? el("p", { class: "winner-line" }, won ? t("you_won") : t(result.winners.length > 1 ? "winners" : "winner", { names }))
+    result.status === "finished" // the winners' names each one line, never broken at their hyphens (namedText)
+      ? el("p", { class: "winner-line" }, won ? t("you_won") : namedText(result.winners.length > 1 ? "winners" : "winner", { names }, ["names"]))
       : el("p", {}, left ? t("you_left") : t("ended_because", { reason: endReason(result) })),
     result.ranks.length ? el("p", {}, t("rank_n", { rank: result.ranks[state.you], n: result.ranks.length })) : "",
     el("p", {}, el("a", { href: `/watch/${encodeURIComponent(matchId)}` }, t("watch_replay")), " · ",
