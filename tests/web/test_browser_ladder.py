@@ -18,7 +18,8 @@ from heartsbot.proto import game_pb2
 from heartsd import tournaments as tours
 from heartsd.server import start_ladder
 
-from .browser import DESKTOP, HYPHENATED, PHONE, RoutedJSON, assert_one_line_each, name_lines, screenshot, watch_errors
+from .browser import (DESKTOP, HYPHENATED, LONG_HYPHENATED, PHONE, RoutedJSON, assert_one_line_each,
+                      assert_one_line_in_text, name_lines, screenshot, watch_errors)
 from .harness import ThreadedDaemon
 
 RATED = 4
@@ -194,7 +195,8 @@ def test_why_a_tournaments_table_waits_is_said_in_the_pages_language(tmp_path, b
             page = browser.new_page(viewport=DESKTOP)
             errors = watch_errors(page)
             page.goto(f"{daemon.url}/leaderboard?ruleset=standard&lang=id")
-            waits = page.locator(f".tournament[data-tournament='{tour.id}'] .waiting")
+            # (as a screen reader reads it: the bot it names is drawn as a name, one line, aria-hidden)
+            waits = page.locator(f".tournament[data-tournament='{tour.id}'] .waiting .sr-only")
             expect(waits.first).to_have_text(re.compile(
                 r"^Menunggu, meja \d+\.\d+: sudah menunggu kursinya 0\.3 dtk: bot “dave” tidak terhubung$"))
             page.select_option("#lang", "vi")
@@ -234,7 +236,8 @@ def test_why_a_shutdown_found_a_tables_seats_not_free_is_said_in_the_pages_langu
         errors = watch_errors(page)
         page.goto(f"{daemon.url}/leaderboard?ruleset=standard&lang=id")
         tour = page.locator(f".tournament[data-tournament='{stuck.id}']")
-        known, unknown = tour.locator(".waiting[data-table='1.0']"), tour.locator(".waiting[data-table='2.0']")
+        # (the one that names a bot as a screen reader reads it: the bot drawn as a name, one line, aria-hidden)
+        known, unknown = tour.locator(".waiting[data-table='1.0'] .sr-only"), tour.locator(".waiting[data-table='2.0']")
         expect(known).to_have_text(
             "Menunggu, meja 2.1: server sedang dimatikan (kursinya belum tersedia: bot “ghost” tidak terhubung)")
         expect(unknown).to_have_text("Menunggu, meja 3.1: " + said.format("a reason of a newer daemon"))
@@ -364,6 +367,38 @@ def test_a_tournaments_standings_flag_a_bot_mostly_played_by_defaults_and_dash_o
         expect(cup.locator("tbody tr[data-bot='ok'] td").nth(0)).to_have_text("1")
         expect(cup.locator("tbody tr[data-bot='ok'] td").nth(4)).to_have_text("0.60")
         assert not errors, errors
+
+
+def test_a_hyphenated_bot_name_is_one_line_of_why_a_tournaments_table_waits_on_a_phone(
+        tmp_path, browser: Browser) -> None:
+    """Looking for other places a bot name broke at its hyphens: why a tournament's table
+    waits ("Waiting, table 3.1: bot '<name>' is not connected", in the daemon's words or in
+    the page's language) broke a roster bot's long name at its hyphens on a phone. Now the
+    bot its reason names (waiting_key) is one line (nameWords), with the whole name as its
+    title, in every language; a screen reader reads the line whole."""
+    bot = LONG_HYPHENATED[0]
+    tour = {"id": "t-1", "name": "Wait Cup", "status": "running", "ruleset": "standard", "players": 4, "rounds": 3,
+            "matches_finished": 0, "matches_total": 3, "reason": "", "test": "", "standings": [],
+            "tables": [{"round": 0, "table": 0, "status": "pending", "match_id": "",
+                        "waiting": f"waited 0.3 s for the seats: bot '{bot}' is not connected",
+                        "waiting_key": {"key": "not_connected", "bot": bot, "waited_s": "0.3"}}]}
+    said = {"en": f"Waiting, table 1.1: waited 0.3 s for the seats: bot '{bot}' is not connected",
+            "id": f"Menunggu, meja 1.1: sudah menunggu kursinya 0.3 dtk: bot “{bot}” tidak terhubung"}
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=PHONE)
+        errors = watch_errors(page)
+        page.route("**/api/tournaments", lambda route: route.fulfill(content_type="application/json",
+                                                                     body=json.dumps({"tournaments": [tour]})))
+        page.goto(f"{daemon.url}/leaderboard?ruleset=standard")
+        waiting = page.locator(".tournament[data-tournament='t-1'] .waiting")
+        for lang in ("en", "id"):
+            page.select_option("#lang", lang)
+            expect(waiting).to_contain_text(said[lang].split(":")[0])
+            assert_one_line_in_text(page, ".tournament[data-tournament='t-1'] .waiting", [bot])
+            expect(waiting.locator(".sr-only")).to_have_text(said[lang])
+        screenshot(page, "leaderboard-hyphenated-waiting-phone")
+        page.close()
+    assert not [e for e in errors if e.startswith("pageerror")], errors
 
 
 def test_the_leaderboard_keeps_what_it_shows_through_unchanged_and_refused_refreshes(tmp_path, browser: Browser) -> None:

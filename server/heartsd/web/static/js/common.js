@@ -53,6 +53,20 @@ export function namedText(key, params, names = ["name"]) {
   return [el("span", { class: "sr-only" }, whole), el("span", { "aria-hidden": "true" }, drawn)];
 }
 
+// `text`, said already (a reason in the daemon's words, or in this language), with each of
+// `names` where it stands whole in it (not part of a longer name) drawn as a name, as
+// namedText does; the whole text as .sr-only text. The text alone where no name is in it.
+export function namesIn(text, names) {
+  const found = [...new Set(names.filter(Boolean))].sort((a, b) => b.length - a.length);
+  if (!found.length) return text;
+  const escaped = found.map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  // split with a group: the names at the odd indexes
+  const parts = text.split(new RegExp(`(?<![\\p{L}\\p{N}_.-])(${escaped.join("|")})(?![\\p{L}\\p{N}_-])`, "u"));
+  if (parts.length === 1) return text;
+  return [el("span", { class: "sr-only" }, text), el("span", { "aria-hidden": "true" },
+    parts.map((part, i) => (i % 2 ? el("span", { class: "name", title: part }, nameWords(part)) : part)))];
+}
+
 export function svg(tag, attrs = {}, ...children) {
   const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
   for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, String(value));

@@ -1,6 +1,6 @@
 // The leaderboard of a ruleset (the ladder's ratings), and tournament standings when
 // there are any.
-import { el, getJSON, header, keepCurrent, nameWords, reasonText, showError, showUnknownRuleset } from "./common.js";
+import { el, getJSON, header, keepCurrent, namesIn, nameWords, reasonText, showError, showUnknownRuleset } from "./common.js";
 import { t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
@@ -62,8 +62,10 @@ function tournamentPanel(tour) {
       : null,
     // Why a table has not started: the daemon's words (e.g. "bot 'x' is not connected"), or
     // in this language where the reason is one of its fixed set (waiting_key: web/present.py).
+    // The bot it names one line, never broken at its hyphens (namesIn; before, on a phone,
+    // "bot 'montecarlo-information-" over "set-search-v2' is not connected").
     waiting.map((x) => el("p", { class: "muted waiting", dataset: { table: `${x.round}.${x.table}` } },
-      `${t("waiting")} ${x.round + 1}.${x.table + 1}: ${waitingText(x)}`)));
+      namesIn(`${t("waiting")} ${x.round + 1}.${x.table + 1}: ${waitingText(x)}`, [x.waiting_key?.bot]))));
 }
 
 function waitingText(table) {
