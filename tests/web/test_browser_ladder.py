@@ -487,6 +487,38 @@ def test_a_hyphenated_bot_name_is_one_line_of_its_pages_heading_on_a_phone(tmp_p
     assert not [e for e in errors if e.startswith("pageerror")], errors
 
 
+def test_a_hyphenated_bot_name_is_one_line_of_its_pages_not_found_and_ruleset_links_on_a_phone(
+        tmp_path, browser: Browser) -> None:
+    """Looking for other places a bot name broke at its hyphens: a bot page asked for a
+    ruleset that is none links to the bot's page in each ruleset there is ("<name> ·
+    standard"), and one of a bot that is none says "There is no bot named “<name>”.": both
+    broke a long name at its hyphens on a phone. Now the name is one line (nameWords), with
+    the whole name as its title; a screen reader reads each link and the message whole."""
+    from tests.server.harness import BOTS
+
+    bot, nobody = LONG_HYPHENATED[0], LONG_HYPHENATED[1]
+    with ThreadedDaemon(tmp_path, bot_tokens={**BOTS, bot: "token-long-0123456789"}) as daemon:
+        page = browser.new_page(viewport=PHONE)
+        errors = watch_errors(page)
+        page.goto(f"{daemon.url}/bots/{bot}?ruleset=nope")
+        expect(page.locator("h1")).to_have_text("Unknown ruleset")
+        links = page.locator("main .ways a[href^='/bots/']")
+        expect(links.first).to_be_visible()
+        rulesets = [href.split("ruleset=")[1] for href in links.evaluate_all("links => links.map(a => a.getAttribute('href'))")]
+        assert "standard" in rulesets, rulesets
+        assert_one_line_in_text(page, "main .ways", [bot] * len(rulesets))
+        for ruleset in rulesets:
+            expect(page.get_by_role("link", name=f"{bot} · {ruleset}", exact=True)).to_have_count(1)
+        screenshot(page, "bot-page-hyphenated-ruleset-links-phone")
+        page.goto(f"{daemon.url}/bots/{nobody}")
+        expect(page.locator("main [role=alert]")).to_contain_text("There is no bot named")
+        assert_one_line_in_text(page, "main [role=alert]", [nobody])
+        expect(page.locator("main [role=alert] .sr-only")).to_have_text(f"There is no bot named “{nobody}”.")
+        screenshot(page, "bot-page-hyphenated-not-found-phone")
+        page.close()
+    assert not [e for e in errors if e.startswith("pageerror")], [e for e in errors if e.startswith("pageerror")]
+
+
 ALIGNMENTS = """table => [...table.querySelectorAll("thead th")].map((th, i) => [
   getComputedStyle(th).textAlign,
   [...new Set([...table.querySelectorAll(`tbody td:nth-child(${i + 1})`)].map((td) => getComputedStyle(td).textAlign))]])"""

@@ -1,6 +1,6 @@
 // A bot's page: its standing, its rating with the uncertainty over time (an SVG drawn
 // here), its reliability, and its latest rated matches with links to their replays.
-import { el, getJSON, header, keepCurrent, nameWords, showPageError, showUnknownRuleset, svg } from "./common.js";
+import { el, getJSON, header, keepCurrent, namedText, namesIn, nameWords, showPageError, showUnknownRuleset, svg } from "./common.js";
 import { t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
@@ -105,12 +105,15 @@ const profileURL = `/api/bots/${encodeURIComponent(bot)}?ruleset=${encodeURIComp
 // or a ruleset that is none ends the asking (false), the page saying so instead.
 function failed(error, shown) {
   if (error?.status === 400) { // ?ruleset= names no ruleset (GetBotProfile checks it first): the bot's pages there are
-    showUnknownRuleset(error, ruleset, (name) => [`/bots/${encodeURIComponent(bot)}?ruleset=${encodeURIComponent(name)}`, `${bot} · ${name}`]);
+    // each link's bot name one line, never broken at its hyphens (namesIn; the link's name is its .sr-only text)
+    showUnknownRuleset(error, ruleset, (name) => [`/bots/${encodeURIComponent(bot)}?ruleset=${encodeURIComponent(name)}`,
+      namesIn(`${bot} · ${name}`, [bot])]);
     return false;
   }
   if (!shown || error?.status === 404) {
     render();
-    showPageError($("standing"), error, { message: () => t("no_such_bot", { name: bot }) });
+    // the name asked for one line, never broken at its hyphens (namedText)
+    showPageError($("standing"), error, { message: () => namedText("no_such_bot", { name: bot }) });
   }
   return error?.status !== 404;
 }

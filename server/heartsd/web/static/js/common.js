@@ -169,7 +169,8 @@ export function rememberSeat(matchId) {
 // pass: /watch/<unknown> kept its title "Watch" and drew the empty table). `heading` is the
 // i18n key of what is missing ("Not found" unless the page knows better), `message` the
 // page's own words for it (a function: drawn again in each language; else the server's
-// reason), `links` the real pages to go on to ([href, text] pairs), before the lobby.
+// reason), `links` the real pages to go on to ([href, text] pairs), before the lobby. Words
+// and a link's text may be nodes (a name drawn by namedText or namesIn).
 export function showNotFound(error, { heading = "page_not_found", message = null, links = () => [] } = {}) {
   const draw = () => {
     document.title = `${t(heading)} · ${t("title")}`;
