@@ -109,9 +109,10 @@ LONG_HYPHENATED = [f"montecarlo-information-set-search-opponent-model-v{i}" for 
 
 
 def assert_one_line_each(page: Page, names: str, want: list[str]) -> None:
-    """Each name ``names`` finds is one line at a phone's width and a desktop's, its start and
-    its end in view, its title the whole name, and the page no wider than the screen."""
-    for size in (PHONE, DESKTOP):
+    """Each name ``names`` finds is one line at the narrowest phone's width, a phone's and a
+    desktop's, its start and its end in view, its title the whole name, and the page no wider
+    than the screen."""
+    for size in (NARROW, PHONE, DESKTOP):
         page.set_viewport_size(size)
         drawn = name_lines(page, names)
         assert [d["title"] for d in drawn] == want, drawn
