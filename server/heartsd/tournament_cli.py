@@ -465,6 +465,8 @@ def print_tournament(console: Console, t: tournament_pb2.Tournament) -> None:
                                       row.status, row.match_id,
                                       str(row.attempts)))
         console.print(schedule)
+    for line in shared_tables(t):  # as `tournament create` said (a tournament created by the API too)
+        console.print(f"note: {line}", markup=False)
     s = t.standings
     table = Table(title="standings (points per deal: fewer is better)")
     for column in ("rank", "bot", "version", "points/deal", "95% CI", "P(best)", "deals", "matches", "timeouts",

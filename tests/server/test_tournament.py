@@ -2426,8 +2426,8 @@ def test_tournament_create_warns_of_the_tables_an_owners_bots_must_share(tmp_pat
     the owner's bots at the table, whatever the schedule. The daemon keeps them apart where
     it can (above) and CreateTournament takes such a roster, but before `tournament create`
     said nothing of it, and an organiser learned it from the standings. It now names the
-    bots, the rounds and why, on stderr, and still starts the tournament; a roster that
-    leaves a way gets no warning."""
+    bots, the rounds and why, on stderr, and still starts the tournament (`tournament show`
+    notes it too, for one created by the API); a roster that leaves a way gets no warning."""
     heartsd = [sys.executable, "-m", "heartsd.cli"]
     names = ("ann-1", "ann-2", "ann-3", "bob", "carol", "dave")
     tokens = {n: f"token-{n}-0123456789" for n in names}
@@ -2442,11 +2442,17 @@ def test_tournament_create_warns_of_the_tables_an_owners_bots_must_share(tmp_pat
                     *heartsd, "tournament", "create", "--server", daemon.target, "--admin-token", ADMIN, "--again",
                     "--rounds", "2", "--deals", "1", *[a for b in roster for a in ("--bot", b)]],
                     capture_output=True, text=True, timeout=120))
+            first = outs[0].stdout.split()[1]  # "tournament t-... started: ..."
+            shown = await asyncio.to_thread(subprocess.run, [
+                *heartsd, "tournament", "show", first, "--server", daemon.target], capture_output=True, text=True,
+                timeout=120, env={**os.environ, "COLUMNS": "400"})
             for b in bots:
                 await b.close()
-            return outs
+            return (*outs, shown)
 
-    forced, free = run(scenario())
+    forced, free, shown = run(scenario())
+    assert shown.returncode == 0, shown
+    assert "note: bots of owner 'ann' share a table (round 1: 'ann-" in " ".join(shown.stdout.split()), shown.stdout
     assert forced.returncode == 0 and free.returncode == 0, (forced, free)
     assert "started" in forced.stdout and "started" in free.stdout
     said = " ".join(forced.stderr.split())
