@@ -551,6 +551,28 @@ def test_a_bot_that_exits_stops_the_bridge_with_a_clear_message(tmp_path):
     assert refused_code == 3 and "the server refused the bot: PERMISSION_DENIED" in refused_err, refused_err
 
 
+def test_a_bot_that_exits_is_not_said_to_have_answers_the_bridge_never_sent(tmp_path):
+    """Before: a bot that exited on a request made the bridge count a default for it as
+    "answered by the bridge" although the bridge stopped without sending it ("0 decisions,
+    1 answered by the bridge"). Now only answers that went to the server are counted."""
+    script = tmp_path / "quitter.sh"
+    script.write_text('read -r greeting\necho ok\nread -r request\nexit 3\n')
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            proc = await start_bridge(daemon, "dave", ["sh", str(script)])
+            await daemon.create_match(["dave", *HOUSE3], deals=1, seed=2)
+            _, err = await asyncio.wait_for(proc.communicate(), 30)
+            return proc.returncode, err.decode()
+
+    code, err = run(scenario())
+    assert code == 1, err
+    summary = re.search(r"(\d+) matches, (\d+) decisions, (\d+) answered by the bridge", err)
+    assert summary, err
+    # The bot answered nothing itself: every answer sent was the bridge's, and no more.
+    assert summary[3] == summary[2], err
+
+
 def _alive(marker: str) -> bool:
     """Whether a process whose command line contains ``marker`` runs (Linux /proc)."""
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):

@@ -36,7 +36,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import TypeAlias
+from typing import Any, TypeAlias
+
+import grpc
 
 from hearts_engine import MoonOption, Phase, SeatView
 from hearts_engine.cards import Card, card_name, parse_card
@@ -448,7 +450,12 @@ class StdioStrategy(Strategy):
         super().__init__()
         self.child = child
         self.report = report
-        self.defaults = 0  # decisions the bridge answered for the bot
+        # The requests the bridge answered for the bot (a bad, late or missing answer, or
+        # a bot that is gone), by (match id, request id); `BridgeClient` counts those of
+        # them whose answer reached the server. Before, they were counted when made, and a
+        # default made as the bridge stopped ("0 decisions, 1 answered by the bridge") was
+        # never sent.
+        self.made: set[tuple[str, str]] = set()
 
     def choose_pass(self, view: SeatView) -> Sequence[Card]:
         return self._decide(view)  # type: ignore[return-value]
@@ -472,18 +479,35 @@ class StdioStrategy(Strategy):
         try:
             answer = self.child.ask(line, deadline)
         except ChildGone:  # the bridge is stopping; answer this one anyway
-            self.defaults += 1
+            self.made.add((match_id, request.request_id if request is not None else ""))
             return default_decision(kind, view.legal, view.rules.pass_count, default_moon)
         try:
             if answer is None:
                 raise AnswerError(f"no {kind} answer within {int(limit_s * 1000)} ms")
             return parse_answer(answer, kind, view.legal, view.rules.pass_count)
         except AnswerError as exc:
-            self.defaults += 1
+            self.made.add((match_id, request.request_id if request is not None else ""))
             decision = default_decision(kind, view.legal, view.rules.pass_count, default_moon)
             why = str(exc) if answer is None else f"bad {kind} answer {answer[:200]!r}: {exc}"
             self.report(f"{match_id} deal {view.deal_number}: {why}; the bridge answered {describe(decision)}")
             return decision
+
+
+class BridgeClient(BotClient):
+    """The reference client, counting the answers the bridge made for its bot that were
+    sent (each request once, however often it was sent again after a reconnect)."""
+
+    def __init__(self, target: str, token: str, strategy: StdioStrategy, name: str, **kwargs: Any) -> None:
+        super().__init__(target, token, strategy, name, **kwargs)
+        self._bridge = strategy
+        self.bridge_sent: set[tuple[str, str]] = set()
+
+    async def _send(self, answer: bot_pb2.Answer, call: grpc.aio.StreamStreamCall, lock: asyncio.Lock) -> bool:
+        sent = await super()._send(answer, call, lock)
+        key = (answer.match_id, answer.request_id)
+        if sent and key in self._bridge.made:
+            self.bridge_sent.add(key)
+        return sent
 
 
 # --- the command -----------------------------------------------------------------------
@@ -552,7 +576,7 @@ async def run_bridge(command: Sequence[str], server: str, token: str, name: str,
 
     # With --matches N the bridge drains once its Nth match has started: it is seated in no
     # new match, finishes the running ones, and leaves when the server ends the stream.
-    client = BotClient(server, token, strategy, name, version=VERSION_PREFIX + __version__,
+    client = BridgeClient(server, token, strategy, name, version=VERSION_PREFIX + __version__,
                        rulesets=rulesets, max_matches=max_matches, on_match_end=on_end, drain_after=matches, tls=tls)
     from .client import leave_on_signals
 
@@ -593,7 +617,7 @@ async def run_bridge(command: Sequence[str], server: str, token: str, name: str,
         await asyncio.to_thread(child.close)
         results = client.stats.how_they_went()  # as `heartsbot play` ends (before, a newcomer's pass: counts only)
         _say(f"{client.stats.matches_ended} matches, {client.stats.decisions} decisions, "
-             f"{strategy.defaults + client.stats.fallbacks} answered by the bridge" + (f"; {results}" if results else ""))
+             f"{len(client.bridge_sent) + client.stats.fallbacks} answered by the bridge" + (f"; {results}" if results else ""))
     return code
 
 
