@@ -73,7 +73,7 @@ const USAGE = `usage: node bot.js [--server HOST:PORT] --token TOKEN --name NAME
 exit codes (the same in every Hearts Arena client):
   0    done: --matches played, or stopped with Ctrl-C after finishing the running matches
        (at once when none was running)
-  2    usage: a bad or missing option (--token, --name), no proto/
+  2    usage: a bad or missing option (--token, --name), a ruleset the server does not know, no proto/
   3    refused by the server: an unknown token, a name that is not the token's, a bad hello
   4    the server could not be reached (never connected after ${CONNECT_ATTEMPTS} attempts; a connection
        that once worked is retried until Ctrl-C)
@@ -229,6 +229,12 @@ class Bot {
       if (this.done) return EXIT.done;
       // Draining with no match to finish: the drain may have gone into a stream already dead.
       if (this.draining && this.active.size === 0) return EXIT.done;
+      if (status.code === grpc.status.INVALID_ARGUMENT && /^unknown rulesets:/.test(status.details || '')) {
+        // The presets are the server's to know; a name it does not know in --rulesets is a
+        // usage error (2) in every client, as heartsbot's own check makes it, not a refusal.
+        console.error(`error: --rulesets: ${status.details} (the server's presets)`);
+        return EXIT.usage;
+      }
       if (FATAL.has(status.code)) {
         console.error(`error: the server refused bot ${this.options.name}: ${statusName(status.code)}: ${status.details}`);
         return EXIT.refused;

@@ -236,6 +236,25 @@ def test_refused_and_unreachable_exit_the_same_way_in_every_client(tmp_path):
             assert status in done.stderr or client == "matches", (client, done.stderr)
 
 
+def test_an_unknown_ruleset_is_a_usage_error_in_every_client(tmp_path):
+    """Before: `--rulesets bogus` exited 2 (usage, as the convention's table says) from
+    heartsbot but 3 from the Node bot, which leaves the presets to the server and took its
+    INVALID_ARGUMENT for a refusal. A typo in an option is a usage error in every client."""
+    clients = {"play": [*HEARTSBOT, "play", "--strategy", "random", "--rulesets", "bogus"],
+               "node": [node(), str(BOT_JS), "--rulesets", "bogus"],
+               "stdio": [*HEARTSBOT, "stdio", "--rulesets", "bogus", "--", "sh", str(EXAMPLES / "first_legal.sh")]}
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            env = {"HEARTS_SERVER": daemon.target, "HEARTS_TOKEN": BOTS["alice"], "HEARTS_NAME": "alice"}
+            done = await asyncio.gather(*(asyncio.to_thread(_run, argv, env) for argv in clients.values()))
+            return dict(zip(clients, done))
+
+    for client, done in run(scenario()).items():
+        assert done.returncode == EXIT_USAGE, (client, done.returncode, done.stderr)
+        assert "bogus" in done.stderr, (client, done.stderr)
+
+
 def test_hearts_environment_and_matches_work_in_every_client(tmp_path):
     """HEARTS_SERVER / HEARTS_TOKEN / HEARTS_NAME alone, and --matches 1: each client plays
     one match and exits 0. Today heartsbot ignores the environment (--server, --token and
