@@ -324,6 +324,8 @@ async def start_bridge(daemon, name, bot, *options):
     for _ in range(400):
         if daemon.arena.sessions.get(name) is not None:
             return proc
+        if proc.returncode == 0:  # it connected, played what it was asked to and left between two looks
+            return proc
         if proc.returncode is not None:
             break
         await asyncio.sleep(0.025)
