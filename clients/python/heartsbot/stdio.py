@@ -495,18 +495,20 @@ class StdioStrategy(Strategy):
 
 class BridgeClient(BotClient):
     """The reference client, counting the answers the bridge made for its bot that were
-    sent (each request once, however often it was sent again after a reconnect)."""
+    sent (each request once, however often it was sent again after a reconnect: a request
+    leaves ``made`` when its answer is first sent, so neither set grows with a long run)."""
 
     def __init__(self, target: str, token: str, strategy: StdioStrategy, name: str, **kwargs: Any) -> None:
         super().__init__(target, token, strategy, name, **kwargs)
         self._bridge = strategy
-        self.bridge_sent: set[tuple[str, str]] = set()
+        self.bridge_sent = 0
 
     async def _send(self, answer: bot_pb2.Answer, call: grpc.aio.StreamStreamCall, lock: asyncio.Lock) -> bool:
         sent = await super()._send(answer, call, lock)
         key = (answer.match_id, answer.request_id)
         if sent and key in self._bridge.made:
-            self.bridge_sent.add(key)
+            self._bridge.made.discard(key)
+            self.bridge_sent += 1
         return sent
 
 
@@ -617,7 +619,7 @@ async def run_bridge(command: Sequence[str], server: str, token: str, name: str,
         await asyncio.to_thread(child.close)
         results = client.stats.how_they_went()  # as `heartsbot play` ends (before, a newcomer's pass: counts only)
         _say(f"{client.stats.matches_ended} matches, {client.stats.decisions} decisions, "
-             f"{len(client.bridge_sent) + client.stats.fallbacks} answered by the bridge" + (f"; {results}" if results else ""))
+             f"{client.bridge_sent + client.stats.fallbacks} answered by the bridge" + (f"; {results}" if results else ""))
     return code
 
 
