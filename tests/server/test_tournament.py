@@ -2471,20 +2471,19 @@ def test_tournament_create_waits_minutes_for_a_schedule_and_says_what_a_deadline
     helped = subprocess.run([*heartsd, "tournament", "create", "--help"], capture_output=True, text=True, timeout=60)
     assert "(default: 600.0)" in " ".join(helped.stdout.split()), helped.stdout
 
-    async def scenario():
-        async with running_daemon(tmp_path) as daemon:
-            bots = [await Bot(daemon, name, first_legal).start() for name in ("alice", "bob", "carol", "dave")]
-            outs = []
-            for again in (["--again"], []):  # --again: no check for a running twin first, the create alone
-                outs.append(await asyncio.to_thread(subprocess.run, [
-                    *heartsd, "tournament", "create", "--server", daemon.target, "--admin-token", ADMIN,
-                    "--timeout", "0.001", *again, *[a for b in ("alice", "bob", "carol", "dave") for a in ("--bot", b)]],
-                    capture_output=True, text=True, timeout=60))
-            for b in bots:
-                await b.close()
-            return outs
-
-    created, checked = run(scenario())
+    # A server that takes the connection and never answers, so that each command's first call
+    # is the one whose deadline runs out. Before, a real daemon: on a quiet machine its
+    # ListTournaments (the check before a create) once answered within the 1 ms, and the
+    # create's deadline was the one said (a fresh-clone CI run).
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        target = f"127.0.0.1:{silent.getsockname()[1]}"
+        created, checked = (subprocess.run([
+            *heartsd, "tournament", "create", "--server", target, "--admin-token", ADMIN, "--timeout", "0.001",
+            *again, *[a for b in ("alice", "bob", "carol", "dave") for a in ("--bot", b)]],
+            capture_output=True, text=True, timeout=60)
+            for again in (["--again"], []))  # --again: no check for a running twin first, the create alone
     for out in (created, checked):
         assert out.returncode == 3, out  # as any other command's deadline (heartsbot.exits)
         said = " ".join(out.stderr.split())
