@@ -80,19 +80,40 @@ def leaderboard(args: argparse.Namespace) -> int:
     if args.json:
         _json(response)
         return 0
+    print("\n".join(leaderboard_lines(response, args.server)))
+    return 0
+
+
+def leaderboard_lines(response: ladder_pb2.GetLeaderboardResponse, server: str) -> list[str]:
+    """The leaderboard as `heartsbot leaderboard` prints it. A flagged bot's column is headed
+    and its flag said below the table, as `heartsd ladder leaderboard` does (before, a
+    newcomer's pass: a column with no heading, and "UNRELIABLE" in it unexplained).
+
+    >>> board = ladder_pb2.GetLeaderboardResponse(ruleset="standard", entries=[
+    ...     ladder_pb2.LeaderboardEntry(rank=1, bot="a", owner="o", matches=3, unreliable=True)])
+    >>> for line in leaderboard_lines(board, "h:1"): print(line)  # doctest: +NORMALIZE_WHITESPACE
+    standard leaderboard on h:1
+    #  bot  owner  rating  sigma  conservative  matches  points/deal  timeouts  left  flag
+    -  ---  -----  ------  -----  ------------  -------  -----------  --------  ----  ----------
+    1  a    o        0.00   0.00          0.00        3      0.00 ±?         0     0  UNRELIABLE
+    UNRELIABLE: more than 5% of the bot's decisions were defaults (timeouts, illegal answers, away, auto-played)
+    """
     if not response.entries:
-        print(f"no rated {response.ruleset} matches yet on {args.server}")
-        return 0
-    print(f"{response.ruleset} leaderboard on {args.server}")
+        return [f"no rated {response.ruleset} matches yet on {server}"]
     rows = []
     for e in response.entries:
         ci = f"±{e.points_per_deal_ci:.2f}" if e.points_per_deal_ci else "±?"
         rows.append((e.rank, e.bot, e.owner, f"{e.rating:.2f}", f"{e.uncertainty:.2f}", f"{e.conservative:.2f}",
                      e.matches, f"{e.points_per_deal:.2f} {ci}", e.timeouts, e.disconnect_defaults,
                      "UNRELIABLE" if e.unreliable else ""))
-    headers = ("#", "bot", "owner", "rating", "sigma", "conservative", "matches", "points/deal", "timeouts", "left", "")
-    print("\n".join(table(headers, rows, [h not in ("bot", "owner", "") for h in headers])))
-    return 0
+    headers = ("#", "bot", "owner", "rating", "sigma", "conservative", "matches", "points/deal", "timeouts", "left",
+               "flag")
+    lines = [f"{response.ruleset} leaderboard on {server}",
+             *table(headers, rows, [h not in ("bot", "owner", "flag") for h in headers])]
+    if any(e.unreliable for e in response.entries):
+        lines.append("UNRELIABLE: more than 5% of the bot's decisions were defaults (timeouts, illegal answers, "
+                     "away, auto-played)")
+    return lines
 
 
 def matches(args: argparse.Namespace) -> int:
