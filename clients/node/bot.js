@@ -308,9 +308,10 @@ class Bot {
     else if (this.wake) this.wake();
   }
 
-  // Ctrl-C or SIGTERM: the first drains, the second leaves at once.
-  interrupt() {
-    if (!this.draining) this.drain('Ctrl-C');
+  // Ctrl-C or SIGTERM (`said`: which, as the log and the drain reason name it): the first
+  // drains, the second leaves at once.
+  interrupt(said) {
+    if (!this.draining) this.drain(said);
     else this.abandon();
   }
 
@@ -513,8 +514,8 @@ async function main() {
     return;
   }
   const bot = new Bot(options, BotService);
-  process.on('SIGINT', () => bot.interrupt());
-  process.on('SIGTERM', () => bot.interrupt());
+  process.on('SIGINT', () => bot.interrupt('Ctrl-C'));
+  process.on('SIGTERM', () => bot.interrupt('SIGTERM'));
   process.exitCode = await bot.run();
   bot.client.close();
 }

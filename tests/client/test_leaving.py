@@ -195,3 +195,30 @@ def test_one_ctrl_c_leaves_at_once_when_the_server_is_gone_and_no_match_runs(tmp
 
     out = run(scenario())
     assert out["play"][0] == 0 and out["node"][0] == 0, out
+
+
+def test_a_supervisors_sigterm_drains_both_clients_and_is_named_as_itself(tmp_path):
+    """A newcomer's pass: SIGTERM (a supervisor's stop: systemd, Kubernetes) drains as Ctrl-C
+    does, but heartsbot and the Node bot named it "Ctrl-C", in their own log and in the
+    drain reason the server keeps for the organiser (`heartsd admin bots`). Each now names
+    the signal it got; a second one still leaves at once."""
+    async def scenario():
+        async with running_daemon(tmp_path, house_delay_ms=15) as daemon:
+            python = await start_play(daemon, "alice")
+            nodejs = await asyncio.create_subprocess_exec(
+                node(), str(BOT_JS), "--server", daemon.target, "--token", BOTS["bob"], "--name", "bob",
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            reasons = []
+            for seed, (name, proc) in enumerate((("alice", python), ("bob", nodejs))):
+                await connected(daemon, proc, name)
+                match_id = await daemon.create_match([name, *HOUSE3], deals=2, seed=seed)  # kept while it drains
+                await played(daemon, match_id, 2)
+                proc.send_signal(signal.SIGTERM)
+                await draining(daemon, name)
+                reasons.append(daemon.arena.sessions.get(name).drain_reason)
+            return reasons, await exit_of(python), await exit_of(nodejs)
+
+    reasons, (python_code, python_err), (node_code, node_err) = run(scenario())
+    assert reasons == ["SIGTERM", "SIGTERM"], reasons  # before: "Ctrl-C" both
+    assert python_code == 0 and "taking no new ones (SIGTERM again to leave at once)" in python_err, python_err
+    assert node_code == 0 and "draining (SIGTERM): finishing 1 running match(es)" in node_err, node_err

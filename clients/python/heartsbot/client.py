@@ -753,12 +753,14 @@ def leave_on_signals(client: BotClient, say: Callable[[str], None]) -> Callable[
 
     abandoned = [False]
 
-    def on_signal() -> None:
+    def on_signal(said: str) -> None:
+        # ``said``: which signal, as the log and the server's drain reason name it (before,
+        # "Ctrl-C" for a supervisor's SIGTERM too)
         if not client.draining:
             running = sorted(client.active)
             say(f"draining: finishing {len(running)} running match(es){': ' + ', '.join(running) if running else ''}, "
-                "taking no new ones (Ctrl-C again to leave at once)")
-            client.drain("Ctrl-C")
+                f"taking no new ones ({said} again to leave at once)")
+            client.drain(said)
         else:
             running = sorted(client.active)
             abandoned[0] = bool(running)
@@ -767,8 +769,8 @@ def leave_on_signals(client: BotClient, say: Callable[[str], None]) -> Callable[
             client.stop()
 
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, on_signal)
+    for sig, said in ((signal.SIGINT, "Ctrl-C"), (signal.SIGTERM, "SIGTERM")):
+        loop.add_signal_handler(sig, on_signal, said)
     return lambda: abandoned[0]
 
 
