@@ -22,7 +22,7 @@ from __future__ import annotations
 import collections
 import itertools
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 RESTARTS = 12  # random splits tried per round
@@ -199,3 +199,23 @@ def spread(rounds: Sequence[Round], bots: Sequence[str]) -> tuple[int, int]:
     """(fewest, most) meetings of any pair of ``bots``."""
     counts = pair_counts(rounds, bots).values()
     return min(counts), max(counts)
+
+
+def sharing_owners(tables: Iterable[tuple[int, Sequence[str]]],
+                   owners: Mapping[str, str]) -> list[tuple[str, int, list[str]]]:
+    """(owner, round, its bots) for each table of ``tables`` ((round, bots) pairs, in any
+    order) that seats two or more bots of one owner, by owner then round: what an organiser
+    is told (`tournament create` and `show`, the leaderboard page), since bots of one owner
+    share what they know. The schedule seats them so only where the roster leaves no other
+    way (``_resting``, ``_cost``). A bot without an owner in ``owners`` is its own.
+
+    >>> sharing_owners([(1, ("a1", "b", "a2", "c")), (0, ("a1", "a3", "a2", "b"))], {"a1": "A", "a2": "A", "a3": "A"})
+    [('A', 0, ['a1', 'a2', 'a3']), ('A', 1, ['a1', 'a2'])]
+    """
+    found = []
+    for round_, bots in tables:
+        by_owner: dict[str, list[str]] = {}
+        for bot in bots:
+            by_owner.setdefault(owners.get(bot, bot), []).append(bot)
+        found.extend((owner, round_, sorted(together)) for owner, together in by_owner.items() if len(together) > 1)
+    return sorted(found)

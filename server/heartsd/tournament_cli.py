@@ -50,6 +50,7 @@ from .admin_cli import DEFAULT_SERVER, Refused, literal, open_channel, printable
 from .ladder import FLAG_RATE
 from .live_standings import LIVE_REFRESH_S
 from .rates import MAX_PAGE
+from .schedule import sharing_owners
 from .standings import Standings, reliability_of
 
 STATUS = {v: k.removeprefix("TOURNAMENT_STATUS_").lower() for k, v in tournament_pb2.TournamentStatus.items()}
@@ -186,9 +187,8 @@ def _create(args: argparse.Namespace, console: Console) -> int:
 
 def shared_tables(t: tournament_pb2.Tournament) -> list[str]:
     """What an organiser should know before a prize rides on it: the tables where the
-    schedule seats two bots of one owner together (bots of one owner share what they know).
-    The schedule does so only where the roster leaves no other way: an owner with more bots
-    than a round has tables and byes to spare.
+    schedule seats two bots of one owner together (``schedule.sharing_owners``), said once
+    per owner.
 
     >>> t = tournament_pb2.Tournament(players=4, roster=[tournament_pb2.RosterEntry(bot=b, owner=o)
     ...     for b, o in (("a1", "ann"), ("a2", "ann"), ("b", "b"), ("c", "c"))])
@@ -198,16 +198,11 @@ def shared_tables(t: tournament_pb2.Tournament) -> list[str]:
     """
     owners = {r.bot: r.owner for r in t.roster}
     shared: dict[str, list[str]] = {}  # owner -> "round N: 'a' and 'b'", in round order
-    for row in sorted(t.tables, key=lambda row: (row.round, row.table)):
-        by_owner: dict[str, list[str]] = {}
-        for bot in row.bots:
-            by_owner.setdefault(owners.get(bot, bot), []).append(bot)
-        for owner, together in by_owner.items():
-            if len(together) > 1:
-                shared.setdefault(owner, []).append(f"round {row.round + 1}: {' and '.join(map(repr, sorted(together)))}")
+    for owner, round_, together in sharing_owners(((row.round, row.bots) for row in t.tables), owners):
+        shared.setdefault(owner, []).append(f"round {round_ + 1}: {' and '.join(map(repr, together))}")
     tables = len(t.roster) // t.players if t.players else 0
     lines = []
-    for owner, where in sorted(shared.items()):
+    for owner, where in shared.items():
         mine = sum(1 for o in owners.values() if o == owner)
         lines.append(f"bots of owner {owner!r} share a table ({'; '.join(where)}): the owner has {mine} of the "
                      f"{len(t.roster)} bots and a round has {tables} table{'s' if tables != 1 else ''} of {t.players}, "
