@@ -401,6 +401,32 @@ def test_a_hyphenated_bot_name_is_one_line_of_why_a_tournaments_table_waits_on_a
     assert not [e for e in errors if e.startswith("pageerror")], errors
 
 
+def test_the_leaderboard_says_where_one_owners_bots_share_a_tournament_table(tmp_path, browser: Browser) -> None:
+    """A tournament whose roster left no way to keep one owner's bots apart (they share what
+    they know) was shown with nothing said of it, where `tournament create` and `show` say
+    so. The page now says each such table, in its language, each name one line."""
+    bots = [LONG_HYPHENATED[0], "bot-two"]
+    tour = {"id": "t-1", "name": "Owner Cup", "status": "running", "ruleset": "standard", "players": 4, "rounds": 2,
+            "matches_finished": 0, "matches_total": 2, "reason": "", "test": "", "standings": [], "tables": [],
+            "shared": [{"owner": "team-ann", "round": 1, "bots": bots}]}
+    said = {"en": f"Round 2: {bots[0]}, bot-two share a table, bots of one owner (team-ann); the roster left no other way",
+            "id": f"Babak 2: {bots[0]}, bot-two berbagi meja, bot dari satu pemilik (team-ann); susunan peserta tidak "
+                  "memberi cara lain"}
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=PHONE)
+        errors = watch_errors(page)
+        page.route("**/api/tournaments", lambda route: route.fulfill(content_type="application/json",
+                                                                     body=json.dumps({"tournaments": [tour]})))
+        page.goto(f"{daemon.url}/leaderboard?ruleset=standard")
+        shared = page.locator(".tournament[data-tournament='t-1'] .shared")
+        for lang in ("en", "id"):
+            page.select_option("#lang", lang)
+            expect(shared.locator(".sr-only")).to_have_text(said[lang])
+            assert_one_line_in_text(page, ".tournament[data-tournament='t-1'] .shared", [*bots, "team-ann"])
+        page.close()
+    assert not [e for e in errors if e.startswith("pageerror")], errors
+
+
 def test_the_leaderboard_keeps_what_it_shows_through_unchanged_and_refused_refreshes(tmp_path, browser: Browser) -> None:
     """A spectator's pass: the leaderboard drew its table anew every 10 s though nothing had
     changed (a selection in it, or a screen reader's place, was lost each time), asked

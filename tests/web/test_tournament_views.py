@@ -221,3 +221,22 @@ def test_a_tournament_built_while_a_write_is_under_way_is_built_again_after_it(t
     moved, during, after = run(scenario())
     assert moved and during == [tournament_pb2.TOURNAMENT_STATUS_PAUSED]
     assert after == tournament_pb2.TOURNAMENT_STATUS_RUNNING, after  # before: paused, kept as current
+
+
+def test_a_tournaments_page_data_names_the_tables_one_owners_bots_share():
+    """`tournament create` and `show` say where bots of one owner sit together (the roster
+    leaving no other way: they share what they know); the leaderboard page said nothing of
+    it. Its data now lists those tables, by owner then round, and no others."""
+    from heartsd.web import present
+
+    t = tournament_pb2.Tournament(id="t-1", players=4, roster=[
+        tournament_pb2.RosterEntry(bot=b, owner=o) for b, o in
+        (("ann-1", "ann"), ("ann-2", "ann"), ("ann-3", "ann"), ("bob", "bob"), ("cy", "cy"))])
+    t.tables.add(round=0, table=0, bots=["bob", "ann-2", "cy", "ann-3"])
+    t.tables.add(round=1, table=0, bots=["ann-1", "bob", "ann-3", "cy"])
+    shown = present.tournament(t)
+    assert shown["shared"] == [{"owner": "ann", "round": 0, "bots": ["ann-2", "ann-3"]},
+                               {"owner": "ann", "round": 1, "bots": ["ann-1", "ann-3"]}], shown["shared"]
+    apart = tournament_pb2.Tournament(id="t-2", players=4, roster=t.roster)
+    apart.tables.add(round=0, table=0, bots=["bob", "ann-2", "cy", "ann-x"])
+    assert present.tournament(apart)["shared"] == []

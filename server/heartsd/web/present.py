@@ -23,6 +23,7 @@ from hearts_engine import card_name, mask_of, why_unplayable
 from heartsbot import convert
 
 from ..orphans import INTERRUPTED_ELSEWHERE
+from ..schedule import sharing_owners
 from ..standings import reliability_of
 from ..tournaments import CANCELLED, Waiting
 
@@ -246,4 +247,8 @@ def tournament(t: tournament_pb2.Tournament, waiting: Mapping[tuple[int, int], W
                        "deals": r.deals, "tied_with": list(r.tied_with)} for r in t.standings.rows],
         "tables": [{"round": x.round, "table": x.table, "bots": list(x.bots), "status": x.status,
                     "match_id": x.match_id, "waiting": x.waiting, "waiting_key": waiting_key(x)} for x in t.tables],
+        # The tables where bots of one owner sit together (the roster left no other way), said
+        # on the page as `tournament create` and `show` say it: they share what they know.
+        "shared": [{"owner": owner, "round": round_, "bots": bots} for owner, round_, bots in sharing_owners(
+            ((x.round, x.bots) for x in t.tables), {r.bot: r.owner for r in t.roster})],
     }

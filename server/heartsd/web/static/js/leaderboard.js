@@ -1,6 +1,6 @@
 // The leaderboard of a ruleset (the ladder's ratings), and tournament standings when
 // there are any.
-import { el, getJSON, header, keepCurrent, namesIn, nameWords, reasonText, showError, showUnknownRuleset } from "./common.js";
+import { el, getJSON, header, keepCurrent, namedText, namesIn, nameWords, reasonText, showError, showUnknownRuleset } from "./common.js";
 import { t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
@@ -65,7 +65,11 @@ function tournamentPanel(tour) {
     // The bot it names one line, never broken at its hyphens (namesIn; before, on a phone,
     // "bot 'montecarlo-information-" over "set-search-v2' is not connected").
     waiting.map((x) => el("p", { class: "muted waiting", dataset: { table: `${x.round}.${x.table}` } },
-      namesIn(`${t("waiting")} ${x.round + 1}.${x.table + 1}: ${waitingText(x)}`, [x.waiting_key?.bot]))));
+      namesIn(`${t("waiting")} ${x.round + 1}.${x.table + 1}: ${waitingText(x)}`, [x.waiting_key?.bot]))),
+    // Bots of one owner at one table, where the roster left no other way (web/present.py):
+    // they share what they know, which whoever reads the standings should be told.
+    (tour.shared ?? []).map((x) => el("p", { class: "muted shared", dataset: { owner: x.owner, round: x.round } },
+      namedText("shared_owner", { round: x.round + 1, names: x.bots, owner: x.owner }, ["names", "owner"]))));
 }
 
 function waitingText(table) {
