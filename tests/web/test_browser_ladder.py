@@ -336,6 +336,13 @@ def test_a_configured_bot_off_the_ladder_has_a_page_that_says_so(tmp_path, brows
     assert not [e for e in errors if e.startswith("pageerror")], errors
 
 
+def leaderboard_showing(page: Any, url: str, tour: dict[str, Any]) -> None:
+    """Open the leaderboard with ``tour`` as the only tournament the page is given."""
+    page.route("**/api/tournaments", lambda route: route.fulfill(content_type="application/json",
+                                                                 body=json.dumps({"tournaments": [tour]})))
+    page.goto(f"{url}/leaderboard?ruleset=standard")
+
+
 def test_a_tournaments_standings_flag_a_bot_mostly_played_by_defaults_and_dash_one_that_never_played(
         tmp_path, browser: Browser) -> None:
     """An organiser's pass: the page's tournament standings had no reliability columns nor
@@ -352,9 +359,7 @@ def test_a_tournaments_standings_flag_a_bot_mostly_played_by_defaults_and_dash_o
     with ThreadedDaemon(tmp_path) as daemon:
         page = browser.new_page(viewport=DESKTOP)
         errors = watch_errors(page)
-        page.route("**/api/tournaments", lambda route: route.fulfill(content_type="application/json",
-                                                                     body=json.dumps({"tournaments": [tour]})))
-        page.goto(f"{daemon.url}/leaderboard?ruleset=standard")
+        leaderboard_showing(page, daemon.url, tour)
         cup = page.locator(".tournament[data-tournament='t-1']")
         expect(cup.locator("tbody tr[data-bot='quitter'] .flag")).to_have_text(" unreliable")
         expect(cup.locator("tbody tr[data-bot='ok'] .flag")).to_have_count(0)
@@ -387,9 +392,7 @@ def test_a_hyphenated_bot_name_is_one_line_of_why_a_tournaments_table_waits_on_a
     with ThreadedDaemon(tmp_path) as daemon:
         page = browser.new_page(viewport=PHONE)
         errors = watch_errors(page)
-        page.route("**/api/tournaments", lambda route: route.fulfill(content_type="application/json",
-                                                                     body=json.dumps({"tournaments": [tour]})))
-        page.goto(f"{daemon.url}/leaderboard?ruleset=standard")
+        leaderboard_showing(page, daemon.url, tour)
         waiting = page.locator(".tournament[data-tournament='t-1'] .waiting")
         for lang in ("en", "id"):
             page.select_option("#lang", lang)
@@ -415,9 +418,7 @@ def test_the_leaderboard_says_where_one_owners_bots_share_a_tournament_table(tmp
     with ThreadedDaemon(tmp_path) as daemon:
         page = browser.new_page(viewport=PHONE)
         errors = watch_errors(page)
-        page.route("**/api/tournaments", lambda route: route.fulfill(content_type="application/json",
-                                                                     body=json.dumps({"tournaments": [tour]})))
-        page.goto(f"{daemon.url}/leaderboard?ruleset=standard")
+        leaderboard_showing(page, daemon.url, tour)
         shared = page.locator(".tournament[data-tournament='t-1'] .shared")
         for lang in ("en", "id"):
             page.select_option("#lang", lang)
