@@ -89,6 +89,7 @@ def lock_path(db_path: str, instance: str) -> Path:
 # The byte of the database file a lease locks: past 1 TiB, where SQLite (its locks sit at
 # 1 GiB) never locks, one per instance (a hash of its name), so instances share the store.
 DB_LOCK_BASE = 1 << 40
+FLOCK = "@hhqqi4x"  # Linux's struct flock, packed: type, whence, start, length, pid (0 for these locks)
 
 
 def _lock_database_file(db_path: str, instance: str) -> int | None:
@@ -119,8 +120,7 @@ def _set_byte_lock(fd: int, instance: str, kind: int) -> None:
     """Lock (F_WRLCK) or unlock (F_UNLCK) the instance's byte of the database file open as
     ``fd``: an open-file-description lock, so it belongs to that descriptor, not the process."""
     start = DB_LOCK_BASE + int.from_bytes(hashlib.sha256(instance.encode()).digest()[:4], "big")
-    # struct flock: type, whence, start, length, pid (0 for these locks)
-    fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack("@hhqqi4x", kind, os.SEEK_SET, start, 1, 0))
+    fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack(FLOCK, kind, os.SEEK_SET, start, 1, 0))
 
 
 class FileLease:
@@ -433,8 +433,8 @@ def live_daemons(url: str, db: Database | None = None) -> list[str]:
     if not found and sys.platform.startswith("linux") and hasattr(fcntl, "F_OFD_GETLK"):
         fd = os.open(path, os.O_RDONLY)
         try:  # any instance's byte: F_OFD_GETLK only asks, it locks nothing
-            asked = struct.pack("@hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, DB_LOCK_BASE, 1 << 32, 0)
-            kind = struct.unpack("@hhqqi4x", fcntl.fcntl(fd, fcntl.F_OFD_GETLK, asked))[0]
+            asked = struct.pack(FLOCK, fcntl.F_WRLCK, os.SEEK_SET, DB_LOCK_BASE, 1 << 32, 0)
+            kind = struct.unpack(FLOCK, fcntl.fcntl(fd, fcntl.F_OFD_GETLK, asked))[0]
             if kind != fcntl.F_UNLCK:
                 found.append("a daemon reaching it by another name (a hard link, or a path renamed since)")
         except OSError:

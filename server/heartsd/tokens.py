@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import structlog
 
 from .db import Database
+from .spelling import spelling_key
 
 log = structlog.get_logger("heartsd.tokens")
 REFRESH_S = 1.0  # how stale a revocation may be
@@ -134,9 +135,9 @@ class TokenRegistry:
         """(configured bot, ladder registration) pairs whose names differ only in case, sorted:
         on a leaderboard or a roster one passes for the other (``heartsd ladder add-bot``
         refuses such a pair among registrations; a configured name is not its to check)."""
-        configured = {name.casefold(): name for name in self.configured_names}
-        return sorted({(configured[name.casefold()], name) for name in self.view.by_hash.values()
-                       if name.casefold() in configured and name not in self.configured_names})
+        configured = {spelling_key(name): name for name in self.configured_names}
+        return sorted({(configured[spelling_key(name)], name) for name in self.view.by_hash.values()
+                       if spelling_key(name) in configured and name not in self.configured_names})
 
     def is_configured(self, hashed: str) -> bool:
         return hashed in self._configured
