@@ -425,6 +425,7 @@ def live_daemons(url: str, db: Database | None = None) -> list[str]:
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # free: nobody holds it (released when fd closes)
         except BlockingIOError:
+            holder = ""  # a lock file it cannot read still says a daemon holds it
             with contextlib.suppress(OSError):
                 holder = os.pread(fd, 200, 0).decode(errors="replace").strip()
             found.append(f"instance {instance!r}: {holder or 'unknown process'}")
