@@ -39,6 +39,18 @@ async def finish(client, task):
     await asyncio.gather(task, return_exceptions=True)
 
 
+def match_started(client, match_id, seat):
+    """Hand ``client`` the start of ``match_id`` at ``seat``, as its stream would: the events a
+    test then feeds it are of a match this process plays (not an earlier run's)."""
+    from hearts_engine import preset
+    from heartsbot import convert
+    from heartsbot.proto import bot_pb2
+
+    started = game_pb2.Event(sequence=1, match_started=game_pb2.MatchStarted(
+        match_id=match_id, your_seat=seat, ruleset=convert.ruleset_to_wire(preset("standard"))))
+    client._on_update(bot_pb2.MatchUpdate(match_id=match_id, seat=seat, events=[started]), None, None, set())
+
+
 def test_full_matches_with_the_client_library(tmp_path):
     async def scenario():
         async with running_daemon(tmp_path) as daemon:
@@ -327,6 +339,7 @@ def test_events_that_come_again_after_a_reconnect_count_once():
     from heartsbot.proto import bot_pb2
 
     client = BotClient("127.0.0.1:1", "token", RandomStrategy(0), "alice")
+    match_started(client, "m-1", 2)
     timeout = game_pb2.Event(sequence=5, notice=game_pb2.Notice(seat=2, provenance=P.PROVENANCE_TIMEOUT))
     ended = game_pb2.Event(sequence=6, match_ended=game_pb2.MatchEnded(result=game_pb2.MatchResult(totals=[1, 2, 3, 4])))
     for events in ([timeout], [timeout, ended], [ended]):
@@ -657,6 +670,7 @@ def test_the_exit_summary_counts_the_defaults_of_matches_that_have_not_ended():
     from heartsbot.proto import bot_pb2
 
     client = BotClient("127.0.0.1:1", "token", RandomStrategy(0), "alice")
+    match_started(client, "m-1", 0)
     request = bot_pb2.DecisionRequest(request_id="r-1", kind=P.DECISION_KIND_PLAY)
     client._fallback("m-1", request, asyncio.TimeoutError(), 0.1)
     notice = game_pb2.Event(sequence=5, notice=game_pb2.Notice(seat=0, provenance=P.PROVENANCE_TIMEOUT))
@@ -794,3 +808,46 @@ def test_a_long_outage_is_said_once_then_now_and_then_not_at_every_retry(tmp_pat
     assert 1 <= len(still) <= 4, said
     back = [r for r in caplog.records if r.getMessage() == "connected"]
     assert len(back) == 2 and getattr(back[-1], FIELDS, {}).get("away_s", 0) >= 2, back
+
+
+def test_a_match_an_earlier_run_played_is_not_counted_as_this_runs(tmp_path):
+    """A bot's earlier process played part of a match and died; the match ended while no
+    process of the bot was there, and the daemon kept its end for the bot's return (missed.py).
+    The next process gets that end after its hello. Before (a newcomer's pass), it counted the
+    match as one it played: "1 matches" with no decision made in it, its result in the mean
+    rank, the server's defaults for the away seat counted as this run's, and the stdio bridge
+    told its new child `end` of a match that child never saw, so a
+    `--matches 1` bot that leaves on its first `end` left before playing. Now it is said apart,
+    counted in no result of this run, and no strategy or child is told of it."""
+    from heartsbot.client import MatchLost
+
+    from ..server.harness import Bot, first_legal
+
+    ends: list[str] = []
+
+    async def scenario():
+        async with running_daemon(tmp_path, decision_ms=100, grace_ms=100, auto_after=1) as daemon:
+            earlier = await Bot(daemon, "alice", first_legal).start()
+            old = await daemon.create_match(["alice", *HOUSE3], deals=1, seed=5)
+            runner = daemon.arena.runners[old]
+            while sum(d.seat == 0 for d in runner.decisions) < 2:
+                await asyncio.sleep(0.005)
+            await earlier.drop()
+            await daemon.wait_finished(old)
+            client = client_for(daemon, "alice", RandomStrategy(1), on_match_end=lambda m, s, r: ends.append(m))
+            task = await start(client)
+            new = await daemon.create_match(["alice", *HOUSE3], deals=1, seed=6)
+            await client.wait_match(new, timeout=60)  # the old match's end came first, on the same stream
+            earlier = await asyncio.gather(client.wait_match(old, timeout=5), return_exceptions=True)
+            summary = client.stats.summary()
+            stats = client.stats
+            await finish(client, task)
+        return old, new, stats, summary, earlier[0]
+
+    old, new, stats, summary, earlier = run(scenario())
+    assert isinstance(earlier, MatchLost) and "earlier run" in str(earlier), earlier
+    assert ends == [new], "only the match this process played is this process's to end"
+    assert stats.matches_ended == 1 and stats.finished == 1 and set(stats.results) == {new}, stats
+    assert stats.earlier_ended == 1, stats
+    assert not stats.server_defaults and not stats.failed, "the defaults played while no run was there are not this run's"
+    assert "1 matches, and 1 an earlier run of this bot played, whose end came in this run" in summary, summary

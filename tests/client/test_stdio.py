@@ -440,6 +440,39 @@ def test_a_bot_that_exits_on_its_last_end_line_has_done_its_matches(tmp_path):
     assert "1 matches, 0 decisions, 0 answered by the bridge" in err and "stopping" not in err, err
 
 
+
+def test_a_bridge_tells_its_bot_no_end_of_a_match_only_an_earlier_run_played(tmp_path):
+    """An earlier run of the bridge played part of a match and died; the match ended before
+    the bridge came back, and the server sent its end after the new run's hello. Before (a
+    newcomer's pass), the new child was told `end` of that match, which it never saw: a
+    `--matches 1` bot that leaves on its `end` left before playing its match, and the bridge
+    exited 0 saying "1 matches, 0 decisions". The new run now plays its own match, counts
+    the earlier one apart, and tells the child only of its own."""
+    from ..server.harness import Bot, first_legal
+
+    bot = tmp_path / "leaves.sh"
+    bot.write_text((EXAMPLES / "first_legal.sh").read_text().replace("        *) ;;", "        end) exit 0 ;;\n        *) ;;"))
+
+    async def scenario():
+        async with running_daemon(tmp_path, decision_ms=100, grace_ms=100, auto_after=1) as daemon:
+            earlier = await Bot(daemon, "alice", first_legal).start()
+            old = await daemon.create_match(["alice", *HOUSE3], deals=1, seed=5)
+            runner = daemon.arena.runners[old]
+            while sum(d.seat == 0 for d in runner.decisions) < 2:
+                await asyncio.sleep(0.005)
+            await earlier.drop()
+            await daemon.wait_finished(old)
+            proc = await start_bridge(daemon, "alice", ["sh", str(bot)], "--matches", "1")
+            new = await daemon.create_match(["alice", *HOUSE3], deals=1, seed=6)
+            _, err = await asyncio.wait_for(proc.communicate(), 60)
+            return proc.returncode, err.decode(), daemon.stored(new)
+
+    code, err, stored = run(scenario())
+    mine = [d for d in stored.record.decisions if d.seat == 0]
+    assert code == 0 and stored.status == "finished", err[-2000:]
+    assert mine and all(d.provenance == P.PROVENANCE_BOT for d in mine), "the bot played its own match"
+    assert f"1 matches (and 1 an earlier run played), {len(mine)} decisions" in err, err[-2000:]
+
 def test_the_awk_bot_plays_classic_until_ctrl_c(tmp_path):
     async def scenario():
         async with running_daemon(tmp_path) as daemon:

@@ -153,6 +153,9 @@ class ClientStats:
     # Matches that ended while the bot was away and whose end never reached it (the server
     # restarted and aborted them): no result to count, but not running either.
     ended_away: set[str] = field(default_factory=set)
+    # Matches an earlier process of the bot played, whose end the server kept for the bot's
+    # return and sent to this one: not this run's to count or to tell its strategy of.
+    earlier_ended: int = 0
     # Every default, counted as it is played (in running and abandoned matches too: before,
     # only ended matches' were counted, and a bot left with Ctrl-C twice said "defaults:
     # none" above its "out of time x51"): the client's and the server's, by kind.
@@ -197,6 +200,8 @@ class ClientStats:
         text = f"stopped after {self.decisions} decisions, {self.matches_ended} matches"
         if self.ended_away:
             text += f", and {len(self.ended_away)} more that ended while the bot was away, with no result sent"
+        if self.earlier_ended:
+            text += f", and {self.earlier_ended} an earlier run of this bot played, whose end came in this run"
         if results := self.how_they_went():
             text += f" ({results})"
         text += "; defaults: " + (", ".join(f"{n} {k}" for k, n in sorted(self.defaults.items())) or "none")
@@ -520,6 +525,32 @@ class BotClient:
         if self.drain_after and self.stats.matches_started >= self.drain_after:
             self.drain(f"{self.drain_after} match(es) played")
 
+    def _earlier_run_ended(self, match_id: str, result: game_pb2.MatchResult) -> None:
+        """The end of a match this process never saw start nor was welcomed into: an earlier
+        process of the bot played it and died, and the server kept its end for the bot's
+        return (heartsd's missed.py). Said, and counted apart: before (a newcomer's pass), it
+        was counted as a match of this run ("1 matches" with no decision made in it, its result
+        in the mean rank, the defaults played while no run was there as this run's), and the stdio bridge told its new child `end` of a match that child
+        never saw, so a bot that leaves on its first `end` left before playing."""
+        self.active.discard(match_id)
+        self.stats.ended_away.discard(match_id)
+        self.stats.earlier_ended += 1
+        self._forget_requests(match_id)
+        status = game_pb2.MatchStatus.Name(result.status).removeprefix("MATCH_STATUS_").lower()
+        self._keep_why_lost(match_id, f"match {match_id} was played by an earlier run of this bot and ended ({status}) "
+                            "while no run was connected; its record has its result")
+        log.info("a match an earlier run of this bot played ended while no run was connected",
+                 bot=self.name, match_id=match_id, status=status, reason=result.reason)
+        waiter = self._ended.pop(match_id, None)
+        if waiter is not None:
+            waiter.set()
+
+    def _keep_why_lost(self, match_id: str, why: str) -> None:
+        """Keep why ``match_id`` has no result in this run, for :meth:`wait_match` (the newest SEEN_KEPT)."""
+        if match_id not in self._lost and len(self._lost) >= SEEN_KEPT:
+            del self._lost[next(iter(self._lost))]
+        self._lost[match_id] = why
+
     def _forget_requests(self, match_id: str) -> None:
         """A match that will ask nothing more: its ruleset and open requests go."""
         self._rules.pop(match_id, None)
@@ -538,10 +569,8 @@ class BotClient:
             return  # its end came, or (a resumed match id) it runs again
         self._fallbacks.pop(match_id, None)
         self._server_defaults.pop(match_id, None)
-        if match_id not in self._lost and len(self._lost) >= SEEN_KEPT:
-            del self._lost[next(iter(self._lost))]
-        self._lost[match_id] = (f"match {match_id} ended while this bot was away and its result never came "
-                                "(a server that restarted aborted it; see the server's match list)")
+        self._keep_why_lost(match_id, f"match {match_id} ended while this bot was away and its result never came "
+                            "(a server that restarted aborted it; see the server's match list)")
         log.warning("no result came for a match that ended while this bot was away: the server most likely "
                     "restarted and aborted it", bot=self.name, match_id=match_id)
         waiter = self._ended.pop(match_id, None)
@@ -567,11 +596,14 @@ class BotClient:
                 self._count_started(update.match_id)
             elif which == "notice":
                 notice = event.notice
-                if notice.seat == update.seat and notice.provenance in SERVER_DEFAULTS:
+                if (notice.seat == update.seat and notice.provenance in SERVER_DEFAULTS
+                        and update.match_id in self._started):  # not an earlier run's (_earlier_run_ended)
                     kind = SERVER_DEFAULTS[notice.provenance]
                     self._server_defaults.setdefault(update.match_id, Counter())[kind] += 1
                     self.stats.server_defaults[kind] += 1
                     self.stats.defaults[kind] += 1
+            elif which == "match_ended" and update.match_id not in self._started:
+                self._earlier_run_ended(update.match_id, event.match_ended.result)
             elif which == "match_ended":
                 self.active.discard(update.match_id)
                 self.stats.ended_away.discard(update.match_id)

@@ -617,9 +617,11 @@ async def run_bridge(command: Sequence[str], server: str, token: str, name: str,
         if informing:
             await asyncio.wait(informing, timeout=2)
         await asyncio.to_thread(child.close)
-        results = client.stats.how_they_went()  # as `heartsbot play` ends (before, a newcomer's pass: counts only)
-        _say(f"{client.stats.matches_ended} matches, {client.stats.decisions} decisions, "
-             f"{client.bridge_sent + client.stats.fallbacks} answered by the bridge" + (f"; {results}" if results else ""))
+        stats = client.stats
+        results = stats.how_they_went()  # as `heartsbot play` ends (before, a newcomer's pass: counts only)
+        earlier = f" (and {stats.earlier_ended} an earlier run played)" if stats.earlier_ended else ""
+        _say(f"{stats.matches_ended} matches{earlier}, {stats.decisions} decisions, "
+             f"{client.bridge_sent + stats.fallbacks} answered by the bridge" + (f"; {results}" if results else ""))
     return code
 
 
