@@ -821,19 +821,13 @@ def test_a_match_an_earlier_run_played_is_not_counted_as_this_runs(tmp_path):
     counted in no result of this run, and no strategy or child is told of it."""
     from heartsbot.client import MatchLost
 
-    from ..server.harness import Bot, first_legal
+    from ..server.harness import ended_while_away
 
     ends: list[str] = []
 
     async def scenario():
         async with running_daemon(tmp_path, decision_ms=100, grace_ms=100, auto_after=1) as daemon:
-            earlier = await Bot(daemon, "alice", first_legal).start()
-            old = await daemon.create_match(["alice", *HOUSE3], deals=1, seed=5)
-            runner = daemon.arena.runners[old]
-            while sum(d.seat == 0 for d in runner.decisions) < 2:
-                await asyncio.sleep(0.005)
-            await earlier.drop()
-            await daemon.wait_finished(old)
+            old = await ended_while_away(daemon)
             client = client_for(daemon, "alice", RandomStrategy(1), on_match_end=lambda m, s, r: ends.append(m))
             task = await start(client)
             new = await daemon.create_match(["alice", *HOUSE3], deals=1, seed=6)

@@ -448,20 +448,14 @@ def test_a_bridge_tells_its_bot_no_end_of_a_match_only_an_earlier_run_played(tmp
     `--matches 1` bot that leaves on its `end` left before playing its match, and the bridge
     exited 0 saying "1 matches, 0 decisions". The new run now plays its own match, counts
     the earlier one apart, and tells the child only of its own."""
-    from ..server.harness import Bot, first_legal
+    from ..server.harness import ended_while_away
 
     bot = tmp_path / "leaves.sh"
     bot.write_text((EXAMPLES / "first_legal.sh").read_text().replace("        *) ;;", "        end) exit 0 ;;\n        *) ;;"))
 
     async def scenario():
         async with running_daemon(tmp_path, decision_ms=100, grace_ms=100, auto_after=1) as daemon:
-            earlier = await Bot(daemon, "alice", first_legal).start()
-            old = await daemon.create_match(["alice", *HOUSE3], deals=1, seed=5)
-            runner = daemon.arena.runners[old]
-            while sum(d.seat == 0 for d in runner.decisions) < 2:
-                await asyncio.sleep(0.005)
-            await earlier.drop()
-            await daemon.wait_finished(old)
+            await ended_while_away(daemon)
             proc = await start_bridge(daemon, "alice", ["sh", str(bot)], "--matches", "1")
             new = await daemon.create_match(["alice", *HOUSE3], deals=1, seed=6)
             _, err = await asyncio.wait_for(proc.communicate(), 60)

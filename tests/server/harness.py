@@ -330,6 +330,20 @@ async def long_match_held(daemon: Daemon, bot: str = "alice", at_deal: int = 20,
     return match_id[0], player
 
 
+
+async def ended_while_away(daemon: Daemon, bot: str = "alice", seed: int = 5) -> str:
+    """A one-deal match of ``bot`` and three house seats in which ``bot`` answered twice and
+    then dropped (its process died), played out by defaults until it ended: the daemon keeps
+    its end for the bot's return (missed.py). Give the daemon a short clock and grace. Its id."""
+    earlier = await Bot(daemon, bot, first_legal).start()
+    match_id = await daemon.create_match([bot, "house:random", "house:random", "house:random"], deals=1, seed=seed)
+    runner = daemon.arena.runners[match_id]
+    while sum(d.seat == 0 for d in runner.decisions) < 2:
+        await asyncio.sleep(0.005)
+    await earlier.drop()
+    await daemon.wait_finished(match_id)
+    return match_id
+
 async def session_of(daemon, bot: str):
     for _ in range(500):
         session = daemon.arena.sessions.get(bot)
