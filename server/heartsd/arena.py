@@ -359,6 +359,21 @@ class Arena:
             elif state is TokenState.ROTATED:
                 self.token_rotated(session)
 
+    def token_refusal(self, bot: str, hashed: str) -> str:
+        """Why a stream whose token was good when it opened may not be welcomed ("" if it
+        may): the token was revoked, or rotated, before the stream said hello. A revocation
+        ends the sessions registered when the registry sees it (:meth:`check_tokens`), so a
+        bot that held back a second stream's hello until its token was revoked was welcomed
+        after all, and handed its running matches to play on with the revoked token (an
+        attack pass). As a new stream with that token would be: a rotated token too, which
+        opens no new stream."""
+        state = self.tokens.state(bot, hashed)
+        if state is TokenState.REVOKED:
+            return "this bot's token was revoked by an organiser"
+        if state is TokenState.ROTATED:
+            return "this bot's token was rotated: connect with its new token"
+        return ""
+
     def token_rotated(self, session: BotSession) -> None:
         """The bot of ``session`` was given a new token (``heartsd ladder rotate``); the
         session still runs on the old one. It drains: it finishes its running matches

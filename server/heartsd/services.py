@@ -204,6 +204,8 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                 if budget is not bots:
                     budget = await self._move_to(bots, budget, peer, context)
                 bot, hashed, hello = greeted
+                if refusal := self.arena.token_refusal(bot, hashed):  # since the stream opened
+                    await context.abort(grpc.StatusCode.UNAUTHENTICATED, refusal)
                 if not self.arena.accepting and not self.arena.active_matches(bot):
                     # Shutting down: a bot with a match to finish may come back for it (the grace);
                     # another would be welcomed only to be cut off when the daemon stops.

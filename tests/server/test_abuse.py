@@ -127,6 +127,46 @@ def test_a_revoked_token_ends_its_session_at_once_and_is_never_seated_without_th
     assert any(d.provenance == game_pb2.PROVENANCE_DISCONNECT for d in stored.record.decisions if d.seat == 0)
 
 
+def test_a_stream_whose_token_is_revoked_before_its_hello_is_refused_not_handed_the_bots_matches(tmp_path):
+    """An attack pass: a stream's token was checked when it opened, and revocations were
+    applied only to the sessions registered when the registry saw them. A bot opened a
+    second stream, held back its hello, and sent it once the organiser had revoked its token
+    (its first stream ended UNAUTHENTICATED): it was welcomed and handed its running
+    match, pending request and all, and played on with the revoked token until some other
+    token changed. Its hello is now refused as the first stream was."""
+
+    async def thinking(request, bot):  # still thinking about its first decision when revoked
+        await asyncio.Event().wait()
+
+    async def scenario():
+        async with running_daemon(tmp_path, decision_ms=60_000, grace_ms=60_000) as daemon:
+            db = daemon.settings.db_path
+            token = await asyncio.to_thread(ladder_cli, db, "add-bot", "zed", "--owner", "ann")
+            first = await Bot(daemon, "zed", thinking, token=token).start()
+            match_id = await daemon.create_match(["zed", *HOUSE3], deals=1)
+            async with daemon.channel() as channel:
+                held = bot_pb2_grpc.BotServiceStub(channel).Play(metadata=auth(token))  # no hello yet
+                for _ in range(500):  # its handler has begun checking the token
+                    if daemon.arena.budgets.bots.in_use >= 2:
+                        break
+                    await asyncio.sleep(0.01)
+                await daemon.arena.tokens.refreshed()  # a read after the stream's own: its check is done
+                await asyncio.to_thread(ladder_cli, db, "revoke", "zed")
+                revoked = await final_status(first)
+                await held.write(bot_pb2.PlayRequest(hello=bot_pb2.Hello(name="zed", version="test")))
+                try:
+                    reply = await asyncio.wait_for(held.read(), 10)
+                    got = reply.WhichOneof("kind") if reply is not grpc.aio.EOF else "EOF"
+                except grpc.aio.AioRpcError as exc:
+                    got = f"{exc.code().name}: {exc.details()}"
+                held.cancel()
+            return revoked, got, match_id
+
+    (code, details), got, match_id = run(scenario())
+    assert code == grpc.StatusCode.UNAUTHENTICATED and "revoked" in details
+    assert got.startswith("UNAUTHENTICATED") and "revoked" in got, f"the revoked bot's held stream got {got!r}"
+
+
 def test_a_revoked_or_rotated_token_ends_its_session_with_a_reason_under_the_ladder(tmp_path):
     """With --ladder a revoked bot's stream closed with status OK and no reason."""
     db = str(tmp_path / "d.db")
