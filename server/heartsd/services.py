@@ -375,11 +375,18 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                     return
 
     async def _read(self, session: BotSession, context: grpc.aio.ServicerContext) -> None:
+        """Act on what the bot sends, while its session lasts. A session that ended (its
+        token revoked, its stream replaced, drained) may still be read until its handler
+        ends, up to CLOSE_FLUSH_S when the bot does not read its last messages: what it
+        sends then is read and dropped. Acted on (an attack pass), a revoked bot's answers
+        were played as its own, and its resume brought its seats back from away."""
         try:
             while True:
                 message = await context.read()
                 if message is grpc.aio.EOF:
                     break
+                if not session.connected:
+                    continue
                 if type(message) is PlayAnswer:
                     rejection = self.arena.answer_play(session, message)
                 elif (kind := message.WhichOneof("kind")) == "answer":

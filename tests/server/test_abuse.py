@@ -167,6 +167,52 @@ def test_a_stream_whose_token_is_revoked_before_its_hello_is_refused_not_handed_
     assert got.startswith("UNAUTHENTICATED") and "revoked" in got, f"the revoked bot's held stream got {got!r}"
 
 
+def test_what_a_revoked_bots_stream_still_sends_acts_for_nobody(tmp_path):
+    """An attack pass: a stream whose session had ended (its token revoked, or replaced by a
+    newer stream) was still read, and what it sent still acted, for as long as its handler
+    was stuck writing to a bot that did not read (up to CLOSE_FLUSH_S): a revoked bot's
+    answer was played as its own, and its resume brought its seats back from away, so that
+    they were never defaulted as disconnected. What such a stream sends now acts for nobody."""
+    filler = bot_pb2.PlayResponse(rejected=bot_pb2.AnswerRejected(reason="x" * 50_000)).SerializeToString()
+
+    async def scenario():
+        async with running_daemon(tmp_path, decision_ms=60_000, grace_ms=1000,
+                                  max_outbox_bytes=64 * 1024 * 1024) as daemon:
+            db = daemon.settings.db_path
+            token = await asyncio.to_thread(ladder_cli, db, "add-bot", "zed", "--owner", "ann")
+            async with daemon.channel() as channel:
+                call = bot_pb2_grpc.BotServiceStub(channel).Play(metadata=auth(token))
+                await call.write(bot_pb2.PlayRequest(hello=bot_pb2.Hello(name="zed", version="t")))
+                assert (await call.read()).HasField("welcome")
+                match_id = await daemon.create_match(["zed", *HOUSE3], deals=1)
+                runner = daemon.arena.runners[match_id]  # kept: the match may be over when it is read
+                while not (update := await call.read()).update.HasField("request"):
+                    pass
+                request = update.update.request
+                session = await session_of(daemon, "zed")
+                for _ in range(400):  # ~20 MB it will not read: its handler is stuck in a write
+                    session.send(filler)
+                for _ in range(200):
+                    await asyncio.sleep(0.01)
+                    if session.outbox.bytes < 19_000_000:
+                        break
+                await asyncio.to_thread(ladder_cli, db, "revoke", "zed")
+                while session.connected:
+                    await asyncio.sleep(0.01)
+                answer = bot_pb2.Answer(match_id=match_id, request_id=request.request_id)
+                answer.pass_cards.cards.extend(request.legal_cards[:request.pass_count])
+                await call.write(bot_pb2.PlayRequest(answer=answer))
+                await call.write(bot_pb2.PlayRequest(resume=bot_pb2.Resume(match_id=match_id, seat=0)))
+                while not [d for d in runner.decisions if d.seat == 0]:
+                    await asyncio.sleep(0.01)
+                first = next(d for d in runner.decisions if d.seat == 0)
+                call.cancel()
+            return first.provenance
+
+    provenance = run(scenario())
+    assert provenance == game_pb2.PROVENANCE_DISCONNECT, game_pb2.Provenance.Name(provenance)
+
+
 def test_a_revoked_or_rotated_token_ends_its_session_with_a_reason_under_the_ladder(tmp_path):
     """With --ladder a revoked bot's stream closed with status OK and no reason."""
     db = str(tmp_path / "d.db")
