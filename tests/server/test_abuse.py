@@ -282,6 +282,47 @@ def test_a_bot_reconnecting_in_a_loop_is_refused_past_its_stream_rate(tmp_path):
     assert later == "welcome"
 
 
+def test_a_pass_answer_of_thousands_of_cards_is_refused_without_reading_them(tmp_path):
+    """An attack pass: an answer to a PASS request naming ~10,000 cards (what 64 KiB holds)
+    had every card converted and checked, on the event loop, before it was refused for
+    not naming pass_count cards: ~6-9 ms a message where an answer takes ~0.01 ms, three
+    times per PASS request (max_illegal). Its count is checked first now; the cards of a
+    pass are read only when there are as many as the ruleset passes. Counted here by the
+    cards the server converts, not timed."""
+    from heartsbot import convert
+
+    converted = [0]
+    real = convert.card_from_wire
+
+    def counted(card):  # the real conversion, counted
+        converted[0] += 1
+        return real(card)
+
+    async def scenario():
+        async with running_daemon(tmp_path, decision_ms=60_000) as daemon:
+            async with RawBot(daemon, max_matches=1) as bot:
+                match_id = await daemon.create_match(["alice", *HOUSE3], deals=1)
+                while not (message := await bot.call.read()).update.HasField("request"):
+                    pass
+                request = message.update.request
+                assert request.kind == game_pb2.DECISION_KIND_PASS
+                flood = bot_pb2.Answer(match_id=match_id, request_id=request.request_id)
+                flood.pass_cards.cards.extend([request.legal_cards[0]] * 10_000)
+                convert.card_from_wire = counted
+                try:
+                    await bot.send(bot_pb2.PlayRequest(answer=flood))
+                    while not (reply := await bot.call.read()).HasField("rejected"):
+                        pass
+                finally:
+                    convert.card_from_wire = real
+                return reply.rejected, converted[0]
+
+    rejected, cards_read = run(scenario())
+    assert rejected.code == bot_pb2.REJECTION_CODE_MALFORMED and rejected.retry
+    assert rejected.reason == "pass exactly 3 cards, got 10000"
+    assert cards_read == 0, f"the server converted {cards_read} cards of an answer it refused for their count"
+
+
 def test_repeated_drains_count_against_the_stream_budget(tmp_path):
     """A second `drain` changes nothing (drain is idempotent), so a bot that sends them
     without end has the daemon read and dispatch messages for free: 3,000 went unanswered
