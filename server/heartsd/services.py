@@ -50,6 +50,9 @@ MAX_VERSION_CHARS = 128  # hello.version: logged at every connect, frozen into t
 # See BotService._end. The quiet pause is long enough that a loaded machine's scheduling
 # gap in a client's writes (measured: a 207 ms stall) does not look like the end of them.
 DRAIN_S, DRAIN_QUIET_S = 2.0, 0.5
+# ... and at most this many messages: far more than a client has in flight (a burst of a few
+# hundred rejected answers still gets its status), far fewer than a flood sends in DRAIN_S.
+DRAIN_MESSAGES = 1024
 T = TypeVar("T")
 P = game_pb2
 
@@ -365,12 +368,17 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
         """End a stream for what the bot sent: its matches see it gone at once; then what
         it is still sending is read and dropped (for at most DRAIN_S, until it pauses for
         DRAIN_QUIET_S) before the status goes out. A gRPC client whose write fails on an
-        already-ended stream reports INTERNAL rather than our status and reason."""
+        already-ended stream reports INTERNAL rather than our status and reason. At most
+        DRAIN_MESSAGES are read so: reading on for free, a bot flooding on had ~10,000
+        messages a second read for DRAIN_S after every stream it got ended (~20,000 where its
+        budget allowed 69; an attack pass)."""
         session.draining = True
         session.close(reason, status)
         deadline = asyncio.get_running_loop().time() + DRAIN_S
         with contextlib.suppress(Exception):  # a timed-out read breaks the stream: it is ending anyway
-            while (left := deadline - asyncio.get_running_loop().time()) > 0:
+            for _ in range(DRAIN_MESSAGES):
+                if (left := deadline - asyncio.get_running_loop().time()) <= 0:
+                    return
                 if await asyncio.wait_for(context.read(), min(left, DRAIN_QUIET_S)) is grpc.aio.EOF:
                     return
 
@@ -378,14 +386,19 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
         """Act on what the bot sends, while its session lasts. A session that ended (its
         token revoked, its stream replaced, drained) may still be read until its handler
         ends, up to CLOSE_FLUSH_S when the bot does not read its last messages: what it
-        sends then is read and dropped. Acted on (an attack pass), a revoked bot's answers
-        were played as its own, and its resume brought its seats back from away."""
+        sends then is read and dropped, at most DRAIN_MESSAGES of it (see _end).
+        Acted on (an attack pass), a revoked bot's answers were played as its own, and its
+        resume brought its seats back from away."""
+        dropped = 0
         try:
             while True:
                 message = await context.read()
                 if message is grpc.aio.EOF:
                     break
                 if not session.connected:
+                    dropped += 1
+                    if dropped > DRAIN_MESSAGES:
+                        break
                     continue
                 if type(message) is PlayAnswer:
                     rejection = self.arena.answer_play(session, message)

@@ -18,7 +18,7 @@ import grpc
 
 from heartsbot.proto import bot_pb2, bot_pb2_grpc, game_pb2, spectator_pb2, spectator_pb2_grpc
 
-from heartsd.services import BOT_STREAM_BURST
+from heartsd.services import BOT_STREAM_BURST, DRAIN_MESSAGES
 
 from .harness import ADMIN, BOTS, Bot, RawBot, auth, first_legal, long_match_held, run, running_daemon, session_of
 from .test_daemon_process import Remote, start
@@ -321,6 +321,56 @@ def test_a_pass_answer_of_thousands_of_cards_is_refused_without_reading_them(tmp
     assert rejected.code == bot_pb2.REJECTION_CODE_MALFORMED and rejected.retry
     assert rejected.reason == "pass exactly 3 cards, got 10000"
     assert cards_read == 0, f"the server converted {cards_read} cards of an answer it refused for their count"
+
+
+def test_a_stream_ended_for_flooding_is_not_read_on_for_free(tmp_path):
+    """An attack pass: a stream ended for too many rejected answers was then read and its
+    messages dropped for up to DRAIN_S (so that a client's in-flight writes do not fail
+    before our status), however many came: a bot flooding on got ~10,000 messages a
+    second read for nothing, 2 s per stream, where its budget allowed 69, and one stream
+    after another (BOT_STREAM_BURST, then one every 2 s) kept the event loop reading for
+    it. What is read after the end is bounded (DRAIN_MESSAGES). Counted by the messages the
+    server reads (its bot-stream deserializer), not timed."""
+    import heartsd.server
+
+    read = [0]
+    real = heartsd.server.read_play_request
+
+    def counted(data):  # the daemon's own deserializer, counted
+        read[0] += 1
+        return real(data)
+
+    stale = bot_pb2.PlayRequest(answer=bot_pb2.Answer(match_id="m-none", request_id="r-none")).SerializeToString()
+
+    async def scenario():
+        heartsd.server.read_play_request = counted
+        try:
+            async with running_daemon(tmp_path) as daemon:
+                async with daemon.channel() as channel:
+                    call = channel.stream_stream(PLAY_PATH, request_serializer=None, response_deserializer=None)(
+                        metadata=auth(BOTS["alice"]))
+                    await call.write(bot_pb2.PlayRequest(hello=bot_pb2.Hello(
+                        name="alice", version="t", max_concurrent_matches=1)).SerializeToString())
+
+                    async def flood():
+                        with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
+                            for _ in range(5000):
+                                await call.write(stale)
+
+                    writing = asyncio.create_task(flood())
+                    with contextlib.suppress(grpc.aio.AioRpcError):
+                        async for _ in call:
+                            pass
+                    await asyncio.wait_for(writing, 30)
+                    session = daemon.arena.sessions.get("alice")
+                    return read[0], await call.code(), session
+        finally:
+            heartsd.server.read_play_request = real
+
+    messages, code, session = run(scenario())
+    budget = 64 + 4 * 1  # sessions.WASTE_ALLOWANCE plus four per match granted
+    assert session is None and code != grpc.StatusCode.OK
+    assert messages <= 1 + (budget + 1) + DRAIN_MESSAGES, f"{messages} messages of the flood were read"
 
 
 def test_repeated_drains_count_against_the_stream_budget(tmp_path):
