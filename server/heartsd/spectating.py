@@ -36,6 +36,7 @@ P = game_pb2
 # finished one hold, about): sent from its start at once, a 900-deal match's 62,000 events
 # held the event loop ~250 ms per watcher, and one address may start 20 a second (an attack pass).
 EVENTS_PER_BATCH = 1024
+BATCHES_PER_CALL = 16  # see paced: a batch spends at least this share of a call
 WATCH_EVENTS_FIELD = spectator_pb2.WatchMatchResponse.DESCRIPTOR.fields_by_name["events"].number
 STATUS_VALUES = {
     "running": P.MATCH_STATUS_RUNNING,
@@ -52,11 +53,17 @@ async def paced(batches: AsyncGenerator[list[game_pb2.Event], None], budget: Bud
     waits for it, the stream never cut half way. One call however much it sent, watching a
     long match from its start over and over (~140 ms of the event loop for 900 deals) kept
     the loop from the bots (an attack pass, on gRPC; the web's feeds are watches too).
-    Closing it closes ``batches``."""
+
+    A batch spends at least 1 / BATCHES_PER_CALL of a call, however few its events: a live
+    match's events go out a few at a time, at each of its moves, and each batch costs the
+    daemon ~70 us of the loop (its wake-up, its bytes, its write), a call ~1 ms. Charged by
+    its events alone, one address's 16 watchers of a busy match cut the bots' decisions to
+    about a third for a fraction of a call (an attack pass); now a watcher paced by its rate
+    gets fewer, larger batches. Closing it closes ``batches``."""
     try:
         async for batch in batches:
             yield batch
-            await budget.pace(peer, len(batch) / EVENTS_PER_BATCH)  # for the next
+            await budget.pace(peer, max(len(batch) / EVENTS_PER_BATCH, 1 / BATCHES_PER_CALL))  # for the next
     finally:
         await batches.aclose()
 

@@ -1295,6 +1295,44 @@ def test_watching_long_matches_from_their_start_spends_the_spectator_rate_by_the
     assert 50 * 16 <= len(received) < last, (len(received), last)
 
 
+def test_watching_a_live_match_spends_the_spectator_rate_by_the_batches_it_is_sent(tmp_path):
+    """An attack pass: a live watch spent the spectator rate by the events it was sent, a
+    call's worth per 1,024, but a live match's events go out a few at a time, a batch at each
+    move of the match, and each batch costs the daemon ~70 us however few its events (its
+    wake-up, its bytes, its write): one address's 16 watchers of a bot's busy match took the
+    event loop from ~0.9 s to ~2 s of CPU over 150 deals and cut the decisions a second to a
+    third, for a fraction of one call. A batch now spends at least a sixteenth of a call, so
+    a rate that refills nothing sends at most the burst's worth of batches (then the stream
+    waits, never cut, and its later batches are larger). Counted in batches, not timed."""
+    from heartsd.spectating import BATCHES_PER_CALL
+
+    burst = 51  # the least the settings allow (a 1,000-match page)
+
+    async def scenario():
+        async with running_daemon(tmp_path, spectator_calls_per_s=0.001, spectator_burst=burst) as daemon:
+            bot = await Bot(daemon, "alice").start()
+            match_id = await daemon.create_match(["alice", *HOUSE3], deals=300)
+            batches = [0]
+
+            async def watch() -> None:
+                async with daemon.channel() as channel:
+                    stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+                    async for _ in stub.WatchMatch(spectator_pb2.WatchMatchRequest(match_id=match_id)):
+                        batches[0] += 1
+
+            watching = asyncio.ensure_future(watch())
+            await bot.wait_ended(match_id, 120)
+            events = daemon.stored(match_id).record
+            watching.cancel()
+            await asyncio.gather(watching, return_exceptions=True)
+            await bot.close()
+            return batches[0], len(events.decisions)
+
+    batches, decisions = run(scenario())
+    assert decisions > 300 * 52
+    assert batches <= burst * BATCHES_PER_CALL, f"{batches} batches sent for {burst} calls' worth of the rate"
+
+
 def test_watching_a_finished_match_from_beyond_its_end_spends_the_rate_by_the_events_it_reads(tmp_path, monkeypatch):
     """An attack pass: a watch of a finished match reads its stored events from the first and
     passes over those up to from_sequence, and only the events sent spent the spectator rate.
