@@ -567,6 +567,46 @@ def test_a_bots_latest_results_are_read_through_its_own_index(tmp_path):
     assert "results_by_bot_ruleset_seq" in plan and "TEMP B-TREE" not in plan, plan
 
 
+def test_a_bot_profile_reads_its_own_registration_not_every_bots(tmp_path):
+    """An attack pass: GetBotProfile, a public call of one call's worth of the spectator
+    rate, read every registered bot's owner (revoked ones too) to find one bot's: ~1.7 ms
+    of a worker thread, holding the interpreter's lock the event loop waits for, at 2,000
+    bots, and growing with the ladder. It reads the asked bot's row. Counted in the rows its
+    queries return (the shared standings, made once per new result, read beforehand)."""
+    from heartsbot.proto import ladder_pb2, ladder_pb2_grpc
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            ladder = daemon.arena.store.ladder
+
+            def register() -> None:
+                for i in range(300):
+                    ladder.add_bot(f"b{i:03d}", f"owner-{i}")
+
+            await asyncio.to_thread(register)
+            async with daemon.channel() as channel:
+                stub = ladder_pb2_grpc.LadderServiceStub(channel)
+                await stub.GetBotProfile(ladder_pb2.GetBotProfileRequest(bot="b007"))  # the standings, made once
+                rows: list[int] = []
+                query = ladder.db.query
+
+                def counted(sql, args=()):  # type: ignore[no-untyped-def]
+                    found = query(sql, args)
+                    rows.append(len(found))
+                    return found
+
+                ladder.db.query = counted  # type: ignore[method-assign]
+                try:
+                    profile = await stub.GetBotProfile(ladder_pb2.GetBotProfileRequest(bot="b007"))
+                finally:
+                    ladder.db.query = query  # type: ignore[method-assign]
+            return profile, rows
+
+    profile, rows = run(scenario())
+    assert profile.bot == "b007" and profile.owner == "owner-7"
+    assert max(rows) < 300, f"a bot's profile read rows {rows}"
+
+
 def test_a_configured_bot_is_not_rated_under_a_ladder_registration_of_its_name(tmp_path):
     """An organiser's pass: beside a configured bob, `ladder add-bot bob --owner mallory`
     signs nothing in (test_admin), but the rated check and the matchmaker read the
