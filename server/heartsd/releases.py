@@ -39,9 +39,12 @@ from dataclasses import dataclass, field
 class TableState:
     """What a release needs of one table: its runner sets ``deals_completed`` and
     ``playing`` before each :meth:`DealReleases.update`, and shares ``watchers`` (the
-    events that wake its spectators)."""
+    events that wake its spectators at each of its events). ``release_watchers`` wake only
+    when a release may show more: the spectators of a set's table or of a delayed match,
+    who see nothing new at an event (spectating.watch)."""
 
     watchers: set[asyncio.Event] = field(default_factory=set)
+    release_watchers: set[asyncio.Event] = field(default_factory=set)
     deals_completed: int = 0
     playing: bool = True
 
@@ -68,20 +71,22 @@ class DealReleases:
 
     def update(self) -> None:
         """Recompute after a table finished a deal or ended; wake every table's watchers
-        when something new is released."""
-        if self.all_at is not None:
-            return
-        now = time.monotonic()
-        before = len(self.times)
+        when something new is released, and at every call once all is (a table's
+        ``match_ended`` comes after the release of its last deal)."""
         tables = self.tables
-        playing = [t.deals_completed for t in tables if t.playing]
-        if not playing:
-            self.all_at = now
-        else:
-            while len(self.times) < min(playing):
-                self.times.append(now)
-            if len(self.times) == before:
-                return
+        if self.all_at is None:
+            now = time.monotonic()
+            before = len(self.times)
+            playing = [t.deals_completed for t in tables if t.playing]
+            if not playing:
+                self.all_at = now
+            else:
+                while len(self.times) < min(playing):
+                    self.times.append(now)
+                if len(self.times) == before:
+                    return
         for table in tables:
             for wake in table.watchers:
+                wake.set()
+            for wake in table.release_watchers:
                 wake.set()

@@ -123,7 +123,11 @@ async def watch(arena: Arena, match_id: str, from_sequence: int = 0, finished: b
         raise ArenaError("out_of_range", f"from_sequence {cursor} is beyond the last event a spectator may see "
                          f"now ({visible})")
     wake = asyncio.Event()
-    runner.watchers.add(wake)
+    # Woken at each event only where each event may show more: a set's table or a delayed
+    # match shows more only at a release (or its delay's timer). Woken at every event, such
+    # a watcher found nothing new almost every time, for none of the rate (an attack pass).
+    wakers = runner.watchers if delay <= 0 and not runner.releases.in_set else runner.table.release_watchers
+    wakers.add(wake)
     try:
         while True:
             wake.clear()
@@ -145,7 +149,7 @@ async def watch(arena: Arena, match_id: str, from_sequence: int = 0, finished: b
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(wake.wait(), max(0.0, wake_at - time.monotonic()))
     finally:
-        runner.watchers.discard(wake)
+        wakers.discard(wake)
 
 
 async def _watch_stored(arena: Arena, match_id: str, from_sequence: int, finished: bool = True,

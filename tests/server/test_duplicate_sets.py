@@ -303,6 +303,46 @@ def test_a_spectator_cannot_count_a_set_tables_events_beyond_what_it_may_see(tmp
     assert str(live) not in re.findall(r"\d+", codes["far"][1])
 
 
+def test_a_set_tables_spectator_is_woken_by_its_releases_not_by_every_event(tmp_path, monkeypatch):
+    """An attack pass: a spectator of a set's table (every ladder match is one) or of a
+    delayed match was woken at every event of its table, to find nothing new it may see
+    (only a deal released at every table, or its delay, shows more), and each such
+    wake-up (the task switch, the visibility check) cost the event loop and spent none of
+    the caller's spectator rate, which is spent by what is sent: 16 watchers from one
+    address slowed a busy table ~15%, and addresses together without bound. It is now
+    woken by releases (and its delay's timer); what it is sent is the same, ending in
+    match_ended. Counted in the visibility checks its stream makes, not timed."""
+    checks = [0]
+    real = spectating.visible_until
+
+    def counted(runner, delay, now):  # the real check, counted
+        checks[0] += 1
+        return real(runner, delay, now)
+
+    monkeypatch.setattr(spectating, "visible_until", counted)
+    deals = 6
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            names, tokens = ladder_of_eight(daemon)
+            bots = [await Bot(daemon, n, random_legal(i), token=tokens[n]).start() for i, n in enumerate(names)]
+            started = await duplicate.start_set(daemon.arena, "standard", deals, [names[:4], names[4:]])
+            a = started.runners[0]
+            received: list[game_pb2.Event] = []
+            async with daemon.channel() as channel:
+                stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+                async for response in stub.WatchMatch(spectator_pb2.WatchMatchRequest(match_id=a.id), timeout=60):
+                    received.extend(response.events)
+            for bot in bots:
+                await bot.close()
+            return received, a.log_events.last_sequence
+
+    received, last = run(scenario())
+    assert [e.sequence for e in received] == list(range(1, last + 1))
+    assert received[-1].HasField("match_ended")
+    assert checks[0] <= 4 * deals + 4, f"{checks[0]} visibility checks for {last} events and {deals} deals"
+
+
 def test_replay_show_never_prints_the_seed_or_hands_of_a_match_whose_cards_are_still_held(tmp_path, capsys):
     """An attack pass (2026-12-07): `heartsd replay show` printed whatever the store held: a
     running match's last checkpoint (its seed, which gives every hand still to be dealt) and
