@@ -263,11 +263,10 @@ def _by_rank(code: str) -> tuple[int, int]:
     return RANKS.index(code[0]), "CDHS".index(code[1])
 
 
-def test_the_classic_moon_choice_is_a_dialog_and_the_panel_marks_the_moon(tmp_path, browser: Browser) -> None:
+def at_the_moon_choice(daemon: ThreadedDaemon, browser: Browser) -> tuple[Any, Page, list[str]]:
     """A classic deal arranged like the conformance kit's moon check (its seed, Feeders at
-    the other seats): the person, clicking the Shooter's cards, takes every penalty card;
-    the choice comes as a dialog, the answer is checked and recorded as HUMAN, and the
-    score panel marks the moon."""
+    the other seats), played by clicks on the Shooter's cards until the person has taken
+    every penalty card and is asked the moon choice: (the match's runner, the page, its errors)."""
     from heartsbot.proto import admin_pb2, game_pb2
 
     from heartsd.arena import SeatRequest
@@ -276,39 +275,48 @@ def test_the_classic_moon_choice_is_a_dialog_and_the_panel_marks_the_moon(tmp_pa
 
     seed = moon_seed("classic", 0)
     secret = "a-secret-for-the-moon-test-only"
+    arena, front = daemon.arena, daemon.web.front
+
+    async def arrange() -> Any:
+        def prepare(runner: Any) -> None:
+            runner.house_delay_s = 0.0
+            for slot in runner.seats[1:]:
+                slot.house = Feeder()
+
+        seats = [SeatRequest(human="human:h-moon"), *[SeatRequest(house="random")] * 3]
+        runner = await arena.create_match("classic", 4, admin_pb2.RulesetOptions(),
+                                          game_pb2.MatchFormat(fixed_deals=1), seed, seats,
+                                          game_pb2.ClockSettings(), prepare=prepare)
+        front.seats.by_match[runner.id] = HumanSeat(arena, runner, runner.seats[0], secret_digest(secret), "test")
+        return runner
+
+    runner = daemon.call(arrange)
+    context = browser.new_context(viewport=DESKTOP)
+    context.add_cookies([{"name": f"seat-{runner.id}", "value": secret, "url": daemon.url}])
+    page = context.new_page()
+    errors = watch_errors(page)
+    page.goto(f"{daemon.url}/play/{runner.id}")
+    while (now := turn(page)) != "moon":
+        if now == "pass":
+            lowest = sorted(hand(page), key=_by_rank)[:3]
+            for code in lowest:
+                page.click(f"#hand [data-card='{code}']")
+            page.click("#pass-button")
+        elif now == "play":
+            legal = page.eval_on_selector_all("#hand .card.legal", "cards => cards.map(c => c.dataset.card)")
+            page.click(f"#hand [data-card='{max(legal, key=_by_rank)}']")
+        else:
+            raise AssertionError(f"the deal ended without a moon choice ({now})")
+    return runner, page, errors
+
+
+def test_the_classic_moon_choice_is_a_dialog_and_the_panel_marks_the_moon(tmp_path, browser: Browser) -> None:
+    """The person, clicking the Shooter's cards, takes every penalty card; the choice comes
+    as a dialog, the answer is checked and recorded as HUMAN, and the score panel marks the moon."""
+    from heartsbot.proto import game_pb2
+
     with ThreadedDaemon(tmp_path) as daemon:
-        arena, front = daemon.arena, daemon.web.front
-
-        async def arrange() -> Any:
-            def prepare(runner: Any) -> None:
-                runner.house_delay_s = 0.0
-                for slot in runner.seats[1:]:
-                    slot.house = Feeder()
-
-            seats = [SeatRequest(human="human:h-moon"), *[SeatRequest(house="random")] * 3]
-            runner = await arena.create_match("classic", 4, admin_pb2.RulesetOptions(),
-                                              game_pb2.MatchFormat(fixed_deals=1), seed, seats,
-                                              game_pb2.ClockSettings(), prepare=prepare)
-            front.seats.by_match[runner.id] = HumanSeat(arena, runner, runner.seats[0], secret_digest(secret), "test")
-            return runner
-
-        runner = daemon.call(arrange)
-        context = browser.new_context(viewport=DESKTOP)
-        context.add_cookies([{"name": f"seat-{runner.id}", "value": secret, "url": daemon.url}])
-        page = context.new_page()
-        errors = watch_errors(page)
-        page.goto(f"{daemon.url}/play/{runner.id}")
-        while (now := turn(page)) != "moon":
-            if now == "pass":
-                lowest = sorted(hand(page), key=_by_rank)[:3]
-                for code in lowest:
-                    page.click(f"#hand [data-card='{code}']")
-                page.click("#pass-button")
-            elif now == "play":
-                legal = page.eval_on_selector_all("#hand .card.legal", "cards => cards.map(c => c.dataset.card)")
-                page.click(f"#hand [data-card='{max(legal, key=_by_rank)}']")
-            else:
-                raise AssertionError(f"the deal ended without a moon choice ({now})")
+        runner, page, errors = at_the_moon_choice(daemon, browser)
         dialog = page.locator("#moon")
         expect(dialog).to_contain_text("You shot the moon!")
         expect(dialog.locator("[data-moon]")).to_have_count(2)
@@ -319,12 +327,40 @@ def test_the_classic_moon_choice_is_a_dialog_and_the_panel_marks_the_moon(tmp_pa
         expect(page.locator("#scores tbody td.moon[data-seat='0']")).to_contain_text("☾")
         rows, totals = score_panel(page)
         assert rows == [[-26, 0, 0, 0]] and totals == [-26, 0, 0, 0]
-        record = arena.store.get(runner.id).record
+        record = daemon.arena.store.get(runner.id).record
         moon = [d for d in record.decisions if d.kind == game_pb2.DECISION_KIND_MOON]
         assert len(moon) == 1 and moon[0].seat == 0 and moon[0].provenance == game_pb2.PROVENANCE_HUMAN
         assert record.deal_scores[0].shooter == 0
         assert record.deal_scores[0].moon_option == game_pb2.MOON_OPTION_SUBTRACT_FROM_SELF
         assert not errors, errors
+        page.context.close()
+
+
+def test_escape_does_not_take_the_moon_choice_away(tmp_path, browser: Browser) -> None:
+    """A keyboard pass: Escape closed the moon dialog (a modal dialog's default), and nothing
+    opened it again: the house waits for the choice, so no snapshot came to draw it, and the
+    page said "You shot the moon!" with no way to choose until the clock chose the default.
+    The choice stays on the screen until it is made (or made for the person), through any
+    number of Escapes, and is made by keyboard."""
+    from heartsbot.proto import game_pb2
+
+    with ThreadedDaemon(tmp_path) as daemon:
+        runner, page, errors = at_the_moon_choice(daemon, browser)
+        dialog = page.get_by_role("dialog", name="You shot the moon!")
+        expect(dialog).to_be_visible()
+        for _ in range(3):
+            page.keyboard.press("Escape")
+            expect(dialog).to_be_visible()
+        page.keyboard.press("Tab")  # the default has the focus: the other choice is next
+        expect(dialog.locator("[data-moon='subtract_from_self']")).to_be_focused()
+        page.keyboard.press("Enter")
+        expect(page.locator("#result")).to_contain_text("Match over")
+        record = daemon.arena.store.get(runner.id).record
+        moon = [d for d in record.decisions if d.kind == game_pb2.DECISION_KIND_MOON]
+        assert len(moon) == 1 and moon[0].provenance == game_pb2.PROVENANCE_HUMAN
+        assert record.deal_scores[0].moon_option == game_pb2.MOON_OPTION_SUBTRACT_FROM_SELF
+        assert not errors, errors
+        page.context.close()
 
 
 def test_a_second_tab_is_told_the_seat_is_elsewhere_and_auto_play_can_be_taken_back(tmp_path, browser: Browser) -> None:

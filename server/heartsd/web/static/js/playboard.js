@@ -250,6 +250,18 @@ function renderMoon() {
   if (!dialog.open) dialog.showModal();
 }
 
+// The moon choice is not dismissed: it stays until it is made (or the server makes it).
+// Escape closed the dialog (a modal dialog's default), and nothing opened it again: the
+// house waits for the choice, so no snapshot came to draw it, and the page said "You shot
+// the moon!" with no way to choose until the clock chose the default. Escape is refused;
+// should the browser close the dialog anyway (it does not let a page refuse it twice
+// without a click between), the open request draws it again.
+function keepMoonOpen() {
+  const dialog = $("moon");
+  dialog.addEventListener("cancel", (event) => event.preventDefault());
+  dialog.addEventListener("close", () => { if (state && myRequest("moon")) renderMoon(); });
+}
+
 // The seat is played by the server (auto-play after repeated time-outs), or another tab
 // took it: say so, with the one button that changes it.
 let seatNoteShown = "";
@@ -490,6 +502,7 @@ async function matchOver(refusal) {
 
 async function start() {
   $("hand").addEventListener("keydown", onHandKey);
+  keepMoonOpen();
   for (const id of ["hand", "pass-bar"]) $(id).addEventListener("keydown", () => { byKeyboard = true; });
   document.addEventListener("pointerdown", () => { byKeyboard = false; });
   try {
