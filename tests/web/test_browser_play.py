@@ -402,6 +402,57 @@ def test_a_second_tab_is_told_the_seat_is_elsewhere_and_auto_play_can_be_taken_b
         context.close()
 
 
+def test_an_answer_lost_with_its_connection_can_be_given_again(tmp_path, browser: Browser) -> None:
+    """A dropped-connection pass: the person passed, the connection died before the answer
+    reached the server, and the page reconnected; the server sent the same request again,
+    still open, but the page took it as answered ("Passed. Waiting for the others…", no Pass
+    button) while the person's clock ran down to the server's default. An answer the server
+    has not confirmed is not taken as given once its connection is gone: the request sent
+    again is the person's to answer, with the cards they had lifted, and the pass is theirs."""
+    from heartsbot.proto import game_pb2
+
+    from hearts_engine.actions import PassAction
+
+    sockets: list[str] = []
+
+    def first_loses_the_answer(ws: Any) -> None:
+        """The page's first socket carries the server's messages; the first answer the page
+        sends on it is lost, and the connection with it. Later sockets carry everything."""
+        server = ws.connect_to_server()
+        sockets.append(ws.url)
+        if len(sockets) > 1:
+            return
+
+        def from_page(message: Any) -> None:
+            ws.close(code=1011)
+            server.close()
+
+        ws.on_message(from_page)
+
+    with ThreadedDaemon(tmp_path, web_house_delay_ms=200) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        page.route_web_socket(re.compile(r"/socket$"), first_loses_the_answer)
+        match_id = start_from_lobby(page, daemon.url)
+        button = page.locator("#pass-button")
+        expect(button).to_be_visible()
+        chosen = sorted(page.locator("#hand [data-card]").nth(k).get_attribute("data-card") for k in range(3))
+        for code in chosen:
+            page.click(f"#hand [data-card='{code}']")
+        button.click()
+        expect(button).to_be_visible()  # the request, sent again, is open
+        expect(page.locator("#hand .card.lifted")).to_have_count(3)
+        button.click()
+        page.wait_for_function("() => window.arena.state()?.passed?.length === 3", timeout=30_000)
+        assert sorted(page.evaluate("window.arena.state().passed")) == chosen
+        runner = daemon.arena.runners[match_id]
+        passes = [d for d in list(runner.decisions) if d.seat == 0 and isinstance(d.action, PassAction)]
+        assert [d.provenance for d in passes] == [game_pb2.PROVENANCE_HUMAN], passes
+        assert len(sockets) == 2, sockets
+        assert not [e for e in errors if e.startswith("pageerror")], errors
+        page.close()
+
+
 def test_on_a_phone_the_clock_of_an_open_request_is_on_the_screen(tmp_path, browser: Browser) -> None:
     """Before: on a phone the side column (the clock) came after the hand, partly off the
     screen while the person had to act (its top at 722 px of a 740 px screen)."""

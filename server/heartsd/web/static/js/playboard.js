@@ -456,6 +456,12 @@ function connect() {
   });
   socket.addEventListener("close", async (event) => {
     socket = null;
+    // An answer the server has not shown as received may have been lost with the connection
+    // (sent into a socket already dead): the request the server sends again on reconnecting,
+    // if it is still open, is the person's to answer again. Before, the page took it as
+    // answered ("Passed. Waiting for the others…") while the clock ran down to the server's
+    // default. One the server did receive is not open again: nothing can be answered twice.
+    sentFor = null;
     if (state?.result) return;
     if (event.code === 4000) { // another tab or window took the seat: no reconnecting by itself
       elsewhere = true;
