@@ -402,6 +402,43 @@ def test_a_second_tab_is_told_the_seat_is_elsewhere_and_auto_play_can_be_taken_b
         context.close()
 
 
+def test_a_tab_whose_seat_is_elsewhere_offers_no_decision_it_cannot_send(tmp_path, browser: Browser) -> None:
+    """A second-tab pass: the tab whose seat another one took kept its open request as if it
+    were live: cards went up, "Pass cards to West" was enabled and pressed, and nothing was
+    sent (its socket was closed), while its clock ran on and, once the other tab had passed
+    and played, it still read "Lift 3 cards to pass". It now offers no decision while the
+    seat is elsewhere (no playable or liftable card, no Pass button, no clock) and says
+    where the seat is, in each language; "Play here" gives it the seat's open request back."""
+    with ThreadedDaemon(tmp_path, web_house_delay_ms=200) as daemon:
+        context = browser.new_context(viewport=DESKTOP)
+        first = context.new_page()
+        errors = watch_errors(first)
+        match_id = start_from_lobby(first, daemon.url)
+        expect(first.locator("#pass-button")).to_be_visible()
+        expect(first.locator("#clock")).to_be_visible()
+        first.locator("#hand [data-card]").nth(0).click()
+        second = context.new_page()
+        second.goto(f"{daemon.url}/play/{match_id}")
+        expect(second.locator("#pass-button")).to_be_visible()
+        expect(first.locator("#play-here")).to_be_visible()
+        expect(first.locator("#pass-button")).to_have_count(0)
+        expect(first.locator("#clock")).to_be_hidden()
+        expect(first.locator("#status")).to_contain_text("This seat is open in another tab or window.")
+        first.locator("#hand [data-card]").nth(1).click(force=True)  # not lifted: this tab cannot pass
+        expect(first.locator("#hand [data-card][aria-pressed='true']")).to_have_count(0)
+        expect(first.locator("#hand [data-card][aria-disabled='false']")).to_have_count(0)
+        first.select_option("#lang", "id")  # drawn again: still nothing to decide here
+        expect(first.locator("#pass-button")).to_have_count(0)
+        expect(first.locator("#status")).to_contain_text("Kursi ini terbuka di tab atau jendela lain.")
+        first.select_option("#lang", "en")
+        first.click("#play-here")
+        expect(first.locator("#pass-button")).to_be_visible()  # the request, open still, is this tab's again
+        expect(first.locator("#clock")).to_be_visible()
+        expect(second.locator("#play-here")).to_be_visible()
+        assert not errors, errors
+        context.close()
+
+
 def test_an_answer_lost_with_its_connection_can_be_given_again(tmp_path, browser: Browser) -> None:
     """A dropped-connection pass: the person passed, the connection died before the answer
     reached the server, and the page reconnected; the server sent the same request again,

@@ -49,8 +49,12 @@ window.arena = {
   state: () => state,
 };
 
+// The open request of `kind` this page may answer, if any. None while another tab has the
+// seat: this page's socket is closed, and an answer made here would go nowhere (before, a
+// replaced tab lifted cards and enabled "Pass" while its clock ran, and the pass was lost).
 function myRequest(kind) {
   if (state?.auto) return null; // the server plays the seat until the person takes it back
+  if (elsewhere) return null;
   const request = state?.request;
   return request && request.kind === kind && !request.answered && sentFor !== request.id ? request : null;
 }
@@ -176,6 +180,11 @@ function renderPassBar() {
     bar.hidden = !fresh;
     return;
   }
+  if (elsewhere) { // nothing to pass from here (myRequest), nor passed: the seat note says where the seat is
+    bar.replaceChildren();
+    bar.hidden = true;
+    return;
+  }
   bar.hidden = false;
   if (!request || request.answered || sentFor === request.id) {
     bar.replaceChildren(el("p", {}, t("pass_waiting")));
@@ -197,6 +206,7 @@ function renderStatus() {
   const request = state.request;
   let text = "";
   if (state.result) text = t("result_title");
+  else if (elsewhere) text = t("elsewhere");
   else if (state.auto) text = t("auto_playing");
   else if (request?.kind === "play" && !request.answered) text = state.trick.cards.length ? t("your_turn") : t("your_lead");
   else if (request?.kind === "moon") text = t("moon_title");
@@ -216,7 +226,7 @@ function renderStatus() {
 function renderClock() {
   const clock = $("clock");
   const request = state?.request;
-  if (!request || request.answered || state.result || state.auto) {
+  if (!request || request.answered || state.result || state.auto || elsewhere) {
     clock.replaceChildren();
     clock.hidden = true;
     return;
@@ -280,7 +290,7 @@ function renderSeatNote() {
     note = [el("p", {}, t("elsewhere")), el("button", { id: "play-here", type: "button", class: "primary", onclick: () => {
       elsewhere = false;
       renderSeatNote();
-      connect();
+      connect(); // the seat's snapshot draws its open request here again
     } }, t("play_here"))];
   } else if (state?.auto && !state.result) {
     note = [el("p", {}, t("auto_playing")), el("button", { id: "take-back", type: "button", class: "primary", onclick: () => {
@@ -466,7 +476,7 @@ function connect() {
     if (event.code === 4000) { // another tab or window took the seat: no reconnecting by itself
       elsewhere = true;
       $("status").textContent = t("elsewhere");
-      renderSeatNote();
+      render(); // no decision offered here any more (myRequest), the seat note says where it is
       return;
     }
     $("status").textContent = t("reconnecting");
