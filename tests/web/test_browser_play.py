@@ -733,6 +733,34 @@ def test_an_unplayable_card_says_the_rule_that_stops_it(tmp_path, browser: Brows
         assert not errors, errors
 
 
+TRICK = """() => ({ played: window.arena.state().trick.cards.map((p) => [p.seat, p.card]),
+  labels: [...document.querySelectorAll('#table .trick [data-card]')].map((c) => [c.dataset.card, c.getAttribute('aria-label')]) })"""
+
+
+def test_a_screen_reader_hears_who_played_each_card_of_the_trick(tmp_path, browser: Browser) -> None:
+    """A screen reader's pass: the trick read "Trick 1: Two of clubs, Queen of clubs, Five of
+    clubs", each card by itself, so who played which (who was winning the trick) was said
+    only once, as each card landed, and lost to anyone who came to the trick later (a
+    reload, a look back at the table). Each card of the trick now says who played it, as the
+    announcement did, in the page's language; its data-card is the card's still."""
+    names = {"en": {0: "You", **{s: f"heuristic (house, seat {s + 1})" for s in range(1, 4)}},
+             "vi": {0: "Bạn", **{s: f"heuristic (máy, ghế {s + 1})" for s in range(1, 4)}}}
+    with ThreadedDaemon(tmp_path, web_house_delay_ms=1000) as daemon:  # the others' cards stay in view
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        start_from_lobby(page, daemon.url)
+        while (now := turn(page)) == "pass" or not page.evaluate("window.arena.state().trick.cards.length"):
+            click_turn(page, now, now)  # until the person's turn comes with cards on the trick
+        shown = page.evaluate(TRICK)
+        assert shown["labels"] == [[card, f"{names['en'][seat]} played {label(card)}"] for seat, card in shown["played"]]
+        page.select_option("#lang", "vi")
+        shown = page.evaluate(TRICK)
+        for (seat, _), (_, said) in zip(shown["played"], shown["labels"], strict=True):
+            assert said.startswith(f"{names['vi'][seat]} đánh "), said
+        assert not errors, errors
+        page.close()
+
+
 def test_a_default_after_a_time_out_is_said_with_its_cards(tmp_path, browser: Browser) -> None:
     """Before (a browser audit): when the person's clock ran out the server passed or played
     for them and the page said nothing (the hand just changed). Now a line, in a polite

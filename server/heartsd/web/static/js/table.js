@@ -93,6 +93,10 @@ export function renderTable(root, info, state, { bottom = 0, you = -1, faceUpHan
   for (const played of showing?.cards ?? []) {
     const place = placement(played.seat, bottom, n);
     const card = faceUp(played.card, { small: true });
+    // Said with who played it ("You played Queen of clubs"): the card's place on the table
+    // says it to the eye only, and a screen reader read the trick as bare cards, so who was
+    // winning it was heard once, as each card landed (the Playboard's announcement), and lost.
+    card.setAttribute("aria-label", t("played_card", { name: seatName(state.seats[played.seat], you), card: cardLabel(played.card) }));
     card.classList.add("in-trick");
     if (played.seat === showing.leader) card.classList.add("leader");
     if (complete && played.seat === showing.winner) card.classList.add("winner");
