@@ -602,6 +602,42 @@ def test_after_a_restart_a_seat_page_stops_retrying_and_says_the_match_is_over(t
     context.close()
 
 
+def test_a_seat_page_reopened_after_its_table_was_given_back_says_the_match_is_over(tmp_path, browser: Browser) -> None:
+    """A dropped-connection pass: a person away longer than web_abandon_s (a phone asleep, a
+    network gone for a minute) has their table given back, the match cancelled. Their page,
+    opened again (or reconnecting) while the seat lingers, showed the board as they had left
+    it: "Your turn: play a marked card.", a clock running, cards marked playable, for a match
+    that was over; nothing ever changed it. The seat's page learns only from the seat's
+    messages, and the match ended while no page had them. It now says the match is over and
+    why, with the replay's link, and offers nothing to play."""
+    with ThreadedDaemon(tmp_path, web_house_delay_ms=200, web_abandon_s=2) as daemon:
+        context = browser.new_context(viewport=DESKTOP)
+        page = context.new_page()
+        match_id = start_from_lobby(page, daemon.url)
+        while (now := turn(page)) == "pass":
+            click_turn(page, now, now)
+        assert now == "play", now
+        page.close()  # away: no page has the seat
+        runner = daemon.arena.runners[match_id]
+        daemon.call(lambda: runner.finished.wait(), timeout=30)
+        stored = daemon.arena.store.get(match_id)
+        assert (stored.status, stored.reason) == ("cancelled", "the person left the table (no page for 2 s)"), stored
+        page = context.new_page()
+        errors = watch_errors(page)
+        page.goto(f"{daemon.url}/play/{match_id}")
+        result = page.locator("#result")
+        expect(result).to_contain_text("Match over")
+        expect(result).to_contain_text("The match ended: the person left the table (no page for 2 s).")
+        expect(result.locator(f"a[href='/watch/{match_id}']")).to_be_visible()
+        expect(page.locator("#hand .card.legal")).to_have_count(0)
+        expect(page.locator("#clock")).to_be_hidden()
+        expect(page.locator("#leave-button")).to_have_count(0)
+        page.select_option("#lang", "vi")
+        expect(result).to_contain_text("người chơi đã rời bàn (không mở trang trong 2 giây)")
+        assert not errors, errors
+        context.close()
+
+
 def test_after_passing_the_status_says_the_page_waits_for_the_others(tmp_path, browser: Browser) -> None:
     """Before (a QA pass): once the person had passed, the status line still said "Lift 3
     cards to pass to East." while the pass bar said "Passed. Waiting for the others…"."""

@@ -126,8 +126,19 @@ class HumanSeat:
             loop = asyncio.get_running_loop()
             self._tasks = [loop.create_task(self._pump(session)), loop.create_task(self._follow(session))]
             self.arena.resume_all(session)
+        else:
+            self._ended_away()
         self.changed.set()
         return session
+
+    def _ended_away(self) -> None:
+        """The match ended while no page had the seat (its table given back after
+        ``abandon_s``, a shutdown...): the seat's view is folded from the seat's messages
+        only, and its MatchEnded went to no page, so it is folded in here, from the runner's
+        result. Before, a page reopened (or reconnecting) after a minute away showed the
+        board as it was left, "Your turn" with its clock running, for a match that was over."""
+        if self.tracker.result is None and self.runner.result is not None:
+            self.tracker.apply_events([P.Event(match_ended=P.MatchEnded(result=self.runner.result))])
 
     def detach(self, session: BotSession | None) -> None:
         """The page left (or another took the seat): the seat goes the way of a
