@@ -769,6 +769,37 @@ def test_an_unplayable_card_says_the_rule_that_stops_it(tmp_path, browser: Brows
         assert not errors, errors
 
 
+def test_a_screen_reader_is_told_when_the_person_is_asked_to_pass_or_play(tmp_path, browser: Browser) -> None:
+    """A screen reader's pass: nothing said that the person was asked for a decision. The
+    status line ("Lift 3 cards to pass to West.", "Your turn: play a marked card.") is no
+    live region, and the page's announcements said only the others' cards: a person who
+    could not see the table heard "heuristic (house, seat 4) played Five of clubs" and had
+    to work out that it was their turn, while their clock ran. Each request is now said once
+    as it comes (after the card played before it), in the page's language."""
+    with ThreadedDaemon(tmp_path, web_house_delay_ms=200) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        start_from_lobby(page, daemon.url)
+        said = page.locator("#announce")
+        assert said.get_attribute("aria-live") == "assertive"
+        expect(said).to_have_text(re.compile(r"^Lift 3 cards to pass to (West|North|East)\.$"))
+        click_turn(page, turn(page), "the first deal starts with a pass")
+        for _ in range(3):  # the person's next plays: each said as it is asked
+            assert turn(page) == "play"
+            if page.evaluate("window.arena.state().trick.cards.length"):
+                expect(said).to_have_text(re.compile(r" played [A-Za-z ]+\. Your turn: play a marked card\.$"))
+            else:
+                expect(said).to_have_text(re.compile(r"(^|\. )Your lead\.$"))
+            click_turn(page, "play", "")
+        assert turn(page) == "play"
+        page.select_option("#lang", "vi")  # drawn again: said in the language chosen when next asked
+        click_turn(page, "play", "")
+        assert turn(page) == "play"
+        expect(said).to_have_text(re.compile(r"(Đến lượt bạn: đánh một lá được đánh dấu\.|Bạn đánh trước\.)$"))
+        assert not errors, errors
+        page.close()
+
+
 TRICK = """() => ({ played: window.arena.state().trick.cards.map((p) => [p.seat, p.card]),
   labels: [...document.querySelectorAll('#table .trick [data-card]')].map((c) => [c.dataset.card, c.getAttribute('aria-label')]) })"""
 

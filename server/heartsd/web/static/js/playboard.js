@@ -393,17 +393,35 @@ function renderResult() {
       el("a", { href: "/" }, t("back_to_lobby"))));  // "" where there is nothing: replaceChildren shows null as text
 }
 
+// What a screen reader is told (an assertive live region): each card the others play, and
+// each decision the person is asked for, once, after the card played before it.
 function announce() {
   const shown = state.trick.cards.length ? state.trick : state.last_trick;
   const last = shown?.cards?.[shown.cards.length - 1];
   const key = last ? `${state.deal}:${shown.number}:${last.card}` : "";
-  let text = "";
-  if (key && key !== announced && last.seat !== state.you) {
-    text = t("played_card", { name: seatName(state.seats[last.seat], state.you), card: cardLabel(last.card) });
-  }
+  const played = last && last.seat !== state.you
+    ? t("played_card", { name: seatName(state.seats[last.seat], state.you), card: cardLabel(last.card) }) : "";
+  let text = key && key !== announced ? played : "";
   announced = key || announced;
+  const asked = askedText();
+  if (asked) text = played ? t("said_then", { first: played, then: asked }) : asked;
   if (state.rejection) text = t("refused", { reason: rejectionText(state.rejection) });
   if (text) $("announce").textContent = text;
+}
+
+// The decision the person is asked for now, said once per request (not again as the page
+// is drawn again, nor when a reconnect brings the same request); "" if none or said. The
+// status line says it too, but is no live region: before, a person who could not see the
+// table heard only the others' cards, and had to work out that it was their turn while
+// their clock ran. (The moon choice is a dialog, which takes the focus: said as it opens.)
+let askedSaid = null;
+
+function askedText() {
+  const request = myRequest("pass") ?? myRequest("play");
+  if (!request || request.id === askedSaid) return "";
+  askedSaid = request.id;
+  if (request.kind === "pass") return t("pass_hint", { n: request.pass_count, direction: directionText() });
+  return state.trick.cards.length ? t("your_turn") : t("your_lead");
 }
 
 // The page draws `state`, but for a moment after a deal ends, the deal as it ended (its last
