@@ -183,6 +183,43 @@ def test_a_person_plays_a_whole_standard_match_by_keyboard(tmp_path, browser: Br
         assert not errors, errors
 
 
+def test_the_keyboard_keeps_its_place_in_the_hand_while_the_others_play(tmp_path, browser: Browser) -> None:
+    """A keyboard pass: looking over one's hand with the arrow keys while the others played,
+    the focus jumped back to the first card with every card played (a house bot's, every
+    600 ms), and a screen reader said "Two of clubs" again each time: the hand could not be
+    read through while waiting. With no card to play, the focused card keeps the focus; when
+    the person's turn comes it goes to a card they can play, as before."""
+    with ThreadedDaemon(tmp_path, web_house_delay_ms=1000) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        start_from_lobby(page, daemon.url)
+        kept = 0
+        while kept < 2:
+            now = turn(page)
+            click_turn(page, now, now)
+            # The person's card is in, and another's turn is on (or the person's own again).
+            waiting = page.wait_for_function("""() => { const s = window.arena.state();
+              if (document.querySelector('#hand .card.legal')) return 'mine';
+              return s.phase === 'playing' && !s.request && s.hand.length > 4 && s.v; }""").json_value()
+            if waiting == "mine":
+                continue
+            page.locator("#hand [data-card]").first.focus()
+            for _ in range(4):
+                page.keyboard.press("ArrowRight")
+            looked_at = page.evaluate("document.activeElement.dataset.card")
+            assert looked_at == hand(page)[4]
+            drawn = page.wait_for_function("""(v) => window.arena.state().v !== v && {
+              mine: !!document.querySelector('#hand .card.legal'), focused: document.activeElement.dataset.card }""",
+                                           arg=waiting).json_value()
+            if not drawn["mine"]:  # another's card came: the place in the hand is kept
+                assert drawn["focused"] == looked_at, drawn
+                kept += 1
+            else:  # the person's turn came at once: the focus is on a card to play
+                assert page.evaluate("document.activeElement.classList.contains('legal')")
+        assert not errors, errors
+        page.close()
+
+
 BOXES = """() => {
   const out = [];
   const add = (label, node) => { const r = node.getBoundingClientRect(); out.push([label, {x: r.x, y: r.y, w: r.width, h: r.height}]); };

@@ -163,6 +163,10 @@ function renderHand() {
     card.setAttribute("aria-label", cardLabel(code));
     if (tabStop < 0 && usable) tabStop = i;
   }
+  // With no card to use (the others' turn), the focused card keeps the focus: before, every
+  // card the others played sent it back to the first card, and a person reading through
+  // their hand with the arrow keys (a screen reader saying each card) could not while waiting.
+  if (tabStop < 0 && focused) tabStop = codes.indexOf(focused);
   cards.forEach((card, i) => { card.tabIndex = i === Math.max(0, tabStop) ? 0 : -1; });
   const stillUsable = hand.contains(document.activeElement) && codes.indexOf(focused) === tabStop;
   const lostFocus = byKeyboard && (document.activeElement === document.body || !document.activeElement);
