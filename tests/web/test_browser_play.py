@@ -824,7 +824,8 @@ def test_a_screen_reader_is_told_when_the_person_is_asked_to_pass_or_play(tmp_pa
         for _ in range(3):  # the person's next plays: each said as it is asked
             assert turn(page) == "play"
             if page.evaluate("window.arena.state().trick.cards.length"):
-                expect(said).to_have_text(re.compile(r" played [A-Za-z ]+\. Your turn: play a marked card\.$"))
+                expect(said).to_have_text(re.compile(  # with the cards received, at the deal's first play
+                    r" played [A-Za-z ]+\. (You received [A-Za-z, ]+\. )?Your turn: play a marked card\.$"))
             else:
                 expect(said).to_have_text(re.compile(r"(^|\. )Your lead\.$"))
             click_turn(page, "play", "")
@@ -833,6 +834,30 @@ def test_a_screen_reader_is_told_when_the_person_is_asked_to_pass_or_play(tmp_pa
         click_turn(page, "play", "")
         assert turn(page) == "play"
         expect(said).to_have_text(re.compile(r"(Đến lượt bạn: đánh một lá được đánh dấu\.|Bạn đánh trước\.)$"))
+        assert not errors, errors
+        page.close()
+
+
+def test_a_screen_reader_is_told_the_cards_the_person_received(tmp_path, browser: Browser) -> None:
+    """A screen reader's pass: after the exchange three cards of the hand were others', and
+    only the pass bar's line said which ("You received …"), a line no screen reader reads
+    unless it is looked for: the person's hand changed unsaid. The cards received are now
+    said with the first play the person is asked for in the deal, once."""
+    with ThreadedDaemon(tmp_path, web_house_delay_ms=200) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        start_from_lobby(page, daemon.url)
+        said = page.locator("#announce")
+        click_turn(page, turn(page), "the first deal starts with a pass")
+        assert turn(page) == "play"
+        received = page.evaluate("window.arena.state().received")
+        assert len(received) == 3, received
+        expect(said).to_contain_text(f"You received {', '.join(label(c) for c in received)}. ")
+        expect(said).to_have_text(re.compile(r"(Your turn: play a marked card|Your lead)\.$"))
+        click_turn(page, "play", "")
+        assert turn(page) == "play"
+        expect(said).to_have_text(re.compile(r"(Your turn: play a marked card|Your lead)\.$"))
+        expect(said).not_to_contain_text("You received")  # said once
         assert not errors, errors
         page.close()
 

@@ -419,13 +419,21 @@ function announce() {
 // table heard only the others' cards, and had to work out that it was their turn while
 // their clock ran. (The moon choice is a dialog, which takes the focus: said as it opens.)
 let askedSaid = null;
+let receivedSaid = null; // the deal whose cards received were said
 
 function askedText() {
   const request = myRequest("pass") ?? myRequest("play");
   if (!request || request.id === askedSaid) return "";
   askedSaid = request.id;
   if (request.kind === "pass") return t("pass_hint", { n: request.pass_count, direction: directionText() });
-  return state.trick.cards.length ? t("your_turn") : t("your_lead");
+  const turn = state.trick.cards.length ? t("your_turn") : t("your_lead");
+  // The cards received in the exchange, said with the deal's first play: only the pass bar's
+  // line named them, which no screen reader reads unless it is looked for, and three cards of
+  // the hand changed unsaid. (Each is a sentence, in every language: one after the other.)
+  const fresh = state.received && (state.tricks_won ?? []).every((w) => w === 0);
+  if (!fresh || receivedSaid === state.deal) return turn;
+  receivedSaid = state.deal;
+  return `${t("received", { cards: state.received.map(cardLabel).join(", ") })} ${turn}`;
 }
 
 // The page draws `state`, but for a moment after a deal ends, the deal as it ended (its last
