@@ -652,7 +652,7 @@ class MatchRunner:
             self._guarded(lambda: self._time_out(slot))
             return self._rejection(answer, bot_pb2.REJECTION_CODE_STALE_REQUEST, "too late: the default was played", False, slot)
         try:
-            action = self._action_of(pending.kind, answer, self.rules.pass_count)
+            action = self._action_of(pending.kind, answer, self.rules)
             self.match.apply(slot.seat, action)
         except ActionError as exc:
             pending.rejected += 1
@@ -728,9 +728,10 @@ class MatchRunner:
         self._advance()
 
     @staticmethod
-    def _action_of(kind: int, answer: bot_pb2.Answer, pass_count: int) -> Action:
-        """The action ``answer`` names for a request of ``kind``; InvalidActionError if it is
-        not one. A pass naming other than ``pass_count`` cards is refused before any is read,
+    def _action_of(kind: int, answer: bot_pb2.Answer, rules: Ruleset) -> Action:
+        """The action ``answer`` names for a request of ``kind`` under ``rules``; InvalidActionError
+        if it is not one. A pass naming other than ``rules.pass_count`` cards is refused before any is read
+        (the count read only for a pass: a play, nearly every answer, reads nothing more),
         with the engine's words: read first (64 KiB hold ~10,000 cards), each was converted
         and checked on the event loop, ~6-9 ms a message, three per PASS request (an attack pass)."""
         which = answer.WhichOneof("action")
@@ -746,8 +747,8 @@ class MatchRunner:
             return _PLAY_ACTIONS[convert.card_from_wire(card)]  # raises, saying why
         if which == "pass_cards":
             cards = answer.pass_cards.cards
-            if len(cards) != pass_count:
-                raise InvalidActionError(f"pass exactly {pass_count} cards, got {len(cards)}")
+            if len(cards) != rules.pass_count:
+                raise InvalidActionError(f"pass exactly {rules.pass_count} cards, got {len(cards)}")
             return PassAction(tuple(convert.cards_from_wire(cards)))
         return MoonAction(convert.moon_option_from_wire(answer.moon))
 
