@@ -27,7 +27,7 @@ import sqlite3
 import sys
 from collections.abc import Callable
 
-from .db import is_postgresql, sqlite_path
+from .db import StoreError, is_postgresql, refuse_not_heartsd, sqlite_path
 
 PAGES_PER_STEP = 1024  # ~4 MiB a step: the daemon's writes go on between steps
 # What SQLite says when a file cannot be written: during a backup, only the copy is written.
@@ -69,11 +69,7 @@ def backup(source_url: str, target: str, progress: Callable[[int, int], None] | 
         raise BackupError(f"cannot write the copy {target!r}: its folder {folder!r} is not writable")
     partial = f"{target}.partial"
     try:
-        try:
-            src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
-            src.execute("PRAGMA schema_version").fetchone()  # the store can be read, before anything is written
-        except sqlite3.Error as exc:
-            raise BackupError(f"could not read the store {source!r}: {exc}") from None
+        src = _open_store(source)
         with contextlib.closing(src), contextlib.closing(sqlite3.connect(partial)) as dst:
             src.backup(dst, pages=PAGES_PER_STEP,
                        progress=(lambda _status, left, total: progress(total - left, total)) if progress else None)
@@ -94,6 +90,27 @@ def backup(source_url: str, target: str, progress: Callable[[int, int], None] | 
             if os.path.exists(leftover):
                 os.remove(leftover)
     return counts
+
+
+def _open_store(source: str) -> sqlite3.Connection:
+    """A read-only connection to the store, once it is known to read and to be a heartsd
+    store: before anything is written. A wrong ``--db`` (another application's file, an
+    empty one) was copied and announced as a sound backup of "0 matches" (an operator's
+    pass), where every other command refuses it."""
+    try:
+        src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise BackupError(f"could not read the store {source!r}: {exc}") from None
+    try:
+        src.execute("PRAGMA schema_version").fetchone()
+        refuse_not_heartsd(src, source)
+    except sqlite3.Error as exc:
+        src.close()
+        raise BackupError(f"could not read the store {source!r}: {exc}") from None
+    except StoreError as exc:
+        src.close()
+        raise BackupError(str(exc)) from None
+    return src
 
 
 def _copy_failed(source: str, target: str, exc: sqlite3.Error) -> str:

@@ -389,6 +389,18 @@ def _refuse_foreign(connection: sqlite3.Connection, path: str) -> None:
                          f"({', '.join(foreign)}), not heartsd's; point {SETTING} at a heartsd store or a new file")
 
 
+def refuse_not_heartsd(connection: sqlite3.Connection, path: str) -> None:
+    """Raise :class:`StoreError` unless the SQLite file open on ``connection`` is a heartsd
+    store (a ``schema_version`` table, and no other application's tables): for a command
+    that only copies a store (``heartsd store backup``) and so never migrates or reads its
+    version, where another application's file, or an empty one, was copied and announced as
+    a sound backup of "0 matches" (an operator's pass)."""
+    _refuse_foreign(connection, path)
+    found = connection.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'")
+    if found.fetchone() is None:
+        raise StoreError(f"{path} is not a heartsd store (no schema_version table; {SETTING})")
+
+
 def _version(url: str, rows: Sequence[tuple[Any, ...]]) -> int:
     """The schema version its one row holds; a :class:`StoreError` when the row is not
     one whole number >= 0 (edited or damaged: a traceback before, or taken for a new store)."""

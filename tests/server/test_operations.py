@@ -1329,6 +1329,28 @@ def _finished(db: str) -> int:
         return int(conn.execute("SELECT COUNT(*) FROM matches WHERE status = 'finished'").fetchone()[0])
 
 
+@pytest.mark.parametrize("content", ["another application's", "empty"])
+def test_a_backup_of_a_file_that_is_not_a_heartsd_store_is_refused_not_taken(tmp_path, content):
+    """An operator's pass: `heartsd store backup --db places.sqlite copy.db` (a wrong path)
+    printed "backed up ...: 0 matches (0 finished), 0 tournaments; the copy checks out" and
+    exit 0, where every other command refuses such a file: the organiser believed they held a
+    backup of the arena. Another application's SQLite file, or an empty one, is refused as
+    the other commands refuse it (exit 2, naming the setting), and no copy is written."""
+    import sqlite3
+
+    other = tmp_path / "places.sqlite"
+    if content == "empty":
+        other.write_bytes(b"")
+    else:
+        with contextlib.closing(sqlite3.connect(other)) as c, c:
+            c.execute("CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url TEXT)")
+    out = heartsd("store", "backup", "--db", str(other), str(tmp_path / "copy.db"))
+    assert out.returncode == 2, out
+    assert "not a heartsd store" in out.stderr and "HEARTSD_DB_PATH" in out.stderr, out.stderr
+    assert "backed up" not in out.stdout and "Traceback" not in out.stderr, out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["places.sqlite"]
+
+
 def test_a_backup_that_cannot_be_written_names_the_copy_not_the_store_and_leaves_nothing(tmp_path):
     """An organiser's pass: a backup to a disk that filled up said "could not copy 'arena.db':
     database or disk is full" (the live store's disk, read the organiser) and left
