@@ -69,6 +69,19 @@ PG_CONNECT = {"connect_timeout": 10, "keepalives": 1, "keepalives_idle": 10, "ke
               "keepalives_count": 3, "tcp_user_timeout": 30_000}
 
 
+def for_local_db(exc: StoreError) -> ValueError:
+    """A refusal of the store given to a command that embeds a daemon (``heartsbot local``,
+    ``heartsd tournament local``) as the usage error it is (exit 2), naming their one
+    setting, ``--db``: the daemon's own message names the environment variable too, which
+    those commands do not read. Before (an operator's pass), a wrong ``--db`` there was a
+    traceback and exit 1, the code of a failed bot.
+
+    >>> for_local_db(StoreError("x.db is not a heartsd store (no schema_version table; --db / HEARTSD_DB_PATH)"))
+    ValueError('x.db is not a heartsd store (no schema_version table; --db)')
+    """
+    return ValueError(str(exc).replace(SETTING, "--db"))
+
+
 def redacted(url: str) -> str:
     """``url`` without a password, for messages and logs: the ``user:password@`` form's and a
     ``password=`` query parameter's (libpq takes both; the second was printed in full).

@@ -25,11 +25,21 @@ from heartsbot.tls import Tls, aio_channel
 
 from .arena import MAX_FIXED_DEALS
 from .config import INT32_MAX, Settings
+from .db import StoreError, for_local_db
 from .logs import configure
 from .server import embedded
 
 
 async def run_local(args: argparse.Namespace) -> int:
+    """The command: a store the embedded daemon refuses (``--db`` naming another
+    application's file, a damaged or newer store) is a usage error, exit 2 (db.for_local_db)."""
+    try:
+        return await _run_local(args)
+    except StoreError as exc:
+        raise for_local_db(exc) from None
+
+
+async def _run_local(args: argparse.Namespace) -> int:
     rules = preset(args.ruleset, players=args.players or len(args.strategies))
     if len(args.strategies) != rules.players:
         raise ValueError(f"{args.ruleset} with {rules.players} players needs {rules.players} strategies")

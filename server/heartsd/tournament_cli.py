@@ -514,7 +514,7 @@ def _local(args: argparse.Namespace, console: Console) -> int:
     from hearts_engine import preset
     from heartsbot.strategies import make_strategy
 
-    from .db import StoreError, check_writable
+    from .db import StoreError, check_writable, for_local_db
 
     for spec in args.bots:
         make_strategy(spec)  # an unknown name is a usage error before anything starts
@@ -529,11 +529,13 @@ def _local(args: argparse.Namespace, console: Console) -> int:
         try:
             check_writable(args.db)
         except StoreError as exc:
-            raise ValueError(str(exc).replace("(--db / HEARTSD_DB_PATH)", "(--db)")) from None
+            raise for_local_db(exc) from None
     try:
         t = asyncio.run(run_local(args))
     except KeyboardInterrupt:
         return 130
+    except StoreError as exc:  # the embedded daemon refused --db: another application's file, a damaged one ...
+        raise for_local_db(exc) from None
     standings = json.loads(t.standings.json)
     print_tournament(console, t)
     if args.csv:

@@ -1351,6 +1351,36 @@ def test_a_backup_of_a_file_that_is_not_a_heartsd_store_is_refused_not_taken(tmp
     assert sorted(p.name for p in tmp_path.iterdir()) == ["places.sqlite"]
 
 
+LOCAL_COMMANDS = {
+    "heartsbot local": [*HEARTSBOT, "local", "--strategies", "random", "random", "random", "random", "--deals", "1"],
+    "heartsd tournament local": [*HEARTSD, "tournament", "local", "--bots", "random", "random", "random", "random",
+                                 "--rounds", "1", "--deals", "1"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(LOCAL_COMMANDS))
+def test_a_local_command_given_a_file_that_is_not_a_store_says_so_without_a_traceback(tmp_path, command):
+    """An operator's pass: `heartsd tournament local --db places.sqlite` (a wrong path:
+    another application's file, or no database at all) ended in a Python traceback of
+    StoreError, exit 1 (the code of a failed bot). The embedded daemon's store is refused as
+    `heartsd serve` refuses it: one line naming the file and --db, exit 2, the file untouched."""
+    import sqlite3
+
+    other = tmp_path / "places.sqlite"
+    with contextlib.closing(sqlite3.connect(other)) as c, c:
+        c.execute("CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url TEXT)")
+    text = tmp_path / "notes.txt"
+    text.write_text("not a database, but a file of text long enough to be read as one\n" * 20)
+    for path in (other, text):
+        before = path.read_bytes()
+        out = subprocess.run([*LOCAL_COMMANDS[command], "--db", str(path)], capture_output=True, text=True,
+                             timeout=120)
+        assert out.returncode == 2, (path, out)
+        assert "Traceback" not in out.stderr and out.stderr.count("\n") == 1, out.stderr
+        assert str(path.name) in out.stderr and "--db" in out.stderr, out.stderr
+        assert path.read_bytes() == before
+
+
 def test_a_backup_that_cannot_be_written_names_the_copy_not_the_store_and_leaves_nothing(tmp_path):
     """An organiser's pass: a backup to a disk that filled up said "could not copy 'arena.db':
     database or disk is full" (the live store's disk, read the organiser) and left
