@@ -62,7 +62,7 @@ async def _run_local(args: argparse.Namespace) -> int:
             tls_cert=getattr(args, "tls_cert", None), tls_key=getattr(args, "tls_key", None),
             tls_client_ca=getattr(args, "tls_client_ca", None)))
         tls = _client_tls(args, settings)
-        async with embedded(settings) as (_, port):
+        async with embedded(settings, leased=True) as (_, port):
             target = f"127.0.0.1:{port}"
             clients = [BotClient(target, tokens[n], s, n, max_matches=1, tls=tls) for n, s in zip(names, strategies)]
             tasks = [asyncio.get_running_loop().create_task(c.run()) for c in clients]

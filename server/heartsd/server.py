@@ -49,7 +49,7 @@ from .arena import Arena
 from .budgets import BudgetInterceptor, Budgets
 from .config import Settings
 from .db import SETTING, Database, StoreError, is_postgresql, redacted, sqlite_path
-from .lease import FENCE_S, HEARTBEAT_S, STALE_S, Lease, open_leased
+from .lease import FENCE_S, HEARTBEAT_S, STALE_S, Lease, LeaseHeld, live_daemons, open_leased
 from .orphans import Orphans
 from .loop import running_name as running_loop_name
 from .services import AdminService, BotService, LadderService, SpectatorService
@@ -362,11 +362,12 @@ async def start_ladder(settings: Settings, arena: Arena, port: int) -> LadderRun
 
 @contextlib.asynccontextmanager
 async def embedded(settings: Settings, arena_class: type[Arena] = Arena,
-                   grace_s: float = 1.0) -> AsyncIterator[tuple[Arena, int]]:
+                   grace_s: float = 1.0, leased: bool = False) -> AsyncIterator[tuple[Arena, int]]:
     """A daemon inside this process (its store, arena and gRPC server on ``settings``),
     serving until the block ends: for tests, ``heartsbot local``, the conformance kit and
-    benchmarks. Yields (arena, bound port)."""
-    store = Store(settings.db_path, settings.instance)
+    benchmarks. Yields (arena, bound port). ``leased``: the store may be an operator's
+    (``--db``), and is refused, a StoreError, while any daemon serves it (local_store)."""
+    store, lease = local_store(settings) if leased else (Store(settings.db_path, settings.instance), None)
     arena = arena_class(settings, store)
     try:
         server, port, health_servicer = await build_server(settings, arena)
@@ -383,7 +384,29 @@ async def embedded(settings: Settings, arena_class: type[Arena] = Arena,
             await server.stop(0.5)
     finally:
         arena.thinkers.close()
+        if lease is not None and not lease.outlives_store:  # a row in the store: released through it
+            lease.release()
         store.close()
+        if lease is not None and lease.outlives_store:  # a lock on the database file: after its last connection
+            lease.release()
+
+
+def local_store(settings: Settings) -> tuple[Store, Lease | None]:
+    """The store of a command's embedded daemon (``heartsbot local --db``, ``heartsd
+    tournament local --db``), refused (StoreError) while any daemon serves it, and leased
+    for the command's run as ``heartsd serve`` leases it. Before (an organiser's pass), such
+    a command on the store of a running arena was a second daemon of its instance there: it
+    directed that daemon's tournaments too, and wrote its own tournament and matches into the
+    arena's history."""
+    live = live_daemons(settings.db_path)  # looked at before this process holds any lock of the file
+    if live:
+        raise StoreError(f"another heartsd is running on the store {settings.db_path} ({'; '.join(live)}): this "
+                         f"command would write its matches into that daemon's store. Leave {SETTING} out (a store "
+                         "of its own for this run) or name another file")
+    try:
+        return open_leased(settings.db_path, settings.instance, lambda: Store(settings.db_path, settings.instance))
+    except LeaseHeld as exc:  # a daemon that started since the look above
+        raise StoreError(f"{exc}") from None
 
 
 def tune_gc() -> None:

@@ -565,7 +565,7 @@ async def run_local(args: argparse.Namespace) -> tournament_pb2.Tournament:
         settings = Settings.load(env={}, flags=dict(
             port=0, db_path=args.db or str(Path(tmp) / "tournament.db"), admin_token=admin, bot_tokens=tokens,
             log_level="error", **({"decision_ms": args.decision_ms} if args.decision_ms else {})))
-        async with embedded(settings) as (_, port):
+        async with embedded(settings, leased=True) as (_, port):
             target = f"127.0.0.1:{port}"
             clients = [BotClient(target, tokens[n], make_strategy(spec, seed=i), n, version=f"house/{spec}",
                                  max_matches=2) for i, (n, spec) in enumerate(zip(names, args.bots))]

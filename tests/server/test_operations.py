@@ -1381,6 +1381,30 @@ def test_a_local_command_given_a_file_that_is_not_a_store_says_so_without_a_trac
         assert path.read_bytes() == before
 
 
+@pytest.mark.parametrize("command", sorted(LOCAL_COMMANDS))
+def test_a_local_command_on_the_store_a_daemon_serves_is_refused_like_a_second_daemon(tmp_path, command):
+    """An organiser's pass: `heartsd tournament local --db arena.db` run against the store a
+    daemon was serving started a second daemon of the same instance on it (no lease taken),
+    which directed that daemon's running tournaments too and wrote its own tournament and
+    matches into the arena's store, shown on its leaderboard page. The embedded daemon takes
+    the store's lease as `heartsd serve` does: refused, exit 2, naming the daemon that holds
+    it, and nothing written."""
+    import sqlite3
+
+    db = str(tmp_path / "arena.db")
+    daemon, _ = _serving("--db", db, "--admin-token", "admin-token-local-1")
+    try:
+        out = subprocess.run([*LOCAL_COMMANDS[command], "--db", db], capture_output=True, text=True, timeout=120)
+        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+            written = conn.execute("SELECT (SELECT COUNT(*) FROM matches) + (SELECT COUNT(*) FROM tournaments)")
+            assert written.fetchone()[0] == 0, out
+    finally:
+        daemon.send_signal(signal.SIGINT)
+        daemon.wait(60)
+    assert out.returncode == 2, out
+    assert "another heartsd" in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
 def test_a_backup_that_cannot_be_written_names_the_copy_not_the_store_and_leaves_nothing(tmp_path):
     """An organiser's pass: a backup to a disk that filled up said "could not copy 'arena.db':
     database or disk is full" (the live store's disk, read the organiser) and left
