@@ -414,6 +414,30 @@ def _conformance(args: argparse.Namespace) -> int:
         return 130
 
 
+# What a Ctrl-C leaves, said by the commands whose interruption an operator may wonder about.
+INTERRUPTED = {
+    ("tournament", "watch"): "stopped watching; the tournament goes on",
+    ("admin", "watch"): "stopped watching; the match goes on",
+    ("tournament", "create"): "`heartsd tournament list` shows whether the daemon started the tournament before it",
+    ("store", "backup"): "no copy was written",
+}
+
+
+def _interrupted(args: argparse.Namespace) -> int:
+    """A command stopped by Ctrl-C (SIGINT): one line saying which and what it leaves, and
+    exit 130 (heartsbot.exits). Before (an organiser's pass), every command but ``serve``,
+    ``conformance`` and ``tournament local`` printed a KeyboardInterrupt traceback, also
+    ``tournament watch``, whose own message says Ctrl-C is how to stop watching. (``serve``
+    handles its signals itself once it runs: this is its start, before the store is open.)"""
+    from heartsbot.exits import EXIT_INTERRUPTED
+
+    sub = next((v for k, v in vars(args).items() if k.endswith("_command") and isinstance(v, str)), "")
+    name = " ".join(p for p in ("heartsd", args.command, sub) if p)
+    note = INTERRUPTED.get((args.command, sub))
+    print(f"{name}: interrupted (Ctrl-C)" + (f": {note}" if note else ""), file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from heartsbot.exits import quiet_on_closed_stdout
 
@@ -604,6 +628,8 @@ def _main(argv: Sequence[str] | None) -> int:
 
     try:
         return int(args.run(args))
+    except KeyboardInterrupt:
+        return _interrupted(args)
     except Exception as exc:
         if (why := damaged(exc)) is None:
             raise

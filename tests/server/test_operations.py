@@ -1555,6 +1555,41 @@ def test_tournament_watch_waits_out_a_restart_of_its_daemon(tmp_path):
     assert "the daemon answers again" in err and "cancelled" in out and "standings" in out, (out, err)
 
 
+def test_ctrl_c_on_tournament_watch_stops_the_watch_with_a_line_and_exit_130(tmp_path):
+    """An organiser's pass: Ctrl-C on `heartsd tournament watch` (its own waiting message
+    says "Ctrl-C to stop watching") printed a 20-line KeyboardInterrupt traceback, as did
+    every heartsd command interrupted so (`admin watch`, `tournament create`, `ladder
+    leaderboard` ...). It now ends with one line saying what the interruption left, and exit
+    130 (README's exit codes); the tournament goes on."""
+    db = str(tmp_path / "h.db")
+    house = ["--ladder", "--ladder-house", "random", "random", "random", "random", "--admin-token", ADMIN]
+    daemon, target = _serving("--db", db, *house)
+    watch = None
+    try:
+        ask = ["--server", target, "--admin-token", ADMIN]
+        roster = sum((["--bot", f"house-random{suffix}"] for suffix in ("", "-2", "-3", "-4")), [])
+        created = heartsd("tournament", "create", *ask, *roster, "--rounds", "50", "--deals", "200")
+        assert created.returncode == 0, created
+        tournament_id = created.stdout.split()[1]
+        watch = subprocess.Popen([*HEARTSD, "tournament", "watch", *ask, tournament_id, "--interval", "0.2"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert tournament_id in watch.stderr.readline()  # it follows the tournament
+        watch.send_signal(signal.SIGINT)
+        out, err = watch.communicate(timeout=60)
+        shown = heartsd("tournament", "show", *ask, tournament_id, "--json")
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(60)
+        if watch is not None and watch.poll() is None:
+            watch.kill()
+            watch.wait()
+    assert watch.returncode == 130, (watch.returncode, err)
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert err.strip().splitlines()[-1] == ("heartsd tournament watch: interrupted (Ctrl-C): stopped watching; "
+                                            "the tournament goes on"), err
+    assert json.loads(shown.stdout)["tournament"]["status"] == "running", shown
+
+
 def test_configured_bots_that_ladder_registrations_shadow_or_mimic_are_warned_of_at_start(tmp_path):
     """An organiser's pass: a daemon configured with `--bot bob:...` and `--bot Alice:...`
     on a store where `heartsd ladder add-bot` had registered bob and alice said nothing at
