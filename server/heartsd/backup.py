@@ -27,7 +27,7 @@ import sqlite3
 import sys
 from collections.abc import Callable
 
-from .db import StoreError, is_postgresql, refuse_not_heartsd, sqlite_path
+from .db import StoreError, is_postgresql, refuse_not_heartsd, sqlite_path, unreadable
 
 PAGES_PER_STEP = 1024  # ~4 MiB a step: the daemon's writes go on between steps
 # What SQLite says when a file cannot be written: during a backup, only the copy is written.
@@ -106,7 +106,7 @@ def _open_store(source: str) -> sqlite3.Connection:
         refuse_not_heartsd(src, source)
     except sqlite3.Error as exc:
         src.close()
-        raise BackupError(f"could not read the store {source!r}: {exc}") from None
+        raise BackupError(unreadable(source, exc)) from None
     except StoreError as exc:
         src.close()
         raise BackupError(str(exc)) from None

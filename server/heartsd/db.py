@@ -69,6 +69,25 @@ PG_CONNECT = {"connect_timeout": 10, "keepalives": 1, "keepalives_idle": 10, "ke
               "keepalives_count": 3, "tcp_user_timeout": 30_000}
 
 
+def unreadable(path: str, exc: sqlite3.Error) -> str:
+    """Why the SQLite file ``path`` cannot be opened, and what to do. A file SQLite finds
+    damaged where it starts reading (one cut short: a disk that filled while it was copied,
+    a partial download of a backup) was "cannot read the store ...: database disk image is
+    malformed" from every command (an operator's pass), and a file that is no database at
+    all "file is not a database": neither said what to do.
+
+    >>> unreadable("h.db", sqlite3.DatabaseError("file is not a database"))
+    'h.db is not a SQLite database (file is not a database; --db / HEARTSD_DB_PATH): point the setting at a heartsd store; if this was one, it is damaged: restore it from a copy'
+    """
+    if "malformed" in str(exc):
+        return (f"the store {path} is damaged ({exc}; {SETTING}): restore it from a copy (README, \"Backups\": "
+                "with heartsd stopped and this file's -wal and -shm moved away), or point the setting at another store")
+    if "not a database" in str(exc):
+        return (f"{path} is not a SQLite database ({exc}; {SETTING}): point the setting at a heartsd store; if this "
+                "was one, it is damaged: restore it from a copy")
+    return f"cannot read the store {path} ({SETTING}): {exc}"
+
+
 def for_local_db(exc: StoreError) -> ValueError:
     """A refusal of the store given to a command that embeds a daemon (``heartsbot local``,
     ``heartsd tournament local``) as the usage error it is (exit 2), naming their one
@@ -243,7 +262,7 @@ class Database:
             connection.execute("PRAGMA journal_mode=WAL")
         except sqlite3.DatabaseError as exc:
             connection.close()
-            raise StoreError(f"cannot open the store {path} ({SETTING}): {exc}") from None
+            raise StoreError(unreadable(path, exc)) from None
         connection.execute("PRAGMA foreign_keys=ON")
         connection.execute("PRAGMA busy_timeout=10000")
         return cls("sqlite", connection, path)
@@ -442,7 +461,7 @@ def _open_sqlite_read_only(path: str) -> sqlite3.Connection:
         except sqlite3.DatabaseError as exc:
             connection.close()
             error = exc
-    raise StoreError(f"cannot read the store {path} ({SETTING}): {error}")
+    raise StoreError(unreadable(path, error))
 
 
 def _plain(row: Sequence[Any]) -> tuple[Any, ...]:

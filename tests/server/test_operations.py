@@ -595,6 +595,36 @@ def test_a_damaged_store_is_named_damaged_not_an_internal_error_or_a_traceback(t
         daemon.wait(30)
 
 
+def test_a_truncated_store_is_named_damaged_with_what_to_do_by_every_command(tmp_path):
+    """An operator's pass: a store cut short (a disk that filled while it was copied, a
+    partial download of a backup) was "cannot read the store h.db (--db / HEARTSD_DB_PATH):
+    database disk image is malformed" from serve and every command: no word that the store
+    is damaged or what to do, where README promises both. Each now says the store is damaged
+    and to restore it from a copy, exit 2, the file untouched; a file that is no database at
+    all is said to be none."""
+    import shutil
+
+    db, _ = make_store_with_a_match(tmp_path)
+    cut = str(tmp_path / "cut.db")
+    with open(db, "rb") as whole, open(cut, "wb") as part:
+        part.write(whole.read(os.path.getsize(db) // 2))
+    shutil.copy(cut, tmp_path / "cut.db.orig")
+    text = tmp_path / "notes.db"
+    text.write_text("minutes of the organisers' meeting, long enough to be read as a database header\n" * 20)
+    commands = (("serve", "--port", "0"), ("ladder", "leaderboard"), ("ladder", "add-bot", "n", "--owner", "o"),
+                ("replay", "verify"), ("store", "restored"))
+    for args in commands:
+        out = heartsd(*args, "--db", cut, timeout=30)
+        assert out.returncode == 2, (args, out)
+        assert "damaged" in out.stderr and "from a copy" in out.stderr, (args, out.stderr)
+        assert "Traceback" not in out.stderr and "listening on" not in out.stdout, (args, out.stderr)
+        out = heartsd(*args, "--db", str(text), timeout=30)
+        assert out.returncode == 2 and "not a SQLite database" in out.stderr, (args, out.stderr)
+    backup = heartsd("store", "backup", "--db", cut, str(tmp_path / "copy.db"))
+    assert backup.returncode == 2 and "damaged" in backup.stderr and "from a copy" in backup.stderr, backup
+    assert Path(cut).read_bytes() == (tmp_path / "cut.db.orig").read_bytes()
+
+
 def _damage_the_matches_table(db: str) -> None:
     """Garbage over the root page of the ``matches`` table (SQLite's B-tree), the rest intact."""
     store = Database.open(db)
