@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import glob
 import hashlib
 import os
 import re
@@ -416,7 +417,9 @@ def live_daemons(url: str, db: Database | None = None) -> list[str]:
         return []
     real = os.path.realpath(path)
     found = []
-    for lock in sorted(Path(real).parent.glob(f"{Path(real).name}.*.lock")):
+    # The store's name matched literally: `arena[1].db` as a pattern is a character class,
+    # and its lock files were never found (an operator's pass).
+    for lock in sorted(Path(real).parent.glob(f"{glob.escape(Path(real).name)}.*.lock")):
         instance = lock.name[len(Path(real).name) + 1:-len(".lock")]
         try:
             fd = os.open(lock, os.O_RDONLY)

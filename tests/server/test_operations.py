@@ -1500,6 +1500,25 @@ def test_store_restored_on_a_live_daemons_store_is_refused_and_changes_nothing(t
     assert after.returncode == 0 and "nothing to mark" in after.stdout, after
 
 
+def test_a_live_daemon_on_a_store_named_with_brackets_is_found_by_its_lock_file(tmp_path):
+    """An operator's pass: a store named `arena[1].db` (a copy numbered by a file manager)
+    served by a daemon of instance 'arena-1': `heartsd store restored` said the store was
+    served by "a daemon reaching it by another name (a hard link, or a path renamed since)",
+    which it was not: the lock files beside the store were looked for with a glob pattern
+    built from its name, where `[1]` is a character class, so `arena[1].db.arena-1.lock`
+    was never found (off Linux, without the byte-lock fallback, the daemon was not found
+    at all). The name is matched literally now, and the daemon named as it is."""
+    db = str(tmp_path / "arena[1].db")
+    daemon, _ = _serving("--db", db, "--instance", "arena-1", "--admin-token", "admin-token-brackets-1")
+    try:
+        refused = heartsd("store", "restored", "--db", db)
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(60)
+    assert refused.returncode == 2, refused
+    assert "instance 'arena-1'" in refused.stderr and "another name" not in refused.stderr, refused.stderr
+
+
 def test_a_tournament_created_twice_is_refused_naming_the_first_unless_again(tmp_path, capsys):
     """An organiser's pass: `heartsd tournament create` given twice (pasted again, or retried
     after a timeout the daemon outlived) started a second tournament of the same name and
