@@ -44,6 +44,24 @@ KEYWORD_DSN_REFUSED: Final = ("looks like a PostgreSQL keyword connection string
 # bots were refused "unknown bot token" (and an owner of one of them stopped the start,
 # saying that bot had no token, as the file plainly gave it one).
 MERGED: Final = ("bot_tokens", "bot_owners")
+UNSENDABLE: Final = ("holds a character no client can send (a gRPC header carries printable ASCII only; a line end "
+                     "kept from a file written on Windows? a letter beyond ASCII?): use printable ASCII, without "
+                     "spaces at either end")
+
+
+def sendable(token: str) -> bool:
+    """Whether a client can present ``token`` as it is: a gRPC header value is printable
+    ASCII, and the daemon strips what it reads (budgets.bearer_of). Before (an organiser's
+    pass), an admin token that kept a file's line end started the daemon, and no client could
+    call its admin API again: the CLI with the same value failed "INTERNAL: Invalid metadata",
+    and without the line end got "unknown admin token".
+
+    >>> sendable("ha_abc-DEF_123"), sendable("admin-token-1234\\r"), sendable("jeton-épelé-1234")
+    (True, False, False)
+    """
+    return token == token.strip() and all(" " <= c <= "~" for c in token)
+
+
 MAX_THINK_PROCESSES: Final = 64  # house_think_processes: each is an interpreter (~40 MB)
 MAX_HOUSE_MATCHES: Final = 10_000  # house_matches: each match holds memory and a share of the event loop
 MAX_SHUTDOWN_GRACE_S: Final = 86_400  # shutdown_grace_s: a day
@@ -409,6 +427,8 @@ class Settings:
                                   "and without spaces at either end")
             if len(token) < 8:
                 raise ConfigError(f"bot_tokens: bot {name!r} needs a token of at least 8 characters")
+            if not sendable(token):
+                raise ConfigError(f"bot_tokens: the token of bot {name!r} {UNSENDABLE}")
         if len(set(self.bot_tokens.values())) != len(self.bot_tokens):
             raise ConfigError("bot_tokens: two bots share a token")
         spellings: dict[str, str] = {}
@@ -424,6 +444,8 @@ class Settings:
                 raise ConfigError(f"bot_owners: {owner!r} and {known!r} are one owner spelled two ways; spell it once")
         if self.admin_token and len(self.admin_token) < 12:  # it can do anything: no short guessable one
             raise ConfigError("admin_token: at least 12 characters (leave it unset on 127.0.0.1 for a generated one)")
+        if self.admin_token and not sendable(self.admin_token):
+            raise ConfigError(f"admin_token: {UNSENDABLE}")
         if self.admin_token and self.admin_token in self.bot_tokens.values():
             raise ConfigError("admin_token: must differ from every bot token")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -201,3 +202,27 @@ def test_a_configured_bot_name_that_would_read_as_a_house_seat_or_hide_text_is_r
                       "bot_tokens: bot .* is 1-64 printable characters without ':'")
     config.write_text('[bot_tokens]\n"alice.v2-ü" = "token-0123456789"\n')  # what was taken stays taken
     assert Settings.load(file=str(config), env={}).bot_tokens == {"alice.v2-ü": "token-0123456789"}
+
+
+@pytest.mark.parametrize(("source", "key"), [
+    ({"admin_token": "admin-token-from-a-windows-file\r"}, "admin_token"),
+    ({"admin_token": "admin-token-ending-in-a-space "}, "admin_token"),
+    ({"admin_token": "jeton-d'administration-épelé"}, "admin_token"),
+    ({"bot_tokens": {"ann": "token-ann-123\r"}}, "bot_tokens"),
+    ({"bot_tokens": {"ann": "jeton-d'annë-123"}}, "bot_tokens"),
+])
+def test_a_token_no_client_can_send_stops_the_start(tmp_path, source, key):
+    """An organiser's pass: `admin_token` read from a file written on Windows (its line end
+    kept: HEARTSD_ADMIN_TOKEN from a CRLF env file) started the daemon, and then no client
+    could ever call its admin API: a gRPC header carries printable ASCII only, so the CLI
+    with the same value failed "INTERNAL: Invalid metadata", and without the line end got
+    "unknown admin token" (the daemon strips what it reads, never what it was given). A bot
+    token with a letter beyond ASCII locked its bot out alike. Such a token now stops the
+    start, naming the setting."""
+    config = tmp_path / "h.toml"
+    lines = [f"admin_token = {json.dumps(source['admin_token'])}"] if "admin_token" in source else []
+    if "bot_tokens" in source:
+        lines += ["[bot_tokens]"] + [f"{n} = {json.dumps(t)}" for n, t in source["bot_tokens"].items()]
+    config.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=f"^{key}: .*printable ASCII"):
+        Settings.load(file=str(config), env={})
