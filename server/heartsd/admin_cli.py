@@ -157,8 +157,23 @@ def run_command(args: argparse.Namespace, command: Callable[[argparse.Namespace,
         return EXIT_UNREACHABLE
 
 
+def admin_token(args: argparse.Namespace) -> str:
+    """The admin token to present (``--admin-token``, else HEARTSD_ADMIN_TOKEN; never a
+    shown default), without the spaces and line ends around it, which the daemon strips too:
+    read from a file written on Windows, its line end made every call fail "INTERNAL: Invalid
+    metadata" (exit 3, as if the daemon refused; an organiser's pass). One holding a
+    character no gRPC header carries is a usage error (exit 2) saying so."""
+    from .config import sendable
+
+    token = (args.admin_token or os.environ.get("HEARTSD_ADMIN_TOKEN", "")).strip()
+    if not sendable(token):
+        raise ValueError("the admin token (--admin-token or HEARTSD_ADMIN_TOKEN) holds a character a gRPC header "
+                         "cannot carry: an admin token is printable ASCII")
+    return token
+
+
 def _call(args: argparse.Namespace, method: Any, request: Any, auth: bool = True, timeout: float | None = None) -> Any:
-    token = args.admin_token or os.environ.get("HEARTSD_ADMIN_TOKEN", "")  # never a shown default
+    token = admin_token(args)
     metadata = (("authorization", f"Bearer {token}"),) if auth and token else ()
     try:
         return method(request, metadata=metadata, timeout=timeout or args.timeout)

@@ -46,7 +46,7 @@ from heartsbot.options import at_least, server_target, shuffle_seed
 from heartsbot.pacing import paced, retry_after_s
 from heartsbot.proto import game_pb2, tournament_pb2, tournament_pb2_grpc
 
-from .admin_cli import DEFAULT_SERVER, Refused, literal, open_channel, printable, run_command, translate_error
+from .admin_cli import DEFAULT_SERVER, Refused, admin_token, literal, open_channel, printable, run_command, translate_error
 from .ladder import FLAG_RATE
 from .live_standings import LIVE_REFRESH_S
 from .rates import MAX_PAGE
@@ -134,7 +134,7 @@ def _stub(channel: grpc.Channel) -> tournament_pb2_grpc.TournamentServiceStub:
 
 
 def _call(args: argparse.Namespace, method: Any, request: Any, admin: bool = False) -> Any:
-    token = args.admin_token or os.environ.get("HEARTSD_ADMIN_TOKEN", "")
+    token = admin_token(args)
     metadata = (("authorization", f"Bearer {token}"),) if admin and token else ()
     try:
         return method(request, metadata=metadata, timeout=args.timeout)

@@ -1519,6 +1519,29 @@ def test_a_live_daemon_on_a_store_named_with_brackets_is_found_by_its_lock_file(
     assert "instance 'arena-1'" in refused.stderr and "another name" not in refused.stderr, refused.stderr
 
 
+def test_an_admin_token_with_a_line_end_or_beyond_ascii_is_said_by_the_cli_not_refused_as_internal(tmp_path):
+    """An organiser's pass: `HEARTSD_ADMIN_TOKEN` read from a file written on Windows (its
+    line end kept) made every `heartsd admin` and `heartsd tournament` call fail
+    "INTERNAL: Invalid metadata", exit 3 (as if the daemon refused), after a line of gRPC's
+    C core on stderr: the header could not even be sent. The CLI now sends the token without
+    the spaces and line ends around it (the daemon strips them too), and a token holding a
+    character no header can carry is a usage error naming the option, exit 2."""
+    admin = "admin-token-crlf-1"
+    daemon, target = _serving("--db", str(tmp_path / "h.db"), "--admin-token", admin)
+    try:
+        env = {**os.environ, "HEARTSD_ADMIN_TOKEN": admin + "\r\n"}
+        crlf = subprocess.run([*HEARTSD, "admin", "bots", "--server", target], capture_output=True, text=True,
+                              timeout=60, env=env)
+        accented = heartsd("admin", "bots", "--server", target, "--admin-token", "jeton-d'administration-épelé")
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(60)
+    assert crlf.returncode == 0, crlf
+    assert accented.returncode == 2, accented
+    assert "--admin-token" in accented.stderr and "ASCII" in accented.stderr, accented.stderr
+    assert "INTERNAL" not in accented.stderr and "validate_metadata" not in accented.stderr, accented.stderr
+
+
 def test_a_tournament_created_twice_is_refused_naming_the_first_unless_again(tmp_path, capsys):
     """An organiser's pass: `heartsd tournament create` given twice (pasted again, or retried
     after a timeout the daemon outlived) started a second tournament of the same name and
