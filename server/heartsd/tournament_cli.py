@@ -530,9 +530,13 @@ def _local(args: argparse.Namespace, console: Console) -> int:
             check_writable(args.db)
         except StoreError as exc:
             raise for_local_db(exc) from None
+    interrupted: list[str] = []  # the tournament a Ctrl-C cancelled (run_local)
     try:
-        t = asyncio.run(run_local(args))
+        t = asyncio.run(run_local(args, interrupted))
     except KeyboardInterrupt:
+        kept = (f": tournament {interrupted[0]} cancelled in {args.db}, with its standings so far (heartsd serve "
+                f"--db {args.db}, then heartsd tournament show {interrupted[0]})") if interrupted and args.db else ""
+        print(f"heartsd tournament local: interrupted (Ctrl-C){kept}", file=sys.stderr)
         return 130
     except StoreError as exc:  # the embedded daemon refused --db: another application's file, a damaged one ...
         raise for_local_db(exc) from None
@@ -545,8 +549,14 @@ def _local(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-async def run_local(args: argparse.Namespace) -> tournament_pb2.Tournament:
-    """Start a daemon here, one BotClient per strategy, run the tournament to its end."""
+async def run_local(args: argparse.Namespace, interrupted: list[str] | None = None) -> tournament_pb2.Tournament:
+    """Start a daemon here, one BotClient per strategy, run the tournament to its end.
+
+    Interrupted (Ctrl-C: asyncio.run cancels this task), the tournament is cancelled before
+    the daemon stops, and its id put in ``interrupted``. Before (an organiser's pass), it was
+    left running in ``--db``'s store, and the next ``tournament local`` on that store resumed
+    it beside its own: the old one's matches played, and aborted at its end, by bots of the
+    same names."""
     from heartsbot.client import BotClient
     from heartsbot.strategies import make_strategy
 
@@ -565,14 +575,23 @@ async def run_local(args: argparse.Namespace) -> tournament_pb2.Tournament:
         settings = Settings.load(env={}, flags=dict(
             port=0, db_path=args.db or str(Path(tmp) / "tournament.db"), admin_token=admin, bot_tokens=tokens,
             log_level="error", **({"decision_ms": args.decision_ms} if args.decision_ms else {})))
-        async with embedded(settings, leased=True) as (_, port):
+        async with embedded(settings, leased=True) as (arena, port):
             target = f"127.0.0.1:{port}"
             clients = [BotClient(target, tokens[n], make_strategy(spec, seed=i), n, version=f"house/{spec}",
                                  max_matches=2) for i, (n, spec) in enumerate(zip(names, args.bots))]
             tasks = [asyncio.get_running_loop().create_task(c.run()) for c in clients]
+            created: list[str] = []
             try:
                 await asyncio.gather(*(asyncio.wait_for(c.connected.wait(), 20) for c in clients))
-                return await _run_tournament(target, admin, args, names)
+                return await _run_tournament(target, admin, args, names, created)
+            except asyncio.CancelledError:
+                if created:
+                    with contextlib.suppress(Exception):  # already over: nothing to cancel
+                        await arena.tournaments.set_status(  # type: ignore[attr-defined]
+                            created[0], "cancelled", "tournament local interrupted (Ctrl-C)")
+                        if interrupted is not None:
+                            interrupted.append(created[0])
+                raise
             finally:
                 for c in clients:
                     c.stop()
@@ -580,15 +599,18 @@ async def run_local(args: argparse.Namespace) -> tournament_pb2.Tournament:
     raise AssertionError("unreachable")
 
 
-async def _run_tournament(target: str, admin: str, args: argparse.Namespace, names: list[str]) -> tournament_pb2.Tournament:
-    """Create the tournament on the embedded daemon and follow it to its end; a refusal
-    (too few bots for the tables) is reported as ``tournament create`` reports it."""
+async def _run_tournament(target: str, admin: str, args: argparse.Namespace, names: list[str],
+                          created: list[str]) -> tournament_pb2.Tournament:
+    """Create the tournament on the embedded daemon (its id put in ``created``) and follow it
+    to its end; a refusal (too few bots for the tables) is reported as ``tournament create``
+    reports it."""
     try:
         async with grpc.aio.insecure_channel(target) as channel:
             stub = tournament_pb2_grpc.TournamentServiceStub(channel)
-            created = await stub.CreateTournament(_request(args, names, "local", local=True),
-                                                  metadata=(("authorization", f"Bearer {admin}"),))
-            tournament_id = created.tournament.id
+            answer = await stub.CreateTournament(_request(args, names, "local", local=True),
+                                                 metadata=(("authorization", f"Bearer {admin}"),))
+            tournament_id = answer.tournament.id
+            created.append(tournament_id)
             with TournamentProgress(Console(stderr=True)) as progress:  # stdout is for the results
                 while True:
                     try:

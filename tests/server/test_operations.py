@@ -1662,6 +1662,38 @@ def test_ctrl_c_on_tournament_watch_stops_the_watch_with_a_line_and_exit_130(tmp
     assert json.loads(shown.stdout)["tournament"]["status"] == "running", shown
 
 
+def test_ctrl_c_on_tournament_local_ends_its_tournament_cancelled_in_its_store(tmp_path):
+    """An organiser's pass: Ctrl-C on `heartsd tournament local --db arena-trial.db` exited
+    130 without a word and left the tournament running in the file: the next `tournament
+    local --db` on it resumed that tournament beside its own, playing (and at its end
+    aborting) the old one's matches with its bots of the same names. The interrupted
+    tournament is now cancelled (its running match recorded cancelled, its standings so far
+    kept), and the command says so in one line."""
+    import sqlite3
+
+    db = tmp_path / "trial.db"
+    local = subprocess.Popen([*HEARTSD, "tournament", "local", "--bots", "random", "random", "heuristic",
+                              "heuristic", "--rounds", "3", "--deals", "200", "--db", str(db)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = ""
+        while "1 playing" not in line:  # a match of it runs (a line per change in a pipe)
+            line = local.stderr.readline()  # type: ignore[union-attr]
+            assert line, "tournament local ended before its first match started"
+        local.send_signal(signal.SIGINT)
+        _, err = local.communicate(timeout=60)
+    finally:
+        if local.poll() is None:
+            local.kill()
+            local.wait()
+    assert local.returncode == 130, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith(
+        "heartsd tournament local: interrupted (Ctrl-C): tournament t-"), err
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+        assert [r[0] for r in conn.execute("SELECT status FROM tournaments")] == ["cancelled"]
+        assert [r[0] for r in conn.execute("SELECT status FROM matches")] == ["cancelled"]
+
+
 def test_configured_bots_that_ladder_registrations_shadow_or_mimic_are_warned_of_at_start(tmp_path):
     """An organiser's pass: a daemon configured with `--bot bob:...` and `--bot Alice:...`
     on a store where `heartsd ladder add-bot` had registered bob and alice said nothing at
