@@ -67,6 +67,7 @@ log = structlog.get_logger("heartsd.tournament")
 LIST_FRESH_S = 2.0  # how old the public tournament views may be (changes made here show at once)
 SCHEDULE_NICE = 10  # a schedule's worker process yields the CPU to the daemon and its bots
 SEAT_WAIT_S = 30.0  # one CreateMatch wait; the director waits again as long as the tournament runs
+WHY_EVERY_S = 1.0  # how often a waiting table looks again at why it waits (_keep_saying_why)
 # Why a tournament's matches in play end when it is cancelled without a reason of the
 # organiser's (a match's end reason of a fixed set: web/present.py END_REASONS).
 CANCELLED = "tournament cancelled"
@@ -99,6 +100,11 @@ class Waiting:
 
 # What a table waits for when its refusal has no public text (the detail is the operator's).
 NOT_SEATED = Waiting("its bots cannot be seated yet (the daemon's log says why)", "not_seated")
+
+
+def _problem(params: Mapping[str, str]) -> dict[str, str]:
+    """A waiting reason's figures without how long it waited: the problem alone."""
+    return {k: v for k, v in params.items() if k != "waited_s"}
 
 
 @dataclass
@@ -830,6 +836,7 @@ class Tournaments:
                     await arena.check_seats_free(t.ruleset, seats, None, versions, absent=absent)
                 except ArenaError as exc:
                     self._say_waiting(t, group, exc)
+            saying = asyncio.get_running_loop().create_task(self._keep_saying_why(t, group, seats, versions, absent))
             try:
                 if len(group) == 1:
                     runners = [await arena.create_match(
@@ -874,4 +881,39 @@ class Tournaments:
                              why=exc.message)
                 if not await self._still_running(t.id):  # cancelled on another daemon of a shared store
                     return None
+            finally:
+                saying.cancel()  # not awaited: no await point here, between a start and its return
+        return None
+
+    async def _keep_saying_why(self, t: TournamentRow, group: list[TableRow], seats: list[SeatRequest],
+                               versions: dict[str, str], absent: frozenset[str]) -> None:
+        """While ``group``'s tables wait for their seats (one wait is SEAT_WAIT_S), look
+        again at why every WHY_EVERY_S, and say it when the bot or the problem changed
+        (TournamentTable.waiting). Before (an organiser's pass), the reason was looked at
+        when the table began to wait and after each wait only: after a restart a table read
+        "bot 'r5' is not connected" for half a minute while r5 was back, the bot it waited
+        for being another. The same problem keeps its text (a wait's "waited 30 s ...")."""
+        bots = list(dict.fromkeys(s.bot for s in seats if s.bot))
+        while True:
+            await asyncio.sleep(WHY_EVERY_S)
+            now = await self._why_now(t, bots, versions, absent)
+            if now is None:
+                continue
+            said = self._waiting.get((t.id, group[0].round, group[0].table))
+            why = Waiting(now.public, now.code, now.params) if now.public else NOT_SEATED
+            if said is None or (said.code, _problem(said.params)) != (why.code, _problem(why.params)):
+                self._say_waiting(t, group, now)
+
+    async def _why_now(self, t: TournamentRow, bots: list[str], versions: dict[str, str],
+                       absent: frozenset[str]) -> ArenaError | None:
+        """The first of ``bots`` that cannot be seated for a reason other than a busy slot,
+        or None. Slots are left to the wait's own reason: the table's wait holds a
+        reservation of them, which a check from outside it counts as taken, so a bot of one
+        slot would read "busy in other matches" with this very table."""
+        for bot in bots:
+            try:
+                await self.arena.check_seats_free(t.ruleset, [SeatRequest(bot=bot)], None, versions, absent=absent)
+            except ArenaError as exc:
+                if exc.code != "busy":
+                    return exc
         return None
