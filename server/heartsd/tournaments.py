@@ -497,6 +497,14 @@ class Tournaments:
         if unknown and await arena.tokens.refreshed():
             unknown = unknown_bots()
         if unknown:  # before "not connected", which would send the organiser to connect a typo
+            # A ladder bot whose token was revoked is not unknown: "no token names it ... or
+            # `ladder add-bot`" sent the organiser to an add-bot that refuses the name as taken.
+            registered = await asyncio.to_thread(arena.store.ladder.owners, True, unknown)
+            active = await asyncio.to_thread(arena.store.ladder.owners, False, unknown)
+            if revoked := [b for b in unknown if b in registered and b not in active]:
+                raise ArenaError("not_found", f"the ladder token of {', '.join(map(repr, revoked))} was revoked: "
+                                 f"`heartsd ladder rotate {revoked[0]}` issues {'each' if len(revoked) > 1 else 'it'} "
+                                 "a new one (its bot connects with it)")
             known = arena.tokens.known_names()
             raise ArenaError("not_found", f"unknown bot{'s' if len(unknown) > 1 else ''} "
                              f"{', '.join(repr(b) + did_you_mean(b, known) for b in unknown)}: no token of this daemon names "

@@ -2308,6 +2308,27 @@ def test_a_roster_refusal_names_the_bot_it_is_about(tmp_path):
         "unknown bots 'alcie' (did you mean 'alice'?), 'zed': no token of this daemon names them"), typo
 
 
+def test_a_roster_bot_whose_ladder_token_was_revoked_is_named_revoked_with_the_way_back(tmp_path):
+    """An organiser's pass: a roster naming a ladder bot whose token had been revoked was
+    refused "unknown bot 'r2': no token of this daemon names it ([bot_tokens], or `heartsd
+    ladder add-bot`)"; `add-bot r2` then refused the name as taken. The refusal now says the
+    bot's token was revoked and that `heartsd ladder rotate` issues it a new one."""
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon, daemon.channel() as channel:
+            daemon.arena.store.ladder.add_bot("r2", "owner-r2")
+            daemon.arena.store.ladder.revoke("r2")
+            stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await stub.CreateTournament(P.CreateTournamentRequest(name="x", bots=["alice", "bob", "carol", "r2"],
+                                                                      rounds=1), metadata=auth(ADMIN), timeout=10)
+            return err.value.code(), err.value.details()
+
+    code, details = run(scenario())
+    assert code == grpc.StatusCode.NOT_FOUND, (code, details)
+    assert "'r2'" in details and "revoked" in details and "heartsd ladder rotate r2" in details, details
+    assert "add-bot" not in details, details
+
+
 def test_a_table_waiting_for_a_bot_without_a_token_any_more_says_so_in_the_log(tmp_path, monkeypatch):
     """An organiser's pass: restarted with a roster bot's token removed, the table waited
     `tournament_absent_s` and the only reason anywhere was "bot 'heidi' is not connected",
