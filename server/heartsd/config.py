@@ -44,6 +44,9 @@ KEYWORD_DSN_REFUSED: Final = ("looks like a PostgreSQL keyword connection string
 # bots were refused "unknown bot token" (and an owner of one of them stopped the start,
 # saying that bot had no token, as the file plainly gave it one).
 MERGED: Final = ("bot_tokens", "bot_owners")
+# An empty store path: a variable set but empty (HEARTSD_DB_PATH=$UNSET_VARIABLE).
+EMPTY_STORE_PATH: Final = ("empty: name a SQLite file (e.g. heartsd.db) or a postgresql:// URL (a variable set but "
+                           "empty, as from a shell variable that is not set?)")
 UNSENDABLE: Final = ("holds a character no client can send (a gRPC header carries printable ASCII only; a line end "
                      "kept from a file written on Windows? a letter beyond ASCII?): use printable ASCII, without "
                      "spaces at either end")
@@ -321,6 +324,8 @@ class Settings:
             raise ConfigError("tls_client_ca: mutual TLS needs the server's own --tls-cert and --tls-key too")
         if self.tls_files() is not None:  # each file readable and PEM, or a ConfigError naming it
             _check_key_pair(self.tls_cert, self.tls_key)
+        if not self.db_path.strip():  # HEARTSD_DB_PATH=$UNSET: "[Errno 2] No such file or directory: ''", exit 1
+            raise ConfigError(f"db_path (--db, HEARTSD_DB_PATH): {EMPTY_STORE_PATH}")
         if KEYWORD_DSN.match(self.db_path):  # its value is not repeated: it may hold a password
             raise ConfigError(f"db_path (--db, HEARTSD_DB_PATH): this {KEYWORD_DSN_REFUSED}")
         if not 0 <= self.port <= 65535:

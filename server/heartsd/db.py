@@ -239,11 +239,13 @@ class Database:
             if read_only:
                 connection.read_only = True
             return cls("postgresql", connection, url)
-        from .config import KEYWORD_DSN, KEYWORD_DSN_REFUSED
+        from .config import EMPTY_STORE_PATH, KEYWORD_DSN, KEYWORD_DSN_REFUSED
 
         if KEYWORD_DSN.match(url):  # not repeated: it may hold a password
             raise StoreError(f"the store ({SETTING}) {KEYWORD_DSN_REFUSED}")
         path = sqlite_path(url)
+        if not path.strip():  # before (HEARTSD_DB_PATH=$UNSET): "no store at /the/working/folder"
+            raise StoreError(f"the store's path ({SETTING}) is {EMPTY_STORE_PATH}")
         if path != ":memory:" and not os.path.isfile(path):
             if os.path.exists(path):
                 raise StoreError(f"the store {path} is not a file ({SETTING})")

@@ -232,6 +232,23 @@ def make_store_with_a_match(tmp_path: Path) -> tuple[str, str]:
     return db, run(scenario())
 
 
+def test_an_empty_store_path_is_named_as_such_by_serve_and_every_command(tmp_path):
+    """An operator's pass: `HEARTSD_DB_PATH=$ARENA_DB heartsd serve` with the variable unset
+    (so set, but empty) ended "heartsd: [Errno 2] No such file or directory: ''", exit 1,
+    naming no setting; the other commands said "no store at /the/working/folder". An empty
+    store path now stops each with exit 2, saying the setting is empty, and nothing is made
+    in the working folder."""
+    env = {**os.environ, "HEARTSD_DB_PATH": ""}
+    commands = (("serve", "--port", "0"), ("ladder", "leaderboard"), ("replay", "verify"),
+                ("ladder", "add-bot", "n", "--owner", "o", "--create"), ("store", "restored"))
+    for args in commands:
+        out = subprocess.run([*HEARTSD, *args], capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
+        assert out.returncode == 2, (args, out)
+        assert "empty" in out.stderr and "HEARTSD_DB_PATH" in out.stderr, (args, out.stderr)
+        assert "Traceback" not in out.stderr and "listening on" not in out.stdout, (args, out.stderr)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_commands_that_read_or_administer_never_create_a_store(tmp_path):
     missing = str(tmp_path / "typo.db")
     for args in (("replay", "verify"), ("replay", "show", "m-1"), ("ladder", "leaderboard"),
