@@ -2153,13 +2153,14 @@ def test_the_log_numbers_rounds_and_tables_as_tournament_show_prints_them(tmp_pa
     finish" said round 2 table 0 of the table `tournament show` printed as round 3 table 1,
     while the absent-bot warning said round 2 of the second round. Every tournament log line
     now counts rounds and tables from 1, as `show`, `watch` and `--json` do. Here the second
-    table of a one-round duplicate set is cut mid-play."""
+    table of a one-round duplicate set is cut mid-play. (60 deals a match: both tables must be
+    seen running at once, and 30 were over in ~1.3 s, missed on a loaded machine.)"""
     tokens = {**BOTS, "hank": "token-hank-0123456789"}
     names = dict.fromkeys(tokens, "random")
 
     async def scenario():
         async with running_daemon(tmp_path, bot_tokens=tokens, log_level="info") as daemon:
-            async with _tournament_of(daemon, tokens, names, name="logs", rounds=1, deals_per_match=30) as (_, created):
+            async with _tournament_of(daemon, tokens, names, name="logs", rounds=1, deals_per_match=60) as (_, created):
                 first = await _until(daemon.target, created.id,
                                      lambda t: all(r.status == "running" and r.match_id for r in t.tables), 60)
                 with capture_logs() as logs:
