@@ -118,7 +118,14 @@ function parseOptions(argv, env) {
   });
   if (values.help) return null;
   if (values.version) return 'version';
+  // Sent as it is, a token kept with a file's "\r" made grpc-js throw at the first connect (a
+  // stack trace, exit 1). The daemon strips what it reads; a header carries printable ASCII.
+  values.token = values.token.trim();
   if (!values.token) throw new UsageError('--token (or HEARTS_TOKEN) is required');
+  if (!/^[\x20-\x7e]+$/.test(values.token)) {
+    throw new UsageError('--token (or HEARTS_TOKEN) holds a character a gRPC header cannot carry: a token is '
+      + 'printable ASCII (as every token heartsd issues)');
+  }
   if (!values.name) throw new UsageError('--name (or HEARTS_NAME) is required');
   if (values['matches-to-play'] !== '') {
     log('--matches-to-play is deprecated: use --matches (the same option in every Hearts Arena client)');

@@ -163,7 +163,7 @@ def admin_token(args: argparse.Namespace) -> str:
     read from a file written on Windows, its line end made every call fail "INTERNAL: Invalid
     metadata" (exit 3, as if the daemon refused; an organiser's pass). One holding a
     character no gRPC header carries is a usage error (exit 2) saying so."""
-    from .config import sendable
+    from heartsbot.options import sendable
 
     token = (args.admin_token or os.environ.get("HEARTSD_ADMIN_TOKEN", "")).strip()
     if not sendable(token):

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from heartsbot.options import sendable  # a token a gRPC header carries: the clients' rule, checked at start too
+
 from .grpc_core import DEFAULT_EXPERIMENTS, experiments_problem
 from .spelling import spelling_key
 
@@ -47,22 +49,12 @@ MERGED: Final = ("bot_tokens", "bot_owners")
 # An empty store path: a variable set but empty (HEARTSD_DB_PATH=$UNSET_VARIABLE).
 EMPTY_STORE_PATH: Final = ("empty: name a SQLite file (e.g. heartsd.db) or a postgresql:// URL (a variable set but "
                            "empty, as from a shell variable that is not set?)")
+# Before (an organiser's pass), an admin token that kept a file's line end started the daemon, and no
+# client could call its admin API again ("INTERNAL: Invalid metadata"; without the line end,
+# "unknown admin token"): such a token (options.sendable) now stops the start.
 UNSENDABLE: Final = ("holds a character no client can send (a gRPC header carries printable ASCII only; a line end "
                      "kept from a file written on Windows? a letter beyond ASCII?): use printable ASCII, without "
                      "spaces at either end")
-
-
-def sendable(token: str) -> bool:
-    """Whether a client can present ``token`` as it is: a gRPC header value is printable
-    ASCII, and the daemon strips what it reads (budgets.bearer_of). Before (an organiser's
-    pass), an admin token that kept a file's line end started the daemon, and no client could
-    call its admin API again: the CLI with the same value failed "INTERNAL: Invalid metadata",
-    and without the line end got "unknown admin token".
-
-    >>> sendable("ha_abc-DEF_123"), sendable("admin-token-1234\\r"), sendable("jeton-épelé-1234")
-    (True, False, False)
-    """
-    return token == token.strip() and all(" " <= c <= "~" for c in token)
 
 
 MAX_THINK_PROCESSES: Final = 64  # house_think_processes: each is an interpreter (~40 MB)

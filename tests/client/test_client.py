@@ -845,3 +845,34 @@ def test_a_match_an_earlier_run_played_is_not_counted_as_this_runs(tmp_path):
     assert stats.earlier_ended == 1, stats
     assert not stats.server_defaults and not stats.failed, "the defaults played while no run was there are not this run's"
     assert "1 matches, and 1 an earlier run of this bot played, whose end came in this run" in summary, summary
+
+
+def test_heartsbot_play_sends_a_token_without_its_line_end_and_refuses_one_no_header_carries(tmp_path):
+    """An organiser's pass: a token read from a file written on Windows keeps its "\\r", and
+    `heartsbot play --token "$(cat token.txt)"` could never send it: every connect failed
+    "INTERNAL: Invalid metadata", logged as the server refusing, and the bot retried for
+    ever. The daemon strips what it reads, so the client now sends the token stripped; one
+    holding a character no gRPC header carries (beyond ASCII) is a usage error, exit 2."""
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "heartsbot.cli", "play", "--server", daemon.target,
+                "--token", BOTS["alice"] + "\r\n", "--name", "alice", "--strategy", "random",
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            for _ in range(400):
+                if daemon.arena.sessions.get("alice") is not None or proc.returncode is not None:
+                    break
+                await asyncio.sleep(0.05)
+            connected = daemon.arena.sessions.get("alice") is not None
+            proc.send_signal(signal.SIGINT)
+            _, err = await asyncio.wait_for(proc.communicate(), 20)
+            return connected, proc.returncode, err.decode()
+
+    connected, code, err = run(scenario())
+    assert connected and code == 0, err[-2000:]
+    beyond = subprocess.run([sys.executable, "-m", "heartsbot.cli", "play", "--server", "127.0.0.1:1",
+                             "--token", "jeton-épelé-1234", "--name", "alice", "--strategy", "random"],
+                            capture_output=True, text=True,
+                            timeout=60)
+    assert beyond.returncode == 2, beyond.stderr
+    assert "--token" in beyond.stderr and "ASCII" in beyond.stderr, beyond.stderr

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import signal
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -631,3 +632,24 @@ def test_the_node_bot_retries_a_server_that_refuses_with_a_reason_and_shows_it()
     reached, code, err = run(scenario())
     assert reached, (code, err[-1500:])  # before: exit 4 after five refusals
     assert err.count(reason) >= 6 and "is the server running there" not in err, err[-1500:]
+
+
+def test_the_node_bot_sends_a_token_without_its_line_end_and_refuses_one_no_header_carries(tmp_path):
+    """As heartsbot (test_client.py): a token kept with a file's "\\r" is sent stripped, as the
+    daemon reads it; one beyond printable ASCII is a usage error (exit 2), in heartsbot's words."""
+    import subprocess
+
+    async def scenario():
+        async with running_daemon(tmp_path) as daemon:
+            proc = await start_bot(daemon, token=BOTS["alice"] + "\r\n")
+            await connected(daemon, proc)
+            proc.send_signal(signal.SIGINT)
+            return await finished(proc)
+
+    code, _, err = run(scenario())
+    assert code == 0, err[-2000:]
+    done = subprocess.run([node(), str(BOT_JS), "--server", "127.0.0.1:1", "--token", "jeton-épelé-1234",
+                           "--name", "alice"], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2, done.stderr[-1500:]
+    assert done.stderr.startswith("error: --token (or HEARTS_TOKEN) holds a character a gRPC header cannot carry: "
+                                  "a token is printable ASCII"), done.stderr[-1500:]

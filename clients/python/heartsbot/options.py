@@ -142,6 +142,17 @@ def add_bot_connection(p: argparse.ArgumentParser) -> None:
     tls.add_options(p)
 
 
+def sendable(token: str) -> bool:
+    """Whether ``token`` can go in a gRPC header as it is: printable ASCII, no space at
+    either end (the daemon strips what it reads). Every token a daemon issues is; one read
+    from a file written on Windows keeps a "\\r", and one typed may hold a letter beyond ASCII.
+
+    >>> sendable("ha_abc-DEF_123"), sendable("token-1234\\r"), sendable("jeton-épelé-1234")
+    (True, False, False)
+    """
+    return token == token.strip() and all(" " <= c <= "~" for c in token)
+
+
 def resolve(p: argparse.ArgumentParser, args: argparse.Namespace,
             env: Mapping[str, str] | None = None) -> argparse.Namespace:
     """Fill ``--server``/``--token``/``--name`` left out from the environment (then the
@@ -161,4 +172,11 @@ def resolve(p: argparse.ArgumentParser, args: argparse.Namespace,
                if hasattr(args, dest) and not getattr(args, dest)]
     if missing:
         p.error(f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} required")
+    if getattr(args, "token", None):
+        # Sent as it is, a "\r" kept from a file failed every connect "INTERNAL: Invalid
+        # metadata", logged as the server refusing, retried for ever (an organiser's pass).
+        args.token = args.token.strip()
+        if not sendable(args.token):
+            p.error("--token (or HEARTS_TOKEN) holds a character a gRPC header cannot carry: a token is "
+                    "printable ASCII (as every token heartsd issues)")
     return args
