@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -1605,41 +1606,68 @@ def test_a_tournament_created_twice_is_refused_naming_the_first_unless_again(tmp
     assert len(json.loads(listed[1])["tournaments"]) == 2  # the first, and the one asked for --again
 
 
+class _WatchedTournament:
+    """A daemon in its own process with four house bots on its ladder, a tournament of them
+    long enough to outlast a test, and `heartsd tournament watch` following it (its first line
+    read). ``restart()`` stops the daemon (SIGTERM) and starts it again on its port and store;
+    leaving stops the daemon running then, and kills the watch if it still runs."""
+
+    HOUSE = ("--ladder", "--ladder-house", "random", "random", "random", "random", "--admin-token", ADMIN)
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.db, self.port = str(tmp_path / "h.db"), free_port()
+        self.watch: subprocess.Popen[str] | None = None
+
+    def __enter__(self) -> "_WatchedTournament":
+        self.daemon, target = _serving("--port", str(self.port), "--db", self.db, *self.HOUSE)
+        try:
+            self.ask = ["--server", target, "--admin-token", ADMIN]
+            roster = sum((["--bot", f"house-random{suffix}"] for suffix in ("", "-2", "-3", "-4")), [])
+            created = heartsd("tournament", "create", *self.ask, *roster, "--rounds", "50", "--deals", "200")
+            assert created.returncode == 0, created
+            self.id = created.stdout.split()[1]
+            self.watch = subprocess.Popen([*HEARTSD, "tournament", "watch", *self.ask, self.id, "--interval", "0.2"],
+                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            assert self.id in self.watch.stderr.readline()  # type: ignore[union-attr]  # it follows the tournament
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def restart(self, between: Callable[[], None] = lambda: None) -> None:
+        self.daemon.send_signal(signal.SIGTERM)
+        self.daemon.wait(60)
+        between()
+        self.daemon, _ = _serving("--port", str(self.port), "--db", self.db, *self.HOUSE)
+
+    def __exit__(self, *exc: object) -> None:
+        self.daemon.send_signal(signal.SIGTERM)
+        self.daemon.wait(60)
+        if self.watch is not None and self.watch.poll() is None:
+            self.watch.kill()
+            self.watch.wait()
+
+
 def test_tournament_watch_waits_out_a_restart_of_its_daemon(tmp_path):
     """An organiser's pass: `heartsd tournament watch` ended with exit 4 ("could not connect
     ... is heartsd running there?") at the first SIGTERM of its daemon, during the grace
     already, though the tournament goes on once the daemon is back. It now says the daemon
     is away, waits for it, and follows the tournament to its end (here a cancel sent to the
     restarted daemon)."""
-    db, port = str(tmp_path / "h.db"), free_port()
-    house = ["--ladder", "--ladder-house", "random", "random", "random", "random", "--admin-token", ADMIN]
-    daemon, target = _serving("--port", str(port), "--db", db, *house)
-    watch = None
-    try:
-        ask = ["--server", target, "--admin-token", ADMIN]
-        roster = sum((["--bot", f"house-random{suffix}"] for suffix in ("", "-2", "-3", "-4")), [])
-        created = heartsd("tournament", "create", *ask, *roster, "--rounds", "50", "--deals", "200")
-        assert created.returncode == 0, created
-        tournament_id = created.stdout.split()[1]
-        watch = subprocess.Popen([*HEARTSD, "tournament", "watch", *ask, tournament_id, "--interval", "0.2"],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert tournament_id in watch.stderr.readline()  # it follows the tournament (a line per change in a pipe)
-        daemon.send_signal(signal.SIGTERM)
-        daemon.wait(60)
-        line = ""
-        while "waiting for it to answer again" not in line:
-            line = watch.stderr.readline()
-            assert line, "the watch ended with its daemon"
-        daemon, _ = _serving("--port", str(port), "--db", db, *house)
-        cancelled = heartsd("tournament", "cancel", *ask, tournament_id)
+    with _WatchedTournament(tmp_path) as t:
+        watch = t.watch
+        assert watch is not None
+
+        def said_away() -> None:
+            line = ""
+            while "waiting for it to answer again" not in line:
+                line = watch.stderr.readline()  # type: ignore[union-attr]
+                assert line, "the watch ended with its daemon"
+
+        t.restart(between=said_away)
+        cancelled = heartsd("tournament", "cancel", *t.ask, t.id)
         assert cancelled.returncode == 0, cancelled
         out, err = watch.communicate(timeout=120)
-    finally:
-        daemon.send_signal(signal.SIGTERM)
-        daemon.wait(60)
-        if watch is not None and watch.poll() is None:
-            watch.kill()
-            watch.wait()
     assert watch.returncode == 0, err
     assert "the daemon answers again" in err and "cancelled" in out and "standings" in out, (out, err)
 
@@ -1650,28 +1678,12 @@ def test_ctrl_c_on_tournament_watch_stops_the_watch_with_a_line_and_exit_130(tmp
     every heartsd command interrupted so (`admin watch`, `tournament create`, `ladder
     leaderboard` ...). It now ends with one line saying what the interruption left, and exit
     130 (README's exit codes); the tournament goes on."""
-    db = str(tmp_path / "h.db")
-    house = ["--ladder", "--ladder-house", "random", "random", "random", "random", "--admin-token", ADMIN]
-    daemon, target = _serving("--db", db, *house)
-    watch = None
-    try:
-        ask = ["--server", target, "--admin-token", ADMIN]
-        roster = sum((["--bot", f"house-random{suffix}"] for suffix in ("", "-2", "-3", "-4")), [])
-        created = heartsd("tournament", "create", *ask, *roster, "--rounds", "50", "--deals", "200")
-        assert created.returncode == 0, created
-        tournament_id = created.stdout.split()[1]
-        watch = subprocess.Popen([*HEARTSD, "tournament", "watch", *ask, tournament_id, "--interval", "0.2"],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert tournament_id in watch.stderr.readline()  # it follows the tournament
+    with _WatchedTournament(tmp_path) as t:
+        watch = t.watch
+        assert watch is not None
         watch.send_signal(signal.SIGINT)
         out, err = watch.communicate(timeout=60)
-        shown = heartsd("tournament", "show", *ask, tournament_id, "--json")
-    finally:
-        daemon.send_signal(signal.SIGTERM)
-        daemon.wait(60)
-        if watch is not None and watch.poll() is None:
-            watch.kill()
-            watch.wait()
+        shown = heartsd("tournament", "show", *t.ask, t.id, "--json")
     assert watch.returncode == 130, (watch.returncode, err)
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     assert err.strip().splitlines()[-1] == ("heartsd tournament watch: interrupted (Ctrl-C): stopped watching; "
