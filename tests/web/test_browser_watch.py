@@ -670,14 +670,18 @@ OBSERVE_LAST_TRICK = """() => {
 }"""
 
 
-# Whenever the live table changes: each seat's count of cards in hand as shown, and whether a
-# seat showed an empty hand as a bare "0" (beside its position, "North 0", it read as a score).
+# Whenever the live table changes: each seat's count of cards in hand as shown, whether a
+# seat showed an empty hand as a bare "0" (beside its position, "North 0", it read as a score),
+# and each seat label a screen reader hears with one card or one point ("1 cards" before).
 OBSERVE_EMPTY_HANDS = """() => {
-  window.emptyHands = { bare: [], counted: 0, emptied: 0 };
+  window.emptyHands = { bare: [], counted: 0, emptied: 0, one: 0, plural: [] };
   const note = () => {
     for (const seat of document.querySelectorAll('#table .seat')) {
       const count = seat.querySelector('.count');
       if (count) window.emptyHands.counted += 1;
+      const label = seat.getAttribute('aria-label') || '';
+      if (/: 1 card,/.test(label)) window.emptyHands.one += 1;
+      if (/\\b1 (cards|points)\\b/.test(label)) window.emptyHands.plural.push(label);
       if (/: 0 cards,/.test(seat.getAttribute('aria-label') || '')) {
         window.emptyHands.emptied += 1;
         if (count) window.emptyHands.bare.push(seat.querySelector('.line').textContent);
@@ -692,7 +696,8 @@ def test_a_seat_with_no_cards_left_shows_no_count(tmp_path, browser: Browser) ->
     """A newcomer's look at a live table: once a deal's last trick is taken, each seat's line
     read "North 0", its empty hand's count beside its position, which read as the seat's score
     (the score table beside it heads its columns "North" too). A seat with no card left shows
-    no count; its label for a screen reader still says "0 cards"."""
+    no count; its label for a screen reader still says "0 cards". (A later pass: the label read
+    "1 cards" and "1 points" too; it now says "1 card", "1 point".)"""
     with ThreadedDaemon(tmp_path, house_delay_ms=40) as daemon:
         runner = house_match(daemon, deals=2)
         page = browser.new_page(viewport=DESKTOP)
@@ -705,6 +710,7 @@ def test_a_seat_with_no_cards_left_shows_no_count(tmp_path, browser: Browser) ->
         page.close()
     assert seen["counted"] and seen["emptied"], seen  # hands were counted, and emptied at the deal's end
     assert not seen["bare"], seen["bare"][:4]
+    assert seen["one"] and not seen["plural"], seen["plural"][:4]  # "1 card", "1 point": never "1 cards"
     assert not [e for e in errors if e.startswith("pageerror")], errors
 
 

@@ -74,7 +74,8 @@ export function renderTable(root, info, state, { bottom = 0, you = -1, faceUpHan
     const box = el("section", {
       class: `seat pos-${place.position}${place.position.includes("_") ? " diagonal" : ""}${s === toPlay ? " to-play" : ""}${s === you ? " mine" : ""}`,
       dataset: { seat: s, position: place.position },
-      "aria-label": t("seat_label", { name, position: positionName(place.position), cards: count, points }),
+      "aria-label": t("seat_label", { name, position: positionName(place.position), cards: t("cards_n", { n: count }),
+                                       points: t("points_said_n", { n: points }) }), // "1 card", not "1 cards"
     },
     el("span", { class: "who name", title: name }, nameWords(label)), // a line a word (common.js)
     el("div", { class: "line" }, el("span", { class: "where", title: positionName(place.position) },
