@@ -21,7 +21,7 @@ from structlog.testing import capture_logs
 
 from heartsbot.proto import game_pb2
 from heartsd.db import Database, StoreError, is_postgresql
-from heartsd.lease import HEARTBEAT_S, FileLease, LeaseHeld, RowLease, open_leased, take_over
+from heartsd.lease import HEARTBEAT_S, LOCK_SPACE, FileLease, LeaseHeld, RowLease, _lock_key, open_leased, take_over
 from heartsd.store import Store
 
 from .harness import ADMIN, run, running_daemon
@@ -1277,6 +1277,14 @@ def test_a_tournament_adopted_from_a_gone_daemon_replays_the_match_that_daemon_l
     def holding(request, bot):  # type: ignore[no-untyped-def]
         return None  # never answers: a's match waits on its long clock until a dies
 
+    def a_holds_its_lock() -> bool:  # PostgreSQL: instance a's advisory lock (lease.RowLease) is held
+        store = Store(db)
+        try:
+            return bool(store.db.query("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = ? "
+                                       "AND objid = ? AND objsubid = 2", (LOCK_SPACE, _lock_key("a") % 2**32))[0][0])
+        finally:
+            store.close()
+
     async def scenario():  # type: ignore[no-untyped-def]
         a, port_a = start(tmp_path, "--instance", "a", "--db", db, "--decision-ms", "120000", "--bank-ms", "0")
         b = None
@@ -1294,14 +1302,20 @@ def test_a_tournament_adopted_from_a_gone_daemon_replays_the_match_that_daemon_l
                 left_running = t.tables[0].match_id
                 await stub.PauseTournament(tournament_pb2.PauseTournamentRequest(id=created.id), metadata=auth(ADMIN))
             b, port_b = start(tmp_path, "--instance", "b", "--db", db)  # a runs: b takes nothing of it
+            assert not is_postgresql(db) or a_holds_its_lock()
             for bot in on_a:
                 await bot.drop()
             a.kill()
             a.wait(10)
-            if is_postgresql(db):  # its lock is free now; its heartbeat goes stale after STALE_S (30 s): as if it had
+            if is_postgresql(db):  # its heartbeat goes stale after STALE_S (30 s): as if it had
                 store = Store(db)
                 with store.db.transaction() as tx:
                     tx.execute("UPDATE leases SET heartbeat_ms = 0 WHERE instance = 'a'")
+                # Its lock is free once PostgreSQL has ended a's connection, a moment after a
+                # died (on a loaded machine, after the resume below, which then found a alive:
+                # a fresh-clone run failed so).
+                while a_holds_its_lock():
+                    await asyncio.sleep(0.05)
                 store.close()
             on_b = [await Bot(Remote(port_b), n, policy=first_legal).start() for n in names]
             async with grpc.aio.insecure_channel(f"127.0.0.1:{port_b}") as channel:
