@@ -384,11 +384,20 @@ async def embedded(settings: Settings, arena_class: type[Arena] = Arena,
             await server.stop(0.5)
     finally:
         arena.thinkers.close()
-        if lease is not None and not lease.outlives_store:  # a row in the store: released through it
-            lease.release()
-        store.close()
-        if lease is not None and lease.outlives_store:  # a lock on the database file: after its last connection
-            lease.release()
+        await close_leased(store, lease)
+
+
+async def close_leased(store: Store, lease: Lease | None, release_row: bool = True) -> None:
+    """Close ``store`` and let go of its ``lease`` (lease.open_leased's) in the one safe order:
+    a lease that is a row in the store is released through it (off the event loop), before it
+    closes; a lock on the database file after the store's last connection. ``release_row``
+    False: a store that cannot be reached, where the release would wait on it (the row goes
+    stale instead)."""
+    if lease is not None and not lease.outlives_store and release_row:
+        await asyncio.to_thread(lease.release)
+    store.close()
+    if lease is not None and lease.outlives_store:
+        lease.release()
 
 
 def local_store(settings: Settings) -> tuple[Store, Lease | None]:
@@ -452,11 +461,7 @@ async def serve(
         unreachable = True  # a release through the store would wait on it; the row goes stale instead
         raise
     finally:
-        if lease is not None and not lease.outlives_store and not unreachable:  # a row in the store: released through it
-            await asyncio.to_thread(lease.release)
-        store.close()
-        if lease is not None and lease.outlives_store:  # a lock on the database file: after its last connection
-            lease.release()
+        await close_leased(store, lease, release_row=not unreachable)
 
 
 def _open_checked(settings: Settings) -> Store:
