@@ -53,6 +53,7 @@ from . import workers
 from .arena import MAX_FIXED_DEALS, ArenaError, SeatRequest, SeedRefused, TournamentStopped
 from .runner import ClockPolicy
 from .live_standings import RecordReader, StandingsWorker
+from .lease import HEARTBEAT_S, STALE_S
 from .memo import SharedValues
 from .schedule import Round, balanced_schedule
 from .spelling import did_you_mean
@@ -359,6 +360,11 @@ class TournamentStore:
                 (status, reason, finished, standings, tournament_id, *only_from)) == 1
 
 
+# How long, and how often, a daemon a tournament of another instance was resumed on keeps
+# trying to direct it (Tournaments._adopt_when_gone): as long as a daemon that has just died
+# takes to look gone (its heartbeat STALE_S old), with two heartbeats to spare.
+ADOPT_TRIES_S = STALE_S + 2 * HEARTBEAT_S
+ADOPT_EVERY_S = HEARTBEAT_S
 CANCEL_POLL_S = 1.0  # how often a director reads what another daemon of the store changed (a cancel, a resume)
 
 _COLUMNS = ("id, name, created_ms, finished_ms, status, reason, ruleset, players, rounds, deals, seed, clock, roster, "
@@ -438,6 +444,7 @@ class Tournaments:
         self.arena = arena
         self.store = TournamentStore(arena.store)
         self._directors: dict[str, asyncio.Task[None]] = {}
+        self._adopting: dict[str, asyncio.Task[None]] = {}  # tournament -> tries to direct it here (_adopt_when_gone)
         self._wake: dict[str, asyncio.Event] = {}
         # (tournament, round, table) -> why its match has not started (TournamentTable.waiting):
         # before, only the daemon's log said, and an organiser saw a table "starting" for hours.
@@ -557,9 +564,10 @@ class Tournaments:
             self.start(tournament_id)
 
     async def stop(self) -> None:
-        for task in self._directors.values():
+        tasks = [*self._directors.values(), *self._adopting.values()]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._directors.values(), return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         self.standings.close()
 
     async def set_status(self, tournament_id: str, status: str, reason: str) -> TournamentRow:
@@ -585,6 +593,8 @@ class Tournaments:
         ours = t.instance == self.arena.settings.instance
         if status == "running" and not ours and self.adopt is not None:  # its daemon may be gone for good
             ours = await asyncio.to_thread(self.adopt, tournament_id, t.instance)
+            if not ours:
+                self._adopt_when_gone(tournament_id, t.instance)
         if status == "running" and ours:
             self.start(tournament_id)  # another instance's director sees the resume in the store (_direct)
         if tournament_id in self._wake:
@@ -592,6 +602,38 @@ class Tournaments:
         got = await asyncio.to_thread(self.store.get, tournament_id)
         assert got is not None
         return got
+
+    def _adopt_when_gone(self, tournament_id: str, instance: str) -> None:
+        """Keep trying to direct here a resumed tournament of ``instance`` whose daemon still
+        looked alive at the resume (its lease held), for as long as a daemon that died then
+        takes to look gone (ADOPT_TRIES_S).
+
+        Before (a review of the take-over), a resume sent to this daemon a moment after the
+        other one died (its PostgreSQL heartbeat not yet STALE_S old, or its lock not yet
+        freed) adopted nothing and answered as if it had worked: the tournament was "running"
+        with nobody to direct it until the organiser paused and resumed it again. If that
+        daemon does live, it directs the tournament (it reads the resume from the store), and
+        every try here finds its lease held."""
+        if tournament_id in self._adopting and not self._adopting[tournament_id].done():
+            return
+        log.info("a tournament of another instance was resumed while that instance's daemon holds its lease: "
+                 "it directs the tournament, or this daemon will once that lease is stale",
+                 tournament=tournament_id, instance=instance, trying_for_s=ADOPT_TRIES_S)
+        self._adopting[tournament_id] = asyncio.get_running_loop().create_task(
+            self._keep_adopting(tournament_id, instance))
+
+    async def _keep_adopting(self, tournament_id: str, instance: str) -> None:
+        assert self.adopt is not None
+        for _ in range(math.ceil(ADOPT_TRIES_S / ADOPT_EVERY_S)):
+            await asyncio.sleep(ADOPT_EVERY_S)
+            t = await asyncio.to_thread(self.store.get, tournament_id, False)
+            if t is None or t.status != "running" or t.instance != instance:
+                return  # paused or cancelled again, over, or taken by another daemon
+            if await asyncio.to_thread(self.adopt, tournament_id, instance):
+                self.start(tournament_id)
+                return
+        log.info("the daemon of another instance still holds its lease: it directs the tournament",
+                 tournament=tournament_id, instance=instance)
 
     async def _still_running(self, tournament_id: str) -> bool:
         current = await asyncio.to_thread(self.store.get, tournament_id, False)

@@ -1262,6 +1262,30 @@ def test_a_tournament_adopted_from_a_gone_daemon_replays_the_match_that_daemon_l
     ever (it runs on another daemon, as far as the store said), the tournament never moved
     and nothing said why. Now taking over a tournament also marks aborted what its gone
     daemon left running, so the table is replayed here."""
+    left_running, t, log = _adopted_tournament(tmp_path, store_url, resume_before_a_looks_gone=False)
+    _assert_adopted(store_url, left_running, t, log)
+
+
+def test_a_tournament_resumed_on_b_just_after_a_died_is_directed_by_b_once_a_looks_gone(tmp_path, postgres_server):
+    """A resume sent to b a moment after a died, while a's PostgreSQL lease still looked
+    alive (its heartbeat younger than STALE_S, its lock not yet freed), adopted nothing and
+    answered as if it had worked: the tournament was "running" with nobody to direct it
+    until the organiser paused and resumed it again (the last stop's flaky test showed it).
+    b now keeps trying for as long as a dead daemon takes to look gone. (On SQLite a's lock
+    goes with its process, so a resume never comes before a looks gone.)"""
+    from tests.postgres import fresh_database
+
+    with fresh_database(postgres_server) as db:
+        left_running, t, log = _adopted_tournament(tmp_path, db, resume_before_a_looks_gone=True)
+        _assert_adopted(db, left_running, t, log)
+
+
+def _adopted_tournament(tmp_path: Path, db: str, resume_before_a_looks_gone: bool):  # type: ignore[no-untyped-def]
+    """Daemon a runs a one-table tournament whose match never moves, paused; daemon b starts,
+    a is killed, and the tournament is resumed on b, after a looks gone (its lock free and, on
+    PostgreSQL, its heartbeat made stale), or before (and a made to look gone after the
+    resume's answer). The match a left running, the tournament as b has it within 30 s,
+    and b's log."""
     import asyncio
 
     import grpc
@@ -1271,7 +1295,6 @@ def test_a_tournament_adopted_from_a_gone_daemon_replays_the_match_that_daemon_l
     from .harness import Bot, auth, first_legal
     from .test_daemon_process import Remote, start
 
-    db = store_url
     names = ["alice", "bob", "carol", "dave"]
 
     def holding(request, bot):  # type: ignore[no-untyped-def]
@@ -1283,6 +1306,18 @@ def test_a_tournament_adopted_from_a_gone_daemon_replays_the_match_that_daemon_l
             return bool(store.db.query("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = ? "
                                        "AND objid = ? AND objsubid = 2", (LOCK_SPACE, _lock_key("a") % 2**32))[0][0])
         finally:
+            store.close()
+
+    async def make_a_look_gone() -> None:
+        if is_postgresql(db):  # its heartbeat goes stale after STALE_S (30 s): as if it had
+            store = Store(db)
+            with store.db.transaction() as tx:
+                tx.execute("UPDATE leases SET heartbeat_ms = 0 WHERE instance = 'a'")
+            # Its lock is free once PostgreSQL has ended a's connection, a moment after a
+            # died (on a loaded machine, after a resume sent at once, which then found a alive:
+            # a fresh-clone run failed so).
+            while a_holds_its_lock():
+                await asyncio.sleep(0.05)
             store.close()
 
     async def scenario():  # type: ignore[no-untyped-def]
@@ -1307,20 +1342,14 @@ def test_a_tournament_adopted_from_a_gone_daemon_replays_the_match_that_daemon_l
                 await bot.drop()
             a.kill()
             a.wait(10)
-            if is_postgresql(db):  # its heartbeat goes stale after STALE_S (30 s): as if it had
-                store = Store(db)
-                with store.db.transaction() as tx:
-                    tx.execute("UPDATE leases SET heartbeat_ms = 0 WHERE instance = 'a'")
-                # Its lock is free once PostgreSQL has ended a's connection, a moment after a
-                # died (on a loaded machine, after the resume below, which then found a alive:
-                # a fresh-clone run failed so).
-                while a_holds_its_lock():
-                    await asyncio.sleep(0.05)
-                store.close()
+            if not resume_before_a_looks_gone:
+                await make_a_look_gone()
             on_b = [await Bot(Remote(port_b), n, policy=first_legal).start() for n in names]
             async with grpc.aio.insecure_channel(f"127.0.0.1:{port_b}") as channel:
                 stub = tournament_pb2_grpc.TournamentServiceStub(channel)
                 await stub.ResumeTournament(tournament_pb2.ResumeTournamentRequest(id=created.id), metadata=auth(ADMIN))
+                if resume_before_a_looks_gone:
+                    await make_a_look_gone()
                 for _ in range(300):  # 30 s; before, running on a's match for ever
                     t = (await stub.GetTournament(tournament_pb2.GetTournamentRequest(id=created.id))).tournament
                     if t.status == tournament_pb2.TOURNAMENT_STATUS_FINISHED:
@@ -1335,7 +1364,14 @@ def test_a_tournament_adopted_from_a_gone_daemon_replays_the_match_that_daemon_l
                     proc.wait(60)
         return left_running, t, b.stderr.read() if b is not None else ""
 
-    left_running, t, log = run(scenario())
+    return run(scenario())
+
+
+def _assert_adopted(db: str, left_running: str, t, log: str) -> None:  # type: ignore[no-untyped-def]
+    """b directed the tournament: the match a left running is aborted, and its table was
+    played again on b."""
+    from heartsbot.proto import tournament_pb2
+
     store = Store(db)
     left = store.get(left_running)
     store.close()
