@@ -349,6 +349,52 @@ class Ladder:
         return RatingHistory(max((int(r[0]) for r in rows), default=after), by_bot, ratings,
                              since.rebuilt_at if since is not None else time.monotonic())
 
+    def incomplete_results(self, ruleset: str) -> list[str]:
+        """The rated matches and sets of ``ruleset`` whose result rows are not whole, in
+        words: a match rated without one of its seats, a set without one of its tables, or
+        one rated order (``seq``) that holds other than one match or the tables of one set.
+        Replayed as they stand, such rows rate another match than the one played: before
+        (an attack pass), with the last-placed bot's row of a match deleted, ``recompute``
+        rewrote every rating as if three bots had played it (the loss gone), and with a
+        row of a set's table deleted it ended in a traceback."""
+        rows = self.db.query(
+            "SELECT r.match_id, r.seq, r.set_id, r.seat, m.players, m.set_id FROM results r "
+            "JOIN matches m ON m.id = r.match_id WHERE r.ruleset = ? ORDER BY r.seq, r.match_id, r.seat", (ruleset,))
+        seats: dict[str, list[int]] = {}
+        players: dict[str, int] = {}
+        orders: dict[str, set[int]] = {}
+        by_seq: dict[int, set[tuple[str, str]]] = {}  # seq -> its (set id, match id)s
+        tables: dict[str, set[str]] = {}  # set id -> its tables
+        for match_id, set_id in self.db.query("SELECT id, set_id FROM matches WHERE set_id <> ''"):
+            tables.setdefault(set_id, set()).add(match_id)
+        problems = []
+        for match_id, seq, set_id, seat, count, match_set in rows:
+            seats.setdefault(match_id, []).append(int(seat))
+            players[match_id] = int(count)
+            orders.setdefault(match_id, set()).add(int(seq))
+            by_seq.setdefault(int(seq), set()).add((set_id, match_id))
+            if set_id != match_set:
+                problems.append(f"{match_id}: seat {seat} is rated as of set {set_id or 'none'!r}, the match is of "
+                                f"set {match_set or 'none'!r}")
+        for match_id, held in seats.items():
+            if held != list(range(players[match_id])):
+                problems.append(f"{match_id}: rated with the results of seat(s) {held} of its {players[match_id]}: "
+                                "a rated match is rated with every seat")
+            if len(orders[match_id]) > 1:
+                problems.append(f"{match_id}: its seats are rated at different places of the rated order "
+                                f"{sorted(orders[match_id])}")
+        for seq, members in by_seq.items():
+            set_ids = {set_id for set_id, _ in members}
+            if len(set_ids) > 1 or (set_ids == {""} and len(members) > 1):
+                problems.append(f"rated order {seq} holds the results of {len(members)} matches "
+                                f"({', '.join(sorted(m for _, m in members))}), not one match or one set")
+            elif set_ids != {""}:
+                (set_id,) = set_ids
+                missing = sorted(tables.get(set_id, set()) - {m for _, m in members})
+                if missing:
+                    problems.append(f"set {set_id}: rated without the results of its table(s) {', '.join(missing)}")
+        return problems
+
     def latest_seq(self, ruleset: str) -> int:
         """The rated order of the newest result of ``ruleset`` (0: none): a change marker."""
         return int(self.db.query("SELECT COALESCE(MAX(seq), 0) FROM results WHERE ruleset = ?", (ruleset,))[0][0])
@@ -454,6 +500,8 @@ def _replay(rows: Sequence[tuple[Any, ...]], trace: Callable[[int, str, Any], No
             played = [r[3] for r in group]
             events = [(played, [r[5] for r in group])]
         for bots, ranks in events:
+            if len(bots) < 2:
+                continue  # one bot is ranked against nobody (rows lost: Ladder.incomplete_results names them)
             before = [ratings.get(b, (MODEL.rating(name=b), 0))[0] for b in bots]
             for bot, rating in zip(bots, _rate(before, ranks)):
                 ratings[bot] = (rating, ratings.get(bot, (None, 0))[1])
@@ -474,6 +522,8 @@ def _apply(tx: Transaction, ruleset: str, events: Sequence[tuple[list[str], list
         current[bot] = (MODEL.rating(name=bot, mu=row[0][0], sigma=row[0][1]), row[0][2]) if row else (
             MODEL.rating(name=bot), 0)
     for bots, ranks in events:
+        if len(bots) < 2:
+            continue  # as _replay: never so when a result is stored whole
         for bot, rating in zip(bots, _rate([current[b][0] for b in bots], ranks)):
             current[bot] = (rating, current[bot][1])
     for bot in played:

@@ -24,7 +24,8 @@ def verify(stored: StoredMatch, results: Sequence[tuple[str, int, int, int]] = (
     the hands as dealt, every deal's score, the result (totals, ranks and winners of a
     finished match; the totals so far of one that ended early, which must not have reached
     its end); and against the record: the row's status, seats, ruleset, totals and stored
-    result, and ``results`` (the ladder's rows of the match: bot, seat, rank, points).
+    result, and ``results`` (the ladder's rows of the match: bot, seat, rank, points; if
+    any, one for every seat).
     Before (an attack pass), only the decisions, the seed and a finished match's totals and
     winners were checked: reversed ranks, forged hands, deal scores or seat names, a status
     flipped to aborted with other totals, and edited ladder rows all passed."""
@@ -85,6 +86,9 @@ def verify(stored: StoredMatch, results: Sequence[tuple[str, int, int, int]] = (
         return f"the row's totals {list(stored.totals)} differ from the record's {list(result.totals)}"
     if stored.result is not None and stored.result != result:
         return "the row's stored result differs from the record's"
+    held = sorted(seat for _, seat, _, _ in results)
+    if held and held != list(range(len(names))):  # rated without a seat: its result would be another match's
+        return f"the ladder rated it with the results of seat(s) {held} of its {len(names)}, not every seat"
     for bot, seat, rank, points in results:
         if not 0 <= seat < len(names) or names[seat] != bot or rank != result.ranks[seat] or \
                 points != result.totals[seat]:

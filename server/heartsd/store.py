@@ -347,7 +347,8 @@ class Store:
     def ladder_rows_unlike_their_matches(self, ruleset: str) -> list[str]:
         """The ladder's result rows of ``ruleset`` whose bot, rank or points differ from their
         match's stored seats and result (``heartsd replay verify`` checks that result against
-        the replay), in words. Ratings rebuilt from such rows would launder an edit."""
+        the replay), in words, and the rated matches and sets whose rows are not whole
+        (Ladder.incomplete_results). Ratings rebuilt from such rows would launder an edit."""
         problems = []
         parsed: dict[str, tuple[list[str], game_pb2.MatchResult | None]] = {}
         for match_id, bot, seat, rank, points, seats, result in self.db.query(
@@ -364,7 +365,7 @@ class Store:
             if stored is None or not 0 <= seat < len(names) or names[seat] != bot or \
                     seat >= len(stored.ranks) or int(rank) != stored.ranks[seat] or int(points) != stored.totals[seat]:
                 problems.append(f"{match_id}: {bot!r} in seat {seat}, rank {rank}, {points} points: not its match's")
-        return problems
+        return problems + self.ladder.incomplete_results(ruleset)
 
     def result_column(self, match_id: str) -> bytes | None:
         """The stored ``result`` column of a match (what listings and the ladder check read)."""
