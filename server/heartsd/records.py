@@ -86,6 +86,8 @@ def verify(stored: StoredMatch, results: Sequence[tuple[str, int, int, int]] = (
         return f"the row's totals {list(stored.totals)} differ from the record's {list(result.totals)}"
     if stored.result is not None and stored.result != result:
         return "the row's stored result differs from the record's"
+    if results and result.status != P.MATCH_STATUS_FINISHED:  # its result has no ranks to compare with
+        return f"the ladder rated it, but it did not finish ({STATUS_NAMES.get(result.status, result.status)})"
     held = sorted(seat for _, seat, _, _ in results)
     if held and held != list(range(len(names))):  # rated without a seat: its result would be another match's
         return f"the ladder rated it with the results of seat(s) {held} of its {len(names)}, not every seat"

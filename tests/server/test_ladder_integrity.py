@@ -101,3 +101,40 @@ def test_a_rated_set_missing_a_result_row_is_refused_not_a_traceback(tmp_path):
         assert set(store.ladder.replay_ratings("standard")) == {f"s{i}" for i in range(8)} - {dropped}
     finally:
         store.close()
+
+
+def test_ladder_rows_of_a_match_that_did_not_finish_fail_verify_not_a_traceback(tmp_path):
+    """Before: rows in the ladder's results for a match that was cancelled (or aborted),
+    whose result has no ranks, made `replay verify` end in an IndexError traceback instead
+    of naming the match; only a finished match is ever rated."""
+    names = ["c1", "c2", "c3", "c4"]
+
+    async def scenario() -> str:
+        async with running_daemon(tmp_path) as daemon:
+            bots = await ladder_bots(daemon, daemon.arena.store.ladder, names)
+            for b in bots:
+                b.policy = lambda request, bot: None  # thinking: the match waits for them
+            match_id = await daemon.create_match(names, deals=1, rated=True)
+            daemon.arena.cancel(match_id, "test: cancelled")
+            await daemon.wait_finished(match_id)
+            for b in bots:
+                await b.close()
+            return match_id
+
+    match_id = run(scenario())
+    db = str(tmp_path / "heartsd.db")
+    store = Store(db)
+    try:
+        assert store.get(match_id).status == "cancelled" and not store.ladder_results(match_id)
+        with store.db.transaction() as tx:  # a win given for it, by hand
+            for seat, bot in enumerate(names):
+                tx.execute("INSERT INTO results (match_id, ruleset, bot, seat, rank, points, deals, finished_ms, seq) "
+                           "VALUES (?, 'standard', ?, ?, ?, 0, 1, 0, 1)", (match_id, bot, seat, seat + 1))
+    finally:
+        store.close()
+    verify = _heartsd("replay", "verify", "--db", db, match_id)
+    assert "Traceback" not in verify.stderr, verify.stderr
+    assert verify.returncode == 1 and f"{match_id}: FAILED" in verify.stdout and "cancelled" in verify.stdout, \
+        verify.stdout
+    recompute = _heartsd("ladder", "recompute", "--db", db)
+    assert recompute.returncode == 1 and "no rating was rewritten" in recompute.stdout, recompute.stdout
