@@ -284,7 +284,8 @@ class LadderRun:
             self.matchmaker.cancel()
 
     def drain_house(self) -> None:
-        """The house bots finish their running matches (shutdown's grace), taking no new one."""
+        """The house bots take no new match and finish their running ones: unrated ones in the
+        shutdown's grace (a rated one ends at once: Arena.shutdown)."""
         self.stopping = True
         for client, _ in self.house:
             client.drain("server shutdown")
@@ -708,8 +709,8 @@ async def _serve(settings: Settings, server: grpc.aio.Server, port: int, store: 
     await arena.tournaments.resume_all()  # type: ignore[attr-defined]
     tune_gc()
     await stop.wait()
-    # The order: NOT_SERVING and no new match; the running ones may finish within the
-    # grace (the house bots keep playing theirs); a second signal aborts and records them.
+    # The order: NOT_SERVING and no new match; the rated ones end at once, the others may
+    # finish within the grace; a second signal aborts and records them.
     hurrier = _Hurry(hurry)
     for sig in signals:
         with contextlib.suppress(NotImplementedError, RuntimeError):

@@ -3,13 +3,15 @@ ratings against the stored matches, and what a bot can do to a result it does no
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 
+from heartsbot.proto import bot_pb2, game_pb2
 from heartsd.matchmaker import LadderSettings, Matchmaker
 from heartsd.store import Store
 
-from .harness import ladder_bots, play_rated_match, run, running_daemon
+from .harness import Bot, first_legal, ladder_bots, play_rated_match, run, running_daemon
 
 HEARTSD = [sys.executable, "-m", "heartsd.cli"]
 
@@ -138,3 +140,60 @@ def test_ladder_rows_of_a_match_that_did_not_finish_fail_verify_not_a_traceback(
         verify.stdout
     recompute = _heartsd("ladder", "recompute", "--db", db)
     assert recompute.returncode == 1 and "no rating was rewritten" in recompute.stdout, recompute.stdout
+
+
+def _rated_match_at_a_shutdown(tmp_path, answers_the_notice: bool) -> tuple[str, list[tuple[str, int, int, int]]]:  # type: ignore[no-untyped-def]
+    """A rated one-deal match whose first bot holds its last card (its clock is long) when
+    the daemon begins to shut down, and then plays it at once (``answers_the_notice``), as a
+    bot ahead would, or thinks on, as a bot behind would: the match's stored status and
+    its ladder rows."""
+    names = ["h1", "h2", "h3", "h4"]
+    tmp_path.mkdir()
+    held: list[bot_pb2.DecisionRequest] = []
+    holding = asyncio.Event()
+
+    def holds_its_last_card(request: bot_pb2.DecisionRequest, bot: Bot) -> bot_pb2.Answer | None:
+        if request.kind == game_pb2.DECISION_KIND_PLAY and len(request.hand) == 1:
+            held.append(request)
+            holding.set()
+            return None
+        return first_legal(request, bot)
+
+    class Holder(Bot):
+        async def _on_update(self, update: bot_pb2.MatchUpdate) -> None:
+            if answers_the_notice and held and any(e.HasField("notice") and e.notice.seat == -1
+                                                    for e in update.events):
+                answer = first_legal(held.pop(), self)
+                answer.match_id = update.match_id
+                self.send(bot_pb2.PlayRequest(answer=answer))
+            await super()._on_update(update)
+
+    async def scenario() -> str:
+        async with running_daemon(tmp_path, decision_ms=60_000) as daemon:
+            ladder = daemon.arena.store.ladder
+            tokens = {n: ladder.add_bot(n, f"owner-{n}") for n in names}
+            await Holder(daemon, names[0], holds_its_last_card, token=tokens[names[0]]).start()
+            for n in names[1:]:
+                await Bot(daemon, n, first_legal, token=tokens[n]).start()
+            match_id = await daemon.create_match(names, deals=1, rated=True)
+            await asyncio.wait_for(holding.wait(), 30)
+            return match_id  # leaving the block shuts the daemon down
+
+    match_id = run(scenario())
+    store = Store(str(tmp_path / "heartsd.db"))
+    try:
+        return store.get(match_id).status, store.ladder_results(match_id)
+    finally:
+        store.close()
+
+
+def test_a_bot_cannot_void_its_rated_match_by_thinking_through_a_shutdown(tmp_path):
+    """Before: a shutdown let running matches finish within its grace (10 s by default),
+    else aborted them, unrated, and told every seat so. A bot behind at the end of a rated
+    match had only to think (within its clock, no default counted) for its loss to vanish,
+    and with it its whole duplicate set; a bot ahead, answering at once, was rated. Now a
+    rated match running at a shutdown ends at once, aborted and unrated, whatever its bots
+    do, as a crash would end it."""
+    ahead = _rated_match_at_a_shutdown(tmp_path / "ahead", answers_the_notice=True)
+    behind = _rated_match_at_a_shutdown(tmp_path / "behind", answers_the_notice=False)
+    assert ahead == behind == ("aborted", [])
