@@ -197,3 +197,39 @@ def test_a_bot_cannot_void_its_rated_match_by_thinking_through_a_shutdown(tmp_pa
     ahead = _rated_match_at_a_shutdown(tmp_path / "ahead", answers_the_notice=True)
     behind = _rated_match_at_a_shutdown(tmp_path / "behind", answers_the_notice=False)
     assert ahead == behind == ("aborted", [])
+
+
+def test_a_bots_points_per_deal_interval_is_a_95_percent_interval_with_few_matches(tmp_path):
+    """The leaderboard's points per deal comes with "the half-width of its 95% confidence
+    interval" over the bot's rated matches. Before, that was 1.96 standard errors whatever
+    the number of matches: the normal's quantile, right for many matches, while with two it
+    is Student's t with one degree of freedom, 12.7 (so the interval shown was 6.5 times too
+    narrow, and still 1.6 times with four): an organiser recomputing it from the stored
+    matches got another number, and two new bots looked separated when nothing says so."""
+    from heartsbot.proto import ladder_pb2, ladder_pb2_grpc
+
+    names = ["t1", "t2", "t3", "t4"]
+    quantile = {2: 12.706, 3: 4.303}  # Student's t, 97.5%, 1 and 2 degrees of freedom
+
+    async def scenario() -> tuple[dict[str, float], list[list[int]]]:
+        async with running_daemon(tmp_path) as daemon:
+            bots = await ladder_bots(daemon, daemon.arena.store.ladder, names)
+            played = []
+            for _ in range(3):
+                match_id = await daemon.create_match(names, deals=1, rated=True)
+                await bots[0].wait_ended(match_id)
+                played.append(list(daemon.stored(match_id).totals))
+            async with daemon.channel() as channel:
+                board = await ladder_pb2_grpc.LadderServiceStub(channel).GetLeaderboard(
+                    ladder_pb2.GetLeaderboardRequest())
+            for b in bots:
+                await b.close()
+            return {e.bot: e.points_per_deal_ci for e in board.entries}, played
+
+    shown, played = run(scenario())
+    import statistics
+
+    for seat, bot in enumerate(names):
+        points = [totals[seat] for totals in played]  # one deal a match: points per deal
+        expected = quantile[len(points)] * statistics.stdev(points) / len(points) ** 0.5
+        assert abs(shown[bot] - expected) < 1e-3 * max(1.0, expected), (bot, points, shown[bot], expected)
