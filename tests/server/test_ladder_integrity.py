@@ -233,3 +233,35 @@ def test_a_bots_points_per_deal_interval_is_a_95_percent_interval_with_few_match
         points = [totals[seat] for totals in played]  # one deal a match: points per deal
         expected = quantile[len(points)] * statistics.stdev(points) / len(points) ** 0.5
         assert abs(shown[bot] - expected) < 1e-3 * max(1.0, expected), (bot, points, shown[bot], expected)
+
+
+def test_incomplete_results_are_named_alike_on_sqlite_and_postgresql(store_url):
+    """Ladder.incomplete_results on both stores: whole results name nothing; a match rated
+    without a seat, a set rated without a table, and one rated order holding two matches
+    are each named."""
+    from heartsd.store import NewMatch
+
+    store = Store(store_url)
+    try:
+        ladder = store.ladder
+        bots = [["a1", "a2", "a3", "a4"], ["b1", "b2", "b3", "b4"]]
+        store.start([NewMatch("p1", "standard", 4, bots[0], 1), NewMatch("p2", "standard", 4, bots[1], 2),
+                      NewMatch("t1", "standard", 4, bots[0], 3, set_id="s1"),
+                      NewMatch("t2", "standard", 4, bots[1], 3, set_id="s1")])
+        with store.db.transaction() as tx:
+            for match_id, seated in (("p1", bots[0]), ("p2", bots[1])):
+                ladder.record_result(tx, match_id, "standard", seated, [1, 2, 3, 4], [1, 2, 3, 20], 1)
+            ladder.record_set(tx, "s1", "standard", [(m, seated, [1, 2, 3, 4], [1, 2, 3, 20], 1, [(13, 0, 0, 0, 0)] * 4)
+                                                     for m, seated in (("t1", bots[0]), ("t2", bots[1]))])
+        assert ladder.incomplete_results("standard") == []
+        with store.db.transaction() as tx:
+            tx.execute("DELETE FROM results WHERE match_id = 'p1' AND seat = 3")
+            tx.execute("DELETE FROM results WHERE match_id = 't2'")
+            tx.execute("UPDATE results SET seq = (SELECT seq FROM results WHERE match_id = 'p1' LIMIT 1) "
+                       "WHERE match_id = 'p2'")
+        named = " | ".join(ladder.incomplete_results("standard"))
+        assert "p1: rated with the results of seat(s) [0, 1, 2] of its 4" in named, named
+        assert "set s1: rated without the results of its table(s) t2" in named, named
+        assert "holds the results of 2 matches (p1, p2)" in named, named
+    finally:
+        store.close()
