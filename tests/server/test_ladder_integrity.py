@@ -265,3 +265,80 @@ def test_incomplete_results_are_named_alike_on_sqlite_and_postgresql(store_url):
         assert "holds the results of 2 matches (p1, p2)" in named, named
     finally:
         store.close()
+
+
+def test_the_leaderboard_counts_exactly_the_matches_the_store_says_were_rated(tmp_path):
+    """An organiser's recount from the stored matches alone: every finished plain table,
+    and every table of a set whose tables all finished, is rated once (its seats' rows, in
+    one rated order); no aborted or cancelled table is, nor the finished table of a set
+    whose other table was cancelled; and each bot's matches, decisions and defaults on the
+    leaderboard are those of its rated tables' records, a bot that stopped answering included."""
+    from collections import Counter
+
+    from heartsbot.proto import ladder_pb2, ladder_pb2_grpc
+
+    names = [f"r{i}" for i in range(9)]
+
+    async def scenario() -> dict[str, ladder_pb2.LeaderboardEntry]:
+        async with running_daemon(tmp_path, grace_ms=200, decision_ms=300, bank_ms=300) as daemon:
+            bots = await ladder_bots(daemon, daemon.arena.store.ladder, names)
+            playing = [b.policy for b in bots]
+            hold = {"all": False, "silent": set()}  # bots thinking for ever: all of them, or these
+
+            def held(i: int):  # type: ignore[no-untyped-def]
+                def policy(request: bot_pb2.DecisionRequest, bot: Bot) -> bot_pb2.Answer | None:
+                    return None if hold["all"] or bot.name in hold["silent"] else playing[i](request, bot)
+                return policy
+
+            for i, b in enumerate(bots):
+                b.policy = held(i)
+            maker = Matchmaker(daemon.arena, LadderSettings(deals=2, set_wait_s=0.0, repeat_wait_s=0.0), seed=7)
+            left_seated = False  # r0 played a rated match after it went silent
+            for tick in range(30):
+                hold["all"] = tick == 1  # its set waits on its bots, so that a table is cancelled while it runs
+                if tick == 3:
+                    hold["silent"].add("r0")  # a bot that stopped answering: defaulted, and its matches still count
+                maker._refresh()
+                started = await maker.tick()
+                if tick == 1:
+                    daemon.arena.cancel(started[0], "test: cancelled")  # its set counts for nobody
+                    hold["all"] = False
+                left_seated |= tick >= 3 and any("r0" in daemon.stored(m).seats for m in started)
+                for match_id in started:
+                    await daemon.wait_finished(match_id)
+                if tick >= 4 and left_seated:
+                    break
+            async with daemon.channel() as channel:
+                board = await ladder_pb2_grpc.LadderServiceStub(channel).GetLeaderboard(
+                    ladder_pb2.GetLeaderboardRequest())
+            for b in bots:
+                await b.close()
+            return {e.bot: e for e in board.entries}
+
+    board = run(scenario())
+    store = Store(str(tmp_path / "heartsd.db"))
+    try:
+        listed = store.list(limit=1000)
+        sets: dict[str, list[str]] = {}
+        for m in listed:
+            sets.setdefault(m.set_id, []).append(m.status)
+        rated = [store.get(m.id) for m in listed
+                 if m.status == "finished" and (not m.set_id or set(sets[m.set_id]) == {"finished"})]
+        assert any(m.status == "cancelled" for m in listed) and any(set(s) == {"cancelled", "finished"}
+                                                                     for s in sets.values())
+        rows = store.db.query("SELECT match_id, COUNT(*), COUNT(DISTINCT seq) FROM results GROUP BY match_id")
+        assert {r[0]: (r[1], r[2]) for r in rows} == {m.id: (4, 1) for m in rated}
+        matches: Counter[str] = Counter()
+        decisions: Counter[str] = Counter()
+        defaults: Counter[str] = Counter()
+        for m in rated:
+            seats = [s.name for s in m.record.seats]
+            matches.update(seats)
+            for d in m.record.decisions:
+                decisions[seats[d.seat]] += 1
+                defaults[seats[d.seat]] += d.provenance not in (game_pb2.PROVENANCE_BOT,)
+        assert {b: (e.matches, e.decisions, e.timeouts + e.illegal_defaults + e.disconnect_defaults + e.auto_defaults)
+                for b, e in board.items()} == {b: (matches[b], decisions[b], defaults[b]) for b in matches}
+        assert defaults["r0"] > 0, "the bot that stopped answering was defaulted in a rated match"
+    finally:
+        store.close()
