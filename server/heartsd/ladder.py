@@ -351,8 +351,9 @@ class Ladder:
 
     def incomplete_results(self, ruleset: str) -> list[str]:
         """The rated matches and sets of ``ruleset`` whose result rows are not whole, in
-        words: a match rated without one of its seats, a set without one of its tables, or
-        one rated order (``seq``) that holds other than one match or the tables of one set.
+        words: a match rated without one of its seats, a set without one of its tables, a
+        finished set of the ladder (every set outside a tournament) without any, or one rated
+        order (``seq``) that holds other than one match or the tables of one set.
         Replayed as they stand, such rows rate another match than the one played: before
         (an attack pass), with the last-placed bot's row of a match deleted, ``recompute``
         rewrote every rating as if three bots had played it (the loss gone), and with a
@@ -365,8 +366,13 @@ class Ladder:
         orders: dict[str, set[int]] = {}
         by_seq: dict[int, set[tuple[str, str]]] = {}  # seq -> its (set id, match id)s
         tables: dict[str, set[str]] = {}  # set id -> its tables
-        for match_id, set_id in self.db.query("SELECT id, set_id FROM matches WHERE set_id <> ''"):
+        over: set[str] = set()  # the ladder's sets of the ruleset whose tables all finished: rated, every one
+        unfinished: set[str] = set()
+        for match_id, set_id, status, rules, tournament in self.db.query(
+                "SELECT id, set_id, status, ruleset, tournament_id FROM matches WHERE set_id <> ''"):
             tables.setdefault(set_id, set()).add(match_id)
+            if rules == ruleset and not tournament:  # outside tournaments, every set is the ladder's
+                (over if status == "finished" else unfinished).add(set_id)
         problems = []
         for match_id, seq, set_id, seat, count, match_set in rows:
             seats.setdefault(match_id, []).append(int(seat))
@@ -393,6 +399,10 @@ class Ladder:
                 missing = sorted(tables.get(set_id, set()) - {m for _, m in members})
                 if missing:
                     problems.append(f"set {set_id}: rated without the results of its table(s) {', '.join(missing)}")
+        rated_sets = {set_id for members in by_seq.values() for set_id, _ in members}
+        for set_id in sorted(over - unfinished - rated_sets):
+            problems.append(f"set {set_id}: every table finished ({', '.join(sorted(tables[set_id]))}), but it has "
+                            "no results: a ladder set is rated once its tables all finish")
         return problems
 
     def latest_seq(self, ruleset: str) -> int:

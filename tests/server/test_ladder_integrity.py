@@ -105,6 +105,27 @@ def test_a_rated_set_missing_a_result_row_is_refused_not_a_traceback(tmp_path):
         store.close()
 
 
+def test_a_finished_ladder_set_without_its_results_is_refused_not_rated_without_it(tmp_path):
+    """Before: with every row of a finished set deleted (its eight bots' results gone),
+    `ladder recompute` rewrote the ratings without it and a second run said "identical".
+    Outside tournaments every set is the ladder's, rated once its tables all finished, so
+    the store says such a set must have its rows."""
+    tables = play_rated_set(tmp_path)
+    db = str(tmp_path / "heartsd.db")
+    store = Store(db)
+    try:
+        before = store.ladder.stored_ratings("standard")
+        with store.db.transaction() as tx:
+            for match_id in tables:
+                tx.execute("DELETE FROM results WHERE match_id = ?", (match_id,))
+    finally:
+        store.close()
+    for _ in range(2):
+        out = _heartsd("ladder", "recompute", "--db", db)
+        assert out.returncode == 1 and "no rating was rewritten" in out.stdout, out.stdout + out.stderr
+        assert "every table finished" in out.stdout, out.stdout
+    assert _ratings(db) == before
+
 def test_ladder_rows_of_a_match_that_did_not_finish_fail_verify_not_a_traceback(tmp_path):
     """Before: rows in the ladder's results for a match that was cancelled (or aborted),
     whose result has no ranks, made `replay verify` end in an IndexError traceback instead
