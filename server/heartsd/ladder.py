@@ -23,8 +23,8 @@ import math
 import random
 import secrets
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 from dataclasses import dataclass
 
 from openskill.models import PlackettLuce
@@ -352,58 +352,34 @@ class Ladder:
     def incomplete_results(self, ruleset: str) -> list[str]:
         """The rated matches and sets of ``ruleset`` whose result rows are not whole, in
         words: a match rated without one of its seats, a set without one of its tables, a
-        finished set of the ladder (every set outside a tournament) without any, or one rated
-        order (``seq``) that holds other than one match or the tables of one set.
-        Replayed as they stand, such rows rate another match than the one played: before
-        (an attack pass), with the last-placed bot's row of a match deleted, ``recompute``
-        rewrote every rating as if three bots had played it (the loss gone), and with a
-        row of a set's table deleted it ended in a traceback."""
-        rows = self.db.query(
-            "SELECT r.match_id, r.seq, r.set_id, r.seat, m.players, m.set_id FROM results r "
-            "JOIN matches m ON m.id = r.match_id WHERE r.ruleset = ? ORDER BY r.seq, r.match_id, r.seat", (ruleset,))
-        seats: dict[str, list[int]] = {}
-        players: dict[str, int] = {}
-        orders: dict[str, set[int]] = {}
-        by_seq: dict[int, set[tuple[str, str]]] = {}  # seq -> its (set id, match id)s
-        tables: dict[str, set[str]] = {}  # set id -> its tables
-        over: set[str] = set()  # the ladder's sets of the ruleset whose tables all finished: rated, every one
+        finished set of the ladder without any, or one rated order (``seq``) that holds other
+        than one match or the tables of one set. Replayed as they stand, such rows rate
+        another match than the one played: before (an attack pass), with the last-placed
+        bot's row of a match deleted, ``recompute`` rewrote every rating as if three bots had
+        played it (the loss gone), and with a row of a set's table deleted it ended in a
+        traceback."""
+        rows = [_RatedSeat(m, int(seq), set_id, int(seat), int(players), match_set) for m, seq, set_id, seat, players,
+                match_set in self.db.query(
+                    "SELECT r.match_id, r.seq, r.set_id, r.seat, m.players, m.set_id FROM results r JOIN matches m "
+                    "ON m.id = r.match_id WHERE r.ruleset = ? ORDER BY r.seq, r.match_id, r.seat", (ruleset,))]
+        tables, finished = self._sets(ruleset)
+        unrated = sorted(finished - {r.set_id for r in rows})
+        return _seat_gaps(rows) + _order_gaps(rows, tables) + [
+            f"set {s}: every table finished ({', '.join(sorted(tables[s]))}), but it has no results: a ladder set "
+            "is rated once its tables all finish" for s in unrated]
+
+    def _sets(self, ruleset: str) -> tuple[dict[str, set[str]], set[str]]:
+        """Every set's tables, and the ladder's sets of ``ruleset`` whose tables all finished
+        (outside tournaments every set is the ladder's, rated when its last table ends)."""
+        tables: dict[str, set[str]] = {}
+        over: set[str] = set()
         unfinished: set[str] = set()
         for match_id, set_id, status, rules, tournament in self.db.query(
                 "SELECT id, set_id, status, ruleset, tournament_id FROM matches WHERE set_id <> ''"):
             tables.setdefault(set_id, set()).add(match_id)
-            if rules == ruleset and not tournament:  # outside tournaments, every set is the ladder's
+            if rules == ruleset and not tournament:
                 (over if status == "finished" else unfinished).add(set_id)
-        problems = []
-        for match_id, seq, set_id, seat, count, match_set in rows:
-            seats.setdefault(match_id, []).append(int(seat))
-            players[match_id] = int(count)
-            orders.setdefault(match_id, set()).add(int(seq))
-            by_seq.setdefault(int(seq), set()).add((set_id, match_id))
-            if set_id != match_set:
-                problems.append(f"{match_id}: seat {seat} is rated as of set {set_id or 'none'!r}, the match is of "
-                                f"set {match_set or 'none'!r}")
-        for match_id, held in seats.items():
-            if held != list(range(players[match_id])):
-                problems.append(f"{match_id}: rated with the results of seat(s) {held} of its {players[match_id]}: "
-                                "a rated match is rated with every seat")
-            if len(orders[match_id]) > 1:
-                problems.append(f"{match_id}: its seats are rated at different places of the rated order "
-                                f"{sorted(orders[match_id])}")
-        for seq, members in by_seq.items():
-            set_ids = {set_id for set_id, _ in members}
-            if len(set_ids) > 1 or (set_ids == {""} and len(members) > 1):
-                problems.append(f"rated order {seq} holds the results of {len(members)} matches "
-                                f"({', '.join(sorted(m for _, m in members))}), not one match or one set")
-            elif set_ids != {""}:
-                (set_id,) = set_ids
-                missing = sorted(tables.get(set_id, set()) - {m for _, m in members})
-                if missing:
-                    problems.append(f"set {set_id}: rated without the results of its table(s) {', '.join(missing)}")
-        rated_sets = {set_id for members in by_seq.values() for set_id, _ in members}
-        for set_id in sorted(over - unfinished - rated_sets):
-            problems.append(f"set {set_id}: every table finished ({', '.join(sorted(tables[set_id]))}), but it has "
-                            "no results: a ladder set is rated once its tables all finish")
-        return problems
+        return tables, over - unfinished
 
     def latest_seq(self, ruleset: str) -> int:
         """The rated order of the newest result of ``ruleset`` (0: none): a change marker."""
@@ -476,6 +452,56 @@ def set_rating_events(rows: Sequence[SetRow]) -> list[tuple[list[str], list[int]
         points = [r.points for r in holders]
         events.append(([r.bot for r in holders], [1 + sum(p < own for p in points) for own in points]))
     return events
+
+
+class _RatedSeat(NamedTuple):
+    """One result row as Ladder.incomplete_results reads it, with its match's seats and set."""
+
+    match_id: str
+    seq: int
+    set_id: str
+    seat: int
+    players: int  # its match's
+    match_set: str  # its match's set id
+
+
+def _seat_gaps(rows: Sequence[_RatedSeat]) -> list[str]:
+    """Matches rated without every seat, across rated orders, or as of another set than theirs."""
+    problems = []
+    by_match: dict[str, list[_RatedSeat]] = {}
+    for row in rows:
+        by_match.setdefault(row.match_id, []).append(row)
+        if row.set_id != row.match_set:
+            problems.append(f"{row.match_id}: seat {row.seat} is rated as of set {row.set_id or 'none'!r}, the "
+                            f"match is of set {row.match_set or 'none'!r}")
+    for match_id, seated in by_match.items():
+        held = sorted(r.seat for r in seated)
+        if held != list(range(seated[0].players)):
+            problems.append(f"{match_id}: rated with the results of seat(s) {held} of its {seated[0].players}: a "
+                            "rated match is rated with every seat")
+        orders = sorted({r.seq for r in seated})
+        if len(orders) > 1:
+            problems.append(f"{match_id}: its seats are rated at different places of the rated order {orders}")
+    return problems
+
+
+def _order_gaps(rows: Sequence[_RatedSeat], tables: Mapping[str, set[str]]) -> list[str]:
+    """Rated orders holding other than one match or one set, and sets rated without a table."""
+    problems = []
+    by_seq: dict[int, set[tuple[str, str]]] = {}  # seq -> its (set id, match id)s
+    for row in rows:
+        by_seq.setdefault(row.seq, set()).add((row.set_id, row.match_id))
+    for seq, members in by_seq.items():
+        set_ids = {set_id for set_id, _ in members}
+        if len(set_ids) > 1 or (set_ids == {""} and len(members) > 1):
+            problems.append(f"rated order {seq} holds the results of {len(members)} matches "
+                            f"({', '.join(sorted(m for _, m in members))}), not one match or one set")
+        elif set_ids != {""}:
+            (set_id,) = set_ids
+            missing = sorted(tables.get(set_id, set()) - {m for _, m in members})
+            if missing:
+                problems.append(f"set {set_id}: rated without the results of its table(s) {', '.join(missing)}")
+    return problems
 
 
 _REPLAY = ("SELECT seq, set_id, match_id, bot, seat, rank, points FROM results WHERE ruleset = ? "
