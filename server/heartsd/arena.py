@@ -1267,9 +1267,14 @@ class Arena:
             if self.untaken_answers == heard:
                 return
 
+    def _counts(self, runner: MatchRunner) -> bool:
+        """Whether the match's result counts beyond it: rated, or a tournament's table."""
+        return runner.rated or self.purposes.get(runner.id, "").startswith("tournament ")
+
     async def shutdown(self, grace_s: float, hurry: asyncio.Event | None = None) -> None:
-        """Stop accepting matches, abort rated ones at once, let the others finish for
-        ``grace_s`` (or until ``hurry`` is set: a second signal), then abort and record the rest."""
+        """Stop accepting matches, abort at once those whose result counts (_counts), let the
+        others finish for ``grace_s`` (or until ``hurry`` is set: a second signal), then abort
+        and record the rest."""
         self.accepting = False
         self._stopping.set()
         self.tokens.stop()
@@ -1281,10 +1286,11 @@ class Arena:
             # its running matches now, not after starts stuck on that store (a review).
             await wait_unless_hurried(list(self._starts), max(grace_s, 1.0), hurry)
         for runner in list(self.runners.values()):
-            if runner.rated:
+            if self._counts(runner):
                 # Not given the grace: a rated match that may finish in it is rated only if every
                 # bot answers in time, so a bot behind at its end voided it (and its whole set)
-                # by thinking within its clock (an attack pass). It ends now, as a crash ends it.
+                # by thinking within its clock (an attack pass), and a tournament's table was
+                # dealt again on fresh shuffles. It ends now, as a crash ends it.
                 runner.stop(P.MATCH_STATUS_ABORTED, "server shutdown")
                 continue
             runner.announce(f"the server is shutting down: this match may finish within {grace_s:g} s, "

@@ -163,15 +163,17 @@ def test_ladder_rows_of_a_match_that_did_not_finish_fail_verify_not_a_traceback(
     assert recompute.returncode == 1 and "no rating was rewritten" in recompute.stdout, recompute.stdout
 
 
-def _rated_match_at_a_shutdown(tmp_path, answers_the_notice: bool) -> tuple[str, list[tuple[str, int, int, int]]]:  # type: ignore[no-untyped-def]
-    """A rated one-deal match whose first bot holds its last card (its clock is long) when
-    the daemon begins to shut down, and then plays it at once (``answers_the_notice``), as a
-    bot ahead would, or thinks on, as a bot behind would: the match's stored status and
-    its ladder rows."""
+def _counted_match_at_a_shutdown(tmp_path, answers_the_notice: bool,  # type: ignore[no-untyped-def]
+                                 tournament: bool = False) -> tuple[str, list[tuple[str, int, int, int]]]:
+    """A one-deal match that counts (rated, or a ``tournament``'s table) whose first bot holds
+    its last card (its clock is long) when the daemon begins to shut down, and then plays it
+    at once (``answers_the_notice``), as a bot ahead would, or thinks on, as a bot behind
+    would: the match's stored status and its ladder rows."""
     names = ["h1", "h2", "h3", "h4"]
     tmp_path.mkdir()
     held: list[bot_pb2.DecisionRequest] = []
     holding = asyncio.Event()
+    matches: list[str] = []
 
     def holds_its_last_card(request: bot_pb2.DecisionRequest, bot: Bot) -> bot_pb2.Answer | None:
         if request.kind == game_pb2.DECISION_KIND_PLAY and len(request.hand) == 1:
@@ -182,6 +184,7 @@ def _rated_match_at_a_shutdown(tmp_path, answers_the_notice: bool) -> tuple[str,
 
     class Holder(Bot):
         async def _on_update(self, update: bot_pb2.MatchUpdate) -> None:
+            matches.append(update.match_id)
             if answers_the_notice and held and any(e.HasField("notice") and e.notice.seat == -1
                                                     for e in update.events):
                 answer = first_legal(held.pop(), self)
@@ -189,21 +192,25 @@ def _rated_match_at_a_shutdown(tmp_path, answers_the_notice: bool) -> tuple[str,
                 self.send(bot_pb2.PlayRequest(answer=answer))
             await super()._on_update(update)
 
-    async def scenario() -> str:
+    async def scenario() -> None:
         async with running_daemon(tmp_path, decision_ms=60_000) as daemon:
             ladder = daemon.arena.store.ladder
             tokens = {n: ladder.add_bot(n, f"owner-{n}") for n in names}
             await Holder(daemon, names[0], holds_its_last_card, token=tokens[names[0]]).start()
             for n in names[1:]:
                 await Bot(daemon, n, first_legal, token=tokens[n]).start()
-            match_id = await daemon.create_match(names, deals=1, rated=True)
+            if tournament:
+                await daemon.arena.tournaments.create("cup", names, "standard", 4, 1, 1, None,
+                                                      game_pb2.ClockSettings())
+            else:
+                await daemon.create_match(names, deals=1, rated=True)
             await asyncio.wait_for(holding.wait(), 30)
-            return match_id  # leaving the block shuts the daemon down
+            # leaving the block shuts the daemon down
 
-    match_id = run(scenario())
+    run(scenario())
     store = Store(str(tmp_path / "heartsd.db"))
     try:
-        return store.get(match_id).status, store.ladder_results(match_id)
+        return store.get(matches[0]).status, store.ladder_results(matches[0])
     finally:
         store.close()
 
@@ -215,8 +222,18 @@ def test_a_bot_cannot_void_its_rated_match_by_thinking_through_a_shutdown(tmp_pa
     and with it its whole duplicate set; a bot ahead, answering at once, was rated. Now a
     rated match running at a shutdown ends at once, aborted and unrated, whatever its bots
     do, as a crash would end it."""
-    ahead = _rated_match_at_a_shutdown(tmp_path / "ahead", answers_the_notice=True)
-    behind = _rated_match_at_a_shutdown(tmp_path / "behind", answers_the_notice=False)
+    ahead = _counted_match_at_a_shutdown(tmp_path / "ahead", answers_the_notice=True)
+    behind = _counted_match_at_a_shutdown(tmp_path / "behind", answers_the_notice=False)
+    assert ahead == behind == ("aborted", [])
+
+
+def test_a_bot_cannot_have_its_tournament_table_dealt_again_by_thinking_through_a_shutdown(tmp_path):
+    """The same for a tournament's table: one a shutdown aborts is played again on fresh
+    shuffles at the next start, so a bot behind that thought through the grace got its table
+    dealt again, while one answering at once had its loss counted. Now such a table ends at
+    once too, whatever its bots do, and is played again."""
+    ahead = _counted_match_at_a_shutdown(tmp_path / "ahead", answers_the_notice=True, tournament=True)
+    behind = _counted_match_at_a_shutdown(tmp_path / "behind", answers_the_notice=False, tournament=True)
     assert ahead == behind == ("aborted", [])
 
 
