@@ -63,11 +63,14 @@ class BotServiceServicer:
         over), INVALID_ARGUMENT when
         the first message is not `hello` (or none came within 10 s) or a message cannot be
         understood, RESOURCE_EXHAUSTED for an oversized message, for many more rejected
-        answers than the requests received allow (64 plus four per concurrent match as
-        granted in `Welcome`; each request gives back its policy's illegal retries plus
-        two, up to that cap), for more than 3 resumes of one seat on one stream, or when
-        the bot does not read: more than the server's `max_outbox_bytes` (16 MiB by
-        default) waiting to be sent to it (its seats are then treated as disconnected).
+        answers (or repeated `drain`s) than the requests received allow (64 plus four per
+        concurrent match as granted in `Welcome`; each request gives back its policy's
+        illegal retries plus two, up to that cap), for more than 3 resumes of one seat on
+        one stream, for streams opened too fast (more than 10 in a row, then the server's
+        `bot_streams_per_minute`, 30 by default: refused before the welcome, the message
+        saying when to connect again), or when the bot does not read: more than the
+        server's `max_outbox_bytes` (16 MiB by default) waiting to be sent to it (its seats
+        are then treated as disconnected).
         Rejections echo a `match_id` or `request_id` only when it is at most 64 characters
         (a longer one is echoed empty, not cut): no id the server issues is longer.
         """
