@@ -628,6 +628,25 @@ def _tie_orders(ranks: Sequence[int]) -> list[list[int]]:
     return orders
 
 
+def places(standings: Sequence[Standing]) -> list[int]:
+    """The leaderboard's rank of each of ``standings`` (best first): bots of equal
+    conservative rating share a rank, and the next rank counts them all ("1, 1, 3").
+
+    Before (a ladder pass), ranks were positions, so of two bots whose ratings are equal (the
+    co-winners of their first match) the one whose name sorts first was ranked above the
+    other, on the leaderboard, the bot's profile and ``heartsd ladder leaderboard``.
+
+    >>> rated = [Standing("b", "", 30.0, 1.0, 1, 0.0, 0.0), Standing("a", "", 30.0, 1.0, 1, 0.0, 0.0),
+    ...          Standing("c", "", 20.0, 1.0, 1, 0.0, 0.0)]
+    >>> places(rated)
+    [1, 1, 3]
+    """
+    out: list[int] = []
+    for i, s in enumerate(standings):
+        out.append(out[-1] if i and s.conservative == standings[i - 1].conservative else i + 1)
+    return out
+
+
 # Student's t, 97.5% quantile, by degrees of freedom (1 to 30); beyond, _t975's expansion.
 _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
          2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)

@@ -34,6 +34,7 @@ from . import __version__, pages, spectating
 from .arena import Arena, ArenaError, SeatRequest, clipped, quoted
 from .budgets import Budget, BudgetExhausted, admit, bearer_of, peer_address, retry_metadata
 from .db import damaged
+from .ladder import places
 from .logs import printable
 from .memo import derived
 from .rates import MAX_PAGE, PAGE_ROWS_PER_TOKEN, RequestRate
@@ -631,7 +632,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
 
         def build() -> tuple[ladder_pb2.GetLeaderboardResponse, int]:
             board = ladder_pb2.GetLeaderboardResponse(
-                ruleset=name, entries=[_entry(i, s) for i, s in enumerate(standings, 1)])
+                ruleset=name, entries=[_entry(place, s) for place, s in zip(places(standings), standings)])
             return board, board.ByteSize()
 
         return derived(self._boards, name, standings, build)
@@ -659,9 +660,9 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
             raise ArenaError("not_found", f"no ladder bot {request.bot!r}")
         standings = await self._standings(ruleset)
         response = ladder_pb2.GetBotProfileResponse(bot=request.bot, owner=owners[request.bot])
-        for i, s in enumerate(standings, 1):
+        for place, s in zip(places(standings), standings):
             if s.bot == request.bot:
-                response.standing.CopyFrom(_entry(i, s))
+                response.standing.CopyFrom(_entry(place, s))
         history = await asyncio.to_thread(ladder.history, request.bot, limit, ruleset)
         for match_id, rules, seat, rank, points, deals in history:
             response.matches.add(match_id=match_id, ruleset=rules, seat=seat, rank=rank, points=points, deals=deals)

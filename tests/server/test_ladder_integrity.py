@@ -380,3 +380,43 @@ def test_the_leaderboard_counts_exactly_the_matches_the_store_says_were_rated(tm
         assert defaults["r0"] > 0, "the bot that stopped answering was defaulted in a rated match"
     finally:
         store.close()
+
+
+def test_bots_of_equal_rating_share_their_rank_on_the_leaderboard_and_their_profiles(tmp_path):
+    """Before (a ladder pass), ranks were positions in the leaderboard's order: of two bots
+    whose ratings are equal, as the co-winners of their first match are, the one whose name
+    sorts first was ranked above the other. Now they share the rank, and the next counts both
+    ("1, 1, 3"), on GetLeaderboard and GetBotProfile alike. A rated match draws its own seed,
+    so first matches are played on fresh stores until one ties two bots (most one-deal deals
+    do: at least two of the four take no point in ~60% of them)."""
+    from heartsbot.proto import ladder_pb2, ladder_pb2_grpc
+
+    names = ["zed", "amy", "kim", "bo"]
+
+    async def first_match(folder) -> tuple[list[int], list[tuple[str, int, float]], dict[str, int]]:  # type: ignore[no-untyped-def]
+        async with running_daemon(folder) as daemon:
+            bots = await ladder_bots(daemon, daemon.arena.store.ladder, names)
+            match_id = await daemon.create_match(names, deals=1, rated=True)
+            await bots[0].wait_ended(match_id)
+            async with daemon.channel() as channel:
+                stub = ladder_pb2_grpc.LadderServiceStub(channel)
+                board = await stub.GetLeaderboard(ladder_pb2.GetLeaderboardRequest())
+                profiles = {n: (await stub.GetBotProfile(ladder_pb2.GetBotProfileRequest(bot=n))).standing.rank
+                            for n in names}
+            for b in bots:
+                await b.close()
+            return list(daemon.stored(match_id).result.ranks), [
+                (e.bot, e.rank, e.conservative) for e in board.entries], profiles
+
+    for attempt in range(40):
+        folder = tmp_path / str(attempt)
+        folder.mkdir()
+        ranks, entries, profiles = run(first_match(folder))
+        if len(set(ranks)) < len(ranks):
+            break
+    assert len(set(ranks)) < len(ranks), "no first match tied two bots"
+    assert len({e[2] for e in entries}) < len(entries), entries  # tied ranks, equal ratings
+    for i, (bot, rank, conservative) in enumerate(entries):
+        better = [e for e in entries[:i] if e[2] > conservative]
+        assert rank == len(better) + 1, entries  # before: i + 1
+        assert profiles[bot] == rank, (profiles, entries)
