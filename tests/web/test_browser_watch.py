@@ -766,11 +766,13 @@ def test_an_address_that_is_no_page_reads_in_the_pages_language(tmp_path, browse
         expect(page.locator("h1")).to_have_text("Tidak ditemukan")
         expect(page).to_have_title("Tidak ditemukan · Hearts Arena")
         expect(page.locator("main [role=alert]")).to_have_text("Tidak ada halaman di alamat ini.")
-        expect(page.locator("main a[href='/']")).to_have_text("Kembali ke lobi")
-        expect(page.locator("main a[href='/leaderboard']")).to_be_visible()
+        # The ways on keep the language of the address (i18n.js pageHref), the menu's choice too.
+        expect(page.locator("main a[href='/?lang=id']")).to_have_text("Kembali ke lobi")
+        expect(page.locator("main a[href='/leaderboard?lang=id']")).to_be_visible()
         page.select_option("#lang", "en")
         expect(page.locator("h1")).to_have_text("Not found")
         expect(page.locator("main [role=alert]")).to_have_text("There is no page at this address.")
+        expect(page.locator("main a[href='/?lang=en']")).to_have_text("Back to the lobby")
         page.close()
     assert not [e for e in errors if "404" not in e], errors
 

@@ -1,13 +1,15 @@
 // Small helpers every page uses: building DOM nodes (text only, never HTML from data),
 // JSON requests, the page header with its language switch, and seat names.
-import { LANGUAGES, language, onLanguage, saidAs, setLanguage, t } from "./i18n.js";
+import { LANGUAGES, language, onLanguage, pageHref, saidAs, setLanguage, t } from "./i18n.js";
 
-// el("a", {href: "/", class: "x"}, "text", child...): attributes, then text or nodes.
+// el("a", {href: "/", class: "x"}, "text", child...): attributes, then text or nodes. A
+// link to a page of this site keeps the language the page's address names (i18n.js pageHref).
 export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) {
     if (value === undefined || value === null || value === false) continue;
-    if (key === "class") node.className = value;
+    if (key === "href" && tag === "a") node.setAttribute("href", pageHref(String(value)));
+    else if (key === "class") node.className = value;
     else if (key === "style") Object.assign(node.style, value); // CSSOM: allowed by the page's CSP
     else if (key === "dataset") Object.assign(node.dataset, value);
     else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
@@ -122,6 +124,8 @@ export function header(active, rerender, title = () => t(active)) {
       el("label", { class: "lang" }, select));
   };
   draw();
+  // The page's own links (an error page's, in its HTML) keep the address's language as those it draws do.
+  for (const link of document.querySelectorAll("a[href]")) link.setAttribute("href", pageHref(link.getAttribute("href")));
   onLanguage(() => { draw(); rerender?.(); });
   return retitle;
 }

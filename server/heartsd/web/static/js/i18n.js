@@ -87,6 +87,15 @@ const STRINGS = {
     leave_confirm: "Leave and end the match", leave_stay: "Stay and play",
     you_left: "You left the table: the match is over (recorded as cancelled).",
     waited_for_seats: "waited {s} s for the seats: {reason}",
+    kept_play: "Not connected: {what} will be played as soon as the connection is back.",
+    kept_pass: "Not connected: {what} will be passed as soon as the connection is back.",
+    kept_moon: "Not connected: your choice ({what}) will be sent as soon as the connection is back.",
+    unsent_play: "Not sent: {what} was for a decision that is over (the server made it).",
+    unsent_pass: "Not sent: the pass of {what} was for a decision that is over (the server made it).",
+    unsent_moon: "Not sent: your choice ({what}) was for a decision that is over (the server made it).",
+    clock_low_pass: "{s} seconds left to pass your cards.", clock_low_pass_one: "{s} second left to pass your cards.",
+    clock_low_play: "{s} seconds left to play a card.", clock_low_play_one: "{s} second left to play a card.",
+    clock_low_moon: "{s} seconds left to choose.", clock_low_moon_one: "{s} second left to choose.",
     seats_not_free: "{reason} (the seats were not free: {why})",
   },
   id: {
@@ -210,6 +219,14 @@ const STRINGS = {
     wait_shutting_down: "server sedang dimatikan",
     wait_not_seated: "bot-botnya belum bisa didudukkan (log server menjelaskan sebabnya)",
     waited_for_seats: "sudah menunggu kursinya {s} dtk: {reason}",
+    kept_play: "Tidak terhubung: {what} akan dimainkan begitu koneksi kembali.",
+    kept_pass: "Tidak terhubung: {what} akan dioper begitu koneksi kembali.",
+    kept_moon: "Tidak terhubung: pilihanmu ({what}) akan dikirim begitu koneksi kembali.",
+    unsent_play: "Tidak terkirim: {what} untuk keputusan yang sudah lewat (server yang memutuskan).",
+    unsent_pass: "Tidak terkirim: operan {what} untuk keputusan yang sudah lewat (server yang memutuskan).",
+    unsent_moon: "Tidak terkirim: pilihanmu ({what}) untuk keputusan yang sudah lewat (server yang memutuskan).",
+    clock_low_pass: "Sisa {s} detik untuk mengoper kartu.", clock_low_play: "Sisa {s} detik untuk memainkan kartu.",
+    clock_low_moon: "Sisa {s} detik untuk memilih.",
     seats_not_free: "{reason} (kursinya belum tersedia: {why})",
   },
   vi: {
@@ -333,6 +350,14 @@ const STRINGS = {
     wait_shutting_down: "máy chủ đang tắt",
     wait_not_seated: "chưa thể xếp chỗ cho các bot (nhật ký của máy chủ ghi lý do)",
     waited_for_seats: "đã chờ ghế {s} giây: {reason}",
+    kept_play: "Chưa kết nối: {what} sẽ được đánh ngay khi kết nối trở lại.",
+    kept_pass: "Chưa kết nối: {what} sẽ được chuyền ngay khi kết nối trở lại.",
+    kept_moon: "Chưa kết nối: lựa chọn của bạn ({what}) sẽ được gửi ngay khi kết nối trở lại.",
+    unsent_play: "Không gửi: {what} là cho một lượt đã qua (máy chủ đã quyết định).",
+    unsent_pass: "Không gửi: việc chuyền {what} là cho một lượt đã qua (máy chủ đã quyết định).",
+    unsent_moon: "Không gửi: lựa chọn của bạn ({what}) là cho một lượt đã qua (máy chủ đã quyết định).",
+    clock_low_pass: "Còn {s} giây để chuyền bài.", clock_low_play: "Còn {s} giây để đánh bài.",
+    clock_low_moon: "Còn {s} giây để chọn.",
     seats_not_free: "{reason} (ghế chưa trống: {why})",
   },
 };
@@ -366,13 +391,24 @@ const SUITS = {
   vi: { C: "chuồn", D: "rô", H: "cơ", S: "bích" },
 };
 
+// The language the page's address names (?lang=xx), if any. It is the page's, and every
+// link to this site's pages that the page shows keeps it (pageHref), as most sites do: a
+// link shared in Vietnamese leads on in Vietnamese. It is not saved: a page opened from such
+// a link leaves the person's saved choice (the menu's) as it was. The menu's choice is saved,
+// and on a page whose address names a language it goes into the address too (and so into
+// its links), or a reload would bring back the language of the address.
+let addressed = addressLanguage();
 let lang = pickLanguage();
 const listeners = new Set();
 
-function pickLanguage() {
+function addressLanguage() {
   const asked = new URLSearchParams(location.search).get("lang");
+  return asked && STRINGS[asked] ? asked : null;
+}
+
+function pickLanguage() {
   const stored = (() => { try { return localStorage.getItem("lang"); } catch { return null; } })();
-  for (const candidate of [asked, stored, ...(navigator.languages || []).map((l) => l.slice(0, 2))]) {
+  for (const candidate of [addressed, stored, ...(navigator.languages || []).map((l) => l.slice(0, 2))]) {
     if (candidate && STRINGS[candidate]) return candidate;
   }
   return "en";
@@ -380,11 +416,27 @@ function pickLanguage() {
 
 export function language() { return lang; }
 
+// `href` as a link of this page: with ?lang= where the page's address names a language and
+// `href` is a page of this site (not its API or files); else as it is.
+export function pageHref(href) {
+  if (!addressed) return href;
+  const url = new URL(href, location.href);
+  if (url.origin !== location.origin || /^\/(api|static)\//.test(url.pathname)) return href;
+  url.searchParams.set("lang", addressed);
+  return `${url.pathname}${url.search}${url.hash}`;
+}
+
 export function setLanguage(next) {
   if (!STRINGS[next] || next === lang) return;
   lang = next;
   try { localStorage.setItem("lang", next); } catch { /* private mode */ }
   document.documentElement.lang = next;
+  if (addressed) {
+    addressed = next;
+    history.replaceState(history.state, "", pageHref(location.href));
+    // The links the page does not draw again keep the language too.
+    for (const link of document.querySelectorAll("a[href]")) link.setAttribute("href", pageHref(link.getAttribute("href")));
+  }
   for (const listener of listeners) listener(next);
 }
 

@@ -1,7 +1,7 @@
 // The leaderboard of a ruleset (the ladder's ratings), and tournament standings when
 // there are any.
 import { el, getJSON, header, keepCurrent, namedText, namesIn, nameWords, reasonText, showError, showUnknownRuleset } from "./common.js";
-import { t } from "./i18n.js";
+import { pageHref, t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -84,7 +84,7 @@ function drawPicker() {
   if (!picker) {
     picker = { label: el("span"), select: el("select", { id: "ruleset", onchange: (e) => {
       ruleset = e.target.value;
-      history.replaceState(null, "", `?ruleset=${encodeURIComponent(ruleset)}`);
+      history.replaceState(null, "", pageHref(`?ruleset=${encodeURIComponent(ruleset)}`)); // ?lang= kept
       loadNow().catch(() => {}); // another ruleset's standings (a failure to load them is said); the next refresh asks again
     } }) };
     $("pick").replaceChildren(el("label", {}, picker.label, " ", picker.select));

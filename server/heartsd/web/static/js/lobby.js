@@ -1,6 +1,6 @@
 // The lobby: take a seat against the house, and the live and recent matches.
 import { el, getJSON, header, keepCurrent, mySeats, nameWords, postJSON, rememberSeat, sayError, seatName, showError } from "./common.js";
-import { t } from "./i18n.js";
+import { pageHref, t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 let options = null;
@@ -30,7 +30,7 @@ function playForm() {
     try {
       const seat = await postJSON("/api/play", choice);
       rememberSeat(seat.match_id);
-      location.assign(seat.play_url);
+      location.assign(pageHref(seat.play_url)); // in the language of the address, as a link
     } catch (failure) {
       refused = failure;
       sayError(error, failure);

@@ -22,6 +22,16 @@ let passFull = null; // the pass request a card too many was clicked in (until o
 let left = false; // the person left the table from this page ("Leave table")
 let elsewhere = false; // another tab or window has the seat (the socket closed with 4000)
 let announced = "";
+let offline = false; // the socket is down and the page is reconnecting (said on the status line)
+// An answer chosen while the socket was down ({id: its request's, answer}): sent once the
+// connection is back, if the server's snapshot then shows that request still open; else
+// dropped, and said. Before, a click while reconnecting did nothing and said nothing (the
+// status line, drawn over by the next render, was all). A kept answer is sent once: the
+// server's snapshot decides, never the page's guess, so no answer goes twice nor to a
+// request that is over.
+let pending = null;
+let pendingNote = null; // what the note under the hand says: {kind: "kept" | "unsent", answer}
+let sayFirst = ""; // said before the next announcement (an answer dropped on reconnecting)
 // The person plays by keyboard (a key pressed in the hand or the pass bar, no pointer
 // since): when the hand empties at a deal's end, or the Pass button goes, the focus falls to
 // the page, and the next cards take it back. Before, Enter and the arrows did nothing at
@@ -32,12 +42,54 @@ let byKeyboard = false;
 header("play", () => render(), () => t("play_page"));
 
 function send(answer) {
-  if (!socket || socket.readyState !== WebSocket.OPEN || !state?.request) return false;
+  if (!state?.request) return false;
+  if (!socket || socket.readyState !== WebSocket.OPEN) { // kept until the connection is back
+    pending = { id: state.request.id, answer };
+    pendingNote = { kind: "kept", answer };
+    render();
+    say(pendingText());
+    return false;
+  }
   const message = { type: "answer", request_id: state.request.id, ...answer };
   socket.send(JSON.stringify(message));
   sentFor = state.request.id;
+  pending = null;
+  pendingNote = null;
   render(); // at once: the cards of an answered request are no longer playable
   return true;
+}
+
+// The answer kept while the connection is down (sent when it is back), or the one dropped
+// because its request was over by then, said in the page's language.
+function pendingText() {
+  if (!pendingNote) return "";
+  const { kind, answer } = pendingNote;
+  const what = answer.play ? cardLabel(answer.play) : answer.pass ? answer.pass.map(cardLabel).join(", ")
+    : t(`moon_${answer.moon}`, { n: state?.ruleset?.deal_total ?? 26 });
+  const how = answer.play ? "play" : answer.pass ? "pass" : "moon";
+  return t(`${kind}_${how}`, { what });
+}
+
+function renderPending() {
+  const box = $("pending");
+  const text = state?.result ? "" : pendingText();
+  if (box.textContent !== text) box.replaceChildren(text ? el("p", {}, text) : "");
+  box.hidden = !text;
+}
+
+// The connection is back and the server's snapshot says where the seat is: the kept answer
+// goes if its request is still open (and is the person's to answer), else it is dropped.
+function settlePending() {
+  if (!pending) return;
+  const { id, answer } = pending;
+  pending = null;
+  const request = state.request;
+  if (request && request.id === id && !request.answered && !state.auto && !state.result) {
+    send(answer);
+    return;
+  }
+  pendingNote = { kind: "unsent", answer };
+  sayFirst = pendingText(); // said before what this snapshot asks (announce)
 }
 
 // For scripts and tests: send any answer, bypassing what the page allows. The server
@@ -157,6 +209,7 @@ function renderHand() {
     card.classList.toggle("legal", Boolean(playing) && legal.has(code));
     card.classList.toggle("not-legal", Boolean(playing) && !legal.has(code));
     card.classList.toggle("lifted", Boolean(passing || state.request?.kind === "pass") && lifted.has(code));
+    card.classList.toggle("chosen", Boolean(playing) && pending?.id === playing.id && pending.answer.play === code);
     card.setAttribute("aria-disabled", usable ? "false" : "true");
     if (passing) card.setAttribute("aria-pressed", lifted.has(code) ? "true" : "false");
     else card.removeAttribute("aria-pressed");
@@ -170,7 +223,9 @@ function renderHand() {
   cards.forEach((card, i) => { card.tabIndex = i === Math.max(0, tabStop) ? 0 : -1; });
   const stillUsable = hand.contains(document.activeElement) && codes.indexOf(focused) === tabStop;
   const lostFocus = byKeyboard && (document.activeElement === document.body || !document.activeElement);
-  if ((hadFocus || lostFocus) && !stillUsable && cards.length) focusCard(cards, Math.max(0, tabStop));
+  // Focused once the board is laid out (draw: fitTable), or the focus would scroll the page
+  // to where the card was before the table gave way.
+  if ((hadFocus || lostFocus) && !stillUsable && cards.length) focusLater = () => focusCard(cards, Math.max(0, tabStop));
 }
 
 function renderPassBar() {
@@ -200,7 +255,8 @@ function renderPassBar() {
                                 disabled: lifted.size !== n, onclick: () => {
     if (lifted.size === n) send({ pass: [...lifted] });
   } }, t("pass_button", { direction }));
-  bar.replaceChildren(el("p", { class: "hint" }, t("pass_hint", { n, direction }), " ",
+  // The hint is the status line's (a phone shows it there only, arena.css: a line less under the table).
+  bar.replaceChildren(el("p", { class: "hint" }, el("span", { class: "pass-what" }, t("pass_hint", { n, direction })), " ",
     el("span", { class: "lifted-count" }, t("pass_lifted", { k: lifted.size, n }))), button,
     passFull === request.id ? el("p", { class: "pass-full" }, t("pass_full", { n })) : "");
 }
@@ -211,6 +267,7 @@ function renderStatus() {
   let text = "";
   if (state.result) text = t("result_title");
   else if (elsewhere) text = t("elsewhere");
+  else if (offline) text = t("reconnecting"); // kept as the page draws again (a card clicked meanwhile)
   else if (state.auto) text = t("auto_playing");
   else if (request?.kind === "play" && !request.answered) text = state.trick.cards.length ? t("your_turn") : t("your_lead");
   else if (request?.kind === "moon") text = t("moon_title");
@@ -227,6 +284,23 @@ function renderStatus() {
   status.replaceChildren(el("span", { class: "deal-no" }, t("deal_n", { n: state.deal + 1 })), " ", el("span", {}, text));
 }
 
+// The clock runs low when the time before the server decides for the person (what is left
+// of the decision's time and of the bank) is LOW_CLOCK_MS (10 s) or less, or a third of the
+// request's whole time where that is less (a 6 s clock is low at 2 s, not as it opens). It
+// is drawn red then, and said once per request (warnLowClock): before, it was only drawn
+// (the decision's seconds red under 5 s), and a person who could not see the clock lost
+// decisions to it unwarned.
+const LOW_CLOCK_MS = 10_000;
+let lowSaid = null; // the request whose low clock was said
+
+function clockTimes(request) {
+  const spent = request.age_ms + (performance.now() - receivedAt);
+  const decision = Math.max(0, request.decision_ms - spent);
+  const bank = Math.max(0, request.bank_ms - Math.max(0, spent - request.decision_ms));
+  const low = decision + bank <= Math.min(LOW_CLOCK_MS, (request.decision_ms + request.bank_ms) / 3);
+  return { decision, bank, low };
+}
+
 function renderClock() {
   const clock = $("clock");
   const request = state?.request;
@@ -236,23 +310,42 @@ function renderClock() {
     return;
   }
   clock.hidden = false;
-  const spent = request.age_ms + (performance.now() - receivedAt);
-  const decision = Math.max(0, request.decision_ms - spent);
-  const bank = Math.max(0, request.bank_ms - Math.max(0, spent - request.decision_ms));
+  const { decision, bank, low } = clockTimes(request);
   const share = request.decision_ms ? decision / request.decision_ms : 0;
   clock.replaceChildren(el("span", { class: "label" }, t("clock")), " ",
-    el("strong", { class: decision < 5000 ? "low" : null }, t("seconds", { s: Math.ceil(decision / 1000) })),
+    el("strong", { class: decision < 5000 || low ? "low" : null }, t("seconds", { s: Math.ceil(decision / 1000) })),
     " ", el("span", { class: "bank" }, t("bank", { s: t("seconds", { s: Math.ceil(bank / 1000) }) })),
     el("div", { class: "bar", role: "progressbar", "aria-valuemin": 0, "aria-valuemax": 100,
                 "aria-valuenow": Math.round(share * 100), "aria-label": t("clock") },
       el("div", { class: "fill", style: { width: `${(share * 100).toFixed(1)}%` } })));
 }
 
+// Said once per request, as the clock ticks (not as a snapshot is drawn: its own
+// announcement would say over it), while the decision is the person's to make here.
+function warnLowClock() {
+  const request = state?.request;
+  if (!request || state.result || request.id === lowSaid || !myRequest(request.kind) || pending?.id === request.id) return;
+  const { decision, bank, low } = clockTimes(request);
+  if (!low) return;
+  lowSaid = request.id;
+  const s = Math.ceil((decision + bank) / 1000);
+  say(t(`clock_low_${request.kind}`, { s, n: s }));
+}
+
+// What the page tells a screen reader at once: in the page's live region, or in the moon
+// choice's own while that modal dialog is open (the page behind it is inert to a reader).
+function say(text) {
+  ($("moon").open ? moonNote : $("announce")).textContent = text;
+}
+
+const moonNote = el("p", { class: "moon-note", "aria-live": "assertive" });
+
 function renderMoon() {
   const dialog = $("moon");
   const request = myRequest("moon");
   if (!request) {
     if (dialog.open) dialog.close();
+    moonNote.textContent = "";
     return;
   }
   const total = state.ruleset.deal_total;
@@ -260,7 +353,8 @@ function renderMoon() {
     el("div", { class: "choices" }, request.moon_options.map((option) => el("button", {
       type: "button", class: option === request.default_moon ? "primary" : null, dataset: { moon: option },
       onclick: () => send({ moon: option }),
-    }, t(`moon_${option}`, { n: total }), option === request.default_moon ? ` ${t("default_choice")}` : ""))));
+    }, t(`moon_${option}`, { n: total }), option === request.default_moon ? ` ${t("default_choice")}` : ""))),
+  moonNote);
   if (!dialog.open) dialog.showModal();
 }
 
@@ -410,6 +504,10 @@ function announce() {
   const asked = askedText();
   if (asked) text = played ? t("said_then", { first: played, then: asked }) : asked;
   if (state.rejection) text = t("refused", { reason: rejectionText(state.rejection) });
+  if (sayFirst) {
+    text = text ? `${sayFirst} ${text}` : sayFirst;
+    sayFirst = "";
+  }
   if (text) $("announce").textContent = text;
 }
 
@@ -452,8 +550,39 @@ function render() {
   }
 }
 
+// On a screen too short for the whole board (a phone of 375x667, a laptop), the table gives
+// way, down to TABLE_FLOOR (its seats and the trick still apart), so that everything under it
+// (the hand, the pass bar, a refusal) is on the screen without scrolling, above the clock
+// bar a phone shows at the bottom of the screen (arena.css). Before, on such a phone that bar
+// covered the hand's second row of cards and the Pass button was below the screen: a person
+// saw and could tap them only after scrolling. Measured after each drawing (what is under
+// the table changes with it) and as the window changes size.
+const TABLE_FLOOR = { 3: 250, 4: 250, 5: 290, 6: 380, 7: 380 };
+const phoneLayout = matchMedia("(max-width: 899px)"); // the clock is the fixed bar (arena.css)
+let clockRoom = 56; // the clock bar's height, as last measured while shown
+
+function fitTable() {
+  const table = $("table");
+  table.classList.remove("fitted");
+  const natural = table.getBoundingClientRect().height;
+  let room = innerHeight;
+  if (phoneLayout.matches) {
+    if (!$("clock").hidden) clockRoom = $("clock").getBoundingClientRect().height;
+    room -= clockRoom + 4; // kept for the bar whether it shows or not: the table does not jump with each turn
+  }
+  const over = document.querySelector(".play-area").getBoundingClientRect().bottom + window.scrollY - room;
+  const floor = Math.min(natural, TABLE_FLOOR[state.ruleset.players] ?? 380);
+  const height = Math.max(floor, Math.floor(natural - over));
+  if (over <= 0 || height >= natural) return;
+  table.style.setProperty("--fit-h", `${height}px`);
+  table.classList.add("fitted");
+}
+
+let focusLater = null; // the focus a drawing moves, moved once the board is laid out
+
 function draw() {
   const active = document.activeElement; // if drawing removes it (the pass bar), focus goes to the hand
+  focusLater = null;
   if (state.request?.kind === "pass" && liftedFor !== state.request.id) {
     lifted = new Set();
     liftedFor = state.request.id;
@@ -464,6 +593,7 @@ function draw() {
   renderPassBar();
   renderHand();
   renderRejection();
+  renderPending();
   renderSeatNote();
   renderDefaulted();
   renderLeave();
@@ -472,6 +602,8 @@ function draw() {
   renderResult();
   renderMoon();
   announce();
+  fitTable();
+  focusLater?.();
   if (active && active !== document.body && !document.contains(active)) {
     $("hand").querySelector('[tabindex="0"]')?.focus();
   }
@@ -485,6 +617,7 @@ function connect() {
     const data = JSON.parse(event.data);
     if (data.error) { showError($("status"), data.error); return; }
     state = data;
+    offline = false;
     hint = "";
     receivedAt = performance.now();
     // The answer sent is settled once the server's snapshot shows it: answered, refused, or moved on.
@@ -492,6 +625,7 @@ function connect() {
     if (sentFor && (!request || request.id !== sentFor || request.answered || state.rejection?.request_id === sentFor)) {
       sentFor = null;
     }
+    settlePending(); // an answer kept while the connection was down: sent now, or dropped and said
     render();
   });
   socket.addEventListener("close", async (event) => {
@@ -509,7 +643,8 @@ function connect() {
       render(); // no decision offered here any more (myRequest), the seat note says where it is
       return;
     }
-    $("status").textContent = t("reconnecting");
+    offline = true;
+    if (state) render(); else $("status").textContent = t("reconnecting");
     const gone = await seatGone();
     if (gone) { matchOver(gone); return; }
     setTimeout(connect, retry);
@@ -533,6 +668,8 @@ async function seatGone() {
 // The match is over for this page: drawn as over (no request, no clock), with how it ended
 // from the stored record where there is one (the server's refusal where there is none).
 async function matchOver(refusal) {
+  pending = null; // nothing to send to a match that is over
+  pendingNote = null;
   let result = { status: "gone", reason: refusal.message, refusal, totals: [], ranks: [], winners: [] };
   try {
     result = (await getJSON(`/api/replay/${encodeURIComponent(matchId)}`)).result;
@@ -564,9 +701,15 @@ async function start() {
     return;
   }
   connect();
-  setInterval(() => { if (state && !dealView.holding()) renderClock(); }, 250);
+  setInterval(() => {
+    if (state && !dealView.holding()) {
+      renderClock();
+      warnLowClock();
+    }
+  }, 250);
 }
 
 onLanguage(() => render());
+addEventListener("resize", () => { if (state?.ruleset?.players) fitTable(); });
 $("heading").textContent = t("play_heading", { id: matchId });
 start();

@@ -1,0 +1,291 @@
+"""A person's pass over the Playboard and the pages around it (headless Chromium): a
+narrow phone, a connection that drops, a clock that runs low, a language chosen by link.
+
+Each test drives the pages as a person does against house bots on a real daemon.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from playwright.sync_api import Browser, Page, expect
+
+from .browser import DESKTOP, NARROW, screenshot, watch_errors
+from .harness import ThreadedDaemon
+from .test_browser_play import BOXES, _overlaps, click_turn, label, start_from_lobby, turn
+
+# Each card of the hand and the Pass button, as a person sees them where the page is now (no
+# scrolling): whether the point at its centre is it (not the clock bar over it, not off the
+# screen), and the page's scroll.
+UNCOVERED = """() => {
+  const seen = (node) => {
+    const r = node.getBoundingClientRect();
+    const x = r.left + r.width / 2, y = r.top + r.height / 2;
+    const at = x >= 0 && y >= 0 && x < innerWidth && y < innerHeight ? document.elementFromPoint(x, y) : null;
+    return { what: node.dataset.card ?? node.id, shown: Boolean(at && node.contains(at)), top: r.top, bottom: r.bottom,
+             under: at ? (at.id || at.className) : 'off the screen' };
+  };
+  return { scrollY: window.scrollY,
+           nodes: [...document.querySelectorAll('#hand [data-card], #pass-button')].map(seen) };
+}"""
+
+
+def covered(page: Page) -> list[dict[str, Any]]:
+    """The hand's cards (and the Pass button) a person cannot see or click where the page is."""
+    seen = page.evaluate(UNCOVERED)
+    return [node for node in seen["nodes"] if not node["shown"]]
+
+
+def click_at_centre(page: Page, selector: str) -> None:
+    """A tap where the element is on the screen now: no scrolling first (Playwright's click
+    scrolls, and tries other scrolls when something covers the element)."""
+    box = page.locator(selector).first.bounding_box()
+    assert box is not None, selector
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+
+
+def test_on_a_narrow_phone_every_card_of_the_hand_shows_above_the_clock(tmp_path, browser: Browser) -> None:
+    """Before (a person's pass at 375x667): the clock bar, fixed at the bottom of the screen,
+    covered the hand's second row of cards (and the Pass button was below the screen) until
+    the page was scrolled: a person could neither see nor tap those cards. The table now gives
+    way on a short screen, so the whole hand and the Pass button are on the screen with the
+    clock, in every language, and the seats and the trick still do not overlap."""
+    with ThreadedDaemon(tmp_path, web_house_delay_ms=300, web_tables_per_peer=3) as daemon:
+        for lang in ("en", "id", "vi"):
+            page = browser.new_page(viewport=NARROW)
+            errors = watch_errors(page)
+            page.goto(f"{daemon.url}/")
+            page.select_option("#lang", lang)
+            start_from_lobby(page, daemon.url)
+            expect(page.locator("#pass-button")).to_be_visible()
+            expect(page.locator("#clock")).to_be_visible()
+            assert page.evaluate("window.scrollY") == 0
+            assert not covered(page), (lang, covered(page))
+            if lang == "en":
+                screenshot(page, "playboard-narrow-pass")
+            for k in range(3):  # tapped where they are, as a person does
+                click_at_centre(page, f"#hand [data-card]:nth-child({k + 1})")
+            expect(page.locator("#hand .card.lifted")).to_have_count(3)
+            click_at_centre(page, "#pass-button")
+            plays = 0
+            while plays < 3:
+                now = turn(page)
+                assert now == "play", now
+                page.wait_for_function("() => !document.querySelector('#clock').hidden")
+                assert page.evaluate("window.scrollY") == 0, lang
+                assert not covered(page), (lang, covered(page))
+                boxes = page.evaluate(BOXES)
+                assert not _overlaps(boxes), (lang, _overlaps(boxes))
+                if lang == "en" and plays == 0:
+                    screenshot(page, "playboard-narrow-play")
+                click_at_centre(page, "#hand .card.legal")
+                plays += 1
+            assert page.evaluate("document.documentElement.scrollWidth") <= NARROW["width"]
+            assert not errors, errors
+            page.close()
+
+
+class CuttableSeat:
+    """The Playboard's seat socket, routed through the test: ``cut()`` drops the connection
+    (as a phone losing its network does) and refuses every new one until ``restore()``;
+    ``answers`` holds what the page sent the server, each parsed."""
+
+    def __init__(self) -> None:
+        self.offline = False
+        self.answers: list[dict[str, Any]] = []
+        self.refused = 0
+        self._live: list[tuple[Any, Any]] = []
+
+    def __call__(self, ws: Any) -> None:
+        if self.offline:
+            self.refused += 1
+            ws.close(code=1011, reason="offline")
+            return
+        server = ws.connect_to_server()
+        self._live.append((ws, server))
+
+        def from_page(message: Any) -> None:
+            self.answers.append(json.loads(message))
+            server.send(message)
+
+        ws.on_message(from_page)
+
+    def cut(self) -> None:
+        self.offline = True
+        for ws, server in self._live:
+            ws.close(code=1011, reason="offline")
+            server.close()
+        self._live.clear()
+
+    def restore(self) -> None:
+        self.offline = False
+
+
+def _to_a_play_request(page: Page) -> None:
+    while (now := turn(page)) == "pass":
+        click_turn(page, now, now)
+    assert now == "play", now
+
+
+def test_a_card_clicked_while_reconnecting_is_kept_said_and_sent_once_when_back(tmp_path, browser: Browser) -> None:
+    """Before (a person's pass): a card clicked while the page was reconnecting did nothing at
+    all, and said nothing but the status line (which the next drawing replaced). Now the
+    page keeps the choice for the open request, says so where the person clicked and to a
+    screen reader, and sends it once the connection is back, once: the card is played, as
+    the person's (HUMAN), with nothing refused."""
+    from heartsbot.proto import game_pb2
+
+    seat = CuttableSeat()
+    with ThreadedDaemon(tmp_path, web_house_delay_ms=200, grace_ms=20_000, human_decision_ms=30_000) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        page.route_web_socket(re.compile(r"/socket$"), seat)
+        match_id = start_from_lobby(page, daemon.url)
+        _to_a_play_request(page)
+        request_id = page.evaluate("window.arena.state().request.id")
+        seat.cut()
+        expect(page.locator("#status")).to_contain_text("reconnecting")
+        page.wait_for_timeout(1200)  # the page tries again (refused) meanwhile
+        assert seat.refused >= 1
+        card = page.locator("#hand .card.legal").first.get_attribute("data-card")
+        page.click(f"#hand [data-card='{card}']")
+        note = page.locator("#pending")
+        expect(note).to_be_visible()
+        expect(note).to_have_text(f"Not connected: {label(card)} will be played as soon as the connection is back.")
+        expect(page.locator("#announce")).to_have_text(note.inner_text())
+        expect(page.locator(f"#hand [data-card='{card}']")).to_have_class(re.compile(r"\bchosen\b"))
+        screenshot(page, "playboard-pending-play")
+        page.wait_for_timeout(1500)  # still offline: nothing was sent meanwhile
+        assert [a for a in seat.answers if a.get("request_id") == request_id] == []
+        seat.restore()
+        expect(note).to_be_hidden(timeout=15_000)
+        page.wait_for_function(f"() => window.arena.state().request?.id !== {request_id!r}", timeout=15_000)
+        sent = [a for a in seat.answers if a.get("request_id") == request_id]
+        assert sent == [{"type": "answer", "request_id": request_id, "play": card}], sent
+        runner = daemon.arena.runners[match_id]
+        mine = [d for d in list(runner.decisions) if d.seat == 0]
+        assert all(d.rejected == 0 for d in mine), mine
+        assert mine[-1].provenance == game_pb2.PROVENANCE_HUMAN
+        assert not [e for e in errors if e.startswith("pageerror")], errors
+        page.close()
+
+
+def test_a_choice_kept_while_reconnecting_is_not_sent_once_its_request_is_over(tmp_path, browser: Browser) -> None:
+    """A card clicked while the connection was down, for a request the server settled
+    meanwhile (the person's time ran out: the server played for them), is never sent when
+    the connection is back: the page says it was not, and the server's line says what it did."""
+    seat = CuttableSeat()
+    with ThreadedDaemon(tmp_path, web_house_delay_ms=200, grace_ms=500, human_decision_ms=3000,
+                        human_bank_ms=0) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        page.route_web_socket(re.compile(r"/socket$"), seat)
+        match_id = start_from_lobby(page, daemon.url)
+        _to_a_play_request(page)
+        request_id = page.evaluate("window.arena.state().request.id")
+        before = len([d for d in list(daemon.arena.runners[match_id].decisions) if d.seat == 0])
+        seat.cut()
+        card = page.locator("#hand .card.legal").first.get_attribute("data-card")
+        page.click(f"#hand [data-card='{card}']")
+        expect(page.locator("#pending")).to_contain_text("Not connected")
+        runner = daemon.arena.runners[match_id]
+        # The server settles the request without the page (the grace period, then its default).
+        for _ in range(150):
+            if len([d for d in list(runner.decisions) if d.seat == 0]) > before:
+                break
+            page.wait_for_timeout(100)
+        else:
+            raise AssertionError("the server never settled the request")
+        seat.restore()
+        note = page.locator("#pending")
+        expect(note).to_have_text(f"Not sent: {label(card)} was for a decision that is over (the server made it).",
+                                  timeout=15_000)
+        page.wait_for_timeout(1000)
+        assert [a for a in seat.answers if a.get("request_id") == request_id] == []
+        assert not [e for e in errors if e.startswith("pageerror")], errors
+        page.close()
+
+
+
+# What the page's live region said, in order (each change of its text).
+RECORD_SAID = """() => {
+  window.said = [];
+  const region = document.querySelector('#announce');
+  new MutationObserver(() => { if (region.textContent) window.said.push(region.textContent); })
+    .observe(region, { childList: true, characterData: true, subtree: true });
+}"""
+
+
+def test_a_screen_reader_is_told_once_per_request_when_the_clock_runs_low(tmp_path, browser: Browser) -> None:
+    """Before (a screen reader's pass): the clock was drawn only (a red number under 5 s),
+    never said: a person who could not see it lost decisions to the clock unwarned. With 10 s
+    left before the server decides (the decision's time and what is left of the bank), the
+    live region says so, once per request; a request answered in time is never warned of."""
+    with ThreadedDaemon(tmp_path, web_house_delay_ms=0, human_decision_ms=30_000, human_bank_ms=0,
+                        grace_ms=60_000) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        page.clock.install()
+        start_from_lobby(page, daemon.url)
+        expect(page.locator("#pass-button")).to_be_visible()
+        page.evaluate(RECORD_SAID)
+        page.clock.fast_forward(15_000)  # 15 s of the page's 30: nothing said yet
+        page.wait_for_timeout(600)
+        assert not [s for s in page.evaluate("window.said") if "left" in s], page.evaluate("window.said")
+        page.clock.fast_forward(6_000)  # 9 s left
+        page.wait_for_function("() => window.said.some((s) => s.includes('left'))", timeout=5_000)
+        page.clock.fast_forward(3_000)
+        page.wait_for_timeout(600)
+        warned = [s for s in page.evaluate("window.said") if "left" in s]
+        assert len(warned) == 1, warned
+        assert re.fullmatch(r"(9|10) seconds left to pass your cards\.", warned[0]), warned
+        click_turn(page, "pass", "")
+        assert turn(page) == "play"
+        page.wait_for_timeout(600)
+        assert len([s for s in page.evaluate("window.said") if "left" in s]) == 1  # a new request: not warned yet
+        page.select_option("#lang", "vi")
+        page.clock.fast_forward(22_000)
+        page.wait_for_function("() => window.said.some((s) => s.includes('giây'))", timeout=5_000)
+        warned = [s for s in page.evaluate("window.said") if "giây" in s]
+        assert re.fullmatch(r"Còn (8|9|10) giây để đánh bài\.", warned[0]), warned
+        expect(page.locator("#clock strong")).to_have_class(re.compile(r"\blow\b"))
+        assert not errors, errors
+        page.close()
+
+
+def test_a_language_given_in_the_address_is_kept_by_the_links_followed_from_the_page(
+        tmp_path, browser: Browser) -> None:
+    """Before (a person's pass): /leaderboard?lang=vi was Vietnamese, but its links (the
+    lobby, a match) led to pages in the browser's saved language: only the menu kept a
+    choice. A page opened with ?lang=xx now gives xx to every link of this site it shows, and
+    the saved choice is left as it was (a shared link does not change it); the menu's choice
+    is saved, and the address says it too, so a reload keeps what was chosen."""
+    with ThreadedDaemon(tmp_path) as daemon:
+        context = browser.new_context(viewport=DESKTOP)
+        page = context.new_page()
+        errors = watch_errors(page)
+        page.goto(f"{daemon.url}/")
+        page.select_option("#lang", "id")  # the saved choice: Indonesian
+        page.goto(f"{daemon.url}/leaderboard?lang=vi")
+        expect(page.locator("header nav a").first).to_have_text("Sảnh")
+        hrefs = page.eval_on_selector_all("a[href]", "links => links.map((a) => a.getAttribute('href'))")
+        assert hrefs and all(re.search(r"[?&]lang=vi(&|#|$)", h) for h in hrefs), hrefs
+        page.locator("header nav a").first.click()  # the lobby
+        page.wait_for_url(re.compile(r"/\?lang=vi$"))
+        expect(page.locator("#play-button")).to_have_text("Chơi với máy")
+        assert page.evaluate("localStorage.getItem('lang')") == "id"  # the saved choice is unchanged
+        page.goto(f"{daemon.url}/leaderboard")  # no ?lang: the saved choice
+        expect(page.locator("header nav a").first).to_have_text("Lobi")
+        links = page.eval_on_selector_all("header a[href]", "links => links.map((a) => a.getAttribute('href'))")
+        assert links == ["/", "/", "/leaderboard"], links  # nothing added without ?lang
+        page.goto(f"{daemon.url}/?lang=vi")
+        page.select_option("#lang", "en")  # the menu on a page opened with ?lang: chosen, saved, and in the address
+        page.wait_for_url(re.compile(r"/\?lang=en$"))
+        assert page.evaluate("localStorage.getItem('lang')") == "en"
+        page.reload()
+        expect(page.locator("header nav a").first).to_have_text("Lobby")
+        assert page.locator("header nav a").nth(1).get_attribute("href") == "/leaderboard?lang=en"
+        assert not errors, errors
+        context.close()
