@@ -289,3 +289,89 @@ def test_a_language_given_in_the_address_is_kept_by_the_links_followed_from_the_
         assert page.locator("header nav a").nth(1).get_attribute("href") == "/leaderboard?lang=en"
         assert not errors, errors
         context.close()
+
+
+def one_deal_seat(daemon: ThreadedDaemon, browser: Browser, viewport: dict[str, int]) -> tuple[Any, Page, list[str]]:
+    """A person's seat at a standard match of one deal against heuristic house bots, its page
+    open: (the match's runner, the page, its errors)."""
+    from heartsbot.proto import admin_pb2, game_pb2
+
+    from heartsd.arena import SeatRequest
+    from heartsd.web.seats import HumanSeat, secret_digest
+
+    secret = "a-secret-for-the-one-deal-test-only"
+    arena, front = daemon.arena, daemon.web.front
+
+    async def arrange() -> Any:
+        def prepare(runner: Any) -> None:
+            runner.house_delay_s = 0.0
+
+        seats = [SeatRequest(human="human:h-0ne0dea1"), *[SeatRequest(house="heuristic")] * 3]
+        runner = await arena.create_match("standard", 4, admin_pb2.RulesetOptions(),
+                                          game_pb2.MatchFormat(fixed_deals=1), None, seats,
+                                          game_pb2.ClockSettings(), prepare=prepare)
+        front.seats.by_match[runner.id] = HumanSeat(arena, runner, runner.seats[0], secret_digest(secret), "test")
+        return runner
+
+    runner = daemon.call(arrange)
+    context = browser.new_context(viewport=viewport)
+    context.add_cookies([{"name": f"seat-{runner.id}", "value": secret, "url": daemon.url}])
+    page = context.new_page()
+    errors = watch_errors(page)
+    page.goto(f"{daemon.url}/play/{runner.id}")
+    return runner, page, errors
+
+
+def test_at_the_match_end_the_result_is_said_and_shown(tmp_path, browser: Browser) -> None:
+    """Before (a person's pass on a phone, with a screen reader): at the match's end the last
+    thing said was the last card played, and the result (who won, the person's rank, the
+    replay's link) was below the screen, the focus fallen to the page with the last card.
+    The result is now said, and its heading takes the focus (on the screen; the replay's
+    link next by Tab), in the page's language."""
+    with ThreadedDaemon(tmp_path) as daemon:
+        for lang in ("en", "vi"):
+            runner, page, errors = one_deal_seat(daemon, browser, NARROW)
+            if lang != "en":
+                page.select_option("#lang", lang)
+            while (now := turn(page)) != "over":
+                click_turn(page, now, now)
+            said = page.locator("#announce")
+            if lang == "en":
+                expect(said).to_have_text(re.compile(
+                    r"(^|\. )Match over\. (You won!|Winners?: .+\.) You finished [1-4] of 4\.$"))  # after the last card, if new
+            else:
+                expect(said).to_have_text(re.compile(r"(^|\. )Trận đấu kết thúc\. .+ Bạn xếp hạng [1-4] trên 4\.$"))
+            heading = page.locator("#result h2")
+            expect(heading).to_be_focused()
+            shown = page.evaluate("""() => { const r = document.querySelector('#result h2').getBoundingClientRect();
+              const at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+              return Boolean(at && at.closest('#result')) && r.bottom <= innerHeight; }""")
+            assert shown
+            page.keyboard.press("Tab")
+            expect(page.locator("#result a").first).to_be_focused()
+            if lang == "en":
+                screenshot(page, "playboard-narrow-result")
+            assert not errors, errors
+            page.context.close()
+
+
+def test_the_headers_links_are_one_line_each_on_a_narrow_phone(tmp_path, browser: Browser) -> None:
+    """Before: on a 375 px phone the Vietnamese header's "Bảng xếp hạng" broke over two lines
+    ("Bảng xếp" over "hạng"), as if two links. Each link of the header is one line, in every
+    language, and the page is no wider than the screen."""
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=NARROW)
+        errors = watch_errors(page)
+        for lang in ("en", "id", "vi"):
+            page.goto(f"{daemon.url}/leaderboard?lang={lang}")
+            expect(page.locator("header nav a").first).to_be_visible()
+            lines = page.eval_on_selector_all(
+                "header a", """links => links.map((a) => {
+                  const range = document.createRange();
+                  range.selectNodeContents(a);  // its text's lines (a link of a flex row is a box of its own)
+                  return [a.textContent, new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size];
+                })""")
+            assert all(n == 1 for _, n in lines), (lang, lines)
+            assert page.evaluate("document.documentElement.scrollWidth") <= NARROW["width"], lang
+        assert not errors, errors
+        page.close()

@@ -475,6 +475,33 @@ async function leave(button) {
   $("announce").textContent = t("you_left");
 }
 
+// The match's end is said (the result's heading, who won, the person's rank) and its
+// heading takes the focus where the game had it (the hand, gone with its last card; the
+// page), which brings it on the screen: before, the last card played was the last thing
+// said, and on a phone the result was below the screen. Once per page.
+let resultSaid = false;
+
+function resultText(result, names, won) {
+  const outcome = result.status === "finished"
+    ? (won ? t("you_won") : `${t(result.winners.length > 1 ? "winners" : "winner", { names: names.join(", ") })}.`)
+    : `${left ? t("you_left") : t("ended_because", { reason: endReason(result) })}`;
+  const rank = result.ranks.length ? ` ${t("rank_n", { rank: result.ranks[state.you], n: result.ranks.length })}` : "";
+  return `${t("result_title")}. ${outcome}${rank}`;
+}
+
+function sayResult(before) {
+  const result = state.result;
+  if (resultSaid || !result) return;
+  resultSaid = true;
+  const names = result.winners.map((s) => seatName(state.seats[s], state.you));
+  const text = resultText(result, names, result.winners.includes(state.you));
+  say(before ? t("said_then", { first: before, then: text }) : text); // after the last card, if just said
+  const focus = document.activeElement;
+  const heading = $("result").querySelector("h2");
+  if (!focus || focus === document.body || focus.closest("#hand, #pass-bar, #leave")) heading.focus();
+  else heading.scrollIntoView({ block: "nearest" });
+}
+
 function renderResult() {
   const box = $("result");
   const result = state.result;
@@ -482,7 +509,7 @@ function renderResult() {
   box.hidden = false;
   const names = result.winners.map((s) => seatName(state.seats[s], state.you));
   const won = result.winners.includes(state.you);
-  box.replaceChildren(el("h2", {}, t("result_title")),
+  box.replaceChildren(el("h2", { tabindex: "-1" }, t("result_title")),
     result.status === "finished" // the winners' names each one line, never broken at their hyphens (namedText)
       ? el("p", { class: "winner-line" }, won ? t("you_won") : namedText(result.winners.length > 1 ? "winners" : "winner", { names }, ["names"]))
       : el("p", {}, left ? t("you_left") : t("ended_because", { reason: endReason(result) })),
@@ -509,6 +536,7 @@ function announce() {
     sayFirst = "";
   }
   if (text) $("announce").textContent = text;
+  return text;
 }
 
 // The decision the person is asked for now, said once per request (not again as the page
@@ -601,9 +629,10 @@ function draw() {
   renderScores($("scores"), state, { you: state.you });
   renderResult();
   renderMoon();
-  announce();
+  const said = announce();
   fitTable();
   focusLater?.();
+  sayResult(said); // once the board is laid out: the result's heading may take the focus
   if (active && active !== document.body && !document.contains(active)) {
     $("hand").querySelector('[tabindex="0"]')?.focus();
   }
