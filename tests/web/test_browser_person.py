@@ -375,3 +375,30 @@ def test_the_headers_links_are_one_line_each_on_a_narrow_phone(tmp_path, browser
             assert page.evaluate("document.documentElement.scrollWidth") <= NARROW["width"], lang
         assert not errors, errors
         page.close()
+
+
+def test_a_request_that_never_reaches_the_server_is_said_in_the_pages_language(tmp_path, browser: Browser) -> None:
+    """Before (a person's pass, the network gone or a proxy in front down): the lobby's Play
+    said "Lỗi: Failed to fetch" on a Vietnamese page (the browser's own English words), and a
+    proxy's error page in place of the JSON said "Error: Bad Gateway". Each is now said as
+    what it means for the person, in the page's language (and again in the one chosen)."""
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        page.goto(f"{daemon.url}/?lang=vi")
+        expect(page.locator("#play-button")).to_be_visible()
+        page.route("**/api/play", lambda route: route.abort("internetdisconnected"))
+        page.click("#play-button")
+        said = page.locator("#play-error")
+        expect(said).to_have_text("Lỗi: không kết nối được với máy chủ; hãy kiểm tra kết nối mạng rồi thử lại")
+        page.select_option("#lang", "en")
+        expect(said).to_have_text("Error: the server could not be reached; check your connection and try again")
+        page.unroute("**/api/play")
+        page.route("**/api/play", lambda route: route.fulfill(status=502, content_type="text/html",
+                                                              body="<html><h1>502 Bad Gateway</h1></html>"))
+        page.click("#play-button")
+        expect(said).to_have_text("Error: the server is not answering (HTTP 502); try again in a moment")
+        page.select_option("#lang", "id")
+        expect(said).to_have_text("Galat: server tidak menjawab (HTTP 502); coba lagi sebentar lagi")
+        assert not [e for e in errors if e.startswith("pageerror")], errors
+        page.close()

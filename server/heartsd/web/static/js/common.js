@@ -76,17 +76,39 @@ export function svg(tag, attrs = {}, ...children) {
   return node;
 }
 
-// `code`: the server's name for a refusal of a fixed set (a seat's: web/seats.py), if any.
+// `code`: the server's name for a refusal of a fixed set (a seat's: web/seats.py), if any;
+// `params`: the figures its words take (i18n.js refusal_<code>).
 export class HttpError extends Error {
-  constructor(status, message, code = null) { super(message); this.status = status; this.code = code; }
+  constructor(status, message, code = null, params = {}) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.params = params;
+  }
 }
 
+// A request that never reached the daemon (status 0: the network is gone, the daemon is down)
+// or that a proxy in front of it answered with its own error page (5xx, no JSON) is said as
+// what it means for the person, in the page's language (refusal_unreachable,
+// refusal_not_answering). Before, the browser's words were shown ("Lỗi: Failed to fetch"
+// on a Vietnamese page) or the proxy's status ("Error: Bad Gateway").
 export async function getJSON(url, options = {}) {
-  const response = await fetch(url, { headers: { Accept: "application/json" }, ...options });
+  let response;
+  try {
+    response = await fetch(url, { headers: { Accept: "application/json" }, ...options });
+  } catch (error) {
+    if (error?.name === "AbortError") throw error;
+    throw new HttpError(0, "the server could not be reached; check your connection and try again", "unreachable");
+  }
   let body = null;
   try { body = await response.json(); } catch { /* not JSON */ }
-  if (!response.ok) throw new HttpError(response.status, body?.error || response.statusText, body?.code ?? null);
-  return body;
+  if (response.ok) return body;
+  if (body?.error) throw new HttpError(response.status, body.error, body.code ?? null);
+  if (response.status >= 500) {
+    throw new HttpError(response.status, `the server is not answering (HTTP ${response.status}); try again in a moment`,
+      "not_answering", { status: response.status });
+  }
+  throw new HttpError(response.status, response.statusText || `HTTP ${response.status}`);
 }
 
 export function postJSON(url, data) {
@@ -288,7 +310,7 @@ export function sayError(node, error) {
 // A refusal's reason in this language where the server names it (its code: web/seats.py),
 // else the server's words.
 export function refusalText(error) {
-  return saidAs(error?.code ? `refusal_${error.code}` : null, {}, error?.message || String(error));
+  return saidAs(error?.code ? `refusal_${error.code}` : null, error?.params ?? {}, error?.message || String(error));
 }
 
 // A reason of the server's fixed set (`known`: its key and figures, web/present.py's
