@@ -14,7 +14,8 @@ from playwright.sync_api import Browser, Page, expect
 
 from .browser import DESKTOP, NARROW, screenshot, watch_errors
 from .harness import ThreadedDaemon
-from .test_browser_play import BOXES, _overlaps, click_turn, label, start_from_lobby, turn
+from .test_browser_play import (BOXES, _full_trick, _overlaps, at_the_moon_choice, click_turn, label, start_from_lobby,
+                                 turn)
 
 # Each card of the hand and the Pass button, as a person sees them where the page is now (no
 # scrolling): whether the point at its centre is it (not the clock bar over it, not off the
@@ -82,6 +83,35 @@ def test_on_a_narrow_phone_every_card_of_the_hand_shows_above_the_clock(tmp_path
                     screenshot(page, "playboard-narrow-play")
                 click_at_centre(page, "#hand .card.legal")
                 plays += 1
+            assert page.evaluate("document.documentElement.scrollWidth") <= NARROW["width"]
+            assert not errors, errors
+            page.close()
+
+
+def test_tables_of_3_4_5_and_7_give_way_on_a_narrow_phone_and_keep_their_seats_apart(tmp_path, browser: Browser) -> None:
+    """The table gives way on a short screen down to a floor per table size (playboard.js
+    TABLE_FLOOR). At 375x667 a hand of 17 cards (three rows) and its Pass button show above
+    the clock for 3 to 5 players; on a screen shorter still (375x480) the table stops at its
+    floor, where its seats and a full trick's cards still do not overlap. 7 players keep
+    the table they had (their seats need it): the hand's cards show, the page scrolls for the rest."""
+    with ThreadedDaemon(tmp_path, web_house_delay_ms=500, web_tables_per_peer=4) as daemon:
+        for players in (3, 4, 5, 7):
+            page = browser.new_page(viewport=NARROW)
+            errors = watch_errors(page)
+            page.goto(f"{daemon.url}/")
+            page.select_option("#ruleset", "classic")
+            page.select_option("#players", str(players))
+            expect(page.locator(f"#opponent-{players - 1}")).to_be_visible()
+            page.click("#play-button")
+            page.wait_for_url(re.compile(r"/play/"))
+            expect(page.locator("#pass-button")).to_be_visible()
+            hidden = [c["what"] for c in covered(page)]
+            assert hidden == ([] if players < 7 else ["pass-button"]), (players, hidden)
+            boxes = _full_trick(page, players)
+            assert not _overlaps(boxes), (players, _overlaps(boxes))
+            page.set_viewport_size({"width": NARROW["width"], "height": 480})
+            boxes = page.evaluate(BOXES)
+            assert not _overlaps(boxes), (players, "at the floor", _overlaps(boxes))
             assert page.evaluate("document.documentElement.scrollWidth") <= NARROW["width"]
             assert not errors, errors
             page.close()
@@ -253,6 +283,27 @@ def test_a_screen_reader_is_told_once_per_request_when_the_clock_runs_low(tmp_pa
         expect(page.locator("#clock strong")).to_have_class(re.compile(r"\blow\b"))
         assert not errors, errors
         page.close()
+
+
+def test_a_low_clock_at_the_moon_choice_is_said_in_its_dialog(tmp_path, browser: Browser) -> None:
+    """The moon choice is a modal dialog: the page behind it, its live region with it, is
+    inert to a screen reader there. Its low clock is said in the dialog (its own live
+    region): 15 s a decision, no bank, so the third of it (5 s) is the threshold."""
+    from heartsbot.proto import game_pb2
+
+    with ThreadedDaemon(tmp_path, human_decision_ms=15_000, human_bank_ms=0) as daemon:
+        runner, page, errors = at_the_moon_choice(daemon, browser)
+        dialog = page.get_by_role("dialog", name="You shot the moon!")
+        note = dialog.locator(".moon-note")
+        assert note.get_attribute("aria-live") == "assertive"
+        expect(note).to_have_text(re.compile(r"^[1-5] seconds? left to choose\.$"), timeout=15_000)
+        dialog.locator("[data-moon='subtract_from_self']").click()
+        expect(page.locator("#result")).to_contain_text("Match over")
+        record = daemon.arena.store.get(runner.id).record
+        moon = [d for d in record.decisions if d.kind == game_pb2.DECISION_KIND_MOON]
+        assert len(moon) == 1 and moon[0].provenance == game_pb2.PROVENANCE_HUMAN
+        assert not errors, errors
+        page.context.close()
 
 
 def test_a_language_given_in_the_address_is_kept_by_the_links_followed_from_the_page(

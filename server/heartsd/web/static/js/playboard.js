@@ -585,7 +585,7 @@ function render() {
 // covered the hand's second row of cards and the Pass button was below the screen: a person
 // saw and could tap them only after scrolling. Measured after each drawing (what is under
 // the table changes with it) and as the window changes size.
-const TABLE_FLOOR = { 3: 250, 4: 250, 5: 290, 6: 380, 7: 380 };
+const TABLE_FLOOR = { 3: 210, 4: 250, 5: 305, 6: 380, 7: 380 };
 const phoneLayout = matchMedia("(max-width: 899px)"); // the clock is the fixed bar (arena.css)
 let clockRoom = 56; // the clock bar's height, as last measured while shown
 
