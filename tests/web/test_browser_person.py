@@ -458,3 +458,33 @@ def test_a_request_that_never_reaches_the_server_is_said_in_the_pages_language(t
         expect(said).to_have_text("Galat: server tidak menjawab (HTTP 502); coba lagi sebentar lagi")
         assert not [e for e in errors if e.startswith("pageerror")], errors
         page.close()
+
+
+def test_the_leaderboards_bot_names_stay_in_view_as_its_table_scrolls_sideways_on_a_phone(
+        tmp_path, browser: Browser) -> None:
+    """Before (a person's pass on a 375 px phone): the leaderboard's table (nine columns)
+    scrolls sideways, and scrolled to its ratings it showed numbers with no bot beside them:
+    which bot a row was, was off the screen. The rank and the bot stay in view (sticky)
+    wherever the table is scrolled, and a column scrolled under them does not show through."""
+    from .browser import RoutedJSON
+    from .test_browser_ladder import QUITTER
+
+    names = ["house-heuristic", "house-heuristic-2", "montecarlo-information-set-search-v2", "alpha-beta-pruner-v3"]
+    board = RoutedJSON({"ruleset": "standard", "rulesets": ["standard"],
+                        "entries": [{**QUITTER, "bot": n, "owner": n, "rank": i + 1} for i, n in enumerate(names)]})
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=NARROW)
+        errors = watch_errors(page)
+        page.route("**/api/leaderboard?*", board)
+        page.goto(f"{daemon.url}/leaderboard?ruleset=standard&lang=vi")
+        expect(page.locator("#standings tbody tr")).to_have_count(len(names))
+        assert page.evaluate("(() => { const b = document.querySelector('#board'); return b.scrollWidth > b.clientWidth; })()")
+        page.evaluate("document.querySelector('#board').scrollLeft = 1e6")  # to the last column
+        seen = page.evaluate("""() => [...document.querySelectorAll('#standings tbody tr')].map((row) => {
+          const on = (cell) => { const r = cell.getBoundingClientRect(); const x = r.left + Math.min(r.width / 2, 12), y = r.top + r.height / 2;
+            const at = document.elementFromPoint(x, y); return x >= 0 && x < innerWidth && Boolean(at && cell.contains(at)); };
+          return [on(row.cells[0]), on(row.cells[1]), on(row.cells[row.cells.length - 1])]; })""")
+        assert seen == [[True, True, True]] * len(names), seen
+        screenshot(page, "leaderboard-scrolled-phone")
+        assert not [e for e in errors if e.startswith("pageerror")], errors
+        page.close()
