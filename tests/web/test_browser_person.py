@@ -124,6 +124,8 @@ class CuttableSeat:
 
     def __init__(self) -> None:
         self.offline = False
+        self.hold = False  # the server's messages wait (a slow network) until release()
+        self.held: list[tuple[Any, Any]] = []
         self.answers: list[dict[str, Any]] = []
         self.refused = 0
         self._live: list[tuple[Any, Any]] = []
@@ -140,7 +142,20 @@ class CuttableSeat:
             self.answers.append(json.loads(message))
             server.send(message)
 
+        def from_server(message: Any) -> None:
+            if self.hold:
+                self.held.append((ws, message))
+            else:
+                ws.send(message)
+
         ws.on_message(from_page)
+        server.on_message(from_server)
+
+    def release(self) -> None:
+        self.hold = False
+        for ws, message in self.held:
+            ws.send(message)
+        self.held.clear()
 
     def cut(self) -> None:
         self.offline = True
@@ -201,6 +216,43 @@ def test_a_card_clicked_while_reconnecting_is_kept_said_and_sent_once_when_back(
         mine = [d for d in list(runner.decisions) if d.seat == 0]
         assert all(d.rejected == 0 for d in mine), mine
         assert mine[-1].provenance == game_pb2.PROVENANCE_HUMAN
+        assert not [e for e in errors if e.startswith("pageerror")], errors
+        page.close()
+
+
+def test_a_card_clicked_before_the_reconnected_seats_snapshot_is_kept_not_sent_on_a_guess(
+        tmp_path, browser: Browser) -> None:
+    """The socket is open again but the seat's snapshot has not come yet (a slow network):
+    the request the page shows may be over by now, so a card clicked then is kept as while
+    reconnecting, not sent on the page's guess, and goes once the snapshot says the request
+    is still open."""
+    seat = CuttableSeat()
+    with ThreadedDaemon(tmp_path, web_house_delay_ms=200, grace_ms=20_000, human_decision_ms=30_000) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        page.route_web_socket(re.compile(r"/socket$"), seat)
+        start_from_lobby(page, daemon.url)
+        _to_a_play_request(page)
+        request_id = page.evaluate("window.arena.state().request.id")
+        seat.cut()
+        expect(page.locator("#status")).to_contain_text("reconnecting")
+        seat.hold = True
+        seat.restore()
+        for _ in range(100):  # connected again, the server's messages held
+            if seat._live:
+                break
+            page.wait_for_timeout(100)
+        assert seat._live
+        card = page.locator("#hand .card.legal").first.get_attribute("data-card")
+        page.click(f"#hand [data-card='{card}']")
+        expect(page.locator("#pending")).to_contain_text("Not connected")
+        page.wait_for_timeout(500)
+        assert [a for a in seat.answers if a.get("request_id") == request_id] == []
+        seat.release()
+        expect(page.locator("#pending")).to_be_hidden(timeout=15_000)
+        page.wait_for_function(f"() => window.arena.state().request?.id !== {request_id!r}", timeout=15_000)
+        assert [a for a in seat.answers if a.get("request_id") == request_id] == [
+            {"type": "answer", "request_id": request_id, "play": card}]
         assert not [e for e in errors if e.startswith("pageerror")], errors
         page.close()
 

@@ -43,7 +43,9 @@ header("play", () => render(), () => t("play_page"));
 
 function send(answer) {
   if (!state?.request) return false;
-  if (!socket || socket.readyState !== WebSocket.OPEN) { // kept until the connection is back
+  // Kept until the connection is back and has brought the seat's snapshot (till then the
+  // request shown may be over: an answer to it would be stale).
+  if (!socket || socket.readyState !== WebSocket.OPEN || offline) {
     pending = { id: state.request.id, answer };
     pendingNote = { kind: "kept", answer };
     render();
