@@ -540,3 +540,20 @@ def test_the_leaderboards_bot_names_stay_in_view_as_its_table_scrolls_sideways_o
         screenshot(page, "leaderboard-scrolled-phone")
         assert not [e for e in errors if e.startswith("pageerror")], errors
         page.close()
+
+
+def test_a_tables_seats_are_groups_not_landmarks(tmp_path, browser: Browser) -> None:
+    """A screen reader's pass: each seat of the table was a region landmark (a <section> with
+    a name), so a table of 4 added 4 landmarks (7 for 7 players) beside the page's banner,
+    navigation, main and side, and moving by landmarks went seat by seat before reaching
+    the scores. A seat is a named group (as the trick is), read as before."""
+    with ThreadedDaemon(tmp_path) as daemon:
+        page = browser.new_page(viewport=DESKTOP)
+        errors = watch_errors(page)
+        start_from_lobby(page, daemon.url)
+        expect(page.locator("#pass-button")).to_be_visible()
+        expect(page.get_by_role("region")).to_have_count(0)
+        expect(page.get_by_role("group", name=re.compile(r"^You, South: 13 cards, 0 points$"))).to_have_count(1)
+        expect(page.get_by_role("group", name=re.compile(r"^heuristic \(house, seat \d\), (West|North|East): "))).to_have_count(3)
+        assert not errors, errors
+        page.close()

@@ -74,6 +74,8 @@ export function renderTable(root, info, state, { bottom = 0, you = -1, faceUpHan
     const box = el("section", {
       class: `seat pos-${place.position}${place.position.includes("_") ? " diagonal" : ""}${s === toPlay ? " to-play" : ""}${s === you ? " mine" : ""}`,
       dataset: { seat: s, position: place.position },
+      // a named group, as the trick is: a landmark a seat (7 of them at a table of 7) crowded out the page's own
+      role: "group",
       "aria-label": t("seat_label", { name, position: positionName(place.position), cards: t("cards_n", { n: count }),
                                        points: t("points_said_n", { n: points }) }), // "1 card", not "1 cards"
     },
