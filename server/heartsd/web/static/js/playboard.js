@@ -595,7 +595,9 @@ function fitTable() {
   const table = $("table");
   table.classList.remove("fitted");
   const natural = table.getBoundingClientRect().height;
-  let room = innerHeight;
+  // The screen's height with a phone browser's bars shown (the root's client height: it does
+  // not change as they slide away, as innerHeight does, which would resize the table as the page scrolls).
+  let room = document.documentElement.clientHeight;
   if (phoneLayout.matches) {
     if (!$("clock").hidden) clockRoom = $("clock").getBoundingClientRect().height;
     room -= clockRoom + 4; // kept for the bar whether it shows or not: the table does not jump with each turn
