@@ -102,6 +102,10 @@ class Standing:
     illegal: int = 0
     disconnects: int = 0
     auto: int = 0  # played by default without waiting, after repeated defaults (a bot that left)
+    # Its token is revoked (`heartsd ladder revoke`): it plays no match until `ladder rotate`
+    # lets it in again, and keeps its rating meanwhile. Shown, so that a bot put out of the
+    # ladder does not look like one that plays (a ladder pass).
+    revoked: bool = False
 
     @property
     def conservative(self) -> float:
@@ -381,6 +385,14 @@ class Ladder:
                 (over if status == "finished" else unfinished).add(set_id)
         return tables, over - unfinished
 
+    def standings_marker(self, ruleset: str) -> tuple[int, int, int]:
+        """What the leaderboard of ``ruleset`` changes with, in one query: its newest result,
+        and the bots revoked (how many, the latest revocation), which it marks (Standing.revoked)."""
+        row = self.db.query("SELECT (SELECT COALESCE(MAX(seq), 0) FROM results WHERE ruleset = ?), "
+                            "(SELECT COUNT(*) FROM bots WHERE revoked_ms IS NOT NULL), "
+                            "(SELECT COALESCE(MAX(revoked_ms), 0) FROM bots)", (ruleset,))[0]
+        return int(row[0]), int(row[1]), int(row[2])
+
     def latest_seq(self, ruleset: str) -> int:
         """The rated order of the newest result of ``ruleset`` (0: none): a change marker."""
         return int(self.db.query("SELECT COALESCE(MAX(seq), 0) FROM results WHERE ruleset = ?", (ruleset,))[0][0])
@@ -414,15 +426,16 @@ class Ladder:
         for bot, points, deals in self.db.query(
                 "SELECT bot, points, deals FROM results WHERE ruleset = ? ORDER BY seq, seat", (ruleset,)):
             per_deal.setdefault(bot, []).append(points / max(1, deals))
-        owners = self.owners(include_revoked=True)
+        registered = self.registrations()
         counts = self.reliability(ruleset)
         out = []
         for bot, (mu, sigma, matches) in ratings.items():
             values = per_deal.get(bot, [0.0])
             mean = sum(values) / len(values)
             ci = _t975(len(values) - 1) * _stdev(values) / math.sqrt(len(values)) if len(values) > 1 else float("inf")
-            out.append(Standing(bot, owners.get(bot, ""), mu, sigma, matches, mean, ci,
-                                *counts.get(bot, (0, 0, 0, 0, 0))))
+            owner, revoked = registered.get(bot, ("", False))
+            out.append(Standing(bot, owner, mu, sigma, matches, mean, ci, *counts.get(bot, (0, 0, 0, 0, 0)),
+                                revoked=revoked))
         return sorted(out, key=lambda s: (-s.conservative, s.bot))
 
 

@@ -608,12 +608,13 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         self._boards: dict[Hashable, tuple[object, tuple[ladder_pb2.GetLeaderboardResponse, int]]] = {}
 
     async def _standings(self, ruleset: str) -> list[Any]:
-        """The leaderboard, rebuilt from every result: once per new result, however many
-        callers ask meanwhile, and at most a tenth of the time (memo.py): at 160,000 results
-        a rebuild takes ~0.5 s, and a busy ladder has a new result every second (an audit)."""
+        """The leaderboard, rebuilt from every result: once per new result (or revoked bot),
+        however many callers ask meanwhile, and at most a tenth of the time (memo.py): at
+        160,000 results a rebuild takes ~0.5 s, and a busy ladder has a new result every
+        second (an audit)."""
         ladder = self.arena.store.ladder
-        newest = await asyncio.to_thread(ladder.latest_seq, ruleset)
-        return await self.arena.ladder_standings.get(ruleset, newest,  # type: ignore[no-any-return]
+        marker = await asyncio.to_thread(ladder.standings_marker, ruleset)
+        return await self.arena.ladder_standings.get(ruleset, marker,  # type: ignore[no-any-return]
                                                  lambda: ladder.standings(ruleset))
 
     @staticmethod
@@ -675,4 +676,4 @@ def _entry(rank: int, s: Any) -> ladder_pb2.LeaderboardEntry:
         matches=s.matches, points_per_deal=s.points_per_deal,
         points_per_deal_ci=0.0 if s.ppd_ci == float("inf") else s.ppd_ci,
         decisions=s.decisions, timeouts=s.timeouts, illegal_defaults=s.illegal, disconnect_defaults=s.disconnects,
-        auto_defaults=s.auto, default_share=s.default_share, unreliable=s.unreliable)
+        auto_defaults=s.auto, default_share=s.default_share, unreliable=s.unreliable, revoked=s.revoked)

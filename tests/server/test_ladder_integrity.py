@@ -420,3 +420,42 @@ def test_bots_of_equal_rating_share_their_rank_on_the_leaderboard_and_their_prof
         better = [e for e in entries[:i] if e[2] > conservative]
         assert rank == len(better) + 1, entries  # before: i + 1
         assert profiles[bot] == rank, (profiles, entries)
+
+
+def test_a_revoked_bot_keeps_its_rank_on_the_leaderboard_marked_revoked_until_rotated(tmp_path):
+    """Before (a ladder pass), a bot whose token the organiser revoked (put out of the ladder)
+    stayed on the leaderboard and its profile as any other, with nothing to say it no longer
+    plays. It keeps its rating and rank (`ladder rotate` lets it back with them), marked
+    ``revoked``: the leaderboard, kept until a new result, is rebuilt after a revocation
+    too (before, it was not until the next result)."""
+    from heartsbot.proto import ladder_pb2, ladder_pb2_grpc
+
+    names = ["r1", "r2", "r3", "r4"]
+
+    async def scenario() -> list[tuple[dict[str, bool], bool]]:
+        async with running_daemon(tmp_path) as daemon:
+            ladder = daemon.arena.store.ladder
+            bots = await ladder_bots(daemon, ladder, names)
+            match_id = await daemon.create_match(names, deals=1, rated=True)
+            await bots[0].wait_ended(match_id)
+            for b in bots:
+                await b.close()
+            seen = []
+            async with daemon.channel() as channel:
+                stub = ladder_pb2_grpc.LadderServiceStub(channel)
+                for change, revoked in ((lambda: None, False), (lambda: ladder.revoke("r2"), True),
+                                        (lambda: ladder.rotate("r2"), False)):
+                    change()
+                    for _ in range(100):  # rebuilt at most every LADDER_STANDINGS_SPACING of its build time
+                        board = await stub.GetLeaderboard(ladder_pb2.GetLeaderboardRequest())
+                        if {e.bot: e.revoked for e in board.entries}["r2"] == revoked:
+                            break
+                        await asyncio.sleep(0.05)
+                    profile = await stub.GetBotProfile(ladder_pb2.GetBotProfileRequest(bot="r2"))
+                    seen.append(({e.bot: e.revoked for e in board.entries}, profile.standing.revoked))
+            return seen
+
+    before, revoked, rotated = run(scenario())
+    assert before == ({n: False for n in names}, False)
+    assert revoked == ({n: n == "r2" for n in names}, True)  # before: r2 as any other
+    assert rotated == before

@@ -256,7 +256,7 @@ def test_why_a_shutdown_found_a_tables_seats_not_free_is_said_in_the_pages_langu
 QUITTER = {"rank": 1, "bot": "quitter", "owner": "qa", "rating": 25.0, "uncertainty": 8.0, "conservative": 1.0,
            "matches": 2, "points_per_deal": 9.0, "points_per_deal_ci": 1.0, "decisions": 1000, "timeouts": 14,
            "illegal_defaults": 1, "disconnect_defaults": 2, "auto_defaults": 913, "default_share": 0.93,
-           "unreliable": True}
+           "unreliable": True, "revoked": True}
 
 
 def test_the_standing_sent_to_pages_carries_every_default_and_the_share_that_flags_a_bot() -> None:
@@ -267,9 +267,11 @@ def test_the_standing_sent_to_pages_carries_every_default_and_the_share_that_fla
     from heartsd.web import present
 
     entry = ladder_pb2.LeaderboardEntry(bot="quitter", decisions=1000, timeouts=14, illegal_defaults=1,
-                                        disconnect_defaults=2, auto_defaults=913, default_share=0.93, unreliable=True)
+                                        disconnect_defaults=2, auto_defaults=913, default_share=0.93, unreliable=True,
+                                        revoked=True)
     shown = present.standing(entry)
     assert shown["auto_defaults"] == 913 and shown["default_share"] == 0.93 and shown["unreliable"] is True
+    assert shown["revoked"] is True  # a bot put out of the ladder keeps its rank, marked (ladder.Standing.revoked)
 
 
 def test_the_leaderboard_and_bot_page_show_the_default_share_that_flags_a_bot(tmp_path, browser: Browser) -> None:
@@ -292,7 +294,8 @@ def test_the_leaderboard_and_bot_page_show_the_default_share_that_flags_a_bot(tm
                                                                         body=json.dumps(profile)))
         page.goto(f"{daemon.url}/leaderboard?ruleset=standard")
         row = page.locator("#standings tbody tr[data-bot='quitter']")
-        expect(row.locator(".flag")).to_have_text(" unreliable")
+        expect(row.locator(".flag:not(.revoked)")).to_have_text(" unreliable")
+        expect(row.locator(".flag.revoked")).to_have_text(" revoked")
         expect(row.locator("td").last).to_have_text("93.0%")
         expect(page.locator("#standings thead th").last).to_have_text("Defaults")
         # what orders the standings (a newcomer's look: a higher rating ranked lower read as a mistake)
@@ -305,6 +308,7 @@ def test_the_leaderboard_and_bot_page_show_the_default_share_that_flags_a_bot(tm
         expect(page.locator("#fig-rank")).to_have_text("1")
         expect(page.locator("dt:has(+ #fig-rank)")).to_have_text("Rank")  # before: "#", beside "1"
         expect(page.locator("#fig-defaults")).to_have_text("93.0%")
+        expect(page.locator("#standing .flag.revoked")).to_have_text("revoked")
         assert not errors, errors
 
 

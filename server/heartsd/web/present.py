@@ -187,6 +187,7 @@ def standing(e: ladder_pb2.LeaderboardEntry) -> dict[str, Any]:
         "decisions": e.decisions, "timeouts": e.timeouts, "illegal_defaults": e.illegal_defaults,
         "disconnect_defaults": e.disconnect_defaults, "auto_defaults": e.auto_defaults,
         "default_share": e.default_share, "unreliable": e.unreliable,  # every default's share: what flags it
+        "revoked": e.revoked,
     }
 
 

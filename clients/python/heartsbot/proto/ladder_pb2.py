@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16hearts/v1/ladder.proto\x12\thearts.v1\"(\n\x15GetLeaderboardRequest\x12\x0f\n\x07ruleset\x18\x01 \x01(\t\"\xdb\x02\n\x10LeaderboardEntry\x12\x0c\n\x04rank\x18\x01 \x01(\x05\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\x12\r\n\x05owner\x18\x03 \x01(\t\x12\x0e\n\x06rating\x18\x04 \x01(\x01\x12\x13\n\x0buncertainty\x18\x05 \x01(\x01\x12\x14\n\x0c\x63onservative\x18\x06 \x01(\x01\x12\x0f\n\x07matches\x18\x07 \x01(\x05\x12\x17\n\x0fpoints_per_deal\x18\x08 \x01(\x01\x12\x1a\n\x12points_per_deal_ci\x18\t \x01(\x01\x12\x11\n\tdecisions\x18\n \x01(\x03\x12\x10\n\x08timeouts\x18\x0b \x01(\x03\x12\x18\n\x10illegal_defaults\x18\x0c \x01(\x03\x12\x1b\n\x13\x64isconnect_defaults\x18\r \x01(\x03\x12\x12\n\nunreliable\x18\x0e \x01(\x08\x12\x15\n\rauto_defaults\x18\x0f \x01(\x03\x12\x15\n\rdefault_share\x18\x10 \x01(\x01\"W\n\x16GetLeaderboardResponse\x12\x0f\n\x07ruleset\x18\x01 \x01(\t\x12,\n\x07\x65ntries\x18\x02 \x03(\x0b\x32\x1b.hearts.v1.LeaderboardEntry\"C\n\x14GetBotProfileRequest\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\x0f\n\x07ruleset\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\"h\n\x08\x42otMatch\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0f\n\x07ruleset\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12\x0c\n\x04rank\x18\x04 \x01(\x05\x12\x0e\n\x06points\x18\x05 \x01(\x05\x12\r\n\x05\x64\x65\x61ls\x18\x06 \x01(\x05\"\x88\x01\n\x15GetBotProfileResponse\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\r\n\x05owner\x18\x02 \x01(\t\x12-\n\x08standing\x18\x03 \x01(\x0b\x32\x1b.hearts.v1.LeaderboardEntry\x12$\n\x07matches\x18\x04 \x03(\x0b\x32\x13.hearts.v1.BotMatch2\xba\x01\n\rLadderService\x12U\n\x0eGetLeaderboard\x12 .hearts.v1.GetLeaderboardRequest\x1a!.hearts.v1.GetLeaderboardResponse\x12R\n\rGetBotProfile\x12\x1f.hearts.v1.GetBotProfileRequest\x1a .hearts.v1.GetBotProfileResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16hearts/v1/ladder.proto\x12\thearts.v1\"(\n\x15GetLeaderboardRequest\x12\x0f\n\x07ruleset\x18\x01 \x01(\t\"\xec\x02\n\x10LeaderboardEntry\x12\x0c\n\x04rank\x18\x01 \x01(\x05\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\x12\r\n\x05owner\x18\x03 \x01(\t\x12\x0e\n\x06rating\x18\x04 \x01(\x01\x12\x13\n\x0buncertainty\x18\x05 \x01(\x01\x12\x14\n\x0c\x63onservative\x18\x06 \x01(\x01\x12\x0f\n\x07matches\x18\x07 \x01(\x05\x12\x17\n\x0fpoints_per_deal\x18\x08 \x01(\x01\x12\x1a\n\x12points_per_deal_ci\x18\t \x01(\x01\x12\x11\n\tdecisions\x18\n \x01(\x03\x12\x10\n\x08timeouts\x18\x0b \x01(\x03\x12\x18\n\x10illegal_defaults\x18\x0c \x01(\x03\x12\x1b\n\x13\x64isconnect_defaults\x18\r \x01(\x03\x12\x12\n\nunreliable\x18\x0e \x01(\x08\x12\x15\n\rauto_defaults\x18\x0f \x01(\x03\x12\x15\n\rdefault_share\x18\x10 \x01(\x01\x12\x0f\n\x07revoked\x18\x11 \x01(\x08\"W\n\x16GetLeaderboardResponse\x12\x0f\n\x07ruleset\x18\x01 \x01(\t\x12,\n\x07\x65ntries\x18\x02 \x03(\x0b\x32\x1b.hearts.v1.LeaderboardEntry\"C\n\x14GetBotProfileRequest\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\x0f\n\x07ruleset\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\"h\n\x08\x42otMatch\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0f\n\x07ruleset\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12\x0c\n\x04rank\x18\x04 \x01(\x05\x12\x0e\n\x06points\x18\x05 \x01(\x05\x12\r\n\x05\x64\x65\x61ls\x18\x06 \x01(\x05\"\x88\x01\n\x15GetBotProfileResponse\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\r\n\x05owner\x18\x02 \x01(\t\x12-\n\x08standing\x18\x03 \x01(\x0b\x32\x1b.hearts.v1.LeaderboardEntry\x12$\n\x07matches\x18\x04 \x03(\x0b\x32\x13.hearts.v1.BotMatch2\xba\x01\n\rLadderService\x12U\n\x0eGetLeaderboard\x12 .hearts.v1.GetLeaderboardRequest\x1a!.hearts.v1.GetLeaderboardResponse\x12R\n\rGetBotProfile\x12\x1f.hearts.v1.GetBotProfileRequest\x1a .hearts.v1.GetBotProfileResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,15 +34,15 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_GETLEADERBOARDREQUEST']._serialized_start=37
   _globals['_GETLEADERBOARDREQUEST']._serialized_end=77
   _globals['_LEADERBOARDENTRY']._serialized_start=80
-  _globals['_LEADERBOARDENTRY']._serialized_end=427
-  _globals['_GETLEADERBOARDRESPONSE']._serialized_start=429
-  _globals['_GETLEADERBOARDRESPONSE']._serialized_end=516
-  _globals['_GETBOTPROFILEREQUEST']._serialized_start=518
-  _globals['_GETBOTPROFILEREQUEST']._serialized_end=585
-  _globals['_BOTMATCH']._serialized_start=587
-  _globals['_BOTMATCH']._serialized_end=691
-  _globals['_GETBOTPROFILERESPONSE']._serialized_start=694
-  _globals['_GETBOTPROFILERESPONSE']._serialized_end=830
-  _globals['_LADDERSERVICE']._serialized_start=833
-  _globals['_LADDERSERVICE']._serialized_end=1019
+  _globals['_LEADERBOARDENTRY']._serialized_end=444
+  _globals['_GETLEADERBOARDRESPONSE']._serialized_start=446
+  _globals['_GETLEADERBOARDRESPONSE']._serialized_end=533
+  _globals['_GETBOTPROFILEREQUEST']._serialized_start=535
+  _globals['_GETBOTPROFILEREQUEST']._serialized_end=602
+  _globals['_BOTMATCH']._serialized_start=604
+  _globals['_BOTMATCH']._serialized_end=708
+  _globals['_GETBOTPROFILERESPONSE']._serialized_start=711
+  _globals['_GETBOTPROFILERESPONSE']._serialized_end=847
+  _globals['_LADDERSERVICE']._serialized_start=850
+  _globals['_LADDERSERVICE']._serialized_end=1036
 # @@protoc_insertion_point(module_scope)

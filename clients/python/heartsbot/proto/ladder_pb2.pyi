@@ -13,7 +13,7 @@ class GetLeaderboardRequest(_message.Message):
     def __init__(self, ruleset: _Optional[str] = ...) -> None: ...
 
 class LeaderboardEntry(_message.Message):
-    __slots__ = ("rank", "bot", "owner", "rating", "uncertainty", "conservative", "matches", "points_per_deal", "points_per_deal_ci", "decisions", "timeouts", "illegal_defaults", "disconnect_defaults", "unreliable", "auto_defaults", "default_share")
+    __slots__ = ("rank", "bot", "owner", "rating", "uncertainty", "conservative", "matches", "points_per_deal", "points_per_deal_ci", "decisions", "timeouts", "illegal_defaults", "disconnect_defaults", "unreliable", "auto_defaults", "default_share", "revoked")
     RANK_FIELD_NUMBER: _ClassVar[int]
     BOT_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
@@ -30,6 +30,7 @@ class LeaderboardEntry(_message.Message):
     UNRELIABLE_FIELD_NUMBER: _ClassVar[int]
     AUTO_DEFAULTS_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_SHARE_FIELD_NUMBER: _ClassVar[int]
+    REVOKED_FIELD_NUMBER: _ClassVar[int]
     rank: int
     bot: str
     owner: str
@@ -46,7 +47,8 @@ class LeaderboardEntry(_message.Message):
     unreliable: bool
     auto_defaults: int
     default_share: float
-    def __init__(self, rank: _Optional[int] = ..., bot: _Optional[str] = ..., owner: _Optional[str] = ..., rating: _Optional[float] = ..., uncertainty: _Optional[float] = ..., conservative: _Optional[float] = ..., matches: _Optional[int] = ..., points_per_deal: _Optional[float] = ..., points_per_deal_ci: _Optional[float] = ..., decisions: _Optional[int] = ..., timeouts: _Optional[int] = ..., illegal_defaults: _Optional[int] = ..., disconnect_defaults: _Optional[int] = ..., unreliable: _Optional[bool] = ..., auto_defaults: _Optional[int] = ..., default_share: _Optional[float] = ...) -> None: ...
+    revoked: bool
+    def __init__(self, rank: _Optional[int] = ..., bot: _Optional[str] = ..., owner: _Optional[str] = ..., rating: _Optional[float] = ..., uncertainty: _Optional[float] = ..., conservative: _Optional[float] = ..., matches: _Optional[int] = ..., points_per_deal: _Optional[float] = ..., points_per_deal_ci: _Optional[float] = ..., decisions: _Optional[int] = ..., timeouts: _Optional[int] = ..., illegal_defaults: _Optional[int] = ..., disconnect_defaults: _Optional[int] = ..., unreliable: _Optional[bool] = ..., auto_defaults: _Optional[int] = ..., default_share: _Optional[float] = ..., revoked: _Optional[bool] = ...) -> None: ...
 
 class GetLeaderboardResponse(_message.Message):
     __slots__ = ("ruleset", "entries")

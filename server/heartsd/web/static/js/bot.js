@@ -76,7 +76,9 @@ function render() {
     figure(t("rank_word"), s.rank, "rank"), figure(t("owner"), profile.owner, "owner"),
     figure(t("rating"), `${fixed(s.rating)} ± ${fixed(s.uncertainty)}`, "rating"),
     figure(t("conservative"), fixed(s.conservative), "conservative"), figure(t("matches"), s.matches, "matches"),
-    figure(t("points_per_deal"), `${fixed(s.points_per_deal)}${s.points_per_deal_ci === null ? "" : ` ±${fixed(s.points_per_deal_ci)}`}`, "ppd"))
+    figure(t("points_per_deal"), `${fixed(s.points_per_deal)}${s.points_per_deal_ci === null ? "" : ` ±${fixed(s.points_per_deal_ci)}`}`, "ppd"),
+    // put out of the ladder by the organiser: it keeps its rating and rank, and plays no match
+    s.revoked ? el("dd", { class: "flag revoked" }, t("revoked")) : null)
     : el("p", { class: "muted" }, t("no_ratings")));
   const pct = (n) => (s && s.decisions ? ` (${((n / s.decisions) * 100).toFixed(1)}%)` : "");
   $("reliability").replaceChildren(s ? el("dl", { class: "figures" },

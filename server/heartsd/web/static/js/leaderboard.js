@@ -24,7 +24,8 @@ function row(entry) {
   const href = `/bots/${encodeURIComponent(entry.bot)}?ruleset=${encodeURIComponent(ruleset)}`;
   return el("tr", { dataset: { bot: entry.bot } },
     el("td", {}, entry.rank),
-    el("td", {}, botLink(href, entry.bot), entry.unreliable ? el("span", { class: "flag" }, " ", t("unreliable")) : null),
+    el("td", {}, botLink(href, entry.bot), entry.unreliable ? el("span", { class: "flag" }, " ", t("unreliable")) : null,
+      entry.revoked ? el("span", { class: "flag revoked" }, " ", t("revoked")) : null),
     // an owner's name too: one line (before, "house-" over "heuristic-2" on a phone), read whole
     el("td", {}, el("span", { class: "sr-only" }, entry.owner),
       el("span", { class: "name", title: entry.owner, "aria-hidden": "true" }, nameWords(entry.owner))),
