@@ -21,6 +21,7 @@ could not be reached.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import os
 import sys
@@ -92,13 +93,13 @@ def add_parser(sub: Any) -> None:
 
     def command(name: str, text: str, run: Callable[[argparse.Namespace, Console], int]) -> argparse.ArgumentParser:
         p = commands.add_parser(name, help=text, description=text, formatter_class=DefaultsHelp)
-        p.add_argument("--server", default=os.environ.get("HEARTS_SERVER", DEFAULT_SERVER), type=server_target, metavar="HOST:PORT",
+        p.add_argument("--server", default=os.environ.get("HEARTS_SERVER", DEFAULT_SERVER), type=daemon_target, metavar="HOST:PORT",
                        help="the daemon (env HEARTS_SERVER)")
         p.add_argument("--admin-token",
                        help="the daemon's admin token (env HEARTSD_ADMIN_TOKEN; printed by heartsd serve; "
                             "default: none, which only matches and watch accept)")
         p.add_argument("--json", action="store_true", help="print the response as JSON")
-        p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the daemon's answer")
+        p.add_argument("--timeout", type=wait_seconds, default=10.0, help="seconds to wait for the daemon's answer")
         tls.add_options(p)
         p.set_defaults(run=lambda args: run_command(args, run))
         return p
@@ -157,6 +158,47 @@ def run_command(args: argparse.Namespace, command: Callable[[argparse.Namespace,
         return EXIT_UNREACHABLE
 
 
+def daemon_target(value: str) -> str:
+    """``--server`` (an argparse ``type``): heartsbot's HOST:PORT or gRPC target, but not a
+    web address. Before (an operator's pass), ``--server http://127.0.0.1:50051`` (as the web
+    front's address is written) was taken for a target URI and failed as "could not connect
+    ... errors resolving http://...: is heartsd running there?", exit 4.
+
+    >>> daemon_target("127.0.0.1:50051")
+    '127.0.0.1:50051'
+    >>> daemon_target("https://arena.example:443")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: expected HOST:PORT, got 'https://arena.example:443': the daemon's gRPC address, without https:// (arena.example:443; add --tls for TLS)
+    """
+    scheme, sep, rest = value.partition("://")
+    if sep and scheme.lower() in ("http", "https"):
+        tls = "; add --tls for TLS" if scheme.lower() == "https" else ""
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {value!r}: the daemon's gRPC address, without "
+                                         f"{scheme}:// ({rest.rstrip('/')}{tls})")
+    return str(server_target(value))
+
+
+def wait_seconds(value: str) -> float:
+    """An argparse ``type``: a --timeout or --interval, above 0 and at most a day. Before (an
+    operator's pass), ``--timeout 0``, ``-1``, ``nan`` or ``inf`` ended every call at once as
+    "DEADLINE_EXCEEDED: Deadline Exceeded", exit 3, a daemon there or not, and ``watch
+    --interval -1`` as "sleep length must be non-negative".
+
+    >>> wait_seconds("2.5")
+    2.5
+    >>> wait_seconds("0")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: must be above 0 and at most 86400 seconds, got 0
+    """
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {value!r}") from None
+    if not 0 < number <= 86400:  # NaN fails too
+        raise argparse.ArgumentTypeError(f"must be above 0 and at most 86400 seconds, got {value}")
+    return number
+
+
 def admin_token(args: argparse.Namespace) -> str:
     """The admin token to present (``--admin-token``, else HEARTSD_ADMIN_TOKEN; never a
     shown default), without the spaces and line ends around it, which the daemon strips too:
@@ -186,12 +228,44 @@ def translate_error(exc: grpc.RpcError, server: str) -> Exception:
     quote what a bot wrote (a drain reason), and its escapes would reach the terminal."""
     code, details = exc.code(), printable(exc.details() or "")  # type: ignore[attr-defined]
     if code == grpc.StatusCode.UNAVAILABLE:
-        return ConnectionError(f"could not connect to {server} ({details}): is heartsd running there?")
+        if "http1.x server" in details or "Failed parsing HTTP/2" in details:
+            # Before (an operator's pass): "... is heartsd running there?" of heartsd's own web front.
+            return ConnectionError(f"{server} answers HTTP/1, not gRPC: is it a web front (heartsd serve --web)? "
+                                   "--server takes the daemon's gRPC port (serve --port, 50051 by default)")
+        if "WRONG_VERSION_NUMBER" in details:
+            return ConnectionError(f"could not connect to {server} over TLS: the server there does not speak TLS "
+                                   "(heartsd serves it only with --tls-cert); leave out --tls")
+        if "CERTIFICATE_VERIFY_FAILED" in details:
+            return ConnectionError(f"could not connect to {server} over TLS: its certificate is not trusted "
+                                   f"({details.rsplit('SSL_ERROR_SSL: ', 1)[-1].removesuffix(': OK')}); give the CA "
+                                   "that signed it with --ca FILE (a self-signed certificate is its own CA)")
+        hint = " (a daemon that serves TLS closes a connection without it: then add --tls)" \
+            if "Socket closed" in details else ""
+        return ConnectionError(f"could not connect to {server} ({details}): is heartsd running there?{hint}")
     if code == grpc.StatusCode.UNAUTHENTICATED:
         details += " (pass --admin-token or set HEARTSD_ADMIN_TOKEN)"
     # The server names the request's field; here it is a flag (a newcomer's pass).
     details = details.replace("set wait_for_seats_ms to wait for it", "pass --wait SECONDS to wait for it")
     return Refused(f"{code.name}: {details}", code)
+
+
+# An id of the other kind, named where a command finds no match or tournament of that id.
+OTHER_ID = {"match": ("t-", "a tournament's id: `heartsd tournament {verb} {id}`"),
+            "tournament": ("m-", "a match's id: `heartsd admin {verb} {id}`")}
+
+
+@contextlib.contextmanager
+def naming_the_kind(wanted: str, given: str, verb: str) -> Iterator[None]:
+    """A NOT_FOUND for ``given`` that is the other kind's id (a tournament's given to an
+    admin command, a match's to a tournament command) says so and which command takes it:
+    before (an operator's pass), "NOT_FOUND: no match t-...", as if it had gone."""
+    try:
+        yield
+    except Refused as exc:
+        prefix, what = OTHER_ID[wanted]
+        if exc.code != grpc.StatusCode.NOT_FOUND or not given.startswith(prefix):
+            raise
+        raise Refused(f"{exc} ({given} is {what.format(verb=verb, id=given)})", exc.code) from None
 
 
 def open_channel(args: argparse.Namespace) -> grpc.Channel:
@@ -271,6 +345,19 @@ def list_matches(args: argparse.Namespace, console: Console) -> int:
 
 
 def _create(args: argparse.Namespace, console: Console) -> int:
+    from heartsbot.strategies import KNOWN, STRATEGIES, known_strategy
+
+    from .spelling import did_you_mean, unknown_ruleset
+
+    # An unknown ruleset or strategy is a usage error (exit 2, README's exit codes), said
+    # before the daemon is asked, with the name it resembles: it was the daemon's refusal,
+    # exit 3 (an operator's pass). The daemon's other refusals stay exit 3.
+    if problem := unknown_ruleset(args.ruleset):
+        raise ValueError(problem)
+    for seat in args.seat:
+        if seat.startswith("house:") and not known_strategy(house := seat.removeprefix("house:")):
+            raise ValueError(f"--seat {seat}: unknown house strategy {house!r}; known: {KNOWN}"
+                             f"{did_you_mean(house, STRATEGIES)}")
     request = admin_pb2.CreateMatchRequest(ruleset=args.ruleset, players=len(args.seat), rated=args.rated,
                                            wait_for_seats_ms=int(args.wait * 1000))
     for seat in args.seat:
@@ -297,7 +384,7 @@ def _create(args: argparse.Namespace, console: Console) -> int:
 
 
 def _cancel(args: argparse.Namespace, console: Console) -> int:
-    with open_channel(args) as channel:
+    with open_channel(args) as channel, naming_the_kind("match", args.match_id, "cancel"):
         response = _call(args, admin_pb2_grpc.AdminServiceStub(channel).CancelMatch,
                          admin_pb2.CancelMatchRequest(match_id=args.match_id, reason=args.reason))
     if args.json:
@@ -320,9 +407,14 @@ def watch_events(args: argparse.Namespace, match_id: str) -> Iterator[game_pb2.E
             raise translate_error(exc, args.server) from None
 
 
+def _named(events: Iterator[game_pb2.Event], match_id: str) -> Iterator[game_pb2.Event]:
+    with naming_the_kind("match", match_id, "watch"):
+        yield from events
+
+
 def _watch(args: argparse.Namespace, console: Console) -> int:
     view = TableView()
-    events = watch_events(args, args.match_id)
+    events = _named(watch_events(args, args.match_id), args.match_id)
     if args.plain or not console.is_terminal:
         for event in events:
             view.apply(event)

@@ -11,6 +11,11 @@ the log's commits included, while the daemon goes on writing; the copy is then c
 
     heartsd store backup --db heartsd.db /backups/heartsd-2026-12-06.db
 
+The copy is written as ``TARGET.partial`` and renamed ``TARGET`` once checked; a backup
+that fails removes it. One stopped before it could (killed, its machine stopped) leaves
+it: it is not a backup, and the next backup to that target replaces it and says so
+(:func:`_partial_file`). A second backup to one target while the first runs is refused.
+
 A copy made any other way (``pg_dump``, a file-system snapshot, a file copied with the
 daemon stopped) cannot know what the live store dealt after it: ``heartsd store
 restored`` does, on the restored store before a daemon starts on it, what the backup
@@ -23,9 +28,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sqlite3
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from .db import StoreError, is_postgresql, refuse_not_heartsd, sqlite_path, unreadable
 
@@ -41,6 +47,11 @@ SPEND_FIRST_SEEDS = (
     "UPDATE tournament_tables SET attempts = attempts + 1 "
     "WHERE ((status = 'pending' AND attempts = 0) OR (status = 'starting' AND attempts = 1)) "
     "AND tournament_id IN (SELECT id FROM tournaments WHERE status IN ('running', 'paused'))")
+
+
+# What a TARGET.partial is, in the messages that name one (and in the README).
+PARTIAL_IS = ("a TARGET.partial file is the unfinished copy of a backup that was stopped before it ended (killed, or "
+              "its machine stopped); it is not a backup")
 
 
 class BackupError(Exception):
@@ -60,7 +71,7 @@ def backup(source_url: str, target: str, progress: Callable[[int, int], None] | 
         raise BackupError(f"no SQLite store at {source!r}")
     if os.path.isdir(target):
         raise BackupError(f"{target!r} is a folder: name a new file in it, e.g. {os.path.join(target, 'heartsd.db')!r}")
-    if os.path.exists(target):
+    if os.path.lexists(target):
         raise BackupError(f"{target!r} exists: a backup never overwrites a file; name a new one")
     folder = os.path.dirname(os.path.abspath(target))
     if not os.path.isdir(folder):
@@ -68,6 +79,70 @@ def backup(source_url: str, target: str, progress: Callable[[int, int], None] | 
     if not os.access(folder, os.W_OK | os.X_OK):
         raise BackupError(f"cannot write the copy {target!r}: its folder {folder!r} is not writable")
     partial = f"{target}.partial"
+    with _partial_file(partial, target) as stale:
+        counts = _copy(source, target, partial, progress)
+    counts["stale_partial"] = stale
+    return counts
+
+
+@contextlib.contextmanager
+def _partial_file(partial: str, target: str) -> Iterator[int]:
+    """Hold ``partial`` (the copy while it is written) for this backup alone: locked
+    (``flock``) until the copy is renamed to ``target`` or removed, so that a second backup to
+    the same target, run meanwhile, is refused instead of writing into the same file; one an
+    earlier backup left (killed, or its machine stopped, before it could rename or remove it)
+    is emptied, its journal removed, and 1 is yielded (else 0), for the command to say so.
+
+    Before (an operator's pass), such a file stayed beside the target unexplained, and the
+    next backup to it wrote into it without a word; two backups to one target at once wrote
+    into one file, and the one that finished second ended in a traceback (its copy renamed
+    away under it) or removed the other's copy as it was being written."""
+    import fcntl
+
+    try:
+        fd = os.open(partial, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
+        stale = 0
+    except FileExistsError:
+        try:
+            fd = os.open(partial, os.O_RDWR)
+        except OSError as exc:
+            raise BackupError(f"{partial!r} exists and cannot be opened ({exc.strerror}): {PARTIAL_IS}; delete "
+                              "it, then back up again") from None
+        stale = 1
+    except OSError as exc:
+        raise BackupError(f"cannot create the copy {partial!r} ({exc.strerror}); the store is untouched: back up "
+                          "to another folder or disk") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise BackupError(f"another `heartsd store backup` to {target!r} is running now (it writes {partial!r}): "
+                              "let it finish (it says when), or back up to another file") from None
+        except OSError:  # a file system without flock (some network ones): as before, unlocked
+            pass
+        if stale:  # an earlier backup's unfinished copy (its lock went with its process)
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(f"{partial}-journal")  # first: a journal left hot would be played into the new copy
+            os.ftruncate(fd, 0)
+        # Held open until the copy is renamed or removed: closing a descriptor of the file
+        # while SQLite holds the copy open would drop SQLite's own locks on it.
+        try:
+            yield stale
+        finally:
+            # A failed copy leaves neither file (SQLite closed both). Renamed, the name may be
+            # another backup's file by now, started since: only this copy's is removed.
+            with contextlib.suppress(FileNotFoundError):
+                if os.stat(partial).st_ino == os.fstat(fd).st_ino:
+                    os.remove(partial)
+                    with contextlib.suppress(FileNotFoundError):
+                        os.remove(f"{partial}-journal")
+    finally:
+        os.close(fd)
+
+
+def _copy(source: str, target: str, partial: str, progress: Callable[[int, int], None] | None) -> dict[str, int]:
+    """The copy itself, into ``partial`` (held by :func:`_partial_file`), renamed ``target``
+    once checked."""
     try:
         src = _open_store(source)
         with contextlib.closing(src), contextlib.closing(sqlite3.connect(partial)) as dst:
@@ -82,13 +157,12 @@ def backup(source_url: str, target: str, progress: Callable[[int, int], None] | 
             counts = {"matches": _count(dst, "SELECT COUNT(*) FROM matches"),
                       "finished": _count(dst, "SELECT COUNT(*) FROM matches WHERE status = 'finished'"),
                       "tournaments": _count(dst, "SELECT COUNT(*) FROM tournaments"), "tables_respun": spent}
-        os.replace(partial, target)  # the target appears whole, or not at all
     except sqlite3.Error as exc:
         raise BackupError(_copy_failed(source, target, exc)) from None
-    finally:
-        for leftover in (partial, f"{partial}-journal"):  # closed above, so SQLite keeps neither open
-            if os.path.exists(leftover):
-                os.remove(leftover)
+    if os.path.lexists(target):  # made while this copy was written (by another program: a backup would wait)
+        raise BackupError(f"{target!r} appeared while the copy was written: a backup never overwrites a file; "
+                          "name a new one")
+    os.replace(partial, target)  # the target appears whole, or not at all
     return counts
 
 
@@ -200,6 +274,31 @@ def _count(db: sqlite3.Connection, sql: str) -> int:
         return 0
 
 
+class _Stopped(BaseException):
+    """SIGTERM or SIGHUP during a backup, raised where the copy is being made."""
+
+    def __init__(self, number: int) -> None:
+        super().__init__(number)
+        self.number = number
+        self.name = signal.Signals(number).name
+
+
+@contextlib.contextmanager
+def _stopped_by_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP end the backup as Ctrl-C does, its copy removed: killed by them
+    (`timeout 1h heartsd store backup ...` in a cron job, a closed terminal), it left its
+    TARGET.partial behind (an operator's pass), as only SIGKILL must."""
+    def stop(number: int, _frame: object) -> None:
+        raise _Stopped(number)
+
+    before = {number: signal.signal(number, stop) for number in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
+
+
 def main(source_url: str, target: str) -> int:
     """The command: the copy, its progress on stderr, what it holds on stdout."""
     shown = [-1]
@@ -211,10 +310,17 @@ def main(source_url: str, target: str) -> int:
             print(f"  {10 * tenth}% ({done:,} of {total:,} pages)", file=sys.stderr, flush=True)
 
     try:
-        counts = backup(source_url, target, say)
+        with _stopped_by_signals():
+            counts = backup(source_url, target, say)
     except BackupError as exc:
         print(f"heartsd store backup: {exc}", file=sys.stderr)
         return 2
+    except _Stopped as exc:  # its copy removed on the way out (_partial_file)
+        print(f"heartsd store backup: stopped ({exc.name}): no copy was written", file=sys.stderr)
+        return 128 + exc.number
+    if counts["stale_partial"]:
+        print(f"heartsd store backup: replaced {target}.partial, left by an earlier backup to {target} that was "
+              "stopped before it ended (killed, or its machine stopped): it was not a backup", file=sys.stderr)
     print(f"backed up {sqlite_path(source_url)} to {target}: {counts['matches']:,} matches "
           f"({counts['finished']:,} finished), {counts['tournaments']:,} tournaments; the copy checks out "
           "(PRAGMA quick_check). Restore it with the daemon stopped, the old file's -wal and -shm moved away."

@@ -119,7 +119,13 @@ async def _serve_saying_if_the_store_is_new(settings: Settings, show_admin_token
     from .db import new_sqlite_file
     from .server import serve
 
-    new_store = new_sqlite_file(settings.db_path)
+    new_store, made = new_sqlite_file(settings.db_path), "created a new, empty store at"
+    if new_store is None and (new_store := _empty_file(settings.db_path)) is not None:
+        # An empty file (0 bytes) is a new store to SQLite: `mv heartsd.db.partial heartsd.db`
+        # (a killed backup's leftover) or a `touch`ed file served an empty arena without a
+        # word (an operator's pass), where a missing file was said.
+        made = "the store file was empty (0 bytes, as a `touch`ed file or a killed backup's TARGET.partial may be) " \
+               "and now holds a new, empty store:"
     if new_store is None:
         await serve(settings, show_admin_token=show_admin_token)
         return
@@ -129,7 +135,7 @@ async def _serve_saying_if_the_store_is_new(settings: Settings, show_admin_token
         await ready
         if os.path.isfile(new_store):
             structlog.get_logger("heartsd.cli").warning(
-                f"created a new, empty store at {new_store}; if you meant an existing one, stop heartsd and "
+                f"{made} {new_store}; if you meant an existing one, stop heartsd and "
                 "check where its path came from (--db, HEARTSD_DB_PATH, or db_path in the --config file) and the "
                 "working folder", path=new_store)
 
@@ -138,6 +144,24 @@ async def _serve_saying_if_the_store_is_new(settings: Settings, show_admin_token
         await serve(settings, on_ready=ready, show_admin_token=show_admin_token)
     finally:
         saying.cancel()
+
+
+def _empty_file(url: str) -> str | None:
+    """The absolute path of the SQLite store file at ``url`` if it is an empty file (0 bytes,
+    no write-ahead log beside it), which SQLite takes for a new database; else None."""
+    from .db import is_postgresql, sqlite_path
+
+    if is_postgresql(url):
+        return None
+    path = sqlite_path(url)
+    try:
+        if path == ":memory:" or not os.path.isfile(path) or os.path.getsize(path) or os.path.getsize(f"{path}-wal"):
+            return None
+    except FileNotFoundError:  # no -wal beside it
+        pass
+    except OSError:
+        return None
+    return os.path.abspath(path)
 
 
 def _secrets_readable_by_others(config: str | None) -> str | None:
@@ -189,10 +213,10 @@ def _open_store(path: str, write: bool = False):  # type: ignore[no-untyped-def]
 
 def _known_ruleset(name: str, command: str) -> None:
     """Exit 2 listing the known rulesets unless ``name`` is one."""
-    from hearts_engine.presets import PRESETS
+    from .spelling import unknown_ruleset
 
-    if name not in PRESETS:
-        print(f"{command}: unknown ruleset {name!r}; known: {', '.join(sorted(PRESETS))}", file=sys.stderr)
+    if problem := unknown_ruleset(name):
+        print(f"{command}: {problem}", file=sys.stderr)
         raise SystemExit(2)
 
 
@@ -273,7 +297,9 @@ def _show(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     if stored is None:
-        print(f"heartsd: no match {args.match_id}", file=sys.stderr)
+        tournament = (f" ({args.match_id} is a tournament's id: `heartsd tournament show {args.match_id}` lists its "
+                      "matches)") if args.match_id.startswith("t-") else ""
+        print(f"heartsd: no match {args.match_id}{tournament}", file=sys.stderr)
         return 1
     for line in lines:
         print(line)
@@ -419,6 +445,10 @@ INTERRUPTED = {
     ("tournament", "watch"): "stopped watching; the tournament goes on",
     ("admin", "watch"): "stopped watching; the match goes on",
     ("tournament", "create"): "`heartsd tournament list` shows whether the daemon started the tournament before it",
+    ("admin", "create"): "`heartsd admin matches --status running` shows whether the daemon started the match before it",
+    ("admin", "cancel"): "`heartsd admin matches` shows whether the daemon cancelled the match before it",
+    **{("tournament", move): f"`heartsd tournament show ID` shows whether the daemon did the {move} before it"
+       for move in ("pause", "resume", "cancel")},
     ("store", "backup"): "no copy was written",
 }
 
@@ -466,7 +496,7 @@ def _grpc_experiments_first(argv: Sequence[str]) -> None:
 def _main(argv: Sequence[str] | None) -> int:
     _grpc_experiments_first(sys.argv[1:] if argv is None else argv)
     from heartsbot.help import DefaultsHelp
-    from heartsbot.options import DEFAULT_SERVER, server_target
+    from heartsbot.options import DEFAULT_SERVER
 
     from . import __version__
 
@@ -557,7 +587,9 @@ def _main(argv: Sequence[str] | None) -> int:
     store_sub = store.add_subparsers(dest="store_command", required=True)
     copy = store_sub.add_parser("backup", help="a consistent copy of a SQLite store (its -wal's commits included), "
                                                "checked; safe while the daemon runs")
-    copy.add_argument("target", help="the new file to write (never overwritten)")
+    copy.add_argument("target", help="the new file to write (never overwritten); written as TARGET.partial, renamed "
+                                      "once checked: a TARGET.partial left behind is a backup that was killed, not "
+                                      "a backup (the next backup to TARGET replaces it)")
     copy.add_argument("--db", default=os.environ.get("HEARTSD_DB_PATH", "heartsd.db"), help="the store to copy")
     copy.set_defaults(run=_backup)
     restored = store_sub.add_parser(
@@ -584,12 +616,14 @@ def _main(argv: Sequence[str] | None) -> int:
     for p in ladder_sub.choices.values():
         p.add_argument("--db", default=default_db, help="SQLite path or postgresql:// URL")
     ladder.set_defaults(run=_ladder)
+    from .admin_cli import daemon_target, wait_seconds
+
     health = sub.add_parser("health", help="check that a daemon answers SERVING", formatter_class=DefaultsHelp)
     # --server and HEARTS_SERVER, as every client (README, "Command-line convention");
     # --target is its first name, still used by deploy/'s health checks.
-    health.add_argument("--server", "--target", dest="server", default=os.environ.get("HEARTS_SERVER", DEFAULT_SERVER), type=server_target,
+    health.add_argument("--server", "--target", dest="server", default=os.environ.get("HEARTS_SERVER", DEFAULT_SERVER), type=daemon_target,
                         metavar="HOST:PORT", help="the daemon (env HEARTS_SERVER; --target is the same option)")
-    health.add_argument("--timeout", type=float, default=3.0, help="seconds to wait for its answer")
+    health.add_argument("--timeout", type=wait_seconds, default=3.0, help="seconds to wait for its answer")
     from heartsbot import tls
 
     tls.add_options(health)

@@ -199,6 +199,9 @@ class Settings:
         if not self.web:
             return None
         host, sep, port = self.web.rpartition(":")
+        if "/" in self.web:  # http://127.0.0.1:8080 was "not a known address ...; fix --host" (an operator's pass)
+            raise ConfigError(f"web: HOST:PORT to listen on (e.g. 127.0.0.1:8080), without http:// or a path, got "
+                              f"{self.web!r}")
         if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
             raise ConfigError(f"web: expected HOST:PORT (e.g. 127.0.0.1:8080), got {self.web!r}")
         return host.strip("[]"), int(port)
@@ -387,7 +390,21 @@ class Settings:
                               f"got {self.house_think_processes}")
         if self.ladder_set_tables < 1:
             raise ConfigError("ladder_set_tables: 1 (no duplicate sets) or more")
-        self.web_address  # raises ConfigError when malformed
+        web = self.web_address  # raises ConfigError when malformed
+        if web is not None:  # the listener's probe would say "fix --host" of a --web typo
+            import socket
+
+            try:
+                socket.getaddrinfo(web[0] or None, web[1], type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+            except (OSError, UnicodeError) as exc:
+                raise ConfigError(f"web: {web[0]!r} is not a known address ({getattr(exc, 'strerror', None) or exc}); "
+                                  "fix --web HOST:PORT (HEARTSD_WEB)") from None
+        if web is not None and web[1] == self.port != 0 and _may_share(self.host, web[0]):
+            # Before (an operator's pass), gRPC bound the port, then the web front's probe said
+            # "the port is in use (another heartsd, or another program)": heartsd itself.
+            raise ConfigError(f"--web {self.web} and --port {self.port} name the same port (the settings web and "
+                              "port; HEARTSD_WEB, HEARTSD_PORT): gRPC and the web front each need a port of their "
+                              "own; choose another for one of them (0 picks a free one)")
         if self.human_decision_ms < 1 or self.human_bank_ms < 0 or self.web_house_delay_ms < 0:
             raise ConfigError("human_decision_ms must be >= 1; human_bank_ms and web_house_delay_ms >= 0")
         for name in ("web_max_tables", "web_tables_per_peer", "web_burst", "web_max_connections",
@@ -407,12 +424,13 @@ class Settings:
             raise ConfigError("web_rate_per_s and web_abandon_s: must be above 0")
         if self.ladder_deals < 0:
             raise ConfigError("ladder_deals: 0 (the players times the pass schedule's length) or more")
-        from hearts_engine.presets import PRESETS
         from heartsbot.strategies import KNOWN, known_strategy
 
+        from .spelling import unknown_ruleset
+
         for key in ("house_ruleset", "ladder_ruleset"):
-            if getattr(self, key) not in PRESETS:
-                raise ConfigError(f"{key}: unknown ruleset {getattr(self, key)!r}; known: {', '.join(sorted(PRESETS))}")
+            if problem := unknown_ruleset(getattr(self, key)):
+                raise ConfigError(f"{key}: {problem}")
         for name in (*self.ladder_house, *self.house_strategies, *self.web_opponents):
             if not known_strategy(name):
                 raise ConfigError(f"unknown house strategy {name!r}; known: {KNOWN}")
@@ -481,6 +499,35 @@ def _nearest(name: str, known: Sequence[str]) -> str:
     longer = [k for k in known if k.startswith(name + "_")]
     close = longer if len(longer) == 1 else difflib.get_close_matches(name, known, n=1)
     return f" (did you mean {close[0]}?)" if close else ""
+
+
+def _may_share(host: str, other: str) -> bool:
+    """Whether listening on ``host`` and on ``other`` at one port would collide: they name a
+    common address, or one of them every address (0.0.0.0 the IPv4 ones, :: all of them). A
+    name that does not resolve counts as colliding (one port named twice is said first).
+
+    >>> _may_share("127.0.0.1", "localhost"), _may_share("0.0.0.0", "127.0.0.1"), _may_share("::", "127.0.0.1")
+    (True, True, True)
+    >>> _may_share("127.0.0.1", "127.0.0.2"), _may_share("0.0.0.0", "::1")
+    (False, False)
+    """
+    import ipaddress
+    import socket
+
+    def addresses(name: str) -> set[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+        infos = socket.getaddrinfo(name.strip("[]") or None, None, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        return {ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos}
+
+    try:
+        mine, theirs = addresses(host), addresses(other)
+    except (OSError, ValueError):
+        return True
+    for a in mine:
+        for b in theirs:
+            if a == b or (a.is_unspecified and (a.version == 6 or b.version == 4)) or (
+                    b.is_unspecified and (b.version == 6 or a.version == 4)):
+                return True
+    return False
 
 
 def is_loopback(host: str) -> bool:

@@ -24,6 +24,8 @@ from heartsbot.strategies import Strategy
 from heartsbot.tls import Tls, aio_channel
 
 from .arena import MAX_FIXED_DEALS
+
+SEED_MAX = 2**64 - 1  # a shuffle seed is a uint64 (heartsbot.options.shuffle_seed)
 from .config import INT32_MAX, Settings
 from .db import StoreError, for_local_db
 from .logs import configure
@@ -40,6 +42,10 @@ async def run_local(args: argparse.Namespace) -> int:
 
 
 async def _run_local(args: argparse.Namespace) -> int:
+    from .spelling import unknown_ruleset
+
+    if problem := unknown_ruleset(args.ruleset):  # with the name it resembles
+        raise ValueError(problem)
     rules = preset(args.ruleset, players=args.players or len(args.strategies))
     if len(args.strategies) != rules.players:
         raise ValueError(f"{args.ruleset} with {rules.players} players needs {rules.players} strategies")
@@ -47,6 +53,9 @@ async def _run_local(args: argparse.Namespace) -> int:
         raise ValueError("--matches must be at least 1")
     if args.deals > MAX_FIXED_DEALS:
         raise ValueError(f"--deals: a match has at most {MAX_FIXED_DEALS} deals, got {args.deals}")
+    if args.seed + args.matches - 1 > SEED_MAX:  # before (an operator's pass): "Value out of range", after a match
+        raise ValueError(f"--seed: the matches play seeds S, S+1, ..., and with --matches {args.matches} the last "
+                         f"passes the largest seed, {SEED_MAX}; give a seed of at most {SEED_MAX - args.matches + 1}")
     strategies = [load_strategy(spec, args.seed + seat) for seat, spec in enumerate(args.strategies)]
     names = [f"{seat}-{s.name if s.name != Strategy.name else type(s).__name__}" for seat, s in enumerate(strategies)]
     tokens = {name: secrets.token_urlsafe(16) for name in names}

@@ -30,3 +30,19 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     same = [k for k in names if spelling_key(k) == spelling_key(name)]
     close = same or difflib.get_close_matches(name, names, n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def unknown_ruleset(name: str) -> str:
+    """"" for a ruleset preset's name, else the line that refuses it: the known ones, and
+    the one it most resembles. Said by every command that takes a ruleset, before a daemon
+    is asked (an operator's pass: `tournament create --ruleset standrad` was the daemon's
+    refusal, exit 3, as if the arena had said no to a valid request).
+
+    >>> unknown_ruleset("standard"), unknown_ruleset("standrad")
+    ('', "unknown ruleset 'standrad'; known: classic, hartenjagen, hartenjagen-quick, omnibus, standard (did you mean 'standard'?)")
+    """
+    from hearts_engine.presets import PRESETS
+
+    if name in PRESETS:
+        return ""
+    return f"unknown ruleset {name!r}; known: {', '.join(sorted(PRESETS))}{did_you_mean(name, PRESETS)}"

@@ -42,11 +42,12 @@ from rich.table import Table
 
 from heartsbot import tls
 from heartsbot.help import DefaultsHelp
-from heartsbot.options import at_least, server_target, shuffle_seed
+from heartsbot.options import at_least, shuffle_seed
 from heartsbot.pacing import paced, retry_after_s
 from heartsbot.proto import game_pb2, tournament_pb2, tournament_pb2_grpc
 
-from .admin_cli import DEFAULT_SERVER, Refused, admin_token, literal, open_channel, printable, run_command, translate_error
+from .admin_cli import (DEFAULT_SERVER, Refused, admin_token, daemon_target, literal, naming_the_kind, open_channel,
+                        printable, run_command, translate_error, wait_seconds)
 from .ladder import FLAG_RATE
 from .live_standings import LIVE_REFRESH_S
 from .rates import MAX_PAGE
@@ -68,11 +69,11 @@ def add_parser(sub: Any) -> None:
                 remote: bool = True) -> argparse.ArgumentParser:
         p = commands.add_parser(name, help=text, description=text, formatter_class=DefaultsHelp)
         if remote:
-            p.add_argument("--server", default=os.environ.get("HEARTS_SERVER", DEFAULT_SERVER), type=server_target, metavar="HOST:PORT",
+            p.add_argument("--server", default=os.environ.get("HEARTS_SERVER", DEFAULT_SERVER), type=daemon_target, metavar="HOST:PORT",
                            help="the daemon (env HEARTS_SERVER)")
             p.add_argument("--admin-token", help="the daemon's admin token (env HEARTSD_ADMIN_TOKEN; default: "
                                                  "none, which only list, show and watch accept)")
-            p.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the daemon's answer")
+            p.add_argument("--timeout", type=wait_seconds, default=30.0, help="seconds to wait for the daemon's answer")
             tls.add_options(p)
         p.set_defaults(run=lambda args: run_command(args, run, "heartsd tournament"))
         return p
@@ -103,7 +104,7 @@ def add_parser(sub: Any) -> None:
     export.add_argument("--csv", action="store_true", help="print the standings as CSV")
     watch = command("watch", "follow a tournament with a progress bar, then print its standings", _watch)
     watch.add_argument("id")
-    watch.add_argument("--interval", type=float, default=1.0, help="seconds between polls")
+    watch.add_argument("--interval", type=wait_seconds, default=1.0, help="seconds between polls")
     for name, text in (("pause", "start no new round until resumed (running matches finish)"),
                        ("resume", "continue a paused tournament"), ("cancel", "stop a tournament for good")):
         p = command(name, text, _move)
@@ -114,7 +115,11 @@ def add_parser(sub: Any) -> None:
                        help="one bot per strategy: random, heuristic, mc, graded-Q (a strategy twice: two bots; "
                             "required)")
     local.add_argument("--json", action="store_true", help="end with the standings as one JSON object")
-    local.add_argument("--csv", metavar="FILE", help="also write the standings as CSV to FILE (default: none)")
+    local.add_argument("--csv", metavar="FILE", help="also write the standings as CSV to FILE, a new file unless "
+                                                     "--overwrite (default: none)")
+    local.add_argument("--overwrite", action="store_true",
+                       help="with --csv: replace FILE if it exists, once the new standings are written in full "
+                            "(without it, an existing FILE is refused, exit 2, before the tournament runs)")
     local.add_argument("--db", help="keep everything in this SQLite file (default: a temporary one)")
     _settings(local)
 
@@ -127,6 +132,29 @@ def _settings(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=shuffle_seed, help="the schedule and shuffles derive from it (the shuffles keyed with "
                    "a secret key, except in 'local', where the seed alone replays them) (default: random)")
     p.add_argument("--decision-ms", type=at_least(0), default=0, help="time per decision (0: the daemon's default)")
+
+
+def _check_settings(args: argparse.Namespace) -> None:
+    """The operator's own mistakes in a tournament's options, said (exit 2, README's exit
+    codes: an unknown ruleset, a bad option) before a daemon is asked: before (an operator's
+    pass), `create --ruleset standrad` came back as the daemon's refusal, exit 3, and so did
+    `--players 9`. What the daemon refuses of the request as a whole (a roster too small for
+    a table, a bot on it twice) stays its refusal, exit 3, as a bot it does not know does."""
+    from hearts_engine import preset
+
+    from .spelling import unknown_ruleset
+
+    if problem := unknown_ruleset(args.ruleset):
+        raise ValueError(problem)
+    try:
+        preset(args.ruleset, players=args.players or None)
+    except ValueError as exc:
+        raise ValueError(f"--players: {exc}") from None
+    if getattr(args, "shuffle_key", None) is not None and args.seed is None:
+        # Without its seed, a published key deals other shuffles than the tournament's, and
+        # nothing said so (an operator's pass): the replay the option promises did not happen.
+        raise ValueError("--shuffle-key plays a finished tournament's shuffles again only with that tournament's "
+                         "--seed (both printed by `heartsd tournament show`): give both")
 
 
 def _stub(channel: grpc.Channel) -> tournament_pb2_grpc.TournamentServiceStub:
@@ -168,9 +196,10 @@ def _request(args: argparse.Namespace, bots: list[str], name: str,
 
 
 def _create(args: argparse.Namespace, console: Console) -> int:
+    _check_settings(args)
     with open_channel(args) as channel, console.status("drawing the schedule and starting the tournament "
                                                        "(minutes for many bots and rounds)"):
-        if not args.again:
+        if not args.again and admin_token(args):  # without one, the create is refused anyway (UNAUTHENTICATED)
             _refuse_a_second(args, channel)
         # The daemon stops drawing when the call ends: say so, not "Deadline Exceeded".
         with _deadline_means(f"no answer within {args.timeout:g} s (--timeout): the daemon was most likely still "
@@ -223,23 +252,32 @@ def _deadline_means(said: str) -> Iterator[None]:
 
 
 def _refuse_a_second(args: argparse.Namespace, channel: grpc.Channel) -> None:
-    """A usage error if a running or paused tournament of the daemon (among its newest
-    ``MAX_PAGE``) has this name and this roster: the same command given twice (pasted again,
-    or retried after a timeout that the daemon outlived). Before (an organiser's pass), the
-    second one started beside the first, both holding the same bots' slots, and the two
-    tournaments of one name told apart only by their ids."""
+    """A usage error if a running or paused tournament of the daemon has this name and this
+    roster: the same command given twice (pasted again, or retried after a timeout that the
+    daemon outlived). Before (an organiser's pass), the second one started beside the first,
+    both holding the same bots' slots, and the two tournaments of one name told apart only
+    by their ids. Every page of the listing is read (newest first): the check read only the
+    newest ``MAX_PAGE`` (an operator's pass), so a league paused while a thousand newer
+    tournaments were played was started again beside itself."""
     list_tournaments = paced(_stub(channel).ListTournaments, lambda seconds: None)  # as `list` waits when paced
-    with _deadline_means(f"no answer within {args.timeout:g} s (--timeout) to the check for a running tournament "
-                         "of this name and these bots, made before creating one: nothing was created (see heartsd "
-                         "tournament list); try again with a longer --timeout, or with --again to skip the check"):
-        listing = _call(args, list_tournaments, tournament_pb2.ListTournamentsRequest(limit=MAX_PAGE))
-    for t in listing.tournaments:
-        if (STATUS.get(t.status) in ("running", "paused") and t.name == args.name
-                and sorted(r.bot for r in t.roster) == sorted(args.bot)):
-            raise ValueError(
-                f"tournament {t.id} ({printable(t.name)}) has these bots and is {STATUS.get(t.status)} "
-                f"({t.matches_finished}/{t.matches_total} matches): was this command given twice? Follow it with "
-                f"`heartsd tournament watch {t.id}`; to start another beside it, add --again (or give another --name)")
+    request = tournament_pb2.ListTournamentsRequest(limit=MAX_PAGE)
+    while True:
+        with _deadline_means(f"no answer within {args.timeout:g} s (--timeout) to the check for a running "
+                             "tournament of this name and these bots, made before creating one: nothing was created "
+                             "(see heartsd tournament list); try again with a longer --timeout, or with --again to "
+                             "skip the check"):
+            listing = _call(args, list_tournaments, request)
+        for t in listing.tournaments:
+            if (STATUS.get(t.status) in ("running", "paused") and t.name == (args.name or "tournament")
+                    and sorted(r.bot for r in t.roster) == sorted(args.bot)):
+                raise ValueError(
+                    f"tournament {t.id} ({printable(t.name)}) has these bots and is {STATUS.get(t.status)} "
+                    f"({t.matches_finished}/{t.matches_total} matches): was this command given twice? Follow it with "
+                    f"`heartsd tournament watch {t.id}`; to start another beside it, add --again (or give another "
+                    "--name)")
+        if not listing.next_page_token:
+            return
+        request.page_token = listing.next_page_token
 
 
 def _list(args: argparse.Namespace, console: Console) -> int:
@@ -275,7 +313,7 @@ def _list(args: argparse.Namespace, console: Console) -> int:
 
 
 def _show(args: argparse.Namespace, console: Console) -> int:
-    with open_channel(args) as channel:
+    with open_channel(args) as channel, naming_the_kind("tournament", args.id, "watch"):
         t = _call(args, _get_tournament(channel), tournament_pb2.GetTournamentRequest(id=args.id)).tournament
     if args.json:
         print(json.dumps({**json.loads(t.standings.json or "{}"), "tournament": export_head(t)}))
@@ -290,7 +328,8 @@ def _move(args: argparse.Namespace, console: Console) -> int:
     method = {"pause": "PauseTournament", "resume": "ResumeTournament", "cancel": "CancelTournament"}[
         args.tournament_command]
     request = getattr(tournament_pb2, f"{method}Request")(id=args.id, reason=args.reason)
-    with open_channel(args) as channel:
+    verb = "cancel" if args.tournament_command == "cancel" else "watch"  # admin has no pause
+    with open_channel(args) as channel, naming_the_kind("tournament", args.id, verb):
         t = _call(args, getattr(_stub(channel), method), request, admin=True).tournament
     console.print(f"tournament {t.id}: {STATUS.get(t.status, '?')} ({t.matches_finished}/{t.matches_total} matches)",
                   markup=False)
@@ -358,7 +397,8 @@ def _watch(args: argparse.Namespace, console: Console) -> int:
                 get_tournament = _get_tournament(channel)
                 while True:
                     try:
-                        t = _call(args, get_tournament, request).tournament
+                        with naming_the_kind("tournament", args.id, "watch"):
+                            t = _call(args, get_tournament, request).tournament
                     except ConnectionError as exc:
                         if not answered:
                             raise
@@ -518,13 +558,16 @@ def _local(args: argparse.Namespace, console: Console) -> int:
 
     for spec in args.bots:
         make_strategy(spec)  # an unknown name is a usage error before anything starts
-    preset(args.ruleset)  # so is an unknown ruleset (it was exit 3, "refused", with no server involved)
-    # Where the results go is checked before the tournament runs: a bad --csv folder was a
-    # traceback after it, and with the default temporary store the results were lost.
-    if args.csv and not os.access(os.path.dirname(os.path.abspath(args.csv)), os.W_OK | os.X_OK):
-        raise ValueError(f"--csv {args.csv}: its folder does not exist or is not writable")
-    if args.csv and os.path.isdir(args.csv):  # a traceback after the tournament, its results lost, before
-        raise ValueError(f"--csv {args.csv}: a folder; name a file in it")
+    # So are an unknown ruleset (it was exit 3, "refused", with no server involved) and
+    # --players. An unknown ruleset is refused in the engine's words here (tests hold them),
+    # without the name it resembles that `create` adds.
+    preset(args.ruleset)
+    _check_settings(args)
+    if args.csv:
+        _check_csv(args.csv, args.overwrite, args.db)
+    elif args.overwrite:
+        raise ValueError("--overwrite is for --csv FILE (it lets the standings replace FILE); --db's store is never "
+                         "overwritten")
     if args.db:
         try:
             check_writable(args.db)
@@ -542,11 +585,90 @@ def _local(args: argparse.Namespace, console: Console) -> int:
         raise for_local_db(exc) from None
     standings = json.loads(t.standings.json)
     print_tournament(console, t)
-    if args.csv:
-        Path(args.csv).write_text(Standings.csv_from_dict(standings))
+    written = _write_csv(args.csv, Standings.csv_from_dict(standings), args.overwrite, t.id) if args.csv else 0
     if args.json:
         print(json.dumps(standings, separators=(",", ":")), flush=True)
-    return 0
+    return written
+
+
+def _check_csv(path: str, overwrite: bool, db: str | None) -> None:
+    """Where --csv writes, checked before the tournament runs: a bad folder was a traceback
+    after it, and with the default temporary store the results were lost. An existing file
+    was overwritten without a word (an operator's pass: last week's standings lost to a trial
+    run): refused now unless ``overwrite``; --db's store named as --csv is refused even so.
+    A device or a pipe (``--csv /dev/stdout``) is written to, as it always was."""
+    if os.path.isdir(path):
+        raise ValueError(f"--csv {path}: a folder; name a file in it")
+    if db and _same_file(path, db):
+        raise ValueError(f"--csv {path} is the --db store: name another file for the standings")
+    if os.path.exists(path) and not os.path.isfile(path):  # /dev/stdout, a named pipe
+        if not os.access(path, os.W_OK):
+            raise ValueError(f"--csv {path}: cannot be written")
+        return
+    if not os.access(os.path.dirname(os.path.abspath(path)), os.W_OK | os.X_OK):
+        raise ValueError(f"--csv {path}: its folder does not exist or is not writable")
+    if os.path.lexists(path) and not overwrite:
+        raise ValueError(f"--csv {path} exists: name a new file, or add --overwrite to replace it")
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether the paths ``a`` and ``b`` name one file (existing or not)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _write_csv(path: str, text: str, overwrite: bool, tournament_id: str) -> int:
+    """Write the standings to ``path``; 0, or 2 having said why they are elsewhere or not
+    written. A new file is created exclusively: one that appeared while the tournament ran is
+    kept, and the standings go beside it (named after the tournament). Replaced
+    (``overwrite``), the old file stays whole until the new one is written in full."""
+    try:
+        if os.path.exists(path) and not os.path.isfile(path):  # a device or a pipe: written to, never replaced
+            with open(path, "w") as f:
+                f.write(text)
+            return 0
+        if overwrite:
+            path = os.path.realpath(path)  # a symlink's file is replaced, not the symlink
+            folder, name = os.path.split(path)
+            fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "w") as f:
+                    f.write(text)
+                try:  # the replaced file's mode (mkstemp's is 0600), or a new file's
+                    mode = os.stat(path).st_mode & 0o7777
+                except OSError:
+                    mode = 0o666 & ~_umask()
+                os.chmod(temporary, mode)
+                os.replace(temporary, path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.remove(temporary)
+                raise
+            return 0
+        try:
+            with open(path, "x") as f:
+                f.write(text)
+            return 0
+        except FileExistsError:
+            root, ext = os.path.splitext(path)
+            beside = f"{root}-{tournament_id}{ext or '.csv'}"
+            with open(beside, "x") as f:
+                f.write(text)
+            print(f"heartsd tournament: --csv {path} appeared while the tournament ran and was kept; the standings "
+                  f"are in {beside}", file=sys.stderr)
+            return 2
+    except OSError as exc:  # the folder went away, the disk filled: the standings were printed above
+        print(f"heartsd tournament: could not write --csv {path} ({exc.strerror or exc}); the standings are printed "
+              "above", file=sys.stderr)
+        return 2
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 async def run_local(args: argparse.Namespace, interrupted: list[str] | None = None) -> tournament_pb2.Tournament:
