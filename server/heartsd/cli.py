@@ -321,7 +321,7 @@ def _ladder(args: argparse.Namespace) -> int:
     from heartsbot.exits import EXIT_REFUSED, EXIT_USAGE
 
     from .db import StoreError
-    from .ladder import BotExists, LadderError, OwnerSpelling
+    from .ladder import BotExists, LadderError, OwnerSpelling, places
     from .store import Store
 
     if getattr(args, "ruleset", None) is not None:
@@ -369,9 +369,9 @@ def _ladder(args: argparse.Namespace) -> int:
             else:
                 print(f"{'#':>3}  {'bot':<20}{'owner':<20}{'rating':>8}{'sigma':>7}{'conservative':>14}{'matches':>9}"
                       f"{'points/deal':>18}  {'decisions':>9} {'defaulted':>9}  timeout/illegal/left/auto")
-                for i, s in enumerate(standings, 1):
+                for i, s in zip(places(standings), standings):  # equal ratings share a rank, as on the web
                     ci = "±?" if s.ppd_ci == float("inf") else f"±{s.ppd_ci:.2f}"  # one match: no interval, as heartsbot says
-                    flag = "  UNRELIABLE" if s.unreliable else ""
+                    flag = ("  UNRELIABLE" if s.unreliable else "") + ("  REVOKED" if s.revoked else "")
                     kinds = f"{s.timeouts}/{s.illegal}/{s.disconnects}/{s.auto}"
                     print(f"{i:>3}  {s.bot:<20}{s.owner:<20}{s.mu:>8.2f}{s.sigma:>7.2f}{s.conservative:>14.2f}"
                           f"{s.matches:>9}{s.points_per_deal:>11.2f} {ci:>6}  {s.decisions:>9} "

@@ -459,3 +459,23 @@ def test_a_revoked_bot_keeps_its_rank_on_the_leaderboard_marked_revoked_until_ro
     assert before == ({n: False for n in names}, False)
     assert revoked == ({n: n == "r2" for n in names}, True)  # before: r2 as any other
     assert rotated == before
+
+
+def test_the_ladder_command_ranks_and_marks_as_the_leaderboard_does(tmp_path):
+    """`heartsd ladder leaderboard` numbered its rows by position and did not mark a revoked
+    bot, where GetLeaderboard and the web share equal ratings' rank and mark it."""
+    from heartsd.ladder import places
+
+    play_rated_match(tmp_path, ["c1", "c2", "c3", "c4"], deals=1)
+    db = str(tmp_path / "heartsd.db")
+    store = Store(db)
+    try:
+        store.ladder.revoke("c3")
+        standings = store.ladder.standings("standard")
+    finally:
+        store.close()
+    out = _heartsd("ladder", "leaderboard", "--db", db)
+    rows = {line.split()[1]: line for line in out.stdout.splitlines() if line[:3].strip().isdigit()}
+    for place, s in zip(places(standings), standings):
+        assert rows[s.bot].split()[0] == str(place), out.stdout
+        assert rows[s.bot].endswith("REVOKED") == (s.bot == "c3"), out.stdout
