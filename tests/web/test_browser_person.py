@@ -14,8 +14,8 @@ from playwright.sync_api import Browser, Page, expect
 
 from .browser import DESKTOP, NARROW, screenshot, watch_errors
 from .harness import ThreadedDaemon
-from .test_browser_play import (BOXES, _full_trick, _overlaps, at_the_moon_choice, click_turn, label, start_from_lobby,
-                                 turn)
+from .test_browser_play import (BOXES, _full_trick, _overlaps, at_the_moon_choice, click_turn, label, open_seat,
+                                 start_from_lobby, turn)
 
 # Each card of the hand and the Pass button, as a person sees them where the page is now (no
 # scrolling): whether the point at its centre is it (not the clock bar over it, not off the
@@ -402,32 +402,13 @@ def test_a_language_given_in_the_address_is_kept_by_the_links_followed_from_the_
 def one_deal_seat(daemon: ThreadedDaemon, browser: Browser, viewport: dict[str, int]) -> tuple[Any, Page, list[str]]:
     """A person's seat at a standard match of one deal against heuristic house bots, its page
     open: (the match's runner, the page, its errors)."""
-    from heartsbot.proto import admin_pb2, game_pb2
-
     from heartsd.arena import SeatRequest
-    from heartsd.web.seats import HumanSeat, secret_digest
 
-    secret = "a-secret-for-the-one-deal-test-only"
-    arena, front = daemon.arena, daemon.web.front
+    def prepare(runner: Any) -> None:
+        runner.house_delay_s = 0.0
 
-    async def arrange() -> Any:
-        def prepare(runner: Any) -> None:
-            runner.house_delay_s = 0.0
-
-        seats = [SeatRequest(human="human:h-0ne0dea1"), *[SeatRequest(house="heuristic")] * 3]
-        runner = await arena.create_match("standard", 4, admin_pb2.RulesetOptions(),
-                                          game_pb2.MatchFormat(fixed_deals=1), None, seats,
-                                          game_pb2.ClockSettings(), prepare=prepare)
-        front.seats.by_match[runner.id] = HumanSeat(arena, runner, runner.seats[0], secret_digest(secret), "test")
-        return runner
-
-    runner = daemon.call(arrange)
-    context = browser.new_context(viewport=viewport)
-    context.add_cookies([{"name": f"seat-{runner.id}", "value": secret, "url": daemon.url}])
-    page = context.new_page()
-    errors = watch_errors(page)
-    page.goto(f"{daemon.url}/play/{runner.id}")
-    return runner, page, errors
+    seats = [SeatRequest(human="human:h-0ne0dea1"), *[SeatRequest(house="heuristic")] * 3]
+    return open_seat(daemon, browser, "standard", seats, None, prepare, viewport)
 
 
 def test_at_the_match_end_the_result_is_said_and_shown(tmp_path, browser: Browser) -> None:

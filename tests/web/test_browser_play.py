@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from typing import Any
 from playwright.sync_api import Browser, Page, expect
 
@@ -300,39 +301,48 @@ def _by_rank(code: str) -> tuple[int, int]:
     return RANKS.index(code[0]), "CDHS".index(code[1])
 
 
-def at_the_moon_choice(daemon: ThreadedDaemon, browser: Browser) -> tuple[Any, Page, list[str]]:
-    """A classic deal arranged like the conformance kit's moon check (its seed, Feeders at
-    the other seats), played by clicks on the Shooter's cards until the person has taken
-    every penalty card and is asked the moon choice: (the match's runner, the page, its errors)."""
+def open_seat(daemon: ThreadedDaemon, browser: Browser, ruleset: str, seats: list[Any], seed: int | None,
+              prepare: Callable[[Any], None], viewport: dict[str, int]) -> tuple[Any, Page, list[str]]:
+    """A match of one deal whose first seat (``seats[0]``, a person's) is given to a page
+    holding its seat cookie, that page open: (the match's runner, the page, its errors).
+    ``prepare`` arranges the runner before it deals (house delays, Feeders)."""
     from heartsbot.proto import admin_pb2, game_pb2
 
-    from heartsd.arena import SeatRequest
-    from heartsd.conformance import Feeder, moon_seed
     from heartsd.web.seats import HumanSeat, secret_digest
 
-    seed = moon_seed("classic", 0)
-    secret = "a-secret-for-the-moon-test-only"
+    secret = "a-secret-for-an-arranged-seat-only"
     arena, front = daemon.arena, daemon.web.front
 
     async def arrange() -> Any:
-        def prepare(runner: Any) -> None:
-            runner.house_delay_s = 0.0
-            for slot in runner.seats[1:]:
-                slot.house = Feeder()
-
-        seats = [SeatRequest(human="human:h-moon"), *[SeatRequest(house="random")] * 3]
-        runner = await arena.create_match("classic", 4, admin_pb2.RulesetOptions(),
+        runner = await arena.create_match(ruleset, len(seats), admin_pb2.RulesetOptions(),
                                           game_pb2.MatchFormat(fixed_deals=1), seed, seats,
                                           game_pb2.ClockSettings(), prepare=prepare)
         front.seats.by_match[runner.id] = HumanSeat(arena, runner, runner.seats[0], secret_digest(secret), "test")
         return runner
 
     runner = daemon.call(arrange)
-    context = browser.new_context(viewport=DESKTOP)
+    context = browser.new_context(viewport=viewport)
     context.add_cookies([{"name": f"seat-{runner.id}", "value": secret, "url": daemon.url}])
     page = context.new_page()
     errors = watch_errors(page)
     page.goto(f"{daemon.url}/play/{runner.id}")
+    return runner, page, errors
+
+
+def at_the_moon_choice(daemon: ThreadedDaemon, browser: Browser) -> tuple[Any, Page, list[str]]:
+    """A classic deal arranged like the conformance kit's moon check (its seed, Feeders at
+    the other seats), played by clicks on the Shooter's cards until the person has taken
+    every penalty card and is asked the moon choice: (the match's runner, the page, its errors)."""
+    from heartsd.arena import SeatRequest
+    from heartsd.conformance import Feeder, moon_seed
+
+    def prepare(runner: Any) -> None:
+        runner.house_delay_s = 0.0
+        for slot in runner.seats[1:]:
+            slot.house = Feeder()
+
+    seats = [SeatRequest(human="human:h-moon"), *[SeatRequest(house="random")] * 3]
+    runner, page, errors = open_seat(daemon, browser, "classic", seats, moon_seed("classic", 0), prepare, DESKTOP)
     while (now := turn(page)) != "moon":
         if now == "pass":
             lowest = sorted(hand(page), key=_by_rank)[:3]
